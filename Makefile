@@ -1,0 +1,69 @@
+# trit — see README.md. `make demo` and `make test` are the two commands a new
+# machine needs; everything else here is for development.
+
+GO       ?= go
+# Real datasets for accuracy checks (never committed): ../shared/data beside
+# the checkout when it is there.
+TRIT_DATA ?= $(abspath $(wildcard ../shared/data))
+export TRIT_DATA
+
+# Fuzz targets run briefly by `make test` (package:target): every decoder
+# and parser. A crasher found here is written to the package's
+# testdata/fuzz/ and becomes a regression test: commit it with the fix.
+FUZZ_TARGETS ?= \
+	./training/data:FuzzLIBSVM ./training/data:FuzzDense ./training/data:FuzzIDX \
+	./training/linear:FuzzTrain \
+	./store:FuzzDecodeSlot ./store:FuzzDecodeOutboxRecord ./store:FuzzDecodeJob ./store:FuzzDecodeU64 \
+	./inference/bundle:FuzzDecode \
+	./sensors:FuzzConfig ./sensors/features:FuzzSpec \
+	./sensors/replay:FuzzLIBSVMLine ./sensors/replay:FuzzCSV ./sensors/replay:FuzzLIBSVMFile
+# Budgets are execution counts, not durations: Go 1.26's coordinator can
+# report a spurious "context deadline exceeded" when a -fuzztime duration
+# expires (golang/go#75804, fixed in Go 1.27). Minimizing a new input is
+# capped too, so one large input cannot stall the run.
+FUZZTIME ?= 100000x
+FUZZMINIMIZETIME ?= 5s
+
+.PHONY: all build demo test test-deps vet unit test-arm fuzz bench bench-predict clean
+
+all: build
+
+build:
+	$(GO) build ./...
+
+## demo: the main job end to end on an embedded default, nothing to install.
+demo:
+	$(GO) run ./cmd/tritctl demo
+
+## test: every test, including ARM builds under qemu and short fuzzing.
+test: test-deps vet unit test-arm fuzz
+
+test-deps:
+	@scripts/test-deps.sh
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -count=1 ./...
+
+test-arm:
+	scripts/test-arm.sh
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t#*:}; \
+	  echo "== fuzz $$name ($$pkg, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
+	done
+
+## bench: the benchmarks recorded in docs/BENCHMARKS.md.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./inference/...
+	$(GO) test -run '^$$' -bench 'Sweep' ./training/ternary
+	$(GO) test -run '^$$' -bench 'TrainUSPS' -benchtime 3x ./training
+
+clean:
+	$(GO) clean -testcache

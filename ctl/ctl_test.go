@@ -1,0 +1,126 @@
+package ctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trit-iot/trit/training"
+)
+
+// writeCSV writes ds as dense text with the label first.
+func writeCSV(t *testing.T, path string, n int, seed uint64) {
+	t.Helper()
+	ds := training.TwoCircles(n, 0.5, 0.08, seed)
+	var b strings.Builder
+	for i := range ds.N {
+		x := ds.Row(i)
+		fmt.Fprintf(&b, "%s,%g,%g\n", ds.Classes[ds.Y[i]], x[0], x[1])
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runCtl(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(&env{stdout: &out, stderr: &errb}, args)
+	return out.String(), errb.String(), code
+}
+
+func TestTrainThenEvalJSON(t *testing.T) {
+	dir := t.TempDir()
+	train, test, model := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "m.model")
+	writeCSV(t, train, 1000, 1)
+	writeCSV(t, test, 500, 2)
+	out, stderr, code := runCtl(t, "train", train, "-o", model, "--p", "256", "--sigma-grid", "0.25,0.5", "--c-grid", "1,10", "--test", test, "--json")
+	if code != 0 {
+		t.Fatalf("train exited %d: %s", code, stderr)
+	}
+	var s map[string]any
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("train --json printed %q: %v", out, err)
+	}
+	for _, k := range []string{"accuracy", "train_seconds", "p", "classes", "nonzero", "model_bytes"} {
+		if _, ok := s[k]; !ok {
+			t.Errorf("train --json lacks %q", k)
+		}
+	}
+	if s["accuracy_on"] != "test" || s["accuracy"].(float64) < 95 || s["p"].(float64) != 256 || s["classes"].(float64) != 2 {
+		t.Fatalf("train summary %v", s)
+	}
+	if stderr != "" {
+		t.Errorf("--json run wrote to stderr: %q", stderr)
+	}
+	fi, _ := os.Stat(model)
+	if int64(s["model_bytes"].(float64)) != fi.Size() {
+		t.Errorf("model_bytes %v, file has %d bytes", s["model_bytes"], fi.Size())
+	}
+
+	out, stderr, code = runCtl(t, "eval", model, test, "--json")
+	if code != 0 {
+		t.Fatalf("eval exited %d: %s", code, stderr)
+	}
+	var e evalSummary
+	if err := json.Unmarshal([]byte(out), &e); err != nil {
+		t.Fatal(err)
+	}
+	// eval recomputes what train reported on the same test file.
+	if e.Accuracy != s["accuracy"].(float64) || e.Rows != 500 || len(e.Confusion) != 2 {
+		t.Fatalf("eval %+v disagrees with train %v", e, s)
+	}
+	out, _, code = runCtl(t, "eval", model, test)
+	if code != 0 || !strings.Contains(out, "accuracy") || !strings.Contains(out, "true\\pred") {
+		t.Fatalf("eval text output: %q", out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "d.csv")
+	writeCSV(t, data, 50, 1)
+	for _, args := range [][]string{
+		{"train", data},      // no --out
+		{"train", "-o", "x"}, // no data
+		{"train", data, "-o", "x", "--loss", "cubic"},  // bad loss
+		{"train", data, "-o", "x", "--format", "xml"},  // bad format
+		{"train", data, "-o", "x", "--c-grid", "1,-2"}, // bad grid
+		{"train", data, "-o", "x", "--p", "many"},      // bad flag value
+		{"eval", "only-one-arg"},
+	} {
+		if _, _, code := runCtl(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+func TestBadFilesFailClearly(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("a,1,2\nb,1,x\n"), 0o644)
+	_, stderr, code := runCtl(t, "train", bad, "-o", filepath.Join(dir, "m"))
+	if code != 1 || !strings.Contains(stderr, "bad.csv:2") {
+		t.Fatalf("exit %d, stderr %q: want the file and line named", code, stderr)
+	}
+	notModel := filepath.Join(dir, "nm")
+	os.WriteFile(notModel, []byte("{}"), 0o644)
+	_, stderr, code = runCtl(t, "eval", notModel, bad)
+	if code != 1 || !strings.Contains(stderr, "not a trit model") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	out, stderr, code := runCtl(t, "demo")
+	if code != 0 {
+		t.Fatalf("demo exited %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "test accuracy") || !strings.Contains(out, "demo finished") {
+		t.Fatalf("demo output: %s", out)
+	}
+}

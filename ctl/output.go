@@ -1,0 +1,32 @@
+package ctl
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/trit-iot/trit/training"
+)
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printConfusion writes a confusion matrix with true classes as rows.
+func printConfusion(w io.Writer, ev *training.Evaluation) {
+	tw := tabwriter.NewWriter(w, 2, 0, 1, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "true\\pred\t")
+	fmt.Fprintln(tw, strings.Join(ev.Classes, "\t")+"\t")
+	for i, row := range ev.Confusion {
+		fmt.Fprintf(tw, "%s\t", ev.Classes[i])
+		for _, n := range row {
+			fmt.Fprintf(tw, "%d\t", n)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}

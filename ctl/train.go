@@ -1,0 +1,222 @@
+package ctl
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trit-iot/trit/training"
+	"github.com/trit-iot/trit/training/data"
+	"github.com/trit-iot/trit/training/ternary"
+)
+
+// trainSummary is what `tritctl train --json` prints.
+type trainSummary struct {
+	Dataset      string  `json:"dataset"`
+	Accuracy     float64 `json:"accuracy"`    // percent
+	AccuracyOn   string  `json:"accuracy_on"` // "test", "validation" or "train"
+	EvalRows     int     `json:"eval_rows"`
+	TrainSeconds float64 `json:"train_seconds"`
+	P            int     `json:"p"`
+	Classes      int     `json:"classes"`
+	Features     int     `json:"features"`
+	TrainRows    int     `json:"train_rows"`
+	NonZero      int     `json:"nonzero"`
+	Coefficients int     `json:"coefficients"` // weight vectors × p
+	Kept         int     `json:"kept_columns"`
+	ModelBytes   int     `json:"model_bytes"`
+	Model        string  `json:"model"`
+	Sigma        float64 `json:"sigma"`
+	C            float64 `json:"c"`
+	Lambda       float64 `json:"lambda"`
+	SearchPoints int     `json:"search_points"`
+	Seed         uint64  `json:"seed"`
+	Loss         string  `json:"loss"`
+	Reg          string  `json:"reg"`
+	// Search lists every grid point with its validation accuracy.
+	Search []training.SearchPoint `json:"search,omitempty"`
+}
+
+type trainFlags struct {
+	data       dataFlags
+	out        string
+	test       string
+	p          int
+	sigma, c   float64
+	sigmaGrid  string
+	cGrid      string
+	validation float64
+	seed       uint64
+	loss, reg  string
+	init       string
+	initRows   int
+	workers    int
+	json       bool
+}
+
+func newTrainCmd(e *env) *cobra.Command {
+	f := &trainFlags{}
+	cmd := &cobra.Command{
+		Use:   "train [flags] TRAIN_FILE",
+		Short: "Train a model from labelled data",
+		Long: `Train a ternary-coefficient model on TRAIN_FILE (LIBSVM, MNIST IDX, or dense
+text; .gz/.bz2/.xz are read transparently) and write it to --out.
+
+σ and C are chosen on a validation split of the training data unless given
+(--sigma, --c). With --test, the model is evaluated on that file afterwards.`,
+		Example: `  tritctl train --standard usps -o usps.model
+  tritctl train data.csv --label-column -1 --sigma 4 --c 1 -o m.model --test test.csv --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runTrain(e, f, args) },
+	}
+	f.data.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "out", "o", "", "model file to write (required)")
+	fl.StringVar(&f.test, "test", "", "labelled data to evaluate the trained model on")
+	fl.IntVar(&f.p, "p", 2048, "embedding bits")
+	fl.Float64Var(&f.sigma, "sigma", 0, "Gaussian kernel width σ (0: search --sigma-grid)")
+	fl.Float64Var(&f.c, "c", 0, "regularisation C, as in a linear SVM (0: search --c-grid)")
+	fl.StringVar(&f.sigmaGrid, "sigma-grid", "", "comma-separated σ values to search (default 2^-5…2^5)")
+	fl.StringVar(&f.cGrid, "c-grid", "", "comma-separated C values to search (default 1e-3…1e3)")
+	fl.Float64Var(&f.validation, "validation", 0.2, "fraction of training rows held out for the search")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the transform, splits and initialisation")
+	fl.StringVar(&f.loss, "loss", "hinge", "loss: hinge, squared-hinge, logistic or square")
+	fl.StringVar(&f.reg, "reg", "l2", "regulariser: l2 or l1")
+	fl.StringVar(&f.init, "init", "svm", "initialisation: svm (linear SVM on a subset) or random")
+	fl.IntVar(&f.initRows, "init-rows", 2000, "rows for the linear SVM initialisation")
+	fl.IntVar(&f.workers, "workers", 0, "goroutines (0: all cores)")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of text")
+	return cmd
+}
+
+func parseGrid(name, s string) ([]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || !(v > 0) {
+			return nil, usagef("--%s: %q is not a positive number", name, part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func runTrain(e *env, f *trainFlags, args []string) error {
+	if f.out == "" {
+		return usagef("--out is required")
+	}
+	if (len(args) == 1) == (f.data.standard != "") {
+		return usagef("give either TRAIN_FILE or --standard NAME")
+	}
+	loss, err := ternary.ParseLoss(f.loss)
+	if err != nil {
+		return usageError{err}
+	}
+	reg, err := ternary.ParseReg(f.reg)
+	if err != nil {
+		return usageError{err}
+	}
+	sg, err := parseGrid("sigma-grid", f.sigmaGrid)
+	if err != nil {
+		return err
+	}
+	cg, err := parseGrid("c-grid", f.cGrid)
+	if err != nil {
+		return err
+	}
+	var train, test *data.Dataset
+	if f.data.standard != "" {
+		if train, test, err = f.data.standardSets(); err != nil {
+			return err
+		}
+		if f.test != "" {
+			return usagef("--test cannot be combined with --standard (its test split is used)")
+		}
+	} else {
+		if train, err = f.data.load(args[0]); err != nil {
+			return err
+		}
+		if f.test != "" {
+			topt, err := f.data.options()
+			if err != nil {
+				return err
+			}
+			if train.D > 0 && topt.NumFeatures == 0 && topt.Format != data.FormatDense {
+				topt.NumFeatures = train.D
+			}
+			if test, err = data.Load(f.test, topt); err != nil {
+				return err
+			}
+			if err := test.Relabel(train.Classes); err != nil {
+				return fmt.Errorf("%s: %w", f.test, err)
+			}
+		}
+	}
+	prog := &progress{e: e, quiet: f.json}
+	cfg := &training.Config{
+		P: f.p, Sigma: f.sigma, C: f.c, SigmaGrid: sg, CGrid: cg, Validation: f.validation,
+		Seed: f.seed, Loss: loss, Reg: reg, Init: f.init, InitRows: f.initRows, Workers: f.workers,
+		Progress: prog.report,
+	}
+	res, err := training.Train(train, cfg)
+	if err != nil {
+		return err
+	}
+	size, err := writeModel(f.out, res.Spec)
+	if err != nil {
+		return err
+	}
+	s := trainSummary{
+		Dataset: train.Name, TrainSeconds: res.TrainSeconds, P: f.p, Classes: len(train.Classes),
+		Features: train.D, TrainRows: train.N, NonZero: res.NonZero,
+		Coefficients: len(res.Spec.Sign) * f.p, Kept: len(res.Spec.Kept), ModelBytes: size, Model: f.out,
+		Sigma: res.Sigma, C: res.C, Lambda: res.Lambda, SearchPoints: len(res.Search), Seed: f.seed,
+		Loss: loss.String(), Reg: reg.String(), Search: res.Search,
+	}
+	switch {
+	case test != nil:
+		ev, err := training.Evaluate(res.Model, test, f.workers)
+		if err != nil {
+			return err
+		}
+		s.Accuracy, s.AccuracyOn, s.EvalRows = ev.Accuracy, "test", ev.N
+	case len(res.Search) > 0:
+		for _, pt := range res.Search {
+			if pt.Sigma == res.Sigma && pt.C == res.C {
+				s.Accuracy, s.AccuracyOn = pt.Accuracy, "validation"
+			}
+		}
+		s.EvalRows = train.N - int(float64(train.N)*(1-f.validation)) // approximate; the split is stratified
+	default:
+		ev, err := training.Evaluate(res.Model, train, f.workers)
+		if err != nil {
+			return err
+		}
+		s.Accuracy, s.AccuracyOn, s.EvalRows = ev.Accuracy, "train", ev.N
+	}
+	if f.json {
+		return writeJSON(e.stdout, s)
+	}
+	printTrainSummary(e, &s, res)
+	return nil
+}
+
+func printTrainSummary(e *env, s *trainSummary, res *training.Result) {
+	w := e.stdout
+	fmt.Fprintf(w, "trained %s: %d rows, %d features, %d classes, p = %d\n", s.Dataset, s.TrainRows, s.Features, s.Classes, s.P)
+	if s.SearchPoints > 0 {
+		fmt.Fprintf(w, "  σ = %g, C = %g (best of %d grid points on the validation split)\n", s.Sigma, s.C, s.SearchPoints)
+	} else {
+		fmt.Fprintf(w, "  σ = %g, C = %g\n", s.Sigma, s.C)
+	}
+	fmt.Fprintf(w, "  non-zero coefficients: %d of %d (%.1f%%); columns kept: %d of %d\n",
+		s.NonZero, s.Coefficients, 100*float64(s.NonZero)/float64(max(1, s.Coefficients)), s.Kept, s.P)
+	fmt.Fprintf(w, "  %s accuracy: %.2f%%\n", s.AccuracyOn, s.Accuracy)
+	fmt.Fprintf(w, "  training time: %.1f s\n", s.TrainSeconds)
+	fmt.Fprintf(w, "  model: %s (%d bytes)\n", s.Model, s.ModelBytes)
+}

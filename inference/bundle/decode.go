@@ -1,0 +1,453 @@
+package bundle
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"math/bits"
+	"strconv"
+	"time"
+
+	"github.com/trit-iot/trit/inference"
+)
+
+// DecodeOptions control Decode. A nil *DecodeOptions, like zero fields,
+// means the defaults.
+type DecodeOptions struct {
+	// MaxSize is the largest bundle accepted, in bytes, checked before
+	// anything else is read. Zero or negative means DefaultMaxSize.
+	MaxSize int
+	// Trusted are the keys a signature may come from. A nil set trusts no
+	// key, so every signed bundle fails with ErrUnknownKey.
+	Trusted *KeySet
+	// AllowUnsigned accepts bundles whose key ID and signature are all
+	// zero (what Encode writes), for inspection and tests. A signed bundle
+	// is verified whatever this says.
+	AllowUnsigned bool
+	// Now is the clock for the expiry check; nil means time.Now.
+	Now func() time.Time
+}
+
+// Decode checks and decodes a bundle, in this order:
+//
+//  1. size: len(data) <= MaxSize (ErrTooLarge), before anything is read;
+//  2. magic (ErrBadMagic), format version (ErrVersion), minimum length
+//     (ErrTruncated);
+//  3. the trailer: an all-zero one is unsigned (ErrUnsigned unless
+//     AllowUnsigned); otherwise the key ID must be in Trusted
+//     (ErrUnknownKey) and the signature must verify (ErrSignature) — before
+//     any field is parsed;
+//  4. every section, bounds-checked before each allocation (ErrTruncated,
+//     ErrInvalid), and nothing left between the last section and the
+//     trailer (ErrTrailing);
+//  5. expiry: ExpiresAt set and before Now (ErrExpired);
+//  6. the model spec's own Validate (ErrInvalid, with the inference error
+//     as Cause).
+//
+// Every error is a *FormatError wrapping one of those sentinels. Decode does
+// not build the model or run the self-test: call inference.New(b.Spec) and
+// SelfTest for that. The returned Bundle does not alias data.
+func Decode(data []byte, opt *DecodeOptions) (*Bundle, error) {
+	var o DecodeOptions
+	if opt != nil {
+		o = *opt
+	}
+	if o.MaxSize <= 0 {
+		o.MaxSize = DefaultMaxSize
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if len(data) > o.MaxSize {
+		return nil, formatErr(ErrTooLarge, "", 0, "%d bytes, cap %d", len(data), o.MaxSize)
+	}
+	if err := checkPreamble(data); err != nil {
+		return nil, err
+	}
+	if err := verify(data, o.Trusted, o.AllowUnsigned); err != nil {
+		return nil, err
+	}
+	b, _, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	if exp := b.Header.ExpiresAt; !exp.IsZero() && exp.Before(o.Now()) {
+		return nil, formatErr(ErrExpired, "header", -1, "expired at %s", exp.Format(time.RFC3339))
+	}
+	if err := b.Spec.Validate(); err != nil {
+		return nil, &FormatError{Section: "model", Offset: -1, Err: ErrInvalid, Cause: err}
+	}
+	return b, nil
+}
+
+// checkPreamble checks magic, version and that the bundle is long enough to
+// hold a trailer.
+func checkPreamble(data []byte) error {
+	n := min(len(data), len(Magic))
+	if !bytes.Equal(data[:n], []byte(Magic)[:n]) {
+		return formatErr(ErrBadMagic, "magic", 0, "first bytes are %q, want %q", data[:n], Magic)
+	}
+	if len(data) < preambleSize {
+		return formatErr(ErrTruncated, "magic", len(data), "%d bytes", len(data))
+	}
+	if v := data[len(Magic)]; v != FormatVersion {
+		return formatErr(ErrVersion, "magic", len(Magic), "format version %d, this decoder reads %d", v, FormatVersion)
+	}
+	if len(data) < minSize {
+		return formatErr(ErrTruncated, "signature", len(data), "%d bytes, a bundle has at least %d", len(data), minSize)
+	}
+	return nil
+}
+
+// trailer returns the key ID and signature of a bundle that passed
+// checkPreamble, and whether they are all zero (unsigned).
+func trailer(data []byte) (id [KeyIDSize]byte, sig [64]byte, unsigned bool) {
+	t := data[len(data)-trailerSize:]
+	copy(id[:], t)
+	copy(sig[:], t[KeyIDSize:])
+	unsigned = id == [KeyIDSize]byte{} && sig == [64]byte{}
+	return id, sig, unsigned
+}
+
+// verify checks the trailer against the trusted keys.
+func verify(data []byte, trusted *KeySet, allowUnsigned bool) error {
+	id, sig, unsigned := trailer(data)
+	at := len(data) - trailerSize
+	if unsigned {
+		if allowUnsigned {
+			return nil
+		}
+		return formatErr(ErrUnsigned, "signature", at, "key ID and signature are all zero")
+	}
+	pub, ok := trusted.lookup(id)
+	if !ok {
+		return formatErr(ErrUnknownKey, "signature", at, "key ID %x is not among the %d trusted keys", id, trusted.Len())
+	}
+	if !ed25519.Verify(pub, data[:len(data)-64], sig[:]) {
+		return formatErr(ErrSignature, "signature", at+KeyIDSize, "Ed25519 signature by key %x does not verify", id)
+	}
+	return nil
+}
+
+// layout is how a bundle was encoded, for Inspect.
+type layout struct {
+	sections   []Section
+	scalerForm byte
+	keptForm   byte
+	nzOmitted  []bool
+	unsigned   bool
+}
+
+// parse decodes the sections of a bundle that passed checkPreamble. It
+// checks every field but neither the signature, the expiry nor
+// ModelSpec.Validate.
+func parse(data []byte) (*Bundle, *layout, error) {
+	r := &reader{data: data[:len(data)-trailerSize], pos: preambleSize}
+	b := &Bundle{}
+	l := &layout{sections: []Section{{Name: "magic", Offset: 0, Size: preambleSize}}}
+	start := r.pos
+	begin := func(name string) {
+		r.section = name
+		start = r.pos
+	}
+	end := func() {
+		l.sections = append(l.sections, Section{Name: r.section, Offset: start, Size: r.pos - start})
+	}
+
+	begin("header")
+	b.Header.ModelID = r.str("model ID", MaxModelID, false)
+	at := r.pos
+	b.Header.Release = r.u64("release")
+	if r.err == nil && b.Header.Release == 0 {
+		r.fail(ErrInvalid, at, "release counter is 0, want >= 1")
+	}
+	at = r.pos
+	created, expires := int64(r.u64("created-at")), int64(r.u64("expires-at"))
+	if r.err == nil {
+		if err := checkTimes(created, expires); err != nil {
+			r.fail(ErrInvalid, at, "%v", err)
+		}
+	}
+	b.Header.CreatedAt, b.Header.ExpiresAt = unixTime(created), unixTime(expires)
+	end()
+
+	// Every feature costs at least 4 bytes of scaler later on.
+	begin("compat")
+	d := r.count("feature count", 1, inference.MaxD, 4)
+	at = r.pos
+	nNames := r.count("feature names", 0, d, 2)
+	if r.err == nil && nNames != 0 && nNames != d {
+		r.fail(ErrInvalid, at, "%d feature names for %d features, want 0 or all", nNames, d)
+	}
+	if nNames > 0 && r.err == nil {
+		b.Compat.Features = make([]string, nNames)
+		seen := make(map[string]bool, nNames)
+		for i := range b.Compat.Features {
+			at := r.pos
+			n := r.str("feature name", MaxLabel, false)
+			if r.err == nil && seen[n] {
+				r.fail(ErrInvalid, at, "feature name %d: %q listed twice", i, n)
+			}
+			seen[n] = true
+			b.Compat.Features[i] = n
+		}
+	}
+	at = r.pos
+	b.Compat.MinAgentVersion = r.str("minimum agent version", MaxVersion, false)
+	if r.err == nil {
+		if _, err := parseVersion(b.Compat.MinAgentVersion); err != nil {
+			r.fail(ErrInvalid, at, "minimum agent version %q: %v", b.Compat.MinAgentVersion, err)
+		}
+	}
+	b.Compat.Hardware = r.str("hardware label", MaxLabel, true)
+	end()
+
+	begin("classes")
+	nc := r.count("class count", 2, MaxClasses, 2)
+	var classes []string
+	if r.err == nil {
+		classes = make([]string, nc)
+		seen := make(map[string]bool, nc)
+		for i := range classes {
+			at := r.pos
+			classes[i] = r.str("class label", MaxLabel, false)
+			if r.err == nil && seen[classes[i]] {
+				r.fail(ErrInvalid, at, "class %d: %q listed twice", i, classes[i])
+			}
+			seen[classes[i]] = true
+		}
+	}
+	end()
+
+	begin("scaler")
+	at = r.pos
+	l.scalerForm = r.u8("scaler form")
+	width := 2
+	switch {
+	case r.err != nil:
+	case l.scalerForm == scalerFloat32:
+		width = 4
+	case l.scalerForm != scalerHalf:
+		r.fail(ErrInvalid, at, "scaler form %d, want 0 (float16) or 1 (float32)", l.scalerForm)
+	}
+	var sc inference.Scaler
+	if r.err == nil {
+		if 2*d*width > r.left() {
+			r.fail(ErrTruncated, r.pos, "%d scaler values need %d bytes, %d left", 2*d, 2*d*width, r.left())
+		} else {
+			sc.Lo, sc.Hi = make([]float32, d), make([]float32, d)
+			for _, vs := range [][]float32{sc.Lo, sc.Hi} {
+				for i := range vs {
+					if width == 2 {
+						vs[i] = halfToFloat32(r.u16("scaler value"))
+					} else {
+						vs[i] = r.f32("scaler value")
+					}
+				}
+			}
+			if err := checkScaler(sc, d); err != nil {
+				r.fail(ErrInvalid, start, "%v", err)
+			}
+			// float32 is only for scalers float16 cannot hold: one form per
+			// scaler, and whatever decodes re-encodes.
+			if width == 4 && halfRange(sc.Lo) && halfRange(sc.Hi) {
+				r.fail(ErrInvalid, at, "float32 scaler with every value within ±%d: must be float16", MaxHalf)
+			}
+		}
+	}
+	end()
+
+	begin("transform")
+	var tr inference.TransformSpec
+	at = r.pos
+	gen := r.uvarint("generator version")
+	if r.err == nil && gen > 1<<32-1 {
+		r.fail(ErrInvalid, at, "generator version %d does not fit 32 bits", gen)
+	}
+	tr.Generator = uint32(gen)
+	tr.Seed = r.u64("seed")
+	tr.Sigma = r.f64("sigma")
+	at = r.pos
+	if td := r.uvarint("D"); r.err == nil && td != uint64(d) {
+		r.fail(ErrInvalid, at, "transform has D = %d, compat section %d", td, d)
+	}
+	tr.D = d
+	at = r.pos
+	// Nothing is allocated by P itself: the kept section reads P/8 bytes
+	// of bitmap or one byte per column, each checked against what is left.
+	p := r.count("P", 1, inference.MaxP, 0)
+	tr.P = p
+	if r.err == nil {
+		if err := tr.Validate(); err != nil {
+			r.err = &FormatError{Section: r.section, Offset: start, Err: ErrInvalid, Cause: err}
+		}
+	}
+	end()
+
+	begin("kept")
+	kept, keptForm := r.kept(p)
+	l.keptForm = keptForm
+	end()
+
+	begin("weights")
+	nv := inference.Vectors(nc)
+	k, words, nb := len(kept), (len(kept)+63)/64, (len(kept)+7)/8
+	sign, nz := make([][]uint64, 0, nv), make([][]uint64, 0, nv)
+	if r.err == nil && nv > r.left()/(1+nb) {
+		r.fail(ErrTruncated, r.pos, "%d weight vectors need at least %d bytes, %d left", nv, nv*(1+nb), r.left())
+	}
+	for c := 0; c < nv && r.err == nil; c++ {
+		at := r.pos
+		flag := r.u8("vector flags")
+		if r.err == nil && flag&^vectorNonZeroOmitted != 0 {
+			r.fail(ErrInvalid, at, "vector %d: unknown flags %#x", c, flag)
+		}
+		s := r.plane(fmtVector("sign plane", c), k, words, nb)
+		var z []uint64
+		if flag&vectorNonZeroOmitted != 0 {
+			z = onesPlane(k, words)
+		} else {
+			z = r.plane(fmtVector("non-zero plane", c), k, words, nb)
+		}
+		sign, nz = append(sign, s), append(nz, z)
+		l.nzOmitted = append(l.nzOmitted, flag&vectorNonZeroOmitted != 0)
+	}
+	end()
+
+	begin("alpha")
+	alpha := make([]float32, 0, nv)
+	for c := 0; c < nv && r.err == nil; c++ {
+		at := r.pos
+		a := r.f32("α")
+		if r.err == nil && (!(a > 0) || a-a != 0) {
+			r.fail(ErrInvalid, at, "vector %d has α = %g, want finite and positive", c, a)
+		}
+		alpha = append(alpha, a)
+	}
+	end()
+
+	begin("selftest")
+	at = r.pos
+	b.SelfTest.Class = r.count("self-test class", 0, nc-1, 0)
+	b.SelfTest.Scores = make([]int32, 0, nv)
+	for c := 0; c < nv && r.err == nil; c++ {
+		at := r.pos
+		s := r.varint("self-test score")
+		if r.err == nil && (s < -int64(k) || s > int64(k)) {
+			r.fail(ErrInvalid, at, "vector %d: score %d outside ±%d", c, s, k)
+		}
+		b.SelfTest.Scores = append(b.SelfTest.Scores, int32(s))
+	}
+	end()
+
+	if r.err == nil && r.left() != 0 {
+		r.section = "selftest"
+		r.fail(ErrTrailing, r.pos, "%d bytes between the self-test and the trailer", r.left())
+	}
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	l.sections = append(l.sections, Section{Name: "signature", Offset: len(r.data), Size: trailerSize})
+
+	b.KeyID, b.Signature, l.unsigned = trailer(data)
+	b.Signed = !l.unsigned
+	b.Spec = &inference.ModelSpec{
+		Classes:   classes,
+		Features:  b.Compat.Features,
+		Scaler:    sc,
+		Transform: tr,
+		Kept:      kept,
+		Sign:      sign,
+		NonZero:   nz,
+		Alpha:     alpha,
+	}
+	return b, l, nil
+}
+
+// kept reads the kept-column section for a transform of p columns and
+// returns the columns and the form they were in.
+func (r *reader) kept(p int) ([]int32, byte) {
+	at := r.pos
+	form := r.u8("kept form")
+	if r.err != nil {
+		return nil, form
+	}
+	switch form {
+	case keptBitmap:
+		bm := r.take((p+7)/8, "kept-column bitmap")
+		if r.err != nil {
+			return nil, form
+		}
+		if p%8 != 0 && bm[len(bm)-1]>>(p%8) != 0 {
+			r.fail(ErrInvalid, r.pos-1, "bitmap has bits set past column %d", p-1)
+			return nil, form
+		}
+		n := 0
+		for _, v := range bm {
+			n += bits.OnesCount8(v)
+		}
+		kept := make([]int32, 0, n)
+		for i, v := range bm {
+			for ; v != 0; v &= v - 1 {
+				kept = append(kept, int32(i*8+bits.TrailingZeros8(v)))
+			}
+		}
+		return kept, form
+	case keptDeltas:
+		n := r.count("kept-column count", 0, p, 1)
+		if r.err != nil {
+			return nil, form
+		}
+		kept := make([]int32, 0, n)
+		prev := int64(-1)
+		for range n {
+			at := r.pos
+			delta := r.uvarint("kept-column gap")
+			if r.err != nil {
+				return nil, form
+			}
+			if delta == 0 || delta > uint64(p) || prev+int64(delta) >= int64(p) {
+				r.fail(ErrInvalid, at, "gap %d after column %d: columns must ascend below p = %d", delta, prev, p)
+				return nil, form
+			}
+			prev += int64(delta)
+			kept = append(kept, int32(prev))
+		}
+		return kept, form
+	}
+	r.fail(ErrInvalid, at, "kept form %d, want 0 (bitmap) or 1 (deltas)", form)
+	return nil, form
+}
+
+// plane reads an nb-byte bit plane over k columns into words of 64 bits.
+// Bits past k must be zero.
+func (r *reader) plane(what string, k, words, nb int) []uint64 {
+	raw := r.take(nb, what)
+	if r.err != nil {
+		return nil
+	}
+	if k%8 != 0 && raw[nb-1]>>(k%8) != 0 {
+		r.fail(ErrInvalid, r.pos-1, "%s has bits set past the last kept column", what)
+		return nil
+	}
+	out := make([]uint64, words)
+	for i, v := range raw {
+		out[i/8] |= uint64(v) << (8 * (i % 8))
+	}
+	return out
+}
+
+// onesPlane returns a plane with the first k bits set.
+func onesPlane(k, words int) []uint64 {
+	out := make([]uint64, words)
+	for i := range out {
+		out[i] = ^uint64(0)
+	}
+	if tail := k % 64; tail != 0 {
+		out[words-1] = 1<<tail - 1
+	}
+	return out
+}
+
+func fmtVector(what string, c int) string {
+	return what + " of vector " + strconv.Itoa(c)
+}

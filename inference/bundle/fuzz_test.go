@@ -1,0 +1,106 @@
+package bundle
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"reflect"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// allocBound is the most Decode may allocate for an input of n bytes: every
+// allocation is justified by bytes of input (the worst is a string header,
+// 16 bytes, per 2-byte feature name), plus a constant.
+func allocBound(n int) uint64 { return uint64(40*n + 64<<10) }
+
+var sentinels = []error{ErrTooLarge, ErrBadMagic, ErrVersion, ErrTruncated, ErrSignature,
+	ErrUnknownKey, ErrUnsigned, ErrExpired, ErrInvalid, ErrTrailing}
+
+// FuzzDecode feeds Decode (and Inspect) arbitrary bytes. It must never
+// panic, never allocate more than allocBound, fail only with a
+// *FormatError wrapping a sentinel, succeed only within the size cap, and
+// whatever decodes must re-encode to the same model. The parser is reached
+// through unsigned bundles (AllowUnsigned); the seed corpus is the golden
+// bundles, signed and unsigned, and mutations of them.
+func FuzzDecode(f *testing.F) {
+	pub, _ := testKey(f)
+	for _, c := range goldenCases {
+		data, err := os.ReadFile(goldenPath(c.name + ".trit"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+		unsigned := bytes.Clone(data)
+		clear(unsigned[len(unsigned)-trailerSize:])
+		f.Add(unsigned)
+		f.Add(append(bytes.Clone(unsigned[:len(unsigned)/2]), make([]byte, trailerSize)...))
+		flipped := bytes.Clone(unsigned)
+		flipped[len(flipped)/3] ^= 0x10
+		f.Add(flipped)
+		f.Add(append(bytes.Clone(unsigned[:len(unsigned)-trailerSize]), append([]byte{0}, make([]byte, trailerSize)...)...))
+	}
+	small, err := Encode(testBundle(randomSpec(41, 5, 96, 3, 0.5, true)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(small)
+	sparse, err := Encode(testBundle(randomSpec(43, 3, 1000, 2, 0.98, false)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sparse)
+
+	ks, err := NewKeySet(pub)
+	if err != nil {
+		f.Fatal(err)
+	}
+	opt := &DecodeOptions{Trusted: ks, AllowUnsigned: true, Now: func() time.Time { return testCreated }}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		b, err := Decode(data, opt)
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > allocBound(len(data)) {
+			t.Fatalf("Decode of %d bytes allocated %d bytes", len(data), n)
+		}
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("untyped error %v", err)
+			}
+			found := 0
+			for _, s := range sentinels {
+				if errors.Is(err, s) {
+					found++
+				}
+			}
+			if found != 1 {
+				t.Fatalf("error %v wraps %d sentinels, want 1", err, found)
+			}
+			Inspect(data) // must not panic either
+			return
+		}
+		if len(data) > DefaultMaxSize {
+			t.Fatalf("accepted %d bytes over the %d cap", len(data), DefaultMaxSize)
+		}
+		if _, err := Inspect(data); err != nil {
+			t.Fatalf("Decode accepts what Inspect refuses: %v", err)
+		}
+		if b.Spec.Transform.P > 1<<13 {
+			return // generating a large transform would slow fuzzing down
+		}
+		raw, err := Encode(b)
+		if err != nil {
+			t.Fatalf("Decode accepts what Encode refuses: %v", err)
+		}
+		b2, err := Decode(raw, opt)
+		if err != nil {
+			t.Fatalf("re-encoded bundle does not decode: %v", err)
+		}
+		if !reflect.DeepEqual(b.Spec, b2.Spec) || !reflect.DeepEqual(b.Header, b2.Header) || !reflect.DeepEqual(b.Compat, b2.Compat) {
+			t.Fatal("re-encoded bundle decodes to a different model")
+		}
+	})
+}

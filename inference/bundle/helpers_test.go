@@ -1,0 +1,139 @@
+package bundle
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/inference"
+)
+
+// testKeySeed is the Ed25519 seed of the golden bundles' signing key. It is
+// a published constant, for tests only: a bundle signed with it proves
+// nothing, and no gateway may ever trust its public key.
+const testKeySeed = "trit golden test key - TEST ONLY"
+
+func testKey(t testing.TB) (ed25519.PublicKey, ed25519.PrivateKey) {
+	t.Helper()
+	if len(testKeySeed) != ed25519.SeedSize {
+		t.Fatalf("test key seed has %d bytes, want %d", len(testKeySeed), ed25519.SeedSize)
+	}
+	priv := ed25519.NewKeyFromSeed([]byte(testKeySeed))
+	return priv.Public().(ed25519.PublicKey), priv
+}
+
+// otherKey returns a deterministic key different from testKey.
+func otherKey(t testing.TB, n byte) (ed25519.PublicKey, ed25519.PrivateKey) {
+	t.Helper()
+	seed := make([]byte, ed25519.SeedSize)
+	for i := range seed {
+		seed[i] = n + byte(i)
+	}
+	priv := ed25519.NewKeyFromSeed(seed)
+	return priv.Public().(ed25519.PublicKey), priv
+}
+
+var testCreated = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// randomSpec builds a random ternary model over a real transform, with a
+// float16 scaler (snapped by CompactScaler) and ~zeroFrac zero weights.
+func randomSpec(seed uint64, d, p, classes int, zeroFrac float64, named bool) *inference.ModelSpec {
+	rnd := rand.New(rand.NewPCG(seed, 0x7e57))
+	tr := inference.TransformSpec{Generator: inference.GeneratorV1, Seed: seed * 0x9e3779b97f4a7c15, Sigma: 0.5 + 2*rnd.Float64(), D: d, P: p}
+	sc := inference.Scaler{Lo: make([]float32, d), Hi: make([]float32, d)}
+	for i := range d {
+		lo := float32((rnd.Float64() - 0.7) * 100)
+		sc.Lo[i], sc.Hi[i] = lo, lo+float32(rnd.Float64()*300)
+		if i%17 == 5 {
+			sc.Hi[i] = sc.Lo[i] // a constant feature
+		}
+	}
+	sc = CompactScaler(sc)
+	names := make([]string, classes)
+	for c := range names {
+		names[c] = fmt.Sprintf("class-%d", c)
+	}
+	nv := inference.Vectors(classes)
+	weights := make([][]int8, nv)
+	alpha := make([]float32, nv)
+	for c := range weights {
+		w := make([]int8, p)
+		for j := range w {
+			switch {
+			case rnd.Float64() < zeroFrac:
+			case rnd.IntN(2) == 0:
+				w[j] = 1
+			default:
+				w[j] = -1
+			}
+		}
+		weights[c] = w
+		alpha[c] = float32(0.01 + rnd.Float64())
+	}
+	spec, err := inference.NewTernarySpec(tr, sc, names, weights, alpha)
+	if err != nil {
+		panic(err)
+	}
+	if named {
+		spec.Features = make([]string, d)
+		for i := range spec.Features {
+			spec.Features[i] = fmt.Sprintf("sensor_%03d", i)
+		}
+	}
+	return spec
+}
+
+func testBundle(spec *inference.ModelSpec) *Bundle {
+	return &Bundle{
+		Header: Header{
+			ModelID:   "test-model",
+			Release:   7,
+			CreatedAt: testCreated,
+			ExpiresAt: testCreated.Add(365 * 24 * time.Hour),
+		},
+		Compat: Compat{MinAgentVersion: "0.3.1", Hardware: "pi-zero/bme280"},
+		Spec:   spec,
+	}
+}
+
+// signed encodes and signs b with priv.
+func signed(t testing.TB, b *Bundle, priv ed25519.PrivateKey) []byte {
+	t.Helper()
+	raw, err := Encode(b)
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	out, err := Sign(raw, priv)
+	if err != nil {
+		t.Fatalf("Sign: %v", err)
+	}
+	return out
+}
+
+// trusting returns decode options trusting the given keys, at testCreated.
+func trusting(t testing.TB, keys ...ed25519.PublicKey) *DecodeOptions {
+	t.Helper()
+	ks, err := NewKeySet(keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &DecodeOptions{Trusted: ks, Now: func() time.Time { return testCreated }}
+}
+
+// randomInputs returns n raw inputs spread a little beyond the scaler's
+// range.
+func randomInputs(rnd *rand.Rand, sc inference.Scaler, n int) [][]float32 {
+	out := make([][]float32, n)
+	for k := range out {
+		x := make([]float32, len(sc.Lo))
+		for i := range x {
+			lo, hi := float64(sc.Lo[i]), float64(sc.Hi[i])
+			w := hi - lo + 1
+			x[i] = float32(lo - 0.1*w + 1.2*w*rnd.Float64())
+		}
+		out[k] = x
+	}
+	return out
+}

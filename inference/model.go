@@ -1,0 +1,250 @@
+package inference
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+)
+
+// ModelSpec is everything that defines a trained model: what a bundle
+// carries and what training exports. Turn it into a ready Model with New.
+//
+// Weight vectors: one for a two-class problem (a positive score means
+// Classes[1]), else one per class (one-vs-all; the highest score wins).
+// Vector c is over the kept embedding columns: coordinate i is column
+// Kept[i] of the transform, and Sign[c], NonZero[c] are its bit planes of
+// (len(Kept)+63)/64 words (see TernaryDot). Columns whose weight is zero in
+// every vector are not kept; their bits are never computed.
+type ModelSpec struct {
+	Classes   []string      // class labels, len >= 2
+	Features  []string      // ordered input feature names; optional (nil or len D)
+	Scaler    Scaler        // min-max scaling of the D raw features
+	Transform TransformSpec // the random projection
+	Kept      []int32       // kept columns, strictly ascending, each < Transform.P
+	Sign      [][]uint64    // per weight vector: sign plane
+	NonZero   [][]uint64    // per weight vector: non-zero plane
+	Alpha     []float32     // per weight vector: scale α > 0 (score = α·wᵀz)
+}
+
+// Errors returned by New and Predict.
+var (
+	ErrModel    = errors.New("inference: invalid model")
+	ErrInputLen = errors.New("inference: input has the wrong number of features")
+)
+
+// Vectors returns the number of weight vectors a model with this many
+// classes has: 1 for two classes, else one per class.
+func Vectors(classes int) int {
+	if classes == 2 {
+		return 1
+	}
+	return classes
+}
+
+// NewTernarySpec builds a ModelSpec from full-length ternary weights
+// (weights[c] has Transform.P coordinates), dropping the columns that are zero
+// in every vector.
+func NewTernarySpec(tr TransformSpec, sc Scaler, classes []string, weights [][]int8, alpha []float32) (*ModelSpec, error) {
+	if len(weights) != Vectors(len(classes)) || len(alpha) != len(weights) {
+		return nil, fmt.Errorf("%w: %d weight vectors and %d scales for %d classes", ErrModel, len(weights), len(alpha), len(classes))
+	}
+	var kept []int32
+	for j := range tr.P {
+		for _, w := range weights {
+			if len(w) != tr.P {
+				return nil, fmt.Errorf("%w: weight vector of length %d, want p = %d", ErrModel, len(w), tr.P)
+			}
+			if w[j] != 0 {
+				kept = append(kept, int32(j))
+				break
+			}
+		}
+	}
+	words := (len(kept) + 63) / 64
+	spec := &ModelSpec{
+		Classes:   classes,
+		Scaler:    sc,
+		Transform: tr,
+		Kept:      kept,
+		Alpha:     alpha,
+	}
+	compact := make([]int8, len(kept))
+	for _, w := range weights {
+		for i, j := range kept {
+			compact[i] = w[j]
+		}
+		s, nz := make([]uint64, words), make([]uint64, words)
+		PackTernary(s, nz, compact)
+		spec.Sign = append(spec.Sign, s)
+		spec.NonZero = append(spec.NonZero, nz)
+	}
+	return spec, nil
+}
+
+// Validate checks the spec's internal consistency without generating the
+// transform.
+func (s *ModelSpec) Validate() error {
+	if err := s.Transform.Validate(); err != nil {
+		return err
+	}
+	nc := len(s.Classes)
+	if nc < 2 {
+		return fmt.Errorf("%w: %d classes, want at least 2", ErrModel, nc)
+	}
+	seen := make(map[string]bool, nc)
+	for _, c := range s.Classes {
+		if seen[c] {
+			return fmt.Errorf("%w: class %q listed twice", ErrModel, c)
+		}
+		seen[c] = true
+	}
+	if s.Features != nil && len(s.Features) != s.Transform.D {
+		return fmt.Errorf("%w: %d feature names for %d features", ErrModel, len(s.Features), s.Transform.D)
+	}
+	for i, j := range s.Kept {
+		if j < 0 || int(j) >= s.Transform.P || (i > 0 && j <= s.Kept[i-1]) {
+			return fmt.Errorf("%w: kept column %d (%d) out of order or range", ErrModel, i, j)
+		}
+	}
+	nv, words := Vectors(nc), (len(s.Kept)+63)/64
+	if len(s.Sign) != nv || len(s.NonZero) != nv || len(s.Alpha) != nv {
+		return fmt.Errorf("%w: %d/%d/%d sign planes, non-zero planes and scales, want %d", ErrModel, len(s.Sign), len(s.NonZero), len(s.Alpha), nv)
+	}
+	for c := range nv {
+		if len(s.Sign[c]) != words || len(s.NonZero[c]) != words {
+			return fmt.Errorf("%w: vector %d has %d/%d words, want %d", ErrModel, c, len(s.Sign[c]), len(s.NonZero[c]), words)
+		}
+		if tail := len(s.Kept) % 64; tail != 0 && s.NonZero[c][words-1]>>tail != 0 {
+			return fmt.Errorf("%w: vector %d has non-zero bits past the last kept column", ErrModel, c)
+		}
+		if a := s.Alpha[c]; !(a > 0) || math.IsInf(float64(a), 0) {
+			return fmt.Errorf("%w: vector %d has scale α = %g", ErrModel, c, a)
+		}
+	}
+	return nil
+}
+
+// Model is a compiled, ready-to-use classifier. It is immutable and safe for
+// concurrent use; Predict allocates nothing in steady state.
+type Model struct {
+	spec    ModelSpec
+	tr      *Transform
+	sc      scaling
+	ranges  []blockRange
+	words   int
+	nv      int
+	pool    sync.Pool // *workspace
+	classes []string
+}
+
+type workspace struct {
+	ws  *Workspace
+	xs  []float32 // scaled input
+	z   []uint64  // kept embedding bits
+	raw []int32   // integer scores
+}
+
+// New validates spec, regenerates its transform and returns the model. The
+// spec's slices are not copied: do not modify them afterwards.
+func New(spec *ModelSpec) (*Model, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	tr, err := NewTransform(spec.Transform)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := spec.Scaler.prepare(spec.Transform.D)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{
+		spec:    *spec,
+		tr:      tr,
+		sc:      sc,
+		ranges:  tr.columnBlocks(spec.Kept),
+		words:   (len(spec.Kept) + 63) / 64,
+		nv:      Vectors(len(spec.Classes)),
+		classes: spec.Classes,
+	}
+	m.pool.New = func() any {
+		return &workspace{
+			ws:  tr.NewWorkspace(),
+			xs:  make([]float32, spec.Transform.D),
+			z:   make([]uint64, m.words),
+			raw: make([]int32, m.nv),
+		}
+	}
+	return m, nil
+}
+
+// Spec returns the model's definition. Treat it as read-only.
+func (m *Model) Spec() *ModelSpec { return &m.spec }
+
+// Classes returns the class labels; Predict returns indexes into it.
+func (m *Model) Classes() []string { return m.classes }
+
+// NumFeatures returns D, the number of raw input features Predict takes.
+func (m *Model) NumFeatures() int { return m.spec.Transform.D }
+
+// Transform returns the model's generated transform.
+func (m *Model) Transform() *Transform { return m.tr }
+
+// Predict classifies the raw feature vector x (len NumFeatures) and returns
+// the index of the predicted class. If scores is not nil it receives the
+// per-class scores α_c·w_cᵀz (len(scores) >= len(Classes)); for two classes
+// they are (-s, s) with s the single vector's score, and a score of exactly
+// 0 predicts Classes[1]. Among equal scores the lowest class index wins.
+func (m *Model) Predict(scores []float32, x []float32) (int, error) {
+	if len(x) != m.spec.Transform.D {
+		return -1, ErrInputLen
+	}
+	w := m.pool.Get().(*workspace)
+	defer m.pool.Put(w)
+	m.sc.apply(w.xs, x)
+	m.tr.embedColumns(w.z, w.xs, m.spec.Kept, m.ranges, w.ws)
+	return m.score(scores, w.raw, w.z), nil
+}
+
+// score turns the kept embedding bits z into class scores and a prediction.
+func (m *Model) score(scores []float32, raw []int32, z []uint64) int {
+	for c := range m.nv {
+		raw[c] = int32(TernaryDot(z, m.spec.Sign[c], m.spec.NonZero[c]))
+	}
+	if m.nv == 1 {
+		s := m.spec.Alpha[0] * float32(raw[0])
+		if scores != nil {
+			scores[0], scores[1] = -s, s
+		}
+		if raw[0] >= 0 {
+			return 1
+		}
+		return 0
+	}
+	best, bestScore := 0, float32(math.Inf(-1))
+	for c := range m.nv {
+		s := m.spec.Alpha[c] * float32(raw[c])
+		if scores != nil {
+			scores[c] = s
+		}
+		if s > bestScore {
+			best, bestScore = c, s
+		}
+	}
+	return best
+}
+
+// EmbedKept writes the bits of the model's kept columns for the raw input x
+// into dst ((len(Kept)+63)/64 words). It exposes the exact bits Predict
+// scores, for golden tests and cross-architecture checks.
+func (m *Model) EmbedKept(dst []uint64, x []float32) error {
+	if len(x) != m.spec.Transform.D {
+		return ErrInputLen
+	}
+	w := m.pool.Get().(*workspace)
+	defer m.pool.Put(w)
+	m.sc.apply(w.xs, x)
+	m.tr.embedColumns(dst[:m.words], w.xs, m.spec.Kept, m.ranges, w.ws)
+	return nil
+}

@@ -1,0 +1,61 @@
+package inference
+
+import "math/bits"
+
+// TernaryDot returns wᵀz for a ternary w ∈ {-1, 0, +1}ⁿ held as two bit
+// planes and a binary z ∈ {-1, +1}ⁿ held as one, all packed LSB-first in
+// words of 64 (bit 1 of z means +1; bit 1 of sign means w = +1; bit 1 of nz
+// means w ≠ 0; sign bits where nz is 0 are ignored). Bits past n in the last
+// word must be 0 in nz. With x = z XOR sign, a kept coordinate contributes +1
+// when x is 0 (signs agree) and -1 otherwise:
+//
+//	popcount(nz &^ (z ^ sign)) - popcount(nz & (z ^ sign))
+//
+// Reference loop:
+//
+//	var dot int
+//	for j := 0; j < n; j++ {
+//		dot += w[j] * z[j]
+//	}
+func TernaryDot(z, sign, nz []uint64) int {
+	sign, nz = sign[:len(z)], nz[:len(z)]
+	agree, differ := 0, 0
+	for i, zw := range z {
+		x := zw ^ sign[i]
+		agree += bits.OnesCount64(nz[i] &^ x)
+		differ += bits.OnesCount64(nz[i] & x)
+	}
+	return agree - differ
+}
+
+// PackTernary packs w ∈ {-1, 0, +1}ⁿ into sign and non-zero bit planes of
+// (n+63)/64 words each (see TernaryDot). Values other than -1, 0 and 1 are
+// treated by their sign.
+func PackTernary(sign, nz []uint64, w []int8) {
+	words := (len(w) + 63) / 64
+	clear(sign[:words])
+	clear(nz[:words])
+	for j, v := range w {
+		if v == 0 {
+			continue
+		}
+		nz[j>>6] |= 1 << (j & 63)
+		if v > 0 {
+			sign[j>>6] |= 1 << (j & 63)
+		}
+	}
+}
+
+// UnpackTernary is the inverse of PackTernary: it writes len(w) coordinates.
+func UnpackTernary(w []int8, sign, nz []uint64) {
+	for j := range w {
+		switch {
+		case nz[j>>6]>>(j&63)&1 == 0:
+			w[j] = 0
+		case sign[j>>6]>>(j&63)&1 == 1:
+			w[j] = 1
+		default:
+			w[j] = -1
+		}
+	}
+}

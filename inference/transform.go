@@ -1,0 +1,330 @@
+package inference
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// TransformSpec is everything needed to regenerate a transform bit for bit.
+// A bundle ships exactly these fields, never the random matrices.
+type TransformSpec struct {
+	Generator uint32  // generator version, e.g. GeneratorV1
+	Seed      uint64  // seed of every random parameter
+	Sigma     float64 // Gaussian kernel width σ: k(x, y) = exp(-‖x-y‖²/(2σ²))
+	D         int     // input features (before zero-padding)
+	P         int     // embedding bits
+}
+
+// Limits on transform sizes. They bound what a (possibly hostile) spec can make
+// a gateway allocate: P·(4 float32 + 1 int32 + 1 float64) bytes at most.
+const (
+	MaxD = MaxFWHT // input features
+	MaxP = 1 << 17 // embedding bits
+)
+
+// ErrTransform reports a TransformSpec that cannot be generated.
+var ErrTransform = errors.New("inference: invalid transform")
+
+// Validate checks s without generating anything.
+func (s TransformSpec) Validate() error {
+	switch {
+	case s.Generator != GeneratorV1:
+		return fmt.Errorf("%w: unknown generator version %d", ErrTransform, s.Generator)
+	case s.D < 1 || s.D > MaxD:
+		return fmt.Errorf("%w: %d input features, want 1..%d", ErrTransform, s.D, MaxD)
+	case s.P < 1 || s.P > MaxP:
+		return fmt.Errorf("%w: p = %d, want 1..%d", ErrTransform, s.P, MaxP)
+	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
+		return fmt.Errorf("%w: σ = %g, want a finite positive number", ErrTransform, s.Sigma)
+	}
+	return nil
+}
+
+// Transform is the Fastfood-structured random projection of the paper
+// (Le, Sarlós & Smola 2013) inside BCSIK (Raginsky & Lazebnik 2009).
+// The input x (already scaled, len D) is zero-padded to d = 2^q >= D, and each
+// block k = 0, 1, … of d output columns is
+//
+//	u = V_k x,   V_k = (1/(σ√d)) · S_k H G_k Π_k H B_k,   S_k,ii = s_i/‖G_k‖
+//
+// with B_k random signs, Π_k a random permutation ((Πv)_i = v[perm_i]), G_k
+// standard Gaussian, s_i ~ χ_d, and H the unnormalised Hadamard matrix. Every
+// row of V_k then has the norm of a N(0, σ⁻²I_d) vector. Blocks are stacked and
+// the last one truncated so that there are P columns. Column j's bit is
+//
+//	z_j = sign(cos(u_j + b_j) + t_j),  b_j ~ U[0, 2π), t_j ~ U[-1, 1]
+//
+// with sign(0) = +1, stored as bit 1 for +1.
+//
+// Generation (GeneratorV1): block k draws from its own stream(seed, k), in
+// this order: d signs (one bit of next() each, 64 per draw, LSB first; bit 1
+// means -1), the Fisher–Yates permutation (for i = d-1 … 1: swap i with
+// intn(i+1)), d Gaussians G, d χ_d values s, d uniforms b·2π, d uniforms
+// 2t-1. A truncated last block still draws all d values of each, so column j
+// is the same whatever P is.
+//
+// A Transform is immutable and safe for concurrent use.
+type Transform struct {
+	spec   TransformSpec
+	d      int // padded input size, a power of two
+	blocks []block
+	// Per column j < P, the interval test of cos(u_j + b_j) >= -t_j in
+	// turns (units of 2π): with q = u_j/2π + b_j/2π and f = q - round(q) in
+	// [-½, ½], the bit is 1 iff |f| <= half_j = arccos(-t_j)/2π.
+	offset []float64 // b_j (radians)
+	turn   []float64 // b_j/2π
+	half   []float64 // arccos(-t_j)/2π
+	t      []float32 // t_j, kept for the reference cos form
+}
+
+type block struct {
+	sign  []float32 // B: ±1
+	perm  []int32   // Π
+	gauss []float32 // G
+	scale []float32 // s_i / (σ √d ‖G‖)
+}
+
+// NewTransform generates the transform described by spec.
+func NewTransform(spec TransformSpec) (*Transform, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	d := nextPow2(spec.D)
+	nb := (spec.P + d - 1) / d
+	tr := &Transform{
+		spec:   spec,
+		d:      d,
+		blocks: make([]block, nb),
+		offset: make([]float64, spec.P),
+		turn:   make([]float64, spec.P),
+		half:   make([]float64, spec.P),
+		t:      make([]float32, spec.P),
+	}
+	sqrtD := math.Sqrt(float64(d))
+	for k := range tr.blocks {
+		r := stream(spec.Seed, k)
+		b := block{
+			sign:  make([]float32, d),
+			perm:  make([]int32, d),
+			gauss: make([]float32, d),
+			scale: make([]float32, d),
+		}
+		var word uint64
+		for i := range d {
+			if i%64 == 0 {
+				word = r.next()
+			}
+			b.sign[i] = 1
+			if word>>(i%64)&1 == 1 {
+				b.sign[i] = -1
+			}
+		}
+		for i := range b.perm {
+			b.perm[i] = int32(i)
+		}
+		for i := d - 1; i > 0; i-- {
+			j := r.intn(uint32(i + 1))
+			b.perm[i], b.perm[j] = b.perm[j], b.perm[i]
+		}
+		var norm2 float64
+		for i := range d {
+			g := r.gauss()
+			b.gauss[i] = float32(g)
+			g32 := float64(b.gauss[i])
+			norm2 += float64(g32 * g32)
+		}
+		den := float64(float64(spec.Sigma*sqrtD) * math.Sqrt(norm2))
+		for i := range d {
+			b.scale[i] = float32(r.chi(d) / den)
+		}
+		first := k * d
+		n := min(d, spec.P-first)
+		for i := range d {
+			u := r.uniform()
+			if i < n {
+				b := float64(float32(float64(2*math.Pi) * u))
+				tr.offset[first+i] = b
+				tr.turn[first+i] = b / (2 * math.Pi)
+			}
+		}
+		for i := range d {
+			u := r.uniform()
+			if i < n {
+				t := float32(float64(2*u) - 1)
+				tr.t[first+i] = t
+				tr.half[first+i] = detAcos(-float64(t)) / (2 * math.Pi)
+			}
+		}
+		tr.blocks[k] = b
+	}
+	return tr, nil
+}
+
+// Spec returns the spec the transform was generated from.
+func (tr *Transform) Spec() TransformSpec { return tr.spec }
+
+// PaddedD returns d, the input size after zero-padding (a power of two).
+func (tr *Transform) PaddedD() int { return tr.d }
+
+// Workspace is the scratch memory of one projection. It lets callers that
+// embed many rows (training) or predict in a loop avoid all allocation; a
+// Workspace must not be used by two goroutines at once.
+type Workspace struct {
+	x, a, b []float32 // padded input and two d-sized buffers
+}
+
+// NewWorkspace returns scratch memory sized for tr.
+func (tr *Transform) NewWorkspace() *Workspace {
+	return &Workspace{
+		x: make([]float32, tr.d),
+		a: make([]float32, tr.d),
+		b: make([]float32, tr.d),
+	}
+}
+
+// load copies x into the zero-padded input buffer.
+func (ws *Workspace) load(x []float32) {
+	n := copy(ws.x, x)
+	clear(ws.x[n:])
+}
+
+// transformBlock computes w = H G_k Π_k H B_k x for block k into ws.b
+// (length d) from the padded input ws.x; the projection is u_i = S_k,ii·w_i
+// (see unit). The sign flip is fused into the first transform's first pass
+// and the permuted Gaussian gather into the second's: the same operations in
+// the same order as the separate loops, so the same bits. Every product that
+// feeds an addition is rounded by an explicit float32 conversion so the
+// compiler cannot fuse it into an FMA (multiplying by ±1 is exact anyway).
+func (tr *Transform) transformBlock(k int, ws *Workspace) []float32 {
+	blk := &tr.blocks[k]
+	d := tr.d
+	a, b, x := ws.a[:d], ws.b[:d], ws.x[:d]
+	sign, perm, gauss := blk.sign[:d], blk.perm[:d], blk.gauss[:d]
+	if d < 4 {
+		for i := range a {
+			a[i] = x[i] * sign[i]
+		}
+		FWHT(a)
+		for i := range b {
+			b[i] = float32(gauss[i] * a[perm[i]])
+		}
+		FWHT(b)
+		return b
+	}
+	for i := 0; i < d; i += 4 {
+		xs, ss, v := x[i:i+4:i+4], sign[i:i+4:i+4], a[i:i+4:i+4]
+		v[0], v[1], v[2], v[3] = butterfly4(xs[0]*ss[0], xs[1]*ss[1], xs[2]*ss[2], xs[3]*ss[3])
+	}
+	fwhtUpper(a)
+	for i := 0; i < d; i += 4 {
+		ps, gs, v := perm[i:i+4:i+4], gauss[i:i+4:i+4], b[i:i+4:i+4]
+		v[0], v[1], v[2], v[3] = butterfly4(
+			float32(gs[0]*a[ps[0]]), float32(gs[1]*a[ps[1]]),
+			float32(gs[2]*a[ps[2]]), float32(gs[3]*a[ps[3]]))
+	}
+	fwhtUpper(b)
+	return b
+}
+
+// unit returns u_i = S_k,ii·w_i, the projection of block k's i-th column
+// from the output w_i of transformBlock.
+func (blk *block) unit(i int, w float32) float32 {
+	return float32(w * blk.scale[i])
+}
+
+// Project writes the real-valued projection u = R̃ᵀx (len P) into dst, for x
+// already scaled (len D). It is what the full-precision Fastfood baseline
+// uses; classification uses Embed.
+func (tr *Transform) Project(dst, x []float32, ws *Workspace) {
+	ws.load(x[:tr.spec.D])
+	for k := range tr.blocks {
+		w, blk, first := tr.transformBlock(k, ws), &tr.blocks[k], k*tr.d
+		for i, v := range w[:min(tr.d, tr.spec.P-first)] {
+			dst[first+i] = blk.unit(i, v)
+		}
+	}
+}
+
+// roundMagic is 1.5·2⁵²: for |q| < 2⁵¹, (q + roundMagic) - roundMagic is q
+// rounded to the nearest integer, using only two IEEE additions.
+const roundMagic = 0x1.8p52
+
+// bit reports the embedding bit of column j for projection value u:
+// cos(u + b_j) + t_j >= 0, decided without calling cos, as an interval test
+// on the phase in turns. The float64 arithmetic has an explicit rounding
+// point after the multiply, so it is the same on every architecture.
+// |q| < 2⁵¹ always holds: |u| <= MaxFloat32/2π would need an input of ~10³⁸.
+//
+// It returns 0 or 1 rather than a bool so callers can pack bits without a
+// branch: the bits are random, so a branch would be mispredicted half the time.
+func (tr *Transform) bit(j int, u float32) uint64 {
+	q := float64(float64(u)*(1/(2*math.Pi))) + tr.turn[j]
+	f := q - ((q + roundMagic) - roundMagic)
+	var b uint64
+	if math.Abs(f) <= tr.half[j] {
+		b = 1
+	}
+	return b
+}
+
+// Embed writes the p = P embedding bits of x (already scaled, len D) into dst,
+// packed LSB-first: bit j is dst[j/64]>>(j%64)&1, 1 meaning +1. dst needs
+// (P+63)/64 words; bits past P are cleared.
+func (tr *Transform) Embed(dst []uint64, x []float32, ws *Workspace) {
+	words := dst[:(tr.spec.P+63)/64]
+	clear(words)
+	ws.load(x[:tr.spec.D])
+	for k := range tr.blocks {
+		w, blk, first := tr.transformBlock(k, ws), &tr.blocks[k], k*tr.d
+		for i, v := range w[:min(tr.d, tr.spec.P-first)] {
+			j := first + i
+			words[j>>6] |= tr.bit(j, blk.unit(i, v)) << (j & 63)
+		}
+	}
+}
+
+// EmbedColumns writes the bits of the given columns only (ascending, each < P)
+// into dst, packed in the order given: bit i of the result is column cols[i].
+// blocks[k] lists the index range of cols that falls in block k (see
+// columnBlocks); blocks with no column are not computed at all.
+func (tr *Transform) embedColumns(dst []uint64, x []float32, cols []int32, ranges []blockRange, ws *Workspace) {
+	clear(dst)
+	ws.load(x[:tr.spec.D])
+	for _, br := range ranges {
+		w, blk, first := tr.transformBlock(br.block, ws), &tr.blocks[br.block], br.block*tr.d
+		for i := br.from; i < br.to; i++ {
+			j := int(cols[i])
+			dst[i>>6] |= tr.bit(j, blk.unit(j-first, w[j-first])) << (i & 63)
+		}
+	}
+}
+
+// blockRange is the slice cols[from:to] of kept columns that lie in block.
+type blockRange struct {
+	block, from, to int
+}
+
+// columnBlocks groups ascending columns by the block that computes them.
+func (tr *Transform) columnBlocks(cols []int32) []blockRange {
+	var out []blockRange
+	for i := 0; i < len(cols); {
+		k := int(cols[i]) / tr.d
+		j := i
+		for j < len(cols) && int(cols[j])/tr.d == k {
+			j++
+		}
+		out = append(out, blockRange{block: k, from: i, to: j})
+		i = j
+	}
+	return out
+}
+
+// Offset returns b_j and Threshold returns t_j, the random phase and sign
+// threshold of column j. They are for baselines (RFE-style cos features over
+// the Fastfood projection) and for tests of the interval form against
+// sign(cos(u+b)+t).
+func (tr *Transform) Offset(j int) float64 { return tr.offset[j] }
+
+// Threshold returns t_j; see Offset.
+func (tr *Transform) Threshold(j int) float32 { return tr.t[j] }

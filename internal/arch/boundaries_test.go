@@ -1,0 +1,147 @@
+// Package arch holds the test that enforces trit's package boundaries
+// (README "Layout") from the real import graph, as `go list` reports it.
+package arch
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/trit-iot/trit"
+
+// allowed lists, per top-level folder, the project folders its packages may
+// import (besides their own folder). A folder missing here may import no
+// project package at all.
+var allowed = map[string][]string{
+	"inference": {},
+	"training":  {"inference"},
+	"sensors":   {},
+	"store":     {},
+	"wire":      {"inference"},
+	"agent":     {"inference", "sensors", "store", "wire"},
+	"fleet":     {"inference", "training", "store", "wire"},
+	"ctl":       {"inference", "training", "sensors", "wire"},
+	"internal":  {"inference", "training", "sensors", "store", "wire"},
+	"cmd":       {"agent", "fleet", "ctl", "inference", "training", "sensors", "store", "wire"},
+}
+
+// stdlibOnly lists folders that may import nothing outside the standard
+// library: what runs on the gateway's hot path.
+var stdlibOnly = []string{"inference"}
+
+// exclusive maps a third-party import path prefix to the only folder allowed
+// to import it.
+var exclusive = map[string]string{
+	"go.etcd.io/bbolt": "store",
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+	Standard   bool
+}
+
+func listPackages(t *testing.T) map[string]pkg {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found at %s: %v", root, err)
+	}
+	cmd := exec.Command("go", "list", "-deps", "-test", "-json", "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		// Test variants ("p [p.test]") import like p; fold them in.
+		path, _, _ := strings.Cut(p.ImportPath, " ")
+		q := pkgs[path]
+		q.ImportPath, q.Standard = path, p.Standard
+		q.Imports = append(q.Imports, p.Imports...)
+		q.Deps = append(q.Deps, p.Deps...)
+		pkgs[path] = q
+	}
+	return pkgs
+}
+
+// folder returns the top-level project folder of an import path, or "" for
+// a path outside the module.
+func folder(path string) string {
+	rest, ok := strings.CutPrefix(path, module+"/")
+	if !ok {
+		return ""
+	}
+	top, _, _ := strings.Cut(rest, "/")
+	// An external test package ("x_test") belongs to x's folder.
+	return strings.TrimSuffix(top, "_test")
+}
+
+func TestPackageBoundaries(t *testing.T) {
+	pkgs := listPackages(t)
+	std := func(path string) bool {
+		p, ok := pkgs[path]
+		return ok && p.Standard
+	}
+	checked := 0
+	for path, p := range pkgs {
+		from := folder(path)
+		if from == "" || strings.HasSuffix(path, ".test") {
+			continue
+		}
+		checked++
+		ok, known := allowed[from]
+		if !known {
+			t.Errorf("%s: folder %q has no import rule; add it to allowed in %s", path, from, "internal/arch/boundaries_test.go")
+			continue
+		}
+		for _, imp := range p.Imports {
+			imp, _, _ = strings.Cut(imp, " ")
+			if to := folder(imp); to != "" && to != from && !contains(ok, to) {
+				t.Errorf("%s imports %s: %s/ may not import %s/", path, imp, from, to)
+			}
+			for prefix, owner := range exclusive {
+				if (imp == prefix || strings.HasPrefix(imp, prefix+"/")) && from != owner {
+					t.Errorf("%s imports %s: only %s/ may", path, imp, owner)
+				}
+			}
+		}
+		if contains(stdlibOnly, from) {
+			for _, dep := range p.Deps {
+				dep, _, _ = strings.Cut(dep, " ")
+				if !std(dep) && folder(dep) != from {
+					t.Errorf("%s depends on %s: %s/ may use the standard library only", path, dep, from)
+				}
+			}
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("only %d project packages found; is go list seeing the module?", checked)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Cross-compiles the gateway-side tests (inference and its bundle package)
+# for linux/arm64, linux/arm GOARM=6 (Pi Zero/1) and GOARM=7, and runs them
+# under qemu-user. The golden tests in them pin the embeddings and
+# predictions recorded on amd64, so a pass means bit-identical results.
+set -euo pipefail
+pkgs=${ARM_PKGS:-./inference/...}
+status=0
+for target in arm64: arm:6 arm:7; do
+  arch=${target%%:*} goarm=${target#*:}
+  qemu=qemu-aarch64-static
+  [ "$arch" = arm ] && qemu=qemu-arm-static
+  label="linux/$arch${goarm:+ GOARM=$goarm}"
+  echo "== $label (under $qemu)"
+  if ! GOOS=linux GOARCH=$arch GOARM=$goarm go test -count=1 -exec "$qemu" $pkgs; then
+    echo "FAILED on $label" >&2
+    status=1
+  fi
+done
+exit $status

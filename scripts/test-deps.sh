@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Makes sure the programs the test suite runs for real are installed:
+# mosquitto (integration tests start their own broker) and qemu-user-static
+# (ARM builds of the tests run under it). As root it installs what is missing
+# from Debian's packages; otherwise it fails and says how to install them.
+set -euo pipefail
+
+missing=()
+command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing+=(mosquitto)
+command -v qemu-aarch64-static >/dev/null 2>&1 && command -v qemu-arm-static >/dev/null 2>&1 || missing+=(qemu-user-static)
+command -v bzip2 >/dev/null 2>&1 || missing+=(bzip2)
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "test-deps: installing ${missing[*]} from Debian's packages" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  exit 0
+fi
+
+echo "test-deps: missing ${missing[*]}." >&2
+echo "  Install them with: sudo apt-get install ${missing[*]}" >&2
+echo "  (make test runs them for real and never skips the tests that need them)" >&2
+exit 1

@@ -1,0 +1,32 @@
+// Package sensors turns sensors into timestamped readings for the agent.
+//
+// A Source yields Readings: one sample of several named channels such as
+// "accel.x" or "bme280.temperature". Sources come from hardware drivers
+// built on periph.io (sub-packages bmxx80, ads1115, adxl345, gpio), from
+// recorded files (replay) or from a simulated machine (synthetic). Each of
+// those sub-packages registers its kinds here in an init function; import
+// sensors/all to get every kind:
+//
+//	import _ "github.com/trit-iot/trit/sensors/all"
+//
+//	cfg := sensors.Config{Kind: "bme280", Bus: "I2C1", Address: 0x76, Rate: 1}
+//	src, err := sensors.OpenRetrying(cfg, nil, nil) // err only for bad config
+//	...
+//	r, err := src.Read(ctx) // paced at cfg.Rate
+//	h := src.Health()       // ok / failed + last error + since
+//
+// Invariants:
+//   - Channel names are "<name>.<channel>" where <name> is Config.Name (or the
+//     kind's default) and are known from the Config alone, before any hardware
+//     is touched (Config.Channels), so a model's features can be checked at
+//     start-up even when a sensor is missing.
+//   - Reading.Values is parallel to Source.Channels() and is owned by the
+//     caller once returned.
+//   - Opening real hardware calls host.Init exactly once per process.
+//   - A device that does not answer fails with ErrNoResponse, one that
+//     answers with the wrong identity with ErrWrongDevice, and one that
+//     returns impossible values with ErrBadReading (all wrapped in a
+//     *DeviceError naming the sensor).
+//
+// Feature extraction over windows of readings lives in sensors/features.
+package sensors

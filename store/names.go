@@ -1,0 +1,109 @@
+package store
+
+// Every bucket and key name the store uses is declared in this file, so the
+// on-disk layout can be read in one place. Buckets are created only by
+// migrations (schema.go); a new bucket means a new migration.
+//
+// Encodings used below:
+//   - u64: 8-byte big-endian unsigned integer.
+//   - JSON: encoding/json of an unexported record type in the named file.
+//   - text: the UTF-8 bytes of a Go string.
+
+var (
+	// bucketMeta holds database-wide metadata.
+	//   key keySchemaVersion -> u64 schema version (see schema.go).
+	bucketMeta = []byte("meta")
+
+	// bucketBundles holds agent model bundles, content-addressed.
+	//   key: text, lowercase hex SHA-256 of the value (64 bytes)
+	//   value: the raw bundle bytes, exactly as fetched.
+	bucketBundles = []byte("bundles")
+
+	// bucketSlots holds the agent's model slots (slot.go).
+	//   key keyActive | keyPrevious | keyFailed -> JSON slotRecord.
+	bucketSlots = []byte("slots")
+
+	// bucketReleases holds the highest release counter ever installed per
+	// model, for anti-rollback checks.
+	//   key: text model ID -> u64 highest release.
+	bucketReleases = []byte("releases")
+
+	// bucketDevice holds small device-wide state.
+	//   key keySession -> u64 session counter (last value returned).
+	bucketDevice = []byte("device")
+
+	// bucketJobs holds one idempotency record per deployment job (job.go).
+	//   key: text rollout ID, one 0x00 byte, u64 sequence number
+	//   value: JSON jobRecord.
+	bucketJobs = []byte("jobs")
+
+	// bucketOutbox holds queued outgoing MQTT messages (outbox.go). The
+	// bucket's own sequence (NextSequence) numbers the messages.
+	//   key: u64 message sequence number, so cursor order is FIFO
+	//   value: binary outbox record (encodeOutboxRecord).
+	bucketOutbox = []byte("outbox")
+
+	// bucketOutboxMeta holds running totals of bucketOutbox, kept in the same
+	// transaction as every outbox change so they never need a rescan.
+	//   key keyOutboxCount   -> u64 number of queued messages
+	//   key keyOutboxBytes   -> u64 sum of len(value) over bucketOutbox
+	//   key keyOutboxDropped -> u64 messages dropped to respect the bound, ever
+	bucketOutboxMeta = []byte("outbox_meta")
+
+	// bucketStats holds named statistics snapshots (stat.go).
+	//   key: text name -> opaque caller bytes.
+	bucketStats = []byte("stats")
+
+	// Fleet document collections (collection.go); see collectionBuckets.
+	//   key: text document key -> JSON document of the caller's type.
+
+	// bucketFleetModels holds the fleet's model registry, keyed by model ID.
+	bucketFleetModels = []byte("fleet_models")
+	// bucketFleetBundles holds the fleet's bundle metadata, keyed by the
+	// bundle's SHA-256 hex (raw bytes may live in bucketBundles).
+	bucketFleetBundles = []byte("fleet_bundles")
+	// bucketFleetDevices holds the fleet's device inventory, keyed by device ID.
+	bucketFleetDevices = []byte("fleet_devices")
+	// bucketFleetRollouts holds the fleet's rollouts, keyed by rollout ID.
+	bucketFleetRollouts = []byte("fleet_rollouts")
+)
+
+// Keys inside the fixed-key buckets above.
+var (
+	keySchemaVersion = []byte("schema_version")
+
+	keyActive   = []byte("active")
+	keyPrevious = []byte("previous")
+	keyFailed   = []byte("failed")
+
+	keySession = []byte("session")
+
+	keyOutboxCount   = []byte("count")
+	keyOutboxBytes   = []byte("bytes")
+	keyOutboxDropped = []byte("dropped")
+)
+
+// collectionBuckets maps each Collection to its bucket. Index = Collection.
+var collectionBuckets = [...][]byte{
+	FleetModels:   bucketFleetModels,
+	FleetBundles:  bucketFleetBundles,
+	FleetDevices:  bucketFleetDevices,
+	FleetRollouts: bucketFleetRollouts,
+}
+
+// schemaV1Buckets lists the buckets created by the first migration.
+var schemaV1Buckets = [][]byte{
+	bucketMeta,
+	bucketBundles,
+	bucketSlots,
+	bucketReleases,
+	bucketDevice,
+	bucketJobs,
+	bucketOutbox,
+	bucketOutboxMeta,
+	bucketStats,
+	bucketFleetModels,
+	bucketFleetBundles,
+	bucketFleetDevices,
+	bucketFleetRollouts,
+}

@@ -1,0 +1,369 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Model slots.
+//
+// Invariant: at every commit point either no model was ever installed (no
+// active slot), or the active slot names a bundle whose bytes are in the
+// bundles bucket; a previous slot, when present, also names a stored bundle
+// and was committed. Activate, Commit and Rollback each change the slots in a
+// single transaction, so a crash leaves the old or the new state, never
+// neither and never half. DeleteBundle refuses the active and previous
+// bundles, which keeps the invariant after commit.
+
+// InstallState is the life-cycle state of an installed model.
+type InstallState string
+
+// Install states.
+const (
+	// InstallPending means the model was activated and waits for its health
+	// check; the agent must Commit or Rollback it.
+	InstallPending InstallState = "pending-health-check"
+	// InstallCommitted means the model passed its health check.
+	InstallCommitted InstallState = "committed"
+	// InstallFailed marks the record returned by Failed.
+	InstallFailed InstallState = "failed"
+)
+
+func (s InstallState) valid() bool {
+	return s == InstallPending || s == InstallCommitted || s == InstallFailed
+}
+
+// SlotMeta describes the model installed in a slot.
+type SlotMeta struct {
+	ModelID     string       // model identifier; required
+	Release     uint64       // monotonic release counter of the bundle
+	RolloutID   string       // rollout that installed it, if any
+	Seq         uint64       // sequence number of the deployment command
+	InstalledAt time.Time    // zero means the time of Activate
+	State       InstallState // zero means InstallPending
+	// Rollback marks an install from a signed rollback command, which may
+	// carry a release counter below the highest installed one.
+	Rollback bool
+}
+
+// Slot is a bundle hash and the metadata of its install.
+type Slot struct {
+	Hash string // SHA-256 hex of the bundle
+	SlotMeta
+}
+
+// FailedInstall is the last install undone by Rollback.
+type FailedInstall struct {
+	Slot
+	FailedAt time.Time
+}
+
+// slotRecord is the stored JSON form of a slot.
+type slotRecord struct {
+	Hash        string       `json:"hash"`
+	ModelID     string       `json:"model_id"`
+	Release     uint64       `json:"release"`
+	RolloutID   string       `json:"rollout_id,omitempty"`
+	Seq         uint64       `json:"seq,omitempty"`
+	InstalledAt time.Time    `json:"installed_at"`
+	State       InstallState `json:"state"`
+	Rollback    bool         `json:"rollback,omitempty"`
+	FailedAt    time.Time    `json:"failed_at,omitzero"`
+}
+
+func (r *slotRecord) slot() *Slot {
+	return &Slot{Hash: r.Hash, SlotMeta: SlotMeta{
+		ModelID: r.ModelID, Release: r.Release, RolloutID: r.RolloutID, Seq: r.Seq,
+		InstalledAt: r.InstalledAt, State: r.State, Rollback: r.Rollback,
+	}}
+}
+
+func recordOf(s *Slot) *slotRecord {
+	return &slotRecord{
+		Hash: s.Hash, ModelID: s.ModelID, Release: s.Release, RolloutID: s.RolloutID, Seq: s.Seq,
+		InstalledAt: s.InstalledAt, State: s.State, Rollback: s.Rollback,
+	}
+}
+
+// decodeSlot decodes and validates a stored slot record.
+func decodeSlot(key string, v []byte) (*slotRecord, error) {
+	var r slotRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return nil, corrupt(bucketSlots, key, err)
+	}
+	if err := checkHash(r.Hash); err != nil {
+		return nil, corrupt(bucketSlots, key, err)
+	}
+	if r.ModelID == "" {
+		return nil, corrupt(bucketSlots, key, errors.New("empty model_id"))
+	}
+	if !r.State.valid() {
+		return nil, corrupt(bucketSlots, key, fmt.Errorf("unknown state %q", r.State))
+	}
+	if (key == string(keyFailed)) != (r.State == InstallFailed) {
+		return nil, corrupt(bucketSlots, key, fmt.Errorf("state %q not allowed in this slot", r.State))
+	}
+	return &r, nil
+}
+
+// slotsState is the decoded content of the slots bucket.
+type slotsState struct {
+	active, previous *Slot
+	failed           *FailedInstall
+}
+
+func readSlots(tx *bolt.Tx) (slotsState, error) {
+	var s slotsState
+	b, err := bucket(tx, bucketSlots)
+	if err != nil {
+		return s, err
+	}
+	get := func(key []byte) (*slotRecord, error) {
+		v := b.Get(key)
+		if v == nil {
+			return nil, nil
+		}
+		return decodeSlot(string(key), v)
+	}
+	r, err := get(keyActive)
+	if err != nil {
+		return s, err
+	}
+	if r != nil {
+		s.active = r.slot()
+	}
+	if r, err = get(keyPrevious); err != nil {
+		return s, err
+	}
+	if r != nil {
+		s.previous = r.slot()
+	}
+	if r, err = get(keyFailed); err != nil {
+		return s, err
+	}
+	if r != nil {
+		s.failed = &FailedInstall{Slot: *r.slot(), FailedAt: r.FailedAt}
+	}
+	return s, nil
+}
+
+// putSlot writes r under key, or deletes key when r is nil.
+func putSlot(b *bolt.Bucket, key []byte, r *slotRecord) error {
+	if r == nil {
+		return b.Delete(key)
+	}
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, v)
+}
+
+// Activate makes the stored bundle hash the active model in one transaction.
+//
+// If the current active model is committed it becomes the previous one; if
+// it is still pending its health check it is discarded and the previous slot
+// is kept, so the previous slot always holds a committed model. The bundle
+// must be stored (ErrNoBundle) and not already active (ErrAlreadyActive).
+// Unless meta.Rollback is set, meta.Release must not be below the highest
+// release installed for meta.ModelID (ErrReleaseTooOld); that highest value
+// is raised to meta.Release in the same transaction.
+func (db *DB) Activate(hash string, meta SlotMeta) error {
+	if err := checkHash(hash); err != nil {
+		return fmt.Errorf("store: activate: %w", err)
+	}
+	if meta.ModelID == "" {
+		return fmt.Errorf("store: activate %s: empty ModelID: %w", hash, ErrInvalid)
+	}
+	switch meta.State {
+	case "":
+		meta.State = InstallPending
+	case InstallPending, InstallCommitted:
+	default:
+		return fmt.Errorf("store: activate %s: state %q: %w", hash, meta.State, ErrInvalid)
+	}
+	if meta.InstalledAt.IsZero() {
+		meta.InstalledAt = time.Now().UTC()
+	}
+	next := &Slot{Hash: hash, SlotMeta: meta}
+
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		bundles, err := bucket(tx, bucketBundles)
+		if err != nil {
+			return err
+		}
+		if bundles.Get([]byte(hash)) == nil {
+			return ErrNoBundle
+		}
+		s, err := readSlots(tx)
+		if err != nil {
+			return err
+		}
+		if s.active != nil && s.active.Hash == hash {
+			return ErrAlreadyActive
+		}
+
+		rel, err := bucket(tx, bucketReleases)
+		if err != nil {
+			return err
+		}
+		highest, err := getU64(rel, bucketReleases, []byte(meta.ModelID))
+		if err != nil {
+			return err
+		}
+		if meta.Release < highest && !meta.Rollback {
+			return fmt.Errorf("release %d < %d for model %q: %w", meta.Release, highest, meta.ModelID, ErrReleaseTooOld)
+		}
+		if meta.Release > highest {
+			if err := rel.Put([]byte(meta.ModelID), u64Bytes(meta.Release)); err != nil {
+				return err
+			}
+		}
+
+		prev := s.previous
+		if s.active != nil && s.active.State == InstallCommitted {
+			prev = s.active
+		}
+		if prev != nil && prev.Hash == hash {
+			prev = nil // re-activating the previous model: nothing older to keep
+		}
+		slots, err := bucket(tx, bucketSlots)
+		if err != nil {
+			return err
+		}
+		if err := putSlot(slots, keyActive, recordOf(next)); err != nil {
+			return err
+		}
+		var prevRec *slotRecord
+		if prev != nil {
+			prevRec = recordOf(prev)
+		}
+		return putSlot(slots, keyPrevious, prevRec)
+	})
+	if err != nil {
+		return fmt.Errorf("store: activate %s: %w", hash, err)
+	}
+	return nil
+}
+
+// Commit marks the active install as committed (health check passed). It is
+// a no-op when already committed and ErrNoActive without an active model.
+func (db *DB) Commit() error {
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		s, err := readSlots(tx)
+		if err != nil {
+			return err
+		}
+		if s.active == nil {
+			return ErrNoActive
+		}
+		if s.active.State == InstallCommitted {
+			return nil
+		}
+		s.active.State = InstallCommitted
+		slots, err := bucket(tx, bucketSlots)
+		if err != nil {
+			return err
+		}
+		return putSlot(slots, keyActive, recordOf(s.active))
+	})
+	if err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// Rollback restores the previous model as active in one transaction and
+// records the undone install as the failed one (see Failed). Afterwards there
+// is no previous model. Without a previous model it returns ErrNoPrevious and
+// changes nothing.
+func (db *DB) Rollback() error {
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		s, err := readSlots(tx)
+		if err != nil {
+			return err
+		}
+		if s.previous == nil {
+			return ErrNoPrevious
+		}
+		bundles, err := bucket(tx, bucketBundles)
+		if err != nil {
+			return err
+		}
+		if bundles.Get([]byte(s.previous.Hash)) == nil {
+			return corrupt(bucketSlots, string(keyPrevious), fmt.Errorf("bundle %s of previous slot is missing", s.previous.Hash))
+		}
+		slots, err := bucket(tx, bucketSlots)
+		if err != nil {
+			return err
+		}
+		if s.active != nil {
+			failed := recordOf(s.active)
+			failed.State = InstallFailed
+			failed.FailedAt = time.Now().UTC()
+			if err := putSlot(slots, keyFailed, failed); err != nil {
+				return err
+			}
+		}
+		if err := putSlot(slots, keyActive, recordOf(s.previous)); err != nil {
+			return err
+		}
+		return putSlot(slots, keyPrevious, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("store: rollback: %w", err)
+	}
+	return nil
+}
+
+// Slots returns the active and previous slots; either is nil when empty.
+func (db *DB) Slots() (active, previous *Slot, err error) {
+	var s slotsState
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		s, err = readSlots(tx)
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: slots: %w", err)
+	}
+	return s.active, s.previous, nil
+}
+
+// Failed returns the last install undone by Rollback, or nil if none.
+func (db *DB) Failed() (*FailedInstall, error) {
+	var s slotsState
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		var err error
+		s, err = readSlots(tx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: failed slot: %w", err)
+	}
+	return s.failed, nil
+}
+
+// HighestRelease returns the highest release counter ever activated for
+// modelID, or 0 if none.
+func (db *DB) HighestRelease(modelID string) (uint64, error) {
+	if modelID == "" {
+		return 0, fmt.Errorf("store: highest release: empty model ID: %w", ErrInvalid)
+	}
+	var v uint64
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		rel, err := bucket(tx, bucketReleases)
+		if err != nil {
+			return err
+		}
+		v, err = getU64(rel, bucketReleases, []byte(modelID))
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: highest release %q: %w", modelID, err)
+	}
+	return v, nil
+}

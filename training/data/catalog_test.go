@@ -1,0 +1,102 @@
+package data
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestStandardsTable(t *testing.T) {
+	names := map[string]bool{}
+	for _, s := range Standards() {
+		if names[s.Name] {
+			t.Errorf("%s listed twice", s.Name)
+		}
+		names[s.Name] = true
+		if s.Train == "" || (s.Test == "" && s.SplitFrac <= 0 && s.TestRows <= 0) {
+			t.Errorf("%s: no train file or no test set: %+v", s.Name, s)
+		}
+		if err := s.Opt.check(); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+	}
+	for _, n := range []string{"usps", "mnist", "covtype", "ijcnn1", "cod-rna", "a9a", "w8a"} {
+		if !names[n] {
+			t.Errorf("%s missing", n)
+		}
+	}
+}
+
+// fakeShared writes files named like the shared data directory's.
+func fakeShared(t *testing.T, files map[string][]byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestLoadStandardPadding(t *testing.T) {
+	dir := fakeShared(t, map[string][]byte{
+		// train uses index 3 at most, test index 5: both become 5 wide.
+		"cod-rna/cod-rna.xz":   xzBytes(t, []byte("-1 1:1 3:2\n1 2:1\n")),
+		"cod-rna/cod-rna.t.xz": xzBytes(t, []byte("1 5:1\n")),
+		// test uses index 2 at most.
+		"ijcnn1/ijcnn1.trn.bz2": []byte("-1.0 1:1 4:2\n1.0 2:1\n"),
+		"ijcnn1/ijcnn1.tst.bz2": []byte("1 2:7\n"),
+	})
+	train, test, err := LoadStandard(dir, "cod-rna")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if train.D != 5 || test.D != 5 || !slices.Equal(train.X, []float32{1, 0, 2, 0, 0, 0, 1, 0, 0, 0}) {
+		t.Fatalf("train %d wide %v, test %d wide", train.D, train.X, test.D)
+	}
+	train, test, err = LoadStandard(dir, "ijcnn1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if train.D != 4 || test.D != 4 || !slices.Equal(test.X, []float32{0, 7, 0, 0}) {
+		t.Fatalf("train %d wide, test %d wide %v", train.D, test.D, test.X)
+	}
+	if !slices.Equal(test.Classes, train.Classes) || test.Classes[test.Y[0]] != "1" {
+		t.Fatalf("test classes %q, row 0 %q", test.Classes, test.Classes[test.Y[0]])
+	}
+}
+
+func TestLoadStandardRelabel(t *testing.T) {
+	dir := fakeShared(t, map[string][]byte{
+		// The test set has only some of the digits, written as integers.
+		"usps/zip.train.gz": gzipBytes(t, []byte("6.0000 1 2\n9.0000 3 4\n0.0000 5 6\n")),
+		"usps/zip.test.gz":  gzipBytes(t, []byte("9 1 1\n")),
+		"a9a/a9a.xz":        xzBytes(t, []byte("-1 1:1\n+1 2:1\n")),
+		"a9a/a9a.t.xz":      xzBytes(t, []byte("+2 1:1\n")),
+	})
+	train, test, err := LoadStandard(dir, "usps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(train.Classes, []string{"0", "6", "9"}) || !slices.Equal(test.Classes, train.Classes) || test.Y[0] != 2 {
+		t.Fatalf("train %q test %q Y %v", train.Classes, test.Classes, test.Y)
+	}
+	_, _, err = LoadStandard(dir, "a9a")
+	if !errors.Is(err, ErrUnknownLabel) || !strings.Contains(err.Error(), `"2"`) {
+		t.Fatalf("test label not in train: got %v", err)
+	}
+	if train, _, err := LoadStandard(dir, "mnist"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing files: got %v %v", train, err)
+	}
+	if _, _, err := LoadStandard(dir, "nope"); !errors.Is(err, ErrUnknownDataset) {
+		t.Fatalf("unknown name: got %v", err)
+	}
+}

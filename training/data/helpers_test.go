@@ -1,0 +1,100 @@
+package data
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/ulikunitz/xz"
+)
+
+func gzipBytes(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func xzBytes(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := xz.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func readString(s string, opt *Options) (*Dataset, error) {
+	return Read(strings.NewReader(s), "t.txt", opt)
+}
+
+// checkDataset verifies the invariants documented in doc.go.
+func checkDataset(t testing.TB, d *Dataset) {
+	t.Helper()
+	if len(d.X) != d.N*d.D || len(d.Y) != d.N {
+		t.Fatalf("%s: len(X)=%d len(Y)=%d for N=%d D=%d", d.Name, len(d.X), len(d.Y), d.N, d.D)
+	}
+	for i, v := range d.X {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatalf("%s: X[%d] = %v", d.Name, i, v)
+		}
+	}
+	for i, y := range d.Y {
+		if y < 0 || int(y) >= len(d.Classes) {
+			t.Fatalf("%s: Y[%d] = %d with %d classes", d.Name, i, y, len(d.Classes))
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range d.Classes {
+		if seen[c] {
+			t.Fatalf("%s: class %q twice in %q", d.Name, c, d.Classes)
+		}
+		seen[c] = true
+	}
+	if d.Features != nil && len(d.Features) != d.D {
+		t.Fatalf("%s: %d feature names for D=%d", d.Name, len(d.Features), d.D)
+	}
+}
+
+// labelsOf returns the label string of every row.
+func labelsOf(d *Dataset) []string {
+	s := make([]string, d.N)
+	for i, y := range d.Y {
+		s[i] = d.Classes[y]
+	}
+	return s
+}
+
+// wantParseError checks that err is a *ParseError for file and line whose
+// message contains substr.
+func wantParseError(t testing.TB, err error, file string, line int, substr string) *ParseError {
+	t.Helper()
+	var pe *ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("got error %v (%T), want *ParseError", err, err)
+	}
+	if pe.File != file || pe.Line != line || !strings.Contains(pe.Error(), substr) {
+		t.Fatalf("got %q (file %q line %d), want file %q line %d containing %q", pe.Error(), pe.File, pe.Line, file, line, substr)
+	}
+	if want := fmt.Sprintf("%s:%d: ", file, line); line > 0 && !strings.HasPrefix(pe.Error(), want) {
+		t.Fatalf("error %q does not start with %q", pe.Error(), want)
+	}
+	return pe
+}

@@ -1,0 +1,101 @@
+package data
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// readLIBSVM parses LIBSVM/svmlight text:
+//
+//	label idx:val idx:val ... [# comment]
+//
+// with 1-based, strictly increasing indices. Blank and comment-only lines
+// are skipped and qid:N tokens ignored. D is opt.NumFeatures if set (an
+// index beyond it is an error), else the largest index seen. Entries are
+// collected sparsely and densified at the end, once D is known.
+func readLIBSVM(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
+	lr := &lineReader{r: r, name: name}
+	lab := newLabeler()
+	var (
+		y      []int32
+		start  = []int{0} // row i's entries are idx/val[start[i]:start[i+1]]
+		idx    []int32
+		val    []float32
+		maxIdx int
+		toks   [][]byte
+	)
+	for o.MaxRows == 0 || len(y) < o.MaxRows {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if i := bytes.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		toks = fields(toks[:0], line)
+		if len(toks) == 0 {
+			continue
+		}
+		label := toks[0]
+		if bytes.IndexByte(label, ':') >= 0 {
+			return nil, lr.errorf("column 1: missing label before %s", quote(label))
+		}
+		prev := 0
+		for k, t := range toks[1:] {
+			col := k + 2
+			if bytes.HasPrefix(t, []byte("qid:")) {
+				continue
+			}
+			c := bytes.IndexByte(t, ':')
+			if c < 0 {
+				return nil, lr.errorf("column %d: %s is not index:value", col, quote(t))
+			}
+			j, err := parseIndex(t[:c])
+			switch {
+			case errors.Is(err, ErrTooLarge):
+				return nil, lr.errorf("column %d: index %s: %w", col, quote(t[:c]), err)
+			case err != nil:
+				return nil, lr.errorf("column %d: invalid index %s", col, quote(t[:c]))
+			case j <= 0:
+				return nil, lr.errorf("column %d: index %d: indices start at 1", col, j)
+			case j <= prev:
+				return nil, lr.errorf("column %d: index %d after %d: indices must increase", col, j, prev)
+			case o.NumFeatures > 0 && j > o.NumFeatures:
+				return nil, lr.errorf("column %d: index %d beyond NumFeatures %d", col, j, o.NumFeatures)
+			}
+			v, err := parseValue(t[c+1:])
+			if err != nil {
+				return nil, lr.errorf("column %d: index %d: %v %s", col, j, err, quote(t[c+1:]))
+			}
+			prev = j
+			idx = append(idx, int32(j-1))
+			val = append(val, v)
+		}
+		maxIdx = max(maxIdx, prev)
+		y = append(y, lab.id(label))
+		start = append(start, len(idx))
+	}
+	n, d := len(y), maxIdx
+	if o.NumFeatures > 0 {
+		d = o.NumFeatures
+	}
+	if n == 0 {
+		return nil, &ParseError{File: name, Err: errNoData}
+	}
+	if d > 0 && n > maxValues/d {
+		return nil, &ParseError{File: name, Err: tooLarge(n, d)}
+	}
+	x := make([]float32, n*d)
+	for i := range n {
+		row := x[i*d : (i+1)*d]
+		for e := start[i]; e < start[i+1]; e++ {
+			row[idx[e]] = val[e]
+		}
+	}
+	return &Dataset{Name: name, X: x, N: n, D: d, Y: y, Classes: lab.finish(y)}, nil
+}

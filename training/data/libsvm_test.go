@@ -1,0 +1,159 @@
+package data
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestLIBSVM(t *testing.T) {
+	in := "# header comment\n" +
+		"+1 1:0.5 3:-2 # tail comment\n" +
+		"\n" +
+		"-1 qid:7 2:1.25\r\n" +
+		"1.0 1:1e2 2:2 3:3   \n" +
+		"-1\n" + // a row with no features
+		"   \t\n" +
+		"-1.000 3:0.25"
+	d, err := readString(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDataset(t, d)
+	if d.N != 5 || d.D != 3 {
+		t.Fatalf("N=%d D=%d, want 5×3", d.N, d.D)
+	}
+	// -1 sorts before 1 numerically; "+1" and "1.0" are both "1".
+	if want := []string{"-1", "1"}; !slices.Equal(d.Classes, want) {
+		t.Errorf("classes %q, want %q", d.Classes, want)
+	}
+}
+
+func TestLIBSVMValues(t *testing.T) {
+	in := "+1 1:0.5 3:-2\n-1 qid:3 2:1.25\r\n1.0 1:1e2 2:2 3:3 \n-1\n\n-1.000 3:0.25\n"
+	d, err := readString(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDataset(t, d)
+	wantX := []float32{
+		0.5, 0, -2,
+		0, 1.25, 0,
+		100, 2, 3,
+		0, 0, 0,
+		0, 0, 0.25,
+	}
+	if d.N != 5 || d.D != 3 || !slices.Equal(d.X, wantX) {
+		t.Fatalf("got %d×%d %v, want 5×3 %v", d.N, d.D, d.X, wantX)
+	}
+	if got, want := labelsOf(d), []string{"1", "-1", "1", "-1", "-1"}; !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+	if d.Name != "t.txt" {
+		t.Errorf("name %q", d.Name)
+	}
+}
+
+func TestLIBSVMNumFeatures(t *testing.T) {
+	d, err := readString("1 2:1\n2 1:3\n", &Options{NumFeatures: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float32{0, 1, 0, 0, 0, 3, 0, 0, 0, 0}; d.D != 5 || !slices.Equal(d.X, want) {
+		t.Fatalf("D=%d X=%v, want 5, %v", d.D, d.X, want)
+	}
+	_, err = readString("1 2:1\n2 6:3\n", &Options{NumFeatures: 5})
+	wantParseError(t, err, "t.txt", 2, "index 6 beyond NumFeatures 5")
+}
+
+func TestLIBSVMMaxRows(t *testing.T) {
+	d, err := readString("1 1:1\n2 2:2\n3 3:3\nbroken line\n", &Options{MaxRows: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.N != 2 || d.D != 2 || !slices.Equal(d.Classes, []string{"1", "2"}) {
+		t.Fatalf("got %d×%d %q", d.N, d.D, d.Classes)
+	}
+}
+
+func TestLabels(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want []string // classes
+	}{
+		{[]string{"+1", "-1", "1", "-1.0"}, []string{"-1", "1"}},
+		{[]string{"10", "9", "1", "2.5", "1e1"}, []string{"1", "2.5", "9", "10"}},
+		{[]string{"-0", "0.0", "+0"}, []string{"0"}},
+		{[]string{"b", "a", "10", "9"}, []string{"10", "9", "a", "b"}}, // not all numeric: lexical
+		{[]string{"cat", "dog", "cat"}, []string{"cat", "dog"}},
+		{[]string{"NaN", "1"}, []string{"1", "NaN"}}, // NaN is not a number label
+		{[]string{"1000000", "0.125"}, []string{"0.125", "1000000"}},
+	}
+	for _, tt := range tests {
+		var sb strings.Builder
+		for _, l := range tt.in {
+			sb.WriteString(l + " 1:1\n")
+		}
+		d, err := readString(sb.String(), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.in, err)
+		}
+		if !slices.Equal(d.Classes, tt.want) {
+			t.Errorf("labels %q: classes %q, want %q", tt.in, d.Classes, tt.want)
+		}
+		for i, l := range labelsOf(d) {
+			if canonicalLabel(tt.in[i]) != l {
+				t.Errorf("labels %q: row %d is %q", tt.in, i, l)
+			}
+		}
+	}
+}
+
+func TestLIBSVMMalformed(t *testing.T) {
+	tests := []struct {
+		name, in string
+		line     int
+		msg      string
+	}{
+		{"index 0", "1 1:1\n1 0:1\n", 2, "column 2: index 0: indices start at 1"},
+		{"negative index", "1 1:1\n\n1 -3:1\n", 3, "index -3: indices start at 1"},
+		{"non-increasing", "1 1:1 3:2 3:4\n", 1, "column 4: index 3 after 3: indices must increase"},
+		{"decreasing", "1 2:1 1:2\n", 1, "index 1 after 2"},
+		{"bad value", "1 1:1\n1 1:1 2:x\n", 2, `column 3: index 2: invalid number "x"`},
+		{"empty value", "1 1:\n", 1, `invalid number ""`},
+		{"bad index", "1 a:1\n", 1, `column 2: invalid index "a"`},
+		{"empty index", "1 :1\n", 1, `invalid index ""`},
+		{"NaN", "1 1:NaN\n", 1, `not a finite number "NaN"`},
+		{"Inf", "1 1:1\n1 1:-inf\n", 2, "not a finite number"},
+		{"float32 overflow", "1 1:1e39\n", 1, "out of float32 range"},
+		{"no colon", "1 1:1 2\n", 1, `column 3: "2" is not index:value`},
+		{"missing label", "1:1 2:2\n", 1, "column 1: missing label"},
+		{"huge index", "1 99999999999:1\n", 1, "dataset too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := readString(tt.in, nil)
+			wantParseError(t, err, "t.txt", tt.line, tt.msg)
+		})
+	}
+}
+
+func TestLIBSVMTooLarge(t *testing.T) {
+	defer func(m int) { maxValues = m }(maxValues)
+	maxValues = 100
+	_, err := readString("1 1:1\n1 60:1\n", nil)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("got %v, want ErrTooLarge", err)
+	}
+	wantParseError(t, err, "t.txt", 0, "2 rows × 60 features")
+}
+
+func TestEmptyInput(t *testing.T) {
+	for _, in := range []string{"", "\n\n", "# only a comment\n"} {
+		_, err := readString(in, &Options{Format: FormatLIBSVM})
+		wantParseError(t, err, "t.txt", 0, "no data rows")
+		_, err = readString(in, &Options{Format: FormatDense})
+		wantParseError(t, err, "t.txt", 0, "no data rows")
+	}
+}
