@@ -354,3 +354,68 @@ func BenchmarkPredict(b *testing.B) {
 		})
 	}
 }
+
+// TestEmbedKeptMatchesEmbed checks the kept-column embedding Predict uses
+// (with its fast path for runs of consecutive columns) against Embed of all
+// P columns, for kept sets that are complete, gapped, single columns, runs
+// crossing a block boundary and runs not aligned to 64-bit words.
+func TestEmbedKeptMatchesEmbed(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct {
+		name string
+		d, p int
+		keep func(j int) bool
+	}{
+		{"all", 50, 300, func(int) bool { return true }},
+		{"all, p < d", 100, 70, func(int) bool { return true }},
+		{"every other", 30, 200, func(j int) bool { return j%2 == 0 }},
+		{"runs across blocks", 16, 150, func(j int) bool { return j%37 < 29 }},
+		{"one block missing", 16, 100, func(j int) bool { return j < 32 || j >= 48 }},
+		{"unaligned tail", 64, 130, func(j int) bool { return j >= 3 }},
+		{"single column", 8, 40, func(j int) bool { return j == 17 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := TransformSpec{Generator: GeneratorV1, Seed: 99, Sigma: 1.5, D: c.d, P: c.p}
+			w := make([]int8, c.p)
+			for j := range w {
+				if c.keep(j) {
+					w[j] = int8(1 - 2*rnd.IntN(2))
+				}
+			}
+			lo, hi := make([]float32, c.d), make([]float32, c.d)
+			for i := range hi {
+				lo[i], hi[i] = -1, 1
+			}
+			spec, err := NewTernarySpec(ts, Scaler{Lo: lo, Hi: hi}, []string{"a", "b"}, [][]int8{w}, []float32{1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := New(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := m.Transform()
+			ws := tr.NewWorkspace()
+			all := make([]uint64, (c.p+63)/64)
+			kept := make([]uint64, (len(spec.Kept)+63)/64)
+			x := make([]float32, c.d)
+			for range 20 {
+				for i := range x {
+					x[i] = float32(2*rnd.Float64() - 1)
+				}
+				tr.Embed(all, x, ws) // the scaler is the identity on [-1, 1]
+				if err := m.EmbedKept(kept, x); err != nil {
+					t.Fatal(err)
+				}
+				for i, j := range spec.Kept {
+					if got, want := kept[i/64]>>(i%64)&1, all[j/64]>>(j%64)&1; got != want {
+						t.Fatalf("kept bit %d (column %d) = %d, Embed says %d", i, j, got, want)
+					}
+				}
+				if tail := len(spec.Kept) % 64; tail != 0 && kept[len(kept)-1]>>tail != 0 {
+					t.Fatalf("bits past the %d kept columns are set", len(spec.Kept))
+				}
+			}
+		})
+	}
+}

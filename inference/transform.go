@@ -293,6 +293,10 @@ func (tr *Transform) embedColumns(dst []uint64, x []float32, cols []int32, range
 	ws.load(x[:tr.spec.D])
 	for _, br := range ranges {
 		w, blk, first := tr.transformBlock(br.block, ws), &tr.blocks[br.block], br.block*tr.d
+		if br.contiguous {
+			tr.embedRun(dst, br.from, int(cols[br.from]), w[int(cols[br.from])-first:][:br.to-br.from], blk.scale[int(cols[br.from])-first:])
+			continue
+		}
 		for i := br.from; i < br.to; i++ {
 			j := int(cols[i])
 			dst[i>>6] |= tr.bit(j, blk.unit(j-first, w[j-first])) << (i & 63)
@@ -300,9 +304,42 @@ func (tr *Transform) embedColumns(dst []uint64, x []float32, cols []int32, range
 	}
 }
 
-// blockRange is the slice cols[from:to] of kept columns that lie in block.
+// embedRun is embedColumns' loop for a run of consecutive columns j0, j0+1, …
+// (the common case: most models keep every column): output bit at+k is
+// column j0+k, from transform output w[k] and scale[k]. It computes exactly
+// what bit(j0+k, unit(…)) does — the same operations in the same order, so
+// the same bits — but without the column gather, with bounds checks hoisted
+// and with each output word assembled in a register.
+func (tr *Transform) embedRun(dst []uint64, at, j0 int, w, scale []float32) {
+	n := len(w)
+	scale, turn, half := scale[:n], tr.turn[j0:j0+n], tr.half[j0:j0+n]
+	var acc uint64
+	pos := at
+	for k, v := range w {
+		u := float32(v * scale[k])
+		q := float64(float64(u)*(1/(2*math.Pi))) + turn[k]
+		f := q - ((q + roundMagic) - roundMagic)
+		var b uint64
+		if math.Abs(f) <= half[k] {
+			b = 1
+		}
+		acc |= b << (pos & 63)
+		pos++
+		if pos&63 == 0 {
+			dst[(pos-1)>>6] |= acc
+			acc = 0
+		}
+	}
+	if pos&63 != 0 {
+		dst[pos>>6] |= acc
+	}
+}
+
+// blockRange is the slice cols[from:to] of kept columns that lie in block;
+// contiguous means they are consecutive columns.
 type blockRange struct {
 	block, from, to int
+	contiguous      bool
 }
 
 // columnBlocks groups ascending columns by the block that computes them.
@@ -314,7 +351,8 @@ func (tr *Transform) columnBlocks(cols []int32) []blockRange {
 		for j < len(cols) && int(cols[j])/tr.d == k {
 			j++
 		}
-		out = append(out, blockRange{block: k, from: i, to: j})
+		run := int(cols[j-1])-int(cols[i]) == j-1-i // ascending and distinct
+		out = append(out, blockRange{block: k, from: i, to: j, contiguous: run})
 		i = j
 	}
 	return out

@@ -1,0 +1,573 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// A rollout delivers one bundle to a fixed set of devices, in a paced order,
+// and stops by itself when too many of them fail. It is a plain value: the
+// service persists it as JSON after every change, so a restarted fleet
+// resumes every rollout where it was. All decisions are made by Step and
+// Apply from the rollout's own fields and the time passed in, so they are
+// deterministic and testable without a clock or a broker.
+//
+// Invariants:
+//   - Devices is fixed at creation; Order lists each of them once.
+//   - A device is notified at most once per attempt; every notification gets
+//     a new sequence number, and reports carrying an older one are ignored.
+//   - Once State is Aborted or Completed, Step notifies nobody.
+//   - A phase starts only when every device of the phases before it has
+//     finished, and the abort check has passed: a canary phase that trips the
+//     abort criterion keeps the bundle from every device outside it.
+
+// RolloutState is the state of a whole rollout.
+type RolloutState string
+
+// Rollout states.
+const (
+	RolloutRunning   RolloutState = "running"
+	RolloutPaused    RolloutState = "paused"
+	RolloutAborted   RolloutState = "aborted"
+	RolloutCompleted RolloutState = "completed"
+)
+
+// Done reports whether the rollout can make no more progress.
+func (s RolloutState) Done() bool { return s == RolloutAborted || s == RolloutCompleted }
+
+// DeviceState is where one device is in a rollout.
+type DeviceState string
+
+// Device states. Pending devices have not been notified yet; Notified ones
+// were sent the deployment command and have not reported yet; Queued,
+// Downloading and Installing mirror the agent's job events; the rest are
+// final for the current attempt.
+const (
+	DevicePending     DeviceState = "pending"
+	DeviceNotified    DeviceState = "notified"
+	DeviceQueued      DeviceState = "queued"
+	DeviceDownloading DeviceState = "downloading"
+	DeviceInstalling  DeviceState = "installing"
+	DeviceSucceeded   DeviceState = "succeeded"
+	DeviceFailed      DeviceState = "failed"
+	DeviceRejected    DeviceState = "rejected"
+	DeviceTimedOut    DeviceState = "timed-out"
+)
+
+// InProgress reports whether a device was notified and has not finished.
+func (s DeviceState) InProgress() bool {
+	switch s {
+	case DeviceNotified, DeviceQueued, DeviceDownloading, DeviceInstalling:
+		return true
+	}
+	return false
+}
+
+// Finished reports whether the device's current attempt has ended.
+func (s DeviceState) Finished() bool {
+	switch s {
+	case DeviceSucceeded, DeviceFailed, DeviceRejected, DeviceTimedOut:
+		return true
+	}
+	return false
+}
+
+// Failure kinds, for abort criteria and retries.
+const (
+	FailureFailed   = "failed"
+	FailureRejected = "rejected"
+	FailureTimedOut = "timed-out"
+	FailureAny      = "any"
+)
+
+// Phase is one step of a phased rollout: it brings the number of devices
+// notified up to Percent of all devices, or Count devices (exactly one of the
+// two is set), not before StartAt (zero: as soon as the phase before it has
+// finished).
+type Phase struct {
+	Percent float64   `json:"percent,omitempty"`
+	Count   int       `json:"count,omitempty"`
+	StartAt time.Time `json:"start_at,omitzero"`
+}
+
+// Rate paces a rollout exponentially: BasePerMinute devices may be notified
+// per minute at first; after every IncreaseAfter successes the allowance is
+// multiplied by Factor.
+type Rate struct {
+	BasePerMinute float64 `json:"base_per_minute"`
+	Factor        float64 `json:"factor"`
+	IncreaseAfter int     `json:"increase_after"`
+}
+
+// Pace is how fast a rollout proceeds: Phases or Rate, or neither (every
+// device at once).
+type Pace struct {
+	Phases []Phase `json:"phases,omitempty"`
+	Rate   *Rate   `json:"rate,omitempty"`
+}
+
+// AbortPolicy stops a rollout when, once at least MinExecuted devices have
+// finished, more than ThresholdPercent of the finished devices failed in the
+// way On names (one of the Failure kinds).
+type AbortPolicy struct {
+	On               string  `json:"on"`
+	ThresholdPercent float64 `json:"threshold_percent"`
+	MinExecuted      int     `json:"min_executed"`
+}
+
+// DeviceProgress is one device's place in a rollout.
+type DeviceProgress struct {
+	State      DeviceState `json:"state"`
+	Seq        uint64      `json:"seq,omitempty"` // sequence of the latest command sent
+	Attempts   int         `json:"attempts,omitempty"`
+	Reason     string      `json:"reason,omitempty"`
+	NotifiedAt time.Time   `json:"notified_at,omitzero"`
+	UpdatedAt  time.Time   `json:"updated_at,omitzero"`
+}
+
+// Rollout is the persistent state of one rollout.
+type Rollout struct {
+	ID       string            `json:"id"`
+	Bundle   string            `json:"bundle"` // SHA-256 hex of the signed bundle
+	ModelID  string            `json:"model_id"`
+	Release  uint64            `json:"release"`
+	Rollback bool              `json:"rollback,omitempty"`
+	Selector map[string]string `json:"selector,omitempty"` // how Devices was chosen, for the record
+	Pace     Pace              `json:"pace"`
+	Abort    AbortPolicy       `json:"abort"`
+	// Timeout bounds how long a notified device may take to finish.
+	Timeout time.Duration `json:"timeout"`
+	// Retries gives, per failure kind, how many times a device is sent the
+	// command again after failing that way.
+	Retries map[string]int `json:"retries,omitempty"`
+
+	State     RolloutState               `json:"state"`
+	Reason    string                     `json:"reason,omitempty"` // why it was aborted or paused
+	Order     []string                   `json:"order"`            // notification order
+	Devices   map[string]*DeviceProgress `json:"devices"`
+	NextSeq   uint64                     `json:"next_seq"`
+	Started   time.Time                  `json:"started"`
+	Updated   time.Time                  `json:"updated"`
+	Finished  time.Time                  `json:"finished,omitzero"`
+	Successes int                        `json:"successes"`
+	// RateCredit is how many more devices a Rate-paced rollout may notify,
+	// accrued up to RateAt.
+	RateCredit float64   `json:"rate_credit,omitempty"`
+	RateAt     time.Time `json:"rate_at,omitzero"`
+}
+
+// ErrRollout reports an invalid rollout definition or operation.
+var ErrRollout = errors.New("fleet: invalid rollout")
+
+// DefaultTimeout is the per-device timeout when a rollout gives none.
+const DefaultTimeout = 10 * time.Minute
+
+// NewRollout checks a rollout definition and returns it running, with every
+// device pending, to be notified in the order given.
+func NewRollout(id, bundle string, devices []string, pace Pace, abort AbortPolicy, now time.Time) (*Rollout, error) {
+	r := &Rollout{ID: id, Bundle: bundle, Pace: pace, Abort: abort, State: RolloutRunning,
+		Devices: make(map[string]*DeviceProgress, len(devices)), NextSeq: 1, Started: now, Updated: now, Timeout: DefaultTimeout}
+	if id == "" || bundle == "" {
+		return nil, fmt.Errorf("%w: a rollout needs an ID and a bundle", ErrRollout)
+	}
+	if len(devices) == 0 {
+		return nil, fmt.Errorf("%w: no target devices", ErrRollout)
+	}
+	for _, d := range devices {
+		if d == "" {
+			return nil, fmt.Errorf("%w: empty device ID", ErrRollout)
+		}
+		if r.Devices[d] != nil {
+			return nil, fmt.Errorf("%w: device %q listed twice", ErrRollout, d)
+		}
+		r.Devices[d] = &DeviceProgress{State: DevicePending}
+		r.Order = append(r.Order, d)
+	}
+	if err := r.checkPolicy(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// checkPolicy validates Pace, Abort, Timeout and Retries.
+func (r *Rollout) checkPolicy() error {
+	p := r.Pace
+	if len(p.Phases) > 0 && p.Rate != nil {
+		return fmt.Errorf("%w: give phases or a rate, not both", ErrRollout)
+	}
+	prev := 0
+	for i, ph := range p.Phases {
+		if (ph.Percent > 0) == (ph.Count > 0) {
+			return fmt.Errorf("%w: phase %d needs exactly one of percent and count", ErrRollout, i+1)
+		}
+		if ph.Percent < 0 || ph.Percent > 100 || ph.Count < 0 || math.IsNaN(ph.Percent) {
+			return fmt.Errorf("%w: phase %d: percent %g, count %d", ErrRollout, i+1, ph.Percent, ph.Count)
+		}
+		n := r.phaseTarget(i)
+		if n < prev {
+			return fmt.Errorf("%w: phase %d covers %d devices, fewer than the %d before it", ErrRollout, i+1, n, prev)
+		}
+		prev = n
+	}
+	if rt := p.Rate; rt != nil {
+		if !(rt.BasePerMinute > 0) || math.IsInf(rt.BasePerMinute, 0) || !(rt.Factor >= 1) || math.IsInf(rt.Factor, 0) || rt.IncreaseAfter < 1 {
+			return fmt.Errorf("%w: rate needs base_per_minute > 0, factor >= 1 and increase_after >= 1", ErrRollout)
+		}
+	}
+	a := r.Abort
+	switch a.On {
+	case "", FailureFailed, FailureRejected, FailureTimedOut, FailureAny:
+	default:
+		return fmt.Errorf("%w: abort on %q, want failed, rejected, timed-out or any", ErrRollout, a.On)
+	}
+	if a.ThresholdPercent < 0 || a.ThresholdPercent > 100 || math.IsNaN(a.ThresholdPercent) || a.MinExecuted < 0 {
+		return fmt.Errorf("%w: abort threshold %g%% after %d", ErrRollout, a.ThresholdPercent, a.MinExecuted)
+	}
+	if r.Timeout <= 0 {
+		return fmt.Errorf("%w: per-device timeout %v", ErrRollout, r.Timeout)
+	}
+	for k, n := range r.Retries {
+		switch k {
+		case FailureFailed, FailureRejected, FailureTimedOut, FailureAny:
+		default:
+			return fmt.Errorf("%w: retries for %q", ErrRollout, k)
+		}
+		if n < 0 || n > 100 {
+			return fmt.Errorf("%w: %d retries for %s", ErrRollout, n, k)
+		}
+	}
+	return nil
+}
+
+// SetTimeout and SetRetries adjust a new rollout's policy before it starts.
+func (r *Rollout) SetTimeout(d time.Duration) error {
+	old := r.Timeout
+	r.Timeout = d
+	if err := r.checkPolicy(); err != nil {
+		r.Timeout = old
+		return err
+	}
+	return nil
+}
+
+// SetRetries sets how often a device is retried per failure kind.
+func (r *Rollout) SetRetries(retries map[string]int) error {
+	old := r.Retries
+	r.Retries = retries
+	if err := r.checkPolicy(); err != nil {
+		r.Retries = old
+		return err
+	}
+	return nil
+}
+
+// phaseTarget is the number of devices notified once phase i has started.
+func (r *Rollout) phaseTarget(i int) int {
+	ph, n := r.Pace.Phases[i], len(r.Order)
+	if ph.Count > 0 {
+		return min(ph.Count, n)
+	}
+	return min(n, int(math.Ceil(ph.Percent*float64(n)/100-1e-9)))
+}
+
+// Notification is a deployment command Step asks the service to send.
+type Notification struct {
+	Device string
+	Seq    uint64
+}
+
+// Step advances the rollout to time now: it times out devices that took too
+// long, retries or finishes them, applies the abort criterion, and returns
+// the devices to notify now (each with the sequence number its command must
+// carry). The caller persists the rollout after sending.
+func (r *Rollout) Step(now time.Time) []Notification {
+	if r.State.Done() {
+		return nil
+	}
+	for _, id := range r.Order {
+		d := r.Devices[id]
+		if d.State.InProgress() && now.Sub(d.NotifiedAt) > r.Timeout {
+			r.finish(d, DeviceTimedOut, fmt.Sprintf("no result within %v", r.Timeout), now)
+		}
+	}
+	if r.checkAbort(now) || r.State == RolloutPaused {
+		return nil
+	}
+	var out []Notification
+	// Retries first: a device that failed with retries left is sent the
+	// command again, with a new sequence number.
+	for _, id := range r.Order {
+		d := r.Devices[id]
+		if d.State.Finished() && d.State != DeviceSucceeded && d.Attempts <= r.retriesFor(d.State) {
+			out = append(out, r.notify(id, d, now))
+		}
+	}
+	allowed := r.allowance(now)
+	notified := 0
+	for _, id := range r.Order {
+		if r.Devices[id].State != DevicePending {
+			notified++
+		}
+	}
+	for _, id := range r.Order {
+		if notified >= allowed {
+			break
+		}
+		if d := r.Devices[id]; d.State == DevicePending {
+			out = append(out, r.notify(id, d, now))
+			notified++
+			if r.Pace.Rate != nil {
+				r.RateCredit--
+			}
+		}
+	}
+	r.checkComplete(now)
+	return out
+}
+
+func (r *Rollout) notify(id string, d *DeviceProgress, now time.Time) Notification {
+	d.State, d.Seq, d.Reason = DeviceNotified, r.NextSeq, ""
+	d.Attempts++
+	d.NotifiedAt, d.UpdatedAt = now, now
+	r.NextSeq++
+	r.Updated = now
+	return Notification{Device: id, Seq: d.Seq}
+}
+
+// retriesFor returns the retries allowed after a failure of state s.
+func (r *Rollout) retriesFor(s DeviceState) int {
+	n := r.Retries[FailureAny]
+	if k, ok := r.Retries[failureKind(s)]; ok {
+		n = k
+	}
+	return n
+}
+
+func failureKind(s DeviceState) string {
+	switch s {
+	case DeviceFailed:
+		return FailureFailed
+	case DeviceRejected:
+		return FailureRejected
+	case DeviceTimedOut:
+		return FailureTimedOut
+	}
+	return ""
+}
+
+// allowance is how many devices may have been notified by now.
+func (r *Rollout) allowance(now time.Time) int {
+	n := len(r.Order)
+	switch {
+	case len(r.Pace.Phases) > 0:
+		allowed := 0
+		for i, ph := range r.Pace.Phases {
+			if !ph.StartAt.IsZero() && now.Before(ph.StartAt) {
+				break
+			}
+			// Every device of the earlier phases must have finished (and not
+			// be waiting for a retry) before this phase starts.
+			if i > 0 && !r.finishedUpTo(allowed) {
+				break
+			}
+			allowed = r.phaseTarget(i)
+		}
+		return allowed
+	case r.Pace.Rate != nil:
+		return min(n, r.rateAllowance(now))
+	}
+	return n
+}
+
+// finishedUpTo reports whether the first k devices in Order have finished
+// for good: succeeded, or failed with no retry left.
+func (r *Rollout) finishedUpTo(k int) bool {
+	for _, id := range r.Order[:k] {
+		d := r.Devices[id]
+		if !d.State.Finished() || (d.State != DeviceSucceeded && d.Attempts <= r.retriesFor(d.State)) {
+			return false
+		}
+	}
+	return true
+}
+
+// rateAllowance accrues notification credit at the rate in effect,
+// BasePerMinute·Factor^⌊successes/IncreaseAfter⌋, from the last step to now:
+// a faster rate applies from when it was earned, never retroactively. The
+// first minute's worth is granted at the start.
+func (r *Rollout) rateAllowance(now time.Time) int {
+	rt := r.Pace.Rate
+	steps := min(r.Successes/rt.IncreaseAfter, 64)
+	perMinute := rt.BasePerMinute * math.Pow(rt.Factor, float64(steps))
+	if r.RateAt.IsZero() {
+		r.RateCredit, r.RateAt = math.Max(1, rt.BasePerMinute), now
+	}
+	if now.After(r.RateAt) {
+		r.RateCredit += now.Sub(r.RateAt).Minutes() * perMinute
+		r.RateAt = now
+	}
+	sent := 0
+	for _, id := range r.Order {
+		if r.Devices[id].State != DevicePending {
+			sent++
+		}
+	}
+	r.RateCredit = math.Min(r.RateCredit, float64(len(r.Order)))
+	return sent + int(math.Floor(r.RateCredit))
+}
+
+// checkAbort applies the abort criterion and reports whether the rollout is
+// (now) aborted.
+func (r *Rollout) checkAbort(now time.Time) bool {
+	if r.State == RolloutAborted {
+		return true
+	}
+	a := r.Abort
+	if a.On == "" {
+		return false
+	}
+	executed, failed := 0, 0
+	for _, id := range r.Order {
+		d := r.Devices[id]
+		if !d.State.Finished() {
+			continue
+		}
+		executed++
+		if d.State != DeviceSucceeded && (a.On == FailureAny || failureKind(d.State) == a.On) {
+			failed++
+		}
+	}
+	if executed == 0 || executed < a.MinExecuted {
+		return false
+	}
+	pct := 100 * float64(failed) / float64(executed)
+	if pct > a.ThresholdPercent {
+		r.State = RolloutAborted
+		r.Reason = fmt.Sprintf("abort criterion met: %d of %d finished devices %s (%.1f%% > %g%%)", failed, executed, a.On, pct, a.ThresholdPercent)
+		r.Updated, r.Finished = now, now
+		return true
+	}
+	return false
+}
+
+// checkComplete marks the rollout completed once every device has finished
+// for good.
+func (r *Rollout) checkComplete(now time.Time) {
+	if r.State != RolloutRunning || !r.finishedUpTo(len(r.Order)) {
+		return
+	}
+	r.State, r.Updated, r.Finished = RolloutCompleted, now, now
+}
+
+func (r *Rollout) finish(d *DeviceProgress, s DeviceState, reason string, now time.Time) {
+	d.State, d.Reason, d.UpdatedAt = s, reason, now
+	if s == DeviceSucceeded {
+		r.Successes++
+	}
+	r.Updated = now
+}
+
+// Report is a device's job event as the service received it.
+type Report struct {
+	Device string
+	Seq    uint64
+	State  DeviceState // one of Queued, Downloading, Installing, Succeeded, Failed, Rejected
+	Reason string
+}
+
+// Apply records a device's report. It returns false, changing nothing, for a
+// device not in the rollout, a report for an older command (stale sequence),
+// or a report about an attempt that has already finished (duplicates after a
+// reconnect). Progress only moves forward within an attempt.
+func (r *Rollout) Apply(rep Report, now time.Time) bool {
+	d := r.Devices[rep.Device]
+	if d == nil || rep.Seq != d.Seq || d.Seq == 0 || d.State.Finished() && d.State != DeviceTimedOut {
+		return false
+	}
+	if d.State == DeviceTimedOut && !rep.State.Finished() {
+		return false // a late progress event does not revive a timed-out attempt
+	}
+	switch rep.State {
+	case DeviceQueued, DeviceDownloading, DeviceInstalling:
+		if rank(rep.State) <= rank(d.State) {
+			return false
+		}
+		d.State, d.Reason, d.UpdatedAt = rep.State, rep.Reason, now
+		r.Updated = now
+		return true
+	case DeviceSucceeded, DeviceFailed, DeviceRejected:
+		if d.State == DeviceTimedOut && rep.State != DeviceSucceeded {
+			// Already counted as a failure; keep the first verdict's kind.
+			d.Reason = rep.Reason
+			return true
+		}
+		r.finish(d, rep.State, rep.Reason, now)
+		return true
+	}
+	return false
+}
+
+func rank(s DeviceState) int {
+	switch s {
+	case DeviceNotified:
+		return 1
+	case DeviceQueued:
+		return 2
+	case DeviceDownloading:
+		return 3
+	case DeviceInstalling:
+		return 4
+	}
+	return 0
+}
+
+// Pause stops notifying devices; in-progress devices still report.
+func (r *Rollout) Pause(reason string, now time.Time) error {
+	if r.State != RolloutRunning {
+		return fmt.Errorf("%w: cannot pause a %s rollout", ErrRollout, r.State)
+	}
+	r.State, r.Reason, r.Updated = RolloutPaused, reason, now
+	return nil
+}
+
+// Resume continues a paused rollout.
+func (r *Rollout) Resume(now time.Time) error {
+	if r.State != RolloutPaused {
+		return fmt.Errorf("%w: cannot resume a %s rollout", ErrRollout, r.State)
+	}
+	r.State, r.Reason, r.Updated = RolloutRunning, "", now
+	return nil
+}
+
+// AbortNow stops the rollout for good at the operator's request.
+func (r *Rollout) AbortNow(reason string, now time.Time) error {
+	if r.State.Done() {
+		return fmt.Errorf("%w: the rollout is already %s", ErrRollout, r.State)
+	}
+	r.State, r.Reason, r.Updated, r.Finished = RolloutAborted, reason, now, now
+	return nil
+}
+
+// Counts returns the number of devices in each state.
+func (r *Rollout) Counts() map[DeviceState]int {
+	out := map[DeviceState]int{}
+	for _, d := range r.Devices {
+		out[d.State]++
+	}
+	return out
+}
+
+// Failing returns the devices whose latest attempt failed, sorted by ID.
+func (r *Rollout) Failing() []string {
+	var out []string
+	for id, d := range r.Devices {
+		if d.State.Finished() && d.State != DeviceSucceeded {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,280 @@
+package fleet
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func deviceIDs(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("gw-%03d", i)
+	}
+	return out
+}
+
+func mustRollout(t *testing.T, n int, pace Pace, abort AbortPolicy) *Rollout {
+	t.Helper()
+	r, err := NewRollout("r1", "ab12", deviceIDs(n), pace, abort, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// report answers every notification with the given final state.
+func report(t *testing.T, r *Rollout, ns []Notification, s DeviceState, now time.Time) {
+	t.Helper()
+	for _, n := range ns {
+		if !r.Apply(Report{Device: n.Device, Seq: n.Seq, State: s}, now) {
+			t.Fatalf("report %s for %s seq %d ignored", s, n.Device, n.Seq)
+		}
+	}
+}
+
+func TestPhasedRolloutWaitsForEachPhase(t *testing.T) {
+	r := mustRollout(t, 20, Pace{Phases: []Phase{{Percent: 10}, {Percent: 50}, {Percent: 100}}}, AbortPolicy{})
+	n1 := r.Step(t0)
+	if len(n1) != 2 {
+		t.Fatalf("phase 1 notified %d devices, want 2", len(n1))
+	}
+	if again := r.Step(t0.Add(time.Second)); len(again) != 0 {
+		t.Fatalf("phase 2 started before phase 1 finished: %v", again)
+	}
+	report(t, r, n1[:1], DeviceSucceeded, t0)
+	if again := r.Step(t0.Add(time.Second)); len(again) != 0 {
+		t.Fatalf("phase 2 started with one phase-1 device unfinished: %v", again)
+	}
+	report(t, r, n1[1:], DeviceSucceeded, t0)
+	n2 := r.Step(t0.Add(2 * time.Second))
+	if len(n2) != 8 {
+		t.Fatalf("phase 2 notified %d devices, want 8 (to 50%%)", len(n2))
+	}
+	report(t, r, n2, DeviceSucceeded, t0)
+	n3 := r.Step(t0.Add(3 * time.Second))
+	if len(n3) != 10 {
+		t.Fatalf("phase 3 notified %d devices, want 10", len(n3))
+	}
+	seen := map[uint64]bool{}
+	for _, n := range append(append(n1, n2...), n3...) {
+		if seen[n.Seq] {
+			t.Fatalf("sequence %d reused", n.Seq)
+		}
+		seen[n.Seq] = true
+	}
+	report(t, r, n3, DeviceSucceeded, t0)
+	r.Step(t0.Add(4 * time.Second))
+	if r.State != RolloutCompleted || r.Successes != 20 {
+		t.Fatalf("state %s with %d successes, want completed with 20", r.State, r.Successes)
+	}
+	if more := r.Step(t0.Add(time.Hour)); more != nil {
+		t.Fatalf("completed rollout notified %v", more)
+	}
+}
+
+func TestPhaseStartTime(t *testing.T) {
+	r := mustRollout(t, 10, Pace{Phases: []Phase{{Count: 1}, {Percent: 100, StartAt: t0.Add(time.Hour)}}}, AbortPolicy{})
+	report(t, r, r.Step(t0), DeviceSucceeded, t0)
+	if n := r.Step(t0.Add(59 * time.Minute)); len(n) != 0 {
+		t.Fatalf("phase 2 started before its start time: %d devices", len(n))
+	}
+	if n := r.Step(t0.Add(time.Hour)); len(n) != 9 {
+		t.Fatalf("phase 2 notified %d at its start time, want 9", len(n))
+	}
+}
+
+// A canary phase whose devices fail trips the abort criterion, and nobody
+// outside the canary is ever notified.
+func TestCanaryAbortKeepsBundleFromOthers(t *testing.T) {
+	r := mustRollout(t, 50, Pace{Phases: []Phase{{Count: 5}, {Percent: 100}}},
+		AbortPolicy{On: FailureFailed, ThresholdPercent: 20, MinExecuted: 5})
+	canary := r.Step(t0)
+	if len(canary) != 5 {
+		t.Fatalf("canary of %d, want 5", len(canary))
+	}
+	report(t, r, canary[:3], DeviceSucceeded, t0)
+	report(t, r, canary[3:], DeviceFailed, t0) // 2 of 5 = 40% > 20%
+	if n := r.Step(t0.Add(time.Second)); n != nil {
+		t.Fatalf("aborted rollout notified %d devices", len(n))
+	}
+	if r.State != RolloutAborted || r.Reason == "" {
+		t.Fatalf("state %s (%q), want aborted with a reason", r.State, r.Reason)
+	}
+	if got := r.Counts()[DevicePending]; got != 45 {
+		t.Fatalf("%d devices pending, want 45 untouched", got)
+	}
+	if f := r.Failing(); !reflect.DeepEqual(f, []string{canary[3].Device, canary[4].Device}) {
+		t.Fatalf("failing %v", f)
+	}
+}
+
+func TestAbortWaitsForMinExecuted(t *testing.T) {
+	r := mustRollout(t, 10, Pace{}, AbortPolicy{On: FailureAny, ThresholdPercent: 10, MinExecuted: 3})
+	all := r.Step(t0)
+	report(t, r, all[:1], DeviceRejected, t0)
+	r.Step(t0)
+	if r.State != RolloutRunning {
+		t.Fatalf("aborted after 1 of a minimum 3 executed")
+	}
+	report(t, r, all[1:3], DeviceSucceeded, t0)
+	r.Step(t0)
+	if r.State != RolloutAborted {
+		t.Fatalf("1 of 3 rejected (33%% > 10%%) did not abort: %s", r.State)
+	}
+}
+
+func TestTimeoutAndRetry(t *testing.T) {
+	r := mustRollout(t, 1, Pace{}, AbortPolicy{})
+	if err := r.SetTimeout(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetRetries(map[string]int{FailureTimedOut: 1}); err != nil {
+		t.Fatal(err)
+	}
+	first := r.Step(t0)
+	r.Apply(Report{Device: first[0].Device, Seq: first[0].Seq, State: DeviceDownloading}, t0)
+	if n := r.Step(t0.Add(time.Minute)); len(n) != 0 {
+		t.Fatalf("timed out at exactly the timeout")
+	}
+	retry := r.Step(t0.Add(time.Minute + time.Second))
+	if len(retry) != 1 || retry[0].Seq <= first[0].Seq {
+		t.Fatalf("retry %v after timeout of %v", retry, first)
+	}
+	// A late answer to the first command is ignored.
+	if r.Apply(Report{Device: first[0].Device, Seq: first[0].Seq, State: DeviceSucceeded}, t0) {
+		t.Fatal("stale report applied")
+	}
+	// The retry times out too: no retries left, the rollout completes.
+	if n := r.Step(t0.Add(3 * time.Minute)); len(n) != 0 {
+		t.Fatalf("second retry sent: %v", n)
+	}
+	if r.State != RolloutCompleted || r.Devices[first[0].Device].State != DeviceTimedOut {
+		t.Fatalf("state %s, device %s", r.State, r.Devices[first[0].Device].State)
+	}
+}
+
+func TestApplyIgnoresDuplicatesAndBackwardProgress(t *testing.T) {
+	r := mustRollout(t, 1, Pace{}, AbortPolicy{})
+	n := r.Step(t0)[0]
+	apply := func(s DeviceState) bool { return r.Apply(Report{Device: n.Device, Seq: n.Seq, State: s}, t0) }
+	if !apply(DeviceInstalling) || apply(DeviceDownloading) || apply(DeviceInstalling) {
+		t.Fatal("progress must only move forward")
+	}
+	if !apply(DeviceSucceeded) || apply(DeviceSucceeded) || apply(DeviceFailed) {
+		t.Fatal("a finished attempt must ignore further reports")
+	}
+	if r.Successes != 1 {
+		t.Fatalf("%d successes counted", r.Successes)
+	}
+	if r.Apply(Report{Device: "nobody", Seq: 1, State: DeviceSucceeded}, t0) {
+		t.Fatal("report from a device outside the rollout applied")
+	}
+}
+
+func TestRatePacing(t *testing.T) {
+	r := mustRollout(t, 100, Pace{Rate: &Rate{BasePerMinute: 2, Factor: 2, IncreaseAfter: 2}}, AbortPolicy{})
+	first := r.Step(t0)
+	if len(first) != 2 {
+		t.Fatalf("first minute: %d devices, want 2", len(first))
+	}
+	if n := r.Step(t0.Add(29 * time.Second)); len(n) != 0 {
+		t.Fatalf("%d devices before the rate allows one", len(n))
+	}
+	if n := r.Step(t0.Add(30 * time.Second)); len(n) != 1 {
+		t.Fatalf("after 30 s at 2/min: %d devices, want 1", len(n))
+	}
+	report(t, r, first, DeviceSucceeded, t0.Add(30*time.Second)) // 2 successes: rate doubles
+	if n := r.Step(t0.Add(60 * time.Second)); len(n) != 2 {
+		t.Fatalf("30 s at 4/min: %d devices, want 2", len(n))
+	}
+}
+
+func TestPauseResumeAbort(t *testing.T) {
+	r := mustRollout(t, 4, Pace{Phases: []Phase{{Count: 1}, {Count: 4}}}, AbortPolicy{})
+	report(t, r, r.Step(t0), DeviceSucceeded, t0)
+	if err := r.Pause("operator", t0); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Step(t0); len(n) != 0 {
+		t.Fatalf("paused rollout notified %d", len(n))
+	}
+	if err := r.Pause("again", t0); !errors.Is(err, ErrRollout) {
+		t.Fatalf("pausing twice: %v", err)
+	}
+	if err := r.Resume(t0); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Step(t0); len(n) != 3 {
+		t.Fatalf("resumed rollout notified %d, want 3", len(n))
+	}
+	if err := r.AbortNow("operator", t0); err != nil || r.State != RolloutAborted {
+		t.Fatalf("abort: %v, state %s", err, r.State)
+	}
+	if err := r.Resume(t0); !errors.Is(err, ErrRollout) {
+		t.Fatalf("resuming an aborted rollout: %v", err)
+	}
+}
+
+// A rollout persisted as JSON and loaded again (a fleet restart) makes the
+// same decisions as the one that stayed in memory.
+func TestRolloutSurvivesJSONRoundTrip(t *testing.T) {
+	mk := func() *Rollout {
+		return mustRollout(t, 30, Pace{Rate: &Rate{BasePerMinute: 3, Factor: 1.5, IncreaseAfter: 3}},
+			AbortPolicy{On: FailureAny, ThresholdPercent: 50, MinExecuted: 4})
+	}
+	a := mk()
+	now := t0
+	for step := range 40 {
+		now = now.Add(17 * time.Second)
+		raw, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b Rollout
+		if err := json.Unmarshal(raw, &b); err != nil {
+			t.Fatal(err)
+		}
+		na, nb := a.Step(now), b.Step(now)
+		if !reflect.DeepEqual(na, nb) {
+			t.Fatalf("step %d: in memory %v, reloaded %v", step, na, nb)
+		}
+		for i, n := range na {
+			s := DeviceSucceeded
+			if (step+i)%7 == 0 {
+				s = DeviceFailed
+			}
+			a.Apply(Report{Device: n.Device, Seq: n.Seq, State: s}, now)
+		}
+	}
+	if a.State != RolloutCompleted {
+		t.Fatalf("rollout did not complete: %s, counts %v", a.State, a.Counts())
+	}
+}
+
+func TestNewRolloutRejects(t *testing.T) {
+	for name, c := range map[string]struct {
+		devices []string
+		pace    Pace
+		abort   AbortPolicy
+	}{
+		"no devices":     {nil, Pace{}, AbortPolicy{}},
+		"duplicate":      {[]string{"a", "a"}, Pace{}, AbortPolicy{}},
+		"empty ID":       {[]string{""}, Pace{}, AbortPolicy{}},
+		"both paces":     {[]string{"a"}, Pace{Phases: []Phase{{Count: 1}}, Rate: &Rate{1, 1, 1}}, AbortPolicy{}},
+		"phase shrinks":  {[]string{"a", "b"}, Pace{Phases: []Phase{{Count: 2}, {Count: 1}}}, AbortPolicy{}},
+		"percent+count":  {[]string{"a"}, Pace{Phases: []Phase{{Count: 1, Percent: 5}}}, AbortPolicy{}},
+		"bad rate":       {[]string{"a"}, Pace{Rate: &Rate{0, 1, 1}}, AbortPolicy{}},
+		"bad abort kind": {[]string{"a"}, Pace{}, AbortPolicy{On: "sometimes"}},
+		"bad threshold":  {[]string{"a"}, Pace{}, AbortPolicy{On: FailureAny, ThresholdPercent: 101}},
+	} {
+		if _, err := NewRollout("r", "b", c.devices, c.pace, c.abort, t0); !errors.Is(err, ErrRollout) {
+			t.Errorf("%s: %v, want ErrRollout", name, err)
+		}
+	}
+}
