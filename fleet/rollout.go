@@ -18,7 +18,9 @@ import (
 // Invariants:
 //   - Devices is fixed at creation; Order lists each of them once.
 //   - A device is notified at most once per attempt; every notification gets
-//     a new sequence number, and reports carrying an older one are ignored.
+//     a new sequence number from the fleet-wide counter passed to Step (a
+//     device refuses a command whose sequence is not above the last one it
+//     saw, across rollouts), and reports carrying an older one are ignored.
 //   - Once State is Aborted or Completed, Step notifies nobody.
 //   - A phase starts only when every device of the phases before it has
 //     finished, and the abort check has passed: a canary phase that trips the
@@ -148,7 +150,6 @@ type Rollout struct {
 	Reason    string                     `json:"reason,omitempty"` // why it was aborted or paused
 	Order     []string                   `json:"order"`            // notification order
 	Devices   map[string]*DeviceProgress `json:"devices"`
-	NextSeq   uint64                     `json:"next_seq"`
 	Started   time.Time                  `json:"started"`
 	Updated   time.Time                  `json:"updated"`
 	Finished  time.Time                  `json:"finished,omitzero"`
@@ -169,7 +170,7 @@ const DefaultTimeout = 10 * time.Minute
 // device pending, to be notified in the order given.
 func NewRollout(id, bundle string, devices []string, pace Pace, abort AbortPolicy, now time.Time) (*Rollout, error) {
 	r := &Rollout{ID: id, Bundle: bundle, Pace: pace, Abort: abort, State: RolloutRunning,
-		Devices: make(map[string]*DeviceProgress, len(devices)), NextSeq: 1, Started: now, Updated: now, Timeout: DefaultTimeout}
+		Devices: make(map[string]*DeviceProgress, len(devices)), Started: now, Updated: now, Timeout: DefaultTimeout}
 	if id == "" || bundle == "" {
 		return nil, fmt.Errorf("%w: a rollout needs an ID and a bundle", ErrRollout)
 	}
@@ -281,9 +282,10 @@ type Notification struct {
 
 // Step advances the rollout to time now: it times out devices that took too
 // long, retries or finishes them, applies the abort criterion, and returns
-// the devices to notify now (each with the sequence number its command must
-// carry). The caller persists the rollout after sending.
-func (r *Rollout) Step(now time.Time) []Notification {
+// the devices to notify now, each with the sequence number its command must
+// carry, taken from nextSeq (the fleet's persistent, ever-growing counter).
+// The caller persists the rollout after sending.
+func (r *Rollout) Step(now time.Time, nextSeq func() uint64) []Notification {
 	if r.State.Done() {
 		return nil
 	}
@@ -302,7 +304,7 @@ func (r *Rollout) Step(now time.Time) []Notification {
 	for _, id := range r.Order {
 		d := r.Devices[id]
 		if d.State.Finished() && d.State != DeviceSucceeded && d.Attempts <= r.retriesFor(d.State) {
-			out = append(out, r.notify(id, d, now))
+			out = append(out, r.notify(id, d, nextSeq(), now))
 		}
 	}
 	allowed := r.allowance(now)
@@ -317,7 +319,7 @@ func (r *Rollout) Step(now time.Time) []Notification {
 			break
 		}
 		if d := r.Devices[id]; d.State == DevicePending {
-			out = append(out, r.notify(id, d, now))
+			out = append(out, r.notify(id, d, nextSeq(), now))
 			notified++
 			if r.Pace.Rate != nil {
 				r.RateCredit--
@@ -328,11 +330,10 @@ func (r *Rollout) Step(now time.Time) []Notification {
 	return out
 }
 
-func (r *Rollout) notify(id string, d *DeviceProgress, now time.Time) Notification {
-	d.State, d.Seq, d.Reason = DeviceNotified, r.NextSeq, ""
+func (r *Rollout) notify(id string, d *DeviceProgress, seq uint64, now time.Time) Notification {
+	d.State, d.Seq, d.Reason = DeviceNotified, seq, ""
 	d.Attempts++
 	d.NotifiedAt, d.UpdatedAt = now, now
-	r.NextSeq++
 	r.Updated = now
 	return Notification{Device: id, Seq: d.Seq}
 }

@@ -11,6 +11,13 @@ import (
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
+// counter is a fleet-wide sequence counter for tests.
+type counter struct{ n uint64 }
+
+func (c *counter) next() uint64 { c.n++; return c.n }
+
+var seq = &counter{}
+
 func deviceIDs(n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -40,24 +47,24 @@ func report(t *testing.T, r *Rollout, ns []Notification, s DeviceState, now time
 
 func TestPhasedRolloutWaitsForEachPhase(t *testing.T) {
 	r := mustRollout(t, 20, Pace{Phases: []Phase{{Percent: 10}, {Percent: 50}, {Percent: 100}}}, AbortPolicy{})
-	n1 := r.Step(t0)
+	n1 := r.Step(t0, seq.next)
 	if len(n1) != 2 {
 		t.Fatalf("phase 1 notified %d devices, want 2", len(n1))
 	}
-	if again := r.Step(t0.Add(time.Second)); len(again) != 0 {
+	if again := r.Step(t0.Add(time.Second), seq.next); len(again) != 0 {
 		t.Fatalf("phase 2 started before phase 1 finished: %v", again)
 	}
 	report(t, r, n1[:1], DeviceSucceeded, t0)
-	if again := r.Step(t0.Add(time.Second)); len(again) != 0 {
+	if again := r.Step(t0.Add(time.Second), seq.next); len(again) != 0 {
 		t.Fatalf("phase 2 started with one phase-1 device unfinished: %v", again)
 	}
 	report(t, r, n1[1:], DeviceSucceeded, t0)
-	n2 := r.Step(t0.Add(2 * time.Second))
+	n2 := r.Step(t0.Add(2 * time.Second), seq.next)
 	if len(n2) != 8 {
 		t.Fatalf("phase 2 notified %d devices, want 8 (to 50%%)", len(n2))
 	}
 	report(t, r, n2, DeviceSucceeded, t0)
-	n3 := r.Step(t0.Add(3 * time.Second))
+	n3 := r.Step(t0.Add(3 * time.Second), seq.next)
 	if len(n3) != 10 {
 		t.Fatalf("phase 3 notified %d devices, want 10", len(n3))
 	}
@@ -69,22 +76,22 @@ func TestPhasedRolloutWaitsForEachPhase(t *testing.T) {
 		seen[n.Seq] = true
 	}
 	report(t, r, n3, DeviceSucceeded, t0)
-	r.Step(t0.Add(4 * time.Second))
+	r.Step(t0.Add(4 * time.Second), seq.next)
 	if r.State != RolloutCompleted || r.Successes != 20 {
 		t.Fatalf("state %s with %d successes, want completed with 20", r.State, r.Successes)
 	}
-	if more := r.Step(t0.Add(time.Hour)); more != nil {
+	if more := r.Step(t0.Add(time.Hour), seq.next); more != nil {
 		t.Fatalf("completed rollout notified %v", more)
 	}
 }
 
 func TestPhaseStartTime(t *testing.T) {
 	r := mustRollout(t, 10, Pace{Phases: []Phase{{Count: 1}, {Percent: 100, StartAt: t0.Add(time.Hour)}}}, AbortPolicy{})
-	report(t, r, r.Step(t0), DeviceSucceeded, t0)
-	if n := r.Step(t0.Add(59 * time.Minute)); len(n) != 0 {
+	report(t, r, r.Step(t0, seq.next), DeviceSucceeded, t0)
+	if n := r.Step(t0.Add(59 * time.Minute), seq.next); len(n) != 0 {
 		t.Fatalf("phase 2 started before its start time: %d devices", len(n))
 	}
-	if n := r.Step(t0.Add(time.Hour)); len(n) != 9 {
+	if n := r.Step(t0.Add(time.Hour), seq.next); len(n) != 9 {
 		t.Fatalf("phase 2 notified %d at its start time, want 9", len(n))
 	}
 }
@@ -94,13 +101,13 @@ func TestPhaseStartTime(t *testing.T) {
 func TestCanaryAbortKeepsBundleFromOthers(t *testing.T) {
 	r := mustRollout(t, 50, Pace{Phases: []Phase{{Count: 5}, {Percent: 100}}},
 		AbortPolicy{On: FailureFailed, ThresholdPercent: 20, MinExecuted: 5})
-	canary := r.Step(t0)
+	canary := r.Step(t0, seq.next)
 	if len(canary) != 5 {
 		t.Fatalf("canary of %d, want 5", len(canary))
 	}
 	report(t, r, canary[:3], DeviceSucceeded, t0)
 	report(t, r, canary[3:], DeviceFailed, t0) // 2 of 5 = 40% > 20%
-	if n := r.Step(t0.Add(time.Second)); n != nil {
+	if n := r.Step(t0.Add(time.Second), seq.next); n != nil {
 		t.Fatalf("aborted rollout notified %d devices", len(n))
 	}
 	if r.State != RolloutAborted || r.Reason == "" {
@@ -116,14 +123,14 @@ func TestCanaryAbortKeepsBundleFromOthers(t *testing.T) {
 
 func TestAbortWaitsForMinExecuted(t *testing.T) {
 	r := mustRollout(t, 10, Pace{}, AbortPolicy{On: FailureAny, ThresholdPercent: 10, MinExecuted: 3})
-	all := r.Step(t0)
+	all := r.Step(t0, seq.next)
 	report(t, r, all[:1], DeviceRejected, t0)
-	r.Step(t0)
+	r.Step(t0, seq.next)
 	if r.State != RolloutRunning {
 		t.Fatalf("aborted after 1 of a minimum 3 executed")
 	}
 	report(t, r, all[1:3], DeviceSucceeded, t0)
-	r.Step(t0)
+	r.Step(t0, seq.next)
 	if r.State != RolloutAborted {
 		t.Fatalf("1 of 3 rejected (33%% > 10%%) did not abort: %s", r.State)
 	}
@@ -137,12 +144,12 @@ func TestTimeoutAndRetry(t *testing.T) {
 	if err := r.SetRetries(map[string]int{FailureTimedOut: 1}); err != nil {
 		t.Fatal(err)
 	}
-	first := r.Step(t0)
+	first := r.Step(t0, seq.next)
 	r.Apply(Report{Device: first[0].Device, Seq: first[0].Seq, State: DeviceDownloading}, t0)
-	if n := r.Step(t0.Add(time.Minute)); len(n) != 0 {
+	if n := r.Step(t0.Add(time.Minute), seq.next); len(n) != 0 {
 		t.Fatalf("timed out at exactly the timeout")
 	}
-	retry := r.Step(t0.Add(time.Minute + time.Second))
+	retry := r.Step(t0.Add(time.Minute + time.Second), seq.next)
 	if len(retry) != 1 || retry[0].Seq <= first[0].Seq {
 		t.Fatalf("retry %v after timeout of %v", retry, first)
 	}
@@ -151,7 +158,7 @@ func TestTimeoutAndRetry(t *testing.T) {
 		t.Fatal("stale report applied")
 	}
 	// The retry times out too: no retries left, the rollout completes.
-	if n := r.Step(t0.Add(3 * time.Minute)); len(n) != 0 {
+	if n := r.Step(t0.Add(3 * time.Minute), seq.next); len(n) != 0 {
 		t.Fatalf("second retry sent: %v", n)
 	}
 	if r.State != RolloutCompleted || r.Devices[first[0].Device].State != DeviceTimedOut {
@@ -161,7 +168,7 @@ func TestTimeoutAndRetry(t *testing.T) {
 
 func TestApplyIgnoresDuplicatesAndBackwardProgress(t *testing.T) {
 	r := mustRollout(t, 1, Pace{}, AbortPolicy{})
-	n := r.Step(t0)[0]
+	n := r.Step(t0, seq.next)[0]
 	apply := func(s DeviceState) bool { return r.Apply(Report{Device: n.Device, Seq: n.Seq, State: s}, t0) }
 	if !apply(DeviceInstalling) || apply(DeviceDownloading) || apply(DeviceInstalling) {
 		t.Fatal("progress must only move forward")
@@ -179,29 +186,29 @@ func TestApplyIgnoresDuplicatesAndBackwardProgress(t *testing.T) {
 
 func TestRatePacing(t *testing.T) {
 	r := mustRollout(t, 100, Pace{Rate: &Rate{BasePerMinute: 2, Factor: 2, IncreaseAfter: 2}}, AbortPolicy{})
-	first := r.Step(t0)
+	first := r.Step(t0, seq.next)
 	if len(first) != 2 {
 		t.Fatalf("first minute: %d devices, want 2", len(first))
 	}
-	if n := r.Step(t0.Add(29 * time.Second)); len(n) != 0 {
+	if n := r.Step(t0.Add(29 * time.Second), seq.next); len(n) != 0 {
 		t.Fatalf("%d devices before the rate allows one", len(n))
 	}
-	if n := r.Step(t0.Add(30 * time.Second)); len(n) != 1 {
+	if n := r.Step(t0.Add(30 * time.Second), seq.next); len(n) != 1 {
 		t.Fatalf("after 30 s at 2/min: %d devices, want 1", len(n))
 	}
 	report(t, r, first, DeviceSucceeded, t0.Add(30*time.Second)) // 2 successes: rate doubles
-	if n := r.Step(t0.Add(60 * time.Second)); len(n) != 2 {
+	if n := r.Step(t0.Add(60 * time.Second), seq.next); len(n) != 2 {
 		t.Fatalf("30 s at 4/min: %d devices, want 2", len(n))
 	}
 }
 
 func TestPauseResumeAbort(t *testing.T) {
 	r := mustRollout(t, 4, Pace{Phases: []Phase{{Count: 1}, {Count: 4}}}, AbortPolicy{})
-	report(t, r, r.Step(t0), DeviceSucceeded, t0)
+	report(t, r, r.Step(t0, seq.next), DeviceSucceeded, t0)
 	if err := r.Pause("operator", t0); err != nil {
 		t.Fatal(err)
 	}
-	if n := r.Step(t0); len(n) != 0 {
+	if n := r.Step(t0, seq.next); len(n) != 0 {
 		t.Fatalf("paused rollout notified %d", len(n))
 	}
 	if err := r.Pause("again", t0); !errors.Is(err, ErrRollout) {
@@ -210,7 +217,7 @@ func TestPauseResumeAbort(t *testing.T) {
 	if err := r.Resume(t0); err != nil {
 		t.Fatal(err)
 	}
-	if n := r.Step(t0); len(n) != 3 {
+	if n := r.Step(t0, seq.next); len(n) != 3 {
 		t.Fatalf("resumed rollout notified %d, want 3", len(n))
 	}
 	if err := r.AbortNow("operator", t0); err != nil || r.State != RolloutAborted {
@@ -230,6 +237,7 @@ func TestRolloutSurvivesJSONRoundTrip(t *testing.T) {
 	}
 	a := mk()
 	now := t0
+	ca := &counter{} // the persisted fleet counter, for a and for the reloaded copy
 	for step := range 40 {
 		now = now.Add(17 * time.Second)
 		raw, err := json.Marshal(a)
@@ -240,7 +248,8 @@ func TestRolloutSurvivesJSONRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(raw, &b); err != nil {
 			t.Fatal(err)
 		}
-		na, nb := a.Step(now), b.Step(now)
+		cb := *ca
+		na, nb := a.Step(now, ca.next), b.Step(now, cb.next)
 		if !reflect.DeepEqual(na, nb) {
 			t.Fatalf("step %d: in memory %v, reloaded %v", step, na, nb)
 		}
