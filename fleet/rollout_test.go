@@ -59,12 +59,12 @@ func TestPhasedRolloutWaitsForEachPhase(t *testing.T) {
 		t.Fatalf("phase 2 started with one phase-1 device unfinished: %v", again)
 	}
 	report(t, r, n1[1:], DeviceSucceeded, t0)
-	n2 := r.Step(t0.Add(2 * time.Second), seq.next)
+	n2 := r.Step(t0.Add(2*time.Second), seq.next)
 	if len(n2) != 8 {
 		t.Fatalf("phase 2 notified %d devices, want 8 (to 50%%)", len(n2))
 	}
 	report(t, r, n2, DeviceSucceeded, t0)
-	n3 := r.Step(t0.Add(3 * time.Second), seq.next)
+	n3 := r.Step(t0.Add(3*time.Second), seq.next)
 	if len(n3) != 10 {
 		t.Fatalf("phase 3 notified %d devices, want 10", len(n3))
 	}
@@ -76,7 +76,7 @@ func TestPhasedRolloutWaitsForEachPhase(t *testing.T) {
 		seen[n.Seq] = true
 	}
 	report(t, r, n3, DeviceSucceeded, t0)
-	r.Step(t0.Add(4 * time.Second), seq.next)
+	r.Step(t0.Add(4*time.Second), seq.next)
 	if r.State != RolloutCompleted || r.Successes != 20 {
 		t.Fatalf("state %s with %d successes, want completed with 20", r.State, r.Successes)
 	}
@@ -88,7 +88,7 @@ func TestPhasedRolloutWaitsForEachPhase(t *testing.T) {
 func TestPhaseStartTime(t *testing.T) {
 	r := mustRollout(t, 10, Pace{Phases: []Phase{{Count: 1}, {Percent: 100, StartAt: t0.Add(time.Hour)}}}, AbortPolicy{})
 	report(t, r, r.Step(t0, seq.next), DeviceSucceeded, t0)
-	if n := r.Step(t0.Add(59 * time.Minute), seq.next); len(n) != 0 {
+	if n := r.Step(t0.Add(59*time.Minute), seq.next); len(n) != 0 {
 		t.Fatalf("phase 2 started before its start time: %d devices", len(n))
 	}
 	if n := r.Step(t0.Add(time.Hour), seq.next); len(n) != 9 {
@@ -149,7 +149,7 @@ func TestTimeoutAndRetry(t *testing.T) {
 	if n := r.Step(t0.Add(time.Minute), seq.next); len(n) != 0 {
 		t.Fatalf("timed out at exactly the timeout")
 	}
-	retry := r.Step(t0.Add(time.Minute + time.Second), seq.next)
+	retry := r.Step(t0.Add(time.Minute+time.Second), seq.next)
 	if len(retry) != 1 || retry[0].Seq <= first[0].Seq {
 		t.Fatalf("retry %v after timeout of %v", retry, first)
 	}
@@ -158,7 +158,7 @@ func TestTimeoutAndRetry(t *testing.T) {
 		t.Fatal("stale report applied")
 	}
 	// The retry times out too: no retries left, the rollout completes.
-	if n := r.Step(t0.Add(3 * time.Minute), seq.next); len(n) != 0 {
+	if n := r.Step(t0.Add(3*time.Minute), seq.next); len(n) != 0 {
 		t.Fatalf("second retry sent: %v", n)
 	}
 	if r.State != RolloutCompleted || r.Devices[first[0].Device].State != DeviceTimedOut {
@@ -190,14 +190,14 @@ func TestRatePacing(t *testing.T) {
 	if len(first) != 2 {
 		t.Fatalf("first minute: %d devices, want 2", len(first))
 	}
-	if n := r.Step(t0.Add(29 * time.Second), seq.next); len(n) != 0 {
+	if n := r.Step(t0.Add(29*time.Second), seq.next); len(n) != 0 {
 		t.Fatalf("%d devices before the rate allows one", len(n))
 	}
-	if n := r.Step(t0.Add(30 * time.Second), seq.next); len(n) != 1 {
+	if n := r.Step(t0.Add(30*time.Second), seq.next); len(n) != 1 {
 		t.Fatalf("after 30 s at 2/min: %d devices, want 1", len(n))
 	}
 	report(t, r, first, DeviceSucceeded, t0.Add(30*time.Second)) // 2 successes: rate doubles
-	if n := r.Step(t0.Add(60 * time.Second), seq.next); len(n) != 2 {
+	if n := r.Step(t0.Add(60*time.Second), seq.next); len(n) != 2 {
 		t.Fatalf("30 s at 4/min: %d devices, want 2", len(n))
 	}
 }
