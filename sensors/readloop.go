@@ -15,8 +15,19 @@ import (
 // maxReadErrors is how many consecutive read errors ReadLoop tolerates.
 const maxReadErrors = 3
 
-// ReadLoop reads n readings from src (n <= 0: until ctx is done or the
-// source ends) and prints each to w as one line
+// LoopOptions configures ReadLoop. Zero fields mean defaults; a nil
+// *LoopOptions means all defaults.
+type LoopOptions struct {
+	// Count is how many readings to take; 0 means until ctx is done or the
+	// source ends.
+	Count int
+	// Every prints one reading in Every (default 1: all); the others still
+	// feed the pipeline, whose feature lines are all printed. At 1 kHz,
+	// Every = 1000 prints a reading a second.
+	Every int
+}
+
+// ReadLoop reads from src and prints readings to w, one line each
 //
 //	2025-01-02T03:04:05.123Z accel.x=0.0123 accel.y=-0.004 ...
 //
@@ -24,7 +35,12 @@ const maxReadErrors = 3
 // src's channels, has a vector ready. A read error is printed and the loop
 // goes on; after several in a row it returns the last. It returns nil when
 // ctx is done or the source ends.
-func ReadLoop(ctx context.Context, w io.Writer, src Source, pipeline *features.Pipeline, n int) error {
+func ReadLoop(ctx context.Context, w io.Writer, src Source, pipeline *features.Pipeline, o *LoopOptions) error {
+	var opt LoopOptions
+	if o != nil {
+		opt = *o
+	}
+	n, every := opt.Count, max(opt.Every, 1)
 	channels := src.Channels()
 	var names []string
 	var vec []float32
@@ -50,16 +66,18 @@ func ReadLoop(ctx context.Context, w io.Writer, src Source, pipeline *features.P
 			continue
 		}
 		fails = 0
-		line = r.Time.UTC().AppendFormat(line[:0], time.RFC3339Nano)
-		for j, v := range r.Values {
-			line = append(line, ' ')
-			line = append(line, channels[j]...)
-			line = append(line, '=')
-			line = strconv.AppendFloat(line, v, 'g', 6, 64)
-		}
-		p.printf("%s\n", line)
-		if p.err != nil {
-			return p.err
+		if i%every == 0 {
+			line = r.Time.UTC().AppendFormat(line[:0], time.RFC3339Nano)
+			for j, v := range r.Values {
+				line = append(line, ' ')
+				line = append(line, channels[j]...)
+				line = append(line, '=')
+				line = strconv.AppendFloat(line, v, 'g', 6, 64)
+			}
+			p.printf("%s\n", line)
+			if p.err != nil {
+				return p.err
+			}
 		}
 		if pipeline == nil {
 			continue

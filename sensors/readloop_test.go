@@ -23,7 +23,7 @@ func TestReadLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := sensors.ReadLoop(context.Background(), &buf, src, p, 9); err != nil {
+	if err := sensors.ReadLoop(context.Background(), &buf, src, p, &sensors.LoopOptions{Count: 9}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -36,8 +36,21 @@ func TestReadLoop(t *testing.T) {
 		t.Fatalf("second line %q", lines[1])
 	}
 
+	// Every 4th reading printed; every feature vector printed.
+	buf.Reset()
+	p.Reset()
+	if err := sensors.ReadLoop(context.Background(), &buf, src, p, &sensors.LoopOptions{Count: 12, Every: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Count(buf.String(), "accel.x="), 3; got != want {
+		t.Fatalf("%d readings printed, want %d:\n%s", got, want, buf.String())
+	}
+	if got := strings.Count(buf.String(), "features:"); got != 3 {
+		t.Fatalf("%d feature lines, want 3:\n%s", got, buf.String())
+	}
+
 	other, _ := features.NewPipeline(spec, []string{"accel.x"})
-	if err := sensors.ReadLoop(context.Background(), &buf, src, other, 1); err == nil {
+	if err := sensors.ReadLoop(context.Background(), &buf, src, other, &sensors.LoopOptions{Count: 1}); err == nil {
 		t.Fatal("pipeline on other channels accepted")
 	}
 }
@@ -53,7 +66,7 @@ func (broken) Read(context.Context) (sensors.Reading, error) {
 
 func TestReadLoopErrorsAndEnd(t *testing.T) {
 	var buf bytes.Buffer
-	if err := sensors.ReadLoop(context.Background(), &buf, broken{}, nil, 0); !errors.Is(err, sensors.ErrNoResponse) {
+	if err := sensors.ReadLoop(context.Background(), &buf, broken{}, nil, nil); !errors.Is(err, sensors.ErrNoResponse) {
 		t.Fatalf("got %v", err)
 	}
 	if n := strings.Count(buf.String(), "error: "); n != 3 {
@@ -61,10 +74,10 @@ func TestReadLoopErrorsAndEnd(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := sensors.ReadLoop(ctx, &buf, synthetic.New(nil), nil, 0); err != nil {
+	if err := sensors.ReadLoop(ctx, &buf, synthetic.New(nil), nil, nil); err != nil {
 		t.Fatalf("canceled loop: %v", err)
 	}
-	if err := sensors.ReadLoop(context.Background(), &buf, eofSource{}, nil, 0); err != nil {
+	if err := sensors.ReadLoop(context.Background(), &buf, eofSource{}, nil, nil); err != nil {
 		t.Fatalf("ended source: %v", err)
 	}
 }

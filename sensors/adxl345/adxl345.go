@@ -106,6 +106,11 @@ func newSource(r regs, o *Options) (*Source, error) {
 	if err := r.read(adxl.DeviceID, id[:]); err != nil {
 		return fail(sensors.ErrNoResponse, err)
 	}
+	if _, onSPI := r.(*spiRegs); onSPI && (id[0] == 0x00 || id[0] == 0xFF) {
+		// SPI has no acknowledge: with no chip selected, MISO floats or is
+		// pulled to one level and every register reads 0x00 or 0xFF.
+		return fail(sensors.ErrNoResponse, fmt.Errorf("DEVID reads %#02x: no device drives MISO (check the wiring and the chip select)", id[0]))
+	}
 	if id[0] != DeviceID {
 		return fail(sensors.ErrWrongDevice, fmt.Errorf("DEVID reads %#02x, an ADXL345 has %#02x", id[0], DeviceID))
 	}

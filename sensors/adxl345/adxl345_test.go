@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,5 +159,82 @@ func TestRegistry(t *testing.T) {
 		if err := c.Validate(); !errors.As(err, &ce) {
 			t.Errorf("%+v accepted (%v)", c, err)
 		}
+	}
+}
+
+func TestSPIFailures(t *testing.T) {
+	devid := func(v byte) []conntest.IO { return []conntest.IO{{W: []byte{0x80, 0x00}, R: []byte{0x00, v}}} }
+	for _, c := range []struct {
+		name string
+		ops  []conntest.IO
+		want error
+	}{
+		{"nothing on MISO (0xFF)", devid(0xFF), sensors.ErrNoResponse},
+		{"nothing on MISO (0x00)", devid(0x00), sensors.ErrNoResponse},
+		{"another chip", devid(0x60), sensors.ErrWrongDevice},
+		{"transfer fails", nil, sensors.ErrNoResponse},
+	} {
+		port := &spitest.Playback{Playback: conntest.Playback{Ops: c.ops, DontPanic: true}}
+		_, err := NewSPI(port, nil)
+		var de *sensors.DeviceError
+		if !errors.Is(err, c.want) || !errors.As(err, &de) || de.Op != "open" || de.Sensor != "accel" {
+			t.Errorf("%s: got %v, want an open DeviceError wrapping %v", c.name, err, c.want)
+		}
+	}
+	// Answers at start-up, then the read transfer fails; then garbage
+	// (−32768 is beyond a 10-bit ±2 g result).
+	init := []conntest.IO{
+		{W: []byte{0x80, 0x00}, R: []byte{0x00, 0xE5}},
+		{W: []byte{0x2D, 0x00}}, {W: []byte{0x2C, 0x0A}}, {W: []byte{0x31, 0x08}}, {W: []byte{0x2D, 0x08}},
+	}
+	port := &spitest.Playback{Playback: conntest.Playback{Ops: init, DontPanic: true}}
+	s, err := NewSPI(port, &Options{RangeG: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(context.Background()); !errors.Is(err, sensors.ErrNoResponse) {
+		t.Errorf("failed read transfer: %v", err)
+	}
+	ops := append(slices.Clone(init), conntest.IO{W: []byte{0xF2, 0, 0, 0, 0, 0, 0}, R: []byte{0, 0, 0, 0, 0, 0x00, 0x80}})
+	port = &spitest.Playback{Playback: conntest.Playback{Ops: ops}}
+	if s, err = NewSPI(port, &Options{RangeG: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(context.Background()); !errors.Is(err, sensors.ErrBadReading) || !strings.Contains(err.Error(), "accel.z") {
+		t.Errorf("garbage read: %v", err)
+	}
+}
+
+func TestRetryingRecoversAfterUnplug(t *testing.T) {
+	// Through the registry and the retrying wrapper: the accelerometer
+	// answers, stops answering (3 attempts, then failed), and comes back
+	// (reopened and re-initialised after the backoff).
+	sampleRead := i2ctest.IO{Addr: 0x53, W: []byte{0x32}, R: sample}
+	bus := &i2ctest.Playback{Ops: append(i2cInit(0x53), sampleRead), DontPanic: true}
+	clock := sensortest.NewFakeClock(time.Unix(0, 0))
+	env := &sensors.Env{Buses: &sensortest.Buses{I2C: map[string]i2c.Bus{"I2C1": bus}}, Clock: clock}
+	src, err := sensors.OpenRetrying(sensors.Config{Kind: "adxl345", Bus: "I2C1"}, env, &sensors.RetryPolicy{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if r, err := src.Read(context.Background()); err != nil || r.Values[0] != 1 {
+		t.Fatalf("first read %v %v", r, err)
+	}
+	if _, err := src.Read(context.Background()); !errors.Is(err, sensors.ErrNoResponse) {
+		t.Fatalf("read of unplugged device: %v", err)
+	}
+	if h := src.Health(); h.State != sensors.StateFailed || h.Sensor != "accel" {
+		t.Fatalf("health %+v", h)
+	}
+	bus.Lock()
+	bus.Ops = append(i2cInit(0x53), sampleRead)
+	bus.Count = 0
+	bus.Unlock()
+	if r, err := src.Read(context.Background()); err != nil || r.Values[0] != 1 {
+		t.Fatalf("read after replug: %v %v", r, err)
+	}
+	if h := src.Health(); h.State != sensors.StateOK {
+		t.Fatalf("health after replug %+v", h)
 	}
 }

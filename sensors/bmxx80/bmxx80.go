@@ -81,6 +81,12 @@ func NewSPI(p spi.Port, o *Options) (*Source, error) {
 	}
 	w := &watchPort{Port: p}
 	dev, err := bmx.NewSPI(w, opts)
+	if err != nil && w.err == nil && w.chipIDRead && (w.chipID == 0x00 || w.chipID == 0xFF) {
+		// SPI has no acknowledge: with no chip selected, MISO floats or is
+		// pulled to one level and every register reads 0x00 or 0xFF.
+		err = fmt.Errorf("chip ID reads %#02x: no device drives MISO (check the wiring and the chip select of %s)", w.chipID, p)
+		w.err = err
+	}
 	sleep := func(ctrl byte) error {
 		if w.conn == nil {
 			return nil
@@ -269,11 +275,14 @@ func (w *watchBus) Tx(addr uint16, wr, r []byte) error {
 	return err
 }
 
-// watchPort is watchBus for SPI.
+// watchPort is watchBus for SPI. It also keeps the chip ID read, since on
+// SPI a missing device does not fail transfers but reads as 0x00 or 0xFF.
 type watchPort struct {
 	spi.Port
-	err  error
-	conn spi.Conn // the connection periph made, for Close
+	err        error
+	conn       spi.Conn // the connection periph made, for Close
+	chipID     byte
+	chipIDRead bool
 }
 
 func (w *watchPort) Connect(f physic.Frequency, mode spi.Mode, bits int) (spi.Conn, error) {
@@ -295,6 +304,8 @@ func (c *watchConn) Tx(wr, r []byte) error {
 	err := c.Conn.Tx(wr, r)
 	if err != nil {
 		c.w.err = err
+	} else if len(wr) == 2 && wr[0] == regChipID && len(r) == 2 && !c.w.chipIDRead {
+		c.w.chipID, c.w.chipIDRead = r[1], true
 	}
 	return err
 }

@@ -302,3 +302,55 @@ func TestPrepare(t *testing.T) {
 		t.Fatalf("defaults %+v %v", eff, err)
 	}
 }
+
+func TestSPIOpenFailures(t *testing.T) {
+	// SPI has no acknowledge: a port with nothing wired reads 0xFF (or
+	// 0x00), which is "did not respond", while another chip's ID is
+	// "unexpected device". A transfer error is "did not respond" too.
+	cases := []struct {
+		name string
+		ops  []conntest.IO
+		want error
+	}{
+		{"nothing on MISO (0xFF)", []conntest.IO{{W: []byte{0xD0, 0x00}, R: []byte{0xFF, 0xFF}}}, sensors.ErrNoResponse},
+		{"nothing on MISO (0x00)", []conntest.IO{{W: []byte{0xD0, 0x00}, R: []byte{0x00, 0x00}}}, sensors.ErrNoResponse},
+		{"garbage chip id", []conntest.IO{{W: []byte{0xD0, 0x00}, R: []byte{0x00, 0x42}}}, sensors.ErrWrongDevice},
+		{"transfer fails", nil, sensors.ErrNoResponse},
+	}
+	for _, c := range cases {
+		port := &spitest.Playback{Playback: conntest.Playback{Ops: c.ops, DontPanic: true}}
+		_, err := NewSPI(port, opts(""))
+		var de *sensors.DeviceError
+		if !errors.Is(err, c.want) || !errors.As(err, &de) || de.Op != "open" {
+			t.Errorf("%s: got %v, want a DeviceError wrapping %v", c.name, err, c.want)
+		}
+	}
+}
+
+func TestRetryingGarbageIsAFailure(t *testing.T) {
+	// A device that keeps answering garbage is retried, then reported
+	// failed with the reason, and the agent's read loop goes on.
+	garbage := i2ctest.IO{Addr: 0x76, W: []byte{0xF7}, R: make([]byte, 8)}
+	ops := append(bme280Init(0x76), garbage, garbage, garbage, sleepOp)
+	bus := &i2ctest.Playback{Ops: ops, DontPanic: true}
+	env, clock := newEnv(bus, nil)
+	src, err := sensors.OpenRetrying(sensors.Config{Kind: "bme280", Bus: "I2C1"}, env, &sensors.RetryPolicy{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if h := src.Health(); h.State != sensors.StateOK {
+		t.Fatalf("health after open: %+v", h)
+	}
+	if _, err := src.Read(context.Background()); !errors.Is(err, sensors.ErrBadReading) {
+		t.Fatalf("read: %v", err)
+	}
+	h := src.Health()
+	if h.State != sensors.StateFailed || h.Failures != 1 || !strings.Contains(h.LastError, "implausible reading") || h.NextRetry.IsZero() {
+		t.Fatalf("health after garbage: %+v", h)
+	}
+	// 3 result reads, then the chip was put to sleep and released.
+	if bus.Count != len(ops) {
+		t.Fatalf("%d of %d transfers happened", bus.Count, len(ops))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math/cmplx"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -211,6 +212,34 @@ func TestCanProduce(t *testing.T) {
 	var se *SpecError
 	if err := CanProduce(PipelineSpec{}, avail, nil); !errors.As(err, &se) {
 		t.Fatalf("invalid spec: got %v, want *SpecError", err)
+	}
+	all := append(avail, "temp.temperature")
+	err = CanProduce(spec, all, []string{"accel.x.rms", "temp.temperature.mean", "accel.x.rms"})
+	if !errors.As(err, &fe) || fe.Feature != "accel.x.rms" || fe.Position != 2 || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("duplicate feature: got %v", err)
+	}
+	// A bundle without names (f0, f1, ... implied) says nothing about
+	// which input is which: refused.
+	for _, want := range [][]string{nil, {}} {
+		if err := CanProduce(spec, all, want); !errors.As(err, &fe) || fe.Position != -1 {
+			t.Fatalf("no names (%v): got %v", want, err)
+		}
+	}
+	if err := CanProduce(spec, all, []string{"f0", "f1"}); !errors.As(err, &fe) || fe.Feature != "f0" {
+		t.Fatalf("default names: got %v", err)
+	}
+}
+
+func TestFeatureNameLength(t *testing.T) {
+	long := strings.Repeat("a", MaxName-len(".rms"))
+	spec := PipelineSpec{Features: []Spec{{Channel: long, Window: 4, Stats: []string{"rms"}}}}
+	if err := spec.Validate(); err != nil {
+		t.Fatalf("%d-byte name refused: %v", MaxName, err)
+	}
+	spec.Features[0].Channel += "b"
+	var se *SpecError
+	if err := spec.Validate(); !errors.As(err, &se) || se.Field != "channel" {
+		t.Fatalf("%d-byte name: got %v", MaxName+1, err)
 	}
 }
 

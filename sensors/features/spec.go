@@ -22,6 +22,10 @@ const (
 // Stats lists the known statistic names.
 var Stats = []string{StatMean, StatStd, StatMin, StatMax, StatRMS, StatP2P, StatKurtosis, StatCrest}
 
+// MaxName is the longest feature name, in bytes: a model bundle stores
+// names of at most 64 bytes, so a longer one could not travel with a model.
+const MaxName = 64
+
 // MaxWindow bounds Spec.Window, to keep a bad spec from allocating
 // unbounded memory.
 const MaxWindow = 1 << 16
@@ -86,6 +90,9 @@ func (s PipelineSpec) FeatureNames() ([]string, error) {
 			return nil, err
 		}
 		for _, n := range fn {
+			if len(n) > MaxName {
+				return nil, &SpecError{Index: i, Channel: f.Channel, Field: "channel", Msg: fmt.Sprintf("feature name %q is longer than %d bytes, which a model bundle cannot carry; use a shorter sensor name", n, MaxName)}
+			}
 			if seen[n] {
 				return nil, &SpecError{Index: i, Channel: f.Channel, Field: "stats", Msg: fmt.Sprintf("feature %q is produced twice", n)}
 			}

@@ -4,35 +4,71 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio/gpiotest"
 
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/sensors/sensortest"
 )
 
-// countUntil reads s until channel i has summed want edges or a deadline
-// passes, and returns the sum and the last reading.
-func countUntil(t *testing.T, s sensors.Source, i int, want float64) (float64, sensors.Reading) {
+// countUntil reads s until the count channels have summed at least want
+// (parallel to the channels; only count channels matter) or a deadline
+// passes, and returns the sums and the last reading. Every Read takes the
+// edges counted since the one before, so the sums are over all reads.
+func countUntil(t *testing.T, s sensors.Source, want []float64) ([]float64, sensors.Reading) {
 	t.Helper()
-	var sum float64
+	sums := make([]float64, len(want))
 	var r sensors.Reading
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		var err error
 		if r, err = s.Read(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if sum += r.Values[i]; sum >= want {
+		done := true
+		for i := 0; i < len(want); i += 2 { // count, level, count, level ...
+			sums[i] += r.Values[i]
+			done = done && sums[i] >= want[i]
+		}
+		if done {
 			break
 		}
 	}
-	return sum, r
+	return sums, r
+}
+
+// pin is periph's fake GPIO pin (gpiotest.Pin: edges are fed on EdgesChan)
+// that also records the edge detection In was asked for, which gpiotest
+// does not keep.
+type pin struct {
+	*gpiotest.Pin
+	mu   sync.Mutex
+	edge gpio.Edge
+}
+
+func newPin(name string, num int) *pin {
+	return &pin{Pin: &gpiotest.Pin{N: name, Num: num, EdgesChan: make(chan gpio.Level)}}
+}
+
+func (p *pin) In(pull gpio.Pull, edge gpio.Edge) error {
+	p.mu.Lock()
+	p.edge = edge
+	p.mu.Unlock()
+	return p.Pin.In(pull, edge)
+}
+
+func (p *pin) Edge() gpio.Edge {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.edge
 }
 
 func TestEdgeCounting(t *testing.T) {
-	p17, p27 := sensortest.NewPin("GPIO17", 17), sensortest.NewPin("GPIO27", 27)
+	p17, p27 := newPin("GPIO17", 17), newPin("GPIO27", 27)
 	s, err := New([]gpio.PinIn{p17, p27}, &Options{Pull: gpio.PullUp, Edge: gpio.BothEdges})
 	if err != nil {
 		t.Fatal(err)
@@ -45,19 +81,20 @@ func TestEdgeCounting(t *testing.T) {
 		t.Fatalf("pin set up with %v %v", p17.Pull(), p17.Edge())
 	}
 	for _, l := range []gpio.Level{gpio.High, gpio.Low, gpio.High, gpio.Low, gpio.High} {
-		p17.Edges <- l
+		p17.EdgesChan <- l
 	}
-	p27.Edges <- gpio.High
-	n17, r := countUntil(t, s, 0, 5)
-	if n17 != 5 || r.Values[1] != 1 {
-		t.Fatalf("GPIO17: %v edges, level %v; want 5 edges, level 1", n17, r.Values[1])
+	p27.EdgesChan <- gpio.High
+	sums, r := countUntil(t, s, []float64{5, 0, 1, 0})
+	if sums[0] != 5 || sums[2] != 1 || r.Values[1] != 1 || r.Values[3] != 1 {
+		t.Fatalf("counted %v and %v edges on GPIO17 and GPIO27, levels %v, %v; want 5 and 1 edges, both high", sums[0], sums[2], r.Values[1], r.Values[3])
 	}
-	if n27, _ := countUntil(t, s, 2, 1); n27 != 1 {
-		t.Fatalf("GPIO27: %v edges, want 1", n27)
+	// Counts are per Read: no edge since, nothing counted.
+	if r, _ := s.Read(context.Background()); r.Values[0] != 0 || r.Values[2] != 0 {
+		t.Fatalf("counts after they were read: %v", r.Values)
 	}
-	// Counts are per Read.
-	if r, _ := s.Read(context.Background()); r.Values[0] != 0 {
-		t.Fatalf("count after it was read: %v", r.Values[0])
+	p17.EdgesChan <- gpio.Low
+	if sums, r := countUntil(t, s, []float64{1, 0, 0, 0}); sums[0] != 1 || r.Values[1] != 0 {
+		t.Fatalf("one more falling edge: %v counted, level %v", sums[0], r.Values[1])
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -68,19 +105,20 @@ func TestEdgeCounting(t *testing.T) {
 }
 
 func TestPinWithoutEdgeDetection(t *testing.T) {
-	p := sensortest.NewPin("GPIO4", 4)
-	p.InErr = errors.New("edge detection not supported")
+	// gpiotest.Pin refuses edge detection when it has no edge channel, as
+	// a pin whose driver cannot detect edges does.
+	p := &gpiotest.Pin{N: "GPIO4", Num: 4}
 	_, err := New([]gpio.PinIn{p}, nil)
 	var de *sensors.DeviceError
-	if !errors.As(err, &de) || de.Op != "open" {
-		t.Fatalf("got %v", err)
+	if !errors.As(err, &de) || de.Op != "open" || de.Sensor != "gpio" || !strings.Contains(err.Error(), "GPIO4") {
+		t.Fatalf("got %v, want an open DeviceError naming the pin", err)
 	}
 }
 
 func TestRegistry(t *testing.T) {
-	p := sensortest.NewPin("GPIO17", 17)
+	p := newPin("GPIO17", 17)
 	clock := sensortest.NewFakeClock(time.Unix(0, 0))
-	env := &sensors.Env{Buses: &sensortest.Buses{Pins: map[string]*sensortest.Pin{"17": p}}, Clock: clock}
+	env := &sensors.Env{Buses: &sensortest.Buses{Pins: map[string]gpio.PinIO{"17": p}}, Clock: clock}
 	cfg := sensors.Config{Kind: "gpio", Name: "flow", Pins: []string{"17"}, Edge: "falling", Pull: "down", Rate: 2}
 	want, err := cfg.Channels()
 	if err != nil {
