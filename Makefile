@@ -16,7 +16,10 @@ FUZZ_TARGETS ?= \
 	./store:FuzzDecodeSlot ./store:FuzzDecodeOutboxRecord ./store:FuzzDecodeJob ./store:FuzzDecodeU64 \
 	./inference/bundle:FuzzDecode \
 	./sensors:FuzzConfig ./sensors/features:FuzzSpec \
-	./sensors/replay:FuzzLIBSVMLine ./sensors/replay:FuzzCSV ./sensors/replay:FuzzLIBSVMFile
+	./sensors/replay:FuzzLIBSVMLine ./sensors/replay:FuzzCSV ./sensors/replay:FuzzLIBSVMFile \
+	./wire:FuzzDecodeCommand ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic \
+	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
+	./fleet:FuzzParseConfig
 # Budgets are execution counts, not durations: Go 1.26's coordinator can
 # report a spurious "context deadline exceeded" when a -fuzztime duration
 # expires (golang/go#75804, fixed in Go 1.27). Minimizing a new input is

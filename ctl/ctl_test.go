@@ -35,7 +35,7 @@ func runCtl(t *testing.T, args ...string) (string, string, int) {
 
 func TestTrainThenEvalJSON(t *testing.T) {
 	dir := t.TempDir()
-	train, test, model := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "m.model")
+	train, test, model := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "m.trit")
 	writeCSV(t, train, 1000, 1)
 	writeCSV(t, test, 500, 2)
 	out, stderr, code := runCtl(t, "train", train, "-o", model, "--p", "256", "--sigma-grid", "0.25,0.5", "--c-grid", "1,10", "--test", test, "--json")

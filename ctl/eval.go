@@ -19,6 +19,9 @@ type evalSummary struct {
 	Classes    []string `json:"classes"`
 	NonZero    int      `json:"nonzero"`
 	ModelBytes int      `json:"model_bytes"`
+	ModelID    string   `json:"model_id"`
+	Release    uint64   `json:"release"`
+	Signed     bool     `json:"signed"` // a signature is present; eval does not verify it
 	Confusion  [][]int  `json:"confusion"`
 	// TrainSeconds is not known to eval; it is present for scripts that read
 	// train and eval output alike.
@@ -30,11 +33,18 @@ func newEvalCmd(e *env) *cobra.Command {
 	var asJSON bool
 	var workers int
 	cmd := &cobra.Command{
-		Use:   "eval [flags] MODEL DATA_FILE",
-		Short: "Evaluate a model on labelled data: accuracy and confusion matrix",
-		Args:  cobra.ExactArgs(2),
+		Use:   "eval [flags] BUNDLE DATA_FILE",
+		Short: "Evaluate a model bundle on labelled data: accuracy and confusion matrix",
+		Long: `eval reads a bundle (signed or not; the signature is not checked — use
+'tritctl bundle verify' for that), runs its self-test, and classifies every
+row of DATA_FILE with it.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, size, err := readModelSized(args[0])
+			raw, err := readFileCapped(args[0], maxFileSize)
+			if err != nil {
+				return err
+			}
+			m, br, err := decodeModel(args[0], raw)
 			if err != nil {
 				return err
 			}
@@ -64,7 +74,8 @@ func newEvalCmd(e *env) *cobra.Command {
 				}
 			}
 			s := evalSummary{Model: args[0], Dataset: ds.Name, Accuracy: ev.Accuracy, Rows: ev.N, Correct: ev.Correct,
-				P: spec.Transform.P, Classes: ev.Classes, NonZero: nz, ModelBytes: size, Confusion: ev.Confusion}
+				P: spec.Transform.P, Classes: ev.Classes, NonZero: nz, ModelBytes: len(raw), Confusion: ev.Confusion,
+				ModelID: br.ModelID, Release: br.Release, Signed: br.Signed}
 			if asJSON {
 				return writeJSON(e.stdout, s)
 			}

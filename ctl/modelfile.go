@@ -1,56 +1,188 @@
 package ctl
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/inference/bundle"
 )
 
-// modelFile is the on-disk form of a trained model that `tritctl train`
-// writes and `tritctl eval` reads.
-type modelFile struct {
-	Format string               `json:"format"`
-	Spec   *inference.ModelSpec `json:"spec"`
+// Models on disk are bundles (package inference/bundle, docs/BUNDLE.md):
+// `tritctl train` writes an unsigned one, `tritctl bundle sign` signs it,
+// and `tritctl eval` reads either. There is no other model format, so what
+// is evaluated on the workstation is byte for byte what a gateway runs.
+
+// maxFileSize caps how much of a file tritctl reads as a bundle. It is far
+// above the agents' 30 KB default (a large-p model is legitimate on a
+// workstation) but keeps a wrong path from being read whole.
+const maxFileSize = 16 << 20
+
+// defaultMinAgent is the minimum agent version stamped into new bundles
+// unless --min-agent says otherwise: the first agent release that reads
+// format version 1.
+const defaultMinAgent = "0.1.0"
+
+// modelMeta is what a bundle carries besides the model spec.
+type modelMeta struct {
+	ModelID   string
+	Release   uint64
+	Created   time.Time // zero: now
+	Expires   time.Time // zero: never
+	Hardware  string
+	MinAgent  string // "": defaultMinAgent
+	Features  []string
+	Overwrite bool // replace an existing file at the path
 }
 
-const modelFormat = "trit-model-json/1"
-
-// writeModel saves spec to path and returns the number of bytes written.
-func writeModel(path string, spec *inference.ModelSpec) (int, error) {
-	b, err := json.Marshal(modelFile{Format: modelFormat, Spec: spec})
-	if err != nil {
-		return 0, err
+// encodeModel returns the unsigned bundle of spec with meta's header and
+// compatibility fields.
+func encodeModel(spec *inference.ModelSpec, meta modelMeta) ([]byte, error) {
+	if meta.Created.IsZero() {
+		meta.Created = time.Now()
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if meta.MinAgent == "" {
+		meta.MinAgent = defaultMinAgent
+	}
+	return bundle.Encode(&bundle.Bundle{
+		Header: bundle.Header{ModelID: meta.ModelID, Release: meta.Release, CreatedAt: meta.Created, ExpiresAt: meta.Expires},
+		Compat: bundle.Compat{Features: meta.Features, MinAgentVersion: meta.MinAgent, Hardware: meta.Hardware},
+		Spec:   spec,
+	})
+}
+
+// writeModel saves spec to path as an unsigned bundle with default metadata
+// (model ID from the file name, release 1) and returns its size in bytes.
+// It replaces an existing file.
+func writeModel(path string, spec *inference.ModelSpec) (int, error) {
+	b, err := encodeModel(spec, modelMeta{ModelID: modelIDFromPath(path), Release: 1})
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := writeFileAtomic(path, b, 0o644, true); err != nil {
 		return 0, err
 	}
 	return len(b), nil
 }
 
-// readModelSized loads and validates the model at path and returns it with
-// the file's size in bytes.
+// modelIDFromPath derives a model ID from a file name: the base name up to
+// its first dot, or "model" if that is empty.
+func modelIDFromPath(path string) string {
+	base := filepath.Base(path)
+	if i := strings.IndexByte(base, '.'); i >= 0 {
+		base = base[:i]
+	}
+	if len(base) > bundle.MaxModelID {
+		base = base[:bundle.MaxModelID]
+	}
+	if base == "" || base == "/" {
+		return "model"
+	}
+	return base
+}
+
+// readModelSized loads the bundle at path, builds its model and runs the
+// bundle's self-test, and returns the model with the file's size in bytes.
+// The signature is not checked: this is for evaluating a model on the
+// operator's own machine (`tritctl bundle verify` checks signatures).
 func readModelSized(path string) (*inference.Model, int, error) {
-	b, err := os.ReadFile(path)
+	raw, err := readFileCapped(path, maxFileSize)
 	if err != nil {
 		return nil, 0, err
 	}
-	m, err := decodeModel(path, b)
-	return m, len(b), err
+	m, _, err := decodeModel(path, raw)
+	return m, len(raw), err
 }
 
-func decodeModel(path string, b []byte) (*inference.Model, error) {
-	var f modelFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s: not a trit model file: %w", path, err)
+// decodeModel parses a bundle without checking its signature, builds the
+// model and runs the self-test.
+func decodeModel(path string, raw []byte) (*inference.Model, *bundle.Breakdown, error) {
+	br, err := bundle.Inspect(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: not a trit model bundle: %w", path, err)
 	}
-	if f.Format != modelFormat || f.Spec == nil {
-		return nil, fmt.Errorf("%s: not a trit model file (format %q)", path, f.Format)
+	m, err := inference.New(br.Bundle.Spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	m, err := inference.New(f.Spec)
+	if err := bundle.SelfTest(m, br.Bundle); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, br, nil
+}
+
+// readFileCapped reads path, refusing a file larger than max bytes before
+// reading it (and one that grows past max while it is read).
+func readFileCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, larger than the %d-byte limit for a bundle file", path, fi.Size(), max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return m, nil
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: larger than the %d-byte limit for a bundle file", path, max)
+	}
+	return b, nil
+}
+
+// errExists reports an output file that is there already.
+var errExists = errors.New("file exists")
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, synced and renamed into place, so a reader never sees half a
+// bundle and a failed write leaves any old file intact. Unless overwrite is
+// set, an existing path is an error wrapping errExists.
+func writeFileAtomic(path string, data []byte, perm os.FileMode, overwrite bool) error {
+	if !overwrite {
+		if _, err := os.Lstat(path); err == nil {
+			return fmt.Errorf("%s: %w (use --force to replace it)", path, errExists)
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(perm)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if !overwrite {
+			// Link fails if path appeared meanwhile; rename would replace it.
+			if err = os.Link(name, path); err == nil {
+				os.Remove(name)
+				return nil
+			}
+		} else if err = os.Rename(name, path); err == nil {
+			return nil
+		}
+	}
+	os.Remove(name)
+	return fmt.Errorf("writing %s: %w", path, err)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -41,7 +42,8 @@ func run(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stderr, "tritctl: %v\n", err)
 	var u usageError
-	if errors.As(err, &u) {
+	// Cobra reports missing required flags as a plain error.
+	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "required flag") {
 		return 2
 	}
 	return 1
@@ -64,6 +66,8 @@ evaluates them, and manages keys, bundles and fleet rollouts.`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newTrainCmd(e), newEvalCmd(e), newDemoCmd(e))
+	root.AddCommand(newKeysCmd(e), newBundleCmd(e))
+	root.AddCommand(newCertsCmd(e), newPublishCmd(e), newRolloutCmd(e), newDevicesCmd(e))
 	markArgErrors(root)
 	return root
 }

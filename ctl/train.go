@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/data"
 	"github.com/trit-iot/trit/training/ternary"
@@ -26,8 +27,10 @@ type trainSummary struct {
 	NonZero      int     `json:"nonzero"`
 	Coefficients int     `json:"coefficients"` // weight vectors × p
 	Kept         int     `json:"kept_columns"`
-	ModelBytes   int     `json:"model_bytes"`
+	ModelBytes   int     `json:"model_bytes"` // bundle size; signing does not change it
 	Model        string  `json:"model"`
+	ModelID      string  `json:"model_id"`
+	Release      uint64  `json:"release"`
 	Sigma        float64 `json:"sigma"`
 	C            float64 `json:"c"`
 	Lambda       float64 `json:"lambda"`
@@ -54,6 +57,10 @@ type trainFlags struct {
 	initRows   int
 	workers    int
 	json       bool
+	modelID    string
+	release    uint64
+	hardware   string
+	minAgent   string
 }
 
 func newTrainCmd(e *env) *cobra.Command {
@@ -65,15 +72,25 @@ func newTrainCmd(e *env) *cobra.Command {
 text; .gz/.bz2/.xz are read transparently) and write it to --out.
 
 σ and C are chosen on a validation split of the training data unless given
-(--sigma, --c). With --test, the model is evaluated on that file afterwards.`,
-		Example: `  tritctl train --standard usps -o usps.model
-  tritctl train data.csv --label-column -1 --sigma 4 --c 1 -o m.model --test test.csv --json`,
+(--sigma, --c). With --test, the model is evaluated on that file afterwards.
+
+The model is written as an unsigned bundle (docs/BUNDLE.md), the format
+gateways run; sign it with 'tritctl bundle sign' before shipping. The
+bundle's scaler is float16, and training uses exactly that scaler, so the
+bundle predicts what was evaluated here.`,
+		Example: `  tritctl train --standard usps -o usps.trit
+  tritctl train data.csv --label-column -1 --sigma 4 --c 1 -o m.trit --test test.csv --json
+  tritctl train --standard mnist --sigma 16 --c 0.01 -o mnist.trit --model-id mnist-digits --release 3`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runTrain(e, f, args) },
 	}
 	f.data.add(cmd)
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "out", "o", "", "model file to write (required)")
+	fl.StringVarP(&f.out, "out", "o", "", "bundle file to write (required; replaced if it exists)")
+	fl.StringVar(&f.modelID, "model-id", "", "model ID in the bundle (default: the --standard name, else the output file's name up to its first dot)")
+	fl.Uint64Var(&f.release, "release", 1, "release counter in the bundle, >= 1; agents refuse a release not above the one they run")
+	fl.StringVar(&f.hardware, "hardware", "", "hardware/sensor-set label in the bundle (default: any)")
+	fl.StringVar(&f.minAgent, "min-agent", defaultMinAgent, "oldest agent version (major.minor.patch) that may run the bundle")
 	fl.StringVar(&f.test, "test", "", "labelled data to evaluate the trained model on")
 	fl.IntVar(&f.p, "p", 2048, "embedding bits")
 	fl.Float64Var(&f.sigma, "sigma", 0, "Gaussian kernel width σ (0: search --sigma-grid)")
@@ -109,6 +126,9 @@ func parseGrid(name, s string) ([]float64, error) {
 func runTrain(e *env, f *trainFlags, args []string) error {
 	if f.out == "" {
 		return usagef("--out is required")
+	}
+	if f.release == 0 {
+		return usagef("--release must be at least 1")
 	}
 	if (len(args) == 1) == (f.data.standard != "") {
 		return usagef("give either TRAIN_FILE or --standard NAME")
@@ -167,14 +187,29 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	size, err := writeModel(f.out, res.Spec)
+	modelID := f.modelID
+	if modelID == "" {
+		modelID = f.data.standard
+	}
+	if modelID == "" {
+		modelID = modelIDFromPath(f.out)
+	}
+	raw, err := encodeModel(res.Spec, modelMeta{ModelID: modelID, Release: f.release, Hardware: f.hardware, MinAgent: f.minAgent})
 	if err != nil {
+		return fmt.Errorf("bundling the trained model: %w", err)
+	}
+	if err := writeFileAtomic(f.out, raw, 0o644, true); err != nil {
 		return err
+	}
+	size := len(raw)
+	if size > bundle.DefaultMaxSize {
+		fmt.Fprintf(e.stderr, "tritctl: warning: %s is %d bytes, above the %d-byte cap agents apply by default\n", f.out, size, bundle.DefaultMaxSize)
 	}
 	s := trainSummary{
 		Dataset: train.Name, TrainSeconds: res.TrainSeconds, P: f.p, Classes: len(train.Classes),
 		Features: train.D, TrainRows: train.N, NonZero: res.NonZero,
 		Coefficients: len(res.Spec.Sign) * f.p, Kept: len(res.Spec.Kept), ModelBytes: size, Model: f.out,
+		ModelID: modelID, Release: f.release,
 		Sigma: res.Sigma, C: res.C, Lambda: res.Lambda, SearchPoints: len(res.Search), Seed: f.seed,
 		Loss: loss.String(), Reg: reg.String(), Search: res.Search,
 	}
@@ -218,5 +253,5 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result) {
 		s.NonZero, s.Coefficients, 100*float64(s.NonZero)/float64(max(1, s.Coefficients)), s.Kept, s.P)
 	fmt.Fprintf(w, "  %s accuracy: %.2f%%\n", s.AccuracyOn, s.Accuracy)
 	fmt.Fprintf(w, "  training time: %.1f s\n", s.TrainSeconds)
-	fmt.Fprintf(w, "  model: %s (%d bytes)\n", s.Model, s.ModelBytes)
+	fmt.Fprintf(w, "  model: %s (unsigned bundle, %d bytes; model ID %q, release %d)\n", s.Model, s.ModelBytes, s.ModelID, s.Release)
 }

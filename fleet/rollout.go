@@ -18,7 +18,7 @@ import (
 // Invariants:
 //   - Devices is fixed at creation; Order lists each of them once.
 //   - A device is notified at most once per attempt; every notification gets
-//     a new sequence number from the fleet-wide counter passed to Step (a
+//     a new sequence number from the device's own counter, passed to Step (a
 //     device refuses a command whose sequence is not above the last one it
 //     saw, across rollouts), and reports carrying an older one are ignored.
 //   - Once State is Aborted or Completed, Step notifies nobody.
@@ -283,9 +283,9 @@ type Notification struct {
 // Step advances the rollout to time now: it times out devices that took too
 // long, retries or finishes them, applies the abort criterion, and returns
 // the devices to notify now, each with the sequence number its command must
-// carry, taken from nextSeq (the fleet's persistent, ever-growing counter).
+// carry, taken from nextSeq (the device's persistent, ever-growing counter).
 // The caller persists the rollout after sending.
-func (r *Rollout) Step(now time.Time, nextSeq func() uint64) []Notification {
+func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Notification {
 	if r.State.Done() {
 		return nil
 	}
@@ -304,7 +304,7 @@ func (r *Rollout) Step(now time.Time, nextSeq func() uint64) []Notification {
 	for _, id := range r.Order {
 		d := r.Devices[id]
 		if d.State.Finished() && d.State != DeviceSucceeded && d.Attempts <= r.retriesFor(d.State) {
-			out = append(out, r.notify(id, d, nextSeq(), now))
+			out = append(out, r.notify(id, d, nextSeq(id), now))
 		}
 	}
 	allowed := r.allowance(now)
@@ -319,7 +319,7 @@ func (r *Rollout) Step(now time.Time, nextSeq func() uint64) []Notification {
 			break
 		}
 		if d := r.Devices[id]; d.State == DevicePending {
-			out = append(out, r.notify(id, d, nextSeq(), now))
+			out = append(out, r.notify(id, d, nextSeq(id), now))
 			notified++
 			if r.Pace.Rate != nil {
 				r.RateCredit--

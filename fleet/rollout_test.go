@@ -11,10 +11,11 @@ import (
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-// counter is a fleet-wide sequence counter for tests.
+// counter stands in for the devices' sequence counters (one shared
+// counter also grows per device).
 type counter struct{ n uint64 }
 
-func (c *counter) next() uint64 { c.n++; return c.n }
+func (c *counter) next(string) uint64 { c.n++; return c.n }
 
 var seq = &counter{}
 

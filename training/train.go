@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training/data"
 	"github.com/trit-iot/trit/training/linear"
 	"github.com/trit-iot/trit/training/ternary"
@@ -69,7 +70,10 @@ func Train(ds *data.Dataset, cfg *Config) (*Result, error) {
 			return nil, err
 		}
 	}
-	full, err := prepare(ds, data.FitScaler(ds))
+	// The scaler is snapped to the bundle's compact (float16) form before
+	// anything is fitted, so the model a bundle ships is exactly the model
+	// trained and evaluated here.
+	full, err := prepare(ds, bundle.CompactScaler(data.FitScaler(ds)))
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +102,7 @@ func search(ds *data.Dataset, c *Config, res *Result) error {
 	if tr.N < 2 || va.N < 1 {
 		return fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, ds.N)
 	}
-	p, err := prepare(tr, data.FitScaler(tr))
+	p, err := prepare(tr, bundle.CompactScaler(data.FitScaler(tr)))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,10 @@
+// Command trit-fleet is the trit fleet service; see package fleet.
+package main
+
+import (
+	"os"
+
+	"github.com/trit-iot/trit/fleet"
+)
+
+func main() { os.Exit(fleet.Main(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,0 +1,150 @@
+package ctl
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeFleet records the API calls tritctl makes and answers from canned
+// responses keyed by "METHOD path".
+type fakeFleet struct {
+	mu      sync.Mutex
+	calls   []string
+	bodies  map[string]string
+	answers map[string]string
+}
+
+func newFakeFleet(t *testing.T, answers map[string]string) (*fakeFleet, string) {
+	t.Helper()
+	f := &fakeFleet{bodies: map[string]string{}, answers: answers}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer test-token-0123456789" {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"error":"missing or wrong API token"}`)
+			return
+		}
+		key := r.Method + " " + r.URL.Path
+		body, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		f.calls = append(f.calls, key)
+		f.bodies[key] = string(body)
+		f.mu.Unlock()
+		a, ok := answers[key]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"error":"fleet: not found: `+r.URL.Path+`"}`)
+			return
+		}
+		io.WriteString(w, a)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("TRIT_FLEET_URL", srv.URL)
+	t.Setenv("TRIT_FLEET_TOKEN", "test-token-0123456789")
+	return f, srv.URL
+}
+
+const rolloutJSON = `{"id":"r1","bundle":"ab12ab12ab12ab12","model_id":"vib","release":2,"state":"aborted",
+ "reason":"abort criterion met","order":["gw-1","gw-2","gw-3"],
+ "devices":{"gw-1":{"state":"succeeded","seq":4,"attempts":1},"gw-2":{"state":"failed","seq":5,"attempts":1,"reason":"self-test: class 1, want 0"},"gw-3":{"state":"pending"}}}`
+
+func TestRolloutCommands(t *testing.T) {
+	f, _ := newFakeFleet(t, map[string]string{
+		"POST /v1/rollouts":             `{"id":"r1","model_id":"vib","release":2,"order":["gw-1","gw-2","gw-3"]}`,
+		"GET /v1/rollouts/r1":           rolloutJSON,
+		"POST /v1/rollouts/r1/pause":    `{"id":"r1","state":"paused"}`,
+		"POST /v1/rollouts/r1/rollback": `{"id":"r1-back","model_id":"vib","release":1,"order":["gw-1","gw-2","gw-3"]}`,
+	})
+	stdout, stderr, code := runCtl(t, "rollout", "create", "--id", "r1", "--bundle", "ab12", "--selector", "site=north",
+		"--phases", "1,50%,100%", "--abort-on", "any", "--abort-threshold", "10", "--abort-min", "2", "--retries", "timed-out=2")
+	if code != 0 || !strings.Contains(stdout, "rollout r1 created: vib release 2 to 3 devices") {
+		t.Fatalf("create: %d %q %q", code, stdout, stderr)
+	}
+	var sent map[string]any
+	if err := json.Unmarshal([]byte(f.bodies["POST /v1/rollouts"]), &sent); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"abort":{"min_executed":2,"on":"any","threshold_percent":10},"bundle":"ab12","id":"r1","pace":{"phases":[{"count":1},{"percent":50},{"percent":100}]},"retries":{"timed-out":2},"selector":{"site":"north"}}`
+	if got, _ := json.Marshal(sent); string(got) != want {
+		t.Fatalf("request body\n got %s\nwant %s", got, want)
+	}
+
+	stdout, stderr, code = runCtl(t, "rollout", "status", "r1")
+	if code != 0 || !strings.Contains(stdout, "state: aborted (abort criterion met)") ||
+		!strings.Contains(stdout, "failed 1, pending 1, succeeded 1 (of 3)") || !strings.Contains(stdout, "self-test: class 1, want 0") {
+		t.Fatalf("status: %d\n%s%s", code, stdout, stderr)
+	}
+	// Watching an aborted rollout ends at once and fails, for scripts.
+	if _, stderr, code := runCtl(t, "rollout", "status", "--watch", "r1"); code != 1 || !strings.Contains(stderr, "aborted") {
+		t.Fatalf("status --watch of an aborted rollout: %d %q", code, stderr)
+	}
+	if stdout, _, code := runCtl(t, "rollout", "pause", "r1", "--reason", "lunch"); code != 0 || !strings.Contains(stdout, "paused") {
+		t.Fatalf("pause: %d %q", code, stdout)
+	}
+	if f.bodies["POST /v1/rollouts/r1/pause"] != `{"reason":"lunch"}` {
+		t.Fatalf("pause body %q", f.bodies["POST /v1/rollouts/r1/pause"])
+	}
+	if stdout, _, code := runCtl(t, "rollout", "rollback", "r1", "--id", "r1-back"); code != 0 || !strings.Contains(stdout, "release 1") {
+		t.Fatalf("rollback: %d %q", code, stdout)
+	}
+	if _, stderr, code := runCtl(t, "rollout", "status", "nope"); code != 1 || !strings.Contains(stderr, "not found") {
+		t.Fatalf("unknown rollout: %d %q", code, stderr)
+	}
+}
+
+func TestRolloutCreateUsageErrors(t *testing.T) {
+	newFakeFleet(t, nil)
+	for _, args := range [][]string{
+		{"rollout", "create", "--id", "r", "--bundle", "b"},                                                      // no target
+		{"rollout", "create", "--id", "r", "--bundle", "b", "--device", "a", "--selector", "x=y"},                // both
+		{"rollout", "create", "--id", "r", "--bundle", "b", "--device", "a", "--phases", "0%"},                   // bad phase
+		{"rollout", "create", "--id", "r", "--bundle", "b", "--device", "a", "--phases", "1", "--rate", "1,2,3"}, // both paces
+		{"rollout", "create", "--id", "r", "--bundle", "b", "--device", "a", "--rate", "fast"},
+		{"rollout", "create", "--bundle", "b", "--device", "a"}, // no ID
+	} {
+		if _, stderr, code := runCtl(t, args...); code != 2 {
+			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)
+		}
+	}
+}
+
+func TestPublishAndDevices(t *testing.T) {
+	f, _ := newFakeFleet(t, map[string]string{
+		"POST /v1/bundles":     `{"hash":"cafe","model_id":"vib","release":3,"size":9000,"key_id":"0011223344556677"}`,
+		"GET /v1/devices":      `[{"id":"gw-1","online":true,"model":{"id":"vib","release":3},"health":"ok","labels":{"site":"north","hw":"pi4"}},{"id":"gw-2","online":false}]`,
+		"GET /v1/devices/gw-1": `{"id":"gw-1","online":true}`,
+	})
+	path := filepath.Join(t.TempDir(), "b.trit")
+	os.WriteFile(path, []byte("TRIT…"), 0o644)
+	if stdout, stderr, code := runCtl(t, "publish", path); code != 0 || !strings.Contains(stdout, "registered vib release 3") {
+		t.Fatalf("publish: %d %q %q", code, stdout, stderr)
+	}
+	if f.bodies["POST /v1/bundles"] != "TRIT…" {
+		t.Fatal("publish did not upload the file's bytes")
+	}
+	stdout, _, code := runCtl(t, "devices", "list")
+	if code != 0 || !strings.Contains(stdout, "gw-1") || !strings.Contains(stdout, "hw=pi4,site=north") {
+		t.Fatalf("devices list: %d\n%s", code, stdout)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[2], "gw-2") || !strings.Contains(lines[2], "-") {
+		t.Fatalf("devices table:\n%s", stdout)
+	}
+	if stdout, _, code := runCtl(t, "devices", "show", "gw-1"); code != 0 || !strings.Contains(stdout, `"online": true`) {
+		t.Fatalf("devices show: %d %q", code, stdout)
+	}
+	t.Setenv("TRIT_FLEET_TOKEN", "wrong-token")
+	if _, stderr, code := runCtl(t, "devices", "list"); code != 1 || !strings.Contains(stderr, "wrong API token") {
+		t.Fatalf("wrong token: %d %q", code, stderr)
+	}
+	t.Setenv("TRIT_FLEET_TOKEN", "")
+	if _, stderr, code := runCtl(t, "devices", "list"); code != 2 || !strings.Contains(stderr, "no API token") {
+		t.Fatalf("no token: %d %q", code, stderr)
+	}
+}

@@ -1,0 +1,118 @@
+package ctl
+
+import (
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trit-iot/trit/inference/bundle"
+)
+
+// keyInfo is what `tritctl keys gen --json` and `keys id --json` print.
+type keyInfo struct {
+	KeyID   string `json:"key_id"`
+	Private string `json:"private,omitempty"`
+	Public  string `json:"public,omitempty"`
+}
+
+func newKeysCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "keys",
+		Short: "Create and identify the Ed25519 keys that sign bundles",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return usagef("keys: give a subcommand (gen, id)") },
+	}
+	cmd.AddCommand(newKeysGenCmd(e), newKeysIDCmd(e))
+	return cmd
+}
+
+func newKeysGenCmd(e *env) *cobra.Command {
+	var out string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "gen --out PREFIX",
+		Short: "Write a new Ed25519 key pair: PREFIX.key (private, mode 0600) and PREFIX.pub",
+		Long: `gen creates an Ed25519 key pair for signing bundles. The private key goes to
+PREFIX.key (PEM PKCS #8, mode 0600: keep it on the signing machine only), the
+public key to PREFIX.pub (PEM PKIX: give it to agents as a trusted key). It
+refuses to overwrite either file. It prints the key ID, the first 8 bytes of
+SHA-256 of the public key, which every bundle signed with the key carries.
+
+To rotate keys: generate a new pair, add the new .pub to the agents' trusted
+keys next to the old one, sign new releases with the new key, then remove
+the old public key once no agent runs a bundle signed with it.`,
+		Example: `  tritctl keys gen --out fleet-2026
+  tritctl bundle sign --key fleet-2026.key usps.trit -o usps.signed.trit`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("--out PREFIX is required")
+			}
+			priv, pub := out+".key", out+".pub"
+			if err := bundle.GenerateKey(priv, pub); err != nil {
+				return err
+			}
+			pk, err := bundle.LoadPublicKey(pub)
+			if err != nil {
+				return err
+			}
+			info := keyInfo{KeyID: keyIDHex(pk), Private: priv, Public: pub}
+			if asJSON {
+				return writeJSON(e.stdout, info)
+			}
+			fmt.Fprintf(e.stdout, "key ID %s\n  private key: %s (mode 0600; keep it secret)\n  public key:  %s\n", info.KeyID, priv, pub)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "path prefix of the key files (PREFIX.key, PREFIX.pub)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
+	return cmd
+}
+
+func newKeysIDCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "id KEY_FILE",
+		Short: "Print the key ID of a public or private key file",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pk, err := loadAnyKey(args[0])
+			if err != nil {
+				return err
+			}
+			info := keyInfo{KeyID: keyIDHex(pk)}
+			if asJSON {
+				return writeJSON(e.stdout, info)
+			}
+			fmt.Fprintln(e.stdout, info.KeyID)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
+	return cmd
+}
+
+// loadAnyKey returns the public key of a public key file, or of a private
+// key file if the file's PEM block is a private key.
+func loadAnyKey(path string) (ed25519.PublicKey, error) {
+	raw, err := readFileCapped(path, 64<<10)
+	if err != nil {
+		return nil, err
+	}
+	if block, _ := pem.Decode(raw); block != nil && block.Type == "PRIVATE KEY" {
+		priv, err := bundle.LoadPrivateKey(path)
+		if err != nil {
+			return nil, err
+		}
+		return priv.Public().(ed25519.PublicKey), nil
+	}
+	return bundle.LoadPublicKey(path)
+}
+
+func keyIDHex(pub ed25519.PublicKey) string {
+	id := bundle.KeyID(pub)
+	return hex.EncodeToString(id[:])
+}

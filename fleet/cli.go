@@ -1,0 +1,162 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/store"
+)
+
+// Version is trit-fleet's version, set at build time with
+// -ldflags "-X github.com/trit-iot/trit/fleet.Version=…".
+var Version = "0.1.0-dev"
+
+// Main runs the trit-fleet command line with args (without the program
+// name) and returns the exit code: 0 success, 1 failure, 2 usage error.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := &cobra.Command{
+		Use:           "trit-fleet",
+		Short:         "The trit fleet service: model registry, device inventory and rollouts over MQTT",
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	var configPath string
+	run := &cobra.Command{
+		Use:   "run",
+		Short: "Run the service until SIGINT or SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := LoadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			log := slog.New(slog.NewTextHandler(stderr, nil))
+			return Serve(ctx, cfg, log, nil)
+		},
+	}
+	run.Flags().StringVarP(&configPath, "config", "c", "/etc/trit-fleet/fleet.toml", "configuration file")
+	root.AddCommand(run)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.Execute(); err != nil {
+		fmt.Fprintf(stderr, "trit-fleet: %v\n", err)
+		if errors.Is(err, ErrConfig) || strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// Ready reports the addresses a running Serve is using.
+type Ready struct {
+	API    string // host:port of the HTTP API
+	Broker string // broker URL the service connected to
+}
+
+// Serve runs the fleet service described by cfg until ctx ends: the store,
+// the (embedded or external) broker connection, the rollout loop and the
+// HTTP API. If ready is not nil it receives the addresses once serving.
+func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Ready) error {
+	token, err := os.ReadFile(cfg.API.TokenFile)
+	if err != nil {
+		return fmt.Errorf("api.token_file: %w", err)
+	}
+	cmdKey, err := bundle.LoadPrivateKey(cfg.Keys.CommandKey)
+	if err != nil {
+		return fmt.Errorf("keys.command_key: %w", err)
+	}
+	trusted, err := bundle.LoadKeySet(cfg.Keys.ReleaseKeys...)
+	if err != nil {
+		return fmt.Errorf("keys.release_keys: %w", err)
+	}
+	if err := os.MkdirAll(dirOf(cfg.Database), 0o700); err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	db, err := store.Open(cfg.Database, nil)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", cfg.Database, err)
+	}
+	defer db.Close()
+
+	broker := cfg.MQTT.Broker
+	if broker == "embedded" {
+		eb, err := StartEmbedded(cfg.MQTT.EmbeddedListen, log)
+		if err != nil {
+			return err
+		}
+		defer eb.Close()
+		broker = eb.URL()
+		log.Info("embedded MQTT broker started (no authentication; loopback only)", "url", broker)
+	}
+	pub := &lazyPublisher{}
+	svc, err := NewService(db, NewRegistry(db, trusted, 0, nil), cfg.Fleet, pub, cmdKey,
+		&Options{CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log})
+	if err != nil {
+		return err
+	}
+	conn, err := Dial(&cfg.MQTT, broker, svc.Subscriptions(), svc.Deliver, log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	pub.set(conn)
+
+	h, err := svc.Handler(strings.TrimSpace(string(token)))
+	if err != nil {
+		return fmt.Errorf("api.token_file: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.API.Listen)
+	if err != nil {
+		return fmt.Errorf("api.listen: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	log.Info("trit-fleet serving", "fleet", cfg.Fleet, "api", ln.Addr().String(), "broker", broker, "version", Version)
+	if ready != nil {
+		ready <- Ready{API: ln.Addr().String(), Broker: broker}
+	}
+	return svc.Run(ctx)
+}
+
+// lazyPublisher lets the service exist before its connection: the
+// connection's handlers need the service, the service needs a publisher.
+type lazyPublisher struct{ p Publisher }
+
+func (l *lazyPublisher) set(p Publisher) { l.p = p }
+
+func (l *lazyPublisher) Publish(topic string, qos byte, retained bool, payload []byte) error {
+	if l.p == nil {
+		return errors.New("fleet: not connected to the broker yet")
+	}
+	return l.p.Publish(topic, qos, retained, payload)
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i > 0 {
+		return path[:i]
+	}
+	return "."
+}

@@ -1,0 +1,197 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+// Config is trit-fleet's configuration file (TOML). Zero values mean the
+// defaults given in each comment; LoadConfig fills them in and validates
+// everything, naming the key at fault.
+//
+//	fleet    = "main"
+//	database = "/var/lib/trit-fleet/fleet.db"
+//
+//	[mqtt]
+//	broker    = "ssl://broker.example:8883"   # or "embedded"
+//	client_id = "trit-fleet"
+//	ca_file   = "/etc/trit-fleet/ca.crt"
+//	cert_file = "/etc/trit-fleet/trit-fleet.crt"
+//	key_file  = "/etc/trit-fleet/trit-fleet.key"
+//
+//	[api]
+//	listen     = "127.0.0.1:8080"
+//	token_file = "/etc/trit-fleet/api-token"
+//
+//	[keys]
+//	command_key  = "/etc/trit-fleet/command.key"   # online key: signs deployment commands
+//	release_keys = ["/etc/trit-fleet/release.pub"] # trusted bundle signers (offline keys)
+type Config struct {
+	Fleet    string         `toml:"fleet"`    // fleet name, a topic level; default "main"
+	Database string         `toml:"database"` // default /var/lib/trit-fleet/fleet.db
+	MQTT     MQTTConfig     `toml:"mqtt"`
+	API      APIConfig      `toml:"api"`
+	Keys     KeysConfig     `toml:"keys"`
+	Rollouts RolloutsConfig `toml:"rollouts"`
+}
+
+// MQTTConfig is the fleet's broker connection.
+type MQTTConfig struct {
+	// Broker is tcp://host:port, ssl://host:port, or "embedded" to run an
+	// in-process broker on EmbeddedListen (demos and single-machine setups;
+	// it has no authentication, so keep it on loopback).
+	Broker         string   `toml:"broker"`
+	EmbeddedListen string   `toml:"embedded_listen"` // default 127.0.0.1:1883
+	ClientID       string   `toml:"client_id"`       // default trit-fleet
+	Username       string   `toml:"username"`
+	PasswordFile   string   `toml:"password_file"` // read at start-up; never logged
+	CAFile         string   `toml:"ca_file"`
+	CertFile       string   `toml:"cert_file"`
+	KeyFile        string   `toml:"key_file"`
+	Timeout        Duration `toml:"timeout"` // every connect/publish/subscribe wait; default 10s
+}
+
+// APIConfig is the HTTP API for tritctl.
+type APIConfig struct {
+	Listen    string `toml:"listen"`     // default 127.0.0.1:8080
+	TokenFile string `toml:"token_file"` // required; at least 16 characters
+}
+
+// KeysConfig names the fleet's keys (files written by `tritctl keys gen`).
+type KeysConfig struct {
+	CommandKey  string   `toml:"command_key"`  // Ed25519 private key, mode 0600
+	ReleaseKeys []string `toml:"release_keys"` // Ed25519 public keys; several for rotation
+}
+
+// RolloutsConfig tunes the rollout engine.
+type RolloutsConfig struct {
+	CommandTTL Duration `toml:"command_ttl"` // default 24h
+	Tick       Duration `toml:"tick"`        // default 1s
+}
+
+// Duration is a time.Duration written in TOML as a string such as "30s".
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText formats the duration.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// ErrConfig reports an unusable configuration.
+var ErrConfig = errors.New("fleet: invalid configuration")
+
+// LoadConfig reads, defaults and validates the configuration at path.
+func LoadConfig(path string) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return ParseConfig(path, string(raw))
+}
+
+// ParseConfig parses configuration text; name is used in errors.
+func ParseConfig(name, text string) (*Config, error) {
+	var c Config
+	md, err := toml.Decode(text, &c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return nil, fmt.Errorf("%w: %s: unknown key %s", ErrConfig, name, strings.Join(keys, ", "))
+	}
+	if err := c.setDefaults(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &c, nil
+}
+
+func (c *Config) setDefaults() error {
+	fail := func(key, format string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrConfig, key, fmt.Sprintf(format, a...))
+	}
+	if c.Fleet == "" {
+		c.Fleet = "main"
+	}
+	if err := wire.CheckID(c.Fleet); err != nil {
+		return fail("fleet", "%v", err)
+	}
+	if c.Database == "" {
+		c.Database = "/var/lib/trit-fleet/fleet.db"
+	}
+	m := &c.MQTT
+	if m.ClientID == "" {
+		m.ClientID = "trit-fleet"
+	}
+	if m.Timeout.Duration == 0 {
+		m.Timeout.Duration = 10 * time.Second
+	}
+	switch {
+	case m.Broker == "":
+		return fail("mqtt.broker", "required: tcp://host:port, ssl://host:port or \"embedded\"")
+	case m.Broker == "embedded":
+		if m.EmbeddedListen == "" {
+			m.EmbeddedListen = "127.0.0.1:1883"
+		}
+		if _, _, err := net.SplitHostPort(m.EmbeddedListen); err != nil {
+			return fail("mqtt.embedded_listen", "%v", err)
+		}
+	case strings.HasPrefix(m.Broker, "tcp://"), strings.HasPrefix(m.Broker, "ssl://"), strings.HasPrefix(m.Broker, "tls://"):
+	default:
+		return fail("mqtt.broker", "%q: want tcp://host:port, ssl://host:port or \"embedded\"", m.Broker)
+	}
+	if (m.CertFile == "") != (m.KeyFile == "") {
+		return fail("mqtt.cert_file", "cert_file and key_file go together")
+	}
+	if m.Timeout.Duration < 0 {
+		return fail("mqtt.timeout", "negative")
+	}
+	if c.API.Listen == "" {
+		c.API.Listen = "127.0.0.1:8080"
+	}
+	if _, _, err := net.SplitHostPort(c.API.Listen); err != nil {
+		return fail("api.listen", "%v", err)
+	}
+	if c.API.TokenFile == "" {
+		return fail("api.token_file", "required (a file holding the API token, at least 16 characters)")
+	}
+	if c.Keys.CommandKey == "" {
+		return fail("keys.command_key", "required (the Ed25519 private key that signs deployment commands)")
+	}
+	if len(c.Keys.ReleaseKeys) == 0 {
+		return fail("keys.release_keys", "required (public keys of the bundle signers)")
+	}
+	r := &c.Rollouts
+	if r.CommandTTL.Duration == 0 {
+		r.CommandTTL.Duration = 24 * time.Hour
+	}
+	if r.Tick.Duration == 0 {
+		r.Tick.Duration = time.Second
+	}
+	if r.CommandTTL.Duration < time.Minute {
+		return fail("rollouts.command_ttl", "%v is shorter than a minute", r.CommandTTL.Duration)
+	}
+	if r.Tick.Duration < 10*time.Millisecond {
+		return fail("rollouts.tick", "%v is too short", r.Tick.Duration)
+	}
+	return nil
+}

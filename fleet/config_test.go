@@ -1,0 +1,75 @@
+package fleet
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+const minimalConfig = `
+[mqtt]
+broker = "ssl://broker.example:8883"
+[api]
+token_file = "/etc/trit-fleet/api-token"
+[keys]
+command_key = "/etc/trit-fleet/command.key"
+release_keys = ["/etc/trit-fleet/release.pub"]
+`
+
+func TestParseConfigDefaults(t *testing.T) {
+	c, err := ParseConfig("fleet.toml", minimalConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Fleet != "main" || c.API.Listen != "127.0.0.1:8080" || c.MQTT.ClientID != "trit-fleet" ||
+		c.Rollouts.CommandTTL.Duration != 24*time.Hour || c.Rollouts.Tick.Duration != time.Second {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestParseConfigErrorsNameTheKey(t *testing.T) {
+	for _, c := range []struct{ edit, key string }{
+		{`fleet = "a/b"`, "fleet"},
+		{`[rollouts]` + "\n" + `command_ttl = "5s"`, "rollouts.command_ttl"},
+		{`[rollouts]` + "\n" + `tick = "forever"`, "tick"},
+		{`colour = "red"`, "colour"},
+	} {
+		_, err := ParseConfig("fleet.toml", c.edit+"\n"+minimalConfig)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.key) || !strings.Contains(err.Error(), "fleet.toml") {
+			t.Errorf("%q: %v, want an ErrConfig naming %s and the file", c.edit, err, c.key)
+		}
+	}
+	for _, c := range []struct{ from, to, key string }{
+		{`broker = "ssl://broker.example:8883"`, `broker = "http://x"`, "mqtt.broker"},
+		{`broker = "ssl://broker.example:8883"`, `broker = "embedded"` + "\n" + `embedded_listen = "nope"`, "mqtt.embedded_listen"},
+		{`token_file = "/etc/trit-fleet/api-token"`, ``, "api.token_file"},
+		{`release_keys = ["/etc/trit-fleet/release.pub"]`, `release_keys = []`, "keys.release_keys"},
+		{`command_key = "/etc/trit-fleet/command.key"`, ``, "keys.command_key"},
+	} {
+		_, err := ParseConfig("fleet.toml", strings.Replace(minimalConfig, c.from, c.to, 1))
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%q: %v, want an error naming %s", c.to, err, c.key)
+		}
+	}
+}
+
+// FuzzParseConfig: any text either parses into a valid configuration or
+// fails with ErrConfig; never a panic.
+func FuzzParseConfig(f *testing.F) {
+	f.Add(minimalConfig)
+	f.Add("fleet = 3\n[mqtt]\nbroker = \"embedded\"\n")
+	f.Add("[rollouts]\ntick = \"-1s\"\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		c, err := ParseConfig("fuzz.toml", text)
+		if err != nil {
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("error %v does not wrap ErrConfig", err)
+			}
+			return
+		}
+		if c.Fleet == "" || c.API.TokenFile == "" || c.Rollouts.Tick.Duration < 10*time.Millisecond {
+			t.Fatalf("accepted an incomplete configuration: %+v", c)
+		}
+	})
+}

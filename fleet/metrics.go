@@ -1,0 +1,89 @@
+package fleet
+
+import (
+	"net/http"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the service's counters. Gauges that describe stored state
+// (devices online, rollout progress) are computed from the store when
+// Prometheus scrapes, so they are always consistent with it.
+type Metrics struct {
+	commands, telemetry, invalid, dropped atomic.Uint64
+	succeeded, failed, rejected, timedOut atomic.Uint64
+}
+
+func newMetrics() *Metrics { return &Metrics{} }
+
+func (m *Metrics) finished(s DeviceState) {
+	switch s {
+	case DeviceSucceeded:
+		m.succeeded.Add(1)
+	case DeviceFailed:
+		m.failed.Add(1)
+	case DeviceRejected:
+		m.rejected.Add(1)
+	case DeviceTimedOut:
+		m.timedOut.Add(1)
+	}
+}
+
+// MetricsHandler returns the Prometheus exposition handler for the service,
+// on a registry of its own (no global state).
+func (s *Service) MetricsHandler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&collector{s: s})
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
+
+type collector struct{ s *Service }
+
+var (
+	descDevices  = prometheus.NewDesc("trit_fleet_devices", "Devices in the inventory, by online state.", []string{"online"}, nil)
+	descRollout  = prometheus.NewDesc("trit_fleet_rollout_devices", "Devices of each rollout that is not done, by device state.", []string{"rollout", "state"}, nil)
+	descCommands = prometheus.NewDesc("trit_fleet_commands_sent_total", "Deployment commands published.", nil, nil)
+	descJobs     = prometheus.NewDesc("trit_fleet_jobs_finished_total", "Device jobs finished, by result.", []string{"result"}, nil)
+	descTelem    = prometheus.NewDesc("trit_fleet_telemetry_reports_total", "Telemetry reports received.", nil, nil)
+	descInvalid  = prometheus.NewDesc("trit_fleet_invalid_messages_total", "Incoming messages refused by the strict decoders.", nil, nil)
+	descDropped  = prometheus.NewDesc("trit_fleet_dropped_messages_total", "Incoming messages dropped because the queue was full.", nil, nil)
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	m := c.s.metrics
+	ch <- prometheus.MustNewConstMetric(descCommands, prometheus.CounterValue, float64(m.commands.Load()))
+	ch <- prometheus.MustNewConstMetric(descTelem, prometheus.CounterValue, float64(m.telemetry.Load()))
+	ch <- prometheus.MustNewConstMetric(descInvalid, prometheus.CounterValue, float64(m.invalid.Load()))
+	ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(m.dropped.Load()))
+	for result, v := range map[string]*atomic.Uint64{"succeeded": &m.succeeded, "failed": &m.failed, "rejected": &m.rejected, "timed-out": &m.timedOut} {
+		ch <- prometheus.MustNewConstMetric(descJobs, prometheus.CounterValue, float64(v.Load()), result)
+	}
+	if devices, err := Devices(c.s.db); err == nil {
+		online := 0
+		for _, d := range devices {
+			if d.Online {
+				online++
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(descDevices, prometheus.GaugeValue, float64(online), "true")
+		ch <- prometheus.MustNewConstMetric(descDevices, prometheus.GaugeValue, float64(len(devices)-online), "false")
+	}
+	if rollouts, err := c.s.Rollouts(); err == nil {
+		for _, r := range rollouts {
+			if r.State.Done() {
+				continue
+			}
+			for state, n := range r.Counts() {
+				ch <- prometheus.MustNewConstMetric(descRollout, prometheus.GaugeValue, float64(n), r.ID, string(state))
+			}
+		}
+	}
+}

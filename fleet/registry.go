@@ -1,0 +1,209 @@
+package fleet
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/store"
+)
+
+// The registry holds every bundle the fleet may distribute. A bundle enters
+// it only after the same checks an agent makes (size cap, signature by a
+// trusted release key, strict decoding, not expired), so the fleet never
+// publishes something its devices would reject for those reasons; the raw
+// bytes are kept content-addressed in the store and published exactly as
+// they were signed.
+
+// BundleInfo is the registry's record of one bundle.
+type BundleInfo struct {
+	Hash       string    `json:"hash"` // SHA-256 of the signed bytes, lowercase hex
+	ModelID    string    `json:"model_id"`
+	Release    uint64    `json:"release"`
+	Size       int       `json:"size"`
+	KeyID      string    `json:"key_id"` // hex of the signing key's ID
+	Classes    []string  `json:"classes"`
+	Features   []string  `json:"features"`
+	Hardware   string    `json:"hardware,omitempty"`
+	MinAgent   string    `json:"min_agent_version"`
+	P          int       `json:"p"`
+	CreatedAt  time.Time `json:"created_at"`
+	ExpiresAt  time.Time `json:"expires_at,omitzero"`
+	AddedAt    time.Time `json:"added_at"`
+	Published  bool      `json:"published"` // sent retained to its bundle topic
+	TrainedBy  string    `json:"trained_by,omitempty"`
+	TrainNotes string    `json:"train_notes,omitempty"`
+}
+
+// ModelInfo is the registry's record of a model: its releases by number.
+type ModelInfo struct {
+	ID       string            `json:"id"`
+	Releases map[uint64]string `json:"releases"` // release -> bundle hash
+	Latest   uint64            `json:"latest"`
+}
+
+// Registry errors.
+var (
+	ErrNotFound       = errors.New("fleet: not found")
+	ErrReleaseExists  = errors.New("fleet: release already registered with different bytes")
+	ErrReleaseTooLow  = errors.New("fleet: release is not above the model's latest")
+	ErrBundleRejected = errors.New("fleet: bundle rejected")
+)
+
+// Registry is the bundle and model registry over a store.
+type Registry struct {
+	db      *store.DB
+	trusted *bundle.KeySet
+	maxSize int
+	now     func() time.Time
+}
+
+// NewRegistry returns a registry that accepts bundles signed by one of
+// trusted (the release keys) and at most maxSize bytes (0: the bundle
+// format's default cap).
+func NewRegistry(db *store.DB, trusted *bundle.KeySet, maxSize int, now func() time.Time) *Registry {
+	if now == nil {
+		now = time.Now
+	}
+	return &Registry{db: db, trusted: trusted, maxSize: maxSize, now: now}
+}
+
+// Add verifies and registers a signed bundle and returns its record. Adding
+// the same bytes again returns the existing record. A release must be above
+// every release of the same model already registered: releases only grow,
+// which is what the agents' anti-rollback check relies on.
+func (r *Registry) Add(data []byte) (*BundleInfo, error) {
+	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: r.maxSize, Trusted: r.trusted, Now: r.now})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBundleRejected, err)
+	}
+	hash, err := r.db.PutBundle(data)
+	if err != nil {
+		return nil, err
+	}
+	var info *BundleInfo
+	err = r.db.Update(func(tx *store.Tx) error {
+		var existing BundleInfo
+		if ok, err := tx.Get(store.FleetBundles, hash, &existing); err != nil {
+			return err
+		} else if ok {
+			info = &existing
+			return nil
+		}
+		var m ModelInfo
+		if _, err := tx.Get(store.FleetModels, b.Header.ModelID, &m); err != nil {
+			return err
+		}
+		if m.ID == "" {
+			m = ModelInfo{ID: b.Header.ModelID, Releases: map[uint64]string{}}
+		}
+		if h, ok := m.Releases[b.Header.Release]; ok && h != hash {
+			return fmt.Errorf("%w: %s release %d is bundle %s", ErrReleaseExists, m.ID, b.Header.Release, h[:12])
+		}
+		if b.Header.Release <= m.Latest {
+			return fmt.Errorf("%w: %s release %d, latest is %d", ErrReleaseTooLow, m.ID, b.Header.Release, m.Latest)
+		}
+		m.Releases[b.Header.Release], m.Latest = hash, b.Header.Release
+		info = &BundleInfo{
+			Hash: hash, ModelID: b.Header.ModelID, Release: b.Header.Release, Size: len(data),
+			KeyID: fmt.Sprintf("%x", b.KeyID), Classes: b.Spec.Classes, Features: b.Spec.Features,
+			Hardware: b.Compat.Hardware, MinAgent: b.Compat.MinAgentVersion, P: b.Spec.Transform.P,
+			CreatedAt: b.Header.CreatedAt, ExpiresAt: b.Header.ExpiresAt, AddedAt: r.now().UTC(),
+		}
+		if err := tx.Put(store.FleetModels, m.ID, &m); err != nil {
+			return err
+		}
+		return tx.Put(store.FleetBundles, hash, info)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// Bundle returns a bundle's record and bytes.
+func (r *Registry) Bundle(hash string) (*BundleInfo, []byte, error) {
+	var info BundleInfo
+	ok, err := r.db.Get(store.FleetBundles, hash, &info)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: bundle %s", ErrNotFound, hash)
+	}
+	data, err := r.db.Bundle(hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &info, data, nil
+}
+
+// MarkPublished records that a bundle was published to its topic.
+func (r *Registry) MarkPublished(hash string) error {
+	return r.db.Update(func(tx *store.Tx) error {
+		var info BundleInfo
+		ok, err := tx.Get(store.FleetBundles, hash, &info)
+		if err != nil || !ok {
+			return errors.Join(err, fmt.Errorf("%w: bundle %s", ErrNotFound, hash))
+		}
+		info.Published = true
+		return tx.Put(store.FleetBundles, hash, &info)
+	})
+}
+
+// Bundles returns every bundle record, newest release of each model first.
+func (r *Registry) Bundles() ([]BundleInfo, error) {
+	var out []BundleInfo
+	err := r.db.View(func(tx *store.Tx) error {
+		return tx.ForEach(store.FleetBundles, func(key string, raw []byte) error {
+			var info BundleInfo
+			if err := json.Unmarshal(raw, &info); err != nil {
+				return fmt.Errorf("fleet: bundle record %s: %w", key, err)
+			}
+			out = append(out, info)
+			return nil
+		})
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ModelID != out[j].ModelID {
+			return out[i].ModelID < out[j].ModelID
+		}
+		return out[i].Release > out[j].Release
+	})
+	return out, err
+}
+
+// Model returns a model's record.
+func (r *Registry) Model(id string) (*ModelInfo, error) {
+	var m ModelInfo
+	ok, err := r.db.Get(store.FleetModels, id, &m)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: model %s", ErrNotFound, id)
+	}
+	return &m, nil
+}
+
+// Previous returns the hash of the release of model id just below release,
+// the target of a rollback.
+func (r *Registry) Previous(id string, release uint64) (string, uint64, error) {
+	m, err := r.Model(id)
+	if err != nil {
+		return "", 0, err
+	}
+	var best uint64
+	for rel := range m.Releases {
+		if rel < release && rel > best {
+			best = rel
+		}
+	}
+	if best == 0 {
+		return "", 0, fmt.Errorf("%w: model %s has no release below %d", ErrNotFound, id, release)
+	}
+	return m.Releases[best], best, nil
+}

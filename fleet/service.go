@@ -1,0 +1,546 @@
+package fleet
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+)
+
+// Publisher is what the service needs of an MQTT connection: publishing.
+// Incoming messages reach the service through Service.Deliver, which the
+// connection's subscription handlers call. The paho adapter and a
+// recording fake for tests implement it.
+type Publisher interface {
+	Publish(topic string, qos byte, retained bool, payload []byte) error
+}
+
+// Options configure a Service. Zero values mean the defaults.
+type Options struct {
+	// CommandTTL is how long a deployment command stays valid; default 24 h.
+	CommandTTL time.Duration
+	// Tick is how often rollouts are stepped; default 1 s.
+	Tick time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Logger receives structured logs; default slog.Default().
+	Logger *slog.Logger
+	// Queue bounds the incoming messages waiting to be handled; default 4096.
+	Queue int
+}
+
+// Service is trit-fleet's core: registry, inventory and rollouts over one
+// store, driven by incoming device messages and a ticker.
+type Service struct {
+	db      *store.DB
+	reg     *Registry
+	topics  wire.Topics
+	pub     Publisher
+	cmdKey  ed25519.PrivateKey
+	opt     Options
+	log     *slog.Logger
+	in      chan message
+	mu      sync.Mutex // serialises rollout changes between the loop and API calls
+	metrics *Metrics
+}
+
+type message struct {
+	topic   string
+	payload []byte
+}
+
+// NewService returns a service for fleet that signs deployment commands
+// with cmdKey (the fleet's online key) and accepts bundles through reg.
+func NewService(db *store.DB, reg *Registry, fleet string, pub Publisher, cmdKey ed25519.PrivateKey, opt *Options) (*Service, error) {
+	topics, err := wire.NewTopics(fleet)
+	if err != nil {
+		return nil, err
+	}
+	if len(cmdKey) != ed25519.PrivateKeySize {
+		return nil, errors.New("fleet: the command signing key is not an Ed25519 private key")
+	}
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	if o.CommandTTL <= 0 {
+		o.CommandTTL = 24 * time.Hour
+	}
+	if o.Tick <= 0 {
+		o.Tick = time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Queue <= 0 {
+		o.Queue = 4096
+	}
+	return &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger,
+		in: make(chan message, o.Queue), metrics: newMetrics()}, nil
+}
+
+// Topics returns the fleet's topic builder.
+func (s *Service) Topics() wire.Topics { return s.topics }
+
+// Registry returns the bundle registry.
+func (s *Service) Registry() *Registry { return s.reg }
+
+// Subscriptions lists the topic filters the service's connection must
+// subscribe to (QoS 1), each delivering to Deliver.
+func (s *Service) Subscriptions() []string {
+	return []string{s.topics.AllDevices(wire.KindState), s.topics.AllDevices(wire.KindEvents), s.topics.AllDevices(wire.KindTelemetry)}
+}
+
+// Deliver hands an incoming message to the service loop. It never blocks:
+// when the queue is full the message is dropped and counted (devices re-send
+// unacknowledged events, and states are retained).
+func (s *Service) Deliver(topic string, payload []byte) {
+	select {
+	case s.in <- message{topic: topic, payload: payload}:
+	default:
+		s.metrics.dropped.Add(1)
+		s.log.Warn("incoming queue full; message dropped", "topic", topic)
+	}
+}
+
+// Run handles incoming messages and steps the rollouts until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	tick := time.NewTicker(s.opt.Tick)
+	defer tick.Stop()
+	s.Tick()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-s.in:
+			s.handle(m)
+		case <-tick.C:
+			s.Tick()
+		}
+	}
+}
+
+// Drain handles every message queued so far (for tests and shutdown).
+func (s *Service) Drain() {
+	for {
+		select {
+		case m := <-s.in:
+			s.handle(m)
+		default:
+			return
+		}
+	}
+}
+
+// handle processes one incoming message; a bad one is logged and dropped.
+func (s *Service) handle(m message) {
+	t, err := wire.ParseTopic(m.topic)
+	if err != nil || t.Fleet != s.topics.Fleet() {
+		s.log.Warn("message on an unexpected topic dropped", "topic", m.topic, "err", err)
+		return
+	}
+	now := s.opt.Now()
+	switch t.Kind {
+	case wire.KindState:
+		st, err := wire.DecodeState(m.payload)
+		if err == nil && st.Device != t.Device {
+			err = fmt.Errorf("state names device %q on %s's topic", st.Device, t.Device)
+		}
+		if err != nil {
+			s.metrics.invalid.Add(1)
+			s.log.Warn("invalid device state dropped", "device", t.Device, "err", err)
+			return
+		}
+		err = s.db.Update(func(tx *store.Tx) error {
+			d, err := getDevice(tx, t.Device)
+			if err != nil || !d.applyState(st, now) {
+				return err
+			}
+			return tx.Put(store.FleetDevices, d.ID, d)
+		})
+		if err != nil {
+			s.log.Error("storing device state failed", "device", t.Device, "err", err)
+		}
+	case wire.KindEvents:
+		ev, err := wire.DecodeEvent(m.payload)
+		if err == nil && ev.Device != t.Device {
+			err = fmt.Errorf("event names device %q on %s's topic", ev.Device, t.Device)
+		}
+		if err != nil {
+			s.metrics.invalid.Add(1)
+			s.log.Warn("invalid job event dropped", "device", t.Device, "err", err)
+			return
+		}
+		if err := s.applyEvent(ev, now); err != nil {
+			s.log.Error("applying job event failed; not acknowledged, the device will re-send it", "device", ev.Device, "event", ev.ID, "err", err)
+			return
+		}
+		ack := &wire.Ack{Device: ev.Device, IDs: []string{ev.ID}}
+		if raw, err := ack.Marshal(); err == nil {
+			if err := s.pub.Publish(s.topics.Acks(ev.Device), 1, false, raw); err != nil {
+				s.log.Warn("ack not sent; the device will re-send the event", "device", ev.Device, "err", err)
+			}
+		}
+	case wire.KindTelemetry:
+		tm, err := wire.DecodeTelemetry(m.payload)
+		if err == nil && tm.Device != t.Device {
+			err = fmt.Errorf("telemetry names device %q on %s's topic", tm.Device, t.Device)
+		}
+		if err != nil {
+			s.metrics.invalid.Add(1)
+			s.log.Warn("invalid telemetry dropped", "device", t.Device, "err", err)
+			return
+		}
+		s.metrics.telemetry.Add(1)
+		err = s.db.Update(func(tx *store.Tx) error {
+			d, err := getDevice(tx, t.Device)
+			if err != nil {
+				return err
+			}
+			d.applyTelemetry(tm, now)
+			return tx.Put(store.FleetDevices, d.ID, d)
+		})
+		if err != nil {
+			s.log.Error("storing telemetry failed", "device", t.Device, "err", err)
+		}
+	default:
+		s.log.Warn("message on a fleet-to-device topic dropped", "topic", m.topic)
+	}
+}
+
+// deviceState maps a job state to a rollout device state.
+func deviceState(j wire.JobState) (DeviceState, bool) {
+	switch j {
+	case wire.JobQueued:
+		return DeviceQueued, true
+	case wire.JobDownloading:
+		return DeviceDownloading, true
+	case wire.JobInstalling:
+		return DeviceInstalling, true
+	case wire.JobSucceeded:
+		return DeviceSucceeded, true
+	case wire.JobFailed:
+		return DeviceFailed, true
+	case wire.JobRejected:
+		return DeviceRejected, true
+	}
+	return "", false
+}
+
+// applyEvent records a job event on the device and its rollout, in one
+// transaction. Events are idempotent: a repeat changes nothing.
+func (s *Service) applyEvent(ev *wire.Event, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.db.Update(func(tx *store.Tx) error {
+		d, err := getDevice(tx, ev.Device)
+		if err != nil {
+			return err
+		}
+		d.LastSeen = now
+		d.LastJob = &JobRecord{Rollout: ev.Rollout, Seq: ev.Seq, State: ev.State, Code: ev.Code, Reason: ev.Reason, Time: time.UnixMilli(ev.Time).UTC()}
+		if ev.State == wire.JobSucceeded && ev.Model != nil {
+			d.Model = ev.Model
+		}
+		if err := tx.Put(store.FleetDevices, d.ID, d); err != nil {
+			return err
+		}
+		var r Rollout
+		ok, err := tx.Get(store.FleetRollouts, ev.Rollout, &r)
+		if err != nil || !ok {
+			return err // an event of a rollout we do not know: recorded on the device only
+		}
+		ds, _ := deviceState(ev.State)
+		reason := ev.Reason
+		if ev.Code != "" {
+			reason = ev.Code + ": " + reason
+		}
+		if r.Apply(Report{Device: ev.Device, Seq: ev.Seq, State: ds, Reason: reason}, now) {
+			if ds.Finished() {
+				s.metrics.finished(ds)
+			}
+			return tx.Put(store.FleetRollouts, r.ID, &r)
+		}
+		return nil
+	})
+}
+
+// Tick steps every running rollout once and sends the deployment commands
+// it asks for. The rollout's new state and the devices' sequence counters
+// are stored before the commands are published; a command lost to a crash
+// in between is re-sent by the retry policy or reported as timed out.
+func (s *Service) Tick() {
+	now := s.opt.Now()
+	ids, err := s.rolloutIDs()
+	if err != nil {
+		s.log.Error("listing rollouts failed", "err", err)
+		return
+	}
+	for _, id := range ids {
+		if err := s.stepRollout(id, now); err != nil {
+			s.log.Error("rollout step failed", "rollout", id, "err", err)
+		}
+	}
+}
+
+func (s *Service) rolloutIDs() ([]string, error) {
+	var ids []string
+	err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
+		var head struct {
+			State RolloutState `json:"state"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return fmt.Errorf("rollout %s: %w", key, err)
+		}
+		if !head.State.Done() {
+			ids = append(ids, key)
+		}
+		return nil
+	})
+	return ids, err
+}
+
+func (s *Service) stepRollout(id string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r Rollout
+	var sends []Notification
+	var before RolloutState
+	err := s.db.Update(func(tx *store.Tx) error {
+		if ok, err := tx.Get(store.FleetRollouts, id, &r); err != nil || !ok {
+			return err
+		}
+		before = r.State
+		var seqErr error
+		sends = r.Step(now, func(device string) uint64 {
+			d, err := getDevice(tx, device)
+			if err != nil {
+				seqErr = err
+				return 0
+			}
+			d.LastSeq++
+			if err := tx.Put(store.FleetDevices, device, d); err != nil {
+				seqErr = err
+			}
+			return d.LastSeq
+		})
+		if seqErr != nil {
+			return seqErr
+		}
+		return tx.Put(store.FleetRollouts, id, &r)
+	})
+	if err != nil {
+		return err
+	}
+	if r.State != before {
+		s.log.Info("rollout state changed", "rollout", id, "from", before, "to", r.State, "reason", r.Reason)
+	}
+	for _, n := range sends {
+		if err := s.sendCommand(&r, n, now); err != nil {
+			s.log.Error("deployment command not sent", "rollout", id, "device", n.Device, "seq", n.Seq, "err", err)
+		}
+	}
+	return nil
+}
+
+// sendCommand signs and publishes one deployment command, retained on the
+// device's desired topic so an offline device receives it when it returns.
+func (s *Service) sendCommand(r *Rollout, n Notification, now time.Time) error {
+	c := &wire.Command{Fleet: s.topics.Fleet(), Device: n.Device, Bundle: r.Bundle, Rollout: r.ID, Seq: n.Seq,
+		IssuedAt: now.Unix(), ExpiresAt: now.Add(s.opt.CommandTTL).Unix(), Rollback: r.Rollback}
+	if err := c.Sign(s.cmdKey); err != nil {
+		return err
+	}
+	raw, err := c.Marshal()
+	if err != nil {
+		return err
+	}
+	s.metrics.commands.Add(1)
+	return s.pub.Publish(s.topics.Desired(n.Device), 1, true, raw)
+}
+
+// PublishBundle publishes a registered bundle, retained, on its
+// content-addressed topic.
+func (s *Service) PublishBundle(hash string) error {
+	_, data, err := s.reg.Bundle(hash)
+	if err != nil {
+		return err
+	}
+	if err := s.pub.Publish(s.topics.Bundle(hash), 1, true, data); err != nil {
+		return fmt.Errorf("fleet: publish bundle %s: %w", hash[:12], err)
+	}
+	return s.reg.MarkPublished(hash)
+}
+
+// RolloutRequest describes a rollout to create.
+type RolloutRequest struct {
+	ID       string            `json:"id"`
+	Bundle   string            `json:"bundle"`
+	Devices  []string          `json:"devices,omitempty"`
+	Selector map[string]string `json:"selector,omitempty"`
+	Pace     Pace              `json:"pace"`
+	Abort    AbortPolicy       `json:"abort"`
+	Timeout  time.Duration     `json:"timeout,omitempty"`
+	Retries  map[string]int    `json:"retries,omitempty"`
+	Rollback bool              `json:"rollback,omitempty"`
+}
+
+// CreateRollout checks a request, publishes its bundle if needed and stores
+// the new rollout; the next Tick starts notifying devices.
+func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
+	if err := wire.CheckRolloutID(req.ID); err != nil {
+		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+	}
+	info, _, err := s.reg.Bundle(req.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	devices := req.Devices
+	if len(devices) == 0 {
+		if len(req.Selector) == 0 {
+			return nil, fmt.Errorf("%w: give device IDs or a label selector", ErrRollout)
+		}
+		if devices, err = Select(s.db, req.Selector); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range devices {
+		if err := wire.CheckID(d); err != nil {
+			return nil, fmt.Errorf("%w: device %q: %v", ErrRollout, d, err)
+		}
+	}
+	now := s.opt.Now()
+	r, err := NewRollout(req.ID, req.Bundle, devices, req.Pace, req.Abort, now)
+	if err != nil {
+		return nil, err
+	}
+	r.ModelID, r.Release, r.Selector, r.Rollback = info.ModelID, info.Release, req.Selector, req.Rollback
+	if req.Timeout > 0 {
+		if err := r.SetTimeout(req.Timeout); err != nil {
+			return nil, err
+		}
+	}
+	if len(req.Retries) > 0 {
+		if err := r.SetRetries(req.Retries); err != nil {
+			return nil, err
+		}
+	}
+	if !info.Published {
+		if err := s.PublishBundle(req.Bundle); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = s.db.Update(func(tx *store.Tx) error {
+		var existing Rollout
+		if ok, err := tx.Get(store.FleetRollouts, r.ID, &existing); err != nil {
+			return err
+		} else if ok {
+			return fmt.Errorf("%w: rollout %s already exists", ErrRollout, r.ID)
+		}
+		return tx.Put(store.FleetRollouts, r.ID, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("rollout created", "rollout", r.ID, "bundle", r.Bundle, "model", r.ModelID, "release", r.Release, "devices", len(devices), "rollback", r.Rollback)
+	return r, nil
+}
+
+// GetRollout returns a stored rollout.
+func (s *Service) GetRollout(id string) (*Rollout, error) {
+	var r Rollout
+	ok, err := s.db.Get(store.FleetRollouts, id, &r)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: rollout %s", ErrNotFound, id)
+	}
+	return &r, nil
+}
+
+// Rollouts returns every rollout, newest first.
+func (s *Service) Rollouts() ([]Rollout, error) {
+	var out []Rollout
+	err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
+		var r Rollout
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("rollout %s: %w", key, err)
+		}
+		out = append(out, r)
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, err
+}
+
+// Control pauses, resumes or aborts a rollout.
+func (s *Service) Control(id, op, reason string) (*Rollout, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r Rollout
+	err := s.db.Update(func(tx *store.Tx) error {
+		ok, err := tx.Get(store.FleetRollouts, id, &r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: rollout %s", ErrNotFound, id)
+		}
+		now := s.opt.Now()
+		switch op {
+		case "pause":
+			err = r.Pause(reason, now)
+		case "resume":
+			err = r.Resume(now)
+		case "abort":
+			err = r.AbortNow(reason, now)
+		default:
+			err = fmt.Errorf("%w: unknown operation %q", ErrRollout, op)
+		}
+		if err != nil {
+			return err
+		}
+		return tx.Put(store.FleetRollouts, id, &r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("rollout "+op, "rollout", id, "reason", reason)
+	return &r, nil
+}
+
+// Rollback creates a new rollout, newID, that sends the release before the
+// one rollout id delivered, with the rollback flag, to the same devices and
+// with the same pace and abort policy. The original rollout is aborted if it
+// is still running.
+func (s *Service) Rollback(id, newID string) (*Rollout, error) {
+	orig, err := s.GetRollout(id)
+	if err != nil {
+		return nil, err
+	}
+	prev, _, err := s.reg.Previous(orig.ModelID, orig.Release)
+	if err != nil {
+		return nil, err
+	}
+	if !orig.State.Done() {
+		if _, err := s.Control(id, "abort", "rolled back by "+newID); err != nil {
+			return nil, err
+		}
+	}
+	return s.CreateRollout(RolloutRequest{ID: newID, Bundle: prev, Devices: orig.Order, Pace: orig.Pace,
+		Abort: orig.Abort, Timeout: orig.Timeout, Retries: orig.Retries, Rollback: true})
+}

@@ -1,0 +1,167 @@
+// Package mqtttest runs a real Mosquitto broker for tests: on a free
+// 127.0.0.1 port, from the configuration in testdata/mosquitto.conf, with
+// its own persistence directory, stopped at test cleanup. Tests of the agent
+// and the fleet share it; it imports the standard library only.
+//
+// A missing mosquitto binary fails the test with installation instructions;
+// it never skips (integration tests must not pass by not running).
+package mqtttest
+
+import (
+	_ "embed"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+//go:embed testdata/mosquitto.conf
+var configTemplate string
+
+// Broker is a running (or stopped) mosquitto.
+type Broker struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	port int
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Binary returns the mosquitto executable, or an error saying how to
+// install it.
+func Binary() (string, error) {
+	if p, err := exec.LookPath("mosquitto"); err == nil {
+		return p, nil
+	}
+	for _, p := range []string{"/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"} {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("mosquitto not found in PATH or /usr/sbin: install it with `sudo apt-get install mosquitto` (or run `make test-deps` as root); integration tests never skip")
+}
+
+// Start starts a broker on a free loopback port and registers its shutdown
+// with t.Cleanup.
+func Start(t testing.TB) *Broker {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Broker{t: t, bin: bin, dir: t.TempDir(), port: freePort(t)}
+	b.start()
+	t.Cleanup(func() {
+		b.Stop()
+		if t.Failed() {
+			if log, err := os.ReadFile(filepath.Join(b.dir, "mosquitto.log")); err == nil {
+				t.Logf("mosquitto log:\n%s", tail(string(log), 40))
+			}
+		}
+	})
+	return b
+}
+
+// URL returns the broker's address as tcp://127.0.0.1:port.
+func (b *Broker) URL() string { return "tcp://" + b.Addr() }
+
+// Addr returns host:port.
+func (b *Broker) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(b.port)) }
+
+// Dir returns the broker's working directory (config, log, persistence).
+func (b *Broker) Dir() string { return b.dir }
+
+func (b *Broker) start() {
+	t := b.t
+	t.Helper()
+	conf := strings.NewReplacer("{{PORT}}", strconv.Itoa(b.port), "{{DIR}}", b.dir).Replace(configTemplate)
+	path := filepath.Join(b.dir, "mosquitto.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(b.bin, "-c", path)
+	cmd.Dir = b.dir
+	out, err := os.Create(filepath.Join(b.dir, "stderr.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		t.Fatalf("mqtttest: start %s: %v", b.bin, err)
+	}
+	b.cmd, b.done = cmd, make(chan struct{})
+	go func() { cmd.Wait(); out.Close(); close(b.done) }()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", b.Addr(), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-b.done:
+			log, _ := os.ReadFile(filepath.Join(b.dir, "stderr.log"))
+			flog, _ := os.ReadFile(filepath.Join(b.dir, "mosquitto.log"))
+			t.Fatalf("mqtttest: mosquitto exited at start-up:\n%s%s", log, tail(string(flog), 20))
+		default:
+		}
+		if time.Now().After(deadline) {
+			b.Stop()
+			t.Fatalf("mqtttest: mosquitto did not accept connections on %s within 10s", b.Addr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop stops the broker (SIGTERM, so it saves its persistence file), waiting
+// at most 10 s before killing it. Stopping a stopped broker does nothing.
+func (b *Broker) Stop() {
+	if b.cmd == nil {
+		return
+	}
+	b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.done:
+	case <-time.After(10 * time.Second):
+		b.cmd.Process.Kill()
+		<-b.done
+	}
+	b.cmd = nil
+}
+
+// Restart starts a stopped broker again on the same port and directory, so
+// clients reconnect to the same address and find persisted sessions and
+// retained messages.
+func (b *Broker) Restart() {
+	b.t.Helper()
+	b.Stop()
+	b.start()
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func tail(s string, lines int) string {
+	parts := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(parts) > lines {
+		parts = parts[len(parts)-lines:]
+	}
+	return strings.Join(parts, "\n") + "\n"
+}

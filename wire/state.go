@@ -1,0 +1,111 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ModelRef names an installed model.
+type ModelRef struct {
+	ID      string `json:"id"`      // bundle model ID
+	Release uint64 `json:"release"` // bundle release counter
+	Bundle  string `json:"bundle"`  // SHA-256 of the bundle, lowercase hex
+	// Install is "committed" or "pending-health-check".
+	Install string `json:"install,omitempty"`
+}
+
+// SensorHealth is one sensor's condition as a device reports it.
+type SensorHealth struct {
+	Sensor    string `json:"sensor"`
+	State     string `json:"state"`                // "ok" or "failed"
+	Since     int64  `json:"since"`                // Unix seconds of the last change
+	LastError string `json:"last_error,omitempty"` // most recent error, even if recovered since
+	Failures  int    `json:"failures,omitempty"`   // consecutive failures
+}
+
+// OutboxInfo summarizes a device's store-and-forward queue.
+type OutboxInfo struct {
+	Count   uint64 `json:"count"`   // messages waiting
+	Bytes   uint64 `json:"bytes"`   // their size
+	Dropped uint64 `json:"dropped"` // dropped to respect the bound, ever
+}
+
+// State is a device's retained state. The Last Will is a State with Online
+// false and only V, Device and Session set; on every connection the device
+// publishes a full State with Online true and a Session one higher than any
+// before, so a receiver keeps the State with the highest Session (and, for
+// equal Sessions, the one with Online false, which the broker can only send
+// after the online one).
+type State struct {
+	V            int               `json:"v"`
+	Device       string            `json:"device"`
+	Session      uint64            `json:"session"`
+	Online       bool              `json:"online"`
+	Time         int64             `json:"time,omitempty"` // Unix seconds when published
+	AgentVersion string            `json:"agent_version,omitempty"`
+	Hardware     string            `json:"hardware,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Model        *ModelRef         `json:"model,omitempty"`    // active model
+	Previous     *ModelRef         `json:"previous,omitempty"` // kept for rollback
+	Sensors      []SensorHealth    `json:"sensors,omitempty"`
+	Outbox       *OutboxInfo       `json:"outbox,omitempty"`
+	// Health is "ok", "degraded" (a sensor failed or inference errors) or
+	// "no-model".
+	Health string `json:"health,omitempty"`
+}
+
+// Offline returns the Last Will payload for a session.
+func Offline(device string, session uint64) ([]byte, error) {
+	return json.Marshal(State{V: ProtocolVersion, Device: device, Session: session})
+}
+
+// Marshal encodes s, setting V.
+func (s *State) Marshal() ([]byte, error) {
+	s.V = ProtocolVersion
+	return json.Marshal(s)
+}
+
+// DecodeState parses a device state strictly.
+func DecodeState(data []byte) (*State, error) {
+	var s State
+	if err := decodeStrict(data, MaxStateSize, "state", &s, func() int { return s.V }); err != nil {
+		return nil, err
+	}
+	if err := CheckID(s.Device); err != nil {
+		return nil, decodeErr(ErrMalformed, "state", "device", "%v", err)
+	}
+	if s.Session == 0 {
+		return nil, decodeErr(ErrMalformed, "state", "session", "must be at least 1")
+	}
+	for _, m := range []*ModelRef{s.Model, s.Previous} {
+		if m == nil {
+			continue
+		}
+		if err := m.check(); err != nil {
+			return nil, decodeErr(ErrMalformed, "state", "model", "%v", err)
+		}
+	}
+	return &s, nil
+}
+
+func (m *ModelRef) check() error {
+	if m.ID == "" || len(m.ID) > 64 {
+		return fmt.Errorf("model id %q: want 1..64 bytes", m.ID)
+	}
+	if err := CheckHash(m.Bundle); err != nil {
+		return fmt.Errorf("bundle: %v", err)
+	}
+	return nil
+}
+
+// Newer reports whether state b supersedes state a (see State): a higher
+// session, or the same session going offline.
+func Newer(b, a *State) bool {
+	if a == nil {
+		return true
+	}
+	if b.Session != a.Session {
+		return b.Session > a.Session
+	}
+	return a.Online && !b.Online
+}
