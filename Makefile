@@ -18,6 +18,7 @@ FUZZ_TARGETS ?= \
 	./sensors:FuzzConfig ./sensors/features:FuzzSpec \
 	./sensors/replay:FuzzLIBSVMLine ./sensors/replay:FuzzCSV ./sensors/replay:FuzzLIBSVMFile \
 	./wire:FuzzDecodeCommand ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic \
+	./agent:FuzzLoadConfig \
 	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
 	./fleet:FuzzParseConfig
 # Budgets are execution counts, not durations: Go 1.26's coordinator can

@@ -32,6 +32,7 @@ type Broker struct {
 	port int
 	cmd  *exec.Cmd
 	done chan struct{}
+	conf string // configuration template: {{PORT}} and {{DIR}} are filled in
 }
 
 // Binary returns the mosquitto executable, or an error saying how to
@@ -52,11 +53,22 @@ func Binary() (string, error) {
 // with t.Cleanup.
 func Start(t testing.TB) *Broker {
 	t.Helper()
+	return StartConfig(t, configTemplate)
+}
+
+// StartConfig is Start with another configuration template, for tests of a
+// particular broker setup (TLS, ACLs). The template must listen on
+// {{PORT}} at 127.0.0.1 and may use {{DIR}}, the broker's own directory.
+func StartConfig(t testing.TB, conf string) *Broker {
+	t.Helper()
+	if !strings.Contains(conf, "{{PORT}}") {
+		t.Fatal("mqtttest: the configuration does not listen on {{PORT}}")
+	}
 	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &Broker{t: t, bin: bin, dir: t.TempDir(), port: freePort(t)}
+	b := &Broker{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), conf: conf}
 	b.start()
 	t.Cleanup(func() {
 		b.Stop()
@@ -81,7 +93,7 @@ func (b *Broker) Dir() string { return b.dir }
 func (b *Broker) start() {
 	t := b.t
 	t.Helper()
-	conf := strings.NewReplacer("{{PORT}}", strconv.Itoa(b.port), "{{DIR}}", b.dir).Replace(configTemplate)
+	conf := strings.NewReplacer("{{PORT}}", strconv.Itoa(b.port), "{{DIR}}", b.dir).Replace(b.conf)
 	path := filepath.Join(b.dir, "mosquitto.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)

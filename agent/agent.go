@@ -1,0 +1,321 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+
+	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/sensors"
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+)
+
+// Version is the agent's version, "major.minor.patch" as bundles'
+// min_agent_version compares it; set at build time with
+// -ldflags "-X github.com/trit-iot/trit/agent.Version=…".
+var Version = "0.1.0"
+
+// Options are what Run takes from its caller besides the config. A nil
+// *Options and zero fields mean defaults.
+type Options struct {
+	// Dialer connects to the broker; nil means paho with cfg.MQTT.
+	Dialer Dialer
+	// Logger; nil means slog's default logger.
+	Logger *slog.Logger
+	// SensorEnv is passed to the sensors (tests pass fakes); nil: hardware.
+	SensorEnv *sensors.Env
+	// Notify sends a systemd notification; nil means daemon.SdNotify
+	// (which does nothing outside systemd).
+	Notify func(state string) (bool, error)
+	// Now is the clock for command and bundle expiry; nil means time.Now.
+	Now func() time.Time
+}
+
+// Agent is a running trit-agent.
+type Agent struct {
+	cfg     *Config
+	log     *slog.Logger
+	db      *store.DB
+	dialer  Dialer
+	topics  wire.Topics
+	target  wire.Target
+	cmdKeys *wire.KeySet
+	relKeys *bundle.KeySet
+	in      *input
+	loop    *loop
+	sess    *session
+	pub     *publisher
+	inst    *installer
+	notify  func(string) (bool, error)
+	now     func() time.Time
+	telSeq  uint64
+}
+
+// Run runs the agent until ctx is done. It returns an error only for a
+// failure at start-up (database, keys, sensors config); once running, every
+// fault (broker, sensor, bad bundle) is logged, reported and retried.
+func Run(ctx context.Context, cfg *Config, opt *Options) error {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	a := &Agent{cfg: cfg, log: o.Logger, dialer: o.Dialer, notify: o.Notify, now: o.Now}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	a.log = a.log.With("device", cfg.DeviceID)
+	if a.notify == nil {
+		a.notify = func(s string) (bool, error) { return daemon.SdNotify(false, s) }
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	var err error
+	if a.topics, err = wire.NewTopics(cfg.Fleet); err != nil {
+		return err
+	}
+	a.target = wire.Target{Fleet: cfg.Fleet, Device: cfg.DeviceID}
+	if a.cmdKeys, err = wire.LoadKeySet(cfg.CommandKeys...); err != nil {
+		return err
+	}
+	if a.relKeys, err = bundle.LoadKeySet(cfg.ReleaseKeys...); err != nil {
+		return err
+	}
+	if a.dialer == nil {
+		if a.dialer, err = NewPahoDialer(&cfg.MQTT); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	a.db, err = store.Open(cfg.DBPath(), &store.Options{OutboxMaxBytes: cfg.Telemetry.OutboxMaxBytes})
+	if err != nil {
+		return err
+	}
+	defer a.db.Close()
+	a.in, err = openInput(cfg.Sensors, cfg.Features, o.SensorEnv)
+	if err != nil {
+		return err
+	}
+	defer a.in.Close()
+	a.loop = &loop{in: a.in, stats: newStats(time.Now()), log: a.log}
+	a.sess = newSession(a)
+	a.pub = newPublisher(a)
+	a.inst = &installer{a: a, box: newInbox()}
+	a.log.Info("trit-agent starting", "version", Version, "fleet", cfg.Fleet, "db", cfg.DBPath(), "broker", cfg.MQTT.Broker)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	spawn := func(f func(context.Context)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(ctx) }()
+	}
+	spawn(func(ctx context.Context) { a.loop.run(ctx) })
+	a.recoverInstall(ctx)
+	spawn(a.sess.run)
+	spawn(a.pub.run)
+	spawn(a.inst.run)
+	spawn(a.telemetry)
+	spawn(a.watchdog)
+	a.notify(daemon.SdNotifyReady)
+	a.log.Info("trit-agent ready")
+	<-ctx.Done()
+	a.notify(daemon.SdNotifyStopping)
+	a.log.Info("trit-agent stopping")
+	a.in.Close() // interrupts a sensor read
+	wg.Wait()
+	return nil
+}
+
+// recoverInstall finishes an install interrupted by a crash or power loss:
+// a model left pending its health check is checked again now, then
+// committed or rolled back. Otherwise the active model is loaded.
+func (a *Agent) recoverInstall(ctx context.Context) {
+	active, _, err := a.db.Slots()
+	if err != nil {
+		a.log.Error("cannot read the model slots", "err", err)
+		return
+	}
+	if active == nil {
+		a.log.Info("no model installed; waiting for a deployment")
+		return
+	}
+	if active.State != store.InstallPending {
+		if err := a.loadActive(); err != nil {
+			a.log.Error("active model does not load", "model", active.ModelID, "err", err)
+			return
+		}
+		a.log.Info("model loaded", "model", active.ModelID, "release", active.Release, "bundle", active.Hash[:12])
+		return
+	}
+	a.log.Warn("resuming an interrupted install: health check", "model", active.ModelID, "release", active.Release, "rollout", active.RolloutID)
+	ref, jerr := a.inst.healthCheck(ctx)
+	if active.RolloutID != "" && ctx.Err() == nil {
+		cmd := &wire.Command{Rollout: active.RolloutID, Seq: active.Seq, Bundle: active.Hash}
+		a.inst.finish(cmd, jerr, ref)
+	}
+}
+
+// dispatch routes an incoming message; it runs on the MQTT client's
+// goroutine and never blocks.
+func (a *Agent) dispatch(m Message) {
+	t, err := wire.ParseTopic(m.Topic)
+	if err != nil || t.Fleet != a.cfg.Fleet {
+		a.log.Warn("message on an unexpected topic ignored", "topic", m.Topic)
+		return
+	}
+	switch {
+	case t.Kind == wire.KindDesired && t.Device == a.cfg.DeviceID:
+		if len(m.Payload) == 0 {
+			return // retained command cleared
+		}
+		a.inst.box.putDesired(m.Payload)
+	case t.Kind == wire.KindAcks && t.Device == a.cfg.DeviceID:
+		a.pub.ack(m.Payload)
+	case t.Kind == wire.KindBundle:
+		a.inst.box.putBundle(t.Hash, m.Payload)
+	default:
+		a.log.Warn("message on an unexpected topic ignored", "topic", m.Topic)
+	}
+}
+
+// emit queues a job event in the outbox and, if record, records the job.
+// The event is queued first: after a crash in between, the job runs again
+// and the event is sent twice (receivers dedupe by ID), never lost.
+func (a *Agent) emit(ev *wire.Event, record bool) {
+	ev.Device = a.cfg.DeviceID
+	ev.Time = a.now().UnixMilli()
+	if len(ev.Reason) > 1024 {
+		ev.Reason = ev.Reason[:1024]
+	}
+	payload, err := ev.Marshal()
+	if err == nil {
+		err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Events(a.cfg.DeviceID), Payload: payload, QoS: 1})
+	}
+	if err != nil {
+		a.log.Error("job event not queued", "id", ev.ID, "err", err)
+	}
+	if record {
+		err := a.db.PutJob(store.Job{RolloutID: ev.Rollout, Seq: ev.Seq, State: store.JobState(ev.State), Reason: ev.Reason})
+		if err != nil && !errors.Is(err, store.ErrJobFinished) {
+			a.log.Error("job not recorded", "id", ev.ID, "err", err)
+		}
+	}
+	a.log.Info("job event", "id", ev.ID, "code", ev.Code)
+	a.pub.kickNow()
+}
+
+// state builds the device's State payload.
+func (a *Agent) state(session uint64, online bool) ([]byte, error) {
+	s := &wire.State{Device: a.cfg.DeviceID, Session: session, Online: online, Time: a.now().Unix(),
+		AgentVersion: Version, Hardware: a.cfg.Hardware, Labels: a.cfg.Labels, Health: "ok"}
+	active, previous, err := a.db.Slots()
+	if err == nil && active != nil {
+		r := refOf(active)
+		s.Model = &r
+	}
+	if err == nil && previous != nil {
+		r := refOf(previous)
+		s.Previous = &r
+	}
+	if s.Model == nil || a.loop.cur.Load() == nil {
+		s.Health = "no-model"
+	}
+	for _, h := range a.in.health() {
+		s.Sensors = append(s.Sensors, wire.SensorHealth{Sensor: h.Sensor, State: string(h.State), Since: h.Since.Unix(), LastError: h.LastError, Failures: h.Failures})
+		if h.State != sensors.StateOK {
+			s.Health = "degraded"
+		}
+	}
+	if st, err := a.db.OutboxStats(); err == nil {
+		s.Outbox = &wire.OutboxInfo{Count: st.Count, Bytes: st.Bytes, Dropped: st.Dropped}
+	}
+	return s.Marshal()
+}
+
+// telemetry queues a report every telemetry.interval and republishes the
+// state when sensor health changes.
+func (a *Agent) telemetry(ctx context.Context) {
+	tick := time.NewTicker(a.cfg.Telemetry.Interval.Duration)
+	defer tick.Stop()
+	lastHealth := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		_, _, session := a.sess.current()
+		if session == 0 {
+			session, _ = a.db.Session()
+		}
+		a.telSeq++
+		t := &wire.Telemetry{Device: a.cfg.DeviceID, Session: max(session, 1), Seq: a.telSeq}
+		a.loop.stats.snapshot(time.Now(), t)
+		if r := a.loop.cur.Load(); r != nil {
+			ref := r.ref
+			t.Model = &ref
+		}
+		if st, err := a.db.OutboxStats(); err == nil {
+			t.Dropped = st.Dropped
+		}
+		payload, err := t.Marshal()
+		if err == nil {
+			err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Telemetry(a.cfg.DeviceID), Payload: payload, QoS: 1})
+		}
+		if err != nil {
+			a.log.Error("telemetry not queued", "err", err)
+		}
+		a.pub.kickNow()
+		h := fmt.Sprint(a.healthSummary())
+		if h != lastHealth {
+			if lastHealth != "" {
+				a.log.Info("sensor health changed", "sensors", h)
+			}
+			lastHealth = h
+			a.sess.publishState(ctx)
+		}
+	}
+}
+
+func (a *Agent) healthSummary() []string {
+	var out []string
+	for _, h := range a.in.health() {
+		out = append(out, h.Sensor+"="+string(h.State))
+	}
+	return out
+}
+
+// watchdog pings systemd's watchdog at half its interval, but only while
+// the inference loop makes progress, so a hung loop gets the agent
+// restarted (WatchdogSec in systemd/trit-agent.service).
+func (a *Agent) watchdog(ctx context.Context) {
+	interval, err := daemon.SdWatchdogEnabled(false)
+	if err != nil || interval <= 0 {
+		return
+	}
+	tick := time.NewTicker(interval / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		last := time.Unix(0, a.loop.progress.Load())
+		if time.Since(last) < interval {
+			a.notify(daemon.SdNotifyWatchdog)
+		} else {
+			a.log.Error("inference loop made no progress; not feeding the watchdog", "last_cycle", last)
+		}
+	}
+}

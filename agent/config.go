@@ -1,0 +1,290 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/sensors"
+	"github.com/trit-iot/trit/sensors/features"
+	"github.com/trit-iot/trit/wire"
+)
+
+// Config is the agent's configuration, read from a TOML file (see
+// docs/OPERATIONS.md for a commented example). Zero values mean the
+// defaults named on each field.
+type Config struct {
+	DeviceID string            `toml:"device_id"` // required; also the MQTT client ID
+	Fleet    string            `toml:"fleet"`     // required
+	Hardware string            `toml:"hardware"`  // hardware label bundles are checked against; "" accepts only bundles for any hardware
+	Labels   map[string]string `toml:"labels"`    // reported in the state
+	// StateDir holds the database (agent.db). Default: $STATE_DIRECTORY
+	// (set by systemd's StateDirectory=), else /var/lib/trit-agent.
+	StateDir string `toml:"state_dir"`
+	// ReleaseKeys are PEM public keys trusted for bundle signatures.
+	ReleaseKeys []string `toml:"release_keys"`
+	// CommandKeys are PEM public keys of the fleet's online signing key(s),
+	// trusted for deployment commands.
+	CommandKeys []string `toml:"command_keys"`
+
+	MQTT      MQTTConfig      `toml:"mqtt"`
+	Install   InstallConfig   `toml:"install"`
+	Telemetry TelemetryConfig `toml:"telemetry"`
+	// Sensors are read once per inference cycle, in order, and their
+	// channels concatenated.
+	Sensors []sensors.Config `toml:"sensor"`
+	// Features, when set, turns readings into features over windows; when
+	// nil each feature is a channel value (see input.go).
+	Features *features.PipelineSpec `toml:"features"`
+	// LogLevel is debug, info (default), warn or error.
+	LogLevel string `toml:"log_level"`
+}
+
+// MQTTConfig is the broker connection.
+type MQTTConfig struct {
+	Broker       string   `toml:"broker"`        // required: tcp://host:1883, ssl://host:8883 or tls://…
+	Username     string   `toml:"username"`      // optional
+	PasswordFile string   `toml:"password_file"` // optional; the password, read at start-up (never put it in this file)
+	CAFile       string   `toml:"ca_file"`       // TLS: CA bundle for the broker's certificate (default: system roots)
+	CertFile     string   `toml:"cert_file"`     // TLS client certificate (with key_file)
+	KeyFile      string   `toml:"key_file"`
+	KeepAlive    Duration `toml:"keepalive"`     // default 30s
+	Timeout      Duration `toml:"timeout"`       // every connect/publish/subscribe wait; default 10s
+	ReconnectMin Duration `toml:"reconnect_min"` // first retry delay; default 1s
+	ReconnectMax Duration `toml:"reconnect_max"` // backoff cap; default 60s
+}
+
+// InstallConfig tunes installs.
+type InstallConfig struct {
+	MaxBundleBytes  int      `toml:"max_bundle_bytes"` // default bundle.DefaultMaxSize (30 KiB)
+	DownloadTimeout Duration `toml:"download_timeout"` // default 2m
+	HealthCycles    int      `toml:"health_cycles"`    // inference cycles a new model must complete; default 5
+	HealthTimeout   Duration `toml:"health_timeout"`   // default 60s
+}
+
+// TelemetryConfig tunes reporting.
+type TelemetryConfig struct {
+	Interval       Duration `toml:"interval"`         // default 10s
+	OutboxMaxBytes int64    `toml:"outbox_max_bytes"` // default 4 MiB
+	AckRetry       Duration `toml:"ack_retry"`        // re-send unacknowledged events; default 60s
+}
+
+// Duration is a time.Duration written in TOML as a string such as "30s".
+type Duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// ConfigError names the configuration key that is wrong.
+type ConfigError struct {
+	File string // config file, if any
+	Key  string // TOML key, e.g. "mqtt.broker"
+	Msg  string
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	s := "config"
+	if e.File != "" {
+		s += " " + e.File
+	}
+	if e.Key != "" {
+		s += ": key " + e.Key
+	}
+	return s + ": " + e.Msg
+}
+
+// LoadConfig reads, defaults and validates the TOML file at path. Unknown
+// keys are errors, so a typo does not silently fall back to a default.
+func LoadConfig(path string) (*Config, error) {
+	var c Config
+	md, err := toml.DecodeFile(path, &c)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &ConfigError{File: path, Msg: pe.ErrorWithPosition()}
+		}
+		return nil, &ConfigError{File: path, Msg: err.Error()}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, &ConfigError{File: path, Key: und[0].String(), Msg: "unknown key (check spelling; docs/OPERATIONS.md lists every key)"}
+	}
+	if err := c.Validate(); err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			ce.File = path
+		}
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Defaults.
+const (
+	DefaultStateDir        = "/var/lib/trit-agent"
+	DefaultKeepAlive       = 30 * time.Second
+	DefaultTimeout         = 10 * time.Second
+	DefaultReconnectMin    = time.Second
+	DefaultReconnectMax    = time.Minute
+	DefaultDownloadTimeout = 2 * time.Minute
+	DefaultHealthCycles    = 5
+	DefaultHealthTimeout   = time.Minute
+	DefaultInterval        = 10 * time.Second
+	DefaultAckRetry        = time.Minute
+)
+
+// Validate fills defaults in and checks every field; it reads key and
+// password files so that a bad path fails at start-up, not at first use.
+func (c *Config) Validate() error {
+	fail := func(key, format string, args ...any) error {
+		return &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	if err := wire.CheckID(c.DeviceID); err != nil {
+		return fail("device_id", "%v", err)
+	}
+	if err := wire.CheckID(c.Fleet); err != nil {
+		return fail("fleet", "%v", err)
+	}
+	if len(c.Hardware) > bundle.MaxLabel {
+		return fail("hardware", "%d bytes, at most %d", len(c.Hardware), bundle.MaxLabel)
+	}
+	if c.StateDir == "" {
+		c.StateDir = os.Getenv("STATE_DIRECTORY")
+		if i := strings.IndexByte(c.StateDir, ':'); i >= 0 {
+			c.StateDir = c.StateDir[:i] // systemd lists several directories separated by ':'
+		}
+		if c.StateDir == "" {
+			c.StateDir = DefaultStateDir
+		}
+	}
+	if len(c.ReleaseKeys) == 0 {
+		return fail("release_keys", "missing: at least one public key trusted for bundle signatures")
+	}
+	if _, err := bundle.LoadKeySet(c.ReleaseKeys...); err != nil {
+		return fail("release_keys", "%v", err)
+	}
+	if len(c.CommandKeys) == 0 {
+		return fail("command_keys", "missing: at least one fleet public key trusted for deployment commands")
+	}
+	if _, err := wire.LoadKeySet(c.CommandKeys...); err != nil {
+		return fail("command_keys", "%v", err)
+	}
+
+	m := &c.MQTT
+	if m.Broker == "" {
+		return fail("mqtt.broker", "missing (e.g. tls://broker.example:8883)")
+	}
+	u, err := url.Parse(m.Broker)
+	if err != nil || u.Host == "" {
+		return fail("mqtt.broker", "%q is not a URL like tls://host:8883", m.Broker)
+	}
+	switch u.Scheme {
+	case "tcp", "mqtt", "ssl", "tls", "mqtts":
+	default:
+		return fail("mqtt.broker", "scheme %q: want tcp, mqtt, ssl, tls or mqtts", u.Scheme)
+	}
+	if (m.CertFile == "") != (m.KeyFile == "") {
+		return fail("mqtt.cert_file", "cert_file and key_file must be given together")
+	}
+	for key, p := range map[string]string{"mqtt.ca_file": m.CAFile, "mqtt.cert_file": m.CertFile, "mqtt.key_file": m.KeyFile, "mqtt.password_file": m.PasswordFile} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			return fail(key, "%v", err)
+		}
+	}
+	if m.PasswordFile != "" && m.Username == "" {
+		return fail("mqtt.username", "password_file is set but username is not")
+	}
+	if m.CAFile != "" || m.CertFile != "" {
+		if _, err := tlsConfig(m); err != nil {
+			return fail("mqtt.cert_file", "%v", err)
+		}
+	}
+	for _, d := range []struct {
+		key string
+		v   *Duration
+		def time.Duration
+	}{
+		{"mqtt.keepalive", &m.KeepAlive, DefaultKeepAlive},
+		{"mqtt.timeout", &m.Timeout, DefaultTimeout},
+		{"mqtt.reconnect_min", &m.ReconnectMin, DefaultReconnectMin},
+		{"mqtt.reconnect_max", &m.ReconnectMax, DefaultReconnectMax},
+		{"install.download_timeout", &c.Install.DownloadTimeout, DefaultDownloadTimeout},
+		{"install.health_timeout", &c.Install.HealthTimeout, DefaultHealthTimeout},
+		{"telemetry.interval", &c.Telemetry.Interval, DefaultInterval},
+		{"telemetry.ack_retry", &c.Telemetry.AckRetry, DefaultAckRetry},
+	} {
+		if d.v.Duration < 0 {
+			return fail(d.key, "%v must not be negative", d.v.Duration)
+		}
+		if d.v.Duration == 0 {
+			d.v.Duration = d.def
+		}
+	}
+	if m.KeepAlive.Duration < time.Second {
+		return fail("mqtt.keepalive", "%v is below 1s", m.KeepAlive.Duration)
+	}
+	if m.ReconnectMax.Duration < m.ReconnectMin.Duration {
+		return fail("mqtt.reconnect_max", "%v is below reconnect_min %v", m.ReconnectMax.Duration, m.ReconnectMin.Duration)
+	}
+	if c.Telemetry.Interval.Duration < 100*time.Millisecond {
+		return fail("telemetry.interval", "%v is below 100ms", c.Telemetry.Interval.Duration)
+	}
+
+	in := &c.Install
+	switch {
+	case in.MaxBundleBytes < 0:
+		return fail("install.max_bundle_bytes", "%d must not be negative", in.MaxBundleBytes)
+	case in.MaxBundleBytes == 0:
+		in.MaxBundleBytes = bundle.DefaultMaxSize
+	}
+	switch {
+	case in.HealthCycles < 0:
+		return fail("install.health_cycles", "%d must not be negative", in.HealthCycles)
+	case in.HealthCycles == 0:
+		in.HealthCycles = DefaultHealthCycles
+	}
+	if c.Telemetry.OutboxMaxBytes < 0 {
+		return fail("telemetry.outbox_max_bytes", "%d must not be negative", c.Telemetry.OutboxMaxBytes)
+	}
+
+	if len(c.Sensors) == 0 {
+		return fail("sensor", "no [[sensor]] configured; the agent needs at least one source (replay and synthetic need no hardware)")
+	}
+	if err := sensors.ValidateAll(c.Sensors); err != nil {
+		return fail("sensor", "%v", err)
+	}
+	if c.Features != nil {
+		if err := c.Features.Validate(); err != nil {
+			return fail("features", "%v", err)
+		}
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "warn", "error":
+	default:
+		return fail("log_level", "%q: want debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
+
+// DBPath is the database file in StateDir.
+func (c *Config) DBPath() string { return filepath.Join(c.StateDir, "agent.db") }

@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+func writeConfig(t testing.TB, k *keys, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	replay := writeReplay(t, dir)
+	text := strings.NewReplacer("RELEASE", k.releasePub, "COMMAND", k.cmdPub, "REPLAY", replay, "DIR", dir).Replace(body)
+	path := filepath.Join(dir, "agent.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const goodConfig = `
+device_id = "gw-001"
+fleet = "plant-a"
+state_dir = "DIR/state"
+release_keys = ["RELEASE"]
+command_keys = ["COMMAND"]
+[mqtt]
+broker = "tcp://127.0.0.1:1884"
+timeout = "3s"
+[telemetry]
+interval = "1s"
+[[sensor]]
+kind = "replay"
+name = "s"
+file = "REPLAY"
+rate = 10.0
+loop = true
+`
+
+func TestLoadConfigDefaults(t *testing.T) {
+	k := newKeys(t)
+	cfg, err := LoadConfig(writeConfig(t, k, goodConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MQTT.Timeout.Duration != 3*time.Second || cfg.MQTT.KeepAlive.Duration != DefaultKeepAlive ||
+		cfg.Install.HealthCycles != DefaultHealthCycles || cfg.Telemetry.Interval.Duration != time.Second ||
+		cfg.Install.MaxBundleBytes != 30*1024 {
+		t.Errorf("defaults not applied: %+v", cfg)
+	}
+}
+
+func TestLoadConfigErrorsNameTheKey(t *testing.T) {
+	k := newKeys(t)
+	cases := map[string]struct{ edit, key string }{
+		"unknown key":      {"bogus = 1\n" + goodConfig, "bogus"},
+		"typo in table":    {strings.Replace(goodConfig, "timeout =", "timeuot =", 1), "mqtt.timeuot"},
+		"bad device id":    {strings.Replace(goodConfig, `"gw-001"`, `"gw/001"`, 1), "device_id"},
+		"missing broker":   {strings.Replace(goodConfig, `broker = "tcp://127.0.0.1:1884"`, ``, 1), "mqtt.broker"},
+		"bad scheme":       {strings.Replace(goodConfig, `tcp://`, `http://`, 1), "mqtt.broker"},
+		"bad duration":     {strings.Replace(goodConfig, `"3s"`, `"soon"`, 1), ""},
+		"negative timeout": {strings.Replace(goodConfig, `"3s"`, `"-3s"`, 1), "mqtt.timeout"},
+		"missing key file": {strings.Replace(goodConfig, `["RELEASE"]`, `["/nonexistent.pub"]`, 1), "release_keys"},
+		"no sensors":       {goodConfig[:strings.Index(goodConfig, "[[sensor]]")], "sensor"},
+		"bad sensor":       {strings.Replace(goodConfig, `kind = "replay"`, `kind = "nosuch"`, 1), "sensor"},
+		"cert without key": {strings.Replace(goodConfig, `timeout = "3s"`, `cert_file = "RELEASE"`, 1), "mqtt.cert_file"},
+		"bad log level":    {"log_level = \"loud\"\n" + goodConfig, "log_level"},
+	}
+	for name, c := range cases {
+		_, err := LoadConfig(writeConfig(t, k, c.edit))
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: err = %v, want a *ConfigError", name, err)
+			continue
+		}
+		if ce.Key != c.key || ce.File == "" {
+			t.Errorf("%s: key %q file %q (%v), want key %q", name, ce.Key, ce.File, err, c.key)
+		}
+	}
+}
+
+func FuzzLoadConfig(f *testing.F) {
+	k := newKeys(f)
+	dir := f.TempDir()
+	f.Add(goodConfig)
+	f.Add("device_id = 1")
+	f.Add("[mqtt]\nbroker = \"tcp://[::1\"")
+	f.Fuzz(func(t *testing.T, body string) {
+		path := filepath.Join(dir, "fuzz.toml")
+		text := strings.NewReplacer("RELEASE", k.releasePub, "COMMAND", k.cmdPub).Replace(body)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := LoadConfig(path)
+		if err == nil {
+			if wire.CheckID(cfg.DeviceID) != nil || cfg.MQTT.Timeout.Duration <= 0 {
+				t.Fatalf("accepted an invalid config: %+v", cfg)
+			}
+		}
+	})
+}
+
+func TestStatsPercentiles(t *testing.T) {
+	s := newStats(time.Unix(0, 0))
+	for i := 1; i <= 100; i++ {
+		s.record("a", time.Unix(1, 0), time.Duration(i)*time.Microsecond)
+	}
+	s.record("b", time.Unix(2, 0), 1000*time.Microsecond)
+	s.fail()
+	var tm wire.Telemetry
+	s.snapshot(time.Unix(3, 0), &tm)
+	if tm.Predictions != 101 || tm.Counts["a"] != 100 || tm.Counts["b"] != 1 || tm.Errors != 1 {
+		t.Fatalf("counts: %+v", tm)
+	}
+	if tm.Latency.P50 != 51 || tm.Latency.Max != 1000 || tm.Latency.P99 != 100 {
+		t.Errorf("latency %+v", tm.Latency)
+	}
+	if tm.Last.Class != "b" {
+		t.Errorf("last %+v", tm.Last)
+	}
+	var next wire.Telemetry
+	s.snapshot(time.Unix(4, 0), &next)
+	if next.Predictions != 0 || next.Latency != nil || next.From != tm.To {
+		t.Errorf("interval not reset: %+v", next)
+	}
+}

@@ -1,0 +1,426 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+)
+
+// crashHook, when set (by tests only), is called at named points of an
+// install so a test can kill the process exactly there.
+var crashHook func(point string)
+
+func crashPoint(name string) {
+	if crashHook != nil {
+		crashHook(name)
+	}
+}
+
+// inbox receives desired commands and bundles from the MQTT handler without
+// blocking it: only the latest desired command and the awaited bundle are
+// kept.
+type inbox struct {
+	mu      sync.Mutex
+	desired []byte
+	want    string // hash of the bundle being fetched
+	bundle  []byte
+	dNote   chan struct{}
+	bNote   chan struct{}
+}
+
+func newInbox() *inbox {
+	return &inbox{dNote: make(chan struct{}, 1), bNote: make(chan struct{}, 1)}
+}
+
+func (b *inbox) putDesired(p []byte) {
+	b.mu.Lock()
+	b.desired = p
+	b.mu.Unlock()
+	notify(b.dNote)
+}
+
+func (b *inbox) takeDesired() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.desired
+	b.desired = nil
+	return p
+}
+
+func (b *inbox) putBundle(hash string, p []byte) {
+	b.mu.Lock()
+	if hash != b.want {
+		b.mu.Unlock()
+		return
+	}
+	b.bundle = p
+	b.mu.Unlock()
+	notify(b.bNote)
+}
+
+func (b *inbox) expect(hash string) {
+	b.mu.Lock()
+	b.want, b.bundle = hash, nil
+	b.mu.Unlock()
+	select { // drop a stale notification
+	case <-b.bNote:
+	default:
+	}
+}
+
+func (b *inbox) takeBundle() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.bundle
+	b.bundle = nil
+	return p
+}
+
+func notify(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// jobError ends a job in FAILED or REJECTED with a reason code.
+type jobError struct {
+	state wire.JobState
+	code  string
+	err   error
+}
+
+func (e *jobError) Error() string { return fmt.Sprintf("%s (%s): %v", e.state, e.code, e.err) }
+
+func reject(code string, format string, args ...any) *jobError {
+	return &jobError{state: wire.JobRejected, code: code, err: fmt.Errorf(format, args...)}
+}
+
+func failJob(code string, format string, args ...any) *jobError {
+	return &jobError{state: wire.JobFailed, code: code, err: fmt.Errorf(format, args...)}
+}
+
+// installer runs deployment commands one at a time.
+type installer struct {
+	a   *Agent
+	box *inbox
+}
+
+func (in *installer) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-in.box.dNote:
+		}
+		if p := in.box.takeDesired(); p != nil {
+			in.handle(ctx, p)
+		}
+	}
+}
+
+// handle processes one desired-command payload.
+func (in *installer) handle(ctx context.Context, payload []byte) {
+	a := in.a
+	raw, err := wire.DecodeCommand(payload)
+	if err != nil {
+		a.log.Warn("deployment command refused: malformed", "err", err)
+		return
+	}
+	// The retained command is delivered again on every connection: a job
+	// that already ended is done, whatever its expiry says now.
+	if j, err := a.db.Job(raw.Rollout, raw.Seq); err == nil && j.State.Terminal() {
+		a.log.Debug("deployment command already handled", "rollout", raw.Rollout, "seq", raw.Seq, "state", j.State)
+		return
+	}
+	cmd, err := wire.VerifyCommand(payload, a.cmdKeys, a.target, a.now())
+	if err != nil {
+		code := wire.CodeCommandInvalid
+		switch {
+		case errors.Is(err, wire.ErrUnknownKey), errors.Is(err, wire.ErrSignature):
+			code = wire.CodeCommandSignature
+		case errors.Is(err, wire.ErrExpired):
+			code = wire.CodeCommandExpired
+		}
+		// Not recorded as a job: an unverified command must not be able to
+		// mark the real (rollout, seq) as finished.
+		a.log.Warn("deployment command rejected", "rollout", raw.Rollout, "seq", raw.Seq, "code", code, "err", err)
+		a.emit(&wire.Event{Rollout: raw.Rollout, Seq: raw.Seq, State: wire.JobRejected, Code: code, Reason: err.Error(), Bundle: raw.Bundle}, false)
+		return
+	}
+	log := a.log.With("rollout", cmd.Rollout, "seq", cmd.Seq, "bundle", cmd.Bundle[:12])
+	if max, err := a.highestSeq(); err == nil && cmd.Seq < max {
+		jerr := reject(wire.CodeSuperseded, "sequence %d is below %d, already received", cmd.Seq, max)
+		in.finish(cmd, jerr, nil)
+		return
+	}
+	log.Info("deployment command accepted", "rollback", cmd.Rollback, "expires", cmd.Expiry().Format(time.RFC3339))
+	ref, jerr := in.install(ctx, cmd)
+	if ctx.Err() != nil {
+		return // shutting down: the job resumes at the next start
+	}
+	in.finish(cmd, jerr, ref)
+}
+
+// finish emits the terminal event of a job and records it.
+func (in *installer) finish(cmd *wire.Command, jerr *jobError, ref *wire.ModelRef) {
+	a := in.a
+	ev := &wire.Event{Rollout: cmd.Rollout, Seq: cmd.Seq, Bundle: cmd.Bundle, State: wire.JobSucceeded, Model: ref}
+	if jerr != nil {
+		ev.State, ev.Code, ev.Reason = jerr.state, jerr.code, jerr.err.Error()
+		a.log.Warn("install ended", "rollout", cmd.Rollout, "seq", cmd.Seq, "state", ev.State, "code", ev.Code, "reason", ev.Reason)
+	} else {
+		a.log.Info("install succeeded", "rollout", cmd.Rollout, "seq", cmd.Seq, "model", ref.ID, "release", ref.Release)
+	}
+	a.emit(ev, true)
+	a.sess.publishState(context.Background())
+}
+
+// install runs the state machine up to, not including, the terminal event.
+func (in *installer) install(ctx context.Context, cmd *wire.Command) (*wire.ModelRef, *jobError) {
+	a := in.a
+	a.emit(&wire.Event{Rollout: cmd.Rollout, Seq: cmd.Seq, State: wire.JobQueued, Bundle: cmd.Bundle}, true)
+
+	data, err := a.db.Bundle(cmd.Bundle)
+	if err != nil {
+		a.emit(&wire.Event{Rollout: cmd.Rollout, Seq: cmd.Seq, State: wire.JobDownloading, Bundle: cmd.Bundle}, true)
+		var jerr *jobError
+		data, jerr = in.download(ctx, cmd)
+		if jerr != nil {
+			return nil, jerr
+		}
+	}
+	b, jerr := in.check(cmd, data)
+	if jerr != nil {
+		return nil, jerr
+	}
+	a.emit(&wire.Event{Rollout: cmd.Rollout, Seq: cmd.Seq, State: wire.JobInstalling, Bundle: cmd.Bundle}, true)
+	crashPoint("before-put")
+	if _, err := a.db.PutBundle(data); err != nil {
+		return nil, failJob(wire.CodeStore, "store bundle: %v", err)
+	}
+	crashPoint("before-activate")
+	meta := store.SlotMeta{ModelID: b.Header.ModelID, Release: b.Header.Release, RolloutID: cmd.Rollout, Seq: cmd.Seq, Rollback: cmd.Rollback}
+	err = a.db.Activate(cmd.Bundle, meta)
+	switch {
+	case errors.Is(err, store.ErrAlreadyActive):
+		active, _, serr := a.db.Slots()
+		if serr == nil && active.State == store.InstallCommitted {
+			ref := refOf(active)
+			return &ref, nil
+		}
+		// pending: a previous run crashed before the health check ended
+	case errors.Is(err, store.ErrReleaseTooOld):
+		return nil, reject(wire.CodeReleaseTooOld, "%v", err)
+	case err != nil:
+		return nil, failJob(wire.CodeStore, "activate: %v", err)
+	}
+	crashPoint("after-activate")
+	return in.healthCheck(ctx)
+}
+
+// download fetches the bundle from its retained topic.
+func (in *installer) download(ctx context.Context, cmd *wire.Command) ([]byte, *jobError) {
+	a := in.a
+	topic := a.topics.Bundle(cmd.Bundle)
+	in.box.expect(cmd.Bundle)
+	a.sess.want(ctx, topic)
+	defer a.sess.unwant(context.Background(), topic)
+	defer in.box.expect("")
+	timer := time.NewTimer(a.cfg.Install.DownloadTimeout.Duration)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, failJob(wire.CodeDownloadTimeout, "agent stopping")
+	case <-timer.C:
+		return nil, failJob(wire.CodeDownloadTimeout, "bundle not received on %s within %v", topic, a.cfg.Install.DownloadTimeout.Duration)
+	case <-in.box.bNote:
+	}
+	return in.box.takeBundle(), nil
+}
+
+// check verifies a bundle against the command and this device, without
+// changing anything.
+func (in *installer) check(cmd *wire.Command, data []byte) (*bundle.Bundle, *jobError) {
+	a := in.a
+	if max := a.cfg.Install.MaxBundleBytes; len(data) > max {
+		return nil, reject(wire.CodeOversize, "bundle is %d bytes, this device accepts at most %d", len(data), max)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != cmd.Bundle {
+		return nil, reject(wire.CodeHashMismatch, "bundle bytes hash to %s, the command names %s", got, cmd.Bundle)
+	}
+	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: a.cfg.Install.MaxBundleBytes, Trusted: a.relKeys, Now: a.now})
+	switch {
+	case errors.Is(err, bundle.ErrUnknownKey), errors.Is(err, bundle.ErrSignature), errors.Is(err, bundle.ErrUnsigned):
+		return nil, reject(wire.CodeBundleSignature, "%v", err)
+	case errors.Is(err, bundle.ErrTooLarge):
+		return nil, reject(wire.CodeOversize, "%v", err)
+	case err != nil:
+		return nil, reject(wire.CodeBundleInvalid, "%v", err)
+	}
+	if err := b.Compat.CheckAgent(Version); err != nil {
+		return nil, reject(wire.CodeIncompatible, "%v", err)
+	}
+	if hw := b.Compat.Hardware; hw != "" && hw != a.cfg.Hardware {
+		return nil, reject(wire.CodeIncompatible, "bundle is for hardware %q, this device is %q", hw, a.cfg.Hardware)
+	}
+	if _, err := a.in.bind(b.Compat.Features, b.Spec.Transform.D); err != nil {
+		return nil, reject(wire.CodeIncompatible, "features: %v", err)
+	}
+	if !cmd.Rollback {
+		highest, err := a.db.HighestRelease(b.Header.ModelID)
+		if err != nil {
+			return nil, failJob(wire.CodeStore, "%v", err)
+		}
+		active, _, _ := a.db.Slots()
+		same := active != nil && active.Hash == cmd.Bundle
+		if b.Header.Release < highest || (b.Header.Release == highest && highest > 0 && !same) {
+			return nil, reject(wire.CodeReleaseTooOld, "model %q release %d is not above %d, already installed (only a signed rollback may go back)",
+				b.Header.ModelID, b.Header.Release, highest)
+		}
+	}
+	return b, nil
+}
+
+// healthCheck runs the active (pending) model: decode the stored bytes,
+// self-test, then health_cycles inference cycles. It commits on success and
+// rolls back to the previous model otherwise.
+func (in *installer) healthCheck(ctx context.Context) (*wire.ModelRef, *jobError) {
+	a := in.a
+	active, _, err := a.db.Slots()
+	if err != nil || active == nil {
+		return nil, failJob(wire.CodeStore, "no active slot after activate: %v", err)
+	}
+	r, code, err := a.load(active)
+	if err == nil {
+		old := a.loop.swap(r)
+		crashPoint("during-health")
+		err = in.cycles(ctx, r)
+		if err != nil {
+			code = wire.CodeHealthCheck
+			a.loop.swap(old)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, failJob(wire.CodeHealthCheck, "agent stopping")
+	}
+	if err == nil {
+		if err := a.db.Commit(); err != nil {
+			return nil, failJob(wire.CodeStore, "commit: %v", err)
+		}
+		crashPoint("after-commit")
+		ref := refOf(active)
+		ref.Install = string(store.InstallCommitted)
+		return &ref, nil
+	}
+	a.log.Warn("health check failed; rolling back", "model", active.ModelID, "release", active.Release, "err", err)
+	if rerr := a.db.Rollback(); rerr != nil {
+		a.loop.swap(nil)
+		return nil, failJob(code, "%v; and no rollback possible (%v): inference stopped", err, rerr)
+	}
+	if err := a.loadActive(); err != nil {
+		a.log.Error("previous model does not load after rollback", "err", err)
+	}
+	return nil, failJob(code, "%v; rolled back to the previous model", err)
+}
+
+// cycles waits until r completed health_cycles inference cycles, failing at
+// the first failed cycle or at health_timeout.
+func (in *installer) cycles(ctx context.Context, r *running) error {
+	cfg := in.a.cfg.Install
+	deadline := time.Now().Add(cfg.HealthTimeout.Duration)
+	for {
+		if f := r.failed.Load(); f > 0 {
+			return fmt.Errorf("%d inference cycle(s) failed with the new model", f)
+		}
+		if r.ok.Load() >= uint64(cfg.HealthCycles) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d inference cycles completed within %v", r.ok.Load(), cfg.HealthCycles, cfg.HealthTimeout.Duration)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// load builds the running model of a stored slot: decode (trusted keys),
+// build, self-test, bind to the sensors.
+func (a *Agent) load(s *store.Slot) (*running, string, error) {
+	data, err := a.db.Bundle(s.Hash)
+	if err != nil {
+		return nil, wire.CodeStore, err
+	}
+	// Expiry was checked at install; a model that expires later keeps
+	// running rather than leaving the device without one.
+	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: len(data), Trusted: a.relKeys, Now: func() time.Time { return time.Unix(0, 0) }})
+	if err != nil {
+		return nil, wire.CodeBundleInvalid, err
+	}
+	m, err := inference.New(b.Spec)
+	if err != nil {
+		return nil, wire.CodeBundleInvalid, err
+	}
+	if err := bundle.SelfTest(m, b); err != nil {
+		return nil, wire.CodeSelfTest, err
+	}
+	bind, err := a.in.bind(b.Compat.Features, b.Spec.Transform.D)
+	if err != nil {
+		return nil, wire.CodeIncompatible, err
+	}
+	return &running{model: m, bind: bind, ref: refOf(s)}, "", nil
+}
+
+// loadActive puts the active slot's model into the loop (none if empty).
+func (a *Agent) loadActive() error {
+	active, _, err := a.db.Slots()
+	if err != nil {
+		return err
+	}
+	if active == nil {
+		a.loop.swap(nil)
+		return nil
+	}
+	r, _, err := a.load(active)
+	if err != nil {
+		a.loop.swap(nil)
+		return err
+	}
+	a.loop.swap(r)
+	return nil
+}
+
+func refOf(s *store.Slot) wire.ModelRef {
+	return wire.ModelRef{ID: s.ModelID, Release: s.Release, Bundle: s.Hash, Install: string(s.State)}
+}
+
+// highestSeq is the highest command sequence this device recorded.
+func (a *Agent) highestSeq() (uint64, error) {
+	jobs, err := a.db.Jobs()
+	if err != nil {
+		return 0, err
+	}
+	var max uint64
+	for _, j := range jobs {
+		max = maxU(max, j.Seq)
+	}
+	if active, _, err := a.db.Slots(); err == nil && active != nil {
+		max = maxU(max, active.Seq)
+	}
+	return max, nil
+}
+
+func maxU(a, b uint64) uint64 { return max(a, b) }

@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/wire"
+)
+
+// running is a model as the inference loop uses it.
+type running struct {
+	model *inference.Model
+	bind  *binding
+	ref   wire.ModelRef
+	// Cycles completed and failed with this model, for the health check.
+	ok, failed atomic.Uint64
+}
+
+// loop is the inference loop: read sensors, extract features, predict,
+// record statistics. The model is swapped atomically by the installer.
+type loop struct {
+	in    *input
+	stats *stats
+	log   *slog.Logger
+	cur   atomic.Pointer[running]
+	// progress is the Unix nanosecond time of the last finished cycle,
+	// successful or not; the systemd watchdog is fed only while it moves.
+	progress atomic.Int64
+	cycles   atomic.Uint64
+}
+
+func (l *loop) run(ctx context.Context) error {
+	lastErr := ""
+	for ctx.Err() == nil {
+		values, at, err := l.in.read(ctx)
+		l.progress.Store(time.Now().UnixNano())
+		r := l.cur.Load()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, io.EOF) {
+				l.log.Warn("sensor source ended; inference stopped (set loop = true on a replay to repeat it)", "err", err)
+				<-ctx.Done()
+				return nil
+			}
+			l.stats.fail()
+			if r != nil {
+				r.failed.Add(1)
+			}
+			if msg := err.Error(); msg != lastErr {
+				l.log.Warn("sensor read failed", "err", err)
+				lastErr = msg
+			}
+			continue
+		}
+		lastErr = ""
+		if r == nil {
+			continue // no model: keep sensors read so their health is known
+		}
+		vec, ready, err := r.bind.push(values)
+		if err != nil {
+			l.stats.fail()
+			r.failed.Add(1)
+			continue
+		}
+		if !ready {
+			continue
+		}
+		t0 := time.Now()
+		class, err := r.model.Predict(nil, vec)
+		d := time.Since(t0)
+		if err != nil {
+			l.stats.fail()
+			r.failed.Add(1)
+			continue
+		}
+		l.stats.record(r.model.Classes()[class], at, d)
+		r.ok.Add(1)
+		l.cycles.Add(1)
+	}
+	return nil
+}
+
+// swap installs r (nil: no model) and returns the previous one.
+func (l *loop) swap(r *running) *running { return l.cur.Swap(r) }

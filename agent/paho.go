@@ -1,0 +1,180 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+)
+
+// PahoDialer implements Dialer with eclipse/paho.mqtt.golang. It does not
+// use paho's automatic reconnect: the agent reconnects itself, with a new
+// Last Will per session.
+type PahoDialer struct {
+	Broker    string
+	Username  string
+	Password  string // never logged
+	TLS       *tls.Config
+	KeepAlive time.Duration
+	Timeout   time.Duration // bound on every token wait
+}
+
+// NewPahoDialer builds a dialer from validated configuration; it reads the
+// password file and the TLS material.
+func NewPahoDialer(m *MQTTConfig) (*PahoDialer, error) {
+	d := &PahoDialer{Broker: m.Broker, Username: m.Username, KeepAlive: m.KeepAlive.Duration, Timeout: m.Timeout.Duration}
+	if m.PasswordFile != "" {
+		b, err := os.ReadFile(m.PasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt.password_file: %w", err)
+		}
+		d.Password = strings.TrimRight(string(b), "\r\n")
+	}
+	if m.CAFile != "" || m.CertFile != "" || strings.HasPrefix(m.Broker, "ssl:") || strings.HasPrefix(m.Broker, "tls:") || strings.HasPrefix(m.Broker, "mqtts:") {
+		t, err := tlsConfig(m)
+		if err != nil {
+			return nil, err
+		}
+		d.TLS = t
+	}
+	return d, nil
+}
+
+// tlsConfig loads the CA and client certificate files.
+func tlsConfig(m *MQTTConfig) (*tls.Config, error) {
+	t := &tls.Config{MinVersion: tls.VersionTLS12}
+	if m.CAFile != "" {
+		pem, err := os.ReadFile(m.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca_file %s: no PEM certificate found", m.CAFile)
+		}
+		t.RootCAs = pool
+	}
+	if m.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(m.CertFile, m.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate %s / %s: %w", m.CertFile, m.KeyFile, err)
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	return t, nil
+}
+
+// Dial implements Dialer.
+func (d *PahoDialer) Dial(ctx context.Context, opt DialOptions) (Conn, error) {
+	o := mqtt.NewClientOptions().
+		AddBroker(d.Broker).
+		SetClientID(opt.ClientID).
+		SetCleanSession(false).
+		SetAutoReconnect(false).
+		SetConnectRetry(false).
+		SetKeepAlive(d.KeepAlive).
+		SetPingTimeout(d.Timeout).
+		SetConnectTimeout(d.Timeout).
+		SetWriteTimeout(d.Timeout).
+		SetOrderMatters(false). // handlers never block; ordering is the agent's job
+		SetBinaryWill(opt.Will.Topic, opt.Will.Payload, opt.Will.QoS, opt.Will.Retained)
+	if d.Username != "" {
+		o.SetUsername(d.Username).SetPassword(d.Password)
+	}
+	if d.TLS != nil {
+		o.SetTLSConfig(d.TLS)
+	}
+	onMsg := func(_ mqtt.Client, m mqtt.Message) {
+		opt.OnMessage(Message{Topic: m.Topic(), Payload: m.Payload(), QoS: m.Qos(), Retained: m.Retained()})
+	}
+	o.SetDefaultPublishHandler(onMsg)
+	subscribed := make(chan error, 1)
+	// Subscriptions are made in the OnConnect handler, as paho recommends,
+	// so that they are in place whatever connected the client.
+	o.SetOnConnectHandler(func(c mqtt.Client) {
+		var err error
+		for _, s := range opt.Subscriptions {
+			if err = wait(ctx, c.Subscribe(s.Topic, s.QoS, onMsg), d.Timeout, "subscribe "+s.Topic); err != nil {
+				break
+			}
+		}
+		select {
+		case subscribed <- err:
+		default:
+		}
+	})
+	o.SetConnectionLostHandler(func(_ mqtt.Client, err error) {
+		if opt.OnLost != nil {
+			opt.OnLost(err)
+		}
+	})
+	c := mqtt.NewClient(o)
+	if err := wait(ctx, c.Connect(), d.Timeout, "connect to "+d.Broker); err != nil {
+		return nil, err
+	}
+	select {
+	case err := <-subscribed:
+		if err != nil {
+			c.Disconnect(0)
+			return nil, err
+		}
+	case <-time.After(d.Timeout * time.Duration(1+len(opt.Subscriptions))):
+		c.Disconnect(0)
+		return nil, fmt.Errorf("mqtt: subscriptions not confirmed within %v", d.Timeout)
+	case <-ctx.Done():
+		c.Disconnect(0)
+		return nil, ctx.Err()
+	}
+	return &pahoConn{c: c, timeout: d.Timeout}, nil
+}
+
+type pahoConn struct {
+	c       mqtt.Client
+	timeout time.Duration
+}
+
+func (p *pahoConn) Publish(ctx context.Context, m Message) error {
+	if !p.c.IsConnectionOpen() {
+		return ErrNotConnected
+	}
+	return wait(ctx, p.c.Publish(m.Topic, m.QoS, m.Retained, m.Payload), p.timeout, "publish "+m.Topic)
+}
+
+func (p *pahoConn) Subscribe(ctx context.Context, s Subscription) error {
+	return wait(ctx, p.c.Subscribe(s.Topic, s.QoS, nil), p.timeout, "subscribe "+s.Topic)
+}
+
+func (p *pahoConn) Unsubscribe(ctx context.Context, topic string) error {
+	return wait(ctx, p.c.Unsubscribe(topic), p.timeout, "unsubscribe "+topic)
+}
+
+func (p *pahoConn) Close() { p.c.Disconnect(250) }
+
+// wait waits for a paho token, at most timeout and never past ctx.
+func wait(ctx context.Context, tok mqtt.Token, timeout time.Duration, what string) error {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-tok.Done():
+		if err := tok.Error(); err != nil {
+			return fmt.Errorf("mqtt: %s: %w", what, err)
+		}
+		if st, ok := tok.(*mqtt.SubscribeToken); ok {
+			for topic, code := range st.Result() {
+				if code >= 0x80 {
+					return fmt.Errorf("mqtt: %s: broker refused subscription to %s (code %#x; check the ACL)", what, topic, code)
+				}
+			}
+		}
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("mqtt: %s: no answer within %v", what, timeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,182 @@
+package agent
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+// session keeps the agent connected. Each connection is a new MQTT session
+// number (store.NextSession): the Last Will is the retained offline state of
+// that session, and the first message on the connection is the retained
+// online state with it, so the fleet can tell a stale will from a current
+// state. Reconnects back off exponentially between mqtt.reconnect_min and
+// mqtt.reconnect_max.
+type session struct {
+	a *Agent
+
+	mu      sync.Mutex
+	conn    Conn
+	gen     uint64          // connection generation, +1 per connection
+	number  uint64          // MQTT session counter of the current connection
+	extra   map[string]bool // subscriptions besides desired and acks (bundles being fetched)
+	changed chan struct{}   // signalled on connect
+}
+
+func newSession(a *Agent) *session {
+	return &session{a: a, extra: map[string]bool{}, changed: make(chan struct{}, 1)}
+}
+
+// current returns the live connection and its generation, or nil.
+func (s *session) current() (Conn, uint64, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn, s.gen, s.number
+}
+
+func (s *session) subscriptions() []Subscription {
+	t, id := s.a.topics, s.a.cfg.DeviceID
+	subs := []Subscription{{Topic: t.Desired(id), QoS: 1}, {Topic: t.Acks(id), QoS: 1}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for topic := range s.extra {
+		subs = append(subs, Subscription{Topic: topic, QoS: 1})
+	}
+	return subs
+}
+
+// want adds a subscription, now if connected and on every later connection.
+func (s *session) want(ctx context.Context, topic string) {
+	s.mu.Lock()
+	s.extra[topic] = true
+	conn := s.conn
+	s.mu.Unlock()
+	if conn != nil {
+		if err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: 1}); err != nil {
+			s.a.log.Warn("mqtt subscribe failed; will retry on reconnect", "topic", topic, "err", err)
+		}
+	}
+}
+
+// unwant removes a subscription added by want.
+func (s *session) unwant(ctx context.Context, topic string) {
+	s.mu.Lock()
+	delete(s.extra, topic)
+	conn := s.conn
+	s.mu.Unlock()
+	if conn != nil {
+		conn.Unsubscribe(ctx, topic) // a failure only means a retained message we ignore
+	}
+}
+
+// publishState publishes the current retained state, if connected.
+func (s *session) publishState(ctx context.Context) {
+	conn, _, n := s.current()
+	if conn == nil {
+		return
+	}
+	payload, err := s.a.state(n, true)
+	if err == nil {
+		err = conn.Publish(ctx, Message{Topic: s.a.topics.State(s.a.cfg.DeviceID), Payload: payload, QoS: 1, Retained: true})
+	}
+	if err != nil {
+		s.a.log.Warn("state publish failed", "err", err)
+	}
+}
+
+func (s *session) run(ctx context.Context) {
+	cfg := s.a.cfg.MQTT
+	backoff := cfg.ReconnectMin.Duration
+	for ctx.Err() == nil {
+		if s.connectOnce(ctx) {
+			backoff = cfg.ReconnectMin.Duration
+		} else {
+			backoff = min(2*backoff, cfg.ReconnectMax.Duration)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		s.a.log.Info("mqtt reconnecting", "in", backoff.String())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+	}
+}
+
+// connectOnce runs one connection until it is lost or ctx ends; it reports
+// whether the connection lasted long enough to reset the backoff.
+func (s *session) connectOnce(ctx context.Context) bool {
+	a := s.a
+	n, err := a.db.NextSession()
+	if err != nil {
+		a.log.Error("cannot advance the session counter", "err", err)
+		return false
+	}
+	will, err := wire.Offline(a.cfg.DeviceID, n)
+	if err != nil {
+		return false
+	}
+	stateTopic := a.topics.State(a.cfg.DeviceID)
+	lost := make(chan error, 1)
+	conn, err := a.dialer.Dial(ctx, DialOptions{
+		ClientID:      a.cfg.DeviceID,
+		Will:          Message{Topic: stateTopic, Payload: will, QoS: 1, Retained: true},
+		Subscriptions: s.subscriptions(),
+		OnMessage:     a.dispatch,
+		OnLost: func(err error) {
+			select {
+			case lost <- err:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		a.log.Warn("mqtt connect failed", "broker", a.cfg.MQTT.Broker, "session", n, "err", err)
+		return false
+	}
+	online, err := a.state(n, true)
+	if err == nil {
+		err = conn.Publish(ctx, Message{Topic: stateTopic, Payload: online, QoS: 1, Retained: true})
+	}
+	if err != nil {
+		a.log.Warn("online state publish failed; reconnecting", "err", err)
+		conn.Close()
+		return false
+	}
+	a.log.Info("mqtt connected", "broker", a.cfg.MQTT.Broker, "session", n)
+	start := time.Now()
+	s.mu.Lock()
+	s.conn, s.number = conn, n
+	s.gen++
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+	a.pub.kickNow()
+
+	var lostErr error
+	select {
+	case <-ctx.Done():
+	case lostErr = <-lost:
+	}
+	s.mu.Lock()
+	s.conn = nil
+	s.mu.Unlock()
+	if lostErr != nil {
+		a.log.Warn("mqtt connection lost", "session", n, "err", lostErr)
+		conn.Close()
+	} else {
+		// A clean disconnect sends no will: say offline ourselves.
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		conn.Publish(c, Message{Topic: stateTopic, Payload: will, QoS: 1, Retained: true})
+		cancel()
+		conn.Close()
+		a.log.Info("mqtt disconnected", "session", n)
+	}
+	return time.Since(start) > a.cfg.MQTT.ReconnectMax.Duration
+}

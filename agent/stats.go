@@ -1,0 +1,88 @@
+package agent
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+// maxLatencySamples bounds the latencies kept per telemetry interval; past
+// it, samples are kept by reservoir sampling, so percentiles stay unbiased
+// and memory constant.
+const maxLatencySamples = 2048
+
+// stats accumulates one telemetry interval. It is safe for concurrent use.
+type stats struct {
+	mu     sync.Mutex
+	from   time.Time
+	n      uint64
+	errs   uint64
+	counts map[string]uint64
+	lat    []float64 // microseconds
+	seen   uint64    // latencies offered this interval
+	rng    uint64
+	last   *wire.Prediction
+}
+
+func newStats(now time.Time) *stats {
+	return &stats{from: now, counts: map[string]uint64{}, lat: make([]float64, 0, maxLatencySamples), rng: 0x9e3779b97f4a7c15}
+}
+
+func (s *stats) record(class string, at time.Time, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	s.counts[class]++
+	us := float64(d.Nanoseconds()) / 1e3
+	s.seen++
+	if len(s.lat) < maxLatencySamples {
+		s.lat = append(s.lat, us)
+	} else {
+		s.rng ^= s.rng << 13
+		s.rng ^= s.rng >> 7
+		s.rng ^= s.rng << 17
+		if j := s.rng % s.seen; j < maxLatencySamples {
+			s.lat[j] = us
+		}
+	}
+	if s.last == nil {
+		s.last = &wire.Prediction{}
+	}
+	s.last.Class, s.last.Time = class, at.UnixMilli()
+}
+
+func (s *stats) fail() {
+	s.mu.Lock()
+	s.errs++
+	s.mu.Unlock()
+}
+
+// snapshot fills the interval's figures into t and starts a new interval.
+func (s *stats) snapshot(now time.Time, t *wire.Telemetry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.From, t.To = s.from.UnixMilli(), now.UnixMilli()
+	t.Predictions, t.Errors = s.n, s.errs
+	if len(s.counts) > 0 {
+		t.Counts = s.counts
+	}
+	if len(s.lat) > 0 {
+		slices.Sort(s.lat)
+		t.Latency = &wire.Latency{P50: pct(s.lat, 0.50), P90: pct(s.lat, 0.90), P99: pct(s.lat, 0.99), Max: s.lat[len(s.lat)-1]}
+	}
+	if s.last != nil {
+		l := *s.last
+		t.Last = &l
+	}
+	s.from, s.n, s.errs, s.seen = now, 0, 0, 0
+	s.counts = map[string]uint64{}
+	s.lat = s.lat[:0]
+}
+
+// pct is the nearest-rank percentile of sorted xs.
+func pct(xs []float64, p float64) float64 {
+	i := int(p*float64(len(xs)) + 0.5)
+	return xs[min(max(i-1, 0), len(xs)-1)]
+}
