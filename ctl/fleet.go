@@ -146,6 +146,11 @@ type deviceView struct {
 	Labels       map[string]string `json:"labels"`
 	Model        *modelRefView     `json:"model"`
 	Health       string            `json:"health"`
+	Predictions  uint64            `json:"predictions"`
+	Last         *struct {
+		Class string `json:"class"`
+		Time  int64  `json:"time"`
+	} `json:"last_prediction"`
 }
 
 func newPublishCmd(e *env) *cobra.Command {
@@ -503,13 +508,17 @@ func newDevicesCmd(e *env) *cobra.Command {
 				return writeJSONTo(e.stdout, ds)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "DEVICE\tONLINE\tMODEL\tRELEASE\tHEALTH\tLAST SEEN\tLABELS")
+			fmt.Fprintln(tw, "DEVICE\tONLINE\tMODEL\tRELEASE\tHEALTH\tPREDICTIONS\tLAST\tLAST SEEN\tLABELS")
 			for _, d := range ds {
 				model, rel := "-", "-"
 				if d.Model != nil {
 					model, rel = d.Model.ID, strconv.FormatUint(d.Model.Release, 10)
 				}
-				fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Online, model, rel, orDash(d.Health), d.LastSeen.Local().Format(time.DateTime), labelString(d.Labels))
+				last := "-"
+				if d.Last != nil {
+					last = d.Last.Class
+				}
+				fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.Online, model, rel, orDash(d.Health), d.Predictions, last, d.LastSeen.Local().Format(time.DateTime), labelString(d.Labels))
 			}
 			return tw.Flush()
 		},

@@ -30,8 +30,10 @@ type Device struct {
 	Sensors      []wire.SensorHealth `json:"sensors,omitempty"`
 	Outbox       *wire.OutboxInfo    `json:"outbox,omitempty"`
 	// From telemetry.
-	Predictions uint64        `json:"predictions,omitempty"` // total reported
-	Latency     *wire.Latency `json:"latency_us,omitempty"`  // latest interval
+	Predictions uint64            `json:"predictions,omitempty"` // total reported
+	Latency     *wire.Latency     `json:"latency_us,omitempty"`  // latest interval
+	Counts      map[string]uint64 `json:"counts,omitempty"`      // per class, latest interval
+	Last        *wire.Prediction  `json:"last_prediction,omitempty"`
 	// LastSeq is the highest deployment command sequence sent to the device;
 	// the next command carries LastSeq+1.
 	LastSeq uint64 `json:"last_seq,omitempty"`
@@ -86,6 +88,10 @@ func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time) {
 	if m.Latency != nil {
 		d.Latency = m.Latency
 	}
+	if m.Last != nil {
+		d.Last = m.Last
+	}
+	d.Counts = m.Counts
 }
 
 // Matches reports whether the device carries every label of selector.
