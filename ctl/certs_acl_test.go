@@ -82,11 +82,6 @@ func productionBroker(t *testing.T, p *pki) *mqtttest.Broker {
 		s = strings.ReplaceAll(s, r[0], r[1])
 	}
 	s += "\nlog_dest file {{DIR}}/mosquitto.log\nlog_type all\n"
-	if os.Geteuid() == 0 {
-		// Started as root, mosquitto drops to the "mosquitto" user before it
-		// reads the ACL file, which lives in the test's private directory.
-		s += "user root\n"
-	}
 	return mqtttest.StartConfig(t, s)
 }
 

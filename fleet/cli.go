@@ -106,18 +106,19 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		broker = eb.URL()
 		log.Info("embedded MQTT broker started (no authentication; loopback only)", "url", broker)
 	}
-	pub := &lazyPublisher{}
-	svc, err := NewService(db, NewRegistry(db, trusted, 0, nil), cfg.Fleet, pub, cmdKey,
+	conn, err := NewConn(&cfg.MQTT, broker, log)
+	if err != nil {
+		return err
+	}
+	svc, err := NewService(db, NewRegistry(db, trusted, 0, nil), cfg.Fleet, conn, cmdKey,
 		&Options{CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log})
 	if err != nil {
 		return err
 	}
-	conn, err := Dial(&cfg.MQTT, broker, svc.Subscriptions(), svc.Deliver, log)
-	if err != nil {
+	if err := conn.Connect(svc.Subscriptions(), svc.Deliver, svc.Resync); err != nil {
 		return err
 	}
 	defer conn.Close()
-	pub.set(conn)
 
 	h, err := svc.Handler(strings.TrimSpace(string(token)))
 	if err != nil {
@@ -139,19 +140,6 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		ready <- Ready{API: ln.Addr().String(), Broker: broker}
 	}
 	return svc.Run(ctx)
-}
-
-// lazyPublisher lets the service exist before its connection: the
-// connection's handlers need the service, the service needs a publisher.
-type lazyPublisher struct{ p Publisher }
-
-func (l *lazyPublisher) set(p Publisher) { l.p = p }
-
-func (l *lazyPublisher) Publish(topic string, qos byte, retained bool, payload []byte) error {
-	if l.p == nil {
-		return errors.New("fleet: not connected to the broker yet")
-	}
-	return l.p.Publish(topic, qos, retained, payload)
 }
 
 func dirOf(path string) string {

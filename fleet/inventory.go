@@ -81,6 +81,16 @@ func (d *Device) applyState(s *wire.State, now time.Time) bool {
 	return true
 }
 
+// applyEvent records a job event as the device's latest job; a SUCCEEDED
+// event also says which model now runs.
+func (d *Device) applyEvent(ev *wire.Event, now time.Time) {
+	d.LastSeen = now
+	d.LastJob = &JobRecord{Rollout: ev.Rollout, Seq: ev.Seq, State: ev.State, Code: ev.Code, Reason: ev.Reason, Time: time.UnixMilli(ev.Time).UTC()}
+	if ev.State == wire.JobSucceeded && ev.Model != nil {
+		d.Model = ev.Model
+	}
+}
+
 // applyTelemetry merges a telemetry report.
 func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time) {
 	d.LastSeen = now

@@ -114,7 +114,13 @@ func (s *Service) Deliver(topic string, payload []byte) {
 	}
 }
 
+// maxBatch bounds the messages handled in one store transaction.
+const maxBatch = 512
+
 // Run handles incoming messages and steps the rollouts until ctx ends.
+// Messages that arrive together are handled in one store transaction (a
+// group commit): with a thousand devices reporting, one fsync per message
+// would be the fleet's bottleneck.
 func (s *Service) Run(ctx context.Context) error {
 	tick := time.NewTicker(s.opt.Tick)
 	defer tick.Stop()
@@ -124,11 +130,25 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case m := <-s.in:
-			s.handle(m)
+			s.handleBatch(s.collect(m))
 		case <-tick.C:
 			s.Tick()
 		}
 	}
+}
+
+// collect returns first and whatever else is queued, up to maxBatch.
+func (s *Service) collect(first message) []message {
+	batch := []message{first}
+	for len(batch) < maxBatch {
+		select {
+		case m := <-s.in:
+			batch = append(batch, m)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // Drain handles every message queued so far (for tests and shutdown).
@@ -136,86 +156,163 @@ func (s *Service) Drain() {
 	for {
 		select {
 		case m := <-s.in:
-			s.handle(m)
+			s.handleBatch(s.collect(m))
 		default:
 			return
 		}
 	}
 }
 
-// handle processes one incoming message; a bad one is logged and dropped.
-func (s *Service) handle(m message) {
+// decoded is an incoming message that passed its decoder.
+type decoded struct {
+	device    string
+	state     *wire.State
+	event     *wire.Event
+	telemetry *wire.Telemetry
+}
+
+// decode checks one message's topic and payload; a bad one is logged,
+// counted and dropped (nil).
+func (s *Service) decode(m message) *decoded {
 	t, err := wire.ParseTopic(m.topic)
 	if err != nil || t.Fleet != s.topics.Fleet() {
 		s.log.Warn("message on an unexpected topic dropped", "topic", m.topic, "err", err)
-		return
+		return nil
 	}
-	now := s.opt.Now()
+	d := &decoded{device: t.Device}
+	var named string
 	switch t.Kind {
 	case wire.KindState:
-		st, err := wire.DecodeState(m.payload)
-		if err == nil && st.Device != t.Device {
-			err = fmt.Errorf("state names device %q on %s's topic", st.Device, t.Device)
-		}
-		if err != nil {
-			s.metrics.invalid.Add(1)
-			s.log.Warn("invalid device state dropped", "device", t.Device, "err", err)
-			return
-		}
-		err = s.db.Update(func(tx *store.Tx) error {
-			d, err := getDevice(tx, t.Device)
-			if err != nil || !d.applyState(st, now) {
-				return err
-			}
-			return tx.Put(store.FleetDevices, d.ID, d)
-		})
-		if err != nil {
-			s.log.Error("storing device state failed", "device", t.Device, "err", err)
+		if d.state, err = wire.DecodeState(m.payload); err == nil {
+			named = d.state.Device
 		}
 	case wire.KindEvents:
-		ev, err := wire.DecodeEvent(m.payload)
-		if err == nil && ev.Device != t.Device {
-			err = fmt.Errorf("event names device %q on %s's topic", ev.Device, t.Device)
-		}
-		if err != nil {
-			s.metrics.invalid.Add(1)
-			s.log.Warn("invalid job event dropped", "device", t.Device, "err", err)
-			return
-		}
-		if err := s.applyEvent(ev, now); err != nil {
-			s.log.Error("applying job event failed; not acknowledged, the device will re-send it", "device", ev.Device, "event", ev.ID, "err", err)
-			return
-		}
-		ack := &wire.Ack{Device: ev.Device, IDs: []string{ev.ID}}
-		if raw, err := ack.Marshal(); err == nil {
-			if err := s.pub.Publish(s.topics.Acks(ev.Device), 1, false, raw); err != nil {
-				s.log.Warn("ack not sent; the device will re-send the event", "device", ev.Device, "err", err)
-			}
+		if d.event, err = wire.DecodeEvent(m.payload); err == nil {
+			named = d.event.Device
 		}
 	case wire.KindTelemetry:
-		tm, err := wire.DecodeTelemetry(m.payload)
-		if err == nil && tm.Device != t.Device {
-			err = fmt.Errorf("telemetry names device %q on %s's topic", tm.Device, t.Device)
-		}
-		if err != nil {
-			s.metrics.invalid.Add(1)
-			s.log.Warn("invalid telemetry dropped", "device", t.Device, "err", err)
-			return
-		}
-		s.metrics.telemetry.Add(1)
-		err = s.db.Update(func(tx *store.Tx) error {
-			d, err := getDevice(tx, t.Device)
-			if err != nil {
-				return err
-			}
-			d.applyTelemetry(tm, now)
-			return tx.Put(store.FleetDevices, d.ID, d)
-		})
-		if err != nil {
-			s.log.Error("storing telemetry failed", "device", t.Device, "err", err)
+		if d.telemetry, err = wire.DecodeTelemetry(m.payload); err == nil {
+			named = d.telemetry.Device
 		}
 	default:
 		s.log.Warn("message on a fleet-to-device topic dropped", "topic", m.topic)
+		return nil
+	}
+	if err == nil && named != t.Device {
+		err = fmt.Errorf("payload names device %q on %s's topic", named, t.Device)
+	}
+	if err != nil {
+		s.metrics.invalid.Add(1)
+		s.log.Warn("invalid device message dropped", "topic", m.topic, "err", err)
+		return nil
+	}
+	return d
+}
+
+// handleBatch applies a batch of messages in one transaction, then
+// acknowledges its events. If the transaction fails nothing is
+// acknowledged, and the devices re-send their events.
+func (s *Service) handleBatch(batch []message) {
+	var msgs []*decoded
+	for _, m := range batch {
+		if d := s.decode(m); d != nil {
+			msgs = append(msgs, d)
+		}
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	now := s.opt.Now()
+	acks := map[string][]string{} // device -> event IDs
+	var finished []DeviceState
+	s.mu.Lock()
+	err := s.db.Update(func(tx *store.Tx) error {
+		clear(acks)
+		finished = finished[:0]
+		devices := map[string]*Device{}
+		rollouts := map[string]*Rollout{} // nil value: not found
+		device := func(id string) (*Device, error) {
+			if d := devices[id]; d != nil {
+				return d, nil
+			}
+			d, err := getDevice(tx, id)
+			devices[id] = d
+			return d, err
+		}
+		for _, m := range msgs {
+			d, err := device(m.device)
+			if err != nil {
+				return err
+			}
+			switch {
+			case m.state != nil:
+				d.applyState(m.state, now)
+			case m.telemetry != nil:
+				s.metrics.telemetry.Add(1)
+				d.applyTelemetry(m.telemetry, now)
+			case m.event != nil:
+				ev := m.event
+				d.applyEvent(ev, now)
+				r, seen := rollouts[ev.Rollout]
+				if !seen {
+					var rr Rollout
+					ok, err := tx.Get(store.FleetRollouts, ev.Rollout, &rr)
+					if err != nil {
+						return err
+					}
+					if ok {
+						r = &rr
+					}
+					rollouts[ev.Rollout] = r
+				}
+				if r != nil {
+					ds, _ := deviceState(ev.State)
+					reason := ev.Reason
+					if ev.Code != "" {
+						reason = ev.Code + ": " + reason
+					}
+					if r.Apply(Report{Device: ev.Device, Seq: ev.Seq, State: ds, Reason: reason}, now) && ds.Finished() {
+						finished = append(finished, ds)
+					}
+				}
+				acks[ev.Device] = append(acks[ev.Device], ev.ID)
+			}
+		}
+		for id, d := range devices {
+			if err := tx.Put(store.FleetDevices, id, d); err != nil {
+				return err
+			}
+		}
+		for id, r := range rollouts {
+			if r != nil {
+				if err := tx.Put(store.FleetRollouts, id, r); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	s.mu.Unlock()
+	if err != nil {
+		s.log.Error("storing device messages failed; events not acknowledged, devices will re-send them", "messages", len(msgs), "err", err)
+		return
+	}
+	for _, ds := range finished {
+		s.metrics.finished(ds)
+	}
+	for device, ids := range acks {
+		for len(ids) > 0 {
+			k := min(len(ids), wire.MaxAckIDs)
+			ack := &wire.Ack{Device: device, IDs: ids[:k]}
+			ids = ids[k:]
+			raw, err := ack.Marshal()
+			if err == nil {
+				err = s.pub.Publish(s.topics.Acks(device), 1, false, raw)
+			}
+			if err != nil {
+				s.log.Warn("ack not sent; the device will re-send its events", "device", device, "err", err)
+			}
+		}
 	}
 }
 
@@ -236,44 +333,6 @@ func deviceState(j wire.JobState) (DeviceState, bool) {
 		return DeviceRejected, true
 	}
 	return "", false
-}
-
-// applyEvent records a job event on the device and its rollout, in one
-// transaction. Events are idempotent: a repeat changes nothing.
-func (s *Service) applyEvent(ev *wire.Event, now time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.db.Update(func(tx *store.Tx) error {
-		d, err := getDevice(tx, ev.Device)
-		if err != nil {
-			return err
-		}
-		d.LastSeen = now
-		d.LastJob = &JobRecord{Rollout: ev.Rollout, Seq: ev.Seq, State: ev.State, Code: ev.Code, Reason: ev.Reason, Time: time.UnixMilli(ev.Time).UTC()}
-		if ev.State == wire.JobSucceeded && ev.Model != nil {
-			d.Model = ev.Model
-		}
-		if err := tx.Put(store.FleetDevices, d.ID, d); err != nil {
-			return err
-		}
-		var r Rollout
-		ok, err := tx.Get(store.FleetRollouts, ev.Rollout, &r)
-		if err != nil || !ok {
-			return err // an event of a rollout we do not know: recorded on the device only
-		}
-		ds, _ := deviceState(ev.State)
-		reason := ev.Reason
-		if ev.Code != "" {
-			reason = ev.Code + ": " + reason
-		}
-		if r.Apply(Report{Device: ev.Device, Seq: ev.Seq, State: ds, Reason: reason}, now) {
-			if ds.Finished() {
-				s.metrics.finished(ds)
-			}
-			return tx.Put(store.FleetRollouts, r.ID, &r)
-		}
-		return nil
-	})
 }
 
 // Tick steps every running rollout once and sends the deployment commands
@@ -381,6 +440,29 @@ func (s *Service) PublishBundle(hash string) error {
 		return fmt.Errorf("fleet: publish bundle %s: %w", hash[:12], err)
 	}
 	return s.reg.MarkPublished(hash)
+}
+
+// Resync publishes again, retained, the bundle of every rollout that is not
+// done. It runs on every (re)connection: a broker that lost its retained
+// messages (no persistence, a replaced broker) would otherwise leave
+// devices waiting for a bundle that never comes. Publishing the same bytes
+// again is harmless.
+func (s *Service) Resync() {
+	rs, err := s.Rollouts()
+	if err != nil {
+		s.log.Error("resync: listing rollouts failed", "err", err)
+		return
+	}
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if r.State.Done() || seen[r.Bundle] {
+			continue
+		}
+		seen[r.Bundle] = true
+		if err := s.PublishBundle(r.Bundle); err != nil {
+			s.log.Error("resync: bundle not republished", "bundle", r.Bundle, "rollout", r.ID, "err", err)
+		}
+	}
 }
 
 // RolloutRequest describes a rollout to create.

@@ -365,3 +365,25 @@ func TestServiceControl(t *testing.T) {
 		t.Fatalf("unknown bundle: %v", err)
 	}
 }
+
+// Resync republishes the bundles of rollouts that are not done, and only
+// those: a broker that lost its retained messages gets them back.
+func TestServiceResync(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	v1, v2 := f.addBundle(t, 1), f.addBundle(t, 2)
+	for id, h := range map[string]string{"old": v1, "new": v2} {
+		if _, err := f.svc.CreateRollout(RolloutRequest{ID: id, Bundle: h, Devices: []string{"gw-1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.svc.Control("old", "abort", "superseded"); err != nil {
+		t.Fatal(err)
+	}
+	f.pub.take("/bundles/")
+	f.svc.Resync()
+	got := f.pub.take("/bundles/")
+	if len(got) != 1 || !strings.HasSuffix(got[0].topic, v2) || !got[0].retained {
+		t.Fatalf("resync published %v, want only %s retained", got, v2[:12])
+	}
+}

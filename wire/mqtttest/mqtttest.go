@@ -94,6 +94,12 @@ func (b *Broker) start() {
 	t := b.t
 	t.Helper()
 	conf := strings.NewReplacer("{{PORT}}", strconv.Itoa(b.port), "{{DIR}}", b.dir).Replace(b.conf)
+	if os.Geteuid() == 0 && !strings.Contains(conf, "\nuser ") {
+		// Started as root, mosquitto switches to the "mosquitto" user, which
+		// cannot write the test's private directory: the log and the
+		// persistence file (retained messages across Restart) would be lost.
+		conf += "\nuser root\n"
+	}
 	path := filepath.Join(b.dir, "mosquitto.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,366 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/agent"
+	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/inference/bundle/bundletest"
+	"github.com/trit-iot/trit/sensors"
+	"github.com/trit-iot/trit/wire/mqtttest"
+)
+
+const fleetName = "e2e"
+
+// features are the replay file's columns and the models' inputs.
+var features = []string{"x1", "x2", "x3"}
+
+// world is one broker, one fleet service and any number of agents, all
+// real code: trit-fleet's Serve and trit-agent's Run in this process,
+// talking through a real Mosquitto on a loopback port.
+type world struct {
+	t                  testing.TB
+	dir                string
+	broker             *mqtttest.Broker
+	releasePriv        ed25519.PrivateKey
+	releaseSet         *bundle.KeySet
+	releasePub, cmdPub string
+	cmdKey, token      string
+	api                string
+	stopFleet          context.CancelFunc
+	fleetDone          chan error
+	replay             string
+	mu                 sync.Mutex
+	agents             map[string]context.CancelFunc
+	agentDone          sync.WaitGroup
+}
+
+func quiet() *slog.Logger {
+	if os.Getenv("TRIT_E2E_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func newWorld(t testing.TB) *world {
+	t.Helper()
+	w := &world{t: t, dir: t.TempDir(), agents: map[string]context.CancelFunc{}, token: "e2e-api-token-0123456789abcdef"}
+	w.broker = mqtttest.Start(t)
+	relPriv := filepath.Join(w.dir, "release.key")
+	w.releasePub = filepath.Join(w.dir, "release.pub")
+	w.cmdKey, w.cmdPub = filepath.Join(w.dir, "command.key"), filepath.Join(w.dir, "command.pub")
+	for _, pair := range [][2]string{{relPriv, w.releasePub}, {w.cmdKey, w.cmdPub}} {
+		if err := bundle.GenerateKey(pair[0], pair[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if w.releasePriv, err = bundle.LoadPrivateKey(relPriv); err != nil {
+		t.Fatal(err)
+	}
+	if w.releaseSet, err = bundle.LoadKeySet(w.releasePub); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.dir, "token"), []byte(w.token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(strings.Join(features, ",") + "\n")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100 {
+		fmt.Fprintf(&b, "%.3f,%.3f,%.3f\n", rng.Float64()*2-1, rng.Float64()*2-1, rng.Float64()*2-1)
+	}
+	w.replay = filepath.Join(w.dir, "replay.csv")
+	if err := os.WriteFile(w.replay, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.close)
+	return w
+}
+
+// startFleet runs trit-fleet's Serve (again, after stopFleet: same
+// database, same API address when possible).
+func (w *world) startFleet() {
+	w.t.Helper()
+	listen := "127.0.0.1:0"
+	if w.api != "" {
+		listen = w.api
+	}
+	cfg, err := fleet.ParseConfig("e2e.toml", w.fleetConfig(listen))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan fleet.Ready, 1)
+	done := make(chan error, 1)
+	go func() { done <- fleet.Serve(ctx, cfg, quiet(), ready) }()
+	select {
+	case r := <-ready:
+		w.api, w.stopFleet, w.fleetDone = r.API, cancel, done
+	case err := <-done:
+		cancel()
+		w.t.Fatalf("fleet: %v", err)
+	case <-time.After(20 * time.Second):
+		cancel()
+		w.t.Fatal("fleet did not start")
+	}
+}
+
+// fleetConfig is the fleet's configuration file for an API address.
+func (w *world) fleetConfig(listen string) string {
+	return fmt.Sprintf(`
+fleet = %q
+database = %q
+[mqtt]
+broker = %q
+client_id = "trit-fleet"
+[api]
+listen = %q
+token_file = %q
+[keys]
+command_key = %q
+release_keys = [%q]
+[rollouts]
+tick = "200ms"
+`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.broker.URL(), listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub)
+}
+
+// startFleetProcess runs the trit-fleet binary bin as a child process and
+// returns its PID; it is stopped (SIGTERM) at cleanup.
+func (w *world) startFleetProcess(bin string) int {
+	w.t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.api = l.Addr().String()
+	l.Close()
+	conf := filepath.Join(w.dir, "fleet.toml")
+	if err := os.WriteFile(conf, []byte(w.fleetConfig(w.api)), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--config", conf)
+	if os.Getenv("TRIT_E2E_LOG") != "" {
+		cmd.Stderr = os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if c, err := net.Dial("tcp", w.api); err == nil {
+			c.Close()
+			return cmd.Process.Pid
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatal("trit-fleet did not start listening")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// rawCall GETs path and returns the body.
+func (w *world) rawCall(path string) string {
+	w.t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+w.api+path, nil)
+	req.Header.Set("Authorization", "Bearer "+w.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return string(raw)
+}
+
+// restartFleet stops the fleet service and starts it again on the same
+// database.
+func (w *world) restartFleet() {
+	w.t.Helper()
+	w.stopFleet()
+	if err := <-w.fleetDone; err != nil {
+		w.t.Fatalf("fleet stopped with %v", err)
+	}
+	w.startFleet()
+}
+
+// agentTuning is what tests vary between agents' configurations.
+type agentTuning struct {
+	rate      float64       // sensor readings per second
+	telemetry time.Duration // telemetry interval
+}
+
+// startAgents starts n agents named prefix-000 … with the given labels.
+func (w *world) startAgents(prefix string, n int, labels map[string]string) []string {
+	w.t.Helper()
+	return w.startAgentsTuned(prefix, n, labels, nil)
+}
+
+// startAgentsTuned is startAgents with tune applied to the defaults.
+func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string, tune func(*agentTuning)) []string {
+	w.t.Helper()
+	at := agentTuning{rate: 20, telemetry: 2 * time.Second}
+	if tune != nil {
+		tune(&at)
+	}
+	ids := make([]string, n)
+	for i := range n {
+		id := fmt.Sprintf("%s-%03d", prefix, i)
+		ids[i] = id
+		cfg := &agent.Config{
+			DeviceID: id, Fleet: fleetName, StateDir: filepath.Join(w.dir, "agents", id), Labels: labels,
+			ReleaseKeys: []string{w.releasePub}, CommandKeys: []string{w.cmdPub},
+			MQTT: agent.MQTTConfig{Broker: w.broker.URL(), Timeout: agent.Duration{Duration: 10 * time.Second},
+				ReconnectMin: agent.Duration{Duration: 200 * time.Millisecond}, ReconnectMax: agent.Duration{Duration: 2 * time.Second}},
+			Install:   agent.InstallConfig{HealthCycles: 3, HealthTimeout: agent.Duration{Duration: 20 * time.Second}, DownloadTimeout: agent.Duration{Duration: 30 * time.Second}},
+			Telemetry: agent.TelemetryConfig{Interval: agent.Duration{Duration: at.telemetry}, AckRetry: agent.Duration{Duration: 5 * time.Second}},
+			Sensors:   []sensors.Config{{Kind: "replay", Name: "vib", File: w.replay, Rate: at.rate, Loop: true}},
+		}
+		if err := cfg.Validate(); err != nil {
+			w.t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		w.mu.Lock()
+		w.agents[id] = cancel
+		w.mu.Unlock()
+		w.agentDone.Add(1)
+		go func() {
+			defer w.agentDone.Done()
+			if err := agent.Run(ctx, cfg, &agent.Options{Logger: quiet().With("device", id)}); err != nil {
+				w.t.Errorf("agent %s: %v", id, err)
+			}
+		}()
+	}
+	return ids
+}
+
+func (w *world) close() {
+	w.mu.Lock()
+	for _, cancel := range w.agents {
+		cancel()
+	}
+	w.mu.Unlock()
+	w.agentDone.Wait()
+	if w.stopFleet != nil {
+		w.stopFleet()
+		<-w.fleetDone
+	}
+}
+
+// bundle builds and signs release of model id for the agents' features.
+func (w *world) bundle(id string, release uint64) []byte {
+	w.t.Helper()
+	spec, err := bundletest.Spec(release, len(features), 256, []string{"normal", "fault"})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	spec.Features = features
+	data, err := bundletest.Signed(spec, id, release, time.Now().Add(-time.Minute), w.releasePriv)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return data
+}
+
+// call sends an API request and decodes the JSON answer into out.
+func (w *world) call(method, path string, body []byte, out any) {
+	w.t.Helper()
+	req, _ := http.NewRequest(method, "http://"+w.api+path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+w.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		w.t.Fatalf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+// publish uploads a bundle and returns its hash.
+func (w *world) publish(data []byte) string {
+	w.t.Helper()
+	var info fleet.BundleInfo
+	w.call("POST", "/v1/bundles", data, &info)
+	return info.Hash
+}
+
+// rollout creates a rollout from a request.
+func (w *world) rollout(req fleet.RolloutRequest) {
+	w.t.Helper()
+	raw, _ := json.Marshal(req)
+	w.call("POST", "/v1/rollouts", raw, nil)
+}
+
+// waitRollout polls a rollout until it is done or timeout passes, calling
+// during (if not nil) on every poll.
+func (w *world) waitRollout(id string, timeout time.Duration, during func(*fleet.Rollout)) *fleet.Rollout {
+	w.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var r fleet.Rollout
+		w.call("GET", "/v1/rollouts/"+id, nil, &r)
+		if during != nil {
+			during(&r)
+		}
+		if r.State.Done() {
+			return &r
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("rollout %s still %s after %v: %v", id, r.State, timeout, r.Counts())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// devices returns the fleet's inventory.
+func (w *world) devices() map[string]fleet.Device {
+	w.t.Helper()
+	var ds []fleet.Device
+	w.call("GET", "/v1/devices", nil, &ds)
+	out := map[string]fleet.Device{}
+	for _, d := range ds {
+		out[d.ID] = d
+	}
+	return out
+}
+
+// waitInventory waits until cond holds for the inventory.
+func (w *world) waitInventory(what string, timeout time.Duration, cond func(map[string]fleet.Device) bool) {
+	w.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond(w.devices()) {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("inventory: %s not reached within %v", what, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
