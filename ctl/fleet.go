@@ -58,9 +58,25 @@ func (f *fleetFlags) client() (*fleetClient, error) {
 
 // do sends a request and decodes a 200 response into out (if not nil).
 func (c *fleetClient) do(method, path, contentType string, body []byte, out any) error {
+	raw, err := c.send(method, path, contentType, body)
+	if err != nil || out == nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("trit-fleet: unexpected response: %w", err)
+	}
+	return nil
+}
+
+// raw GETs path and returns the body of a 200 response.
+func (c *fleetClient) raw(path string) ([]byte, error) { return c.send("GET", path, "", nil) }
+
+// send makes a request and returns the body of a 200 response, or the
+// service's error message.
+func (c *fleetClient) send(method, path, contentType string, body []byte) ([]byte, error) {
 	req, err := http.NewRequest(method, c.url+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	if contentType != "" {
@@ -68,29 +84,23 @@ func (c *fleetClient) do(method, path, contentType string, body []byte, out any)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("trit-fleet at %s: %w", c.url, err)
+		return nil, fmt.Errorf("trit-fleet at %s: %w", c.url, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
 			Error string `json:"error"`
 		}
 		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-			return fmt.Errorf("trit-fleet: %s (HTTP %d)", e.Error, resp.StatusCode)
+			return nil, fmt.Errorf("trit-fleet: %s (HTTP %d)", e.Error, resp.StatusCode)
 		}
-		return fmt.Errorf("trit-fleet: HTTP %d", resp.StatusCode)
+		return nil, fmt.Errorf("trit-fleet: HTTP %d", resp.StatusCode)
 	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("trit-fleet: unexpected response: %w", err)
-	}
-	return nil
+	return raw, nil
 }
 
 type bundleView struct {
@@ -303,9 +313,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 					printRollout(e.stdout, &r)
 				}
 				if !watch || r.done() {
-					if watch && !asJSON {
-						printRollout(e.stdout, &r)
-					}
+					// The final state was printed in full above.
 					if watch && r.State == "aborted" {
 						return fmt.Errorf("rollout %s was aborted: %s", r.ID, r.Reason)
 					}

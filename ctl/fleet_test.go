@@ -148,3 +148,27 @@ func TestPublishAndDevices(t *testing.T) {
 		t.Fatalf("no token: %d %q", code, stderr)
 	}
 }
+
+func TestRemoteTrain(t *testing.T) {
+	f, _ := newFakeFleet(t, map[string]string{
+		"POST /v1/train":              `{"id":"train-1","state":"running"}`,
+		"GET /v1/train/train-1":       `{"id":"train-1","state":"succeeded","bundle":"ab","bytes":5,"accuracy":97.5,"accuracy_on":"test","sigma":8,"c":0.001,"nonzero":10,"train_seconds":1.5}`,
+		"GET /v1/train/train-1/bundle": "TRIT!",
+	})
+	out := filepath.Join(t.TempDir(), "m.trit")
+	stdout, stderr, code := runCtl(t, "remote-train", "standard:usps", "--model-id", "usps", "--release", "3", "-o", out, "--interval", "1ms")
+	if code != 0 || !strings.Contains(stdout, "accuracy 97.50% (test set)") {
+		t.Fatalf("remote-train: %d %q %q", code, stdout, stderr)
+	}
+	if got, _ := os.ReadFile(out); string(got) != "TRIT!" {
+		t.Fatalf("wrote %q", got)
+	}
+	var sent map[string]any
+	json.Unmarshal([]byte(f.bodies["POST /v1/train"]), &sent)
+	if sent["dataset"] != "standard:usps" || sent["model_id"] != "usps" || sent["release"] != 3.0 {
+		t.Fatalf("request %v", sent)
+	}
+	if _, stderr, code := runCtl(t, "remote-train", "standard:usps", "--model-id", "usps", "--release", "3", "-o", out); code != 1 || !strings.Contains(stderr, "refusing to overwrite") {
+		t.Fatalf("existing output: %d %q", code, stderr)
+	}
+}

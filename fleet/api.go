@@ -28,6 +28,10 @@ import (
 //	GET  /v1/rollouts/{id}
 //	POST /v1/rollouts/{id}/pause|resume|abort   body: {"reason": "..."} (optional)
 //	POST /v1/rollouts/{id}/rollback     body: {"id": "<new rollout ID>"}
+//	POST /v1/train                      body: TrainRequest; starts a training job
+//	GET  /v1/train                      jobs, newest first
+//	GET  /v1/train/{id}
+//	GET  /v1/train/{id}/bundle          the unsigned bundle (application/octet-stream)
 //	GET  /metrics
 
 // maxRequestBody bounds request bodies: a bundle plus headroom.
@@ -105,6 +109,28 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		}
 		return s.Rollback(r.PathValue("id"), body.ID)
 	})
+	api("POST /v1/train", func(r *http.Request) (any, error) {
+		var req TrainRequest
+		if err := decodeBody(r, &req); err != nil {
+			return nil, err
+		}
+		return s.StartTraining(req)
+	})
+	api("GET /v1/train", func(*http.Request) (any, error) { return s.TrainingJobs(), nil })
+	api("GET /v1/train/{id}", func(r *http.Request) (any, error) { return s.TrainingJob(r.PathValue("id")) })
+	mux.HandleFunc("GET /v1/train/{id}/bundle", func(w http.ResponseWriter, r *http.Request) {
+		if !authorized(r, token) {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong API token"})
+			return
+		}
+		data, err := s.TrainedBundle(r.PathValue("id"))
+		if err != nil {
+			writeJSON(w, statusOf(err), map[string]string{"error": err.Error()})
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(data)
+	})
 	mux.Handle("GET /metrics", s.MetricsHandler())
 	return mux, nil
 }
@@ -142,6 +168,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, bundle.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrTrainingDisabled):
+		return http.StatusNotImplemented
 	}
 	return http.StatusInternalServerError
 }

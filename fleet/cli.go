@@ -111,7 +111,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		return err
 	}
 	svc, err := NewService(db, NewRegistry(db, trusted, 0, nil), cfg.Fleet, conn, cmdKey,
-		&Options{CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log})
+		&Options{CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log, TrainingDir: cfg.Training.DataDir})
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,14 @@ type Config struct {
 	API      APIConfig      `toml:"api"`
 	Keys     KeysConfig     `toml:"keys"`
 	Rollouts RolloutsConfig `toml:"rollouts"`
+	Training TrainingConfig `toml:"training"`
+}
+
+// TrainingConfig enables training on the fleet (tritctl remote-train).
+type TrainingConfig struct {
+	// DataDir holds the datasets a request may name (relative paths only);
+	// empty disables training.
+	DataDir string `toml:"data_dir"`
 }
 
 // MQTTConfig is the fleet's broker connection.

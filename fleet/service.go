@@ -35,6 +35,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Queue bounds the incoming messages waiting to be handled; default 4096.
 	Queue int
+	// TrainingDir is where datasets for remote training live; "" disables
+	// training on the fleet.
+	TrainingDir string
 }
 
 // Service is trit-fleet's core: registry, inventory and rollouts over one
@@ -50,6 +53,7 @@ type Service struct {
 	in      chan message
 	mu      sync.Mutex // serialises rollout changes between the loop and API calls
 	metrics *Metrics
+	trainer *trainer
 }
 
 type message struct {
@@ -87,7 +91,8 @@ func NewService(db *store.DB, reg *Registry, fleet string, pub Publisher, cmdKey
 		o.Queue = 4096
 	}
 	return &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger,
-		in: make(chan message, o.Queue), metrics: newMetrics()}, nil
+		in: make(chan message, o.Queue), metrics: newMetrics(),
+		trainer: &trainer{dir: o.TrainingDir, jobs: map[string]*TrainJob{}}}, nil
 }
 
 // Topics returns the fleet's topic builder.

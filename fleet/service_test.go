@@ -67,7 +67,7 @@ type fixture struct {
 	cmdKeys *wire.KeySet
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, tweak ...func(*Options)) *fixture {
 	t.Helper()
 	release, cmd := testKey(1), testKey(2)
 	ks, err := bundle.NewKeySet(release.Public().(ed25519.PublicKey))
@@ -80,7 +80,11 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{pub: &recorder{}, clk: &clock{t0}, db: openStore(t), release: release, cmdKeys: cmdKeys}
 	reg := NewRegistry(f.db, ks, 0, f.clk.now)
-	f.svc, err = NewService(f.db, reg, "f", f.pub, cmd, &Options{Now: f.clk.now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opt := &Options{Now: f.clk.now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, tw := range tweak {
+		tw(opt)
+	}
+	f.svc, err = NewService(f.db, reg, "f", f.pub, cmd, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,119 @@
+package ctl
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// trainJobView is this client's view of a fleet training job.
+type trainJobView struct {
+	ID           string  `json:"id"`
+	State        string  `json:"state"`
+	Error        string  `json:"error"`
+	Bundle       string  `json:"bundle"`
+	Bytes        int     `json:"bytes"`
+	Sigma        float64 `json:"sigma"`
+	C            float64 `json:"c"`
+	Accuracy     float64 `json:"accuracy"`
+	AccuracyOn   string  `json:"accuracy_on"`
+	NonZero      int     `json:"nonzero"`
+	TrainSeconds float64 `json:"train_seconds"`
+}
+
+func newRemoteTrainCmd(e *env) *cobra.Command {
+	var ff fleetFlags
+	var req struct {
+		Format      string  `json:"format,omitempty"`
+		LabelColumn int     `json:"label_column,omitempty"`
+		Sigma       float64 `json:"sigma,omitempty"`
+		C           float64 `json:"c,omitempty"`
+		P           int     `json:"p,omitempty"`
+		ModelID     string  `json:"model_id"`
+		Release     uint64  `json:"release"`
+		Hardware    string  `json:"hardware,omitempty"`
+		MinAgent    string  `json:"min_agent_version,omitempty"`
+		Dataset     string  `json:"dataset"`
+	}
+	var out string
+	var asJSON, force bool
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "remote-train DATASET -o BUNDLE",
+		Short: "Train a model on trit-fleet and download it as an unsigned bundle",
+		Long: `Ask trit-fleet to train a model on DATASET, a path inside the fleet's
+training data directory (or standard:NAME for a standard dataset kept there),
+wait for it, and write the result to -o as an unsigned bundle. Sign it with
+the offline release key (tritctl bundle sign) and publish it (tritctl publish)
+to roll it out: the fleet never holds a release key.`,
+		Example: `  tritctl remote-train standard:usps --model-id usps --release 8 -o usps-8.trit
+  tritctl bundle sign --key release.key usps-8.trit -o usps-8.signed.trit
+  tritctl publish usps-8.signed.trit`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			req.Dataset = args[0]
+			if out == "" {
+				return usagef("give the output file with -o")
+			}
+			if _, err := os.Stat(out); err == nil && !force {
+				return fmt.Errorf("%s exists; refusing to overwrite it without --force", out)
+			}
+			c, err := ff.client()
+			if err != nil {
+				return err
+			}
+			raw, _ := json.Marshal(req)
+			var job trainJobView
+			if err := c.do("POST", "/v1/train", "application/json", raw, &job); err != nil {
+				return err
+			}
+			start := time.Now()
+			for job.State == "running" {
+				time.Sleep(interval)
+				if !asJSON {
+					fmt.Fprintf(e.stderr, "training on the fleet (job %s): %s elapsed\n", job.ID, time.Since(start).Round(time.Second))
+				}
+				if err := c.do("GET", "/v1/train/"+job.ID, "", nil, &job); err != nil {
+					return err
+				}
+			}
+			if job.State != "succeeded" {
+				return fmt.Errorf("training job %s failed: %s", job.ID, job.Error)
+			}
+			bundleBytes, err := c.raw("/v1/train/" + job.ID + "/bundle")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(out, bundleBytes, 0o644); err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSONTo(e.stdout, job)
+			}
+			fmt.Fprintf(e.stdout, "%s: accuracy %.2f%% (%s set), σ=%g C=%g, %d non-zero, trained in %.1fs\nwrote %s (%d bytes, unsigned)\n",
+				job.ID, job.Accuracy, job.AccuracyOn, job.Sigma, job.C, job.NonZero, job.TrainSeconds, out, job.Bytes)
+			return nil
+		},
+	}
+	ff.register(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "where to write the unsigned bundle (required)")
+	f.BoolVar(&force, "force", false, "overwrite -o if it exists")
+	f.StringVar(&req.ModelID, "model-id", "", "model ID in the bundle (required)")
+	f.Uint64Var(&req.Release, "release", 0, "release counter, above every earlier release of the model (required)")
+	f.StringVar(&req.Format, "format", "auto", "data format: auto, libsvm, idx or dense")
+	f.IntVar(&req.LabelColumn, "label-column", 0, "dense text: 0-based column of the label, -1 for the last")
+	f.Float64Var(&req.Sigma, "sigma", 0, "kernel width σ (0: search on a validation split)")
+	f.Float64Var(&req.C, "c", 0, "regularisation C (0: search)")
+	f.IntVarP(&req.P, "bits", "p", 2048, "embedding bits")
+	f.StringVar(&req.Hardware, "hardware", "", "hardware/sensor-set label")
+	f.StringVar(&req.MinAgent, "min-agent", "", "minimum agent version (default 0.1.0)")
+	f.BoolVar(&asJSON, "json", false, "print the job as JSON")
+	f.DurationVar(&interval, "interval", 2*time.Second, "polling interval")
+	cmd.MarkFlagRequired("model-id")
+	cmd.MarkFlagRequired("release")
+	return cmd
+}
