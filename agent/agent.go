@@ -121,6 +121,7 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	}
 	spawn(func(ctx context.Context) { a.loop.run(ctx) })
 	a.recoverInstall(ctx)
+	spawn(a.pruneJobs)
 	spawn(a.sess.run)
 	spawn(a.pub.run)
 	spawn(a.inst.run)
@@ -237,17 +238,23 @@ func (a *Agent) state(session uint64, online bool) ([]byte, error) {
 		}
 	}
 	if st, err := a.db.OutboxStats(); err == nil {
-		s.Outbox = &wire.OutboxInfo{Count: st.Count, Bytes: st.Bytes, Dropped: st.Dropped}
+		s.Outbox = &wire.OutboxInfo{Count: st.Count, Bytes: st.Bytes, Dropped: st.Dropped, MaxBytes: st.MaxBytes}
 	}
 	return s.Marshal()
 }
 
 // telemetry queues a report every telemetry.interval and republishes the
-// state when sensor health changes.
+// state when sensor health changes or the outbox dropped messages (so the
+// fleet sees data loss in the retained state, not only in telemetry that
+// may itself be dropped).
 func (a *Agent) telemetry(ctx context.Context) {
 	tick := time.NewTicker(a.cfg.Telemetry.Interval.Duration)
 	defer tick.Stop()
 	lastHealth := ""
+	var lastDropped uint64
+	if st, err := a.db.OutboxStats(); err == nil {
+		lastDropped = st.Dropped
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -264,9 +271,13 @@ func (a *Agent) telemetry(ctx context.Context) {
 		if r := a.loop.cur.Load(); r != nil {
 			ref := r.ref
 			t.Model = &ref
+			a.warnExpired(r)
 		}
+		dropsChanged, maxBytes := false, uint64(0)
 		if st, err := a.db.OutboxStats(); err == nil {
-			t.Dropped = st.Dropped
+			t.Dropped, maxBytes = st.Dropped, st.MaxBytes
+			dropsChanged = st.Dropped != lastDropped
+			lastDropped = st.Dropped
 		}
 		payload, err := t.Marshal()
 		if err == nil {
@@ -277,9 +288,12 @@ func (a *Agent) telemetry(ctx context.Context) {
 		}
 		a.pub.kickNow()
 		h := fmt.Sprint(a.healthSummary())
-		if h != lastHealth {
-			if lastHealth != "" {
+		if h != lastHealth || dropsChanged {
+			if lastHealth != "" && h != lastHealth {
 				a.log.Info("sensor health changed", "sensors", h)
+			}
+			if dropsChanged {
+				a.log.Warn("outbox full: oldest queued messages dropped", "dropped_total", lastDropped, "max_bytes", maxBytes)
 			}
 			lastHealth = h
 			a.sess.publishState(ctx)

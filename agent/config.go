@@ -67,6 +67,9 @@ type InstallConfig struct {
 	DownloadTimeout Duration `toml:"download_timeout"` // default 2m
 	HealthCycles    int      `toml:"health_cycles"`    // inference cycles a new model must complete; default 5
 	HealthTimeout   Duration `toml:"health_timeout"`   // default 60s
+	// JobRetention is how long finished job records are kept (pruned at
+	// start-up and daily; the newest job is always kept); default 90 days.
+	JobRetention Duration `toml:"job_retention"`
 }
 
 // TelemetryConfig tunes reporting.
@@ -146,6 +149,7 @@ const (
 	DefaultDownloadTimeout = 2 * time.Minute
 	DefaultHealthCycles    = 5
 	DefaultHealthTimeout   = time.Minute
+	DefaultJobRetention    = 90 * 24 * time.Hour
 	DefaultInterval        = 10 * time.Second
 	DefaultAckRetry        = time.Minute
 )
@@ -230,6 +234,7 @@ func (c *Config) Validate() error {
 		{"mqtt.reconnect_max", &m.ReconnectMax, DefaultReconnectMax},
 		{"install.download_timeout", &c.Install.DownloadTimeout, DefaultDownloadTimeout},
 		{"install.health_timeout", &c.Install.HealthTimeout, DefaultHealthTimeout},
+		{"install.job_retention", &c.Install.JobRetention, DefaultJobRetention},
 		{"telemetry.interval", &c.Telemetry.Interval, DefaultInterval},
 		{"telemetry.ack_retry", &c.Telemetry.AckRetry, DefaultAckRetry},
 	} {

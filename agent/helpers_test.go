@@ -83,6 +83,8 @@ type bundleOpts struct {
 	hardware string
 	signer   ed25519.PrivateKey
 	seed     uint64
+	expires  time.Time // zero: never
+	created  time.Time // zero: an hour ago
 }
 
 // makeBundle builds a small signed two-class model bundle.
@@ -93,6 +95,9 @@ func makeBundle(t testing.TB, o bundleOpts) []byte {
 	}
 	if o.features == nil {
 		o.features = testFeatures
+	}
+	if o.created.IsZero() {
+		o.created = time.Now().Add(-time.Hour)
 	}
 	d, p := len(o.features), 64
 	rng := rand.New(rand.NewPCG(o.seed+o.release, 9))
@@ -112,7 +117,7 @@ func makeBundle(t testing.TB, o bundleOpts) []byte {
 	}
 	spec.Features = o.features
 	raw, err := bundle.Encode(&bundle.Bundle{
-		Header: bundle.Header{ModelID: o.modelID, Release: o.release, CreatedAt: time.Now().Add(-time.Hour)},
+		Header: bundle.Header{ModelID: o.modelID, Release: o.release, CreatedAt: o.created, ExpiresAt: o.expires},
 		Compat: bundle.Compat{Features: o.features, MinAgentVersion: "0.1.0", Hardware: o.hardware},
 		Spec:   spec,
 	})
@@ -207,12 +212,21 @@ type fleet struct {
 
 func newFleet(t testing.TB, broker string, k *keys) *fleet {
 	t.Helper()
+	return newFleetWith(t, broker, k, nil)
+}
+
+// newFleetWith is newFleet with extra client options (TLS, credentials).
+func newFleetWith(t testing.TB, broker string, k *keys, opts func(*mqtt.ClientOptions)) *fleet {
+	t.Helper()
 	tp, _ := wire.NewTopics(testFleet)
 	f := &fleet{t: t, topics: tp, k: k, changed: make(chan struct{}, 1)}
 	o := mqtt.NewClientOptions().AddBroker(broker).SetClientID("fleet-test").SetCleanSession(false).
 		SetAutoReconnect(true).SetMaxReconnectInterval(200 * time.Millisecond).SetConnectRetry(true).
 		SetConnectRetryInterval(200 * time.Millisecond).SetResumeSubs(true).SetKeepAlive(2 * time.Second).
 		SetOrderMatters(true)
+	if opts != nil {
+		opts(o)
+	}
 	o.SetOnConnectHandler(func(c mqtt.Client) {
 		for _, kind := range []wire.Kind{wire.KindEvents, wire.KindTelemetry, wire.KindState} {
 			c.Subscribe(tp.AllDevices(kind), 1, f.handle)

@@ -364,8 +364,8 @@ func (a *Agent) load(s *store.Slot) (*running, string, error) {
 	if err != nil {
 		return nil, wire.CodeStore, err
 	}
-	// Expiry was checked at install; a model that expires later keeps
-	// running rather than leaving the device without one.
+	// Expiry gates installs only (check): a committed model whose bundle
+	// expires later keeps running, see docs/OPERATIONS.md "Bundle expiry".
 	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: len(data), Trusted: a.relKeys, Now: func() time.Time { return time.Unix(0, 0) }})
 	if err != nil {
 		return nil, wire.CodeBundleInvalid, err
@@ -381,7 +381,18 @@ func (a *Agent) load(s *store.Slot) (*running, string, error) {
 	if err != nil {
 		return nil, wire.CodeIncompatible, err
 	}
-	return &running{model: m, bind: bind, ref: refOf(s)}, "", nil
+	r := &running{model: m, bind: bind, ref: refOf(s), expires: b.Header.ExpiresAt}
+	a.warnExpired(r)
+	return r, "", nil
+}
+
+// warnExpired logs, once per loaded model, that its bundle has expired.
+func (a *Agent) warnExpired(r *running) {
+	if r.expires.IsZero() || !a.now().After(r.expires) || !r.expiredLogged.CompareAndSwap(false, true) {
+		return
+	}
+	a.log.Warn("the running model's bundle has expired; it keeps running (expiry only refuses installs): deploy a newer release",
+		"model", r.ref.ID, "release", r.ref.Release, "expired_at", r.expires.UTC().Format(time.RFC3339))
 }
 
 // loadActive puts the active slot's model into the loop (none if empty).
@@ -407,20 +418,38 @@ func refOf(s *store.Slot) wire.ModelRef {
 	return wire.ModelRef{ID: s.ModelID, Release: s.Release, Bundle: s.Hash, Install: string(s.State)}
 }
 
-// highestSeq is the highest command sequence this device recorded.
+// highestSeq is the highest command sequence this device recorded; it
+// reads one counter (store.HighestJobSeq), not the job table, and survives
+// pruning.
 func (a *Agent) highestSeq() (uint64, error) {
-	jobs, err := a.db.Jobs()
+	seq, err := a.db.HighestJobSeq()
 	if err != nil {
 		return 0, err
 	}
-	var max uint64
-	for _, j := range jobs {
-		max = maxU(max, j.Seq)
-	}
 	if active, _, err := a.db.Slots(); err == nil && active != nil {
-		max = maxU(max, active.Seq)
+		seq = max(seq, active.Seq)
 	}
-	return max, nil
+	return seq, nil
 }
 
-func maxU(a, b uint64) uint64 { return max(a, b) }
+// pruneJobs deletes finished job records older than install.job_retention
+// at start-up and then daily, so months of deployments do not grow the
+// database without bound.
+func (a *Agent) pruneJobs(ctx context.Context) {
+	tick := time.NewTicker(24 * time.Hour)
+	defer tick.Stop()
+	for {
+		n, err := a.db.PruneJobs(time.Now().Add(-a.cfg.Install.JobRetention.Duration))
+		switch {
+		case err != nil:
+			a.log.Error("pruning old job records failed", "err", err)
+		case n > 0:
+			a.log.Info("old job records pruned", "count", n, "older_than", a.cfg.Install.JobRetention.String())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

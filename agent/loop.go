@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,10 @@ type running struct {
 	ref   wire.ModelRef
 	// Cycles completed and failed with this model, for the health check.
 	ok, failed atomic.Uint64
+	// expires is the bundle's expiry (zero: never); expiredLogged is set
+	// once the agent said the running model expired.
+	expires       time.Time
+	expiredLogged atomic.Bool
 }
 
 // loop is the inference loop: read sensors, extract features, predict,
@@ -36,6 +41,7 @@ type loop struct {
 
 func (l *loop) run(ctx context.Context) error {
 	lastErr := ""
+	nanLogged := false
 	for ctx.Err() == nil {
 		values, at, err := l.in.read(ctx)
 		l.progress.Store(time.Now().UnixNano())
@@ -72,6 +78,21 @@ func (l *loop) run(ctx context.Context) error {
 		if !ready {
 			continue
 		}
+		if i := firstNonFinite(vec); i >= 0 {
+			// A missing input (a sensor down behind a merge, a feature
+			// over such a channel) must not be classified as if it were
+			// data: the cycle counts as failed, and a new model's health
+			// check fails on it.
+			l.stats.fail()
+			r.failed.Add(1)
+			if !nanLogged {
+				l.log.Warn("feature vector has a missing value; not classified (logged once per model until a good cycle)",
+					"feature", i, "model", r.ref.ID, "release", r.ref.Release)
+				nanLogged = true
+			}
+			continue
+		}
+		nanLogged = false
 		t0 := time.Now()
 		class, err := r.model.Predict(nil, vec)
 		d := time.Since(t0)
@@ -89,3 +110,14 @@ func (l *loop) run(ctx context.Context) error {
 
 // swap installs r (nil: no model) and returns the previous one.
 func (l *loop) swap(r *running) *running { return l.cur.Swap(r) }
+
+// firstNonFinite returns the index of the first NaN or infinite value in
+// v, or -1.
+func firstNonFinite(v []float32) int {
+	for i, x := range v {
+		if x != x || x > math.MaxFloat32 || x < -math.MaxFloat32 {
+			return i
+		}
+	}
+	return -1
+}

@@ -108,6 +108,7 @@ func (p *publisher) drain(ctx context.Context) {
 			p.a.log.Error("outbox read failed", "err", err)
 			return
 		}
+		p.forgetDropped(entries)
 		progressed := false
 		for _, e := range entries {
 			var ev *wire.Event
@@ -135,6 +136,22 @@ func (p *publisher) drain(ctx context.Context) {
 		}
 		if !progressed {
 			return
+		}
+	}
+}
+
+// forgetDropped forgets events awaiting an ack that are no longer in the
+// outbox: older than its oldest entry, they were dropped to respect the
+// bound (a fleet that never acks would otherwise grow these maps forever).
+func (p *publisher) forgetDropped(entries []store.OutboxEntry) {
+	oldest := uint64(1<<64 - 1)
+	if len(entries) > 0 {
+		oldest = entries[0].Seq
+	}
+	for id, seq := range p.pending {
+		if seq < oldest {
+			delete(p.pending, id)
+			delete(p.sent, seq)
 		}
 	}
 }

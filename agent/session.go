@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -135,7 +136,15 @@ func (s *session) connectOnce(ctx context.Context) bool {
 		},
 	})
 	if err != nil {
-		a.log.Warn("mqtt connect failed", "broker", a.cfg.MQTT.Broker, "session", n, "err", err)
+		args := []any{"broker", a.cfg.MQTT.Broker, "session", n, "err", err}
+		if a.cfg.MQTT.CAFile != "" || a.cfg.MQTT.CertFile != "" || !strings.HasPrefix(a.cfg.MQTT.Broker, "tcp:") {
+			if msg := err.Error(); strings.Contains(msg, "connection reset") || strings.HasSuffix(msg, "EOF") {
+				// TLS 1.3 brokers check the client certificate after the
+				// handshake; a refusal can then look like a reset.
+				args = append(args, "hint", "the broker may have refused the client certificate (cert_file/key_file, its CA); its log says why")
+			}
+		}
+		a.log.Warn("mqtt connect failed", args...)
 		return false
 	}
 	online, err := a.state(n, true)

@@ -162,7 +162,10 @@ func (db *DB) PutJob(j Job) error {
 				return fmt.Errorf("stored state %s: %w", prev.State, ErrJobFinished)
 			}
 		}
-		return b.Put(k, v)
+		if err := b.Put(k, v); err != nil {
+			return err
+		}
+		return raiseHighestJobSeq(tx, j.Seq)
 	})
 	if err != nil {
 		return fmt.Errorf("store: put job %s: %w", name, err)
@@ -193,8 +196,70 @@ func (db *DB) Jobs() ([]Job, error) {
 	return jobs, nil
 }
 
+// highestJobSeq returns the stored highest job sequence, or, in a database
+// written before it was kept, the highest sequence among the jobs (a scan).
+func highestJobSeq(tx *bolt.Tx) (seq uint64, stored bool, err error) {
+	d, err := bucket(tx, bucketDevice)
+	if err != nil {
+		return 0, false, err
+	}
+	if v := d.Get(keyHighestJobSeq); v != nil {
+		seq, err = decodeU64(bucketDevice, string(keyHighestJobSeq), v)
+		return seq, true, err
+	}
+	b, err := bucket(tx, bucketJobs)
+	if err != nil {
+		return 0, false, err
+	}
+	err = b.ForEach(func(k, v []byte) error {
+		j, err := decodeJob(k, v)
+		if err != nil {
+			return err
+		}
+		seq = max(seq, j.Seq)
+		return nil
+	})
+	return seq, false, err
+}
+
+// raiseHighestJobSeq stores max(stored, seq) as the highest job sequence.
+func raiseHighestJobSeq(tx *bolt.Tx, seq uint64) error {
+	cur, stored, err := highestJobSeq(tx)
+	if err != nil {
+		return err
+	}
+	if stored && cur >= seq {
+		return nil
+	}
+	d, err := bucket(tx, bucketDevice)
+	if err != nil {
+		return err
+	}
+	return d.Put(keyHighestJobSeq, u64Bytes(max(cur, seq)))
+}
+
+// HighestJobSeq returns the highest sequence number of any job ever
+// recorded with PutJob, including jobs PruneJobs deleted since; 0 if none.
+// It reads one key, so a per-command check does not scan the job table.
+func (db *DB) HighestJobSeq() (uint64, error) {
+	var seq uint64
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		var err error
+		seq, _, err = highestJobSeq(tx)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: highest job sequence: %w", err)
+	}
+	return seq, nil
+}
+
 // PruneJobs deletes terminal jobs whose Time is before t and returns how
-// many it deleted; it keeps the job table from growing over months.
+// many it deleted; it keeps the job table from growing over months. It
+// never deletes the job with the highest sequence number: that is the job
+// of the device's latest (retained) command, which is delivered again on
+// every connection and must still be recognised as done. HighestJobSeq is
+// unaffected by pruning.
 func (db *DB) PruneJobs(before time.Time) (int, error) {
 	n := 0
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
@@ -202,13 +267,22 @@ func (db *DB) PruneJobs(before time.Time) (int, error) {
 		if err != nil {
 			return err
 		}
+		highest, stored, err := highestJobSeq(tx)
+		if err != nil {
+			return err
+		}
+		if !stored {
+			if err := raiseHighestJobSeq(tx, highest); err != nil {
+				return err
+			}
+		}
 		var doomed [][]byte
 		err = b.ForEach(func(k, v []byte) error {
 			j, err := decodeJob(k, v)
 			if err != nil {
 				return err
 			}
-			if j.State.Terminal() && j.Time.Before(before) {
+			if j.State.Terminal() && j.Time.Before(before) && j.Seq != highest {
 				doomed = append(doomed, bytes.Clone(k))
 			}
 			return nil

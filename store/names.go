@@ -30,6 +30,9 @@ var (
 
 	// bucketDevice holds small device-wide state.
 	//   key keySession -> u64 session counter (last value returned).
+	//   key keyHighestJobSeq -> u64 highest job sequence ever recorded
+	//     (job.go); kept when PruneJobs deletes the jobs themselves. Absent
+	//     in databases written before it existed: then the jobs are scanned.
 	bucketDevice = []byte("device")
 
 	// bucketJobs holds one idempotency record per deployment job (job.go).
@@ -76,7 +79,8 @@ var (
 	keyPrevious = []byte("previous")
 	keyFailed   = []byte("failed")
 
-	keySession = []byte("session")
+	keySession       = []byte("session")
+	keyHighestJobSeq = []byte("highest_job_seq")
 
 	keyOutboxCount   = []byte("count")
 	keyOutboxBytes   = []byte("bytes")

@@ -28,6 +28,10 @@ type OutboxInfo struct {
 	Count   uint64 `json:"count"`   // messages waiting
 	Bytes   uint64 `json:"bytes"`   // their size
 	Dropped uint64 `json:"dropped"` // dropped to respect the bound, ever
+	// MaxBytes is the bound (telemetry.outbox_max_bytes): Bytes near it
+	// means the oldest messages are about to be dropped. Zero: not reported
+	// (agents before it was added).
+	MaxBytes uint64 `json:"max_bytes,omitempty"`
 }
 
 // State is a device's retained state. The Last Will is a State with Online
