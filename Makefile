@@ -20,7 +20,8 @@ FUZZ_TARGETS ?= \
 	./wire:FuzzDecodeCommand ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic \
 	./agent:FuzzLoadConfig \
 	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
-	./fleet:FuzzParseConfig
+	./fleet:FuzzParseConfig \
+	./ctl:FuzzFeaturesTable
 # Budgets are execution counts, not durations: Go 1.26's coordinator can
 # report a spurious "context deadline exceeded" when a -fuzztime duration
 # expires (golang/go#75804, fixed in Go 1.27). Minimizing a new input is
@@ -35,9 +36,13 @@ all: build
 build:
 	$(GO) build ./...
 
-## demo: the main job end to end on an embedded default, nothing to install.
+## demo: the whole product on this machine, nothing to install but Go:
+## trit-fleet with its embedded MQTT broker, three trit-agents on simulated
+## machines, and tritctl training, signing and rolling out a model
+## (scripts/demo.sh; about 20 s after the first build). The in-process
+## version is `go run ./cmd/tritctl demo`.
 demo:
-	$(GO) run ./cmd/tritctl demo
+	GO="$(GO)" scripts/demo.sh
 
 ## test: every test, including ARM builds under qemu and short fuzzing.
 test: test-deps vet unit test-arm fuzz

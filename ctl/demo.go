@@ -40,7 +40,11 @@ ternary model with a small σ×C search, evaluates it on held-out machines,
 writes the model bundle and reads it back, and classifies live windows
 from the simulated sensor.
 
---dataset circles uses the paper's two-circles figure instead.`,
+--dataset circles uses the paper's two-circles figure instead.
+
+This runs in-process. 'make demo' (scripts/demo.sh) runs the whole product
+instead: trit-fleet, three trit-agents on simulated machines, and a model
+trained with 'tritctl train --synthetic machine', signed and rolled out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch dataset {

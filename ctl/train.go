@@ -44,6 +44,7 @@ type trainSummary struct {
 
 type trainFlags struct {
 	data       dataFlags
+	synth      syntheticFlags
 	out        string
 	test       string
 	p          int
@@ -71,6 +72,11 @@ func newTrainCmd(e *env) *cobra.Command {
 		Long: `Train a ternary-coefficient model on TRAIN_FILE (LIBSVM, MNIST IDX, or dense
 text; .gz/.bz2/.xz are read transparently) and write it to --out.
 
+With --synthetic machine the data is simulated instead: vibrating machines
+(normal, imbalance, bearing_fault) through the feature pipeline of
+--features-from (an agent's config file, so the model's feature names are
+exactly those the agent computes), with --hold-out of them as the test set.
+
 σ and C are chosen on a validation split of the training data unless given
 (--sigma, --c). With --test, the model is evaluated on that file afterwards.
 
@@ -80,11 +86,13 @@ bundle's scaler is float16, and training uses exactly that scaler, so the
 bundle predicts what was evaluated here.`,
 		Example: `  tritctl train --standard usps -o usps.trit
   tritctl train data.csv --label-column -1 --sigma 4 --c 1 -o m.trit --test test.csv --json
+  tritctl train --synthetic machine --features-from agent.toml --p 1024 -o machine.trit
   tritctl train --standard mnist --sigma 16 --c 0.01 -o mnist.trit --model-id mnist-digits --release 3`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runTrain(e, f, args) },
 	}
 	f.data.add(cmd)
+	f.synth.add(cmd)
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", "", "bundle file to write (required; replaced if it exists)")
 	fl.StringVar(&f.modelID, "model-id", "", "model ID in the bundle (default: the --standard name, else the output file's name up to its first dot)")
@@ -130,8 +138,8 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	if f.release == 0 {
 		return usagef("--release must be at least 1")
 	}
-	if (len(args) == 1) == (f.data.standard != "") {
-		return usagef("give either TRAIN_FILE or --standard NAME")
+	if sources := len(args) + btoi(f.data.standard != "") + btoi(f.synth.name != ""); sources != 1 {
+		return usagef("give one of TRAIN_FILE, --standard NAME or --synthetic NAME")
 	}
 	loss, err := ternary.ParseLoss(f.loss)
 	if err != nil {
@@ -150,7 +158,14 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 		return err
 	}
 	var train, test *data.Dataset
-	if f.data.standard != "" {
+	if f.synth.name != "" {
+		if f.test != "" {
+			return usagef("--test cannot be combined with --synthetic (a held-out part, --hold-out, is the test set)")
+		}
+		if train, test, err = f.synth.sets(f.seed); err != nil {
+			return err
+		}
+	} else if f.data.standard != "" {
 		if train, test, err = f.data.standardSets(); err != nil {
 			return err
 		}
@@ -190,6 +205,9 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	modelID := f.modelID
 	if modelID == "" {
 		modelID = f.data.standard
+	}
+	if modelID == "" {
+		modelID = f.synth.name
 	}
 	if modelID == "" {
 		modelID = modelIDFromPath(f.out)
@@ -254,4 +272,11 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result) {
 	fmt.Fprintf(w, "  %s accuracy: %.2f%%\n", s.AccuracyOn, s.Accuracy)
 	fmt.Fprintf(w, "  training time: %.1f s\n", s.TrainSeconds)
 	fmt.Fprintf(w, "  model: %s (unsigned bundle, %d bytes; model ID %q, release %d)\n", s.Model, s.ModelBytes, s.ModelID, s.Release)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

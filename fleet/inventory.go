@@ -68,8 +68,15 @@ func getDevice(tx *store.Tx, id string) (*Device, error) {
 // applyState merges a decoded retained state. It returns false if s is
 // older than what the record already reflects (a stale Last Will, say).
 func (d *Device) applyState(s *wire.State, now time.Time) bool {
-	cur := &wire.State{Session: d.Session, Online: d.Online}
-	if d.Session != 0 && !wire.Newer(s, cur) {
+	// A device republishes its state within a session (after an install,
+	// when a sensor fails), so a state of the current session replaces the
+	// record — except an online one after the session's Last Will, which
+	// can only be a stale copy. An older session's state never does.
+	switch {
+	case d.Session == 0:
+	case s.Session < d.Session:
+		return false
+	case s.Session == d.Session && !d.Online && s.Online:
 		return false
 	}
 	d.Session, d.Online, d.LastSeen = s.Session, s.Online, now

@@ -295,9 +295,18 @@ func TestServiceStaleWillIgnored(t *testing.T) {
 	if d, _ := DeviceByID(f.db, "gw-1"); !d.Online || d.Session != 2 {
 		t.Fatalf("stale will applied: %+v", d)
 	}
+	// Within a session the device republishes its state (after an install).
+	deliver(&wire.State{Device: "gw-1", Session: 2, Online: true, Health: "ok", Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: strings.Repeat("ab", 32)}})
+	if d, _ := DeviceByID(f.db, "gw-1"); d.Health != "ok" || d.Model == nil || d.Model.Release != 3 {
+		t.Fatalf("same-session update not applied: %+v", d)
+	}
 	deliver(&wire.State{Device: "gw-1", Session: 2})
+	if d, _ := DeviceByID(f.db, "gw-1"); d.Online || d.Model == nil {
+		t.Fatal("current session's will not applied, or it erased the details")
+	}
+	deliver(&wire.State{Device: "gw-1", Session: 2, Online: true})
 	if d, _ := DeviceByID(f.db, "gw-1"); d.Online {
-		t.Fatal("current session's will not applied")
+		t.Fatal("an online state after the session's will was applied")
 	}
 }
 
