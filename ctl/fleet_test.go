@@ -151,8 +151,8 @@ func TestPublishAndDevices(t *testing.T) {
 
 func TestRemoteTrain(t *testing.T) {
 	f, _ := newFakeFleet(t, map[string]string{
-		"POST /v1/train":              `{"id":"train-1","state":"running"}`,
-		"GET /v1/train/train-1":       `{"id":"train-1","state":"succeeded","bundle":"ab","bytes":5,"accuracy":97.5,"accuracy_on":"test","sigma":8,"c":0.001,"nonzero":10,"train_seconds":1.5}`,
+		"POST /v1/train":               `{"id":"train-1","state":"running"}`,
+		"GET /v1/train/train-1":        `{"id":"train-1","state":"succeeded","bundle":"ab","bytes":5,"accuracy":97.5,"accuracy_on":"test","sigma":8,"c":0.001,"nonzero":10,"train_seconds":1.5}`,
 		"GET /v1/train/train-1/bundle": "TRIT!",
 	})
 	out := filepath.Join(t.TempDir(), "m.trit")
