@@ -123,10 +123,11 @@ func (s *session) connectOnce(ctx context.Context) bool {
 	}
 	stateTopic := a.topics.State(a.cfg.DeviceID)
 	lost := make(chan error, 1)
+	subs := s.subscriptions()
 	conn, err := a.dialer.Dial(ctx, DialOptions{
 		ClientID:      a.cfg.DeviceID,
 		Will:          Message{Topic: stateTopic, Payload: will, QoS: 1, Retained: true},
-		Subscriptions: s.subscriptions(),
+		Subscriptions: subs,
 		OnMessage:     a.dispatch,
 		OnLost: func(err error) {
 			select {
@@ -158,10 +159,28 @@ func (s *session) connectOnce(ctx context.Context) bool {
 	}
 	a.log.Info("mqtt connected", "broker", a.cfg.MQTT.Broker, "session", n)
 	start := time.Now()
+	initial := map[string]bool{}
+	for _, sub := range subs {
+		initial[sub.Topic] = true
+	}
 	s.mu.Lock()
 	s.conn, s.number = conn, n
 	s.gen++
+	var late []string
+	for topic := range s.extra {
+		if !initial[topic] {
+			late = append(late, topic)
+		}
+	}
 	s.mu.Unlock()
+	// A queued command can arrive while Dial is still connecting and start
+	// a download whose subscription (want) found no connection yet: make
+	// those subscriptions on this connection now.
+	for _, topic := range late {
+		if err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: 1}); err != nil {
+			a.log.Warn("mqtt subscribe failed; will retry on reconnect", "topic", topic, "err", err)
+		}
+	}
 	select {
 	case s.changed <- struct{}{}:
 	default:
