@@ -123,11 +123,15 @@ func TestCanaryHealthFailureRollsBack(t *testing.T) {
 		t.Fatalf("%d devices were sent the bad bundle, want the 2 of the canary: %v", len(canary), r.Counts())
 	}
 	// Every device runs the good model again, the canary by its own
-	// rollback; the rest never left it.
-	w.waitInventory("release 1 everywhere", time.Minute, func(ds map[string]fleet.Device) bool {
+	// rollback; the rest never left it. The abort can come from the first
+	// canary to fail while the other is still installing: wait for both.
+	w.waitInventory("release 1 everywhere, canary jobs finished", time.Minute, func(ds map[string]fleet.Device) bool {
 		for _, id := range ids {
 			d := ds[id]
 			if d.Model == nil || d.Model.Bundle != good {
+				return false
+			}
+			if canary[id] && (d.LastJob == nil || d.LastJob.Rollout != "bad" || !d.LastJob.State.Terminal()) {
 				return false
 			}
 		}
