@@ -74,5 +74,13 @@ bench:
 	$(GO) test -run '^$$' -bench 'Sweep' ./training/ternary
 	$(GO) test -run '^$$' -bench 'TrainUSPS' -benchtime 3x ./training
 
+## bench-paper: the paper's comparison (tritctl bench) on every standard
+## dataset with the paper's full grid; hours on a small machine. Pass e.g.
+## BENCH_PAPER_FLAGS="--grid coarse --search-rows 10000" for a shorter run.
+.PHONY: bench-paper
+BENCH_PAPER_FLAGS ?=
+bench-paper:
+	$(GO) run ./cmd/tritctl bench --standard usps,mnist,covtype,ijcnn1,cod-rna,a9a,w8a $(BENCH_PAPER_FLAGS)
+
 clean:
 	$(GO) clean -testcache

@@ -43,6 +43,19 @@ type Event struct {
 	Done, Total int
 }
 
+// PaperSigmaGrid returns 2⁻⁵ … 2⁵, the paper's σ grid and the default.
+func PaperSigmaGrid() []float64 {
+	var g []float64
+	for k := -5; k <= 5; k++ {
+		g = append(g, math.Ldexp(1, k))
+	}
+	return g
+}
+
+// PaperCGrid returns 10⁻³ … 10³, the paper's regularisation grid and the
+// default.
+func PaperCGrid() []float64 { return []float64{1e-3, 1e-2, 1e-1, 1, 10, 100, 1000} }
+
 // ErrConfig reports an unusable Config.
 var ErrConfig = errors.New("training: invalid configuration")
 
@@ -55,12 +68,10 @@ func (c *Config) withDefaults() (Config, error) {
 		v.P = 2048
 	}
 	if len(v.SigmaGrid) == 0 {
-		for k := -5; k <= 5; k++ {
-			v.SigmaGrid = append(v.SigmaGrid, math.Ldexp(1, k))
-		}
+		v.SigmaGrid = PaperSigmaGrid()
 	}
 	if len(v.CGrid) == 0 {
-		v.CGrid = []float64{1e-3, 1e-2, 1e-1, 1, 10, 100, 1000}
+		v.CGrid = PaperCGrid()
 	}
 	if v.Validation == 0 {
 		v.Validation = 0.2

@@ -19,6 +19,10 @@ type Options struct {
 	// Workers bounds the goroutines used within one problem (large n only);
 	// 0 means GOMAXPROCS. The result does not depend on it.
 	Workers int
+	// Binary restricts the weights to {-1, +1} (no 0), the binary-coefficient
+	// variant the paper compares against: a zero in w0 starts as +1 and a
+	// sweep only tries the opposite sign.
+	Binary bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -136,6 +140,9 @@ func newSolver(z *Columns, y []uint64, w0 []int8, alpha0 float64, o *Options) *s
 		useActive: o.Loss == Hinge || o.Loss == SquaredHinge,
 	}
 	for j, v := range s.w {
+		if v == 0 && o.Binary {
+			v = 1
+		}
 		if v == 0 {
 			continue
 		}
@@ -283,6 +290,10 @@ func (s *solver) sweep() int {
 			cand = [2]int8{-1, 1}
 		default:
 			cand = [2]int8{-1, 0}
+		}
+		if s.o.Binary {
+			// Only the sign flip is allowed: both candidates are -v0.
+			cand = [2]int8{-v0, -v0}
 		}
 		d1, d2 := int32(cand[0]-v0), int32(cand[1]-v0)
 		l1, l2 := s.trial(j, d1, d2)

@@ -1,0 +1,586 @@
+package ctl
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/training"
+	"github.com/trit-iot/trit/training/baseline"
+	"github.com/trit-iot/trit/training/data"
+	"github.com/trit-iot/trit/training/linear"
+	"github.com/trit-iot/trit/training/ternary"
+)
+
+type figureFlags struct {
+	dataDir  string
+	dataset  string
+	from     string
+	out      string
+	ps       string
+	only     string
+	maxIter  int
+	seed     uint64
+	workers  int
+	sweepOut string
+	sweepIn  string
+}
+
+func newFiguresCmd(e *env) *cobra.Command {
+	f := &figureFlags{}
+	cmd := &cobra.Command{
+		Use:   "figures [flags]",
+		Short: "Draw the paper's figures as PNGs from bench results and new runs",
+		Long: `Draw, into --out:
+  acc_vs_p.png        test accuracy against p for trit-ternary, trit-full and RFE
+                      (each refitted at every p with the σ and C its bench row chose at
+                      p = 2048; --ps lists the p values)
+  acc_vs_bytes.png    accuracy against model bytes (the paper's accounting) for all
+                      six methods, plus trit-ternary's real signed bundles
+  init_objective.png  trit-ternary's objective per solver step (first weight vector),
+                      linear-SVM initialisation against random initialisation
+  two_circles_binary.png, two_circles_ternary.png
+                      the decision boundary on the two-circles data with binary
+                      {-1,+1} and ternary {-1,0,+1} coefficients
+  time_vs_n.png       training time against training rows, from bench rows of one
+                      dataset at several --train-rows (if --from has them)
+--from lists JSON files written by 'tritctl bench --json'; the first three
+figures use its rows for --dataset (default usps).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runFigures(e, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (env TRIT_DATA)")
+	fl.StringVar(&f.dataset, "dataset", "usps", "standard dataset of the accuracy figures")
+	fl.StringVar(&f.from, "from", "", "comma-separated 'tritctl bench --json' outputs (required)")
+	fl.StringVarP(&f.out, "out", "o", filepath.Join("docs", "figures"), "directory for the PNG files")
+	fl.StringVar(&f.ps, "ps", "256,512,1024,2048,4096,8192,16384", "p values of acc_vs_p")
+	fl.StringVar(&f.only, "only", "", "comma-separated subset: p, bytes, init, circles, time (default all)")
+	fl.IntVar(&f.maxIter, "max-iter", 0, "linear SVM passes at most (0: the solver's default)")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed")
+	fl.IntVar(&f.workers, "workers", 0, "goroutines (0: all cores)")
+	fl.StringVar(&f.sweepOut, "sweep-json", "", "also write the p sweep's measurements to this JSON file")
+	fl.StringVar(&f.sweepIn, "sweep-from", "", "reuse a p sweep written by --sweep-json instead of refitting")
+	return cmd
+}
+
+// sweepPoint is one fit of the p sweep.
+type sweepPoint struct {
+	Method   string  `json:"method"`
+	P        int     `json:"p"`
+	Sigma    float64 `json:"sigma"`
+	C        float64 `json:"c"`
+	Accuracy float64 `json:"accuracy"`
+	Bytes    int64   `json:"memory_total"`
+	Bundle   int     `json:"bundle_bytes,omitempty"`
+	TrainSec float64 `json:"train_seconds"`
+}
+
+func runFigures(e *env, f *figureFlags) error {
+	want := map[string]bool{}
+	for _, s := range strings.Split(f.only, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			if !slices.Contains([]string{"p", "bytes", "init", "circles", "time"}, s) {
+				return usagef("--only %q: want p, bytes, init, circles or time", s)
+			}
+			want[s] = true
+		}
+	}
+	all := len(want) == 0
+	var rows []*benchRow
+	for _, path := range strings.Split(f.from, ",") {
+		if path = strings.TrimSpace(path); path == "" {
+			continue
+		}
+		rs, err := readBenchRows(path)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, rs...)
+	}
+	needRows := all || want["p"] || want["bytes"] || want["init"] || want["time"]
+	if needRows && len(rows) == 0 {
+		return usagef("--from is required for the p, bytes, init and time figures")
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return err
+	}
+	var ds []*benchRow // rows of --dataset at the table's p
+	for _, r := range rows {
+		if r.Dataset == f.dataset && (len(ds) == 0 || r.P == ds[0].P) {
+			ds = append(ds, r)
+		}
+	}
+	var sweep []sweepPoint
+	if all || want["p"] || want["bytes"] {
+		if len(ds) == 0 {
+			return fmt.Errorf("no bench rows for dataset %s in --from", f.dataset)
+		}
+		var err error
+		if f.sweepIn != "" {
+			b, err := os.ReadFile(f.sweepIn)
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(b, &sweep); err != nil {
+				return fmt.Errorf("%s: not a --sweep-json output: %w", f.sweepIn, err)
+			}
+		} else if sweep, err = f.sweepP(e, ds); err != nil {
+			return err
+		}
+		if f.sweepOut != "" {
+			b, _ := json.MarshalIndent(sweep, "", "  ")
+			if err := os.WriteFile(f.sweepOut, append(b, '\n'), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	if all || want["p"] {
+		if err := plotAccVsP(filepath.Join(f.out, "acc_vs_p.png"), f.dataset, sweep); err != nil {
+			return err
+		}
+	}
+	if all || want["bytes"] {
+		if err := plotAccVsBytes(filepath.Join(f.out, "acc_vs_bytes.png"), f.dataset, ds, sweep); err != nil {
+			return err
+		}
+	}
+	if all || want["init"] {
+		if err := f.plotInit(e, filepath.Join(f.out, "init_objective.png"), ds); err != nil {
+			return err
+		}
+	}
+	if all || want["circles"] {
+		if err := f.plotCircles(e); err != nil {
+			return err
+		}
+	}
+	if all || want["time"] {
+		if err := plotTimeVsN(e, filepath.Join(f.out, "time_vs_n.png"), rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func findRow(rows []*benchRow, m baseline.Method) *benchRow {
+	for _, r := range rows {
+		if r.Method == m.String() {
+			return r
+		}
+	}
+	return nil
+}
+
+// sweepP refits trit-ternary, trit-full and RFE at each p with the σ and C
+// their bench rows chose.
+func (f *figureFlags) sweepP(e *env, rows []*benchRow) ([]sweepPoint, error) {
+	var ps []int
+	for _, s := range strings.Split(f.ps, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || p < 1 {
+			return nil, usagef("--ps: %q is not a positive integer", s)
+		}
+		ps = append(ps, p)
+	}
+	train, test, err := data.LoadStandard(f.dataDir, f.dataset)
+	if err != nil {
+		return nil, err
+	}
+	var out []sweepPoint
+	for _, m := range []baseline.Method{baseline.TritTernary, baseline.TritFull, baseline.RFE} {
+		r := findRow(rows, m)
+		if r == nil {
+			fmt.Fprintf(e.stderr, "figures: no %s row for %s; %s left out of the p sweep\n", m, f.dataset, m)
+			continue
+		}
+		for _, p := range ps {
+			res, err := baseline.Fit(m, train, &baseline.Config{P: p, Sigma: r.Sigma, C: r.C, MaxIter: f.maxIter, Seed: f.seed, Workers: f.workers})
+			if err != nil {
+				return nil, fmt.Errorf("%s p=%d: %w", m, p, err)
+			}
+			acc, err := baseline.Accuracy(res.Classifier, test, f.workers)
+			if err != nil {
+				return nil, err
+			}
+			pt := sweepPoint{Method: m.String(), P: p, Sigma: r.Sigma, C: r.C, Accuracy: acc, Bytes: res.Memory.Total(), TrainSec: res.TrainSeconds}
+			if res.Spec != nil {
+				if pt.Bundle, err = signedBundleSize(res, f.dataset); err != nil {
+					return nil, err
+				}
+			}
+			fmt.Fprintf(e.stderr, "figures: %s %s p=%d: %.2f%% (%.1f s)\n", f.dataset, m, p, acc, res.TrainSeconds)
+			out = append(out, pt)
+		}
+	}
+	return out, nil
+}
+
+var methodColors = map[string]color.Color{
+	"rfe":          color.RGBA{0x1f, 0x77, 0xb4, 0xff},
+	"fastfood":     color.RGBA{0xff, 0x7f, 0x0e, 0xff},
+	"bjle":         color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	"bcsik":        color.RGBA{0x94, 0x67, 0xbd, 0xff},
+	"trit-full":    color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+	"trit-ternary": color.RGBA{0xd6, 0x27, 0x28, 0xff},
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = false
+	p.Legend.Left = false
+	return p
+}
+
+func savePlot(p *plot.Plot, path string) error {
+	if err := p.Save(5*vg.Inch, 3.6*vg.Inch, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func addLine(p *plot.Plot, name string, pts plotter.XYs, c color.Color) error {
+	l, s, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return err
+	}
+	l.Color, s.Color = c, c
+	p.Add(l, s)
+	p.Legend.Add(name, l, s)
+	return nil
+}
+
+func plotAccVsP(path, dataset string, sweep []sweepPoint) error {
+	p := newPlot(dataset+": test accuracy against p", "p (embedding dimension, log scale)", "test accuracy (%)")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	for _, m := range []string{"trit-ternary", "trit-full", "rfe"} {
+		var pts plotter.XYs
+		for _, s := range sweep {
+			if s.Method == m {
+				pts = append(pts, plotter.XY{X: float64(s.P), Y: s.Accuracy})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		if err := addLine(p, m, pts, methodColors[m]); err != nil {
+			return err
+		}
+	}
+	p.Legend.Top, p.Legend.Left = false, false
+	return savePlot(p, path)
+}
+
+func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) error {
+	p := newPlot(dataset+": accuracy against model memory", "inference memory, bytes (paper's accounting; log scale)", "test accuracy (%)")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	for _, m := range []string{"trit-ternary", "trit-full", "rfe"} {
+		var pts plotter.XYs
+		for _, s := range sweep {
+			if s.Method == m {
+				pts = append(pts, plotter.XY{X: float64(s.Bytes), Y: s.Accuracy})
+			}
+		}
+		if len(pts) > 0 {
+			if err := addLine(p, m+" (p sweep)", pts, methodColors[m]); err != nil {
+				return err
+			}
+		}
+	}
+	var bundles plotter.XYs
+	for _, s := range sweep {
+		if s.Bundle > 0 {
+			bundles = append(bundles, plotter.XY{X: float64(s.Bundle), Y: s.Accuracy})
+		}
+	}
+	if len(bundles) > 0 {
+		sc, err := plotter.NewScatter(bundles)
+		if err != nil {
+			return err
+		}
+		sc.Color = methodColors["trit-ternary"]
+		sc.Shape = draw.CrossGlyph{}
+		sc.Radius = vg.Points(4)
+		p.Add(sc)
+		p.Legend.Add("trit-ternary signed bundle", sc)
+	}
+	for _, r := range rows {
+		if r.Method == "trit-ternary" || r.Method == "trit-full" || r.Method == "rfe" {
+			continue // on the sweep lines
+		}
+		sc, err := plotter.NewScatter(plotter.XYs{{X: float64(r.MemoryTotal), Y: r.Accuracy}})
+		if err != nil {
+			return err
+		}
+		sc.Color = methodColors[r.Method]
+		sc.Radius = vg.Points(4)
+		p.Add(sc)
+		p.Legend.Add(fmt.Sprintf("%s (p = %d)", r.Method, r.P), sc)
+	}
+	// Leave the bottom of the plot empty for the legend.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range sweep {
+		lo, hi = math.Min(lo, s.Accuracy), math.Max(hi, s.Accuracy)
+	}
+	for _, r := range rows {
+		lo, hi = math.Min(lo, r.Accuracy), math.Max(hi, r.Accuracy)
+	}
+	if lo < hi {
+		p.Y.Min, p.Y.Max = lo-0.9*(hi-lo), hi+0.05*(hi-lo)
+	}
+	p.Legend.Top, p.Legend.Left = false, false
+	return savePlot(p, path)
+}
+
+// plotInit trains trit-ternary twice on the dataset with its bench σ and C,
+// from the linear-SVM and from a random initialisation, and plots the first
+// weight vector's objective per solver step.
+func (f *figureFlags) plotInit(e *env, path string, rows []*benchRow) error {
+	r := findRow(rows, baseline.TritTernary)
+	if r == nil {
+		return fmt.Errorf("no trit-ternary row for %s in --from", f.dataset)
+	}
+	train, test, err := data.LoadStandard(f.dataDir, f.dataset)
+	if err != nil {
+		return err
+	}
+	p := newPlot(fmt.Sprintf("%s: objective per step (weight vector 0, σ=%g, C=%g)", f.dataset, r.Sigma, r.C),
+		"solver step (α-steps and coordinate sweeps)", "objective (log scale)")
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top = true
+	for _, init := range []string{"svm", "random"} {
+		res, err := training.Train(train, &training.Config{P: r.P, Sigma: r.Sigma, C: r.C, Init: init, Seed: f.seed, Workers: f.workers})
+		if err != nil {
+			return err
+		}
+		ev, err := training.Evaluate(res.Model, test, f.workers)
+		if err != nil {
+			return err
+		}
+		var pts plotter.XYs
+		for k, s := range res.History[0] {
+			pts = append(pts, plotter.XY{X: float64(k), Y: s.Objective})
+		}
+		c := methodColors["trit-ternary"]
+		if init == "random" {
+			c = methodColors["rfe"]
+		}
+		name := fmt.Sprintf("%s init (test %.2f%%)", init, ev.Accuracy)
+		if init == "svm" {
+			name = fmt.Sprintf("linear-SVM init (test %.2f%%)", ev.Accuracy)
+		}
+		fmt.Fprintf(e.stderr, "figures: %s init %s: test %.2f%%, final objective %.4g after %d steps\n",
+			f.dataset, init, ev.Accuracy, pts[len(pts)-1].Y, len(pts))
+		if err := addLine(p, name, pts, c); err != nil {
+			return err
+		}
+	}
+	return savePlot(p, path)
+}
+
+// plotCircles draws the decision regions of binary- and ternary-coefficient
+// models on the two-circles data (the paper's last figure).
+func (f *figureFlags) plotCircles(e *env) error {
+	ds := training.TwoCircles(400, 0.5, 0.08, f.seed)
+	const p, sigma, cv = 256, 0.25, 1.0
+	sc := data.FitScaler(ds)
+	ts := inference.TransformSpec{Generator: inference.GeneratorV1, Seed: f.seed, Sigma: sigma, D: ds.D, P: p}
+	tr, err := inference.NewTransform(ts)
+	if err != nil {
+		return err
+	}
+	// Embed every (scaled) point; the full-precision SVM on ±1 features
+	// gives the initial signs, as in training.Train.
+	cols := ternary.NewColumns(ds.N, p)
+	dense := make([]float32, ds.N*p)
+	ws := tr.NewWorkspace()
+	xs := make([]float32, ds.D)
+	rowsBits := make([][]uint64, 0, 64)
+	for i := range ds.N {
+		if err := sc.Apply(xs, ds.Row(i)); err != nil {
+			return err
+		}
+		bits := make([]uint64, (p+63)/64)
+		tr.Embed(bits, xs, ws)
+		for j := range p {
+			dense[i*p+j] = float32(2*int(bits[j/64]>>(j%64)&1) - 1)
+		}
+		rowsBits = append(rowsBits, bits)
+		if len(rowsBits) == 64 || i == ds.N-1 {
+			cols.SetRows64(i+1-len(rowsBits), rowsBits)
+			rowsBits = rowsBits[:0]
+		}
+	}
+	y := make([]int8, ds.N)
+	for i, l := range ds.Y {
+		y[i] = int8(2*l - 1)
+	}
+	lambda := 1 / (2 * float64(ds.N) * cv)
+	full, err := linear.Train(dense, ds.N, p, y, &linear.Options{C: linear.CFromLambda(lambda, ds.N), Seed: f.seed})
+	if err != nil {
+		return err
+	}
+	w0 := make([]int8, p)
+	var l1 float64
+	for j, v := range full.W {
+		l1 += math.Abs(v)
+		if v > 0 {
+			w0[j] = 1
+		} else if v < 0 {
+			w0[j] = -1
+		}
+	}
+	for _, binary := range []bool{true, false} {
+		res, err := ternary.Solve(cols, ternary.LabelBits(y), w0, l1/p, &ternary.Options{Lambda: lambda, Binary: binary})
+		if err != nil {
+			return err
+		}
+		spec, err := inference.NewTernarySpec(ts, sc, ds.Classes, [][]int8{res.W}, []float32{float32(res.Alpha)})
+		if err != nil {
+			return err
+		}
+		m, err := inference.New(spec)
+		if err != nil {
+			return err
+		}
+		ev, err := training.Evaluate(m, ds, 1)
+		if err != nil {
+			return err
+		}
+		nz := 0
+		for _, v := range res.W {
+			if v != 0 {
+				nz++
+			}
+		}
+		kind, file := "ternary {-1,0,+1}", "two_circles_ternary.png"
+		if binary {
+			kind, file = "binary {-1,+1}", "two_circles_binary.png"
+		}
+		title := fmt.Sprintf("two circles, %s coefficients: %d of %d non-zero, train %.1f%%", kind, nz, p, ev.Accuracy)
+		fmt.Fprintf(e.stderr, "figures: %s\n", title)
+		if err := plotRegions(filepath.Join(f.out, file), title, m, ds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// regionGrid is the predicted class of m over a square grid.
+type regionGrid struct {
+	n      int
+	lo, hi float64
+	z      []float64
+}
+
+func (g *regionGrid) Dims() (int, int)   { return g.n, g.n }
+func (g *regionGrid) Z(c, r int) float64 { return g.z[r*g.n+c] }
+func (g *regionGrid) X(c int) float64    { return g.lo + (g.hi-g.lo)*float64(c)/float64(g.n-1) }
+func (g *regionGrid) Y(r int) float64    { return g.lo + (g.hi-g.lo)*float64(r)/float64(g.n-1) }
+
+type twoColors []color.Color
+
+func (t twoColors) Colors() []color.Color { return t }
+
+func plotRegions(path, title string, m *inference.Model, ds *data.Dataset) error {
+	g := &regionGrid{n: 160, lo: -1.4, hi: 1.4}
+	g.z = make([]float64, g.n*g.n)
+	for r := range g.n {
+		for c := range g.n {
+			k, err := m.Predict(nil, []float32{float32(g.X(c)), float32(g.Y(r))})
+			if err != nil {
+				return err
+			}
+			g.z[r*g.n+c] = float64(k)
+		}
+	}
+	p := newPlot(title, "x", "y")
+	p.Title.TextStyle.Font.Size = vg.Points(9)
+	hm := plotter.NewHeatMap(g, twoColors{color.RGBA{0xfb, 0xd5, 0xd5, 0xff}, color.RGBA{0xd0, 0xe1, 0xf5, 0xff}})
+	hm.Min, hm.Max = 0, 1
+	p.Add(hm)
+	for cls, col := range []color.Color{color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x1f, 0x77, 0xb4, 0xff}} {
+		var pts plotter.XYs
+		for i := range ds.N {
+			if int(ds.Y[i]) == cls {
+				pts = append(pts, plotter.XY{X: float64(ds.Row(i)[0]), Y: float64(ds.Row(i)[1])})
+			}
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.Color = col
+		sc.Radius = vg.Points(1.5)
+		p.Add(sc)
+		p.Legend.Add(ds.Classes[cls], sc)
+	}
+	p.Legend.Top, p.Legend.Left = true, false
+	if err := p.Save(4.2*vg.Inch, 4.2*vg.Inch, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// plotTimeVsN plots training time (final fit) against training rows for
+// every method, for the dataset with bench rows at the most distinct
+// --train-rows values.
+func plotTimeVsN(e *env, path string, rows []*benchRow) error {
+	byData := map[string]map[int]bool{}
+	for _, r := range rows {
+		if byData[r.Dataset] == nil {
+			byData[r.Dataset] = map[int]bool{}
+		}
+		byData[r.Dataset][r.TrainRows] = true
+	}
+	best, most := "", 1
+	for d, ns := range byData {
+		if len(ns) > most || len(ns) == most && best != "" && d < best {
+			best, most = d, len(ns)
+		}
+	}
+	if best == "" {
+		fmt.Fprintln(e.stderr, "figures: no dataset with bench rows at several --train-rows; time_vs_n.png not drawn")
+		return nil
+	}
+	p := newPlot(best+": training time against training rows (fixed σ, C)", "training rows (log scale)", "training time, s (log scale)")
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	for _, m := range baseline.Methods() {
+		var pts plotter.XYs
+		for _, r := range rows {
+			if r.Dataset == best && r.Method == m.String() && r.TrainSeconds > 0 {
+				pts = append(pts, plotter.XY{X: float64(r.TrainRows), Y: r.TrainSeconds})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		slices.SortFunc(pts, func(a, b plotter.XY) int { return int(a.X - b.X) })
+		if err := addLine(p, m.String(), pts, methodColors[m.String()]); err != nil {
+			return err
+		}
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	return savePlot(p, path)
+}
