@@ -15,7 +15,6 @@ import (
 
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
-	"github.com/trit-iot/trit/wire/mqtttest"
 )
 
 // Environment of the child agent process of TestCrashDuringInstall.
@@ -58,17 +57,7 @@ func TestCrashDuringInstall(t *testing.T) {
 	}
 	for _, point := range []string{"before-put", "before-activate", "after-activate", "during-health", "after-commit"} {
 		t.Run(point, func(t *testing.T) {
-			broker := mqtttest.Start(t)
-			k := newKeys(t)
-			f := newFleet(t, broker.URL(), k)
-			cfg := testConfig(t, k, broker.URL())
-
-			v1 := f.publishBundle(makeBundle(t, bundleOpts{release: 1, signer: k.release}))
-			stop := startAgent(t, cfg, nil)
-			if ev := f.terminal(f.deploy(v1, "r1", cmdOpts{}), 20*time.Second); ev.State != wire.JobSucceeded {
-				t.Fatalf("install v1: %+v", ev)
-			}
-			stop()
+			f, k, cfg, v1 := withRelease1(t)
 
 			v2 := f.publishBundle(makeBundle(t, bundleOpts{release: 2, signer: k.release}))
 			c2 := f.deploy(v2, "r2", cmdOpts{})

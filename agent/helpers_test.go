@@ -22,6 +22,7 @@ import (
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/wire"
+	"github.com/trit-iot/trit/wire/mqtttest"
 )
 
 const (
@@ -382,4 +383,23 @@ func (f *fleet) lastState() *wire.State {
 		}
 	}
 	return s
+}
+
+// withRelease1 starts a broker, a test fleet and an in-process agent,
+// installs release 1 of the test model, stops the agent, and returns the
+// fleet, keys, the agent's config and release 1's hash, for tests of what
+// happens to the next install.
+func withRelease1(t *testing.T) (*fleet, *keys, *Config, string) {
+	t.Helper()
+	broker := mqtttest.Start(t)
+	k := newKeys(t)
+	f := newFleet(t, broker.URL(), k)
+	cfg := testConfig(t, k, broker.URL())
+	v1 := f.publishBundle(makeBundle(t, bundleOpts{release: 1, signer: k.release}))
+	stop := startAgent(t, cfg, nil)
+	if ev := f.terminal(f.deploy(v1, "r1", cmdOpts{}), 20*time.Second); ev.State != wire.JobSucceeded {
+		t.Fatalf("install v1: %+v", ev)
+	}
+	stop()
+	return f, k, cfg, v1
 }

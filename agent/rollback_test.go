@@ -109,17 +109,7 @@ func TestHealthCheckRollback(t *testing.T) {
 // restarted agent re-runs the check, rolls back to the old model and
 // reports FAILED.
 func TestCrashDuringFailingHealthCheck(t *testing.T) {
-	broker := mqtttest.Start(t)
-	k := newKeys(t)
-	f := newFleet(t, broker.URL(), k)
-	cfg := testConfig(t, k, broker.URL())
-
-	v1 := f.publishBundle(makeBundle(t, bundleOpts{release: 1, signer: k.release}))
-	stop := startAgent(t, cfg, nil)
-	if ev := f.terminal(f.deploy(v1, "r1", cmdOpts{}), 20*time.Second); ev.State != wire.JobSucceeded {
-		t.Fatalf("install v1: %+v", ev)
-	}
-	stop()
+	f, k, cfg, v1 := withRelease1(t)
 
 	v2 := f.publishBundle(brokenBundle(t, k, 2))
 	c2 := f.deploy(v2, "r2", cmdOpts{})
@@ -137,7 +127,7 @@ func TestCrashDuringFailingHealthCheck(t *testing.T) {
 		t.Fatalf("after SIGKILL: active %+v, %v; want v2 pending (the crash point is after activation)", active, err)
 	}
 
-	stop = startAgent(t, cfg, nil)
+	stop := startAgent(t, cfg, nil)
 	ev := f.terminal(c2, 20*time.Second)
 	if ev.State != wire.JobFailed || ev.Code != wire.CodeSelfTest {
 		t.Fatalf("after restart: %s code %q reason %q; want FAILED self-test", ev.State, ev.Code, ev.Reason)

@@ -136,23 +136,10 @@ func runMachineDemo(e *env, dir string) error {
 	coef := len(res.Spec.Sign) * cfg.P
 	fmt.Fprintf(w, "   chose σ = %g, C = %g; %d of %d coefficients non-zero; %.1f s\n", res.Sigma, res.C, res.NonZero, coef, res.TrainSeconds)
 
-	path := filepath.Join(dir, "machine.model")
-	size, err := writeModel(path, res.Spec)
+	m, ev, size, err := demoRoundTrip(w, filepath.Join(dir, "machine.model"), res, test, "held-out machines")
 	if err != nil {
 		return err
 	}
-	m, _, err := readModelSized(path)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "3. model bundle written and read back: %s, %d bytes\n", path, size)
-
-	ev, err := training.Evaluate(m, test, 0)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "4. test accuracy: %.2f%% (%d of %d held-out machines)\n\n", ev.Accuracy, ev.Correct, ev.N)
-	printConfusion(w, ev)
 
 	fmt.Fprintf(w, "\n5. live: the simulated sensor through the registry, features in the bundle's order\n")
 	if err := demoLive(w, m, spec); err != nil {
@@ -248,23 +235,10 @@ func runCirclesDemo(e *env, dir string) error {
 	}
 	fmt.Fprintf(w, "   chose σ = %g, C = %g; %d of %d coefficients non-zero; %.1f s\n", res.Sigma, res.C, res.NonZero, cfg.P, res.TrainSeconds)
 
-	path := filepath.Join(dir, "circles.model")
-	size, err := writeModel(path, res.Spec)
+	m, _, _, err := demoRoundTrip(w, filepath.Join(dir, "circles.model"), res, test, "test points")
 	if err != nil {
 		return err
 	}
-	m, _, err := readModelSized(path)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "3. model written and read back: %s, %d bytes\n", path, size)
-
-	ev, err := training.Evaluate(m, test, 0)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "4. test accuracy: %.2f%% (%d of %d)\n\n", ev.Accuracy, ev.Correct, ev.N)
-	printConfusion(w, ev)
 
 	x := []float32{0.05, -0.4}
 	scores := make([]float32, 2)
@@ -275,4 +249,25 @@ func runCirclesDemo(e *env, dir string) error {
 	fmt.Fprintf(w, "\n5. one prediction: point (%g, %g) → %q (scores %.3f, %.3f)\n", x[0], x[1], m.Classes()[c], scores[0], scores[1])
 	fmt.Fprintf(w, "\ndemo finished in %.1f s\n", time.Since(start).Seconds())
 	return nil
+}
+
+// demoRoundTrip writes the trained model as a bundle to path, reads it back
+// and evaluates what was read on test (steps 3 and 4 of both demos).
+func demoRoundTrip(w io.Writer, path string, res *training.Result, test *data.Dataset, what string) (*inference.Model, *training.Evaluation, int, error) {
+	size, err := writeModel(path, res.Spec)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	m, _, err := readModelSized(path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	fmt.Fprintf(w, "3. model bundle written and read back: %s, %d bytes\n", path, size)
+	ev, err := training.Evaluate(m, test, 0)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	fmt.Fprintf(w, "4. test accuracy: %.2f%% (%d of %d %s)\n\n", ev.Accuracy, ev.Correct, ev.N, what)
+	printConfusion(w, ev)
+	return m, ev, size, nil
 }

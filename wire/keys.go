@@ -1,11 +1,9 @@
 package wire
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
-	"slices"
 
 	"github.com/trit-iot/trit/inference/bundle"
 )
@@ -19,10 +17,12 @@ func KeyID(pub ed25519.PublicKey) string {
 }
 
 // KeySet holds the fleet's online public keys a device trusts for deployment
-// commands. Several keys at once allow rotation with overlap. The zero value
-// and nil are empty sets; it is safe for concurrent reads.
+// commands. Several keys at once allow rotation with overlap. It is a
+// bundle.KeySet (same key IDs, same rules) looked up by the hex IDs commands
+// carry. The zero value and nil are empty sets; it is safe for concurrent
+// reads.
 type KeySet struct {
-	keys map[string]ed25519.PublicKey // by KeyID
+	set bundle.KeySet
 }
 
 // NewKeySet returns the set of the given keys; see Add.
@@ -41,10 +41,10 @@ func LoadKeySet(paths ...string) (*KeySet, error) {
 	ks := &KeySet{}
 	for _, p := range paths {
 		pub, err := bundle.LoadPublicKey(p)
-		if err != nil {
-			return nil, fmt.Errorf("command key %s: %w", p, err)
+		if err == nil {
+			err = ks.Add(pub)
 		}
-		if err := ks.Add(pub); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("command key %s: %w", p, err)
 		}
 	}
@@ -53,36 +53,23 @@ func LoadKeySet(paths ...string) (*KeySet, error) {
 
 // Add trusts pub. It fails for a key of the wrong size or two different keys
 // with the same ID.
-func (ks *KeySet) Add(pub ed25519.PublicKey) error {
-	if len(pub) != ed25519.PublicKeySize {
-		return fmt.Errorf("wire: public key has %d bytes, want %d", len(pub), ed25519.PublicKeySize)
-	}
-	id := KeyID(pub)
-	if old, ok := ks.keys[id]; ok {
-		if !bytes.Equal(old, pub) {
-			return fmt.Errorf("wire: two different keys share key ID %s", id)
-		}
-		return nil
-	}
-	if ks.keys == nil {
-		ks.keys = map[string]ed25519.PublicKey{}
-	}
-	ks.keys[id] = slices.Clone(pub)
-	return nil
-}
+func (ks *KeySet) Add(pub ed25519.PublicKey) error { return ks.set.Add(pub) }
 
 // Len returns the number of keys.
 func (ks *KeySet) Len() int {
 	if ks == nil {
 		return 0
 	}
-	return len(ks.keys)
+	return ks.set.Len()
 }
 
 func (ks *KeySet) lookup(id string) (ed25519.PublicKey, bool) {
-	if ks == nil {
+	var kid [bundle.KeyIDSize]byte
+	if ks == nil || hex.DecodedLen(len(id)) != len(kid) {
 		return nil, false
 	}
-	k, ok := ks.keys[id]
-	return k, ok
+	if _, err := hex.Decode(kid[:], []byte(id)); err != nil {
+		return nil, false
+	}
+	return ks.set.Lookup(kid)
 }

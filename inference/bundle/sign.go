@@ -78,6 +78,9 @@ func (ks *KeySet) IDs() [][KeyIDSize]byte {
 	return ids
 }
 
+// Lookup returns the trusted key with the given ID.
+func (ks *KeySet) Lookup(id [KeyIDSize]byte) (ed25519.PublicKey, bool) { return ks.lookup(id) }
+
 func (ks *KeySet) lookup(id [KeyIDSize]byte) (ed25519.PublicKey, bool) {
 	if ks == nil {
 		return nil, false
