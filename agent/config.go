@@ -219,7 +219,7 @@ func (c *Config) Validate() error {
 		return fail("mqtt.username", "password_file is set but username is not")
 	}
 	if m.CAFile != "" || m.CertFile != "" {
-		if _, err := tlsConfig(m); err != nil {
+		if _, err := wire.ClientTLS(m.CAFile, m.CertFile, m.KeyFile); err != nil {
 			return fail("mqtt.cert_file", "%v", err)
 		}
 	}

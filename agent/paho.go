@@ -3,13 +3,14 @@ package agent
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 // PahoDialer implements Dialer with eclipse/paho.mqtt.golang. It does not
@@ -36,37 +37,13 @@ func NewPahoDialer(m *MQTTConfig) (*PahoDialer, error) {
 		d.Password = strings.TrimRight(string(b), "\r\n")
 	}
 	if m.CAFile != "" || m.CertFile != "" || strings.HasPrefix(m.Broker, "ssl:") || strings.HasPrefix(m.Broker, "tls:") || strings.HasPrefix(m.Broker, "mqtts:") {
-		t, err := tlsConfig(m)
+		t, err := wire.ClientTLS(m.CAFile, m.CertFile, m.KeyFile)
 		if err != nil {
 			return nil, err
 		}
 		d.TLS = t
 	}
 	return d, nil
-}
-
-// tlsConfig loads the CA and client certificate files.
-func tlsConfig(m *MQTTConfig) (*tls.Config, error) {
-	t := &tls.Config{MinVersion: tls.VersionTLS12}
-	if m.CAFile != "" {
-		pem, err := os.ReadFile(m.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("ca_file %s: no PEM certificate found", m.CAFile)
-		}
-		t.RootCAs = pool
-	}
-	if m.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(m.CertFile, m.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("client certificate %s / %s: %w", m.CertFile, m.KeyFile, err)
-		}
-		t.Certificates = []tls.Certificate{cert}
-	}
-	return t, nil
 }
 
 // Dial implements Dialer.

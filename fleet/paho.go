@@ -1,8 +1,6 @@
 package fleet
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,6 +8,8 @@ import (
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 // Conn is the fleet's MQTT connection (eclipse/paho.mqtt.golang, MQTT
@@ -43,7 +43,7 @@ func NewConn(m *MQTTConfig, broker string, log *slog.Logger) (*Conn, error) {
 		o.SetPassword(strings.TrimRight(string(pw), "\r\n"))
 	}
 	if m.CAFile != "" || m.CertFile != "" || !strings.HasPrefix(broker, "tcp://") {
-		t, err := clientTLS(m.CAFile, m.CertFile, m.KeyFile)
+		t, err := wire.ClientTLS(m.CAFile, m.CertFile, m.KeyFile)
 		if err != nil {
 			return nil, err
 		}
@@ -107,29 +107,4 @@ func (c *Conn) Close() {
 	if c.c != nil {
 		c.c.Disconnect(1000)
 	}
-}
-
-// clientTLS loads the CA and the client certificate for a TLS connection.
-func clientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
-	t := &tls.Config{MinVersion: tls.VersionTLS12}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("mqtt.ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("mqtt.ca_file %s: no PEM certificate found", caFile)
-		}
-		t.RootCAs = pool
-	}
-	if certFile != "" {
-		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			// The error text of LoadX509KeyPair never contains key bytes.
-			return nil, fmt.Errorf("mqtt.cert_file/key_file: %w", err)
-		}
-		t.Certificates = []tls.Certificate{pair}
-	}
-	return t, nil // without ca_file, the system's roots verify the broker
 }
