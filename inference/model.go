@@ -10,22 +10,47 @@ import (
 // ModelSpec is everything that defines a trained model: what a bundle
 // carries and what training exports. Turn it into a ready Model with New.
 //
+// The pipeline: the D raw features are scaled (Scaler); the embedding is
+// the threshold bits of the scaled features (Thresholds, optional; see
+// ThresholdBits) followed by the random transform's P bits, computed on the
+// scaled features or, with a Projection, on their projection (then
+// Transform.D is the projection's output count). Embedding column c < NT
+// (the number of thresholds) is threshold c; column NT + j is transform
+// column j. P may be 0 when there are thresholds (no random features).
+//
 // Weight vectors: one for a two-class problem (a positive score means
 // Classes[1]), else one per class (one-vs-all; the highest score wins).
 // Vector c is over the kept embedding columns: coordinate i is column
-// Kept[i] of the transform, and Sign[c], NonZero[c] are its bit planes of
-// (len(Kept)+63)/64 words (see TernaryDot). Columns whose weight is zero in
-// every vector are not kept; their bits are never computed.
+// Kept[i], and Sign[c], NonZero[c] are its bit planes of (len(Kept)+63)/64
+// words (see TernaryDot). Columns whose weight is zero in every vector are
+// not kept; their bits are never computed.
 type ModelSpec struct {
-	Classes   []string      // class labels, len >= 2
-	Features  []string      // ordered input feature names; optional (nil or len D)
-	Scaler    Scaler        // min-max scaling of the D raw features
-	Transform TransformSpec // the random projection
-	Kept      []int32       // kept columns, strictly ascending, each < Transform.P
-	Sign      [][]uint64    // per weight vector: sign plane
-	NonZero   [][]uint64    // per weight vector: non-zero plane
-	Alpha     []float32     // per weight vector: scale α > 0 (score = α·wᵀz)
+	Classes    []string      // class labels, len >= 2
+	Features   []string      // ordered input feature names; optional (nil or len D)
+	Scaler     Scaler        // range scaling of the D raw features
+	Thresholds [][]float32   // optional: per input feature, ascending thresholds on its scaled value
+	Projection *Projection   // optional: ternary linear map applied before the transform
+	Transform  TransformSpec // the random projection (P = 0: none)
+	Kept       []int32       // kept embedding columns, strictly ascending, each < NT + P
+	Sign       [][]uint64    // per weight vector: sign plane
+	NonZero    [][]uint64    // per weight vector: non-zero plane
+	Alpha      []float32     // per weight vector: scale α > 0 (score = α·wᵀz)
 }
+
+// NumFeatures returns D, the number of raw input features.
+func (s *ModelSpec) NumFeatures() int { return len(s.Scaler.Lo) }
+
+// NumThresholds returns NT, the number of threshold columns.
+func (s *ModelSpec) NumThresholds() int {
+	n := 0
+	for _, t := range s.Thresholds {
+		n += len(t)
+	}
+	return n
+}
+
+// Columns returns NT + P, the width of the full embedding.
+func (s *ModelSpec) Columns() int { return s.NumThresholds() + s.Transform.P }
 
 // Errors returned by New and Predict.
 var (
@@ -42,18 +67,27 @@ func Vectors(classes int) int {
 	return classes
 }
 
-// NewTernarySpec builds a ModelSpec from full-length ternary weights
-// (weights[c] has Transform.P coordinates), dropping the columns that are zero
-// in every vector.
+// NewTernarySpec builds a ModelSpec without thresholds or projection from
+// full-length ternary weights (weights[c] has Transform.P coordinates),
+// dropping the columns that are zero in every vector.
 func NewTernarySpec(tr TransformSpec, sc Scaler, classes []string, weights [][]int8, alpha []float32) (*ModelSpec, error) {
-	if len(weights) != Vectors(len(classes)) || len(alpha) != len(weights) {
-		return nil, fmt.Errorf("%w: %d weight vectors and %d scales for %d classes", ErrModel, len(weights), len(alpha), len(classes))
+	return NewSpec(&ModelSpec{Classes: classes, Scaler: sc, Transform: tr}, weights, alpha)
+}
+
+// NewSpec completes base (Classes, Features, Scaler, Thresholds, Projection
+// and Transform set) with full-length ternary weights (weights[c] has one
+// coordinate per embedding column, NT + P), dropping the columns that are
+// zero in every vector. base is copied; its slices are shared.
+func NewSpec(base *ModelSpec, weights [][]int8, alpha []float32) (*ModelSpec, error) {
+	if len(weights) != Vectors(len(base.Classes)) || len(alpha) != len(weights) {
+		return nil, fmt.Errorf("%w: %d weight vectors and %d scales for %d classes", ErrModel, len(weights), len(alpha), len(base.Classes))
 	}
+	cols := base.Columns()
 	var kept []int32
-	for j := range tr.P {
+	for j := range cols {
 		for _, w := range weights {
-			if len(w) != tr.P {
-				return nil, fmt.Errorf("%w: weight vector of length %d, want p = %d", ErrModel, len(w), tr.P)
+			if len(w) != cols {
+				return nil, fmt.Errorf("%w: weight vector of length %d, want %d columns", ErrModel, len(w), cols)
 			}
 			if w[j] != 0 {
 				kept = append(kept, int32(j))
@@ -62,13 +96,8 @@ func NewTernarySpec(tr TransformSpec, sc Scaler, classes []string, weights [][]i
 		}
 	}
 	words := (len(kept) + 63) / 64
-	spec := &ModelSpec{
-		Classes:   classes,
-		Scaler:    sc,
-		Transform: tr,
-		Kept:      kept,
-		Alpha:     alpha,
-	}
+	spec := *base
+	spec.Kept, spec.Alpha, spec.Sign, spec.NonZero = kept, alpha, nil, nil
 	compact := make([]int8, len(kept))
 	for _, w := range weights {
 		for i, j := range kept {
@@ -79,14 +108,39 @@ func NewTernarySpec(tr TransformSpec, sc Scaler, classes []string, weights [][]i
 		spec.Sign = append(spec.Sign, s)
 		spec.NonZero = append(spec.NonZero, nz)
 	}
-	return spec, nil
+	return &spec, nil
 }
 
 // Validate checks the spec's internal consistency without generating the
 // transform.
 func (s *ModelSpec) Validate() error {
-	if err := s.Transform.Validate(); err != nil {
+	d := s.NumFeatures()
+	if d < 1 || d > MaxD {
+		return fmt.Errorf("%w: %d input features, want 1..%d", ErrModel, d, MaxD)
+	}
+	nt, err := validateThresholds(s.Thresholds, d)
+	if err != nil {
 		return err
+	}
+	transformIn := d
+	if s.Projection != nil {
+		if err := s.Projection.Validate(d); err != nil {
+			return err
+		}
+		transformIn = s.Projection.Out()
+	}
+	switch {
+	case s.Transform.P == 0 && nt == 0:
+		return fmt.Errorf("%w: neither thresholds nor random features", ErrModel)
+	case s.Transform.P == 0 && (s.Transform != TransformSpec{} || s.Projection != nil):
+		return fmt.Errorf("%w: a transform without columns must be all zero and have no projection", ErrModel)
+	case s.Transform.P != 0:
+		if err := s.Transform.Validate(); err != nil {
+			return err
+		}
+		if s.Transform.D != transformIn {
+			return fmt.Errorf("%w: transform takes %d inputs, the model gives it %d", ErrModel, s.Transform.D, transformIn)
+		}
 	}
 	nc := len(s.Classes)
 	if nc < 2 {
@@ -99,11 +153,12 @@ func (s *ModelSpec) Validate() error {
 		}
 		seen[c] = true
 	}
-	if s.Features != nil && len(s.Features) != s.Transform.D {
-		return fmt.Errorf("%w: %d feature names for %d features", ErrModel, len(s.Features), s.Transform.D)
+	if s.Features != nil && len(s.Features) != d {
+		return fmt.Errorf("%w: %d feature names for %d features", ErrModel, len(s.Features), d)
 	}
+	cols := nt + s.Transform.P
 	for i, j := range s.Kept {
-		if j < 0 || int(j) >= s.Transform.P || (i > 0 && j <= s.Kept[i-1]) {
+		if j < 0 || int(j) >= cols || (i > 0 && j <= s.Kept[i-1]) {
 			return fmt.Errorf("%w: kept column %d (%d) out of order or range", ErrModel, i, j)
 		}
 	}
@@ -129,9 +184,14 @@ func (s *ModelSpec) Validate() error {
 // concurrent use; Predict allocates nothing in steady state.
 type Model struct {
 	spec    ModelSpec
-	tr      *Transform
-	sc      scaling
-	ranges  []blockRange
+	d       int              // raw input features
+	sc      scaling          // the scaler, prepared
+	th      thresholdColumns // kept threshold columns (the first kt kept columns)
+	kt      int              // kept threshold columns
+	proj    *projector       // nil without a projection
+	tr      *Transform       // nil when P = 0
+	ffKept  []int32          // kept transform columns (Kept[kt:] − NT)
+	ranges  []blockRange     // ffKept grouped by transform block
 	words   int
 	nv      int
 	pool    sync.Pool // *workspace
@@ -139,10 +199,11 @@ type Model struct {
 }
 
 type workspace struct {
-	ws  *Workspace
-	xs  []float32 // scaled input
-	z   []uint64  // kept embedding bits
-	raw []int32   // integer scores
+	ws  *Workspace // nil when P = 0
+	xs  []float32  // scaled input
+	v   []float32  // projected input (with a projection)
+	z   []uint64   // kept embedding bits
+	raw []int32    // integer scores
 }
 
 // New validates spec, regenerates its transform and returns the model. The
@@ -151,30 +212,53 @@ func New(spec *ModelSpec) (*Model, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	tr, err := NewTransform(spec.Transform)
+	d := spec.NumFeatures()
+	sc, err := spec.Scaler.prepare(d)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := spec.Scaler.prepare(spec.Transform.D)
-	if err != nil {
-		return nil, err
+	nt := spec.NumThresholds()
+	kt := 0
+	for kt < len(spec.Kept) && int(spec.Kept[kt]) < nt {
+		kt++
 	}
 	m := &Model{
 		spec:    *spec,
-		tr:      tr,
+		d:       d,
 		sc:      sc,
-		ranges:  tr.columnBlocks(spec.Kept),
+		th:      newThresholdColumns(spec.Thresholds, spec.Kept[:kt]),
+		kt:      kt,
 		words:   (len(spec.Kept) + 63) / 64,
 		nv:      Vectors(len(spec.Classes)),
 		classes: spec.Classes,
 	}
+	if spec.Projection != nil {
+		pr := newProjector(spec.Projection, d)
+		m.proj = &pr
+	}
+	if spec.Transform.P > 0 {
+		if m.tr, err = NewTransform(spec.Transform); err != nil {
+			return nil, err
+		}
+		m.ffKept = make([]int32, len(spec.Kept)-kt)
+		for i, c := range spec.Kept[kt:] {
+			m.ffKept[i] = c - int32(nt)
+		}
+		m.ranges = m.tr.columnBlocks(m.ffKept)
+	}
 	m.pool.New = func() any {
-		return &workspace{
-			ws:  tr.NewWorkspace(),
-			xs:  make([]float32, spec.Transform.D),
+		w := &workspace{
+			xs:  make([]float32, d),
 			z:   make([]uint64, m.words),
 			raw: make([]int32, m.nv),
 		}
+		if m.tr != nil {
+			w.ws = m.tr.NewWorkspace()
+		}
+		if m.proj != nil {
+			w.v = make([]float32, spec.Projection.Out())
+		}
+		return w
 	}
 	return m, nil
 }
@@ -186,9 +270,9 @@ func (m *Model) Spec() *ModelSpec { return &m.spec }
 func (m *Model) Classes() []string { return m.classes }
 
 // NumFeatures returns D, the number of raw input features Predict takes.
-func (m *Model) NumFeatures() int { return m.spec.Transform.D }
+func (m *Model) NumFeatures() int { return m.d }
 
-// Transform returns the model's generated transform.
+// Transform returns the model's generated transform (nil when P = 0).
 func (m *Model) Transform() *Transform { return m.tr }
 
 // Predict classifies the raw feature vector x (len NumFeatures) and returns
@@ -197,14 +281,29 @@ func (m *Model) Transform() *Transform { return m.tr }
 // they are (-s, s) with s the single vector's score, and a score of exactly
 // 0 predicts Classes[1]. Among equal scores the lowest class index wins.
 func (m *Model) Predict(scores []float32, x []float32) (int, error) {
-	if len(x) != m.spec.Transform.D {
+	if len(x) != m.d {
 		return -1, ErrInputLen
 	}
 	w := m.pool.Get().(*workspace)
 	defer m.pool.Put(w)
-	m.sc.apply(w.xs, x)
-	m.tr.embedColumns(w.z, w.xs, m.spec.Kept, m.ranges, w.ws)
+	m.embed(w, x)
 	return m.score(scores, w.raw, w.z), nil
+}
+
+// embed computes the kept embedding bits of the raw input x into w.z.
+func (m *Model) embed(w *workspace, x []float32) {
+	m.sc.apply(w.xs, x)
+	clear(w.z)
+	m.th.embed(w.z, w.xs)
+	if m.tr == nil {
+		return
+	}
+	in := w.xs
+	if m.proj != nil {
+		m.proj.apply(w.v, w.xs)
+		in = w.v
+	}
+	m.tr.embedColumns(w.z, m.kt, in, m.ffKept, m.ranges, w.ws)
 }
 
 // score turns the kept embedding bits z into class scores and a prediction.
@@ -239,12 +338,12 @@ func (m *Model) score(scores []float32, raw []int32, z []uint64) int {
 // into dst ((len(Kept)+63)/64 words). It exposes the exact bits Predict
 // scores, for golden tests and cross-architecture checks.
 func (m *Model) EmbedKept(dst []uint64, x []float32) error {
-	if len(x) != m.spec.Transform.D {
+	if len(x) != m.d {
 		return ErrInputLen
 	}
 	w := m.pool.Get().(*workspace)
 	defer m.pool.Put(w)
-	m.sc.apply(w.xs, x)
-	m.tr.embedColumns(dst[:m.words], w.xs, m.spec.Kept, m.ranges, w.ws)
+	m.embed(w, x)
+	copy(dst[:m.words], w.z)
 	return nil
 }

@@ -5,16 +5,20 @@ import (
 	"fmt"
 )
 
-// Scaler maps raw features into [-1, 1] with per-feature min-max scaling,
+// Scaler maps raw features into [-1, 1] with per-feature range scaling,
 // fitted on training data only and shipped with the model:
 //
 //	x'[i] = (x[i] - Lo[i]) * 2/(Hi[i]-Lo[i]) - 1    if Hi[i] > Lo[i]
 //	x'[i] = 0                                         otherwise
 //
-// Values outside the fitted range are not clamped: a reading beyond what
-// training saw maps beyond [-1, 1], exactly as it would during evaluation.
+// With Clip, x'[i] is then clamped to [-1, 1] (and NaN stays NaN): training
+// fits Lo and Hi robustly (quantiles, not extremes), so a glitch that reads
+// 100× the usual range saturates one feature instead of squashing every
+// ordinary reading into a sliver of the range. Without Clip (format-1
+// bundles) values outside the fitted range map beyond [-1, 1].
 type Scaler struct {
 	Lo, Hi []float32
+	Clip   bool
 }
 
 // ErrScaler reports a scaler whose parameters cannot be used.
@@ -24,13 +28,14 @@ var ErrScaler = errors.New("inference: invalid scaler")
 // float64 and rounded once, so every architecture derives the same float32.
 type scaling struct {
 	lo, k []float32
+	clip  bool
 }
 
 func (s *Scaler) prepare(d int) (scaling, error) {
 	if len(s.Lo) != d || len(s.Hi) != d {
 		return scaling{}, fmt.Errorf("%w: %d lo and %d hi values for %d features", ErrScaler, len(s.Lo), len(s.Hi), d)
 	}
-	sc := scaling{lo: make([]float32, d), k: make([]float32, d)}
+	sc := scaling{lo: make([]float32, d), k: make([]float32, d), clip: s.Clip}
 	for i := range d {
 		lo, hi := s.Lo[i], s.Hi[i]
 		if !finite32(lo) || !finite32(hi) || hi < lo {
@@ -56,6 +61,16 @@ func (sc *scaling) apply(dst, x []float32) {
 			continue
 		}
 		dst[i] = float32((v-lo[i])*k[i]) - 1
+	}
+	if sc.clip {
+		for i, v := range dst {
+			// Comparisons leave NaN untouched: the agent's NaN guard sees it.
+			if v > 1 {
+				dst[i] = 1
+			} else if v < -1 {
+				dst[i] = -1
+			}
+		}
 	}
 }
 

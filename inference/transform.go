@@ -284,22 +284,22 @@ func (tr *Transform) Embed(dst []uint64, x []float32, ws *Workspace) {
 	}
 }
 
-// EmbedColumns writes the bits of the given columns only (ascending, each < P)
-// into dst, packed in the order given: bit i of the result is column cols[i].
-// blocks[k] lists the index range of cols that falls in block k (see
-// columnBlocks); blocks with no column are not computed at all.
-func (tr *Transform) embedColumns(dst []uint64, x []float32, cols []int32, ranges []blockRange, ws *Workspace) {
-	clear(dst)
+// embedColumns ORs the bits of the given columns only (ascending, each < P)
+// into dst, packed in the order given from bit at on: bit at+i is column
+// cols[i]. ranges lists the index ranges of cols by block (see
+// columnBlocks); blocks with no column are not computed at all. The caller
+// clears dst.
+func (tr *Transform) embedColumns(dst []uint64, at int, x []float32, cols []int32, ranges []blockRange, ws *Workspace) {
 	ws.load(x[:tr.spec.D])
 	for _, br := range ranges {
 		w, blk, first := tr.transformBlock(br.block, ws), &tr.blocks[br.block], br.block*tr.d
 		if br.contiguous {
-			tr.embedRun(dst, br.from, int(cols[br.from]), w[int(cols[br.from])-first:][:br.to-br.from], blk.scale[int(cols[br.from])-first:])
+			tr.embedRun(dst, at+br.from, int(cols[br.from]), w[int(cols[br.from])-first:][:br.to-br.from], blk.scale[int(cols[br.from])-first:])
 			continue
 		}
 		for i := br.from; i < br.to; i++ {
-			j := int(cols[i])
-			dst[i>>6] |= tr.bit(j, blk.unit(j-first, w[j-first])) << (i & 63)
+			j, o := int(cols[i]), at+i
+			dst[o>>6] |= tr.bit(j, blk.unit(j-first, w[j-first])) << (o & 63)
 		}
 	}
 }
