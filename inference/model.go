@@ -184,18 +184,59 @@ func (s *ModelSpec) Validate() error {
 // concurrent use; Predict allocates nothing in steady state.
 type Model struct {
 	spec    ModelSpec
-	d       int              // raw input features
-	sc      scaling          // the scaler, prepared
-	th      thresholdColumns // kept threshold columns (the first kt kept columns)
-	kt      int              // kept threshold columns
-	proj    *projector       // nil without a projection
-	tr      *Transform       // nil when P = 0
-	ffKept  []int32          // kept transform columns (Kept[kt:] − NT)
-	ranges  []blockRange     // ffKept grouped by transform block
+	emb     embedding
 	words   int
 	nv      int
 	pool    sync.Pool // *workspace
 	classes []string
+}
+
+// embedding computes a chosen set of embedding columns of raw inputs.
+type embedding struct {
+	d      int              // raw input features
+	sc     scaling          // the scaler, prepared
+	th     thresholdColumns // kept threshold columns (the first kt kept columns)
+	kt     int              // kept threshold columns
+	proj   *projector       // nil without a projection
+	tr     *Transform       // nil when P = 0
+	ffKept []int32          // kept transform columns (kept[kt:] − NT)
+	ranges []blockRange     // ffKept grouped by transform block
+	words  int              // (len(kept)+63)/64
+}
+
+func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
+	d := spec.NumFeatures()
+	sc, err := spec.Scaler.prepare(d)
+	if err != nil {
+		return embedding{}, err
+	}
+	nt := spec.NumThresholds()
+	kt := 0
+	for kt < len(kept) && int(kept[kt]) < nt {
+		kt++
+	}
+	e := embedding{
+		d:     d,
+		sc:    sc,
+		th:    newThresholdColumns(spec.Thresholds, kept[:kt]),
+		kt:    kt,
+		words: (len(kept) + 63) / 64,
+	}
+	if spec.Projection != nil {
+		pr := newProjector(spec.Projection, d)
+		e.proj = &pr
+	}
+	if spec.Transform.P > 0 {
+		if e.tr, err = NewTransform(spec.Transform); err != nil {
+			return embedding{}, err
+		}
+		e.ffKept = make([]int32, len(kept)-kt)
+		for i, c := range kept[kt:] {
+			e.ffKept[i] = c - int32(nt)
+		}
+		e.ranges = e.tr.columnBlocks(e.ffKept)
+	}
+	return e, nil
 }
 
 type workspace struct {
@@ -206,61 +247,101 @@ type workspace struct {
 	raw []int32    // integer scores
 }
 
+func (e *embedding) newWorkspace(nv int) *workspace {
+	w := &workspace{
+		xs:  make([]float32, e.d),
+		z:   make([]uint64, e.words),
+		raw: make([]int32, nv),
+	}
+	if e.tr != nil {
+		w.ws = e.tr.NewWorkspace()
+	}
+	if e.proj != nil {
+		w.v = make([]float32, len(e.proj.scale))
+	}
+	return w
+}
+
+// embed computes the kept embedding bits of the raw input x into w.z.
+func (e *embedding) embed(w *workspace, x []float32) {
+	e.sc.apply(w.xs, x)
+	clear(w.z)
+	e.th.embed(w.z, w.xs)
+	if e.tr == nil {
+		return
+	}
+	in := w.xs
+	if e.proj != nil {
+		e.proj.apply(w.v, w.xs)
+		in = w.v
+	}
+	e.tr.embedColumns(w.z, e.kt, in, e.ffKept, e.ranges, w.ws)
+}
+
 // New validates spec, regenerates its transform and returns the model. The
 // spec's slices are not copied: do not modify them afterwards.
 func New(spec *ModelSpec) (*Model, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	d := spec.NumFeatures()
-	sc, err := spec.Scaler.prepare(d)
+	emb, err := newEmbedding(spec, spec.Kept)
 	if err != nil {
 		return nil, err
 	}
-	nt := spec.NumThresholds()
-	kt := 0
-	for kt < len(spec.Kept) && int(spec.Kept[kt]) < nt {
-		kt++
-	}
 	m := &Model{
 		spec:    *spec,
-		d:       d,
-		sc:      sc,
-		th:      newThresholdColumns(spec.Thresholds, spec.Kept[:kt]),
-		kt:      kt,
-		words:   (len(spec.Kept) + 63) / 64,
+		emb:     emb,
+		words:   emb.words,
 		nv:      Vectors(len(spec.Classes)),
 		classes: spec.Classes,
 	}
-	if spec.Projection != nil {
-		pr := newProjector(spec.Projection, d)
-		m.proj = &pr
-	}
-	if spec.Transform.P > 0 {
-		if m.tr, err = NewTransform(spec.Transform); err != nil {
-			return nil, err
-		}
-		m.ffKept = make([]int32, len(spec.Kept)-kt)
-		for i, c := range spec.Kept[kt:] {
-			m.ffKept[i] = c - int32(nt)
-		}
-		m.ranges = m.tr.columnBlocks(m.ffKept)
-	}
-	m.pool.New = func() any {
-		w := &workspace{
-			xs:  make([]float32, d),
-			z:   make([]uint64, m.words),
-			raw: make([]int32, m.nv),
-		}
-		if m.tr != nil {
-			w.ws = m.tr.NewWorkspace()
-		}
-		if m.proj != nil {
-			w.v = make([]float32, spec.Projection.Out())
-		}
-		return w
-	}
+	m.pool.New = func() any { return m.emb.newWorkspace(m.nv) }
 	return m, nil
+}
+
+// Embedder computes every column of a model's embedding (thresholds, then
+// transform): what training learns weights for. Its bits are exactly those
+// Predict computes for the columns a model keeps. Safe for concurrent use.
+type Embedder struct {
+	emb  embedding
+	pool sync.Pool
+}
+
+// NewEmbedder returns the embedder of spec's Scaler, Thresholds, Projection
+// and Transform (its classes and weights are ignored and may be empty).
+func NewEmbedder(spec *ModelSpec) (*Embedder, error) {
+	s := *spec
+	s.Classes, s.Kept, s.Sign, s.NonZero, s.Alpha = []string{"0", "1"}, nil, [][]uint64{nil}, [][]uint64{nil}, []float32{1}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	all := make([]int32, s.Columns())
+	for i := range all {
+		all[i] = int32(i)
+	}
+	emb, err := newEmbedding(&s, all)
+	if err != nil {
+		return nil, err
+	}
+	e := &Embedder{emb: emb}
+	e.pool.New = func() any { return e.emb.newWorkspace(0) }
+	return e, nil
+}
+
+// Columns returns NT + P, the number of bits Embed writes.
+func (e *Embedder) Columns() int { return len(e.emb.th.feature) + len(e.emb.ffKept) }
+
+// Embed writes every embedding bit of the raw input x (len D) into dst
+// ((Columns()+63)/64 words), bit c = column c.
+func (e *Embedder) Embed(dst []uint64, x []float32) error {
+	if len(x) != e.emb.d {
+		return ErrInputLen
+	}
+	w := e.pool.Get().(*workspace)
+	defer e.pool.Put(w)
+	e.emb.embed(w, x)
+	copy(dst[:e.emb.words], w.z)
+	return nil
 }
 
 // Spec returns the model's definition. Treat it as read-only.
@@ -270,10 +351,10 @@ func (m *Model) Spec() *ModelSpec { return &m.spec }
 func (m *Model) Classes() []string { return m.classes }
 
 // NumFeatures returns D, the number of raw input features Predict takes.
-func (m *Model) NumFeatures() int { return m.d }
+func (m *Model) NumFeatures() int { return m.emb.d }
 
 // Transform returns the model's generated transform (nil when P = 0).
-func (m *Model) Transform() *Transform { return m.tr }
+func (m *Model) Transform() *Transform { return m.emb.tr }
 
 // Predict classifies the raw feature vector x (len NumFeatures) and returns
 // the index of the predicted class. If scores is not nil it receives the
@@ -281,29 +362,13 @@ func (m *Model) Transform() *Transform { return m.tr }
 // they are (-s, s) with s the single vector's score, and a score of exactly
 // 0 predicts Classes[1]. Among equal scores the lowest class index wins.
 func (m *Model) Predict(scores []float32, x []float32) (int, error) {
-	if len(x) != m.d {
+	if len(x) != m.emb.d {
 		return -1, ErrInputLen
 	}
 	w := m.pool.Get().(*workspace)
 	defer m.pool.Put(w)
-	m.embed(w, x)
+	m.emb.embed(w, x)
 	return m.score(scores, w.raw, w.z), nil
-}
-
-// embed computes the kept embedding bits of the raw input x into w.z.
-func (m *Model) embed(w *workspace, x []float32) {
-	m.sc.apply(w.xs, x)
-	clear(w.z)
-	m.th.embed(w.z, w.xs)
-	if m.tr == nil {
-		return
-	}
-	in := w.xs
-	if m.proj != nil {
-		m.proj.apply(w.v, w.xs)
-		in = w.v
-	}
-	m.tr.embedColumns(w.z, m.kt, in, m.ffKept, m.ranges, w.ws)
 }
 
 // score turns the kept embedding bits z into class scores and a prediction.
@@ -338,12 +403,12 @@ func (m *Model) score(scores []float32, raw []int32, z []uint64) int {
 // into dst ((len(Kept)+63)/64 words). It exposes the exact bits Predict
 // scores, for golden tests and cross-architecture checks.
 func (m *Model) EmbedKept(dst []uint64, x []float32) error {
-	if len(x) != m.d {
+	if len(x) != m.emb.d {
 		return ErrInputLen
 	}
 	w := m.pool.Get().(*workspace)
 	defer m.pool.Put(w)
-	m.embed(w, x)
+	m.emb.embed(w, x)
 	copy(dst[:m.words], w.z)
 	return nil
 }

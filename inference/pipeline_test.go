@@ -313,3 +313,32 @@ func BenchmarkPredictPipeline(b *testing.B) {
 		})
 	}
 }
+
+func TestEmbedderMatchesDefinition(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(37, 38))
+	for _, project := range []bool{false, true} {
+		spec := pipelineSpec(t, 11, 12, 300, 3, project)
+		e, err := NewEmbedder(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Columns() != spec.Columns() {
+			t.Fatalf("Columns = %d, want %d", e.Columns(), spec.Columns())
+		}
+		dst := make([]uint64, (e.Columns()+63)/64)
+		for range 30 {
+			x := make([]float32, 12)
+			for i := range x {
+				x[i] = float32(rnd.NormFloat64() * 3)
+			}
+			if err := e.Embed(dst, x); err != nil {
+				t.Fatal(err)
+			}
+			for c, want := range refEmbedding(spec, x) {
+				if got := int8(dst[c/64]>>(c%64)&1)*2 - 1; got != want {
+					t.Fatalf("projection %v: column %d = %d, definition %d", project, c, got, want)
+				}
+			}
+		}
+	}
+}
