@@ -13,6 +13,7 @@ require (
 	github.com/ulikunitz/xz v0.5.17
 	go.etcd.io/bbolt v1.4.3
 	golang.org/x/term v0.46.0
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.16.0
 	periph.io/x/conn/v3 v3.7.2
 	periph.io/x/devices/v3 v3.7.4

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 
+	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/training/ternary"
 )
 
@@ -13,7 +14,19 @@ import (
 // the corresponding grid on a validation split carved from the training data
 // (never the test set). A nil *Config means all defaults.
 type Config struct {
-	P     int     // embedding bits; default 2048
+	// Budget is the size of the signed bundle the model must fit, in bytes
+	// (default DefaultBudget). Training fills it: it chooses the embedding's
+	// structure (threshold bits, projection) on validation data and the
+	// number of random features so the bundle fits. Ignored when P is set.
+	Budget int
+	// Reserve is the part of Budget kept for what the caller adds to the
+	// bundle after training (its info section: how the data were read,
+	// training figures); default 512 bytes.
+	Reserve int
+	// P fixes the number of random features (the paper's experiments) and
+	// turns the budget off; the structure is then Thresholds and Projection
+	// as given.
+	P     int
 	Sigma float64 // kernel width σ; 0 = search SigmaGrid
 	C     float64 // regularisation as a linear SVM's C; 0 = search CGrid
 	// The ternary objective's λ is 1/(2·n·C), which makes C mean the same as
@@ -21,14 +34,45 @@ type Config struct {
 	SigmaGrid  []float64 // default 2⁻⁵ … 2⁵
 	CGrid      []float64 // default 10⁻³ … 10³
 	Validation float64   // fraction of training rows held out for the search; default 0.2
-	Seed       uint64    // seeds the transform, the splits and the initialisation subset
+	// Folds > 1 validates on that many folds instead of one hold-out:
+	// forward-chaining blocks for time-ordered data, stratified folds
+	// otherwise. 0 = one hold-out (time-ordered data switch to 3 folds by
+	// themselves when the latest rows lack a class).
+	Folds int
+	// TimeOrdered declares the rows to be in time order (also implied by
+	// data.Dataset.Ordered): validation rows are then always later than
+	// the rows the candidate was trained on, never a random sample.
+	TimeOrdered bool
+	// Search is "halving" (the default: successive halving, small fits
+	// first, only the best candidates at full size) or "grid" (every σ×C
+	// point at full size, as the paper does).
+	Search string
+	// Scaling is "robust" (default: quantile ranges, values clipped to
+	// [−1, 1]) or "minmax" (the paper's: training extremes, no clipping).
+	Scaling string
+	Seed    uint64 // seeds the transform, the splits and the initialisation subset
 
 	Loss ternary.Loss
 	Reg  ternary.Reg
 	// Init is "svm" (the paper's: sign of a linear SVM trained on InitRows
-	// random rows) or "random" (uniform ternary weights).
+	// random rows), "centroid" (sign of the difference of class means: one
+	// popcount per column) or "random" (uniform ternary weights).
 	Init     string
 	InitRows int // default 2000
+	// InitPasses bounds the passes of the initialising linear SVM; only the
+	// signs of its weights are used, so a loose solve is enough. Default 100.
+	InitPasses int
+
+	// Thresholds adds up to this many threshold bits per input feature
+	// (quantiles of the scaled feature) to the embedding; 0 = none.
+	Thresholds int
+	// Projection computes the random features on this many leading
+	// principal directions (ternary-quantised) instead of the raw scaled
+	// input; 0 = none.
+	Projection int
+	// BinaryWeights restricts the weights to {−1, +1} (the paper's binary
+	// variant): 1 bit per weight instead of about 1.6.
+	BinaryWeights bool
 
 	Tol       float64 // solver tolerance; 0 = the solver's default
 	MaxRounds int     // solver α-steps; 0 = the solver's default
@@ -56,6 +100,13 @@ func PaperSigmaGrid() []float64 {
 // default.
 func PaperCGrid() []float64 { return []float64{1e-3, 1e-2, 1e-1, 1, 10, 100, 1000} }
 
+// DefaultBudget is the default size of a signed bundle: 30 KiB, the size
+// agents accept by default.
+const DefaultBudget = 30 * 1024
+
+// minBudget is the smallest budget training accepts.
+const minBudget = 512
+
 // ErrConfig reports an unusable Config.
 var ErrConfig = errors.New("training: invalid configuration")
 
@@ -64,8 +115,17 @@ func (c *Config) withDefaults() (Config, error) {
 	if c != nil {
 		v = *c
 	}
-	if v.P == 0 {
-		v.P = 2048
+	if v.Budget == 0 {
+		v.Budget = DefaultBudget
+	}
+	if v.Reserve == 0 {
+		v.Reserve = 512
+	}
+	if v.Search == "" {
+		v.Search = "halving"
+	}
+	if v.Scaling == "" {
+		v.Scaling = "robust"
 	}
 	if len(v.SigmaGrid) == 0 {
 		v.SigmaGrid = PaperSigmaGrid()
@@ -82,20 +142,37 @@ func (c *Config) withDefaults() (Config, error) {
 	if v.InitRows == 0 {
 		v.InitRows = 2000
 	}
+	if v.InitPasses == 0 {
+		v.InitPasses = 100
+	}
 	if v.Workers <= 0 {
 		v.Workers = runtime.GOMAXPROCS(0)
 	}
 	switch {
-	case v.P < 1:
-		return v, fmt.Errorf("%w: p = %d", ErrConfig, v.P)
+	case v.P < 0 || v.P > inference.MaxP:
+		return v, fmt.Errorf("%w: p = %d, want 1..%d", ErrConfig, v.P, inference.MaxP)
+	case v.P == 0 && v.Budget < minBudget:
+		return v, fmt.Errorf("%w: budget %d bytes, want at least %d", ErrConfig, v.Budget, minBudget)
+	case v.Reserve < 0 || v.Reserve >= v.Budget:
+		return v, fmt.Errorf("%w: reserve %d bytes of a %d-byte budget", ErrConfig, v.Reserve, v.Budget)
+	case v.Thresholds < 0 || v.Thresholds > 255:
+		return v, fmt.Errorf("%w: %d thresholds per feature, want 0..255", ErrConfig, v.Thresholds)
+	case v.Projection < 0 || v.Projection > inference.MaxProjectionOut:
+		return v, fmt.Errorf("%w: projection onto %d directions, want 0..%d", ErrConfig, v.Projection, inference.MaxProjectionOut)
+	case v.Folds < 0 || v.Folds == 1 || v.Folds > 20:
+		return v, fmt.Errorf("%w: %d folds, want 0 (one hold-out) or 2..20", ErrConfig, v.Folds)
+	case v.Search != "halving" && v.Search != "grid":
+		return v, fmt.Errorf("%w: search %q, want halving or grid", ErrConfig, v.Search)
+	case v.Scaling != "robust" && v.Scaling != "minmax":
+		return v, fmt.Errorf("%w: scaling %q, want robust or minmax", ErrConfig, v.Scaling)
 	case v.Sigma < 0 || math.IsNaN(v.Sigma) || math.IsInf(v.Sigma, 0):
 		return v, fmt.Errorf("%w: σ = %g", ErrConfig, v.Sigma)
 	case v.C < 0 || math.IsNaN(v.C) || math.IsInf(v.C, 0):
 		return v, fmt.Errorf("%w: C = %g", ErrConfig, v.C)
 	case !(v.Validation > 0 && v.Validation < 1):
 		return v, fmt.Errorf("%w: validation fraction %g, want (0, 1)", ErrConfig, v.Validation)
-	case v.Init != "svm" && v.Init != "random":
-		return v, fmt.Errorf("%w: init %q, want svm or random", ErrConfig, v.Init)
+	case v.Init != "svm" && v.Init != "random" && v.Init != "centroid":
+		return v, fmt.Errorf("%w: init %q, want svm, centroid or random", ErrConfig, v.Init)
 	}
 	for _, s := range v.SigmaGrid {
 		if !(s > 0) || math.IsInf(s, 0) {

@@ -1,30 +1,24 @@
 package training
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 
 	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/training/data"
 	"github.com/trit-iot/trit/training/ternary"
 )
 
-// scaleRows applies sc to every row of x (n rows of d features) and returns
-// the scaled copy, with the same arithmetic Predict uses.
-func scaleRows(sc inference.Scaler, x []float32, n, d int) ([]float32, error) {
-	out := make([]float32, len(x))
-	for i := range n {
-		if err := sc.Apply(out[i*d:(i+1)*d], x[i*d:(i+1)*d]); err != nil {
-			return nil, err
-		}
+// embedRows computes every embedding column of base (see
+// inference.Embedder) for the raw rows of ds, as a column-major bit matrix,
+// in parallel over stripes of 64 rows: exactly the bits Predict computes.
+func embedRows(base *inference.ModelSpec, ds *data.Dataset, workers int) (*ternary.Columns, error) {
+	e, err := inference.NewEmbedder(base)
+	if err != nil {
+		return nil, fmt.Errorf("training: embedding: %w", err)
 	}
-	return out, nil
-}
-
-// embedColumns computes the binary embedding of n scaled rows as a
-// column-major bit matrix, in parallel over stripes of 64 rows. Each row's
-// bits come from Transform.Embed: exactly the bits Predict computes.
-func embedColumns(tr *inference.Transform, xs []float32, n, d, workers int) *ternary.Columns {
-	p := tr.Spec().P
+	p, n, d := e.Columns(), ds.N, ds.D
 	cols := ternary.NewColumns(n, p)
 	stripes := (n + 63) / 64
 	if workers <= 0 {
@@ -40,7 +34,6 @@ func embedColumns(tr *inference.Transform, xs []float32, n, d, workers int) *ter
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ws := tr.NewWorkspace()
 			rows := make([][]uint64, 64)
 			for r := range rows {
 				rows[r] = make([]uint64, (p+63)/64)
@@ -50,14 +43,14 @@ func embedColumns(tr *inference.Transform, xs []float32, n, d, workers int) *ter
 				cnt := min(64, n-base)
 				for r := range cnt {
 					i := base + r
-					tr.Embed(rows[r], xs[i*d:(i+1)*d], ws)
+					e.Embed(rows[r], ds.X[i*d:(i+1)*d]) // lengths match: cannot fail
 				}
 				cols.SetRows64(base, rows[:cnt])
 			}
 		}()
 	}
 	wg.Wait()
-	return cols
+	return cols, nil
 }
 
 // denseSigns returns rows of cols as ±1 float32 values, row-major, for the

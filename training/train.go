@@ -8,11 +8,11 @@ package training
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sync"
 	"time"
 
 	"github.com/trit-iot/trit/inference"
-	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training/data"
 	"github.com/trit-iot/trit/training/linear"
 	"github.com/trit-iot/trit/training/ternary"
@@ -23,35 +23,130 @@ type Result struct {
 	Spec         *inference.ModelSpec
 	Model        *inference.Model
 	Sigma, C     float64
+	Structure    Structure        // the embedding's structure: threshold bits, projection, random features
 	Lambda       float64          // the ternary objective's λ = 1/(2nC) on the final training set
 	TrainSeconds float64          // wall time of Train, search included
-	Search       []SearchPoint    // the σ×C grid with validation accuracy; nil without search
+	FitSeconds   float64          // wall time of the final fit alone
+	Search       []SearchPoint    // every candidate the search evaluated; nil without search
+	Validation   string           // how candidates were validated (e.g. "latest 20% of rows")
+	Selected     *SearchPoint     // the chosen candidate's validation scores; nil without search
 	History      [][]ternary.Step // per weight vector: the solver's objective per step
 	NonZero      int              // non-zero ternary coefficients over all weight vectors
+	Notes        []string         // what the search decided and why, for the user
 }
 
-// SearchPoint is one grid point of the hyper-parameter search.
+// Structure is the shape of a model's embedding besides σ: threshold bits
+// per input feature, principal directions before the random transform, and
+// random features (see inference.ModelSpec).
+type Structure struct {
+	Thresholds int `json:"thresholds"` // per feature, at most
+	Projection int `json:"projection"` // principal directions; 0 = the raw scaled input
+	P          int `json:"p"`          // random features
+}
+
+// SearchPoint is one candidate of the hyper-parameter search.
 type SearchPoint struct {
+	Structure
 	Sigma      float64 `json:"sigma"`
 	C          float64 `json:"c"`
-	Accuracy   float64 `json:"accuracy"` // percent correct on the validation split
+	Stage      int     `json:"stage"`    // 1 = smallest; the last stage fits at the final size
+	Rows       int     `json:"rows"`     // training rows of the fit(s)
+	Accuracy   float64 `json:"accuracy"` // percent correct on the held-out rows
+	Balanced   float64 `json:"balanced"` // balanced accuracy (mean per-class recall), percent: the selection criterion
+	Loss       float64 `json:"loss"`     // class-balanced hinge loss: the tie-break
+	Degenerate string  `json:"degenerate,omitempty"`
 	NonZero    int     `json:"nonzero"`
 	FitSeconds float64 `json:"fit_seconds"`
 }
 
-// prepared is a training set scaled and ready to embed.
+// prepared is a training set with its fitted scaler, ready to fit the
+// learned parts of an embedding.
 type prepared struct {
 	ds *data.Dataset
-	xs []float32 // scaled rows
 	sc inference.Scaler
+
+	sample []float32                          // scaled rows of a subset, for fitting thresholds and projection
+	rows   int                                // rows in sample
+	cache  map[Structure]*inference.ModelSpec // learned parts by structure (P = 0)
 }
 
+// fitRows bounds the rows thresholds are fitted on (quantiles of 20,000
+// rows are within ±0.7% of rank of the full data's); the projection uses
+// at most projectionRows of them.
+const (
+	fitRows        = 20000
+	projectionRows = 10000
+)
+
 func prepare(ds *data.Dataset, sc inference.Scaler) (*prepared, error) {
-	xs, err := scaleRows(sc, ds.X, ds.N, ds.D)
+	return &prepared{ds: ds, sc: sc, cache: map[Structure]*inference.ModelSpec{}}, nil
+}
+
+// scaledSample returns the scaled rows of a seeded subset of at most
+// fitRows rows, in row order.
+func (p *prepared) scaledSample(seed uint64) ([]float32, int, error) {
+	if p.sample != nil {
+		return p.sample, p.rows, nil
+	}
+	ds := p.ds
+	rows := make([]int, ds.N)
+	for i := range rows {
+		rows[i] = i
+	}
+	if ds.N > fitRows {
+		rows = newSplitMix(seed^0x5ca1e).sample(ds.N, fitRows)
+	}
+	out := make([]float32, len(rows)*ds.D)
+	for k, i := range rows {
+		if err := p.sc.Apply(out[k*ds.D:(k+1)*ds.D], ds.Row(i)); err != nil {
+			return nil, 0, err
+		}
+	}
+	p.sample, p.rows = out, len(rows)
+	return out, len(rows), nil
+}
+
+// learned returns the fitted parts of structure v (thresholds and
+// projection) with the scaler, classes and feature names; no transform.
+func (p *prepared) learned(v Structure, seed uint64) (*inference.ModelSpec, error) {
+	key := Structure{Thresholds: v.Thresholds, Projection: v.Projection}
+	if l, ok := p.cache[key]; ok {
+		return l, nil
+	}
+	ds := p.ds
+	l := &inference.ModelSpec{Classes: ds.Classes, Features: ds.Features, Scaler: p.sc}
+	xs, n, err := p.scaledSample(seed)
 	if err != nil {
 		return nil, err
 	}
-	return &prepared{ds: ds, xs: xs, sc: sc}, nil
+	l.Thresholds = fitThresholds(xs, n, ds.D, v.Thresholds)
+	proj, err := fitProjection(xs, n, ds.D, v.Projection, projectionRows, seed)
+	if err != nil {
+		return nil, err
+	}
+	l.Projection = proj
+	p.cache[key] = l
+	return l, nil
+}
+
+// features returns the embedding of structure v with kernel width σ: the
+// scaler, the fitted thresholds and projection, and the transform spec.
+func (p *prepared) features(v Structure, sigma float64, seed uint64) (*inference.ModelSpec, error) {
+	l, err := p.learned(v, seed)
+	if err != nil {
+		return nil, err
+	}
+	spec := *l
+	if v.P == 0 {
+		spec.Projection = nil
+		return &spec, nil
+	}
+	in := p.ds.D
+	if spec.Projection != nil {
+		in = spec.Projection.Out()
+	}
+	spec.Transform = inference.TransformSpec{Generator: inference.GeneratorV1, Seed: seed, Sigma: sigma, D: in, P: v.P}
+	return &spec, nil
 }
 
 // Train learns a ternary model from ds. See Config for the defaults.
@@ -65,19 +160,25 @@ func Train(ds *data.Dataset, cfg *Config) (*Result, error) {
 	}
 	start := time.Now()
 	res := &Result{Sigma: c.Sigma, C: c.C}
-	if c.Sigma == 0 || c.C == 0 {
-		if err := search(ds, &c, res); err != nil {
-			return nil, err
-		}
-	}
 	// The scaler is snapped to the bundle's compact (float16) form before
 	// anything is fitted, so the model a bundle ships is exactly the model
 	// trained and evaluated here.
-	full, err := prepare(ds, bundle.CompactScaler(data.FitScaler(ds)))
+	full, err := prepare(ds, c.fitScaler(ds))
 	if err != nil {
 		return nil, err
 	}
-	spec, hist, err := fit(full, res.Sigma, res.C, &c, "train")
+	structures, err := c.structures(full)
+	if err != nil {
+		return nil, err
+	}
+	res.Structure = structures[0]
+	if c.Sigma == 0 || c.C == 0 || len(structures) > 1 {
+		if err := search(ds, &c, structures, res); err != nil {
+			return nil, err
+		}
+	}
+	t0 := time.Now()
+	spec, hist, err := fit(full, res.Structure, res.Sigma, res.C, &c, "train")
 	if err != nil {
 		return nil, err
 	}
@@ -88,72 +189,28 @@ func Train(ds *data.Dataset, cfg *Config) (*Result, error) {
 	res.Spec, res.Model, res.History = spec, m, hist
 	res.Lambda = 1 / (2 * float64(ds.N) * res.C)
 	res.NonZero = countNonZero(spec)
+	res.FitSeconds = time.Since(t0).Seconds()
 	res.TrainSeconds = time.Since(start).Seconds()
 	return res, nil
 }
 
-// search fills res.Sigma, res.C and res.Search from a grid search on a
-// stratified validation split of ds.
-func search(ds *data.Dataset, c *Config, res *Result) error {
-	tr, va, err := data.Split(ds, c.Validation, c.Seed^0x5eed)
-	if err != nil {
-		return fmt.Errorf("training: validation split: %w", err)
-	}
-	if tr.N < 2 || va.N < 1 {
-		return fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, ds.N)
-	}
-	p, err := prepare(tr, bundle.CompactScaler(data.FitScaler(tr)))
-	if err != nil {
-		return err
-	}
-	sigmas, cs := c.SigmaGrid, c.CGrid
-	if c.Sigma != 0 {
-		sigmas = []float64{c.Sigma}
-	}
-	if c.C != 0 {
-		cs = []float64{c.C}
-	}
-	total, done := len(sigmas)*len(cs), 0
-	best := -1.0
-	for _, sigma := range sigmas {
-		for _, cv := range cs {
-			t0 := time.Now()
-			spec, _, err := fit(p, sigma, cv, c, "")
-			if err != nil {
-				return err
-			}
-			m, err := inference.New(spec)
-			if err != nil {
-				return err
-			}
-			ev, err := Evaluate(m, va, c.Workers)
-			if err != nil {
-				return err
-			}
-			pt := SearchPoint{Sigma: sigma, C: cv, Accuracy: ev.Accuracy, NonZero: countNonZero(spec), FitSeconds: time.Since(t0).Seconds()}
-			res.Search = append(res.Search, pt)
-			// Strictly better only: among ties the earlier grid point (the
-			// smaller σ, then the smaller C) is kept.
-			if pt.Accuracy > best {
-				best, res.Sigma, res.C = pt.Accuracy, sigma, cv
-			}
-			done++
-			c.report("search", done, total)
-		}
-	}
-	return nil
-}
-
-// fit trains one model with fixed σ and C on prepared data. stage names the
-// progress stage ("" for none).
-func fit(p *prepared, sigma, cv float64, c *Config, stage string) (*inference.ModelSpec, [][]ternary.Step, error) {
-	ds := p.ds
-	ts := inference.TransformSpec{Generator: inference.GeneratorV1, Seed: c.Seed, Sigma: sigma, D: ds.D, P: c.P}
-	tr, err := inference.NewTransform(ts)
+// fit trains one model with fixed σ and C on prepared data, over the
+// embedding structure v. stage names the progress stage ("" for none).
+func fit(p *prepared, v Structure, sigma, cv float64, c *Config, stage string) (*inference.ModelSpec, [][]ternary.Step, error) {
+	base, err := p.features(v, sigma, c.Seed)
 	if err != nil {
 		return nil, nil, err
 	}
-	cols := embedColumns(tr, p.xs, ds.N, ds.D, c.Workers)
+	cols, err := embedRows(base, p.ds, c.Workers)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fitWeights(base, cols, p.ds, cv, c, stage)
+}
+
+// fitWeights learns the ternary weights over the embedding cols of ds's rows
+// and completes base into a model.
+func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Dataset, cv float64, c *Config, stage string) (*inference.ModelSpec, [][]ternary.Step, error) {
 	nv := inference.Vectors(len(ds.Classes))
 	lambda := 1 / (2 * float64(ds.N) * cv)
 
@@ -179,7 +236,7 @@ func fit(p *prepared, sigma, cv float64, c *Config, stage string) (*inference.Mo
 			defer func() { <-sem }()
 			y := classSigns(ds, nv, v)
 			opt := &ternary.Options{Lambda: lambda, Loss: c.Loss, Reg: c.Reg, Tol: c.Tol, MaxRounds: c.MaxRounds,
-				Workers: max(1, c.Workers/min(nv, c.Workers))}
+				Binary: c.BinaryWeights, Workers: max(1, c.Workers/min(nv, c.Workers))}
 			r, err := ternary.Solve(cols, ternary.LabelBits(y), inits[v].w, inits[v].alpha, opt)
 			if err != nil {
 				errs[v] = err
@@ -200,11 +257,10 @@ func fit(p *prepared, sigma, cv float64, c *Config, stage string) (*inference.Mo
 			return nil, nil, err
 		}
 	}
-	spec, err := inference.NewTernarySpec(ts, p.sc, ds.Classes, weights, alphas)
+	spec, err := inference.NewSpec(base, weights, alphas)
 	if err != nil {
 		return nil, nil, err
 	}
-	spec.Features = ds.Features
 	return spec, hist, nil
 }
 
@@ -249,6 +305,9 @@ func initialWeights(cols *ternary.Columns, ds *data.Dataset, nv int, lambda floa
 		}
 		return out, nil
 	}
+	if c.Init == "centroid" {
+		return centroidWeights(cols, ds, nv), nil
+	}
 	m := min(c.InitRows, ds.N)
 	rows := rnd.sample(ds.N, m)
 	x := denseSigns(cols, rows)
@@ -258,7 +317,7 @@ func initialWeights(cols *ternary.Columns, ds *data.Dataset, nv int, lambda floa
 	}
 	// Only the sign pattern of w_full is used, so a loose solve is enough;
 	// the pass cap keeps large C (nearly hard margin) from running long.
-	opt := &linear.Options{C: linear.CFromLambda(lambda, m), Seed: c.Seed, MaxIter: 100}
+	opt := &linear.Options{C: linear.CFromLambda(lambda, m), Seed: c.Seed, MaxIter: c.InitPasses}
 	var models []*linear.Model
 	var err error
 	if nv == 1 {
@@ -311,4 +370,41 @@ func countNonZero(spec *inference.ModelSpec) int {
 		}
 	}
 	return n
+}
+
+// centroidWeights starts each vector at the sign of the difference between
+// its class's mean embedding and the rest's (each side weighted equally,
+// so a rare class is not drowned), with α = 1/p: w_j = sign(mean_{y=+1}
+// z_j − mean_{y=−1} z_j). One popcount per column and class.
+func centroidWeights(cols *ternary.Columns, ds *data.Dataset, nv int) []start {
+	out := make([]start, nv)
+	for v := range out {
+		y := ternary.LabelBits(classSigns(ds, nv, v))
+		pos := 0
+		for _, w := range y {
+			pos += bits.OnesCount64(w)
+		}
+		neg := ds.N - pos
+		w := make([]int8, cols.P)
+		for j := range cols.P {
+			col := cols.Col(j)
+			onPos, on := 0, 0 // rows with z = +1: among positives, in all
+			for k, zw := range col {
+				onPos += bits.OnesCount64(zw & y[k])
+				on += bits.OnesCount64(zw)
+			}
+			onNeg := on - onPos
+			// mean_pos z − mean_neg z ∝ (2·onPos/pos − 1) − (2·onNeg/neg − 1)
+			d := float64(onPos)*float64(neg) - float64(onNeg)*float64(pos)
+			switch {
+			case pos == 0 || neg == 0:
+			case d > 0:
+				w[j] = 1
+			case d < 0:
+				w[j] = -1
+			}
+		}
+		out[v] = start{w: w, alpha: 1 / float64(cols.P)}
+	}
+	return out
 }

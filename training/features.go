@@ -1,0 +1,202 @@
+package training
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/trit-iot/trit/inference"
+)
+
+// Learned parts of the embedding, fitted on training rows only: the
+// threshold bits (quantiles of each scaled feature) and the projection
+// (leading principal directions, quantised to ternary). Both are shipped in
+// the bundle in the exact form trained with.
+
+// fitThresholds returns up to t thresholds per feature at the quantiles
+// k/(t+1), k = 1…t, of the scaled values xs (n rows of d), each placed
+// halfway between the quantile's value and the next larger distinct value
+// so that the bit separates observed values; duplicates are dropped, so a
+// binary feature gets one threshold and a constant one none. Thresholds are
+// snapped to the bundle's float16 form.
+func fitThresholds(xs []float32, n, d, t int) [][]float32 {
+	if t <= 0 {
+		return nil
+	}
+	th := make([][]float32, d)
+	col := make([]float32, n)
+	for j := range d {
+		for i := range n {
+			col[i] = xs[i*d+j]
+		}
+		slices.Sort(col)
+		// Distinct values with the rank at which each starts.
+		var list []float32
+		for k := 1; k <= t; k++ {
+			r := int(math.Floor(float64(k) * float64(n) / float64(t+1)))
+			r = min(max(r, 0), n-1)
+			v := col[r]
+			// next larger distinct value
+			up := sort.Search(n, func(i int) bool { return col[i] > v })
+			if up == n {
+				// v is the maximum: put the threshold below it instead, if
+				// there is a smaller value.
+				down := sort.Search(n, func(i int) bool { return col[i] >= v }) - 1
+				if down < 0 {
+					continue
+				}
+				list = append(list, midpoint(col[down], v))
+				continue
+			}
+			list = append(list, midpoint(v, col[up]))
+		}
+		th[j] = compactThresholds(list)
+	}
+	return th
+}
+
+func midpoint(a, b float32) float32 { return float32((float64(a) + float64(b)) / 2) }
+
+// compactThresholds sorts, snaps to float16 and deduplicates.
+func compactThresholds(list []float32) []float32 {
+	out := make([]float32, 0, len(list))
+	for _, v := range list {
+		out = append(out, roundHalf(v))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// fitProjection returns the ternary projection onto the r leading principal
+// directions of the scaled rows xs (n rows of d), computed on at most
+// maxRows of them (a seeded subset). Each direction c (unit length) becomes
+// ternary coefficients T with a scale s minimising ‖c − s·T‖: keep the k
+// largest |c_i| (the k maximising (Σ|c_i|)²/k) with their signs, s = mean of
+// those |c_i|. The bias centres the output on the training mean, so the
+// projection of x' is ≈ the principal coordinates of x' − mean.
+func fitProjection(xs []float32, n, d, r, maxRows int, seed uint64) (*inference.Projection, error) {
+	if r <= 0 {
+		return nil, nil
+	}
+	r = min(r, d)
+	rows := make([]int, n)
+	for i := range rows {
+		rows[i] = i
+	}
+	if n > maxRows {
+		rows = newSplitMix(seed^0x9ca).sample(n, maxRows)
+	}
+	m := len(rows)
+	mean := make([]float64, d)
+	for _, i := range rows {
+		for j, v := range xs[i*d : (i+1)*d] {
+			mean[j] += float64(v)
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(m)
+	}
+	a := mat.NewDense(m, d, nil)
+	for k, i := range rows {
+		for j, v := range xs[i*d : (i+1)*d] {
+			a.Set(k, j, float64(v)-mean[j])
+		}
+	}
+	var cov mat.SymDense
+	cov.SymOuterK(1/float64(m), a.T())
+	var eig mat.EigenSym
+	if !eig.Factorize(&cov, true) {
+		return nil, fmt.Errorf("training: principal directions: eigen-decomposition did not converge")
+	}
+	var vec mat.Dense
+	eig.VectorsTo(&vec)
+	// EigenSym orders eigenvalues ascending: the leading directions are the
+	// last columns.
+	p := &inference.Projection{}
+	words := (d + 63) / 64
+	w := make([]int8, d)
+	meanX := make([]float32, d)
+	for j := range meanX {
+		meanX[j] = float32(mean[j])
+	}
+	for k := range r {
+		c := mat.Col(nil, d-1-k, &vec)
+		scale := ternarise(w, c)
+		if scale == 0 {
+			break
+		}
+		s, nz := make([]uint64, words), make([]uint64, words)
+		inference.PackTernary(s, nz, w)
+		p.Sign = append(p.Sign, s)
+		p.NonZero = append(p.NonZero, nz)
+		p.Scale = append(p.Scale, float32(scale))
+		p.Bias = append(p.Bias, 0)
+	}
+	if len(p.Scale) == 0 {
+		return nil, nil
+	}
+	// The bias is the projection of the mean, computed with the same
+	// arithmetic as the gateway (bias 0 first), so centring is exact.
+	v := make([]float32, len(p.Scale))
+	if err := p.Apply(v, meanX); err != nil {
+		return nil, err
+	}
+	copy(p.Bias, v)
+	return p, nil
+}
+
+// ternarise writes the ternary approximation of c into w and returns its
+// scale (0 if c is zero).
+func ternarise(w []int8, c []float64) float64 {
+	idx := make([]int, len(c))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		x, y := math.Abs(c[a]), math.Abs(c[b])
+		switch {
+		case x > y:
+			return -1
+		case x < y:
+			return 1
+		}
+		return 0
+	})
+	var sum, best float64
+	bestK := 0
+	for k, i := range idx {
+		sum += math.Abs(c[i])
+		if v := sum * sum / float64(k+1); v > best {
+			best, bestK = v, k+1
+		}
+	}
+	clear(w)
+	if bestK == 0 {
+		return 0
+	}
+	sum = 0
+	for _, i := range idx[:bestK] {
+		sum += math.Abs(c[i])
+		if c[i] > 0 {
+			w[i] = 1
+		} else {
+			w[i] = -1
+		}
+	}
+	return sum / float64(bestK)
+}
+
+// roundHalf rounds v to the nearest float16 value (ties to even), for
+// |v| <= 1. TODO(lead): replace with bundle.CompactThresholds.
+func roundHalf(v float32) float32 {
+	a := math.Abs(float64(v))
+	if a == 0 {
+		return 0
+	}
+	_, e := math.Frexp(a) // a = f·2^e, f in [0.5, 1)
+	q := math.Ldexp(1, max(e-11, -24))
+	return float32(math.RoundToEven(float64(v)/q) * q)
+}

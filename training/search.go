@@ -1,0 +1,254 @@
+package training
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/training/data"
+)
+
+// The search chooses the embedding's structure, σ and C on held-out rows
+// (see validation) by successive halving: candidates are first fitted
+// small — few random features, a subset of the rows — and only the best
+// go on to larger fits, the last round at the final size:
+//
+//  1. every structure × σ at one C (the grid's middle), small;
+//  2. the best few (structure, σ) pairs × every C, small;
+//  3. the best few of those with more features and rows;
+//  4. the best two at the final size; the best of them is refitted on all
+//     rows.
+//
+// C is carried between sizes as the objective's λ = 1/(2nC): a fit on n'
+// rows uses C·n/n', where n is the size of the final training set, so a
+// candidate means the same model at every size. Search "grid" instead fits
+// every structure × σ × C at the final size (the paper's procedure).
+
+// size is how large a round's fits are.
+type size struct {
+	p    int // random features at most (the structure's P caps it)
+	rows int // training rows at most
+}
+
+const (
+	screenPairs = 4 // (structure, σ) pairs that go on from round 1
+	screenKeep  = 6 // candidates that go on from round 2
+	finalists   = 2 // candidates fitted at the final size
+)
+
+type candidate struct {
+	s        Structure
+	sigma, c float64
+	sel      selection
+	point    SearchPoint
+}
+
+// searcher evaluates candidates on the validation folds.
+type searcher struct {
+	c     *Config
+	ds    *data.Dataset
+	folds []fold
+	preps []*prepared
+	res   *Result
+	round int
+	done  int
+	total int
+}
+
+// search fills res.Structure, res.Sigma, res.C and the search record.
+func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) error {
+	folds, how, notes, err := c.validation(ds)
+	if err != nil {
+		return err
+	}
+	res.Validation, res.Notes = how, append(res.Notes, notes...)
+	sr := &searcher{c: c, ds: ds, folds: folds, res: res, preps: make([]*prepared, len(folds))}
+	for i, f := range folds {
+		if sr.preps[i], err = prepare(f.train, c.fitScaler(f.train)); err != nil {
+			return err
+		}
+	}
+	sigmas, cs := c.SigmaGrid, c.CGrid
+	if c.Sigma != 0 {
+		sigmas = []float64{c.Sigma}
+	}
+	if c.C != 0 {
+		cs = []float64{c.C}
+	}
+	pmax, rows := 0, 0
+	for _, s := range structures {
+		pmax = max(pmax, s.P)
+	}
+	for _, f := range folds {
+		rows = max(rows, f.train.N)
+	}
+	full := size{p: pmax, rows: rows}
+	grid := func(ss []Structure, sg, cv []float64) []*candidate {
+		var out []*candidate
+		for _, s := range ss {
+			for _, x := range sg {
+				for _, y := range cv {
+					out = append(out, &candidate{s: s, sigma: x, c: y})
+				}
+			}
+		}
+		return out
+	}
+	var best *candidate
+	if c.Search == "grid" {
+		cands := grid(structures, sigmas, cs)
+		sr.total = len(cands) * len(folds)
+		if err := sr.evaluate(cands, full); err != nil {
+			return err
+		}
+		best = cands[0]
+	} else {
+		small := size{p: 512, rows: 2000}
+		mid := size{p: 2048, rows: 8000}
+		nPairs := min(screenPairs, len(structures)*len(sigmas))
+		sr.total = len(folds) * (len(structures)*len(sigmas) + nPairs*(len(cs)-1) + screenKeep + 2*finalists)
+		// Round 1: σ and structure at the middle C.
+		cmid := cs[len(cs)/2]
+		screen := grid(structures, sigmas, []float64{cmid})
+		if err := sr.evaluate(screen, small); err != nil {
+			return err
+		}
+		// Round 2: every C for the best pairs (the middle C is already
+		// scored at this size).
+		var round2 []*candidate
+		for _, cd := range screen[:nPairs] {
+			for _, cv := range cs {
+				if cv == cmid {
+					continue
+				}
+				round2 = append(round2, &candidate{s: cd.s, sigma: cd.sigma, c: cv})
+			}
+		}
+		if err := sr.evaluate(round2, small); err != nil {
+			return err
+		}
+		pool := append(append([]*candidate(nil), screen[:nPairs]...), round2...)
+		rank(pool)
+		pool = pool[:min(len(pool), screenKeep)]
+		// Rounds 3 and 4: more features and rows, then the final size.
+		for _, sz := range []size{mid, full} {
+			if sz.p >= full.p && sz.rows >= full.rows && sz != full {
+				continue
+			}
+			if err := sr.evaluate(pool, sz); err != nil {
+				return err
+			}
+			pool = pool[:min(len(pool), finalists)]
+		}
+		best = pool[0]
+	}
+	if best.sel.Degenerate != "" {
+		return fmt.Errorf("%w: every candidate model is degenerate (the best %s); the data may be too few or carry no signal the model can use", ErrDegenerate, best.sel.Degenerate)
+	}
+	for _, p := range res.Search {
+		if p.Degenerate != "" {
+			res.Notes = append(res.Notes, "skipped degenerate candidates (e.g. a model that "+p.Degenerate+")")
+			break
+		}
+	}
+	res.Structure, res.Sigma, res.C = best.s, best.sigma, best.c
+	sel := best.point
+	res.Selected = &sel
+	return nil
+}
+
+// rank sorts candidates best first. Stable: among equal scores the earlier
+// candidate (smaller σ, then smaller C, in grid order) stays ahead.
+func rank(cands []*candidate) {
+	slices.SortStableFunc(cands, func(a, b *candidate) int {
+		switch {
+		case a.sel.better(b.sel):
+			return -1
+		case b.sel.better(a.sel):
+			return 1
+		}
+		return 0
+	})
+}
+
+// evaluate fits every candidate at size sz on each fold, scores it on the
+// fold's held-out rows, records it in the result and ranks cands.
+func (sr *searcher) evaluate(cands []*candidate, sz size) error {
+	c, ds := sr.c, sr.ds
+	sr.round++
+	// Candidates sharing a structure and σ share one embedding per fold.
+	type group struct {
+		s     Structure
+		sigma float64
+	}
+	byGroup := map[group][]*candidate{}
+	var order []group
+	tallies := make(map[*candidate]*tally, len(cands))
+	for _, cd := range cands {
+		g := group{cd.s, cd.sigma}
+		if _, ok := byGroup[g]; !ok {
+			order = append(order, g)
+		}
+		byGroup[g] = append(byGroup[g], cd)
+		tallies[cd] = newTally(len(ds.Classes))
+		cd.point = SearchPoint{Structure: cd.s, Sigma: cd.sigma, C: cd.c, Stage: sr.round}
+		cd.point.P = min(cd.s.P, sz.p)
+	}
+	for fi, f := range sr.folds {
+		sub := f.train
+		if sub.N > sz.rows {
+			var err error
+			if _, sub, err = data.SplitCount(f.train, sz.rows, c.Seed^0x5ab); err != nil {
+				return err
+			}
+		}
+		for _, g := range order {
+			s := g.s
+			s.P = min(s.P, sz.p)
+			t0 := time.Now()
+			base, err := sr.preps[fi].features(s, g.sigma, c.Seed)
+			if err != nil {
+				return err
+			}
+			cols, err := embedRows(base, sub, c.Workers)
+			if err != nil {
+				return err
+			}
+			share := time.Since(t0).Seconds() / float64(len(byGroup[g]))
+			for _, cd := range byGroup[g] {
+				t1 := time.Now()
+				// Same λ as the final fit on all of ds: C scales with the
+				// row count.
+				cfit := cd.c * float64(ds.N) / float64(sub.N)
+				spec, _, err := fitWeights(base, cols, sub, cfit, c, "")
+				if err != nil {
+					return err
+				}
+				m, err := inference.New(spec)
+				if err != nil {
+					return err
+				}
+				tallies[cd].add(m, f.val, c.Workers)
+				cd.point.NonZero += countNonZero(spec)
+				cd.point.Rows = max(cd.point.Rows, sub.N)
+				cd.point.FitSeconds += time.Since(t1).Seconds() + share
+				sr.done++
+				c.report("search", sr.done, max(sr.total, sr.done))
+			}
+		}
+	}
+	for _, cd := range cands {
+		cd.sel = tallies[cd].score()
+		cd.point.Accuracy, cd.point.Balanced, cd.point.Loss = cd.sel.Accuracy, cd.sel.Balanced, cd.sel.Loss
+		cd.point.Degenerate = cd.sel.Degenerate
+		sr.res.Search = append(sr.res.Search, cd.point)
+	}
+	rank(cands)
+	return nil
+}
+
+// ErrDegenerate reports that no candidate model was better than a constant
+// prediction on the held-out rows.
+var ErrDegenerate = errors.New("training: no usable model")
