@@ -48,8 +48,11 @@ type goldenFile struct {
 
 func goldenPath(name string) string { return filepath.Join("testdata", "golden", name) }
 
+// goldenBundle builds a format-1 golden bundle: these are the legacy
+// layout's fixtures, so -update must keep writing format 1.
 func goldenBundle(name string, seed uint64, d, p, classes int, named, expires bool) *Bundle {
 	b := testBundle(randomSpec(seed, d, p, classes, 0.3, named))
+	b.Format = 1
 	b.Header.ModelID = name
 	if !expires {
 		b.Header.ExpiresAt = time.Time{}

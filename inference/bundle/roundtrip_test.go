@@ -192,7 +192,9 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	trailing := handSign(append(append(bytes.Clone(unsigned[:len(unsigned)-trailerSize]), 0), make([]byte, trailerSize)...))
 	badVersion := bytes.Clone(good)
-	badVersion[4] = 2
+	badVersion[4] = FormatVersion + 1
+	version0 := bytes.Clone(good)
+	version0[4] = 0
 	_, other := otherKey(t, 1)
 	byOther := signed(t, b, other)
 	expired := testBundle(spec)
@@ -215,6 +217,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty", nil, nil, ErrTruncated},
 		{"magic only", []byte("TRIT"), nil, ErrTruncated},
 		{"version", badVersion, trusting(t, pub), ErrVersion},
+		{"version 0", version0, trusting(t, pub), ErrVersion},
 		{"short", good[:minSize-1], trusting(t, pub), ErrTruncated},
 		{"unsigned", unsigned, trusting(t, pub), ErrUnsigned},
 		{"unsigned allowed", unsigned, &DecodeOptions{AllowUnsigned: true, Now: func() time.Time { return testCreated }}, nil},
