@@ -31,15 +31,16 @@ type DecodeOptions struct {
 // Decode checks and decodes a bundle, in this order:
 //
 //  1. size: len(data) <= MaxSize (ErrTooLarge), before anything is read;
-//  2. magic (ErrBadMagic), format version (ErrVersion), minimum length
-//     (ErrTruncated);
+//  2. magic (ErrBadMagic), format version 1 or 2 (ErrVersion), minimum
+//     length (ErrTruncated);
 //  3. the trailer: an all-zero one is unsigned (ErrUnsigned unless
 //     AllowUnsigned); otherwise the key ID must be in Trusted
 //     (ErrUnknownKey) and the signature must verify (ErrSignature) — before
 //     any field is parsed;
-//  4. every section, bounds-checked before each allocation (ErrTruncated,
-//     ErrInvalid), and nothing left between the last section and the
-//     trailer (ErrTrailing);
+//  4. every section of that format, bounds-checked before each allocation
+//     (ErrTruncated, ErrInvalid; in format 2 a form that is not the
+//     canonical one is ErrInvalid too), and nothing left between the last
+//     section and the trailer (ErrTrailing);
 //  5. expiry: ExpiresAt set and before Now (ErrExpired);
 //  6. the model spec's own Validate (ErrInvalid, with the inference error
 //     as Cause).
@@ -307,7 +308,7 @@ func parse(data []byte) (*Bundle, *layout, error) {
 		r.fail(ErrTruncated, r.pos, "%d weight vectors need at least %d bytes, %d left", nv, nv*(1+nb), r.left())
 	}
 	for c := 0; c < nv && r.err == nil; c++ {
-		s, z, form := r.packed(fmtVector("vector", c), k, words, format)
+		s, z, form := r.packed("vector "+strconv.Itoa(c), k, words, format)
 		sign, nz = append(sign, s), append(nz, z)
 		l.vectorForms = append(l.vectorForms, form)
 	}
@@ -637,8 +638,4 @@ func onesPlane(k, words int) []uint64 {
 		out[words-1] = 1<<tail - 1
 	}
 	return out
-}
-
-func fmtVector(what string, c int) string {
-	return what + " of vector " + strconv.Itoa(c)
 }
