@@ -317,6 +317,11 @@ func TestInspectFormat2(t *testing.T) {
 		if total != int(in["size"].(float64)) || !strings.Contains(strings.Join(names, " "), "scaler thresholds projection transform kept weights alpha selftest info signature") {
 			t.Errorf("%s: sections %v add up to %d of %v", c.file, names, total, in["size"])
 		}
+		for i, th := range in["thresholds"].([]any) {
+			if _, ok := th.([]any); !ok {
+				t.Errorf("%s: thresholds of feature %d are %v, want a list", c.file, i, th)
+			}
+		}
 		v0 := in["vectors"].([]any)[0].(map[string]any)
 		if in["format_version"].(float64) != 2 || in["selftest_ok"] != true || v0["form"] == nil || v0["bits_per_weight"] == nil || in["feature_match"] == nil {
 			t.Errorf("%s: inspect --json: %v", c.file, in)

@@ -169,7 +169,6 @@ func Inspect(data []byte) (*Breakdown, error) {
 		ScalerLo:        s.Scaler.Lo,
 		ScalerHi:        s.Scaler.Hi,
 		ThresholdCount:  s.NumThresholds(),
-		Thresholds:      s.Thresholds,
 		Generator:       s.Transform.Generator,
 		Seed:            s.Transform.Seed,
 		Sigma:           s.Transform.Sigma,
@@ -189,6 +188,13 @@ func Inspect(data []byte) (*Breakdown, error) {
 	}
 	if b.Compat.Features != nil {
 		out.FeatureMatch = "name"
+	}
+	if s.Thresholds != nil {
+		// [] rather than null in JSON for a feature without thresholds.
+		out.Thresholds = make([][]float32, len(s.Thresholds))
+		for i, list := range s.Thresholds {
+			out.Thresholds[i] = append([]float32{}, list...)
+		}
 	}
 	if l.scalerForm == scalerFloat32 {
 		out.ScalerForm = "float32"
