@@ -4,10 +4,13 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -362,11 +365,10 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 	row("release", "%d", b.Release)
 	row("created", "%s", fmtUnix(b.CreatedAt))
 	row("expires", "%s", fmtUnix(b.ExpiresAt))
-	row("features", "%d", b.Features)
 	if b.FeatureNames == nil {
-		row("feature names", "(none: f0 … f%d)", b.Features-1)
+		row("features", "%d; no feature names: channels are matched by position", b.Features)
 	} else {
-		row("feature names", "%s", shorten(b.FeatureNames, limit))
+		row("features", "%d, matched by name: %s", b.Features, shorten(b.FeatureNames, limit))
 	}
 	row("min agent", "%s", b.MinAgentVersion)
 	hw := b.Hardware
@@ -375,20 +377,64 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 	}
 	row("hardware", "%s", hw)
 	row("classes", "%d: %s", len(b.Classes), shorten(b.Classes, limit))
-	row("scaler", "%s, %d ranges", b.ScalerForm, len(b.ScalerLo))
+	clip := "not clipped"
+	if b.ScalerClip {
+		clip = "clipped to [-1, 1]"
+	}
+	row("scaler", "%s, %d ranges, %s", b.ScalerForm, len(b.ScalerLo), clip)
 	row("  lo", "%s", shorten(floats(b.ScalerLo), limit))
 	row("  hi", "%s", shorten(floats(b.ScalerHi), limit))
-	row("transform", "generator %d, seed %d, σ %g, d %d, p %d", b.Generator, b.Seed, b.Sigma, b.Features, b.P)
+	if b.FormatVersion >= 2 {
+		if b.ThresholdCount == 0 {
+			row("thresholds", "none")
+		} else {
+			per := make([]string, len(b.Thresholds))
+			for i, list := range b.Thresholds {
+				per[i] = strconv.Itoa(len(list))
+			}
+			row("thresholds", "%d on %d features (%s), per feature: %s", b.ThresholdCount, len(b.Thresholds), b.ThresholdsForm, shorten(per, limit))
+		}
+		if p := b.Projection; p == nil {
+			row("projection", "none")
+		} else {
+			packs := make([]bundle.Packing, len(p.Rows))
+			for i, r := range p.Rows {
+				packs[i] = r.Packing
+			}
+			row("projection", "%d inputs → %d, ternary: %s", p.Inputs, p.Outputs, packingSummary(packs))
+		}
+	}
+	if b.P == 0 {
+		row("transform", "none (p = 0: threshold bits only)")
+	} else {
+		row("transform", "generator %d, seed %d, σ %g, d %d, p %d", b.Generator, b.Seed, b.Sigma, b.TransformD, b.P)
+	}
 	cols := make([]string, len(b.KeptColumns))
 	for i, c := range b.KeptColumns {
 		cols[i] = strconv.Itoa(int(c))
 	}
-	row("kept columns", "%d of %d (%s): %s", len(b.KeptColumns), b.P, b.KeptForm, shorten(cols, limit))
+	row("kept columns", "%d of %d (%s): %s", len(b.KeptColumns), b.Columns, b.KeptForm, shorten(cols, limit))
 	st := "pass"
 	if !o.SelfTestOK {
 		st = "FAIL: " + o.SelfTestError
 	}
 	row("self-test", "class %d, %s", b.SelfTestClass, st)
+	if b.FormatVersion >= 2 {
+		keys := slices.Sorted(maps.Keys(b.Info))
+		if len(keys) == 0 {
+			row("info", "none")
+		}
+		for _, k := range keys {
+			v := b.Info[k]
+			if cut := 120; !all && len(v) > cut {
+				for !utf8.RuneStart(v[cut]) {
+					cut--
+				}
+				v = v[:cut] + " … (--all prints it whole)"
+			}
+			row("  "+k, "%s", v)
+		}
+	}
 	if b.Signed {
 		row("key ID", "%s", b.KeyID)
 		row("signature", "%s (present, not verified: use 'tritctl bundle verify')", b.Signature)
@@ -399,19 +445,25 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 
 	fmt.Fprintln(w, "\nweight vectors:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "vector\tclass\t+1\t-1\t0\tα\tnon-zero plane\tself-test score\t")
+	fmt.Fprintln(tw, "vector\tclass\t+1\t-1\t0\tα\tform\tbytes\tbits/weight\tself-test score\t")
 	for i, v := range b.Vectors {
 		class := b.Classes[i]
 		if len(b.Vectors) == 1 {
 			class = b.Classes[1] + " vs " + b.Classes[0]
 		}
-		plane := "shipped"
-		if v.NonZeroOmitted {
-			plane = "omitted"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%g\t%s\t%d\t\n", i, class, v.Plus, v.Minus, v.Zero, v.Alpha, plane, v.SelfTestScore)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%g\t%s\t%d\t%.2f\t%d\t\n", i, class, v.Plus, v.Minus, v.Zero, v.Alpha, v.Form, v.Bytes, v.BitsPerWeight, v.SelfTestScore)
 	}
 	tw.Flush()
+
+	if p := b.Projection; p != nil && all {
+		fmt.Fprintln(w, "\nprojection rows:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "output\t+1\t-1\t0\tscale\tbias\tform\tbytes\tbits/weight\t")
+		for i, r := range p.Rows {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%g\t%g\t%s\t%d\t%.2f\t\n", i, r.Plus, r.Minus, r.Zero, r.Scale, r.Bias, r.Form, r.Bytes, r.BitsPerWeight)
+		}
+		tw.Flush()
+	}
 
 	fmt.Fprintln(w, "\nbytes by section:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -421,6 +473,27 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 	}
 	fmt.Fprintf(tw, "total\t\t%d\t\t\n", b.Size)
 	tw.Flush()
+}
+
+// packingSummary describes how ternary vectors are stored: how many in each
+// form, their payload bytes and bits per coefficient.
+func packingSummary(ps []bundle.Packing) string {
+	forms := map[string]int{}
+	bytes, coefs := 0, 0
+	for _, p := range ps {
+		forms[p.Form]++
+		bytes += p.Bytes
+		coefs += p.Plus + p.Minus + p.Zero
+	}
+	var parts []string
+	for _, f := range slices.Sorted(maps.Keys(forms)) {
+		parts = append(parts, fmt.Sprintf("%d %s", forms[f], f))
+	}
+	bits := 0.0
+	if coefs > 0 {
+		bits = 8 * float64(bytes) / float64(coefs)
+	}
+	return fmt.Sprintf("%s rows, %d bytes, %.2f bits per coefficient (--all lists them)", strings.Join(parts, ", "), bytes, bits)
 }
 
 // shorten joins items, keeping the first and last few unless limit < 0.

@@ -282,3 +282,49 @@ func mustTime(t *testing.T, s string) time.Time {
 	}
 	return v
 }
+
+// TestInspectFormat2 renders the format-2 golden bundles of
+// inference/bundle: every new section shows, with its bytes.
+func TestInspectFormat2(t *testing.T) {
+	golden := filepath.Join("..", "inference", "bundle", "testdata", "golden")
+	for _, c := range []struct {
+		file string
+		want []string
+	}{
+		{"sensor-v2.trit", []string{"format version 2", "matched by name: temperature humidity", "clipped to [-1, 1]",
+			"74 on 5 features (float16)", "projection    ", "none (p = 0: threshold bits only)", "72 of 74",
+			"train.accuracy  0.9731", "base3", "1.67", "thresholds     155    154", "info     404    108"}},
+		{"image-v2.trit", []string{"no feature names: channels are matched by position", "256 inputs → 32, ternary: 31 base3, 1 sign rows",
+			"d 32, p 2048", "2327 of 2328", "sign    291         1.00", "info          none", "projection"}},
+	} {
+		path := filepath.Join(golden, c.file)
+		out, stderr, code := runCtl(t, "bundle", "inspect", path)
+		if code != 0 {
+			t.Fatalf("inspect %s: %s", c.file, stderr)
+		}
+		for _, want := range c.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: inspect text lacks %q:\n%s", c.file, want, out)
+			}
+		}
+		in := inspectJSON(t, path)
+		total := 0
+		var names []string
+		for _, s := range in["sections"].([]any) {
+			total += int(s.(map[string]any)["size"].(float64))
+			names = append(names, s.(map[string]any)["name"].(string))
+		}
+		if total != int(in["size"].(float64)) || !strings.Contains(strings.Join(names, " "), "scaler thresholds projection transform kept weights alpha selftest info signature") {
+			t.Errorf("%s: sections %v add up to %d of %v", c.file, names, total, in["size"])
+		}
+		for i, th := range in["thresholds"].([]any) {
+			if _, ok := th.([]any); !ok {
+				t.Errorf("%s: thresholds of feature %d are %v, want a list", c.file, i, th)
+			}
+		}
+		v0 := in["vectors"].([]any)[0].(map[string]any)
+		if in["format_version"].(float64) != 2 || in["selftest_ok"] != true || v0["form"] == nil || v0["bits_per_weight"] == nil || in["feature_match"] == nil {
+			t.Errorf("%s: inspect --json: %v", c.file, in)
+		}
+	}
+}

@@ -2,14 +2,19 @@
 // signed, self-contained artifact the fleet ships to gateways. A bundle holds
 // everything needed to classify and nothing more — the random transform is
 // regenerated from (generator version, seed, σ, D, P), the ternary weights
-// ship as bit planes over the kept columns, the scaler as float16 — so a
-// 784-feature, 10-class, p = 2048 model fits in under 10 KB.
+// ship as bit planes or five to a byte over the kept columns, the scaler and
+// thresholds as float16 — so a 784-feature, 10-class, p = 2048 model fits in
+// under 10 KB.
 //
 // The byte layout, decoding order, key IDs, error types and versioning
-// policy are specified in docs/BUNDLE.md. In short:
+// policy are specified in docs/BUNDLE.md. In short (format 2):
 //
-//	"TRIT" | version | header | compat | classes | scaler | transform |
-//	kept columns | weights | α | self-test | key ID (8) | Ed25519 signature (64)
+//	"TRIT" | version | header | compat | classes | scaler | thresholds |
+//	projection | transform | kept columns | weights | α | self-test | info |
+//	key ID (8) | Ed25519 signature (64)
+//
+// Format 1, the legacy layout (no thresholds, projection, clipping or info),
+// still decodes; Encode writes format 2 unless Bundle.Format asks for 1.
 //
 // The signature covers every byte before it, key ID included. Decode checks
 // the size cap, magic and version, then the signature, and only then parses
@@ -33,7 +38,8 @@ import (
 // Format constants.
 const (
 	Magic          = "TRIT"    // first four bytes of every bundle
-	FormatVersion  = 1         // the byte layout this package reads and writes
+	FormatVersion  = 2         // the byte layout Encode writes by default
+	OldestFormat   = 1         // the oldest layout Decode reads (and Encode can write)
 	DefaultMaxSize = 30 * 1024 // Decode's default size cap, in bytes
 
 	KeyIDSize    = 8              // bytes of the key ID in the trailer
@@ -50,11 +56,30 @@ const (
 	MaxClasses = 4096
 )
 
+// Limits on the info section (format 2).
+const (
+	MaxInfoPairs = 64   // key/value pairs
+	MaxInfoKey   = 64   // bytes of a key, 1..MaxInfoKey of [a-z0-9._-]
+	MaxInfoValue = 4096 // bytes of a value, valid UTF-8 without control characters
+)
+
 // Bundle is a decoded bundle, or the input to Encode.
 type Bundle struct {
+	// Format is the format version: Decode sets it to the version read,
+	// Encode writes it, 0 meaning FormatVersion. Encode writes format 1 (for
+	// agents that predate format 2) only for a model it can express: no
+	// thresholds, projection, clipping or info.
+	Format int
 	Header Header
 	Compat Compat
 	Spec   *inference.ModelSpec
+	// Info is free-form provenance (format 2): how the training file was
+	// read, training metrics. Keys are 1..MaxInfoKey bytes of [a-z0-9._-];
+	// values valid UTF-8 without control characters, at most MaxInfoValue
+	// bytes; at most MaxInfoPairs pairs. It is signed like every other byte;
+	// agents ignore it, tools show it. Nil and empty both mean none; Decode
+	// returns nil for none.
+	Info map[string]string
 	// SelfTest holds the expected results of the self-test (see SelfTest).
 	// Decode fills it; Encode computes it from Spec and ignores this field.
 	SelfTest SelfTestVector
@@ -81,7 +106,7 @@ type Header struct {
 }
 
 // Compat says what a gateway needs to run the model. The feature count is
-// the model's Spec.Transform.D.
+// the model's Spec.NumFeatures().
 type Compat struct {
 	// Features are the ordered input feature names: nil (meaning f0 … f{D-1})
 	// or exactly D distinct non-empty labels. If both this and Spec.Features

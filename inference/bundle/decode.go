@@ -3,6 +3,7 @@ package bundle
 import (
 	"bytes"
 	"crypto/ed25519"
+	"math"
 	"math/bits"
 	"strconv"
 	"time"
@@ -30,15 +31,16 @@ type DecodeOptions struct {
 // Decode checks and decodes a bundle, in this order:
 //
 //  1. size: len(data) <= MaxSize (ErrTooLarge), before anything is read;
-//  2. magic (ErrBadMagic), format version (ErrVersion), minimum length
-//     (ErrTruncated);
+//  2. magic (ErrBadMagic), format version 1 or 2 (ErrVersion), minimum
+//     length (ErrTruncated);
 //  3. the trailer: an all-zero one is unsigned (ErrUnsigned unless
 //     AllowUnsigned); otherwise the key ID must be in Trusted
 //     (ErrUnknownKey) and the signature must verify (ErrSignature) — before
 //     any field is parsed;
-//  4. every section, bounds-checked before each allocation (ErrTruncated,
-//     ErrInvalid), and nothing left between the last section and the
-//     trailer (ErrTrailing);
+//  4. every section of that format, bounds-checked before each allocation
+//     (ErrTruncated, ErrInvalid; in format 2 a form that is not the
+//     canonical one is ErrInvalid too), and nothing left between the last
+//     section and the trailer (ErrTrailing);
 //  5. expiry: ExpiresAt set and before Now (ErrExpired);
 //  6. the model spec's own Validate (ErrInvalid, with the inference error
 //     as Cause).
@@ -89,8 +91,8 @@ func checkPreamble(data []byte) error {
 	if len(data) < preambleSize {
 		return formatErr(ErrTruncated, "magic", len(data), "%d bytes", len(data))
 	}
-	if v := data[len(Magic)]; v != FormatVersion {
-		return formatErr(ErrVersion, "magic", len(Magic), "format version %d, this decoder reads %d", v, FormatVersion)
+	if v := data[len(Magic)]; v < OldestFormat || v > FormatVersion {
+		return formatErr(ErrVersion, "magic", len(Magic), "format version %d, this decoder reads %d to %d", v, OldestFormat, FormatVersion)
 	}
 	if len(data) < minSize {
 		return formatErr(ErrTruncated, "signature", len(data), "%d bytes, a bundle has at least %d", len(data), minSize)
@@ -130,19 +132,23 @@ func verify(data []byte, trusted *KeySet, allowUnsigned bool) error {
 
 // layout is how a bundle was encoded, for Inspect.
 type layout struct {
-	sections   []Section
-	scalerForm byte
-	keptForm   byte
-	nzOmitted  []bool
-	unsigned   bool
+	sections        []Section
+	scalerForm      byte
+	thresholdsForm  byte
+	keptForm        byte
+	vectorForms     []byte // per weight vector: packPlanes, packSign or packBase3
+	projectionForms []byte // per projection output
+	unsigned        bool
 }
 
 // parse decodes the sections of a bundle that passed checkPreamble. It
 // checks every field but neither the signature, the expiry nor
 // ModelSpec.Validate.
 func parse(data []byte) (*Bundle, *layout, error) {
+	format := data[len(Magic)]
+	v2 := format >= 2
 	r := &reader{data: data[:len(data)-trailerSize], pos: preambleSize}
-	b := &Bundle{}
+	b := &Bundle{Format: int(format)}
 	l := &layout{sections: []Section{{Name: "magic", Offset: 0, Size: preambleSize}}}
 	start := r.pos
 	begin := func(name string) {
@@ -219,42 +225,20 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	end()
 
 	begin("scaler")
-	at = r.pos
-	l.scalerForm = r.u8("scaler form")
-	width := 2
-	switch {
-	case r.err != nil:
-	case l.scalerForm == scalerFloat32:
-		width = 4
-	case l.scalerForm != scalerHalf:
-		r.fail(ErrInvalid, at, "scaler form %d, want 0 (float16) or 1 (float32)", l.scalerForm)
-	}
-	var sc inference.Scaler
-	if r.err == nil {
-		if 2*d*width > r.left() {
-			r.fail(ErrTruncated, r.pos, "%d scaler values need %d bytes, %d left", 2*d, 2*d*width, r.left())
-		} else {
-			sc.Lo, sc.Hi = make([]float32, d), make([]float32, d)
-			for _, vs := range [][]float32{sc.Lo, sc.Hi} {
-				for i := range vs {
-					if width == 2 {
-						vs[i] = halfToFloat32(r.u16("scaler value"))
-					} else {
-						vs[i] = r.f32("scaler value")
-					}
-				}
-			}
-			if err := checkScaler(sc, d); err != nil {
-				r.fail(ErrInvalid, start, "%v", err)
-			}
-			// float32 is only for scalers float16 cannot hold: one form per
-			// scaler, and whatever decodes re-encodes.
-			if width == 4 && halfRange(sc.Lo) && halfRange(sc.Hi) {
-				r.fail(ErrInvalid, at, "float32 scaler with every value within ±%d: must be float16", MaxHalf)
-			}
-		}
-	}
+	sc := r.scaler(d, v2, l)
 	end()
+
+	var th [][]float32
+	var proj *inference.Projection
+	nt := 0
+	if v2 {
+		begin("thresholds")
+		th, nt = r.thresholds(d, l)
+		end()
+		begin("projection")
+		proj = r.projection(d, format, l)
+		end()
+	}
 
 	begin("transform")
 	var tr inference.TransformSpec
@@ -265,18 +249,40 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	}
 	tr.Generator = uint32(gen)
 	tr.Seed = r.u64("seed")
-	tr.Sigma = r.f64("sigma")
+	sigmaBits := r.u64("sigma")
+	tr.Sigma = math.Float64frombits(sigmaBits)
 	at = r.pos
-	if td := r.uvarint("D"); r.err == nil && td != uint64(d) {
-		r.fail(ErrInvalid, at, "transform has D = %d, compat section %d", td, d)
-	}
-	tr.D = d
-	at = r.pos
+	td := r.uvarint("D")
+	at2 := r.pos
 	// Nothing is allocated by P itself: the kept section reads P/8 bytes
 	// of bitmap or one byte per column, each checked against what is left.
-	p := r.count("P", 1, inference.MaxP, 0)
-	tr.P = p
-	if r.err == nil {
+	minP := 1
+	if v2 {
+		minP = 0
+	}
+	tr.P = r.count("P", minP, inference.MaxP, 0)
+	switch {
+	case r.err != nil:
+	case tr.P == 0:
+		// Format 2 only: threshold bits alone, no random features.
+		switch {
+		case nt == 0:
+			r.fail(ErrInvalid, at2, "p = 0 and no thresholds: the model has no features")
+		case proj != nil:
+			r.fail(ErrInvalid, at2, "p = 0 with a projection: the projection would feed nothing")
+		case gen != 0 || tr.Seed != 0 || sigmaBits != 0 || td != 0:
+			r.fail(ErrInvalid, start, "p = 0 but generator %d, seed %d, σ %g, D %d: each must be 0", gen, tr.Seed, tr.Sigma, td)
+		}
+	default:
+		want, of := uint64(d), "compat section"
+		if proj != nil {
+			want, of = uint64(proj.Out()), "projection's output count"
+		}
+		if td != want {
+			r.fail(ErrInvalid, at, "transform has D = %d, the %s is %d", td, of, want)
+			break
+		}
+		tr.D = int(td)
 		if err := tr.Validate(); err != nil {
 			r.err = &FormatError{Section: r.section, Offset: start, Err: ErrInvalid, Cause: err}
 		}
@@ -284,8 +290,14 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	end()
 
 	begin("kept")
-	kept, keptForm := r.kept(p)
-	l.keptForm = keptForm
+	cols := nt + tr.P
+	kept, form := r.kept(cols)
+	l.keptForm = form
+	if r.err == nil && v2 {
+		if want := keptForm(kept, cols); l.keptForm != want {
+			r.fail(ErrInvalid, start, "kept columns as %s, but the %s is smaller or as small", keptFormName(l.keptForm), keptFormName(want))
+		}
+	}
 	end()
 
 	begin("weights")
@@ -296,20 +308,9 @@ func parse(data []byte) (*Bundle, *layout, error) {
 		r.fail(ErrTruncated, r.pos, "%d weight vectors need at least %d bytes, %d left", nv, nv*(1+nb), r.left())
 	}
 	for c := 0; c < nv && r.err == nil; c++ {
-		at := r.pos
-		flag := r.u8("vector flags")
-		if r.err == nil && flag&^vectorNonZeroOmitted != 0 {
-			r.fail(ErrInvalid, at, "vector %d: unknown flags %#x", c, flag)
-		}
-		s := r.plane(fmtVector("sign plane", c), k, words, nb)
-		var z []uint64
-		if flag&vectorNonZeroOmitted != 0 {
-			z = onesPlane(k, words)
-		} else {
-			z = r.plane(fmtVector("non-zero plane", c), k, words, nb)
-		}
+		s, z, form := r.packed("vector "+strconv.Itoa(c), k, words, format)
 		sign, nz = append(sign, s), append(nz, z)
-		l.nzOmitted = append(l.nzOmitted, flag&vectorNonZeroOmitted != 0)
+		l.vectorForms = append(l.vectorForms, form)
 	}
 	end()
 
@@ -326,7 +327,6 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	end()
 
 	begin("selftest")
-	at = r.pos
 	b.SelfTest.Class = r.count("self-test class", 0, nc-1, 0)
 	b.SelfTest.Scores = make([]int32, 0, nv)
 	for c := 0; c < nv && r.err == nil; c++ {
@@ -339,9 +339,14 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	}
 	end()
 
+	if v2 {
+		begin("info")
+		b.Info = r.info()
+		end()
+	}
+
 	if r.err == nil && r.left() != 0 {
-		r.section = "selftest"
-		r.fail(ErrTrailing, r.pos, "%d bytes between the self-test and the trailer", r.left())
+		r.fail(ErrTrailing, r.pos, "%d bytes between the %s section and the trailer", r.left(), r.section)
 	}
 	if r.err != nil {
 		return nil, nil, r.err
@@ -351,19 +356,206 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	b.KeyID, b.Signature, l.unsigned = trailer(data)
 	b.Signed = !l.unsigned
 	b.Spec = &inference.ModelSpec{
-		Classes:   classes,
-		Features:  b.Compat.Features,
-		Scaler:    sc,
-		Transform: tr,
-		Kept:      kept,
-		Sign:      sign,
-		NonZero:   nz,
-		Alpha:     alpha,
+		Classes:    classes,
+		Features:   b.Compat.Features,
+		Scaler:     sc,
+		Thresholds: th,
+		Projection: proj,
+		Transform:  tr,
+		Kept:       kept,
+		Sign:       sign,
+		NonZero:    nz,
+		Alpha:      alpha,
 	}
 	return b, l, nil
 }
 
-// kept reads the kept-column section for a transform of p columns and
+// scaler reads the scaler section of a bundle with d features.
+func (r *reader) scaler(d int, v2 bool, l *layout) inference.Scaler {
+	var sc inference.Scaler
+	at := r.pos
+	l.scalerForm = r.u8("scaler form")
+	width := 2
+	switch {
+	case r.err != nil:
+		return sc
+	case l.scalerForm == scalerFloat32:
+		width = 4
+	case l.scalerForm != scalerHalf:
+		r.fail(ErrInvalid, at, "scaler form %d, want 0 (float16) or 1 (float32)", l.scalerForm)
+		return sc
+	}
+	if v2 {
+		at := r.pos
+		flags := r.u8("scaler flags")
+		if r.err == nil && flags&^scalerClip != 0 {
+			r.fail(ErrInvalid, at, "unknown scaler flags %#x", flags)
+		}
+		sc.Clip = flags&scalerClip != 0
+	}
+	if r.err != nil {
+		return sc
+	}
+	if 2*d*width > r.left() {
+		r.fail(ErrTruncated, r.pos, "%d scaler values need %d bytes, %d left", 2*d, 2*d*width, r.left())
+		return sc
+	}
+	sc.Lo, sc.Hi = make([]float32, d), make([]float32, d)
+	for _, vs := range [][]float32{sc.Lo, sc.Hi} {
+		for i := range vs {
+			if width == 2 {
+				vs[i] = halfToFloat32(r.u16("scaler value"))
+			} else {
+				vs[i] = r.f32("scaler value")
+			}
+		}
+	}
+	if err := checkScaler(sc, d); err != nil {
+		r.fail(ErrInvalid, at, "%v", err)
+	}
+	// float32 is only for scalers float16 cannot hold: one form per scaler,
+	// and whatever decodes re-encodes.
+	if width == 4 && halfRange(sc.Lo) && halfRange(sc.Hi) {
+		r.fail(ErrInvalid, at, "float32 scaler with every value within ±%d: must be float16", MaxHalf)
+	}
+	return sc
+}
+
+// thresholds reads the thresholds section (format 2) of a bundle with d
+// features and returns them (nil for none) and their number.
+func (r *reader) thresholds(d int, l *layout) ([][]float32, int) {
+	at := r.pos
+	l.thresholdsForm = r.u8("thresholds form")
+	switch {
+	case r.err != nil:
+		return nil, 0
+	case l.thresholdsForm == thresholdsNone:
+		return nil, 0
+	case l.thresholdsForm != thresholdsHalf:
+		r.fail(ErrInvalid, at, "thresholds form %d, want 0 (none) or 1 (float16)", l.thresholdsForm)
+		return nil, 0
+	case d > r.left():
+		r.fail(ErrTruncated, r.pos, "%d threshold counts need %d bytes, %d left", d, d, r.left())
+		return nil, 0
+	}
+	th := make([][]float32, d)
+	total := 0
+	for i := 0; i < d && r.err == nil; i++ {
+		at := r.pos
+		n := r.count("threshold count", 0, inference.MaxThresholds, 2)
+		if r.err != nil {
+			break
+		}
+		if total += n; total > inference.MaxThresholds {
+			r.fail(ErrInvalid, at, "more than %d thresholds", inference.MaxThresholds)
+			break
+		}
+		if n == 0 {
+			continue
+		}
+		list := make([]float32, n)
+		for k := range list {
+			at := r.pos
+			v := halfToFloat32(r.u16("threshold"))
+			if err := checkThresholdValue(v); err != nil {
+				r.fail(ErrInvalid, at, "feature %d threshold %d: %v", i, k, err)
+				break
+			}
+			if k > 0 && !(v > list[k-1]) {
+				r.fail(ErrInvalid, at, "feature %d threshold %d: %g is not above the previous %g", i, k, v, list[k-1])
+				break
+			}
+			list[k] = v
+		}
+		th[i] = list
+	}
+	if r.err == nil && total == 0 {
+		r.fail(ErrInvalid, at, "thresholds form 1 without a threshold: write form 0 (none)")
+	}
+	if r.err != nil {
+		return nil, 0
+	}
+	return th, total
+}
+
+// projection reads the projection section (format 2) of a bundle with d
+// features; nil means none.
+func (r *reader) projection(d int, format byte, l *layout) *inference.Projection {
+	at := r.pos
+	form := r.u8("projection form")
+	switch {
+	case r.err != nil || form == projectionNone:
+		return nil
+	case form != projectionPresent:
+		r.fail(ErrInvalid, at, "projection form %d, want 0 (none) or 1 (present)", form)
+		return nil
+	}
+	words, nb := (d+63)/64, (d+7)/8
+	// Each output takes a flags byte, at least ⌈d/8⌉ bytes of coefficients,
+	// and its scale and bias.
+	out := r.count("projection outputs", 1, inference.MaxProjectionOut, 9+nb)
+	if r.err != nil {
+		return nil
+	}
+	p := &inference.Projection{
+		Sign: make([][]uint64, 0, out), NonZero: make([][]uint64, 0, out),
+		Scale: make([]float32, 0, out), Bias: make([]float32, 0, out),
+	}
+	for o := 0; o < out && r.err == nil; o++ {
+		s, z, form := r.packed("projection output "+strconv.Itoa(o), d, words, format)
+		at := r.pos
+		scale, bias := r.f32("projection scale"), r.f32("projection bias")
+		if r.err == nil && (scale-scale != 0 || bias-bias != 0) {
+			r.fail(ErrInvalid, at, "projection output %d has scale %g, bias %g: want finite values", o, scale, bias)
+		}
+		p.Sign, p.NonZero = append(p.Sign, s), append(p.NonZero, z)
+		p.Scale, p.Bias = append(p.Scale, scale), append(p.Bias, bias)
+		l.projectionForms = append(l.projectionForms, form)
+	}
+	if r.err != nil {
+		return nil
+	}
+	return p
+}
+
+// info reads the info section (format 2): nil for no pairs.
+func (r *reader) info() map[string]string {
+	// Each pair takes at least a key length, one key byte and a value
+	// length.
+	n := r.count("info pairs", 0, MaxInfoPairs, 3)
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	info := make(map[string]string, n)
+	prev := ""
+	for i := 0; i < n && r.err == nil; i++ {
+		at := r.pos
+		key := r.str("info key", MaxInfoKey, false)
+		if r.err != nil {
+			break
+		}
+		if err := checkInfoKey(key); err != nil {
+			r.fail(ErrInvalid, at, "info pair %d: %v", i, err)
+			break
+		}
+		if i > 0 && key <= prev {
+			r.fail(ErrInvalid, at, "info key %q after %q: keys must ascend", key, prev)
+			break
+		}
+		info[key] = r.str("info value", MaxInfoValue, true)
+		prev = key
+	}
+	return info
+}
+
+func keptFormName(form byte) string {
+	if form == keptDeltas {
+		return "gap list"
+	}
+	return "bitmap"
+}
+
+// kept reads the kept-column section for an embedding of p columns and
 // returns the columns and the form they were in.
 func (r *reader) kept(p int) ([]int32, byte) {
 	at := r.pos
@@ -446,8 +638,4 @@ func onesPlane(k, words int) []uint64 {
 		out[words-1] = 1<<tail - 1
 	}
 	return out
-}
-
-func fmtVector(what string, c int) string {
-	return what + " of vector " + strconv.Itoa(c)
 }

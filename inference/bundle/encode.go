@@ -9,15 +9,19 @@ import (
 	"github.com/trit-iot/trit/inference"
 )
 
-// Encodings chosen by flag bytes (see docs/BUNDLE.md).
+// Encodings chosen by form bytes (see docs/BUNDLE.md; the ternary vector
+// forms are in pack.go).
 const (
 	scalerHalf    = 0 // Lo and Hi as float16
 	scalerFloat32 = 1 // Lo and Hi as float32 (a value beyond ±MaxHalf)
 
-	keptBitmap = 0 // ceil(P/8) bytes, bit j set if column j is kept
-	keptDeltas = 1 // count, first column, then gaps (each >= 1)
+	scalerClip = 1 // format 2 scaler flags: clip scaled values to [-1, 1]
 
-	vectorNonZeroOmitted = 1 // weights flag: non-zero plane is all ones, not shipped
+	projectionNone    = 0
+	projectionPresent = 1
+
+	keptBitmap = 0 // ceil(columns/8) bytes, bit j set if column j is kept
+	keptDeltas = 1 // count, first column, then gaps (each >= 1)
 )
 
 // Encode returns the unsigned bundle for b: the full layout with an all-zero
@@ -25,18 +29,42 @@ const (
 // would, builds the model once to compute the self-test (b.SelfTest, KeyID,
 // Signature and Signed are ignored), and never modifies b.
 //
-// The scaler ships as float16 when every value is a float16 value, as
-// float32 when some |value| exceeds MaxHalf, and is refused otherwise: snap
-// it with CompactScaler before training. Times are stored as whole seconds.
+// It writes format b.Format (0: FormatVersion). Every choice of form is the
+// canonical one (the smallest; see docs/BUNDLE.md), so a model has exactly
+// one format-2 encoding. The scaler ships as float16 when every value is a
+// float16 value, as float32 when some |value| exceeds MaxHalf, and is
+// refused otherwise: snap it with CompactScaler before training, and the
+// thresholds with CompactThresholds. Times are stored as whole seconds.
 func Encode(b *Bundle) ([]byte, error) {
 	if b == nil || b.Spec == nil {
 		return nil, encodeErr("model", "no model spec")
+	}
+	format := b.Format
+	if format == 0 {
+		format = FormatVersion
+	}
+	if format < OldestFormat || format > FormatVersion {
+		return nil, encodeErr("magic", "format version %d, this encoder writes %d..%d", format, OldestFormat, FormatVersion)
 	}
 	spec := b.Spec
 	if err := spec.Validate(); err != nil {
 		return nil, &FormatError{Section: "model", Offset: -1, Err: ErrInvalid, Cause: err}
 	}
-	d, nv, k := spec.Transform.D, len(spec.Sign), len(spec.Kept)
+	d, nv, k := spec.NumFeatures(), len(spec.Sign), len(spec.Kept)
+	nt := spec.NumThresholds()
+	v2 := format >= 2
+	if !v2 {
+		switch {
+		case spec.Scaler.Clip:
+			return nil, encodeErr("scaler", "format 1 cannot clip scaled values; write format 2")
+		case nt > 0:
+			return nil, encodeErr("thresholds", "format 1 has no thresholds; write format 2")
+		case spec.Projection != nil:
+			return nil, encodeErr("projection", "format 1 has no projection; write format 2")
+		case len(b.Info) > 0:
+			return nil, encodeErr("info", "format 1 has no info section; write format 2")
+		}
+	}
 
 	h := b.Header
 	if err := checkLabel(h.ModelID, MaxModelID, false); err != nil {
@@ -87,6 +115,12 @@ func Encode(b *Bundle) ([]byte, error) {
 	if err != nil {
 		return nil, encodeErr("scaler", "%v", err)
 	}
+	if err := checkThresholds(spec.Thresholds); err != nil {
+		return nil, encodeErr("thresholds", "%v", err)
+	}
+	if spec.Transform.P == 0 && math.Float64bits(spec.Transform.Sigma) != 0 {
+		return nil, encodeErr("transform", "no random features (p = 0) but σ = %g: every field must be 0", spec.Transform.Sigma)
+	}
 
 	if tail := k % 64; tail != 0 {
 		for c := range nv {
@@ -94,6 +128,19 @@ func Encode(b *Bundle) ([]byte, error) {
 				return nil, encodeErr("weights", "vector %d has sign bits past the last kept column", c)
 			}
 		}
+	}
+	if pr := spec.Projection; pr != nil {
+		if tail := d % 64; tail != 0 {
+			for o := range pr.Sign {
+				if pr.Sign[o][d/64]>>tail != 0 {
+					return nil, encodeErr("projection", "output %d has sign bits past the last input", o)
+				}
+			}
+		}
+	}
+	infoKeys, err := infoKeys(b.Info)
+	if err != nil {
+		return nil, encodeErr("info", "%v", err)
 	}
 
 	m, err := inference.New(spec)
@@ -106,9 +153,9 @@ func Encode(b *Bundle) ([]byte, error) {
 	}
 
 	le := binary.LittleEndian
-	out := make([]byte, 0, 1024+4*d+nv*(k/4+8))
+	out := make([]byte, 0, 1024+4*d+2*nt+nv*(k/4+8))
 	out = append(out, Magic...)
-	out = append(out, FormatVersion)
+	out = append(out, byte(format))
 
 	out = appendString(out, h.ModelID)
 	out = le.AppendUint64(out, h.Release)
@@ -129,12 +176,46 @@ func Encode(b *Bundle) ([]byte, error) {
 	}
 
 	out = append(out, scalerForm)
+	if v2 {
+		var flags byte
+		if spec.Scaler.Clip {
+			flags |= scalerClip
+		}
+		out = append(out, flags)
+	}
 	for _, vs := range [][]float32{spec.Scaler.Lo, spec.Scaler.Hi} {
 		for _, v := range vs {
 			if scalerForm == scalerHalf {
 				out = le.AppendUint16(out, float32ToHalf(v))
 			} else {
 				out = le.AppendUint32(out, math.Float32bits(v))
+			}
+		}
+	}
+
+	if v2 {
+		if nt == 0 {
+			out = append(out, thresholdsNone)
+		} else {
+			out = append(out, thresholdsHalf)
+			for i := range d {
+				list := spec.Thresholds[i]
+				out = binary.AppendUvarint(out, uint64(len(list)))
+				for _, v := range list {
+					out = le.AppendUint16(out, float32ToHalf(v))
+				}
+			}
+		}
+
+		if pr := spec.Projection; pr == nil {
+			out = append(out, projectionNone)
+		} else {
+			out = append(out, projectionPresent)
+			out = binary.AppendUvarint(out, uint64(pr.Out()))
+			for o := range pr.Out() {
+				out = appendPacked(out, canonicalPack(d, hasZero(pr.NonZero[o], d)), pr.Sign[o], pr.NonZero[o], d, true)
+				out = le.AppendUint32(out, math.Float32bits(pr.Scale[o]))
+				out = le.AppendUint32(out, math.Float32bits(pr.Bias[o]))
 			}
 		}
 	}
@@ -146,19 +227,14 @@ func Encode(b *Bundle) ([]byte, error) {
 	out = binary.AppendUvarint(out, uint64(tr.D))
 	out = binary.AppendUvarint(out, uint64(tr.P))
 
-	out = appendKept(out, spec.Kept, tr.P)
+	out = appendKept(out, spec.Kept, nt+tr.P)
 
-	nb := (k + 7) / 8
 	for c := range nv {
-		var flag byte
-		if allOnes(spec.NonZero[c], k) {
-			flag |= vectorNonZeroOmitted
+		form := canonicalPack(k, hasZero(spec.NonZero[c], k))
+		if !v2 && form == packBase3 {
+			form = packPlanes
 		}
-		out = append(out, flag)
-		out = appendPlane(out, spec.Sign[c], nb)
-		if flag&vectorNonZeroOmitted == 0 {
-			out = appendPlane(out, spec.NonZero[c], nb)
-		}
+		out = appendPacked(out, form, spec.Sign[c], spec.NonZero[c], k, v2)
 	}
 
 	for _, a := range spec.Alpha {
@@ -168,6 +244,14 @@ func Encode(b *Bundle) ([]byte, error) {
 	out = binary.AppendUvarint(out, uint64(st.Class))
 	for _, s := range st.Scores {
 		out = binary.AppendVarint(out, int64(s))
+	}
+
+	if v2 {
+		out = binary.AppendUvarint(out, uint64(len(infoKeys)))
+		for _, key := range infoKeys {
+			out = appendString(out, key)
+			out = appendString(out, b.Info[key])
+		}
 	}
 
 	out = append(out, make([]byte, trailerSize)...)
@@ -203,16 +287,32 @@ func appendString(out []byte, s string) []byte {
 	return append(out, s...)
 }
 
-// appendKept writes the kept columns in whichever form is smaller, the
-// bitmap on a tie.
-func appendKept(out []byte, kept []int32, p int) []byte {
-	listSize := uvarintLen(uint64(len(kept)))
+// keptListSize is the size of the gap-list form of the kept columns, without
+// its form byte.
+func keptListSize(kept []int32) int {
+	n := uvarintLen(uint64(len(kept)))
 	prev := int32(-1)
 	for _, j := range kept {
-		listSize += uvarintLen(uint64(j - prev))
+		n += uvarintLen(uint64(j - prev))
 		prev = j
 	}
-	if bitmapSize := (p + 7) / 8; bitmapSize <= listSize {
+	return n
+}
+
+// keptForm is the canonical form of the kept columns among cols columns:
+// whichever is smaller, the bitmap on a tie.
+func keptForm(kept []int32, cols int) byte {
+	if (cols+7)/8 <= keptListSize(kept) {
+		return keptBitmap
+	}
+	return keptDeltas
+}
+
+// appendKept writes the kept columns among cols columns in the canonical
+// form.
+func appendKept(out []byte, kept []int32, cols int) []byte {
+	if keptForm(kept, cols) == keptBitmap {
+		bitmapSize := (cols + 7) / 8
 		out = append(out, keptBitmap)
 		start := len(out)
 		out = append(out, make([]byte, bitmapSize)...)
@@ -224,7 +324,7 @@ func appendKept(out []byte, kept []int32, p int) []byte {
 	// The first delta is from -1, so it is column+1 and every delta is >= 1.
 	out = append(out, keptDeltas)
 	out = binary.AppendUvarint(out, uint64(len(kept)))
-	prev = -1
+	prev := int32(-1)
 	for _, j := range kept {
 		out = binary.AppendUvarint(out, uint64(j-prev))
 		prev = j

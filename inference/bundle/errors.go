@@ -38,7 +38,7 @@ var (
 // example an inference.ErrModel from ModelSpec.Validate). errors.Is matches
 // both.
 type FormatError struct {
-	Section string // "magic", "header", "compat", "classes", "scaler", "transform", "kept", "weights", "alpha", "selftest", "signature", "model"
+	Section string // "magic", "header", "compat", "classes", "scaler", "thresholds", "projection", "transform", "kept", "weights", "alpha", "selftest", "info", "signature", "model"
 	Offset  int    // byte offset in the bundle, or -1 when not tied to one (Encode)
 	Msg     string
 	Err     error

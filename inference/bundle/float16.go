@@ -135,11 +135,12 @@ func halfNext(h uint16) uint16 {
 //
 // If any value is beyond the float16 range (|v| > MaxHalf) or not finite,
 // it returns an unchanged copy: such a scaler ships as float32, whole.
-// The input is never modified.
+// Clip is kept. The input is never modified.
 func CompactScaler(s inference.Scaler) inference.Scaler {
 	out := inference.Scaler{
-		Lo: append([]float32(nil), s.Lo...),
-		Hi: append([]float32(nil), s.Hi...),
+		Lo:   append([]float32(nil), s.Lo...),
+		Hi:   append([]float32(nil), s.Hi...),
+		Clip: s.Clip,
 	}
 	if !halfRange(s.Lo) || !halfRange(s.Hi) {
 		return out

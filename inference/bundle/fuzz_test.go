@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/trit-iot/trit/inference"
 )
 
 // allocBound is the most Decode may allocate for an input of n bytes: every
@@ -21,13 +23,23 @@ var sentinels = []error{ErrTooLarge, ErrBadMagic, ErrVersion, ErrTruncated, ErrS
 // FuzzDecode feeds Decode (and Inspect) arbitrary bytes. It must never
 // panic, never allocate more than allocBound, fail only with a
 // *FormatError wrapping a sentinel, succeed only within the size cap, and
-// whatever decodes must re-encode to the same model. The parser is reached
-// through unsigned bundles (AllowUnsigned); the seed corpus is the golden
-// bundles, signed and unsigned, and mutations of them.
+// whatever decodes must re-encode to the same model, in the same format —
+// and for format 2, whose every model has one encoding, to the same bytes
+// whenever the bundle's self-test holds. The parser is reached through
+// unsigned bundles (AllowUnsigned); the seed corpus is the golden bundles
+// of both formats, signed and unsigned, mutations of them, and the format-2
+// fixtures.
 func FuzzDecode(f *testing.F) {
 	pub, _ := testKey(f)
+	var goldens []string
 	for _, c := range goldenCases {
-		data, err := os.ReadFile(goldenPath(c.name + ".trit"))
+		goldens = append(goldens, c.name)
+	}
+	for _, c := range goldenV2Cases {
+		goldens = append(goldens, c.name)
+	}
+	for _, name := range goldens {
+		data, err := os.ReadFile(goldenPath(name + ".trit"))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -51,6 +63,14 @@ func FuzzDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(sparse)
+	for _, data := range tinyBundles(f) {
+		f.Add(data)
+	}
+	projected, err := Encode(testBundle(shapedSpec(44, shape{d: 9, p: 64, classes: 3, thresholds: 3, proj: 4, zeroFrac: 0.3, projZeroFrac: 0.3, clip: true, named: true})))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(projected)
 
 	ks, err := NewKeySet(pub)
 	if err != nil {
@@ -99,8 +119,19 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encoded bundle does not decode: %v", err)
 		}
-		if !reflect.DeepEqual(b.Spec, b2.Spec) || !reflect.DeepEqual(b.Header, b2.Header) || !reflect.DeepEqual(b.Compat, b2.Compat) {
+		if !reflect.DeepEqual(b.Spec, b2.Spec) || !reflect.DeepEqual(b.Header, b2.Header) || !reflect.DeepEqual(b.Compat, b2.Compat) ||
+			!reflect.DeepEqual(b.Info, b2.Info) || b.Format != b2.Format || int(data[4]) != b.Format {
 			t.Fatal("re-encoded bundle decodes to a different model")
+		}
+		if b.Format < 2 {
+			return
+		}
+		m, err := inference.New(b.Spec)
+		if err != nil {
+			t.Fatalf("decoded model does not build: %v", err)
+		}
+		if SelfTest(m, b) == nil && !bytes.Equal(raw[:len(raw)-trailerSize], data[:len(data)-trailerSize]) {
+			t.Fatal("a format-2 model with two encodings")
 		}
 	})
 }

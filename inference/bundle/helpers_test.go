@@ -137,3 +137,91 @@ func randomInputs(rnd *rand.Rand, sc inference.Scaler, n int) [][]float32 {
 	}
 	return out
 }
+
+// shape describes a format-2 test model (see shapedSpec).
+type shape struct {
+	d, p, classes int
+	thresholds    int     // at most this many thresholds per feature (0: none)
+	proj          int     // projection outputs (0: none)
+	zeroFrac      float64 // fraction of zero weights
+	projZeroFrac  float64 // fraction of zero projection coefficients
+	clip, named   bool
+}
+
+// shapedSpec builds a random model of the given shape: float16 scaler
+// (CompactScaler) with a constant feature, thresholds snapped with
+// CompactThresholds, a random ternary projection, and a real transform.
+func shapedSpec(seed uint64, s shape) *inference.ModelSpec {
+	rnd := rand.New(rand.NewPCG(seed, 0x5ca1e))
+	base := &inference.ModelSpec{Scaler: inference.Scaler{Lo: make([]float32, s.d), Hi: make([]float32, s.d), Clip: s.clip}}
+	for i := range s.d {
+		lo := float32((rnd.Float64() - 0.7) * 100)
+		base.Scaler.Lo[i], base.Scaler.Hi[i] = lo, lo+float32(rnd.Float64()*300)
+		if i%17 == 5 {
+			base.Scaler.Hi[i] = base.Scaler.Lo[i]
+		}
+	}
+	base.Scaler = CompactScaler(base.Scaler)
+	if s.thresholds > 0 {
+		th := make([][]float32, s.d)
+		for i := range th {
+			for range rnd.IntN(s.thresholds + 1) {
+				th[i] = append(th[i], float32(rnd.Float64()*2-1))
+			}
+		}
+		th[0] = append(th[0], 0.5) // at least one threshold
+		base.Thresholds = CompactThresholds(th)
+	}
+	in := s.d
+	if s.proj > 0 {
+		p := &inference.Projection{}
+		words := (s.d + 63) / 64
+		for range s.proj {
+			sg, nz := make([]uint64, words), make([]uint64, words)
+			inference.PackTernary(sg, nz, randomTrits(rnd, s.d, s.projZeroFrac))
+			p.Sign, p.NonZero = append(p.Sign, sg), append(p.NonZero, nz)
+			p.Scale = append(p.Scale, float32(0.05+rnd.Float64()/4))
+			p.Bias = append(p.Bias, float32(rnd.NormFloat64()/4))
+		}
+		base.Projection = p
+		in = s.proj
+	}
+	if s.p > 0 {
+		base.Transform = inference.TransformSpec{Generator: inference.GeneratorV1, Seed: seed * 0x9e3779b97f4a7c15, Sigma: 0.5 + 2*rnd.Float64(), D: in, P: s.p}
+	}
+	for c := range s.classes {
+		base.Classes = append(base.Classes, fmt.Sprintf("class-%d", c))
+	}
+	nv := inference.Vectors(s.classes)
+	weights, alpha := make([][]int8, nv), make([]float32, nv)
+	for c := range weights {
+		weights[c] = randomTrits(rnd, base.Columns(), s.zeroFrac)
+		alpha[c] = float32(0.01 + rnd.Float64())
+	}
+	spec, err := inference.NewSpec(base, weights, alpha)
+	if err != nil {
+		panic(err)
+	}
+	if s.named {
+		spec.Features = make([]string, s.d)
+		for i := range spec.Features {
+			spec.Features[i] = fmt.Sprintf("sensor_%03d", i)
+		}
+	}
+	return spec
+}
+
+// randomTrits returns n values in {-1, 0, 1}, about zeroFrac of them 0.
+func randomTrits(rnd *rand.Rand, n int, zeroFrac float64) []int8 {
+	w := make([]int8, n)
+	for j := range w {
+		switch {
+		case rnd.Float64() < zeroFrac:
+		case rnd.IntN(2) == 0:
+			w[j] = 1
+		default:
+			w[j] = -1
+		}
+	}
+	return w
+}

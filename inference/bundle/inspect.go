@@ -14,7 +14,8 @@ type Section struct {
 
 // Breakdown is every field of a bundle and where its bytes go, for
 // `tritctl bundle inspect` (its JSON form is the --json output). Times are
-// Unix seconds, 0 meaning unset; the key ID and signature are hex.
+// Unix seconds, 0 meaning unset; the key ID and signature are hex. Fields
+// of sections format 1 does not have are empty for a format-1 bundle.
 type Breakdown struct {
 	Size          int `json:"size"`
 	FormatVersion int `json:"format_version"`
@@ -24,22 +25,35 @@ type Breakdown struct {
 	CreatedAt int64  `json:"created_at"`
 	ExpiresAt int64  `json:"expires_at"`
 
-	Features        int      `json:"features"`
-	FeatureNames    []string `json:"feature_names,omitempty"`
-	MinAgentVersion string   `json:"min_agent_version"`
-	Hardware        string   `json:"hardware"`
+	Features     int      `json:"features"` // D, the raw input count
+	FeatureNames []string `json:"feature_names,omitempty"`
+	// FeatureMatch says how an agent binds its channels to the inputs:
+	// "name" (the bundle ships feature names) or "position" (it does not:
+	// input i is the agent's i-th channel).
+	FeatureMatch    string `json:"feature_match"`
+	MinAgentVersion string `json:"min_agent_version"`
+	Hardware        string `json:"hardware"`
 
 	Classes []string `json:"classes"`
 
 	ScalerForm string    `json:"scaler_form"` // "float16" or "float32"
+	ScalerClip bool      `json:"scaler_clip"` // scaled values clamped to [-1, 1]
 	ScalerLo   []float32 `json:"scaler_lo"`
 	ScalerHi   []float32 `json:"scaler_hi"`
 
-	Generator uint32  `json:"generator"`
-	Seed      uint64  `json:"seed,string"`
-	Sigma     float64 `json:"sigma"`
-	P         int     `json:"p"`
+	ThresholdsForm string      `json:"thresholds_form,omitempty"` // "none" or "float16"; empty in format 1
+	ThresholdCount int         `json:"threshold_count"`           // NT, over all features
+	Thresholds     [][]float32 `json:"thresholds,omitempty"`      // per feature
 
+	Projection *ProjectionInfo `json:"projection,omitempty"` // nil: none
+
+	Generator  uint32  `json:"generator"`
+	Seed       uint64  `json:"seed,string"`
+	Sigma      float64 `json:"sigma"`
+	TransformD int     `json:"transform_d"` // the transform's inputs: D, the projection's outputs, or 0 when P = 0
+	P          int     `json:"p"`           // random features; 0: none
+
+	Columns     int     `json:"columns"`   // embedding width NT + P
 	KeptForm    string  `json:"kept_form"` // "bitmap" or "deltas"
 	KeptColumns []int32 `json:"kept_columns"`
 
@@ -48,10 +62,17 @@ type Breakdown struct {
 	SelfTestClass  int     `json:"selftest_class"`
 	SelfTestScores []int32 `json:"selftest_scores"`
 
+	Info map[string]string `json:"info,omitempty"`
+
 	Signed    bool   `json:"signed"` // trailer not all zero; Inspect does not verify it
 	KeyID     string `json:"key_id"`
 	Signature string `json:"signature"`
 
+	// Sections are every section in order, with its offset and size;
+	// their sizes add up to Size. Names: magic, header, compat, classes,
+	// scaler, thresholds, projection, transform, kept, weights, alpha,
+	// selftest, info, signature (the 72-byte trailer). Format 1 has no
+	// thresholds, projection or info section.
 	Sections []Section `json:"sections"`
 
 	// Bundle is the decoded bundle itself (Signed there means only that
@@ -59,17 +80,59 @@ type Breakdown struct {
 	Bundle *Bundle `json:"-"`
 }
 
-// VectorInfo summarises one ternary weight vector.
+// Packing describes one stored ternary vector: its values and its form
+// (see docs/BUNDLE.md): "sign" (sign plane only: no zero), "planes" (sign
+// and non-zero planes) or "base3" (five weights a byte).
+type Packing struct {
+	Plus          int     `json:"plus"`            // coefficients +1
+	Minus         int     `json:"minus"`           // coefficients -1
+	Zero          int     `json:"zero"`            // coefficients 0
+	Form          string  `json:"form"`            // "sign", "planes" or "base3"
+	Bytes         int     `json:"bytes"`           // payload, without the flags byte
+	BitsPerWeight float64 `json:"bits_per_weight"` // 8·Bytes per coefficient; 0 for none
+}
+
+// VectorInfo summarises one ternary weight vector (over the kept columns).
 type VectorInfo struct {
-	Plus            int     `json:"plus"`  // weights +1
-	Minus           int     `json:"minus"` // weights -1
-	Zero            int     `json:"zero"`  // kept columns with weight 0
-	Alpha           float32 `json:"alpha"`
-	NonZeroOmitted  bool    `json:"nonzero_plane_omitted"`
-	SelfTestScore   int32   `json:"selftest_score"`
-	SignPlaneBytes  int     `json:"sign_plane_bytes"`
-	NonZeroBytes    int     `json:"nonzero_plane_bytes"`
-	SignBitsIgnored int     `json:"sign_bits_ignored,omitempty"` // sign bits set where the weight is 0
+	Packing
+	Alpha          float32 `json:"alpha"`
+	NonZeroOmitted bool    `json:"nonzero_plane_omitted"` // form "sign"
+	SelfTestScore  int32   `json:"selftest_score"`
+	SignPlaneBytes int     `json:"sign_plane_bytes"`    // 0 in the base-3 form
+	NonZeroBytes   int     `json:"nonzero_plane_bytes"` // 0 unless form "planes"
+	// SignBitsIgnored counts sign bits set where the weight is 0 (format 1
+	// only; format 2 refuses them).
+	SignBitsIgnored int `json:"sign_bits_ignored,omitempty"`
+}
+
+// ProjectionInfo summarises the projection (format 2).
+type ProjectionInfo struct {
+	Inputs  int             `json:"inputs"`  // D
+	Outputs int             `json:"outputs"` // r, the transform's inputs
+	Rows    []ProjectionRow `json:"rows"`    // per output
+}
+
+// ProjectionRow summarises one projection output: its ternary coefficients
+// over the inputs, scale and bias.
+type ProjectionRow struct {
+	Packing
+	Scale float32 `json:"scale"`
+	Bias  float32 `json:"bias"`
+}
+
+// packing summarises the ternary vector (sign, nz) of n coordinates stored
+// in the given form.
+func packing(sign, nz []uint64, n int, form byte) Packing {
+	p := Packing{Form: packName(form), Bytes: packedSize(form, n)}
+	for i, z := range nz {
+		p.Plus += bits.OnesCount64(z & sign[i])
+		p.Minus += bits.OnesCount64(z &^ sign[i])
+	}
+	p.Zero = n - p.Plus - p.Minus
+	if n > 0 {
+		p.BitsPerWeight = 8 * float64(p.Bytes) / float64(n)
+	}
+	return p
 }
 
 // Inspect decodes a bundle without verifying its signature, checking its
@@ -90,57 +153,91 @@ func Inspect(data []byte) (*Breakdown, error) {
 	s := b.Spec
 	out := &Breakdown{
 		Size:            len(data),
-		FormatVersion:   int(data[len(Magic)]),
+		FormatVersion:   b.Format,
 		ModelID:         b.Header.ModelID,
 		Release:         b.Header.Release,
 		CreatedAt:       unixSeconds(b.Header.CreatedAt),
 		ExpiresAt:       unixSeconds(b.Header.ExpiresAt),
-		Features:        s.Transform.D,
+		Features:        s.NumFeatures(),
 		FeatureNames:    b.Compat.Features,
+		FeatureMatch:    "position",
 		MinAgentVersion: b.Compat.MinAgentVersion,
 		Hardware:        b.Compat.Hardware,
 		Classes:         s.Classes,
 		ScalerForm:      "float16",
+		ScalerClip:      s.Scaler.Clip,
 		ScalerLo:        s.Scaler.Lo,
 		ScalerHi:        s.Scaler.Hi,
+		ThresholdCount:  s.NumThresholds(),
 		Generator:       s.Transform.Generator,
 		Seed:            s.Transform.Seed,
 		Sigma:           s.Transform.Sigma,
+		TransformD:      s.Transform.D,
 		P:               s.Transform.P,
+		Columns:         s.Columns(),
 		KeptForm:        "bitmap",
 		KeptColumns:     s.Kept,
 		SelfTestClass:   b.SelfTest.Class,
 		SelfTestScores:  b.SelfTest.Scores,
+		Info:            b.Info,
 		Signed:          b.Signed,
 		KeyID:           hex.EncodeToString(b.KeyID[:]),
 		Signature:       hex.EncodeToString(b.Signature[:]),
 		Sections:        l.sections,
 		Bundle:          b,
 	}
+	if b.Compat.Features != nil {
+		out.FeatureMatch = "name"
+	}
+	if s.Thresholds != nil {
+		// [] rather than null in JSON for a feature without thresholds.
+		out.Thresholds = make([][]float32, len(s.Thresholds))
+		for i, list := range s.Thresholds {
+			out.Thresholds[i] = append([]float32{}, list...)
+		}
+	}
 	if l.scalerForm == scalerFloat32 {
 		out.ScalerForm = "float32"
+	}
+	if b.Format >= 2 {
+		out.ThresholdsForm = "none"
+		if l.thresholdsForm == thresholdsHalf {
+			out.ThresholdsForm = "float16"
+		}
 	}
 	if l.keptForm == keptDeltas {
 		out.KeptForm = "deltas"
 	}
-	nb := (len(s.Kept) + 7) / 8
-	for c := range s.Sign {
-		v := VectorInfo{
-			Alpha:          s.Alpha[c],
-			NonZeroOmitted: l.nzOmitted[c],
-			SelfTestScore:  b.SelfTest.Scores[c],
-			SignPlaneBytes: nb,
+	if p := s.Projection; p != nil {
+		d := s.NumFeatures()
+		out.Projection = &ProjectionInfo{Inputs: d, Outputs: p.Out()}
+		for o := range p.Out() {
+			out.Projection.Rows = append(out.Projection.Rows, ProjectionRow{
+				Packing: packing(p.Sign[o], p.NonZero[o], d, l.projectionForms[o]),
+				Scale:   p.Scale[o],
+				Bias:    p.Bias[o],
+			})
 		}
-		if !v.NonZeroOmitted {
+	}
+	k := len(s.Kept)
+	nb := (k + 7) / 8
+	for c := range s.Sign {
+		form := l.vectorForms[c]
+		v := VectorInfo{
+			Packing:        packing(s.Sign[c], s.NonZero[c], k, form),
+			Alpha:          s.Alpha[c],
+			NonZeroOmitted: form == packSign,
+			SelfTestScore:  b.SelfTest.Scores[c],
+		}
+		if form != packBase3 {
+			v.SignPlaneBytes = nb
+		}
+		if form == packPlanes {
 			v.NonZeroBytes = nb
 		}
 		for i, nz := range s.NonZero[c] {
-			sg := s.Sign[c][i]
-			v.Plus += bits.OnesCount64(nz & sg)
-			v.Minus += bits.OnesCount64(nz &^ sg)
-			v.SignBitsIgnored += bits.OnesCount64(sg &^ nz)
+			v.SignBitsIgnored += bits.OnesCount64(s.Sign[c][i] &^ nz)
 		}
-		v.Zero = len(s.Kept) - v.Plus - v.Minus
 		out.Vectors = append(out.Vectors, v)
 	}
 	return out, nil

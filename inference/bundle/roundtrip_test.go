@@ -192,7 +192,9 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	trailing := handSign(append(append(bytes.Clone(unsigned[:len(unsigned)-trailerSize]), 0), make([]byte, trailerSize)...))
 	badVersion := bytes.Clone(good)
-	badVersion[4] = 2
+	badVersion[4] = FormatVersion + 1
+	version0 := bytes.Clone(good)
+	version0[4] = 0
 	_, other := otherKey(t, 1)
 	byOther := signed(t, b, other)
 	expired := testBundle(spec)
@@ -215,6 +217,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty", nil, nil, ErrTruncated},
 		{"magic only", []byte("TRIT"), nil, ErrTruncated},
 		{"version", badVersion, trusting(t, pub), ErrVersion},
+		{"version 0", version0, trusting(t, pub), ErrVersion},
 		{"short", good[:minSize-1], trusting(t, pub), ErrTruncated},
 		{"unsigned", unsigned, trusting(t, pub), ErrUnsigned},
 		{"unsigned allowed", unsigned, &DecodeOptions{AllowUnsigned: true, Now: func() time.Time { return testCreated }}, nil},
@@ -246,45 +249,117 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// TestByteFlipsFail flips every bit of a small signed bundle: each must be
-// refused (never a panic, never success).
+// flipBundles are the small bundles the flip and truncation tests break:
+// format 1, and format 2 with every kind of section.
+func flipBundles(t *testing.T) map[string]*Bundle {
+	t.Helper()
+	v1 := testBundle(randomSpec(13, 6, 128, 3, 0.3, true))
+	v1.Format = 1
+	full := testBundle(shapedSpec(14, shape{d: 6, p: 96, classes: 3, thresholds: 4, proj: 3, zeroFrac: 0.3, projZeroFrac: 0.4, clip: true, named: true}))
+	full.Info = map[string]string{"read": "header=1", "train.accuracy": "0.93"}
+	sensor := testBundle(shapedSpec(15, shape{d: 4, classes: 4, thresholds: 8, zeroFrac: 0.4, clip: true}))
+	return map[string]*Bundle{"format 1": v1, "format 2": full, "format 2, p = 0": sensor}
+}
+
+// TestByteFlipsFail flips every bit of a small signed format-1 bundle, and
+// one bit of every byte of the format-2 ones (TestUnsignedByteFlips flips
+// each of their bits, signature aside; one Ed25519 check per flip is slow
+// under qemu): each must be refused (never a panic, never success).
 func TestByteFlipsFail(t *testing.T) {
 	pub, priv := testKey(t)
-	data := signed(t, testBundle(randomSpec(13, 6, 128, 3, 0.3, true)), priv)
 	opt := trusting(t, pub)
-	for i := range data {
-		for bit := range 8 {
-			flipped := bytes.Clone(data)
-			flipped[i] ^= 1 << bit
-			if _, err := Decode(flipped, opt); err == nil {
-				t.Fatalf("bundle with byte %d bit %d flipped decoded fine", i, bit)
+	for name, b := range flipBundles(t) {
+		data := signed(t, b, priv)
+		for i := range data {
+			for bit := range 8 {
+				if b.Format != 1 && bit != i%8 {
+					continue
+				}
+				flipped := bytes.Clone(data)
+				flipped[i] ^= 1 << bit
+				if _, err := Decode(flipped, opt); err == nil {
+					t.Fatalf("%s: bundle with byte %d bit %d flipped decoded fine", name, i, bit)
+				}
 			}
 		}
 	}
 }
 
+// TestUnsignedByteFlips flips every bit of the unsigned format-2 bundles,
+// where no signature stops them: the parser must refuse the bytes, or
+// decode a model whose self-test fails, or decode exactly the model the
+// bytes say — the one whose canonical encoding they are. No flip may
+// reach a second encoding of a model.
+func TestUnsignedByteFlips(t *testing.T) {
+	lax := &DecodeOptions{AllowUnsigned: true, Now: func() time.Time { return testCreated }}
+	for name, b := range flipBundles(t) {
+		if b.Format == 1 {
+			continue
+		}
+		data, err := Encode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := len(data) - trailerSize
+		refused, selfTest, other := 0, 0, 0
+		for i := range body {
+			for bit := range 8 {
+				flipped := bytes.Clone(data)
+				flipped[i] ^= 1 << bit
+				got, err := Decode(flipped, lax)
+				if err != nil {
+					var fe *FormatError
+					if !errors.As(err, &fe) {
+						t.Fatalf("%s: byte %d bit %d: untyped error %v", name, i, bit, err)
+					}
+					refused++
+					continue
+				}
+				m, err := inference.New(got.Spec)
+				if err != nil {
+					t.Fatalf("%s: byte %d bit %d: decodes but does not build: %v", name, i, bit, err)
+				}
+				if SelfTest(m, got) != nil {
+					selfTest++
+					continue
+				}
+				again, err := Encode(got)
+				if err != nil {
+					t.Fatalf("%s: byte %d bit %d: decodes but does not encode: %v", name, i, bit, err)
+				}
+				if !bytes.Equal(again, flipped) {
+					t.Fatalf("%s: byte %d bit %d: decodes, passes the self-test, but is not canonical", name, i, bit)
+				}
+				other++
+			}
+		}
+		t.Logf("%s: %d flips refused, %d fail the self-test, %d are other valid bundles (labels, times, α…)", name, refused, selfTest, other)
+	}
+}
+
 func TestTruncationFails(t *testing.T) {
 	pub, priv := testKey(t)
-	spec := randomSpec(17, 6, 128, 3, 0.3, true)
-	data := signed(t, testBundle(spec), priv)
-	unsigned, err := Encode(testBundle(spec))
-	if err != nil {
-		t.Fatal(err)
-	}
 	opt := trusting(t, pub)
-	for n := range len(data) {
-		if _, err := Decode(data[:n], opt); err == nil {
-			t.Fatalf("signed bundle truncated to %d bytes decoded fine", n)
-		}
-	}
-	// Unsigned, with the trailer kept: the parser itself must notice.
-	body := unsigned[:len(unsigned)-trailerSize]
 	lax := &DecodeOptions{AllowUnsigned: true, Now: opt.Now}
-	for n := preambleSize; n < len(body); n++ {
-		cut := append(bytes.Clone(body[:n]), make([]byte, trailerSize)...)
-		_, err := Decode(cut, lax)
-		if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrInvalid) {
-			t.Fatalf("unsigned body cut to %d bytes: %v, want ErrTruncated or ErrInvalid", n, err)
+	for name, b := range flipBundles(t) {
+		data := signed(t, b, priv)
+		unsigned, err := Encode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range len(data) {
+			if _, err := Decode(data[:n], opt); err == nil {
+				t.Fatalf("%s: signed bundle truncated to %d bytes decoded fine", name, n)
+			}
+		}
+		// Unsigned, with the trailer kept: the parser itself must notice.
+		body := unsigned[:len(unsigned)-trailerSize]
+		for n := preambleSize; n < len(body); n++ {
+			cut := append(bytes.Clone(body[:n]), make([]byte, trailerSize)...)
+			_, err := Decode(cut, lax)
+			if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%s: unsigned body cut to %d bytes: %v, want ErrTruncated or ErrInvalid", name, n, err)
+			}
 		}
 	}
 }

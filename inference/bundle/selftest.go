@@ -12,8 +12,9 @@ import (
 const selfTestSalt = 0x53454c4654455354
 
 // SelfTestInput returns the raw input of a model's self-test. It is derived,
-// not shipped: with a splitmix64 stream seeded by Transform.Seed XOR
-// 0x53454c4654455354, feature i (in order) gets
+// not shipped: with a splitmix64 stream seeded by Transform.Seed (0 when
+// there are no random features) XOR 0x53454c4654455354, each of the D =
+// NumFeatures raw features i (in order) gets
 //
 //	u_i = (next() >> 40) / 2²⁴                       (exact in float32)
 //	x_i = float32(Lo_i + float32(u_i · float32(Hi_i − Lo_i)))
@@ -21,7 +22,7 @@ const selfTestSalt = 0x53454c4654455354
 // so x lies in the scaler's range and is the same on every architecture
 // (the explicit conversions forbid FMA fusion).
 func SelfTestInput(spec *inference.ModelSpec) []float32 {
-	d := spec.Transform.D
+	d := spec.NumFeatures()
 	lo, hi := spec.Scaler.Lo[:d], spec.Scaler.Hi[:d]
 	state := spec.Transform.Seed ^ selfTestSalt
 	x := make([]float32, d)

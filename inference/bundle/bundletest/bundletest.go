@@ -35,6 +35,37 @@ func Spec(seed uint64, d, p int, classes []string) (*inference.ModelSpec, error)
 		inference.Scaler{Lo: lo, Hi: hi}, classes, weights, alpha)
 }
 
+// ThresholdSpec returns a small valid model without random features (p =
+// 0, format 2 only): d clipped features in [-1, 1], each with perFeature
+// evenly spaced threshold bits, and the given class labels. Its weights
+// follow a fixed pattern; it classifies nothing meaningfully.
+func ThresholdSpec(d, perFeature int, classes []string) (*inference.ModelSpec, error) {
+	lo, hi := make([]float32, d), make([]float32, d)
+	th := make([][]float32, d)
+	for i := range d {
+		lo[i], hi[i] = -1, 1
+		for k := 1; k <= perFeature; k++ {
+			th[i] = append(th[i], float32(2*k)/float32(perFeature+1)-1)
+		}
+	}
+	base := &inference.ModelSpec{
+		Classes:    classes,
+		Scaler:     inference.Scaler{Lo: lo, Hi: hi, Clip: true},
+		Thresholds: bundle.CompactThresholds(th),
+	}
+	nv := inference.Vectors(len(classes))
+	weights := make([][]int8, nv)
+	alpha := make([]float32, nv)
+	for v := range weights {
+		w := make([]int8, base.Columns())
+		for j := range w {
+			w[j] = int8((j+2*v)%3) - 1
+		}
+		weights[v], alpha[v] = w, 0.5+float32(v)/4
+	}
+	return inference.NewSpec(base, weights, alpha)
+}
+
 // Signed encodes spec as release of model id (created at created, never
 // expiring, for agents 0.0.0 and up) and signs it with priv.
 func Signed(spec *inference.ModelSpec, id string, release uint64, created time.Time, priv ed25519.PrivateKey) ([]byte, error) {
