@@ -274,7 +274,7 @@ func (in *installer) check(cmd *wire.Command, data []byte) (*bundle.Bundle, *job
 	if hw := b.Compat.Hardware; hw != "" && hw != a.cfg.Hardware {
 		return nil, reject(wire.CodeIncompatible, "bundle is for hardware %q, this device is %q", hw, a.cfg.Hardware)
 	}
-	if _, err := a.in.bind(b.Compat.Features, b.Spec.Transform.D); err != nil {
+	if _, err := a.in.bind(b.Compat.Features, b.Spec.NumFeatures()); err != nil {
 		return nil, reject(wire.CodeIncompatible, "features: %v", err)
 	}
 	if !cmd.Rollback {
@@ -377,7 +377,7 @@ func (a *Agent) load(s *store.Slot) (*running, string, error) {
 	if err := bundle.SelfTest(m, b); err != nil {
 		return nil, wire.CodeSelfTest, err
 	}
-	bind, err := a.in.bind(b.Compat.Features, b.Spec.Transform.D)
+	bind, err := a.in.bind(b.Compat.Features, b.Spec.NumFeatures())
 	if err != nil {
 		return nil, wire.CodeIncompatible, err
 	}

@@ -291,10 +291,10 @@ func parse(data []byte) (*Bundle, *layout, error) {
 
 	begin("kept")
 	cols := nt + tr.P
-	kept, form := r.kept(cols)
+	kept, form := r.kept(cols, v2)
 	l.keptForm = form
 	if r.err == nil && v2 {
-		if want := keptForm(kept, cols); l.keptForm != want {
+		if want := keptForm(kept, cols, 2); l.keptForm != want {
 			r.fail(ErrInvalid, start, "kept columns as %s, but the %s is smaller or as small", keptFormName(l.keptForm), keptFormName(want))
 		}
 	}
@@ -549,22 +549,32 @@ func (r *reader) info() map[string]string {
 }
 
 func keptFormName(form byte) string {
-	if form == keptDeltas {
+	switch form {
+	case keptDeltas:
 		return "gap list"
+	case keptAll:
+		return "all-columns form"
 	}
 	return "bitmap"
 }
 
 // kept reads the kept-column section for an embedding of p columns and
-// returns the columns and the form they were in.
-func (r *reader) kept(p int) ([]int32, byte) {
+// returns the columns and the form they were in. The all-columns form
+// exists from format 2 on.
+func (r *reader) kept(p int, v2 bool) ([]int32, byte) {
 	at := r.pos
 	form := r.u8("kept form")
 	if r.err != nil {
 		return nil, form
 	}
-	switch form {
-	case keptBitmap:
+	switch {
+	case form == keptAll && v2:
+		kept := make([]int32, p)
+		for i := range kept {
+			kept[i] = int32(i)
+		}
+		return kept, form
+	case form == keptBitmap:
 		bm := r.take((p+7)/8, "kept-column bitmap")
 		if r.err != nil {
 			return nil, form
@@ -584,7 +594,7 @@ func (r *reader) kept(p int) ([]int32, byte) {
 			}
 		}
 		return kept, form
-	case keptDeltas:
+	case form == keptDeltas:
 		n := r.count("kept-column count", 0, p, 1)
 		if r.err != nil {
 			return nil, form
@@ -606,7 +616,11 @@ func (r *reader) kept(p int) ([]int32, byte) {
 		}
 		return kept, form
 	}
-	r.fail(ErrInvalid, at, "kept form %d, want 0 (bitmap) or 1 (deltas)", form)
+	if v2 {
+		r.fail(ErrInvalid, at, "kept form %d, want 0 (bitmap), 1 (deltas) or 2 (all)", form)
+	} else {
+		r.fail(ErrInvalid, at, "kept form %d, want 0 (bitmap) or 1 (deltas)", form)
+	}
 	return nil, form
 }
 

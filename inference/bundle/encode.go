@@ -22,6 +22,7 @@ const (
 
 	keptBitmap = 0 // ceil(columns/8) bytes, bit j set if column j is kept
 	keptDeltas = 1 // count, first column, then gaps (each >= 1)
+	keptAll    = 2 // format 2: every column is kept; nothing follows
 )
 
 // Encode returns the unsigned bundle for b: the full layout with an all-zero
@@ -227,7 +228,7 @@ func Encode(b *Bundle) ([]byte, error) {
 	out = binary.AppendUvarint(out, uint64(tr.D))
 	out = binary.AppendUvarint(out, uint64(tr.P))
 
-	out = appendKept(out, spec.Kept, nt+tr.P)
+	out = appendKept(out, spec.Kept, nt+tr.P, format)
 
 	for c := range nv {
 		form := canonicalPack(k, hasZero(spec.NonZero[c], k))
@@ -300,8 +301,12 @@ func keptListSize(kept []int32) int {
 }
 
 // keptForm is the canonical form of the kept columns among cols columns:
-// whichever is smaller, the bitmap on a tie.
-func keptForm(kept []int32, cols int) byte {
+// in format 2 "all" when every column is kept, else whichever is smaller,
+// the bitmap on a tie.
+func keptForm(kept []int32, cols int, format int) byte {
+	if format >= 2 && len(kept) == cols {
+		return keptAll
+	}
 	if (cols+7)/8 <= keptListSize(kept) {
 		return keptBitmap
 	}
@@ -310,8 +315,11 @@ func keptForm(kept []int32, cols int) byte {
 
 // appendKept writes the kept columns among cols columns in the canonical
 // form.
-func appendKept(out []byte, kept []int32, cols int) []byte {
-	if keptForm(kept, cols) == keptBitmap {
+func appendKept(out []byte, kept []int32, cols int, format int) []byte {
+	switch keptForm(kept, cols, format) {
+	case keptAll:
+		return append(out, keptAll)
+	case keptBitmap:
 		bitmapSize := (cols + 7) / 8
 		out = append(out, keptBitmap)
 		start := len(out)

@@ -160,8 +160,8 @@ func TestFormat2Sections(t *testing.T) {
 		{"tiny", "projection", "00"},
 		// generator 1, seed 5, σ 1.0, D 2, P 8.
 		{"tiny", "transform", "01 0500000000000000 000000000000f03f 02 08"},
-		// 11 of 11 columns: bitmap (2 bytes) beats a gap list (12).
-		{"tiny", "kept", "00 ff07"},
+		// 11 of 11 columns: the all-columns form (1 byte).
+		{"tiny", "kept", "02"},
 		// Vector 0, base 3: trits (1,2,0,1,0)=34, (2,2,1,0,0)=17, (1)=1.
 		// Vector 1, no zero: sign plane 0b011010011, bit 9.
 		// Vector 2, base 3: (0,1,0,2,0)=57, (0,0,0,0,1)=81, (0)=0.
@@ -184,7 +184,7 @@ func TestFormat2Sections(t *testing.T) {
 		// row 1 (0, +1) base 3 (0,1)=3, scale 2, bias −1.
 		{"projection", "projection", "01 02  01 01 0000003f 00000000  02 03 00000040 000080bf"},
 		{"projection", "transform", "01 0900000000000000 0000000000000040 02 04"},
-		{"projection", "kept", "00 0f"},
+		{"projection", "kept", "02"},
 		{"projection", "weights", "01 0d"},
 	} {
 		got := section(t, bundles[c.bundle], c.section)
@@ -237,7 +237,9 @@ func TestFormat2Refusals(t *testing.T) {
 		{"p = 0, σ = -0", "thresholds", "transform", "00 0000000000000000 0000000000000080 00 00", ErrInvalid, "each must be 0"},
 		{"p = 0, D", "thresholds", "transform", "00 0000000000000000 0000000000000000 02 00", ErrInvalid, "each must be 0"},
 		{"p = 0, generator", "thresholds", "transform", "01 0000000000000000 0000000000000000 00 00", ErrInvalid, "each must be 0"},
-		{"kept as a gap list", "tiny", "kept", "01 0b 0101010101010101010101", ErrInvalid, "bitmap is smaller"},
+		{"kept as a gap list", "tiny", "kept", "01 0b 0101010101010101010101", ErrInvalid, "all-columns form is smaller"},
+		{"all kept as a bitmap", "tiny", "kept", "00 ff 07", ErrInvalid, "all-columns form is smaller"},
+		{"kept form 3", "tiny", "kept", "03", ErrInvalid, "want 0 (bitmap), 1 (deltas) or 2 (all)"},
 		{"kept as a gap list, p = 0", "thresholds", "kept", "01 02 01 02", ErrInvalid, "bitmap is smaller"},
 		{"base-3 byte 243", "tiny", "weights", "02 f31101 01 d302 02 395100", ErrInvalid, "want < 243"},
 		{"base-3 padding", "tiny", "weights", "02 221104 01 d302 02 395100", ErrInvalid, "past the last of 11"},
@@ -504,6 +506,9 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 		prev = int(j)
 	}
 	kept := 1 + min((nt+tr.P+7)/8, gaps)
+	if len(spec.Kept) == nt+tr.P {
+		kept = 1 // the all-columns form
+	}
 	weights := 0
 	for c := range spec.Sign {
 		w := make([]int8, k)

@@ -54,7 +54,7 @@ type Breakdown struct {
 	P          int     `json:"p"`           // random features; 0: none
 
 	Columns     int     `json:"columns"`   // embedding width NT + P
-	KeptForm    string  `json:"kept_form"` // "bitmap" or "deltas"
+	KeptForm    string  `json:"kept_form"` // "bitmap", "deltas" or "all"
 	KeptColumns []int32 `json:"kept_columns"`
 
 	Vectors []VectorInfo `json:"vectors"`
@@ -205,8 +205,11 @@ func Inspect(data []byte) (*Breakdown, error) {
 			out.ThresholdsForm = "float16"
 		}
 	}
-	if l.keptForm == keptDeltas {
+	switch l.keptForm {
+	case keptDeltas:
 		out.KeptForm = "deltas"
+	case keptAll:
+		out.KeptForm = "all"
 	}
 	if p := s.Projection; p != nil {
 		d := s.NumFeatures()
