@@ -105,8 +105,9 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		}
 		best = cands[0]
 	} else {
-		small := size{p: 512, rows: 2000}
-		mid := size{p: 2048, rows: 8000}
+		clamp := func(s size) size { return size{p: min(s.p, full.p), rows: min(s.rows, full.rows)} }
+		small := clamp(size{p: 512, rows: 2000})
+		mid := clamp(size{p: 2048, rows: 8000})
 		nPairs := min(screenPairs, len(structures)*len(sigmas))
 		sr.total = len(folds) * (len(structures)*len(sigmas) + nPairs*(len(cs)-1) + screenKeep + 2*finalists)
 		// Round 1: σ and structure at the middle C.
@@ -132,15 +133,18 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		pool := append(append([]*candidate(nil), screen[:nPairs]...), round2...)
 		rank(pool)
 		pool = pool[:min(len(pool), screenKeep)]
-		// Rounds 3 and 4: more features and rows, then the final size.
+		// Rounds 3 and 4: more features and rows, then the final size;
+		// a round whose size was already scored is skipped.
+		last := small
 		for _, sz := range []size{mid, full} {
-			if sz.p >= full.p && sz.rows >= full.rows && sz != full {
+			if sz == last {
 				continue
 			}
 			if err := sr.evaluate(pool, sz); err != nil {
 				return err
 			}
 			pool = pool[:min(len(pool), finalists)]
+			last = sz
 		}
 		best = pool[0]
 	}

@@ -152,9 +152,11 @@ func Fit(m Method, train *data.Dataset, cfg *Config) (*Result, error) {
 	return res, nil
 }
 
+// ternaryConfig is the paper's trit-ternary: fixed p, min-max scaling like
+// every other method here, and the full σ×C grid at that p.
 func ternaryConfig(c *Config, sigma, cv float64) *training.Config {
 	return &training.Config{P: c.P, Sigma: sigma, C: cv, SigmaGrid: c.SigmaGrid, CGrid: c.CGrid,
-		Validation: c.Validation, Seed: c.Seed, Workers: c.Workers}
+		Validation: c.Validation, Seed: c.Seed, Workers: c.Workers, Search: "grid", Scaling: "minmax"}
 }
 
 func searchTernary(set *data.Dataset, c *Config, res *Result) error {
