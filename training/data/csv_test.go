@@ -351,8 +351,13 @@ func TestFeaturesByName(t *testing.T) {
 	wantParseError(t, err, "t.txt", 1, "3 feature columns, want 2 (the file has no header")
 	_, err = readString("a,y\n1,p\n", opt)
 	wantParseError(t, err, "t.txt", 1, `feature 1 of 2: no column named "b"`)
-	_, err = readString("a,b\n1,2\n", &Options{Features: []string{"a", "b"}})
+	_, err = readString("a,b\n1,2\n", &Options{Features: []string{"a", "b"}, LabelColumn: Column{Index: 2}})
 	wantParseError(t, err, "t.txt", 2, `feature 2 of 2 is the label column here`)
+	// The default label is the last column that is not one of Features.
+	d, err = readString("y,b,a\np,1,2\n", opt)
+	if err != nil || !slices.Equal(d.X, []float32{1, 2}) || d.Spec.Label != (Column{"y", 1}) {
+		t.Fatalf("default label among features: %v %v", d, err)
+	}
 }
 
 func TestSniffCSV(t *testing.T) {

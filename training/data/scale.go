@@ -68,27 +68,80 @@ const RobustTrim = 1000
 // the genuine extremes that often mark a rare class (light and CO2 when a
 // room is occupied), while trimming 0.1% clips at most 0.2% of ordinary
 // readings, and only slightly.
+//
+// It walks the rows once, keeping for each feature the ⌊(N−1)/RobustTrim⌋+1
+// lowest and highest values in two small heaps, instead of sorting every
+// column.
 func FitRobustScaler(d *Dataset) inference.Scaler {
 	lo := make([]float32, d.D)
 	hi := make([]float32, d.D)
-	col := make([]float32, 0, d.N)
-	for j := range d.D {
-		col = col[:0]
-		for i := range d.N {
-			if v := d.X[i*d.D+j]; v == v { // skip NaN
-				col = append(col, v)
+	keep := max(d.N-1, 0)/RobustTrim + 1 // ≥ k+1 for every column's k
+	low := make([]boundedHeap, d.D)       // the keep lowest values: a max-heap
+	high := make([]boundedHeap, d.D)      // the keep highest: a min-heap of negated values
+	count := make([]int, d.D)
+	for j := range low {
+		low[j] = make(boundedHeap, 0, keep)
+		high[j] = make(boundedHeap, 0, keep)
+	}
+	for i := range d.N {
+		for j, v := range d.Row(i) {
+			if v != v { // NaN
+				continue
 			}
+			count[j]++
+			low[j].offer(v)
+			high[j].offer(-v)
 		}
-		n := len(col)
+	}
+	for j, n := range count {
 		if n == 0 {
 			continue
 		}
-		slices.Sort(col)
 		k := (n - 1) / RobustTrim
-		lo[j], hi[j] = col[k], col[n-1-k]
+		slices.Sort(low[j])  // ascending: low[j][k] is the k-th lowest
+		slices.Sort(high[j]) // ascending negated: -high[j][k] is the k-th highest
+		lo[j], hi[j] = low[j][k], -high[j][k]
 		if lo[j] == hi[j] {
-			lo[j], hi[j] = col[0], col[n-1]
+			lo[j], hi[j] = low[j][0], -high[j][0]
 		}
 	}
 	return inference.Scaler{Lo: lo, Hi: hi}
+}
+
+// boundedHeap keeps the cap(h) smallest values offered, as a max-heap.
+type boundedHeap []float32
+
+func (h *boundedHeap) offer(v float32) {
+	a := *h
+	if len(a) < cap(a) {
+		a = append(a, v)
+		for i := len(a) - 1; i > 0; { // sift up
+			p := (i - 1) / 2
+			if a[p] >= a[i] {
+				break
+			}
+			a[p], a[i] = a[i], a[p]
+			i = p
+		}
+		*h = a
+		return
+	}
+	if v >= a[0] {
+		return
+	}
+	a[0] = v
+	for i := 0; ; { // sift down
+		c := 2*i + 1
+		if c >= len(a) {
+			break
+		}
+		if c+1 < len(a) && a[c+1] > a[c] {
+			c++
+		}
+		if a[i] >= a[c] {
+			break
+		}
+		a[i], a[c] = a[c], a[i]
+		i = c
+	}
 }

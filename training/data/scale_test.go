@@ -2,6 +2,7 @@ package data
 
 import (
 	"math"
+	"os"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -88,6 +89,35 @@ func BenchmarkFitScalerNaive(b *testing.B) {
 	benchmarkScaler(b, func(d *Dataset) { naiveScaler(d) })
 }
 
+func BenchmarkFitRobustScaler(b *testing.B) {
+	benchmarkScaler(b, func(d *Dataset) { FitRobustScaler(d) })
+}
+
+// BenchmarkFitRobustScalerStandard fits the robust and the min-max scaler
+// on the largest shared training sets (TRIT_DATA).
+func BenchmarkFitRobustScalerStandard(b *testing.B) {
+	dir := os.Getenv("TRIT_DATA")
+	if dir == "" {
+		b.Skip("TRIT_DATA not set")
+	}
+	for _, name := range []string{"mnist", "covtype"} {
+		train, _, err := LoadStandard(dir, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name+"/robust", func(b *testing.B) {
+			for b.Loop() {
+				FitRobustScaler(train)
+			}
+		})
+		b.Run(name+"/min-max", func(b *testing.B) {
+			for b.Loop() {
+				FitScaler(train)
+			}
+		})
+	}
+}
+
 // naiveRobust is FitRobustScaler's reference loop, column by column.
 func naiveRobust(d *Dataset) (lo, hi []float32) {
 	lo, hi = make([]float32, d.D), make([]float32, d.D)
@@ -119,6 +149,22 @@ func TestFitRobustScaler(t *testing.T) {
 		got, want := FitRobustScaler(d), FitScaler(d)
 		if !slices.Equal(got.Lo, want.Lo) || !slices.Equal(got.Hi, want.Hi) {
 			t.Fatalf("%d rows: robust %v %v, min-max %v %v", n, got.Lo, got.Hi, want.Lo, want.Hi)
+		}
+	}
+
+	// Against the reference loop: ties, NaNs, sizes around the trim steps.
+	for _, n := range []int{1001, 2002, 3500, 4001} {
+		d := &Dataset{N: n, D: 3, X: make([]float32, n*3), Y: make([]int32, n), Classes: []string{"0"}}
+		for i := range d.X {
+			d.X[i] = float32(rng.IntN(7) - 3)
+			if rng.IntN(50) == 0 {
+				d.X[i] = float32(math.NaN())
+			}
+		}
+		s := FitRobustScaler(d)
+		lo, hi := naiveRobust(d)
+		if !slices.Equal(s.Lo, lo) || !slices.Equal(s.Hi, hi) {
+			t.Fatalf("%d rows: got %v %v, reference loop %v %v", n, s.Lo, s.Hi, lo, hi)
 		}
 	}
 

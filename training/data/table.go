@@ -318,6 +318,14 @@ func (t *table) resolve(first *row) error {
 		return err
 	}
 	if t.label < 0 {
+		if o.Features != nil && t.header {
+			// The caller's features are not candidates for the label.
+			for i, n := range t.names {
+				if role[i] == "" && slices.Contains(o.Features, n) {
+					role[i] = "feature"
+				}
+			}
+		}
 		t.label = t.defaultLabel(role)
 		if t.label < 0 {
 			return t.errorf(first, -1, "%w: no column left for the label", ErrColumn)
@@ -427,7 +435,7 @@ func (t *table) resolveFeatures(first *row, role []string) error {
 	o := t.o
 	isTime := func(i int) bool { return role[i] == "time" }
 	usable := func(i int) bool {
-		return role[i] == "" || isTime(i) && o.TimeFeatures && t.timeKind(i) == timeSeconds
+		return role[i] == "" || role[i] == "feature" || isTime(i) && o.TimeFeatures && t.timeKind(i) == timeSeconds
 	}
 	if o.Features != nil && t.header {
 		for k, name := range o.Features {
