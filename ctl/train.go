@@ -69,10 +69,10 @@ func newTrainCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "train [flags] TRAIN_FILE",
 		Short: "Train a model from labelled data",
-		Long: `Train a ternary-coefficient model on TRAIN_FILE (CSV — ',', ';', tab or white
-space, with or without a header row —, ARFF, LIBSVM or MNIST IDX; .gz/.bz2/.xz
-are read transparently) and write it to --out. docs/DATA.md has the rules for
-headers, label and time columns; columns are numbered from 1.
+		Long: `Train a ternary-coefficient model on TRAIN_FILE (CSV with ',', ';', tab or
+white-space columns and an optional header row, ARFF, LIBSVM or MNIST IDX;
+.gz/.bz2/.xz are read transparently) and write it to --out. docs/DATA.md has
+the rules for headers, label and time columns; columns are numbered from 1.
 
 With --synthetic machine the data is simulated instead: vibrating machines
 (normal, imbalance, bearing_fault) through the feature pipeline of

@@ -76,8 +76,8 @@ func FitRobustScaler(d *Dataset) inference.Scaler {
 	lo := make([]float32, d.D)
 	hi := make([]float32, d.D)
 	keep := max(d.N-1, 0)/RobustTrim + 1 // ≥ k+1 for every column's k
-	low := make([]boundedHeap, d.D)       // the keep lowest values: a max-heap
-	high := make([]boundedHeap, d.D)      // the keep highest: a min-heap of negated values
+	low := make([]boundedHeap, d.D)      // the keep lowest values: a max-heap
+	high := make([]boundedHeap, d.D)     // the keep highest: a min-heap of negated values
 	count := make([]int, d.D)
 	for j := range low {
 		low[j] = make(boundedHeap, 0, keep)

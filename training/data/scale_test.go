@@ -2,8 +2,8 @@ package data
 
 import (
 	"math"
-	"os"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 )
