@@ -12,6 +12,7 @@ export TRIT_DATA
 # testdata/fuzz/ and becomes a regression test: commit it with the fix.
 FUZZ_TARGETS ?= \
 	./training/data:FuzzLIBSVM ./training/data:FuzzDense ./training/data:FuzzIDX \
+	./training/data:FuzzCSV ./training/data:FuzzARFF ./training/data:FuzzParseReadSpec \
 	./training/linear:FuzzTrain \
 	./store:FuzzDecodeSlot ./store:FuzzDecodeOutboxRecord ./store:FuzzDecodeJob ./store:FuzzDecodeU64 \
 	./inference/bundle:FuzzDecode \

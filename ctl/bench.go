@@ -283,21 +283,8 @@ func (f *benchFlags) load(d benchData) (train, test *data.Dataset, err error) {
 		if train, err = f.data.load(d.train); err != nil {
 			return nil, nil, err
 		}
-		topt, err := f.data.options()
-		if err != nil {
+		if test, err = f.data.loadTest(d.test, train); err != nil {
 			return nil, nil, err
-		}
-		if topt.NumFeatures == 0 && topt.Format != data.FormatDense {
-			topt.NumFeatures = train.D
-		}
-		if test, err = data.Load(d.test, topt); err != nil {
-			return nil, nil, err
-		}
-		if test.D != train.D {
-			return nil, nil, fmt.Errorf("%s has %d features, %s %d", d.test, test.D, d.train, train.D)
-		}
-		if err := test.Relabel(train.Classes); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", d.test, err)
 		}
 	}
 	if f.trainRows > 0 && f.trainRows < train.N {
@@ -372,8 +359,8 @@ func benchChild(e *env, f *benchFlags, d benchData, m baseline.Method) (*benchRo
 		"--search-rows", strconv.Itoa(f.searchRows), "--train-rows", strconv.Itoa(f.trainRows),
 		"--max-iter", strconv.Itoa(f.maxIter), "--seed", strconv.FormatUint(f.seed, 10),
 		"--workers", strconv.Itoa(f.workers),
-		"--format", f.data.format, "--label-column", strconv.Itoa(f.data.labelColumn),
-		"--features", strconv.Itoa(f.data.numFeatures), "--data-dir", f.data.dataDir}
+	}
+	args = append(args, f.data.childArgs()...)
 	if d.standard != "" {
 		args = append(args, "--standard", d.standard)
 	} else {

@@ -12,14 +12,15 @@ import (
 	"github.com/trit-iot/trit/training"
 )
 
-// writeCSV writes ds as dense text with the label first.
+// writeCSV writes ds as dense text with the label last (the default label
+// column of a file without a header).
 func writeCSV(t *testing.T, path string, n int, seed uint64) {
 	t.Helper()
 	ds := training.TwoCircles(n, 0.5, 0.08, seed)
 	var b strings.Builder
 	for i := range ds.N {
 		x := ds.Row(i)
-		fmt.Fprintf(&b, "%s,%g,%g\n", ds.Classes[ds.Y[i]], x[0], x[1])
+		fmt.Fprintf(&b, "%g,%g,%s\n", x[0], x[1], ds.Classes[ds.Y[i]])
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -102,9 +103,9 @@ func TestUsageErrors(t *testing.T) {
 func TestBadFilesFailClearly(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.csv")
-	os.WriteFile(bad, []byte("a,1,2\nb,1,x\n"), 0o644)
+	os.WriteFile(bad, []byte("1,2,a\n1,x,b\n"), 0o644)
 	_, stderr, code := runCtl(t, "train", bad, "-o", filepath.Join(dir, "m"))
-	if code != 1 || !strings.Contains(stderr, "bad.csv:2") {
+	if code != 1 || !strings.Contains(stderr, `bad.csv:2: column 2: invalid number "x"`) {
 		t.Fatalf("exit %d, stderr %q: want the file and line named", code, stderr)
 	}
 	notModel := filepath.Join(dir, "nm")

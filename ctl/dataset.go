@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
@@ -14,21 +16,39 @@ import (
 	"github.com/trit-iot/trit/training/data"
 )
 
-// dataFlags are the flags that say how to read a dataset file.
+// dataFlags are the flags that say how to read a dataset file; train, eval
+// and bench share them. Columns are numbered from 1, as in error messages.
 type dataFlags struct {
 	format      string
-	labelColumn int
+	header      string
+	labelColumn string
+	timeColumns []string
+	timeOrdered bool
+	delimiter   string
+	ignore      []string
 	numFeatures int
 	standard    string
 	dataDir     string
+	cmd         *cobra.Command // to tell which flags were given
 }
 
+// dataReadFlags are the flags that say how to read a file (as opposed to
+// which file): eval reads with the model's read spec unless one is given.
+var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "delimiter", "ignore-column", "features"}
+
 func (f *dataFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.format, "format", "auto", "data format: auto, libsvm, idx or dense")
-	cmd.Flags().IntVar(&f.labelColumn, "label-column", 0, "dense text: 0-based column of the label, -1 for the last")
-	cmd.Flags().IntVar(&f.numFeatures, "features", 0, "LIBSVM: number of features (0: the largest index seen)")
-	cmd.Flags().StringVar(&f.standard, "standard", "", "use a standard dataset by name (usps, mnist, covtype, ijcnn1, cod-rna, a9a, w8a) from --data-dir")
-	cmd.Flags().StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (env TRIT_DATA)")
+	fl := cmd.Flags()
+	f.cmd = cmd
+	fl.StringVar(&f.format, "format", "auto", "data format: auto, csv (delimited text, also called dense), arff, libsvm or idx")
+	fl.StringVar(&f.header, "header", "auto", "CSV: the first row names the columns: auto (detect), yes or no")
+	fl.StringVar(&f.labelColumn, "label-column", "", "CSV/ARFF: the label column: a header name, a column number counted from 1, or last\n(default: the one column named label, class, target or y, else the last column)")
+	fl.StringSliceVar(&f.timeColumns, "time-column", nil, "CSV/ARFF: time-stamp column, by name or number from 1; repeat or comma-separate (a date column\nand a time column make one time stamp); none: no time column (default: detect, by the header\nnames time, timestamp, date, datetime or by values that are dates). Time columns order the\nrows and are not features")
+	fl.BoolVar(&f.timeOrdered, "time-ordered", false, "the rows are in time order, oldest first, even without a time column")
+	fl.StringVar(&f.delimiter, "delimiter", "auto", "CSV: column delimiter: auto (',', ';' or tab, else white space), tab, space (runs of white space) or one character")
+	fl.StringSliceVar(&f.ignore, "ignore-column", nil, "CSV/ARFF: column to skip, by name or number from 1; repeat or comma-separate")
+	fl.IntVar(&f.numFeatures, "features", 0, "LIBSVM: number of features (0: the largest index seen)")
+	fl.StringVar(&f.standard, "standard", "", "use a standard dataset by name ("+strings.Join(data.StandardNames(), ", ")+") from --data-dir")
+	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (env TRIT_DATA)")
 }
 
 func defaultDataDir() string {
@@ -38,21 +58,88 @@ func defaultDataDir() string {
 	return filepath.Join("..", "shared", "data")
 }
 
+// given reports whether any flag that says how to read a file was given.
+func (f *dataFlags) given() bool {
+	for _, name := range dataReadFlags {
+		if f.cmd != nil && f.cmd.Flags().Changed(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// options converts the flags to data.Options; a bad value is a usage error.
 func (f *dataFlags) options() (*data.Options, error) {
-	o := &data.Options{LabelColumn: f.labelColumn, NumFeatures: f.numFeatures}
-	switch f.format {
-	case "auto":
-		o.Format = data.FormatAuto
-	case "libsvm":
-		o.Format = data.FormatLIBSVM
-	case "idx":
-		o.Format = data.FormatIDX
-	case "dense":
-		o.Format = data.FormatDense
-	default:
-		return nil, usagef("--format %q: want auto, libsvm, idx or dense", f.format)
+	bad := func(flag string, err error) error { return usageError{fmt.Errorf("--%s: %w", flag, err)} }
+	format, err := data.ParseFormat(f.format)
+	if err != nil {
+		return nil, bad("format", err)
+	}
+	header, err := data.ParseHeader(f.header)
+	if err != nil {
+		return nil, bad("header", err)
+	}
+	delim, err := data.ParseDelimiter(f.delimiter)
+	if err != nil {
+		return nil, bad("delimiter", err)
+	}
+	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Ordered: f.timeOrdered}
+	if f.labelColumn != "" {
+		if o.LabelColumn, err = data.ParseColumn(f.labelColumn); err != nil {
+			return nil, bad("label-column", err)
+		}
+	}
+	for _, s := range f.timeColumns {
+		if strings.EqualFold(strings.TrimSpace(s), "none") {
+			o.NoTime = true
+			continue
+		}
+		c, err := data.ParseColumn(s)
+		if err != nil {
+			return nil, bad("time-column", err)
+		}
+		o.TimeColumns = append(o.TimeColumns, c)
+	}
+	if o.NoTime && len(o.TimeColumns) > 0 {
+		return nil, usagef("--time-column none cannot be combined with time columns")
+	}
+	for _, s := range f.ignore {
+		c, err := data.ParseColumn(s)
+		if err != nil {
+			return nil, bad("ignore-column", err)
+		}
+		o.Ignore = append(o.Ignore, c)
 	}
 	return o, nil
+}
+
+// childArgs returns the flags that make a child tritctl (bench --isolate)
+// read data as this one does.
+func (f *dataFlags) childArgs() []string {
+	args := []string{"--format", f.format, "--header", f.header, "--delimiter", f.delimiter,
+		"--features", strconv.Itoa(f.numFeatures), "--data-dir", f.dataDir}
+	if f.labelColumn != "" {
+		args = append(args, "--label-column", f.labelColumn)
+	}
+	for _, s := range f.timeColumns {
+		args = append(args, "--time-column", csvQuote(s))
+	}
+	for _, s := range f.ignore {
+		args = append(args, "--ignore-column", csvQuote(s))
+	}
+	if f.timeOrdered {
+		args = append(args, "--time-ordered")
+	}
+	return args
+}
+
+// csvQuote quotes a value for a string-slice flag, which pflag reads as a
+// CSV record.
+func csvQuote(s string) string {
+	if !strings.ContainsAny(s, ",\"\n\r") {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // load reads the dataset at path with the flags' options.
@@ -62,6 +149,39 @@ func (f *dataFlags) load(path string) (*data.Dataset, error) {
 		return nil, err
 	}
 	return data.Load(path, o)
+}
+
+// loadTest reads a test file the way train was read (train.Spec: the same
+// label column, the feature columns by name in the training order, so a
+// test file may order its columns differently or have more), and gives it
+// the training set's classes. Data made in memory (no Spec) is matched by
+// the flags.
+func (f *dataFlags) loadTest(path string, train *data.Dataset) (*data.Dataset, error) {
+	var o *data.Options
+	if train.Spec != nil {
+		o = train.Spec.Options()
+		o.Ordered = f.timeOrdered
+	} else {
+		var err error
+		if o, err = f.options(); err != nil {
+			return nil, err
+		}
+		if o.NumFeatures == 0 && o.Format != data.FormatIDX {
+			o.NumFeatures = train.D
+		}
+		o.Features = train.Features
+	}
+	test, err := data.Load(path, o)
+	if err != nil {
+		return nil, err
+	}
+	if test.D != train.D {
+		return nil, fmt.Errorf("%s has %d features, the training data %d", path, test.D, train.D)
+	}
+	if err := test.Relabel(train.Classes); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return test, nil
 }
 
 // standardSets loads the standard train and test split named by --standard.

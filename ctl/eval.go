@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/data"
 )
@@ -12,6 +14,7 @@ import (
 type evalSummary struct {
 	Model      string   `json:"model"`
 	Dataset    string   `json:"dataset"`
+	Read       string   `json:"read"` // how the data file was read (data.ReadSpec text form)
 	Accuracy   float64  `json:"accuracy"`
 	Rows       int      `json:"rows"`
 	Correct    int      `json:"correct"`
@@ -37,7 +40,14 @@ func newEvalCmd(e *env) *cobra.Command {
 		Short: "Evaluate a model bundle on labelled data: accuracy and confusion matrix",
 		Long: `eval reads a bundle (signed or not; the signature is not checked — use
 'tritctl bundle verify' for that), runs its self-test, and classifies every
-row of DATA_FILE with it.`,
+row of DATA_FILE with it.
+
+DATA_FILE is read the way the model's training file was read (the bundle
+records it: format, delimiter, header, label column, time columns), with
+the feature columns found by name, so the columns may come in another order
+and extra columns are ignored. Any data flag (--format, --header,
+--label-column, …) replaces that record; the model's feature names are
+still matched against the file's header when it has one.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, err := readFileCapped(args[0], maxFileSize)
@@ -48,19 +58,9 @@ row of DATA_FILE with it.`,
 			if err != nil {
 				return err
 			}
-			opt, err := df.options()
+			ds, err := evalData(&df, args[1], m, readSpecOf(br.Bundle))
 			if err != nil {
 				return err
-			}
-			if opt.NumFeatures == 0 && opt.Format != data.FormatDense {
-				opt.NumFeatures = m.NumFeatures()
-			}
-			ds, err := data.Load(args[1], opt)
-			if err != nil {
-				return err
-			}
-			if err := ds.Relabel(m.Classes()); err != nil {
-				return fmt.Errorf("%s: %w", args[1], err)
 			}
 			ev, err := training.Evaluate(m, ds, workers)
 			if err != nil {
@@ -73,13 +73,14 @@ row of DATA_FILE with it.`,
 					nz += popcount(w)
 				}
 			}
-			s := evalSummary{Model: args[0], Dataset: ds.Name, Accuracy: ev.Accuracy, Rows: ev.N, Correct: ev.Correct,
+			s := evalSummary{Model: args[0], Dataset: ds.Name, Read: ds.Spec.String(), Accuracy: ev.Accuracy, Rows: ev.N, Correct: ev.Correct,
 				P: spec.Transform.P, Classes: ev.Classes, NonZero: nz, ModelBytes: len(raw), Confusion: ev.Confusion,
 				ModelID: br.ModelID, Release: br.Release, Signed: br.Signed}
 			if asJSON {
 				return writeJSON(e.stdout, s)
 			}
-			fmt.Fprintf(e.stdout, "%s on %s: accuracy %.2f%% (%d of %d)\n\n", args[0], ds.Name, ev.Accuracy, ev.Correct, ev.N)
+			fmt.Fprintf(e.stdout, "%s on %s: accuracy %.2f%% (%d of %d)\n", args[0], ds.Name, ev.Accuracy, ev.Correct, ev.N)
+			fmt.Fprintf(e.stdout, "  read as: %s\n\n", ds.Spec.Describe())
 			printConfusion(e.stdout, ev)
 			return nil
 		},
@@ -88,6 +89,51 @@ row of DATA_FILE with it.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
 	cmd.Flags().IntVar(&workers, "workers", 0, "goroutines (0: all cores)")
 	return cmd
+}
+
+// readSpecOf returns the read spec a bundle carries (data.ReadSpec text
+// form: how its training file was read), or "" if it carries none.
+//
+// The lead wires this: once bundle.Bundle has its Info map, this returns
+// b.Info["read"], which train stores as the training set's
+// Spec.String(). Until then no bundle carries one.
+func readSpecOf(b *bundle.Bundle) string {
+	_ = b
+	return ""
+}
+
+// evalData reads eval's data file: with spec (the model's read spec) when
+// no data flag is given, else with the flags, matching the model's feature
+// names to the file's header if both have names. The rows get the model's
+// classes.
+func evalData(df *dataFlags, path string, m *inference.Model, spec string) (*data.Dataset, error) {
+	var o *data.Options
+	if spec != "" && !df.given() {
+		rs, err := data.ParseReadSpec(spec)
+		if err != nil {
+			return nil, fmt.Errorf("the model's record of how its training data was read: %w (give data flags such as --label-column to read %s)", err, path)
+		}
+		o = rs.Options()
+	} else {
+		var err error
+		if o, err = df.options(); err != nil {
+			return nil, err
+		}
+		if o.NumFeatures == 0 && o.Format != data.FormatIDX {
+			o.NumFeatures = m.NumFeatures()
+		}
+		if o.Features == nil {
+			o.Features = m.Spec().Features
+		}
+	}
+	ds, err := data.Load(path, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := ds.Relabel(m.Classes()); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ds, nil
 }
 
 func popcount(x uint64) int {

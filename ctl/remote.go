@@ -105,7 +105,7 @@ to roll it out: the fleet never holds a release key.`,
 	f.StringVar(&req.ModelID, "model-id", "", "model ID in the bundle (required)")
 	f.Uint64Var(&req.Release, "release", 0, "release counter, above every earlier release of the model (required)")
 	f.StringVar(&req.Format, "format", "auto", "data format: auto, libsvm, idx or dense")
-	f.IntVar(&req.LabelColumn, "label-column", 0, "dense text: 0-based column of the label, -1 for the last")
+	f.IntVar(&req.LabelColumn, "label-column", 0, "CSV: the label column, numbered from 1, -1 for the last (0: the one column named label, class, target or y, else the last)")
 	f.Float64Var(&req.Sigma, "sigma", 0, "kernel width σ (0: search on a validation split)")
 	f.Float64Var(&req.C, "c", 0, "regularisation C (0: search)")
 	f.IntVarP(&req.P, "bits", "p", 2048, "embedding bits")

@@ -69,8 +69,10 @@ func newTrainCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "train [flags] TRAIN_FILE",
 		Short: "Train a model from labelled data",
-		Long: `Train a ternary-coefficient model on TRAIN_FILE (LIBSVM, MNIST IDX, or dense
-text; .gz/.bz2/.xz are read transparently) and write it to --out.
+		Long: `Train a ternary-coefficient model on TRAIN_FILE (CSV with ',', ';', tab or
+white-space columns and an optional header row, ARFF, LIBSVM or MNIST IDX;
+.gz/.bz2/.xz are read transparently) and write it to --out. docs/DATA.md has
+the rules for headers, label and time columns; columns are numbered from 1.
 
 With --synthetic machine the data is simulated instead: vibrating machines
 (normal, imbalance, bearing_fault) through the feature pipeline of
@@ -85,7 +87,8 @@ gateways run; sign it with 'tritctl bundle sign' before shipping. The
 bundle's scaler is float16, and training uses exactly that scaler, so the
 bundle predicts what was evaluated here.`,
 		Example: `  tritctl train --standard usps -o usps.trit
-  tritctl train data.csv --label-column -1 --sigma 4 --c 1 -o m.trit --test test.csv --json
+  tritctl train data.csv --label-column last --sigma 4 --c 1 -o m.trit --test test.csv --json
+  tritctl train logger.csv --label-column Occupancy -o room.trit      # header, Date,Time columns, ';' detected
   tritctl train --synthetic machine --features-from agent.toml --p 1024 -o machine.trit
   tritctl train --standard mnist --sigma 16 --c 0.01 -o mnist.trit --model-id mnist-digits --release 3`,
 		Args: cobra.MaximumNArgs(1),
@@ -177,18 +180,8 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 			return err
 		}
 		if f.test != "" {
-			topt, err := f.data.options()
-			if err != nil {
+			if test, err = f.data.loadTest(f.test, train); err != nil {
 				return err
-			}
-			if train.D > 0 && topt.NumFeatures == 0 && topt.Format != data.FormatDense {
-				topt.NumFeatures = train.D
-			}
-			if test, err = data.Load(f.test, topt); err != nil {
-				return err
-			}
-			if err := test.Relabel(train.Classes); err != nil {
-				return fmt.Errorf("%s: %w", f.test, err)
 			}
 		}
 	}

@@ -31,7 +31,7 @@ type TrainRequest struct {
 	// or "standard:NAME" for a standard dataset stored there (usps, …).
 	Dataset     string  `json:"dataset"`
 	Format      string  `json:"format,omitempty"`       // auto (default), libsvm, idx, dense
-	LabelColumn int     `json:"label_column,omitempty"` // dense text: 0-based, -1 for the last
+	LabelColumn int     `json:"label_column,omitempty"` // CSV: numbered from 1, -1 for the last; 0: named label/class/target/y, else the last
 	Sigma       float64 `json:"sigma,omitempty"`
 	C           float64 `json:"c,omitempty"`
 	P           int     `json:"p,omitempty"` // default 2048
@@ -147,7 +147,7 @@ func (s *Service) train(req TrainRequest, path, standard string, isStandard bool
 	if isStandard {
 		trainSet, testSet, err = data.LoadStandard(s.trainer.dir, standard)
 	} else {
-		trainSet, err = data.Load(path, &data.Options{Format: format, LabelColumn: req.LabelColumn})
+		trainSet, err = data.Load(path, &data.Options{Format: format, LabelColumn: data.Column{Index: req.LabelColumn}})
 	}
 	if err != nil {
 		return nil, err

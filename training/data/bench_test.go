@@ -32,7 +32,7 @@ func genText(n, d int, sparse bool) []byte {
 func benchmarkRead(b *testing.B, in []byte) {
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
-		if _, err := Read(bytes.NewReader(in), "bench", nil); err != nil {
+		if _, err := Read(bytes.NewReader(in), "bench", &Options{LabelColumn: Column{Index: 1}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -86,7 +86,9 @@ func BenchmarkLoadMNISTTrain(b *testing.B) {
 }
 
 func BenchmarkLoadCovtype(b *testing.B) {
-	benchmarkLoad(b, "covtype/covtype.data.xz", &Options{LabelColumn: -1})
+	benchmarkLoad(b, "covtype/covtype.data.xz", &Options{LabelColumn: Column{Index: -1}})
 }
 
-func BenchmarkLoadUSPSTrain(b *testing.B) { benchmarkLoad(b, "usps/zip.train.gz", nil) }
+func BenchmarkLoadUSPSTrain(b *testing.B) {
+	benchmarkLoad(b, "usps/zip.train.gz", &Options{LabelColumn: Column{Index: 1}})
+}

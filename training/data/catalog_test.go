@@ -16,14 +16,14 @@ func TestStandardsTable(t *testing.T) {
 			t.Errorf("%s listed twice", s.Name)
 		}
 		names[s.Name] = true
-		if s.Train == "" || (s.Test == "" && s.SplitFrac <= 0 && s.TestRows <= 0) {
+		if s.Train == "" || (s.Test == "" && s.SplitFrac <= 0 && s.TestRows <= 0 && s.HashKey == "") {
 			t.Errorf("%s: no train file or no test set: %+v", s.Name, s)
 		}
 		if err := s.Opt.check(); err != nil {
 			t.Errorf("%s: %v", s.Name, err)
 		}
 	}
-	for _, n := range []string{"usps", "mnist", "covtype", "ijcnn1", "cod-rna", "a9a", "w8a"} {
+	for _, n := range []string{"usps", "mnist", "covtype", "ijcnn1", "cod-rna", "a9a", "w8a", "occupancy", "eeg-eye-state", "wall-following", "wall-following-chrono"} {
 		if !names[n] {
 			t.Errorf("%s missing", n)
 		}

@@ -13,6 +13,20 @@ type Dataset struct {
 	Y        []int32  // class index per row, into Classes
 	Classes  []string // distinct label strings; sorted numerically when all labels parse as numbers, else lexically
 	Features []string // optional feature names (len D or nil)
+	// Times holds each row's time stamp in nanoseconds (since 1970-01-01
+	// UTC for dates; since midnight for a time of day alone; the value of
+	// a numeric time column × 1e9), or is nil when the data has no time
+	// column. Only the order of the values is meaningful across files.
+	Times []int64
+	// Ordered says the rows are in time order (oldest first): the data has
+	// a time column (readers refuse rows that go back in time), the
+	// dataset is declared chronological (Standard), or the caller said so
+	// (Options.Ordered). Time-ordered model selection relies on it.
+	Ordered bool
+	// Spec records how the rows were read from a file, so that another
+	// file can be read the same way (nil for data made in memory). It is
+	// shared by datasets derived from this one: do not modify it.
+	Spec *ReadSpec
 }
 
 // Row returns row i of X. The slice aliases d.X and has capacity D, so
@@ -54,8 +68,8 @@ func (d *Dataset) Relabel(classes []string) error {
 }
 
 // Subset returns a new Dataset with the given rows (copied, in the given
-// order), same Classes/Features. It panics if a row is out of range, like a
-// slice index.
+// order), same Classes/Features/Spec. It is Ordered if d is and rows is
+// non-decreasing. It panics if a row is out of range, like a slice index.
 func (d *Dataset) Subset(rows []int) *Dataset {
 	s := &Dataset{
 		Name:     d.Name,
@@ -65,10 +79,18 @@ func (d *Dataset) Subset(rows []int) *Dataset {
 		Y:        make([]int32, len(rows)),
 		Classes:  slices.Clone(d.Classes),
 		Features: slices.Clone(d.Features),
+		Ordered:  d.Ordered && slices.IsSorted(rows),
+		Spec:     d.Spec,
+	}
+	if d.Times != nil {
+		s.Times = make([]int64, len(rows))
 	}
 	for k, i := range rows {
 		s.X = append(s.X, d.Row(i)...)
 		s.Y[k] = d.Y[i]
+		if d.Times != nil {
+			s.Times[k] = d.Times[i]
+		}
 	}
 	return s
 }
@@ -87,6 +109,9 @@ func (d *Dataset) OneVsRest(positive string) (*Dataset, error) {
 		Y:        slices.Clone(d.Y),
 		Classes:  d.Classes,
 		Features: slices.Clone(d.Features),
+		Times:    slices.Clone(d.Times),
+		Ordered:  d.Ordered,
+		Spec:     d.Spec,
 	}
 	if err := b.oneVsRest(positive); err != nil {
 		return nil, err
@@ -131,5 +156,10 @@ func (d *Dataset) pad(D int) {
 	d.X, d.D = x, D
 	if d.Features != nil {
 		d.Features = append(d.Features, make([]string, D-len(d.Features))...)
+	}
+	if d.Spec != nil {
+		s := *d.Spec
+		s.NumFeatures = D
+		d.Spec = &s
 	}
 }

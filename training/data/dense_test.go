@@ -5,6 +5,10 @@ import (
 	"testing"
 )
 
+// first is the option "label in column 1", which usps-style files need
+// now that the default label is the last column.
+var first = &Options{LabelColumn: Column{Index: 1}}
+
 func TestDense(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -13,21 +17,23 @@ func TestDense(t *testing.T) {
 		x      []float32
 		labels []string
 	}{
-		{"usps style", "6.0000 -1 0.5 1\n9 1 -0.25 0.125\n", nil,
+		{"usps style", "6.0000 -1 0.5 1\n9 1 -0.25 0.125\n", first,
 			[]float32{-1, 0.5, 1, 1, -0.25, 0.125}, []string{"6", "9"}},
-		{"tabs, CRLF, blank lines", "1\t2\t3\r\n\r\n  \n# comment\n2 \t 4 5\r\n", nil,
+		{"tabs, CRLF, blank lines", "1\t2\t3\r\n\r\n  \n# comment\n2 \t 4 5\r\n", first,
 			[]float32{2, 3, 4, 5}, []string{"1", "2"}},
-		{"comma, label last", "2596,51,3,5\n1859, -173 ,0,2\n", &Options{LabelColumn: -1},
+		{"comma, label last by default", "2596,51,3,5\n1859, -173 ,0,2\n", nil,
 			[]float32{2596, 51, 3, 1859, -173, 0}, []string{"5", "2"}},
-		{"label in the middle", "1 a 2\n3 b 4\n", &Options{LabelColumn: 1},
+		{"comma, label last by -1", "2596,51,3,5\n1859, -173 ,0,2\n", &Options{LabelColumn: Column{Index: -1}},
+			[]float32{2596, 51, 3, 1859, -173, 0}, []string{"5", "2"}},
+		{"label in the middle", "1 a 2\n3 b 4\n", &Options{LabelColumn: Column{Index: 2}},
 			[]float32{1, 2, 3, 4}, []string{"a", "b"}},
-		{"explicit separator", "x;1.5;2\ny; 3 ;4\n", &Options{Separator: ';'},
+		{"explicit delimiter", "x;1.5;2\ny; 3 ;4\n", &Options{Delimiter: ';', LabelColumn: Column{Index: 1}},
 			[]float32{1.5, 2, 3, 4}, []string{"x", "y"}},
-		{"explicit whitespace with commas in labels", "a,b 1 2\nc 3 4\n", &Options{Separator: ' ', Format: FormatDense},
+		{"explicit whitespace with commas in labels", "a,b 1 2\nc 3 4\n", &Options{Delimiter: ' ', Format: FormatDense, LabelColumn: Column{Index: 1}},
 			[]float32{1, 2, 3, 4}, []string{"a,b", "c"}},
-		{"NumFeatures matches", "0 1 2\n", &Options{NumFeatures: 2},
+		{"NumFeatures matches", "0 1 2\n", &Options{NumFeatures: 2, LabelColumn: Column{Index: 1}},
 			[]float32{1, 2}, []string{"0"}},
-		{"long integers and exponents", "1 12345678 -9999999 1e3 +7 0x1p4\n", nil,
+		{"long integers and exponents", "1 12345678 -9999999 1e3 +7 0x1p4\n", first,
 			[]float32{12345678, -9999999, 1000, 7, 16}, []string{"1"}},
 	}
 	for _, tt := range tests {
@@ -39,6 +45,9 @@ func TestDense(t *testing.T) {
 			checkDataset(t, d)
 			if d.N != len(tt.labels) || !slices.Equal(d.X, tt.x) || !slices.Equal(labelsOf(d), tt.labels) {
 				t.Fatalf("got %d×%d X=%v labels %q, want X=%v labels %q", d.N, d.D, d.X, labelsOf(d), tt.x, tt.labels)
+			}
+			if d.Features != nil || d.Times != nil || d.Ordered {
+				t.Fatalf("headerless numbers: features %q times %v ordered %v", d.Features, d.Times, d.Ordered)
 			}
 		})
 	}
@@ -61,18 +70,19 @@ func TestDenseMalformed(t *testing.T) {
 		line     int
 		msg      string
 	}{
-		{"invalid number", "1 2 3 4 5\n" + "1 2 3 4 x\n", nil, 2, `column 5: invalid number "x"`},
+		{"invalid number", "1 2 3 4 5\n" + "1 2 3 4 x\n", first, 2, `column 5: invalid number "x"`},
 		{"too few columns", "1 2 3\n\n1 2\n", nil, 3, "2 columns, want 3 as on line 1"},
 		{"too many columns", "# c\n1,2\n1,2,3\n", nil, 3, "3 columns, want 2 as on line 2"},
-		{"NaN", "1 2\n1 nan\n", nil, 2, `column 2: not a finite number "nan"`},
-		{"Inf", "1 +Inf\n", nil, 1, "not a finite number"},
-		{"overflow", "1 -1e40\n", nil, 1, "out of float32 range"},
+		{"NaN", "1 2\n1 nan\n", first, 2, `column 2: not a finite number "nan"`},
+		{"Inf", "1 +Inf\n", first, 1, "not a finite number"},
+		{"overflow", "1 -1e40\n", first, 1, "out of float32 range"},
 		{"empty field", "1,,2\n", nil, 1, `column 2: invalid number ""`},
-		{"empty label", ",1,2\n", nil, 1, "column 1: empty label"},
+		{"empty label", ",1,2\n", first, 1, "column 1: empty label"},
 		{"single column", "5\n", &Options{Format: FormatDense}, 1, "need a label and at least one feature"},
-		{"label column out of range", "1 2\n", &Options{LabelColumn: 2}, 1, "label column 3 but the line has 2 columns"},
+		{"label column out of range", "1 2\n", &Options{LabelColumn: Column{Index: 3}}, 1, "label column 3 but the line has 2 columns"},
 		{"NumFeatures mismatch", "1 2 3\n", &Options{NumFeatures: 3}, 1, "2 features, want NumFeatures 3"},
 		{"label string in a feature", "1 2 3\n1 two 3\n", nil, 2, `column 2: invalid number "two"`},
+		{"label first without saying so", "cat 1 2\ndog 3 4\n", nil, 1, `column 1: invalid number "cat" (if the column is not a feature`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

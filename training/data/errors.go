@@ -17,23 +17,44 @@ var (
 	ErrUnknownDataset = errors.New("data: unknown standard dataset")
 	// ErrOptions reports an invalid Options value or argument.
 	ErrOptions = errors.New("data: invalid options")
+	// ErrColumn reports a column that was asked for (by name or number)
+	// and is not in the file, or a header that cannot be used (a feature
+	// column without a name, two columns with the same name).
+	ErrColumn = errors.New("data: column")
+	// ErrTimeOrder reports a row whose time stamp is earlier than the row
+	// before it (see docs/DATA.md, "Time order").
+	ErrTimeOrder = errors.New("data: rows out of time order")
+	// ErrReadSpec reports a ReadSpec text that cannot be parsed.
+	ErrReadSpec = errors.New("data: invalid read spec")
 )
 
 // ParseError reports malformed input. Line is the 1-based line of text
 // input; it is 0 when the error is not tied to a line (IDX files, whose
-// message names the record or header field instead).
+// message names the record or header field instead). Column is the 1-based
+// column (field) of delimited text, 0 when the error is not about one
+// column; ColumnName is that column's header name, if the file has one.
 type ParseError struct {
-	File string
-	Line int
-	Err  error
+	File       string
+	Line       int
+	Column     int
+	ColumnName string
+	Err        error
 }
 
-// Error formats the error as "file:line: message" (or "file: message").
+// Error formats the error as "file:line: column N "name": message", leaving
+// out the parts that are unknown.
 func (e *ParseError) Error() string {
+	where := e.File
 	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+		where = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
-	return fmt.Sprintf("%s: %v", e.File, e.Err)
+	switch {
+	case e.Column > 0 && e.ColumnName != "":
+		return fmt.Sprintf("%s: column %d %q: %v", where, e.Column, e.ColumnName, e.Err)
+	case e.Column > 0:
+		return fmt.Sprintf("%s: column %d: %v", where, e.Column, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", where, e.Err)
 }
 
 // Unwrap returns the underlying error.
@@ -41,7 +62,7 @@ func (e *ParseError) Unwrap() error { return e.Err }
 
 // quote renders a token for an error message, shortened so that a
 // multi-megabyte garbage line does not end up in a log.
-func quote(b []byte) string {
+func quote[T ~string | ~[]byte](b T) string {
 	const max = 40
 	if len(b) > max {
 		return fmt.Sprintf("%q...", b[:max])

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -57,7 +59,7 @@ func FuzzDense(f *testing.F) {
 	}
 	f.Add(gzipBytes(f, []byte("1 2 3\n")), -1, ',')
 	f.Fuzz(func(t *testing.T, in []byte, labelCol int, sep rune) {
-		opt := &Options{Format: FormatDense, LabelColumn: labelCol % 4, Separator: sep}
+		opt := &Options{Format: FormatDense, LabelColumn: Column{Index: labelCol % 4}, Delimiter: sep}
 		if opt.check() != nil {
 			opt = &Options{Format: FormatDense}
 		}
@@ -71,6 +73,132 @@ func FuzzDense(f *testing.F) {
 		opt.Format = FormatAuto
 		if d, err := Read(bytes.NewReader(in), "fuzz", opt); err == nil {
 			checkDataset(t, d)
+		}
+	})
+}
+
+// FuzzCSV reads arbitrary text with header, delimiter, label, time and
+// ignored-column options, and checks that whatever reads is read again,
+// identically, by its ReadSpec after a round trip through its text form.
+func FuzzCSV(f *testing.F) {
+	fuzzSetup(f)
+	for _, s := range []string{
+		loggerCSV(20, ';'),
+		"Date,Time,a,b,label\n2017/12/22,10:49:41,1,2,x\n2017/12/22,10:50:11,3,4,y\n",
+		"time,a,class\n2020-01-01T00:00:00Z,1,a\n2020-01-01T00:00:01+01:00,2,b\n",
+		"\ufeff\"a b\",\"c,d\",y\n1,\"2\",p\n3,4,\"q\"\"r\"\n",
+		"t\tx\ty\n1.5\t2\t0\n1.5\t3\t1\n",
+		",a,b\n0,1,2\n1,3,4\n",
+		"a,a,y\n1,2,3\n",
+		"ts;v;lab\n2019-03-31 02:30:00;1;a\n2019-03-31 01:30:00;2;b\n",
+	} {
+		f.Add([]byte(s), uint8(0), uint8(0), "", "", "")
+	}
+	f.Add([]byte("1,2,3\n4,5,6\n"), uint8(2), uint8(1), "1", "", "2")
+	f.Add([]byte("x;y;z\n1;2;a\n"), uint8(1), uint8(2), "z", "x", "")
+	f.Fuzz(func(t *testing.T, in []byte, header, delim uint8, label, times, ignore string) {
+		opt := &Options{Format: FormatCSV, Header: Header(header % 3), Delimiter: []rune{0, ',', ';', '\t', ' ', '|'}[delim%6]}
+		if label != "" {
+			opt.LabelColumn, _ = ParseColumn(label)
+		}
+		for _, s := range strings.Split(times, ",") {
+			if c, err := ParseColumn(s); err == nil {
+				opt.TimeColumns = append(opt.TimeColumns, c)
+			}
+		}
+		for _, s := range strings.Split(ignore, ",") {
+			if c, err := ParseColumn(s); err == nil {
+				opt.Ignore = append(opt.Ignore, c)
+			}
+		}
+		if opt.check() != nil {
+			return
+		}
+		d, err := Read(bytes.NewReader(in), "fuzz", opt)
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) && !errors.Is(err, ErrOptions) {
+				t.Fatalf("error %v is not a *ParseError", err)
+			}
+			return
+		}
+		checkDataset(t, d)
+		text := d.Spec.String()
+		spec, err := ParseReadSpec(text)
+		if err != nil {
+			t.Fatalf("spec %q does not parse: %v", text, err)
+		}
+		again, err := Read(bytes.NewReader(in), "fuzz", spec.Options())
+		if err != nil {
+			t.Fatalf("read with its own spec %q: %v", text, err)
+		}
+		if diff := sameData(d, again); diff != "" {
+			t.Fatalf("read with its own spec %q: %s", text, diff)
+		}
+	})
+}
+
+func FuzzARFF(f *testing.F) {
+	fuzzSetup(f)
+	f.Add([]byte(eegARFF(10)))
+	f.Add([]byte("@relation r\n@attribute 'a b' real\n@attribute c {x,'y z'}\n@data\n1,x\n% c\n2,'y z'\n"))
+	f.Add([]byte("@RELATION r\n@ATTRIBUTE when DATE\n@ATTRIBUTE v NUMERIC\n@ATTRIBUTE c STRING\n@DATA\n2001-01-01T00:00:00,1,a\n"))
+	f.Add([]byte("@relation r\n@attribute a numeric\n@attribute c {0,1}\n@data\n{0 1, 1 0}\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d, err := Read(bytes.NewReader(in), "fuzz.arff", &Options{Format: FormatARFF})
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *ParseError", err)
+			}
+			return
+		}
+		checkDataset(t, d)
+		spec, err := ParseReadSpec(d.Spec.String())
+		if err != nil {
+			t.Fatalf("spec %q does not parse: %v", d.Spec, err)
+		}
+		again, err := Read(bytes.NewReader(in), "fuzz.arff", spec.Options())
+		if err != nil {
+			t.Fatalf("read with its own spec %q: %v", d.Spec, err)
+		}
+		if diff := sameData(d, again); diff != "" {
+			t.Fatalf("read with its own spec %q: %s", d.Spec, diff)
+		}
+	})
+}
+
+// FuzzParseReadSpec checks that a spec that parses prints in canonical
+// form: parsing that form gives the same spec and the same text.
+func FuzzParseReadSpec(f *testing.F) {
+	for _, s := range []string{
+		`format=csv delimiter=';' header=yes label="Room_Occupancy_Count" time="Date","Time" features="S1_Temp","S2 \"x\"" d=2`,
+		`format=csv delimiter=' ' label=1 d=256`,
+		`format=csv delimiter='\t' label=last time=3 time-features=yes ignore=2,"id" d=4`,
+		`format=arff label="eyeDetection" features="AF3" d=1`,
+		`format=libsvm d=123`, `format=idx d=784`, `format=dense`, `format=csv d=0`, `d=1 format=csv`,
+		`format=csv label=""`, `format=csv features="a","a" d=2`, `format=csv delimiter='"'`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := ParseReadSpec(text)
+		if err != nil {
+			if !errors.Is(err, ErrReadSpec) {
+				t.Fatalf("error %v does not wrap ErrReadSpec", err)
+			}
+			return
+		}
+		canon := s.String()
+		s2, err := ParseReadSpec(canon)
+		if err != nil {
+			t.Fatalf("%q parsed, but its canonical form %q does not: %v", text, canon, err)
+		}
+		if !reflect.DeepEqual(s, s2) || s2.String() != canon {
+			t.Fatalf("%q: %+v, then %q gives %+v", text, s, canon, s2)
+		}
+		if err := s.Options().check(); err != nil {
+			t.Fatalf("%q: options %v", text, err)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +72,40 @@ func checkDataset(t testing.TB, d *Dataset) {
 	if d.Features != nil && len(d.Features) != d.D {
 		t.Fatalf("%s: %d feature names for D=%d", d.Name, len(d.Features), d.D)
 	}
+	if d.Times != nil {
+		if len(d.Times) != d.N {
+			t.Fatalf("%s: %d times for %d rows", d.Name, len(d.Times), d.N)
+		}
+		if !d.Ordered || !slices.IsSorted(d.Times) {
+			t.Fatalf("%s: times %v, ordered %v", d.Name, d.Times, d.Ordered)
+		}
+	}
+	if s := d.Spec; s != nil {
+		if s.NumFeatures != d.D || !slices.Equal(s.Features, d.Features) {
+			t.Fatalf("%s: spec %s for D=%d features %q", d.Name, s, d.D, d.Features)
+		}
+		if (len(s.Times) > 0) != (d.Times != nil) {
+			t.Fatalf("%s: spec %s with times %v", d.Name, s, d.Times)
+		}
+	}
+}
+
+// sameData reports how a and b differ in rows, labels, features and
+// times ("" if they do not).
+func sameData(a, b *Dataset) string {
+	switch {
+	case a.N != b.N || a.D != b.D:
+		return fmt.Sprintf("%d×%d vs %d×%d", a.N, a.D, b.N, b.D)
+	case !slices.Equal(a.X, b.X):
+		return "X differs"
+	case !slices.Equal(labelsOf(a), labelsOf(b)):
+		return "labels differ"
+	case !slices.Equal(a.Features, b.Features):
+		return fmt.Sprintf("features %q vs %q", a.Features, b.Features)
+	case !slices.Equal(a.Times, b.Times):
+		return "times differ"
+	}
+	return ""
 }
 
 // labelsOf returns the label string of every row.

@@ -116,7 +116,8 @@ func readIDX(imgSrc, lblSrc *source, o *Options) (*Dataset, error) {
 	if count == 0 {
 		return nil, fail(name, "%w", errNoData)
 	}
-	return &Dataset{Name: name, X: x, N: count, D: d, Y: y, Classes: lab.finish(y)}, nil
+	return &Dataset{Name: name, X: x, N: count, D: d, Y: y, Classes: lab.finish(y),
+		Spec: &ReadSpec{Format: FormatIDX, NumFeatures: d}}, nil
 }
 
 // digits holds the label strings of the byte values, so reading a label

@@ -29,6 +29,17 @@ func (l *labeler) id(b []byte) int32 {
 	return id
 }
 
+// idString is id for a label held as a string.
+func (l *labeler) idString(s string) int32 {
+	if id, ok := l.ids[s]; ok {
+		return id
+	}
+	id := int32(len(l.raw))
+	l.ids[s] = id
+	l.raw = append(l.raw, s)
+	return id
+}
+
 // finish canonicalises the raw labels, merges those that denote the same
 // number ("+1" and "1"), sorts the classes and rewrites y from provisional
 // ids to class indices.

@@ -97,5 +97,6 @@ func readLIBSVM(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 			row[idx[e]] = val[e]
 		}
 	}
-	return &Dataset{Name: name, X: x, N: n, D: d, Y: y, Classes: lab.finish(y)}, nil
+	return &Dataset{Name: name, X: x, N: n, D: d, Y: y, Classes: lab.finish(y),
+		Spec: &ReadSpec{Format: FormatLIBSVM, NumFeatures: d}}, nil
 }

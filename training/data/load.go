@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 )
 
 // Format selects the parser for an input file.
@@ -17,13 +16,17 @@ type Format int
 
 // Supported formats.
 const (
-	FormatAuto   Format = iota // detect: IDX by name or magic, LIBSVM by index:value tokens, else dense
+	FormatAuto   Format = iota // detect: IDX by name or magic, ARFF by @RELATION, LIBSVM by index:value tokens, else CSV
 	FormatLIBSVM               // LIBSVM/svmlight sparse text
 	FormatIDX                  // MNIST IDX images (uint8) plus a labels file
-	FormatDense                // dense text, one row per line
+	FormatCSV                  // delimited text, one row per line: ',', ';', tab or white space; optional header row
+	FormatARFF                 // Weka ARFF (dense @DATA rows)
 )
 
-// String returns the format's name.
+// FormatDense is FormatCSV under its earlier name (dense text).
+const FormatDense = FormatCSV
+
+// String returns the format's name, as ParseFormat reads it.
 func (f Format) String() string {
 	switch f {
 	case FormatAuto:
@@ -32,37 +35,119 @@ func (f Format) String() string {
 		return "libsvm"
 	case FormatIDX:
 		return "idx"
-	case FormatDense:
-		return "dense"
+	case FormatCSV:
+		return "csv"
+	case FormatARFF:
+		return "arff"
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
 
+// ParseFormat parses a format name: auto, libsvm, idx, csv (or dense) or
+// arff.
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return FormatAuto, nil
+	case "libsvm", "svmlight":
+		return FormatLIBSVM, nil
+	case "idx":
+		return FormatIDX, nil
+	case "csv", "dense":
+		return FormatCSV, nil
+	case "arff":
+		return FormatARFF, nil
+	}
+	return 0, fmt.Errorf("%w: format %q: want auto, libsvm, idx, csv or arff", ErrOptions, s)
+}
+
 // Options controls loading. A nil *Options means the zero value, which
-// means defaults throughout.
+// means defaults throughout. Columns are numbered from 1 (see Column).
+// docs/DATA.md states the rules for headers, labels and time stamps.
 type Options struct {
-	Format      Format
-	NumFeatures int    // LIBSVM: force D (test file must match train); 0 = max index seen. Dense: must match if > 0.
-	LabelColumn int    // Dense text: 0-based column of the label; -1 means last column. Default 0.
-	Separator   rune   // Dense text: 0 = auto (comma if the first line has a comma, else whitespace); ' ' = whitespace
-	Labels      string // IDX: path of the labels file that goes with an images file (derived by IDXLabelsPath if empty)
-	MaxRows     int    // 0 = all; stop after this many rows (for quick runs / subsets)
+	Format Format
+	// NumFeatures: LIBSVM: force D (a test file must match its training
+	// file); 0 = the largest index seen. CSV/ARFF: if > 0, the number of
+	// feature columns must be this.
+	NumFeatures int
+
+	// The options below apply to CSV and (except Header and Delimiter)
+	// ARFF.
+
+	// Header says whether the first row names the columns; HeaderAuto
+	// detects it.
+	Header Header
+	// Delimiter separates the columns: 0 detects ',', ';' or tab from the
+	// first lines (else runs of white space); ' ' means runs of white
+	// space.
+	Delimiter rune
+	// LabelColumn is the label's column. Zero: the one column named label,
+	// class, target or y (any case), else the last column that is neither
+	// ignored nor a time column.
+	LabelColumn Column
+	// TimeColumns are the time-stamp columns, in any order; nil detects
+	// them (by header name or by value). They order the rows and are not
+	// features.
+	TimeColumns []Column
+	// NoTime: no time columns, neither given nor detected.
+	NoTime bool
+	// TimeFeatures makes time columns that hold numbers (seconds) features
+	// as well.
+	TimeFeatures bool
+	// Ignore lists columns to skip.
+	Ignore []Column
+	// Features, if non-nil, are the feature columns to read, by header
+	// name and in this order (a model's features): other columns are
+	// skipped, a missing one is an error. In a file without a header the
+	// feature columns are taken by position and must be len(Features).
+	Features []string
+	// Ordered says the rows are in time order even without a time column
+	// (the caller knows it); it sets Dataset.Ordered.
+	Ordered bool
+
+	Labels  string // IDX: path of the labels file that goes with an images file (derived by IDXLabelsPath if empty)
+	MaxRows int    // 0 = all; stop after this many rows (for quick runs / subsets)
 }
 
 func (o *Options) check() error {
 	switch {
-	case o.Format < FormatAuto || o.Format > FormatDense:
+	case o.Format < FormatAuto || o.Format > FormatARFF:
 		return fmt.Errorf("%w: unknown format %v", ErrOptions, o.Format)
 	case o.NumFeatures < 0:
 		return fmt.Errorf("%w: NumFeatures %d < 0", ErrOptions, o.NumFeatures)
 	case o.NumFeatures > maxValues:
 		return fmt.Errorf("%w: NumFeatures %d", ErrTooLarge, o.NumFeatures)
-	case o.LabelColumn < -1:
-		return fmt.Errorf("%w: LabelColumn %d < -1", ErrOptions, o.LabelColumn)
-	case o.Separator != 0 && !utf8.ValidRune(o.Separator) || o.Separator == '\n' || o.Separator == '\r':
-		return fmt.Errorf("%w: Separator %q", ErrOptions, o.Separator)
+	case o.Header < HeaderAuto || o.Header > HeaderNo:
+		return fmt.Errorf("%w: unknown header mode %v", ErrOptions, o.Header)
 	case o.MaxRows < 0:
 		return fmt.Errorf("%w: MaxRows %d < 0", ErrOptions, o.MaxRows)
+	case o.NoTime && len(o.TimeColumns) > 0:
+		return fmt.Errorf("%w: NoTime with %d time columns", ErrOptions, len(o.TimeColumns))
+	}
+	if err := checkDelimiter(o.Delimiter); err != nil {
+		return err
+	}
+	for _, c := range append(append([]Column{o.LabelColumn}, o.TimeColumns...), o.Ignore...) {
+		if err := c.check(); err != nil {
+			return err
+		}
+	}
+	for i, c := range o.TimeColumns {
+		if c.IsZero() {
+			return fmt.Errorf("%w: time column %d of %d is empty", ErrOptions, i+1, len(o.TimeColumns))
+		}
+	}
+	for i, c := range o.Ignore {
+		if c.IsZero() {
+			return fmt.Errorf("%w: ignored column %d of %d is empty", ErrOptions, i+1, len(o.Ignore))
+		}
+	}
+	seen := make(map[string]bool, len(o.Features))
+	for i, f := range o.Features {
+		if f == "" || seen[f] {
+			return fmt.Errorf("%w: feature %d of %d: empty or repeated name %q", ErrOptions, i+1, len(o.Features), f)
+		}
+		seen[f] = true
 	}
 	return nil
 }
@@ -91,7 +176,7 @@ func Load(path string, opt *Options) (*Dataset, error) {
 	defer src.close()
 	format := o.Format
 	if format == FormatAuto {
-		format = sniff(src.name, src.r, o.Separator)
+		format = sniff(src.name, src.r, o.Delimiter)
 	}
 	if format != FormatIDX {
 		return read(src.r, src.name, format, o)
@@ -105,7 +190,11 @@ func Load(path string, opt *Options) (*Dataset, error) {
 		return nil, err
 	}
 	defer lsrc.close()
-	return readIDX(src, lsrc, o)
+	ds, err := readIDX(src, lsrc, o)
+	if err == nil && o.Ordered {
+		ds.Ordered = true
+	}
+	return ds, err
 }
 
 // source is an opened, possibly compressed input.
@@ -162,7 +251,7 @@ func Read(r io.Reader, name string, opt *Options) (*Dataset, error) {
 	defer stop()
 	format := o.Format
 	if format == FormatAuto {
-		format = sniff(name, br, o.Separator)
+		format = sniff(name, br, o.Delimiter)
 	}
 	if format == FormatIDX {
 		return nil, fmt.Errorf("%w: %s: IDX needs its labels file; use Load", ErrOptions, name)
@@ -171,10 +260,41 @@ func Read(r io.Reader, name string, opt *Options) (*Dataset, error) {
 }
 
 func read(r *bufio.Reader, name string, format Format, o *Options) (*Dataset, error) {
-	if format == FormatLIBSVM {
-		return readLIBSVM(r, name, o)
+	var ds *Dataset
+	var err error
+	switch format {
+	case FormatLIBSVM:
+		ds, err = readLIBSVM(r, name, o)
+	case FormatARFF:
+		skipBOM(r)
+		ds, err = readARFF(r, name, o)
+	default:
+		skipBOM(r)
+		ds, err = readCSV(r, name, o)
 	}
-	return readDense(r, name, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Ordered {
+		ds.Ordered = true
+	}
+	return ds, nil
+}
+
+// readCSV reads delimited text (see table.go).
+func readCSV(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
+	delim := o.Delimiter
+	if delim == 0 {
+		head, err := r.Peek(sniffSize)
+		delim = sniffDelimiter(head, err == nil)
+	}
+	var rs records
+	if delim == ' ' {
+		rs = &wsRecords{lr: &lineReader{r: r, name: name}}
+	} else {
+		rs = newCSVRecords(r, name, delim, '#', 0)
+	}
+	return readTable(rs, name, delim, o)
 }
 
 // IDXLabelsPath derives the labels file of an MNIST IDX images file:
@@ -191,14 +311,13 @@ func IDXLabelsPath(images string) string {
 const sniffSize = 64 << 10
 
 // sniff guesses the format of the (decompressed) stream r: IDX by file name
-// or magic number; LIBSVM if a data line has an index:value token; dense if
-// a data line has several fields without one (fields separated by white
-// space, a comma, or sep if non-zero). Lines holding only a label (LIBSVM
-// rows without features) decide nothing; if nothing decides, LIBSVM.
+// or magic number; ARFF if the first line that is not blank or a '%'
+// comment starts with @relation; LIBSVM if a data line has a ':' but no ','
+// or ';' (or sep) and no time of day (two colons in a token); CSV if a
+// data line has several fields (separated by white space, ',', ';', or sep
+// if non-zero). Lines holding only a label (LIBSVM rows without features)
+// decide nothing; if nothing decides, LIBSVM.
 func sniff(name string, r *bufio.Reader, sep rune) Format {
-	if sep == 0 {
-		sep = ','
-	}
 	if strings.Contains(name, "-idx3-ubyte") {
 		return FormatIDX
 	}
@@ -208,24 +327,46 @@ func sniff(name string, r *bufio.Reader, sep rune) Format {
 			return FormatIDX
 		}
 	}
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	var toks [][]byte
-	for len(head) > 0 {
+	for first := true; len(head) > 0; {
 		line := head
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
 			line, head = head[:i], head[i+1:]
 		} else {
 			head = nil
 		}
+		if t := trimSpace(line); first && len(t) > 0 {
+			if t[0] == '%' {
+				continue // an ARFF comment, or a CSV row starting with '%'
+			}
+			first = false
+			if len(t) >= 9 && strings.EqualFold(string(t[:9]), "@relation") {
+				return FormatARFF
+			}
+		}
 		if i := bytes.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
 		toks = fields(toks[:0], line)
+		delimited := bytes.ContainsAny(line, ",;") || sep > 0 && sep != ' ' && bytes.ContainsRune(line, sep)
 		switch {
-		case bytes.IndexByte(line, ':') >= 0:
+		case bytes.IndexByte(line, ':') >= 0 && !delimited && !hasTimeOfDay(toks):
 			return FormatLIBSVM
-		case len(toks) >= 2 || bytes.ContainsRune(line, sep):
-			return FormatDense
+		case len(toks) >= 2 || delimited:
+			return FormatCSV
 		}
 	}
 	return FormatLIBSVM
+}
+
+// hasTimeOfDay reports whether a token has two colons (10:49:41), which no
+// LIBSVM index:value token has.
+func hasTimeOfDay(toks [][]byte) bool {
+	for _, t := range toks {
+		if bytes.Count(t, []byte{':'}) >= 2 {
+			return true
+		}
+	}
+	return false
 }

@@ -157,8 +157,10 @@ func TestLongLine(t *testing.T) {
 
 func TestOptionsErrors(t *testing.T) {
 	for _, opt := range []Options{
-		{Format: 9}, {NumFeatures: -1}, {LabelColumn: -2}, {MaxRows: -1},
-		{Separator: '\n'}, {Separator: -5}, {NumFeatures: 1 << 40},
+		{Format: 9}, {NumFeatures: -1}, {LabelColumn: Column{Index: -2}}, {MaxRows: -1},
+		{Delimiter: '\n'}, {Delimiter: -5}, {Delimiter: '"'}, {NumFeatures: 1 << 40}, {Header: 7},
+		{NoTime: true, TimeColumns: []Column{{Index: 1}}}, {TimeColumns: []Column{{}}}, {Ignore: []Column{{}}},
+		{Features: []string{"a", "a"}}, {Features: []string{""}},
 	} {
 		_, err := readString("1 1\n", &opt)
 		if !errors.Is(err, ErrOptions) && !errors.Is(err, ErrTooLarge) {

@@ -22,7 +22,7 @@ var (
 )
 
 // parseValue parses a feature value as a finite float32, correctly rounded.
-func parseValue(b []byte) (float32, error) {
+func parseValue[T ~string | ~[]byte](b T) (float32, error) {
 	// Fast path for short integers (covtype is all integers): up to 7
 	// digits is below 2^24, so exactly representable.
 	if n := len(b); n > 0 && n <= 8 {

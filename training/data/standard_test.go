@@ -1,10 +1,17 @@
 package data
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/trit-iot/trit/inference"
 )
 
 // TestStandards loads every shared dataset and checks the counts recorded in
@@ -32,6 +39,11 @@ func TestStandards(t *testing.T) {
 		{"cod-rna", 59535, 271617, 8, []string{"-1", "1"}, []int{39690, 19845}, []int{181078, 90539}},
 		{"a9a", 32561, 16281, 123, []string{"-1", "1"}, []int{24720, 7841}, []int{12435, 3846}},
 		{"w8a", 49749, 14951, 300, []string{"-1", "1"}, []int{48270, 1479}, []int{14497, 454}},
+		{"occupancy", 7090, 3039, 16, []string{"0", "1", "2", "3"}, []int{5483, 459, 655, 493}, []int{2745, 0, 93, 201}},
+		{"eeg-eye-state", 10486, 4494, 14, []string{"0", "1"}, []int{4922, 5564}, []int{3335, 1159}},
+		// Classes sort lexically: Move-Forward, Sharp-Right-Turn, Slight-Left-Turn, Slight-Right-Turn.
+		{"wall-following", 3817, 1639, 24, wallClasses, []int{1543, 1467, 229, 578}, []int{662, 630, 99, 248}},
+		{"wall-following-chrono", 3819, 1637, 24, wallClasses, []int{1535, 1480, 221, 583}, []int{670, 617, 107, 243}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,6 +70,147 @@ func TestStandards(t *testing.T) {
 	}
 }
 
+var wallClasses = []string{"Move-Forward", "Sharp-Right-Turn", "Slight-Left-Turn", "Slight-Right-Turn"}
+
+// TestSensorStandards checks what PROVENANCE.md says of the sensor sets
+// beyond their counts: feature names, time order and the exact split.
+func TestSensorStandards(t *testing.T) {
+	dir := os.Getenv("TRIT_DATA")
+	if dir == "" {
+		t.Skip("TRIT_DATA not set")
+	}
+	t.Run("occupancy", func(t *testing.T) {
+		train, test, err := LoadStandard(dir, "occupancy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"S1_Temp", "S2_Temp", "S3_Temp", "S4_Temp", "S1_Light", "S2_Light", "S3_Light", "S4_Light",
+			"S1_Sound", "S2_Sound", "S3_Sound", "S4_Sound", "S5_CO2", "S5_CO2_Slope", "S6_PIR", "S7_PIR"}
+		if !slices.Equal(train.Features, want) || !slices.Equal(test.Features, want) {
+			t.Fatalf("features %q", train.Features)
+		}
+		at := func(s string) int64 {
+			v, _ := time.Parse("2006-01-02 15:04:05", s)
+			return v.UnixNano()
+		}
+		// PROVENANCE: train 2017-12-22 10:49:41 … 2017-12-26 00:35:20, test from 00:35:51 to 2018-01-11 09:00:09.
+		if train.Times[0] != at("2017-12-22 10:49:41") || train.Times[train.N-1] != at("2017-12-26 00:35:20") ||
+			test.Times[0] != at("2017-12-26 00:35:51") || test.Times[test.N-1] != at("2018-01-11 09:00:09") {
+			t.Fatalf("times %d…%d, %d…%d", train.Times[0], train.Times[train.N-1], test.Times[0], test.Times[test.N-1])
+		}
+		if !train.Ordered || !test.Ordered {
+			t.Fatal("not ordered")
+		}
+		if got := train.Spec.String(); got != `format=csv delimiter=',' header=yes label="Room_Occupancy_Count" time="Date","Time" features=`+quoteJoin(want)+` d=16` {
+			t.Fatalf("spec %s", got)
+		}
+		if !slices.Equal(train.Row(0), []float32{24.94, 24.75, 24.56, 25.38, 121, 34, 53, 40, 0.08, 0.19, 0.06, 0.06, 390, 0.769230769231, 0, 0}) {
+			t.Fatalf("first row %v", train.Row(0))
+		}
+	})
+	t.Run("eeg-eye-state", func(t *testing.T) {
+		train, test, err := LoadStandard(dir, "eeg-eye-state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(train.Features, eegChannels) || !train.Ordered || !test.Ordered || train.Times != nil {
+			t.Fatalf("features %q ordered %v/%v", train.Features, train.Ordered, test.Ordered)
+		}
+	})
+	t.Run("wall-following", func(t *testing.T) {
+		full, err := Load(filepath.Join(dir, "wall-following/sensor_readings_24.data"), &Standards()[9].Opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !full.Ordered || full.N != 5456 || full.Features != nil {
+			t.Fatalf("%d rows, ordered %v, features %q", full.N, full.Ordered, full.Features)
+		}
+		tr, te := hashSplit(full, "42", 70)
+		for _, c := range []struct {
+			rows []int
+			want string
+		}{
+			{tr, "9896714deee790576b81be97797b7492292ee8c1712f0095f0c93e0be37f034c"},
+			{te, "9fc401ace99f2bee17a31186c358c4230e71ab0fcd29143ac720ef76dd752224"},
+		} {
+			h := sha256.New()
+			for _, i := range c.rows {
+				fmt.Fprintf(h, "%d\n", i)
+			}
+			if got := hex.EncodeToString(h.Sum(nil)); got != c.want {
+				t.Errorf("check hash of %d indices: %s, want %s (PROVENANCE.md)", len(c.rows), got, c.want)
+			}
+		}
+		train, test, err := LoadStandard(dir, "wall-following")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The training rows keep file order: row k of train is file row tr[k].
+		if !train.Ordered || !test.Ordered || !slices.Equal(train.Row(5), full.Row(tr[5])) || !slices.Equal(test.Row(7), full.Row(te[7])) {
+			t.Fatal("split rows are not the file's rows in order")
+		}
+	})
+}
+
+func quoteJoin(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ",")
+}
+
+// TestRobustScalingEEG compares, on eeg-eye-state's training rows, the
+// robust scaler's ranges with min-max's: the spikes (up to 715,897, see
+// PROVENANCE.md) set the min-max range, not the robust one.
+//
+//	TRIT_DATA=/work/shared/data go test ./training/data -run RobustScalingEEG -v
+func TestRobustScalingEEG(t *testing.T) {
+	dir := os.Getenv("TRIT_DATA")
+	if dir == "" {
+		t.Skip("TRIT_DATA not set")
+	}
+	train, test, err := LoadStandard(dir, "eeg-eye-state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, mm := FitRobustScaler(train), FitScaler(train)
+	// How much of [-1, 1] the ordinary test readings get: the width of
+	// the scaled 1st–99th percentile range of each channel, out of 2.
+	spread := func(s inference.Scaler) []float64 {
+		w := make([]float64, test.D)
+		dst := make([]float32, test.D)
+		cols := make([][]float32, test.D)
+		for i := range test.N {
+			if err := s.Apply(dst, test.Row(i)); err != nil {
+				t.Fatal(err)
+			}
+			for j, v := range dst {
+				cols[j] = append(cols[j], v)
+			}
+		}
+		for j, c := range cols {
+			slices.Sort(c)
+			w[j] = float64(c[len(c)*99/100] - c[len(c)/100])
+		}
+		return w
+	}
+	sr, sm := spread(rs), spread(mm)
+	t.Logf("%-4s %21s %21s  scaled width of the test 1–99%% range: robust, min-max", "", "robust [lo, hi]", "min-max [lo, hi]")
+	for j, name := range train.Features {
+		t.Logf("%-4s [%8.2f, %8.2f] [%8.2f, %9.2f] %6.3f %6.3f", name, rs.Lo[j], rs.Hi[j], mm.Lo[j], mm.Hi[j], sr[j], sm[j])
+		if rs.Hi[j]-rs.Lo[j] > 1500 {
+			t.Errorf("%s: robust range [%g, %g] is wider than the channel's ordinary readings", name, rs.Lo[j], rs.Hi[j])
+		}
+		if sr[j] <= sm[j] {
+			t.Errorf("%s: ordinary readings get %.3f of the scale with robust scaling, %.3f with min-max", name, sr[j], sm[j])
+		}
+	}
+	if slices.Max(mm.Hi) < 100000 {
+		t.Errorf("min-max ranges %v: the spikes were expected to show", mm.Hi)
+	}
+}
+
 // TestCovtypeFull checks the full covtype file against the UCI class table
 // and the class-2-vs-rest counts.
 func TestCovtypeFull(t *testing.T) {
@@ -65,7 +218,7 @@ func TestCovtypeFull(t *testing.T) {
 	if dir == "" {
 		t.Skip("TRIT_DATA not set")
 	}
-	d, err := Load(dir+"/covtype/covtype.data.xz", &Options{LabelColumn: -1})
+	d, err := Load(dir+"/covtype/covtype.data.xz", &Options{LabelColumn: Column{Index: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

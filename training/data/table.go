@@ -1,0 +1,655 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// table reads delimited text (CSV, ';', tab or white space) and the data
+// section of ARFF files into a Dataset: it decides whether the first row
+// is a header, resolves the label, time, ignored and feature columns
+// (docs/DATA.md states the rules), and parses the rows.
+type table struct {
+	name   string
+	format Format
+	delim  rune
+	o      *Options
+	rs     records
+	queue  []row // rows read ahead (header detection), served before rs
+
+	header     bool
+	headerLine int
+	names      []string  // header names (nil without a header)
+	kinds      []colKind // ARFF attribute types (nil for CSV: all unknown)
+	nominal    [][]string
+	ncols      int
+
+	label    int   // 0-based
+	feats    []int // 0-based file columns of the features, in Dataset order
+	featName []string
+	times    []timeCol
+	combine  bool // times[0] is a date and times[1] a time of day: one instant
+	ignore   []Column
+}
+
+// colKind is an ARFF attribute's type.
+type colKind int
+
+const (
+	kindUnknown colKind = iota // CSV
+	kindNumeric
+	kindNominal
+	kindString
+	kindDate
+)
+
+func (k colKind) String() string {
+	return [...]string{"unknown", "numeric", "nominal", "string", "date"}[k]
+}
+
+// timeCol is a resolved time column.
+type timeCol struct {
+	col int // 0-based
+	p   timeParser
+}
+
+// row is a record with a way to find its fields' lines.
+type row struct {
+	f     []string
+	lines []int   // per field, for rows read ahead
+	rs    records // else: the live reader
+}
+
+func (r *row) line(i int) int {
+	if r.lines != nil {
+		return r.lines[i]
+	}
+	return r.rs.line(i)
+}
+
+// next returns the next row: a queued one, else one from the reader.
+func (t *table) next() (row, error) {
+	if len(t.queue) > 0 {
+		r := t.queue[0]
+		t.queue = t.queue[1:]
+		return r, nil
+	}
+	f, err := t.rs.next()
+	if err != nil {
+		return row{}, err
+	}
+	return row{f: f, rs: t.rs}, nil
+}
+
+// readAhead reads a row from the reader and keeps its own copy, so that it
+// survives the reader's next call. ok is false at the end of the input.
+func (t *table) readAhead() (r row, ok bool, err error) {
+	f, err := t.rs.next()
+	if err == io.EOF {
+		return row{}, false, nil
+	}
+	if err != nil {
+		return row{}, false, err
+	}
+	r = row{f: slices.Clone(f), lines: make([]int, len(f))}
+	for i := range f {
+		r.lines[i] = t.rs.line(i)
+	}
+	return r, true, nil
+}
+
+// errorf returns a *ParseError for column col (0-based; -1: none) of a row.
+func (t *table) errorf(r *row, col int, format string, args ...any) error {
+	e := &ParseError{File: t.name, Err: fmt.Errorf(format, args...)}
+	if col >= 0 {
+		e.Column = col + 1
+		if col < len(t.names) {
+			e.ColumnName = t.names[col]
+		}
+		if r != nil && col < len(r.f) {
+			e.Line = r.line(col)
+		}
+	}
+	if e.Line == 0 && r != nil && len(r.f) > 0 {
+		e.Line = r.line(0)
+	}
+	if e.Line == 0 {
+		e.Line = t.headerLine
+	}
+	return e
+}
+
+// readTable reads a delimited text file: rs yields its records.
+func readTable(rs records, name string, delim rune, o *Options) (*Dataset, error) {
+	t := &table{name: name, format: FormatCSV, delim: delim, o: o, rs: rs}
+	first, ok, err := t.readAhead()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &ParseError{File: name, Err: errNoData}
+	}
+	switch o.Header {
+	case HeaderYes:
+		t.header = true
+	case HeaderAuto:
+		second, ok, err := t.readAhead()
+		if err != nil {
+			return nil, err
+		}
+		var r1 []string
+		if ok {
+			r1 = second.f
+			t.queue = append(t.queue, second)
+		}
+		t.header = looksLikeHeader(first.f, r1)
+		if !t.header && needsNames(o) {
+			return nil, &ParseError{File: name, Line: first.line(0), Err: fmt.Errorf(
+				"%w: %s, but the first line does not look like a header row (if it is one, say so: header yes)", ErrColumn, namedColumn(o))}
+		}
+	}
+	t.ncols = len(first.f)
+	if t.header {
+		t.headerLine = first.line(0)
+		t.names = make([]string, len(first.f))
+		for i, s := range first.f {
+			t.names[i] = strings.TrimSpace(s)
+		}
+	} else {
+		t.queue = append([]row{first}, t.queue...)
+	}
+	return t.read()
+}
+
+// looksLikeHeader reports whether r0, the first record, is a header: some
+// column is neither a number nor a time in r0 but is one in r1, the second
+// record. With no second record, r0 is a header when none of its fields is
+// a number or a time.
+func looksLikeHeader(r0, r1 []string) bool {
+	if r1 == nil {
+		for _, s := range r0 {
+			if isValue(s) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range min(len(r0), len(r1)) {
+		if !isValue(r0[i]) && isValue(r1[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isValue(s string) bool {
+	s = strings.TrimSpace(s)
+	_, err := parseValue(s)
+	return err == nil || sniffTime(s) != 0
+}
+
+// needsNames reports whether o refers to a column by name.
+func needsNames(o *Options) bool { return namedColumn(o) != "" }
+
+func namedColumn(o *Options) string {
+	if o.LabelColumn.Name != "" {
+		return fmt.Sprintf("the label column is given by name (%q)", o.LabelColumn.Name)
+	}
+	for _, c := range o.TimeColumns {
+		if c.Name != "" {
+			return fmt.Sprintf("time column %q is given by name", c.Name)
+		}
+	}
+	for _, c := range o.Ignore {
+		if c.Name != "" {
+			return fmt.Sprintf("ignored column %q is given by name", c.Name)
+		}
+	}
+	return ""
+}
+
+// read resolves the columns against the first data row and reads all rows.
+func (t *table) read() (*Dataset, error) {
+	first, err := t.next()
+	if err == io.EOF {
+		return nil, &ParseError{File: t.name, Line: t.headerLine, Err: errNoData}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.ncols == 0 {
+		t.ncols = len(first.f)
+	}
+	if len(first.f) != t.ncols {
+		return nil, t.errorf(&first, -1, "%d columns, want %d as on line %d", len(first.f), t.ncols, t.headerLine)
+	}
+	if err := t.resolve(&first); err != nil {
+		return nil, err
+	}
+	return t.rows(first)
+}
+
+// col resolves a Column against the header (by name) or the column count
+// (by number); what names the column's role for messages.
+func (t *table) col(c Column, what string, r *row) (int, error) {
+	if c.Name != "" {
+		if !t.header {
+			return 0, t.errorf(r, -1, "%w: %s %q is given by name, but the file has no header row", ErrColumn, what, c.Name)
+		}
+		i := -1
+		for j, n := range t.names {
+			if n == c.Name {
+				if i >= 0 {
+					return 0, t.errorf(nil, -1, "%w: %s %q: columns %d and %d both have that name", ErrColumn, what, c.Name, i+1, j+1)
+				}
+				i = j
+			}
+		}
+		if i < 0 {
+			return 0, t.errorf(nil, -1, "%w: %s: no column named %q%s", ErrColumn, what, c.Name, t.nameHint(c.Name))
+		}
+		return i, nil
+	}
+	switch {
+	case c.Index == -1:
+		return t.ncols - 1, nil
+	case c.Index >= 1 && c.Index <= t.ncols:
+		return c.Index - 1, nil
+	}
+	return 0, t.errorf(r, -1, "%w: %s %d but the line has %d columns", ErrColumn, what, c.Index, t.ncols)
+}
+
+// nameHint suggests a header name that differs from want only in case, or
+// lists the header.
+func (t *table) nameHint(want string) string {
+	for _, n := range t.names {
+		if strings.EqualFold(n, want) {
+			return fmt.Sprintf(" (there is %q: names are case-sensitive)", n)
+		}
+	}
+	list := t.names
+	more := ""
+	if len(list) > 30 {
+		list, more = list[:30], ", …"
+	}
+	return fmt.Sprintf(" (the header has %s%s)", quoteList(list), more)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// labelNames are the header names that make a column the default label.
+var labelNames = []string{"label", "class", "target", "y"}
+
+// resolve decides the role of every column (docs/DATA.md): ignored, label,
+// time, feature. first is the first data row.
+func (t *table) resolve(first *row) error {
+	o := t.o
+	role := make([]string, t.ncols) // "" means still free
+	ignored := make([]bool, t.ncols)
+	for _, c := range o.Ignore {
+		i, err := t.col(c, "ignored column", first)
+		if err != nil {
+			return err
+		}
+		ignored[i], role[i] = true, "ignored"
+		t.ignore = append(t.ignore, t.column(i))
+	}
+	t.label = -1
+	if !o.LabelColumn.IsZero() {
+		i, err := t.col(o.LabelColumn, "label column", first)
+		if err != nil {
+			return err
+		}
+		if ignored[i] {
+			return t.errorf(first, i, "%w: the label column is also ignored", ErrColumn)
+		}
+		t.label, role[i] = i, "label"
+	}
+	if err := t.resolveTimes(first, role); err != nil {
+		return err
+	}
+	if t.label < 0 {
+		if o.Features != nil && t.header {
+			// The caller's features are not candidates for the label.
+			for i, n := range t.names {
+				if role[i] == "" && slices.Contains(o.Features, n) {
+					role[i] = "feature"
+				}
+			}
+		}
+		t.label = t.defaultLabel(role)
+		if t.label < 0 {
+			return t.errorf(first, -1, "%w: no column left for the label", ErrColumn)
+		}
+		role[t.label] = "label"
+	}
+	if t.kinds != nil && t.kinds[t.label] != kindNominal && t.kinds[t.label] != kindString && t.kinds[t.label] != kindNumeric {
+		return t.errorf(first, t.label, "%w: attribute of type %v cannot be the label", ErrColumn, t.kinds[t.label])
+	}
+	return t.resolveFeatures(first, role)
+}
+
+// defaultLabel is the one free column named label, class, target or y (any
+// case), else the last free column.
+func (t *table) defaultLabel(role []string) int {
+	named := -1
+	for i, n := range t.names {
+		if role[i] == "" && slices.ContainsFunc(labelNames, func(l string) bool { return strings.EqualFold(n, l) }) {
+			if named >= 0 {
+				named = -2 // more than one: fall back to the last column
+				break
+			}
+			named = i
+		}
+	}
+	if named >= 0 {
+		return named
+	}
+	for i := t.ncols - 1; i >= 0; i-- {
+		if role[i] == "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// resolveTimes finds the time columns: those given, else those detected
+// (docs/DATA.md, "Time stamps").
+func (t *table) resolveTimes(first *row, role []string) error {
+	o := t.o
+	add := func(i int) error {
+		v := t.field(first, i)
+		k := sniffTime(v)
+		if t.kinds != nil && t.kinds[i] == kindDate && k == timeSeconds {
+			k = 0 // an ARFF date attribute holds dates, not numbers
+		}
+		if k == 0 {
+			return t.errorf(first, i, "%s is not a time (want %s, or seconds)", quote(v), timeFormats)
+		}
+		t.times = append(t.times, timeCol{col: i, p: timeParser{kind: k}})
+		role[i] = "time"
+		return nil
+	}
+	switch {
+	case o.NoTime:
+	case o.TimeColumns != nil:
+		for _, c := range o.TimeColumns {
+			i, err := t.col(c, "time column", first)
+			if err != nil {
+				return err
+			}
+			if role[i] != "" {
+				return t.errorf(first, i, "%w: the time column is also the %s column", ErrColumn, role[i])
+			}
+			if err := add(i); err != nil {
+				return err
+			}
+		}
+		slices.SortFunc(t.times, func(a, b timeCol) int { return a.col - b.col })
+	default:
+		for i := range t.ncols {
+			if role[i] != "" {
+				continue
+			}
+			switch {
+			case t.kinds != nil && t.kinds[i] == kindDate,
+				t.header && isTimeName(t.names[i]):
+				if err := add(i); err != nil {
+					return err
+				}
+			case t.kinds == nil || t.kinds[i] == kindString:
+				if k := sniffTime(t.field(first, i)); k != 0 && k != timeSeconds {
+					if err := add(i); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	t.combine = len(t.times) >= 2 && t.times[0].p.kind == timeDate && t.times[1].p.kind == timeOfDay
+	return nil
+}
+
+func (t *table) nameOf(i int) string {
+	if i < len(t.names) {
+		return t.names[i]
+	}
+	return ""
+}
+
+// column returns the Column for 0-based column i, with its name if any.
+func (t *table) column(i int) Column { return Column{Name: t.nameOf(i), Index: i + 1} }
+
+// resolveFeatures picks the feature columns: o.Features by name (or by
+// position without a header), else every column without another role.
+func (t *table) resolveFeatures(first *row, role []string) error {
+	o := t.o
+	isTime := func(i int) bool { return role[i] == "time" }
+	usable := func(i int) bool {
+		return role[i] == "" || role[i] == "feature" || isTime(i) && o.TimeFeatures && t.timeKind(i) == timeSeconds
+	}
+	if o.Features != nil && t.header {
+		for k, name := range o.Features {
+			i, err := t.col(Column{Name: name}, fmt.Sprintf("feature %d of %d", k+1, len(o.Features)), first)
+			if err != nil {
+				return err
+			}
+			if !usable(i) {
+				return t.errorf(first, i, "%w: feature %d of %d is the %s column here", ErrColumn, k+1, len(o.Features), role[i])
+			}
+			t.feats = append(t.feats, i)
+		}
+	} else {
+		for i := range t.ncols {
+			if usable(i) {
+				t.feats = append(t.feats, i)
+			}
+		}
+	}
+	if len(t.feats) == 0 {
+		return t.errorf(first, -1, "%d column: need a label and at least one feature", t.ncols)
+	}
+	if o.Features != nil && !t.header && len(t.feats) != len(o.Features) {
+		return t.errorf(first, -1, "%w: %d feature columns, want %d (the file has no header, so features are matched by position)", ErrColumn, len(t.feats), len(o.Features))
+	}
+	if o.NumFeatures > 0 && len(t.feats) != o.NumFeatures {
+		return t.errorf(first, -1, "%d features, want NumFeatures %d", len(t.feats), o.NumFeatures)
+	}
+	if t.kinds != nil {
+		for _, i := range t.feats {
+			if t.kinds[i] != kindNumeric {
+				return t.errorf(first, i, "%w: attribute is %v, and only numeric attributes can be features (ignore it, or make it the label)", ErrColumn, t.kinds[i])
+			}
+		}
+	}
+	switch {
+	case t.header:
+		// Every column in use must be found again by its name in the
+		// next file (ReadSpec): names must be unique in the header.
+		at := make(map[string][]int, len(t.names))
+		for i, n := range t.names {
+			at[n] = append(at[n], i+1)
+		}
+		used := append(slices.Clone(t.feats), t.label)
+		for _, tc := range t.times {
+			used = append(used, tc.col)
+		}
+		for _, i := range used {
+			if n := t.names[i]; n != "" && len(at[n]) > 1 {
+				return t.errorf(first, i, "%w: columns %d and %d are both named %q", ErrColumn, at[n][0], at[n][1], n)
+			}
+		}
+		t.featName = make([]string, len(t.feats))
+		for k, i := range t.feats {
+			if t.names[i] == "" {
+				return t.errorf(first, i, "%w: the feature column has no name in the header row (name it, or ignore the column)", ErrColumn)
+			}
+			t.featName[k] = t.names[i]
+		}
+	case o.Features != nil:
+		t.featName = slices.Clone(o.Features)
+	}
+	return nil
+}
+
+// field returns field i of r, trimmed (and unquoted in ARFF, where values
+// may be in '…').
+func (t *table) field(r *row, i int) string {
+	s := strings.TrimSpace(r.f[i])
+	if t.kinds != nil {
+		s = unquoteARFF(s)
+	}
+	return s
+}
+
+func (t *table) timeKind(col int) timeKind {
+	for _, tc := range t.times {
+		if tc.col == col {
+			return tc.p.kind
+		}
+	}
+	return 0
+}
+
+// rows parses every data row, first being the first.
+func (t *table) rows(first row) (*Dataset, error) {
+	o := t.o
+	d := len(t.feats)
+	lab := newLabeler()
+	var (
+		x        []float32
+		y        []int32
+		times    []int64
+		prev     int64
+		prevLine int
+		prevText string
+	)
+	if len(t.times) > 0 {
+		times = []int64{}
+	}
+	var nominal map[string]bool
+	if t.nominal != nil && t.nominal[t.label] != nil {
+		nominal = make(map[string]bool)
+		for _, v := range t.nominal[t.label] {
+			nominal[v] = true
+		}
+	}
+	r := first
+	for n := 0; o.MaxRows == 0 || n < o.MaxRows; n++ {
+		if n > 0 {
+			var err error
+			if r, err = t.next(); err == io.EOF {
+				break
+			} else if err != nil {
+				return nil, err
+			}
+			if len(r.f) != t.ncols {
+				return nil, t.errorf(&r, -1, "%d columns, want %d as on line %d", len(r.f), t.ncols, t.columnsLine(&first))
+			}
+		}
+		x = grow(x, d, 0)
+		for _, c := range t.feats {
+			s := strings.TrimSpace(r.f[c])
+			v, err := parseValue(s)
+			if err != nil {
+				hint := ""
+				if n == 0 && errors.Is(err, errSyntax) {
+					hint = " (if the column is not a feature, ignore it; if it is the label, choose it as the label column)"
+				}
+				return nil, t.errorf(&r, c, "%v %s%s", err, quote(s), hint)
+			}
+			x = append(x, v)
+		}
+		if len(x) > maxValues {
+			return nil, t.errorf(&r, -1, "%w", tooLarge(len(y)+1, d))
+		}
+		label := t.field(&r, t.label)
+		if t.kinds != nil && label == "?" {
+			return nil, t.errorf(&r, t.label, "missing label \"?\"")
+		}
+		if label == "" {
+			return nil, t.errorf(&r, t.label, "empty label")
+		}
+		if nominal != nil && !nominal[label] {
+			return nil, t.errorf(&r, t.label, "%w %s: not among the attribute's values %s", ErrUnknownLabel, quote(label), quoteList(t.nominal[t.label]))
+		}
+		y = append(y, lab.idString(label))
+		if len(t.times) > 0 {
+			at, text, err := t.instant(&r)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 && at < prev {
+				return nil, t.errorf(&r, t.times[0].col, "%w: %s is earlier than %s on line %d; sort the rows by time, or read the file without time columns",
+					ErrTimeOrder, quote(text), quote(prevText), prevLine)
+			}
+			prev, prevLine, prevText = at, r.line(t.times[0].col), text
+			times = append(times, at)
+		}
+	}
+	ds := &Dataset{Name: t.name, X: x, N: len(y), D: d, Y: y, Classes: lab.finish(y), Features: t.featName,
+		Times: times, Ordered: len(t.times) > 0 || o.Ordered}
+	ds.Spec = t.spec(d)
+	return ds, nil
+}
+
+// columnsLine is the line that set the column count, for messages.
+func (t *table) columnsLine(first *row) int {
+	if t.header {
+		return t.headerLine
+	}
+	return first.line(0)
+}
+
+// instant parses the row's time columns and returns its instant and the
+// text it came from.
+func (t *table) instant(r *row) (int64, string, error) {
+	var at int64
+	var text string
+	for k := range t.times {
+		tc := &t.times[k]
+		s := t.field(r, tc.col)
+		v, err := tc.p.parse(s)
+		if err != nil {
+			if errors.Is(err, errNotTime) {
+				return 0, "", t.errorf(r, tc.col, "%s is not a %v like the first row's (want %s)", quote(s), tc.p.kind, timeFormats)
+			}
+			return 0, "", t.errorf(r, tc.col, "%s: %v", quote(s), err)
+		}
+		switch {
+		case k == 0:
+			at, text = v, s
+		case k == 1 && t.combine:
+			at, text = at+v, text+" "+s
+		}
+	}
+	return at, text, nil
+}
+
+// spec records how the table was read.
+func (t *table) spec(d int) *ReadSpec {
+	s := &ReadSpec{Format: t.format, Header: t.header && t.format == FormatCSV, Label: t.column(t.label),
+		TimeFeatures: t.o.TimeFeatures, Features: slices.Clone(t.featName), NumFeatures: d}
+	if t.format == FormatCSV {
+		s.Delimiter = t.delim
+	}
+	if !t.header {
+		s.Label.Name = ""
+	}
+	for _, tc := range t.times {
+		s.Times = append(s.Times, t.column(tc.col))
+	}
+	if t.o.Features == nil || !t.header {
+		s.Ignore = slices.Clone(t.ignore)
+	}
+	return s
+}
