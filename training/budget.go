@@ -2,7 +2,8 @@ package training
 
 import (
 	"fmt"
-	"slices"
+	"strings"
+	"time"
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
@@ -12,11 +13,12 @@ import (
 // The byte budget. A signed bundle holds, besides a fixed header, the
 // feature and class names, the scaler (4 bytes per feature), the threshold
 // bits' thresholds (2 bytes each), the projection (D/5 bytes per
-// direction), the kept-column list and the weights: about 1.6 bits per
-// coefficient per weight vector, base-3 packed. Training picks the number
-// of random features P as the largest that fits the budget in the worst
-// case — every column kept, weights with zeros — so the bundle fits
-// whatever the solver returns; columns it drops only make it smaller.
+// direction), the kept-column list and the weights: 1.6 bits per
+// coefficient per weight vector, base-3 packed (1 bit with binary
+// weights). Training picks the number of random features P as the largest
+// that fits the budget in the worst case — every column kept, weights with
+// zeros, measured by encoding such a bundle — so the bundle fits whatever
+// the solver returns; columns it drops only make it smaller.
 
 // fitScaler fits the input scaling on ds as configured, snapped to the
 // bundle's float16 form.
@@ -24,42 +26,16 @@ func (c *Config) fitScaler(ds *data.Dataset) inference.Scaler {
 	if c.Scaling == "minmax" {
 		return bundle.CompactScaler(data.FitScaler(ds))
 	}
-	sc := bundle.CompactScaler(robustScaler(ds))
+	sc := bundle.CompactScaler(data.FitRobustScaler(ds))
 	sc.Clip = true
 	return sc
-}
-
-// robustScaler fits each feature's range to its 0.1% and 99.9% quantiles,
-// or its extremes when those coincide while the feature is not constant.
-// TODO(lead): replace with data.FitRobustScaler.
-func robustScaler(ds *data.Dataset) inference.Scaler {
-	mm := data.FitScaler(ds)
-	col := make([]float32, 0, ds.N)
-	for j := range ds.D {
-		col = col[:0]
-		for i := range ds.N {
-			if v := ds.X[i*ds.D+j]; v == v {
-				col = append(col, v)
-			}
-		}
-		if len(col) == 0 {
-			continue
-		}
-		slices.Sort(col)
-		lo := col[int(0.001*float64(len(col)-1))]
-		hi := col[len(col)-1-int(0.001*float64(len(col)-1))]
-		if hi > lo {
-			mm.Lo[j], mm.Hi[j] = lo, hi
-		}
-	}
-	return mm
 }
 
 // structures returns the embedding structures to consider, each with the
 // largest P that fits the budget (or the fixed P).
 func (c *Config) structures(p *prepared) ([]Structure, error) {
 	if c.P > 0 {
-		return []Structure{{Thresholds: c.Thresholds, Projection: c.Projection, P: c.P}}, nil
+		return []Structure{{Thresholds: c.Thresholds, Projection: c.Projection, P: c.P, Binary: c.Weights == "binary"}}, nil
 	}
 	d := p.ds.D
 	var cands []Structure
@@ -77,17 +53,30 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 			add(0, 48)
 		}
 	}
+	var weights []bool
+	switch c.Weights {
+	case "ternary":
+		weights = []bool{false}
+	case "binary":
+		weights = []bool{true}
+	default:
+		weights = []bool{false, true}
+	}
 	var out []Structure
-	for _, s := range cands {
-		pmax, err := c.maxP(p, s)
-		if err != nil {
-			return nil, err
+	for _, s0 := range cands {
+		for _, binary := range weights {
+			s := s0
+			s.Binary = binary
+			pmax, err := c.maxP(p, s)
+			if err != nil {
+				return nil, err
+			}
+			if pmax < 64 {
+				continue
+			}
+			s.P = pmax
+			out = append(out, s)
 		}
-		if pmax < 64 {
-			continue
-		}
-		s.P = pmax
-		out = append(out, s)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: a %d-byte budget cannot hold even 64 random features for %d features and %d classes", ErrConfig, c.Budget, d, len(p.ds.Classes))
@@ -103,14 +92,22 @@ func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 		return 0, err
 	}
 	limit := c.Budget - c.Reserve
-	fixed := estimateBytes(base, len(p.ds.Classes), 0)
-	if fixed > limit {
-		return 0, nil
+	fits := func(units int) (bool, error) {
+		n, err := c.worstCaseBytes(base, units*64, s.Binary)
+		return n <= limit, err
 	}
-	lo, hi := 0, inference.MaxP/64
+	if ok, err := fits(1); err != nil || !ok {
+		return 0, err
+	}
+	// The size grows with P; find the largest multiple of 64 that fits.
+	lo, hi := 1, inference.MaxP/64
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if estimateBytes(base, len(p.ds.Classes), mid*64) <= limit {
+		ok, err := fits(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
 			lo = mid
 		} else {
 			hi = mid - 1
@@ -119,32 +116,48 @@ func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 	return lo * 64, nil
 }
 
-// estimateBytes is the worst-case signed bundle size of base with P random
-// features. TODO(lead): replace with the encoded size of a worst-case spec
-// once bundle format 2 lands.
-func estimateBytes(base *inference.ModelSpec, classes, p int) int {
-	d := base.NumFeatures()
-	n := 5 + 80 // magic, version, header with a model ID
-	n += 16     // compat counts, version, hardware
-	for _, f := range base.Features {
-		n += 1 + len(f)
+// worstCaseBytes is the size of the unsigned bundle (the same size as the
+// signed one) of learned parts base with p random features when every
+// column is kept and every weight vector has zeros (base-3 packed; sign
+// planes with binary weights), with a model ID of the longest allowed
+// length: an upper bound on what training can produce.
+func (c *Config) worstCaseBytes(base *inference.ModelSpec, p int, binary bool) (int, error) {
+	spec := *base
+	in := spec.NumFeatures()
+	if spec.Projection != nil {
+		in = spec.Projection.Out()
 	}
-	n += 2
-	for _, c := range base.Classes {
-		n += 1 + len(c)
+	if p > 0 {
+		spec.Transform = inference.TransformSpec{Generator: inference.GeneratorV1, Seed: c.Seed, Sigma: 1, D: in, P: p}
+	} else {
+		spec.Projection = nil
 	}
-	n += 2 + 4*d // scaler
-	nt := base.NumThresholds()
-	n += 1 + d + 2*nt
-	if base.Projection != nil && p > 0 {
-		n += 2 + base.Projection.Out()*((d+4)/5+9)
+	nv := inference.Vectors(len(spec.Classes))
+	cols := spec.Columns()
+	weights := make([][]int8, nv)
+	alpha := make([]float32, nv)
+	pattern := []int8{1, -1, 0}
+	if binary {
+		pattern = []int8{1, -1}
 	}
-	n += 30 // transform
-	cols := nt + p
-	n += 1 + (cols+7)/8
-	nv := inference.Vectors(classes)
-	n += nv * (1 + (cols+4)/5)
-	n += 4*nv + 1 + 3*nv
-	n += 2 + 72
-	return n
+	for v := range weights {
+		weights[v] = make([]int8, cols)
+		for j := range cols {
+			weights[v][j] = pattern[(j+v)%len(pattern)]
+		}
+		alpha[v] = 1
+	}
+	full, err := inference.NewSpec(&spec, weights, alpha)
+	if err != nil {
+		return 0, err
+	}
+	raw, err := bundle.Encode(&bundle.Bundle{
+		Header: bundle.Header{ModelID: strings.Repeat("m", bundle.MaxModelID), Release: 1, CreatedAt: time.Unix(1, 0)},
+		Compat: bundle.Compat{MinAgentVersion: "0.0.0"},
+		Spec:   full,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("training: sizing the bundle: %w", err)
+	}
+	return len(raw), nil
 }

@@ -70,9 +70,11 @@ type Config struct {
 	// principal directions (ternary-quantised) instead of the raw scaled
 	// input; 0 = none.
 	Projection int
-	// BinaryWeights restricts the weights to {−1, +1} (the paper's binary
-	// variant): 1 bit per weight instead of about 1.6.
-	BinaryWeights bool
+	// Weights is "ternary" ({−1, 0, +1}: the paper's method, 1.6 bits a
+	// weight in a bundle), "binary" ({−1, +1}: 1 bit, so more random
+	// features fit the budget) or "auto" (the default: the search compares
+	// both at the same budget; with P fixed, ternary).
+	Weights string
 
 	Tol       float64 // solver tolerance; 0 = the solver's default
 	MaxRounds int     // solver α-steps; 0 = the solver's default
@@ -127,6 +129,12 @@ func (c *Config) withDefaults() (Config, error) {
 	if v.Scaling == "" {
 		v.Scaling = "robust"
 	}
+	if v.Weights == "" {
+		v.Weights = "auto"
+		if v.P > 0 {
+			v.Weights = "ternary"
+		}
+	}
 	if len(v.SigmaGrid) == 0 {
 		v.SigmaGrid = PaperSigmaGrid()
 	}
@@ -163,6 +171,10 @@ func (c *Config) withDefaults() (Config, error) {
 		return v, fmt.Errorf("%w: %d folds, want 0 (one hold-out) or 2..20", ErrConfig, v.Folds)
 	case v.Search != "halving" && v.Search != "grid":
 		return v, fmt.Errorf("%w: search %q, want halving or grid", ErrConfig, v.Search)
+	case v.Weights != "auto" && v.Weights != "ternary" && v.Weights != "binary":
+		return v, fmt.Errorf("%w: weights %q, want auto, ternary or binary", ErrConfig, v.Weights)
+	case v.Weights == "auto" && v.P > 0:
+		return v, fmt.Errorf("%w: weights auto needs a budget, not a fixed p", ErrConfig)
 	case v.Scaling != "robust" && v.Scaling != "minmax":
 		return v, fmt.Errorf("%w: scaling %q, want robust or minmax", ErrConfig, v.Scaling)
 	case v.Sigma < 0 || math.IsNaN(v.Sigma) || math.IsInf(v.Sigma, 0):

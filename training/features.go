@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/inference/bundle"
 )
 
 // Learned parts of the embedding, fitted on training rows only: the
@@ -53,22 +54,13 @@ func fitThresholds(xs []float32, n, d, t int) [][]float32 {
 			}
 			list = append(list, midpoint(v, col[up]))
 		}
-		th[j] = compactThresholds(list)
+		slices.Sort(list)
+		th[j] = list
 	}
-	return th
+	return bundle.CompactThresholds(th)
 }
 
 func midpoint(a, b float32) float32 { return float32((float64(a) + float64(b)) / 2) }
-
-// compactThresholds sorts, snaps to float16 and deduplicates.
-func compactThresholds(list []float32) []float32 {
-	out := make([]float32, 0, len(list))
-	for _, v := range list {
-		out = append(out, roundHalf(v))
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
 
 // fitProjection returns the ternary projection onto the r leading principal
 // directions of the scaled rows xs (n rows of d), computed on at most
@@ -187,16 +179,4 @@ func ternarise(w []int8, c []float64) float64 {
 		}
 	}
 	return sum / float64(bestK)
-}
-
-// roundHalf rounds v to the nearest float16 value (ties to even), for
-// |v| <= 1. TODO(lead): replace with bundle.CompactThresholds.
-func roundHalf(v float32) float32 {
-	a := math.Abs(float64(v))
-	if a == 0 {
-		return 0
-	}
-	_, e := math.Frexp(a) // a = f·2^e, f in [0.5, 1)
-	q := math.Ldexp(1, max(e-11, -24))
-	return float32(math.RoundToEven(float64(v)/q) * q)
 }

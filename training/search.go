@@ -28,8 +28,20 @@ import (
 
 // size is how large a round's fits are.
 type size struct {
-	p    int // random features at most (the structure's P caps it)
+	p    int // random features of the structure with the largest P; the others in proportion
 	rows int // training rows at most
+}
+
+// roundP is structure s's random features in a round of size sz when the
+// largest structure has pmax: in proportion, so structures compare at the
+// same fraction of their budgets (binary weights get more features than
+// ternary ones at every size, as in the final bundle).
+func roundP(s Structure, sz size, pmax int) int {
+	if sz.p >= pmax {
+		return s.P
+	}
+	p := (s.P*sz.p/pmax + 63) / 64 * 64
+	return min(s.P, max(p, 128))
 }
 
 const (
@@ -52,6 +64,7 @@ type searcher struct {
 	folds []fold
 	preps []*prepared
 	res   *Result
+	pmax  int // the largest structure's P
 	round int
 	done  int
 	total int
@@ -65,6 +78,9 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	}
 	res.Validation, res.Notes = how, append(res.Notes, notes...)
 	sr := &searcher{c: c, ds: ds, folds: folds, res: res, preps: make([]*prepared, len(folds))}
+	for _, s := range structures {
+		sr.pmax = max(sr.pmax, s.P)
+	}
 	for i, f := range folds {
 		if sr.preps[i], err = prepare(f.train, c.fitScaler(f.train)); err != nil {
 			return err
@@ -198,7 +214,7 @@ func (sr *searcher) evaluate(cands []*candidate, sz size) error {
 		byGroup[g] = append(byGroup[g], cd)
 		tallies[cd] = newTally(len(ds.Classes))
 		cd.point = SearchPoint{Structure: cd.s, Sigma: cd.sigma, C: cd.c, Stage: sr.round}
-		cd.point.P = min(cd.s.P, sz.p)
+		cd.point.P = roundP(cd.s, sz, sr.pmax)
 	}
 	for fi, f := range sr.folds {
 		sub := f.train
@@ -210,7 +226,7 @@ func (sr *searcher) evaluate(cands []*candidate, sz size) error {
 		}
 		for _, g := range order {
 			s := g.s
-			s.P = min(s.P, sz.p)
+			s.P = roundP(s, sz, sr.pmax)
 			t0 := time.Now()
 			base, err := sr.preps[fi].features(s, g.sigma, c.Seed)
 			if err != nil {
@@ -226,7 +242,7 @@ func (sr *searcher) evaluate(cands []*candidate, sz size) error {
 				// Same λ as the final fit on all of ds: C scales with the
 				// row count.
 				cfit := cd.c * float64(ds.N) / float64(sub.N)
-				spec, _, err := fitWeights(base, cols, sub, cfit, c, "")
+				spec, _, err := fitWeights(base, cols, sub, cfit, cd.s.Binary, c, "")
 				if err != nil {
 					return err
 				}

@@ -13,7 +13,7 @@ import (
 // its test accuracy: what a user would get from a linear model.
 func linearAccuracy(t *testing.T, train, test *data.Dataset) float64 {
 	t.Helper()
-	sc := robustScaler(train)
+	sc := data.FitRobustScaler(train)
 	sc.Clip = true
 	scale := func(ds *data.Dataset) []float32 {
 		out := make([]float32, len(ds.X))
@@ -39,7 +39,10 @@ func linearAccuracy(t *testing.T, train, test *data.Dataset) float64 {
 		return 100 * float64(ok) / float64(ds.N)
 	}
 	n := train.N * 4 / 5
-	older, latest := splitAt(train, n)
+	older, latest, err := data.SplitLatestCount(train, train.N-n)
+	if err != nil {
+		t.Fatal(err)
+	}
 	best, bestC := -1.0, 1.0
 	for _, c := range PaperCGrid() {
 		m, err := linear.Train(scale(older), older.N, older.D, signs(older), &linear.Options{C: c, Bias: 1})
@@ -63,7 +66,10 @@ func linearAccuracy(t *testing.T, train, test *data.Dataset) float64 {
 // features.
 func TestNearLinearTimeSeries(t *testing.T) {
 	all := OfficeSeries(6000, 4)
-	train, test := splitAt(all, 4000)
+	train, test, err := data.SplitLatestCount(all, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	lin := linearAccuracy(t, train, test)
 	majority := 0
 	for _, y := range test.Y {

@@ -39,9 +39,10 @@ type Result struct {
 // per input feature, principal directions before the random transform, and
 // random features (see inference.ModelSpec).
 type Structure struct {
-	Thresholds int `json:"thresholds"` // per feature, at most
-	Projection int `json:"projection"` // principal directions; 0 = the raw scaled input
-	P          int `json:"p"`          // random features
+	Thresholds int  `json:"thresholds"` // per feature, at most
+	Projection int  `json:"projection"` // principal directions; 0 = the raw scaled input
+	P          int  `json:"p"`          // random features
+	Binary     bool `json:"binary"`     // weights in {−1, +1} rather than {−1, 0, +1}
 }
 
 // SearchPoint is one candidate of the hyper-parameter search.
@@ -205,12 +206,12 @@ func fit(p *prepared, v Structure, sigma, cv float64, c *Config, stage string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	return fitWeights(base, cols, p.ds, cv, c, stage)
+	return fitWeights(base, cols, p.ds, cv, v.Binary, c, stage)
 }
 
 // fitWeights learns the ternary weights over the embedding cols of ds's rows
 // and completes base into a model.
-func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Dataset, cv float64, c *Config, stage string) (*inference.ModelSpec, [][]ternary.Step, error) {
+func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Dataset, cv float64, binary bool, c *Config, stage string) (*inference.ModelSpec, [][]ternary.Step, error) {
 	nv := inference.Vectors(len(ds.Classes))
 	lambda := 1 / (2 * float64(ds.N) * cv)
 
@@ -236,7 +237,7 @@ func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Datas
 			defer func() { <-sem }()
 			y := classSigns(ds, nv, v)
 			opt := &ternary.Options{Lambda: lambda, Loss: c.Loss, Reg: c.Reg, Tol: c.Tol, MaxRounds: c.MaxRounds,
-				Binary: c.BinaryWeights, Workers: max(1, c.Workers/min(nv, c.Workers))}
+				Binary: binary, Workers: max(1, c.Workers/min(nv, c.Workers))}
 			r, err := ternary.Solve(cols, ternary.LabelBits(y), inits[v].w, inits[v].alpha, opt)
 			if err != nil {
 				errs[v] = err

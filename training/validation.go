@@ -29,7 +29,7 @@ const defaultTimeFolds = 3
 // validation returns the folds candidates are scored on, a description,
 // and notes on choices the user should know about.
 func (c *Config) validation(ds *data.Dataset) ([]fold, string, []string, error) {
-	ordered := c.TimeOrdered
+	ordered := c.TimeOrdered || ds.Ordered
 	var notes []string
 	switch {
 	case ordered && c.Folds >= 2:
@@ -40,7 +40,10 @@ func (c *Config) validation(ds *data.Dataset) ([]fold, string, []string, error) 
 		if n < 1 || n >= ds.N {
 			return nil, "", nil, fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, ds.N)
 		}
-		older, latest := splitAt(ds, ds.N-n)
+		older, latest, err := data.SplitLatestCount(ds, n)
+		if err != nil {
+			return nil, "", nil, err
+		}
 		if missing := missingClasses(older, latest); missing > 0 {
 			f, err := forwardFolds(ds, defaultTimeFolds)
 			if err != nil {
@@ -83,32 +86,15 @@ func missingClasses(a, b *data.Dataset) int {
 	return n
 }
 
-// splitAt returns rows [0, n) and [n, N).
-// TODO(lead): replace with data.SplitLatest.
-func splitAt(ds *data.Dataset, n int) (*data.Dataset, *data.Dataset) {
-	a, b := make([]int, n), make([]int, ds.N-n)
-	for i := range a {
-		a[i] = i
-	}
-	for i := range b {
-		b[i] = n + i
-	}
-	return ds.Subset(a), ds.Subset(b)
-}
-
-// forwardFolds cuts ds into k+1 consecutive blocks; fold i trains on
-// blocks 0…i−1 and validates on block i.
-// TODO(lead): replace with data.ForwardFolds.
+// forwardFolds returns data.ForwardFolds as datasets.
 func forwardFolds(ds *data.Dataset, k int) ([]fold, error) {
-	if ds.N < 2*(k+1) {
-		return nil, fmt.Errorf("%w: %d rows are too few for %d folds", ErrConfig, ds.N, k)
+	fs, err := data.ForwardFolds(ds, k)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	edge := func(b int) int { return b * ds.N / (k + 1) }
-	var out []fold
-	for i := 1; i <= k; i++ {
-		tr, rest := splitAt(ds, edge(i))
-		val, _ := splitAt(rest, edge(i+1)-edge(i))
-		out = append(out, fold{tr, val})
+	out := make([]fold, len(fs))
+	for i, f := range fs {
+		out[i] = fold{ds.Subset(f.Train), ds.Subset(f.Valid)}
 	}
 	return out, nil
 }
