@@ -12,15 +12,15 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
 
-// Version is the agent's version, "major.minor.patch" as bundles'
-// min_agent_version compares it; set at build time with
-// -ldflags "-X github.com/trit-iot/trit/agent.Version=…".
-var Version = "0.1.0"
+// Version is the agent's version (internal/buildinfo), "major.minor.patch"
+// as bundles' minimum agent versions are.
+var Version = buildinfo.Version
 
 // Options are what Run takes from its caller besides the config. A nil
 // *Options and zero fields mean defaults.

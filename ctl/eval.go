@@ -92,15 +92,9 @@ still matched against the file's header when it has one.`,
 }
 
 // readSpecOf returns the read spec a bundle carries (data.ReadSpec text
-// form: how its training file was read), or "" if it carries none.
-//
-// The lead wires this: once bundle.Bundle has its Info map, this returns
-// b.Info["read"], which train stores as the training set's
-// Spec.String(). Until then no bundle carries one.
-func readSpecOf(b *bundle.Bundle) string {
-	_ = b
-	return ""
-}
+// form: how its training file was read; training.InfoRead), or "" if it
+// carries none.
+func readSpecOf(b *bundle.Bundle) string { return b.Info[training.InfoRead] }
 
 // evalData reads eval's data file: with spec (the model's read spec) when
 // no data flag is given, else with the flags, matching the model's feature
@@ -112,6 +106,10 @@ func evalData(df *dataFlags, path string, m *inference.Model, spec string) (*dat
 		rs, err := data.ParseReadSpec(spec)
 		if err != nil {
 			return nil, fmt.Errorf("the model's record of how its training data was read: %w (give data flags such as --label-column to read %s)", err, path)
+		}
+		// The spec leaves the feature names to the bundle's compat section.
+		if rs.Features == nil {
+			rs.Features = m.Spec().Features
 		}
 		o = rs.Options()
 	} else {

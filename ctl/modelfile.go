@@ -11,6 +11,7 @@ import (
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/training"
 )
 
 // Models on disk are bundles (package inference/bundle, docs/BUNDLE.md):
@@ -23,11 +24,6 @@ import (
 // workstation) but keeps a wrong path from being read whole.
 const maxFileSize = 16 << 20
 
-// defaultMinAgent is the minimum agent version stamped into new bundles
-// unless --min-agent says otherwise: the first agent release that reads
-// format version 1.
-const defaultMinAgent = "0.1.0"
-
 // modelMeta is what a bundle carries besides the model spec.
 type modelMeta struct {
 	ModelID   string
@@ -35,7 +31,7 @@ type modelMeta struct {
 	Created   time.Time // zero: now
 	Expires   time.Time // zero: never
 	Hardware  string
-	MinAgent  string // "": defaultMinAgent
+	MinAgent  string // "": training.MinAgentVersion
 	Features  []string
 	Overwrite bool // replace an existing file at the path
 }
@@ -47,7 +43,7 @@ func encodeModel(spec *inference.ModelSpec, meta modelMeta) ([]byte, error) {
 		meta.Created = time.Now()
 	}
 	if meta.MinAgent == "" {
-		meta.MinAgent = defaultMinAgent
+		meta.MinAgent = training.MinAgentVersion
 	}
 	return bundle.Encode(&bundle.Bundle{
 		Header: bundle.Header{ModelID: meta.ModelID, Release: meta.Release, CreatedAt: meta.Created, ExpiresAt: meta.Expires},

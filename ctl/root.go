@@ -11,11 +11,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/trit-iot/trit/internal/buildinfo"
 )
 
-// Version is the tritctl version, set at build time with
-// -ldflags "-X github.com/trit-iot/trit/ctl.Version=…".
-var Version = "0.1.0-dev"
+// Version is the tritctl version (internal/buildinfo).
+var Version = buildinfo.Version
 
 // env is what commands read and write, so tests can run them in-process.
 type env struct {

@@ -15,30 +15,41 @@ import (
 
 // trainSummary is what `tritctl train --json` prints.
 type trainSummary struct {
-	Dataset      string  `json:"dataset"`
-	Accuracy     float64 `json:"accuracy"`    // percent
-	AccuracyOn   string  `json:"accuracy_on"` // "test", "validation" or "train"
-	EvalRows     int     `json:"eval_rows"`
-	TrainSeconds float64 `json:"train_seconds"`
-	P            int     `json:"p"`
-	Classes      int     `json:"classes"`
-	Features     int     `json:"features"`
-	TrainRows    int     `json:"train_rows"`
-	NonZero      int     `json:"nonzero"`
-	Coefficients int     `json:"coefficients"` // weight vectors × p
-	Kept         int     `json:"kept_columns"`
-	ModelBytes   int     `json:"model_bytes"` // bundle size; signing does not change it
-	Model        string  `json:"model"`
-	ModelID      string  `json:"model_id"`
-	Release      uint64  `json:"release"`
-	Sigma        float64 `json:"sigma"`
-	C            float64 `json:"c"`
-	Lambda       float64 `json:"lambda"`
-	SearchPoints int     `json:"search_points"`
-	Seed         uint64  `json:"seed"`
-	Loss         string  `json:"loss"`
-	Reg          string  `json:"reg"`
-	// Search lists every grid point with its validation accuracy.
+	Dataset      string                `json:"dataset"`
+	Read         string                `json:"read,omitempty"`    // how the training file was read
+	Accuracy     float64               `json:"accuracy"`          // percent
+	Balanced     float64               `json:"balanced_accuracy"` // mean per-class recall, percent
+	AccuracyOn   string                `json:"accuracy_on"`       // "test", "validation" or "train"
+	EvalRows     int                   `json:"eval_rows"`
+	PerClass     []training.ClassScore `json:"per_class"`        // recall and precision on the same rows
+	TrainSeconds float64               `json:"train_seconds"`    // search and final fit
+	FitSeconds   float64               `json:"fit_seconds"`      // the final fit alone
+	Budget       int                   `json:"budget,omitempty"` // bytes; 0 with a fixed --p
+	P            int                   `json:"p"`                // random features
+	Structure    training.Structure    `json:"structure"`        // thresholds, projection, p, weights
+	Classes      int                   `json:"classes"`
+	Features     int                   `json:"features"`
+	TrainRows    int                   `json:"train_rows"`
+	NonZero      int                   `json:"nonzero"`
+	Coefficients int                   `json:"coefficients"` // weight vectors × kept columns
+	Kept         int                   `json:"kept_columns"`
+	Columns      int                   `json:"columns"`     // thresholds + p
+	ModelBytes   int                   `json:"model_bytes"` // bundle size; signing does not change it
+	Bytes        []bundle.Section      `json:"bytes"`       // where the bundle's bytes go, by section
+	Model        string                `json:"model"`
+	ModelID      string                `json:"model_id"`
+	Release      uint64                `json:"release"`
+	Sigma        float64               `json:"sigma"`
+	C            float64               `json:"c"`
+	Lambda       float64               `json:"lambda"`
+	Validation   string                `json:"validation,omitempty"` // how candidates were validated
+	Selected     *training.SearchPoint `json:"selected,omitempty"`   // the chosen candidate's validation scores
+	Notes        []string              `json:"notes,omitempty"`      // what the search decided and why
+	SearchPoints int                   `json:"search_points"`
+	Seed         uint64                `json:"seed"`
+	Loss         string                `json:"loss"`
+	Reg          string                `json:"reg"`
+	// Search lists every candidate the search scored.
 	Search []training.SearchPoint `json:"search,omitempty"`
 }
 
@@ -48,6 +59,13 @@ type trainFlags struct {
 	out        string
 	test       string
 	p          int
+	budget     int
+	weights    string
+	thresholds int
+	projection int
+	search     string
+	scaling    string
+	folds      int
 	sigma, c   float64
 	sigmaGrid  string
 	cGrid      string
@@ -101,9 +119,16 @@ bundle predicts what was evaluated here.`,
 	fl.StringVar(&f.modelID, "model-id", "", "model ID in the bundle (default: the --standard name, else the output file's name up to its first dot)")
 	fl.Uint64Var(&f.release, "release", 1, "release counter in the bundle, >= 1; agents refuse a release not above the one they run")
 	fl.StringVar(&f.hardware, "hardware", "", "hardware/sensor-set label in the bundle (default: any)")
-	fl.StringVar(&f.minAgent, "min-agent", defaultMinAgent, "oldest agent version (major.minor.patch) that may run the bundle")
+	fl.StringVar(&f.minAgent, "min-agent", training.MinAgentVersion, "oldest agent version (major.minor.patch) that may run the bundle")
 	fl.StringVar(&f.test, "test", "", "labelled data to evaluate the trained model on")
-	fl.IntVar(&f.p, "p", 2048, "embedding bits")
+	fl.IntVar(&f.budget, "budget", training.DefaultBudget, "size of the signed bundle to fill, in bytes: training chooses the embedding and the number of random features to fit it")
+	fl.IntVar(&f.p, "p", 0, "fix the number of random features (the paper's experiments) instead of filling --budget")
+	fl.StringVar(&f.weights, "weights", "", "weights: ternary, binary or auto (default: auto with --budget, ternary with --p)")
+	fl.IntVar(&f.thresholds, "thresholds", 0, "threshold bits per input feature (0: the search decides with --budget, none with --p)")
+	fl.IntVar(&f.projection, "projection", 0, "principal directions before the random features (0: the search decides with --budget, none with --p)")
+	fl.StringVar(&f.search, "search", "halving", "search: halving (small fits first, the best at full size) or grid (every σ×C at full size)")
+	fl.StringVar(&f.scaling, "scaling", "robust", "input scaling: robust (quantile ranges, clipped) or minmax (training extremes, the paper's)")
+	fl.IntVar(&f.folds, "folds", 0, "validate on K folds (forward-chaining for time-ordered data) instead of one hold-out; 0: one hold-out")
 	fl.Float64Var(&f.sigma, "sigma", 0, "Gaussian kernel width σ (0: search --sigma-grid)")
 	fl.Float64Var(&f.c, "c", 0, "regularisation C, as in a linear SVM (0: search --c-grid)")
 	fl.StringVar(&f.sigmaGrid, "sigma-grid", "", "comma-separated σ values to search (default 2^-5…2^5)")
@@ -187,9 +212,17 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	}
 	prog := &progress{e: e, quiet: f.json}
 	cfg := &training.Config{
-		P: f.p, Sigma: f.sigma, C: f.c, SigmaGrid: sg, CGrid: cg, Validation: f.validation,
+		Budget: f.budget, P: f.p, Weights: f.weights, Thresholds: f.thresholds, Projection: f.projection,
+		Search: f.search, Scaling: f.scaling, Folds: f.folds,
+		Sigma: f.sigma, C: f.c, SigmaGrid: sg, CGrid: cg, Validation: f.validation,
 		Seed: f.seed, Loss: loss, Reg: reg, Init: f.init, InitRows: f.initRows, Workers: f.workers,
 		Progress: prog.report,
+	}
+	if f.p > 0 {
+		cfg.Budget = 0
+	}
+	if train.Spec != nil && !f.json {
+		fmt.Fprintf(e.stderr, "reading %s: %s\n", train.Name, train.Spec.Describe())
 	}
 	res, err := training.Train(train, cfg)
 	if err != nil {
@@ -205,9 +238,9 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	if modelID == "" {
 		modelID = modelIDFromPath(f.out)
 	}
-	raw, err := encodeModel(res.Spec, modelMeta{ModelID: modelID, Release: f.release, Hardware: f.hardware, MinAgent: f.minAgent})
+	raw, err := res.Bundle(train, training.BundleMeta{ModelID: modelID, Release: f.release, Hardware: f.hardware, MinAgent: f.minAgent})
 	if err != nil {
-		return fmt.Errorf("bundling the trained model: %w", err)
+		return err
 	}
 	if err := writeFileAtomic(f.out, raw, 0o644, true); err != nil {
 		return err
@@ -216,35 +249,38 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	if size > bundle.DefaultMaxSize {
 		fmt.Fprintf(e.stderr, "tritctl: warning: %s is %d bytes, above the %d-byte cap agents apply by default\n", f.out, size, bundle.DefaultMaxSize)
 	}
+	bd, err := bundle.Inspect(raw)
+	if err != nil {
+		return fmt.Errorf("inspecting the bundle just written: %w", err)
+	}
+	spec := res.Spec
 	s := trainSummary{
-		Dataset: train.Name, TrainSeconds: res.TrainSeconds, P: f.p, Classes: len(train.Classes),
+		Dataset: train.Name, TrainSeconds: res.TrainSeconds, FitSeconds: res.FitSeconds, Budget: cfg.Budget,
+		P: spec.Transform.P, Structure: res.Structure, Classes: len(train.Classes),
 		Features: train.D, TrainRows: train.N, NonZero: res.NonZero,
-		Coefficients: len(res.Spec.Sign) * f.p, Kept: len(res.Spec.Kept), ModelBytes: size, Model: f.out,
+		Coefficients: len(spec.Sign) * len(spec.Kept), Kept: len(spec.Kept), Columns: spec.Columns(),
+		ModelBytes: size, Bytes: bd.Sections, Model: f.out,
 		ModelID: modelID, Release: f.release,
-		Sigma: res.Sigma, C: res.C, Lambda: res.Lambda, SearchPoints: len(res.Search), Seed: f.seed,
+		Sigma: res.Sigma, C: res.C, Lambda: res.Lambda, Validation: res.Validation, Selected: res.Selected, Notes: res.Notes,
+		SearchPoints: len(res.Search), Seed: f.seed,
 		Loss: loss.String(), Reg: reg.String(), Search: res.Search,
 	}
+	if train.Spec != nil {
+		s.Read = train.Spec.Describe()
+	}
+	var ev *training.Evaluation
 	switch {
 	case test != nil:
-		ev, err := training.Evaluate(res.Model, test, f.workers)
-		if err != nil {
-			return err
-		}
-		s.Accuracy, s.AccuracyOn, s.EvalRows = ev.Accuracy, "test", ev.N
-	case len(res.Search) > 0:
-		for _, pt := range res.Search {
-			if pt.Sigma == res.Sigma && pt.C == res.C {
-				s.Accuracy, s.AccuracyOn = pt.Accuracy, "validation"
-			}
-		}
-		s.EvalRows = train.N - int(float64(train.N)*(1-f.validation)) // approximate; the split is stratified
+		s.AccuracyOn = "test"
+		ev, err = training.Evaluate(res.Model, test, f.workers)
 	default:
-		ev, err := training.Evaluate(res.Model, train, f.workers)
-		if err != nil {
-			return err
-		}
-		s.Accuracy, s.AccuracyOn, s.EvalRows = ev.Accuracy, "train", ev.N
+		s.AccuracyOn = "train"
+		ev, err = training.Evaluate(res.Model, train, f.workers)
 	}
+	if err != nil {
+		return err
+	}
+	s.Accuracy, s.Balanced, s.EvalRows, s.PerClass = ev.Accuracy, ev.Balanced, ev.N, ev.PerClass
 	if f.json {
 		return writeJSON(e.stdout, s)
 	}
@@ -254,17 +290,53 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 
 func printTrainSummary(e *env, s *trainSummary, res *training.Result) {
 	w := e.stdout
-	fmt.Fprintf(w, "trained %s: %d rows, %d features, %d classes, p = %d\n", s.Dataset, s.TrainRows, s.Features, s.Classes, s.P)
-	if s.SearchPoints > 0 {
-		fmt.Fprintf(w, "  σ = %g, C = %g (best of %d grid points on the validation split)\n", s.Sigma, s.C, s.SearchPoints)
+	st := s.Structure
+	weights := "ternary"
+	if st.Binary {
+		weights = "binary"
+	}
+	fmt.Fprintf(w, "trained %s: %d rows, %d features, %d classes\n", s.Dataset, s.TrainRows, s.Features, s.Classes)
+	if s.Read != "" {
+		fmt.Fprintf(w, "  read as: %s\n", s.Read)
+	}
+	fmt.Fprintf(w, "  embedding: %d threshold bits", s.Columns-s.P)
+	if st.Projection > 0 {
+		fmt.Fprintf(w, ", %d random features on %d principal directions", s.P, st.Projection)
+	} else {
+		fmt.Fprintf(w, ", %d random features", s.P)
+	}
+	fmt.Fprintf(w, "; %s weights\n", weights)
+	if s.Selected != nil {
+		fmt.Fprintf(w, "  σ = %g, C = %g: best of %d candidates on %s (balanced accuracy %.2f%%)\n", s.Sigma, s.C, s.SearchPoints, s.Validation, s.Selected.Balanced)
 	} else {
 		fmt.Fprintf(w, "  σ = %g, C = %g\n", s.Sigma, s.C)
 	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
 	fmt.Fprintf(w, "  non-zero coefficients: %d of %d (%.1f%%); columns kept: %d of %d\n",
-		s.NonZero, s.Coefficients, 100*float64(s.NonZero)/float64(max(1, s.Coefficients)), s.Kept, s.P)
-	fmt.Fprintf(w, "  %s accuracy: %.2f%%\n", s.AccuracyOn, s.Accuracy)
-	fmt.Fprintf(w, "  training time: %.1f s\n", s.TrainSeconds)
-	fmt.Fprintf(w, "  model: %s (unsigned bundle, %d bytes; model ID %q, release %d)\n", s.Model, s.ModelBytes, s.ModelID, s.Release)
+		s.NonZero, s.Coefficients, 100*float64(s.NonZero)/float64(max(1, s.Coefficients)), s.Kept, s.Columns)
+	fmt.Fprintf(w, "  %s accuracy: %.2f%% (balanced %.2f%%) on %d rows\n", s.AccuracyOn, s.Accuracy, s.Balanced, s.EvalRows)
+	if len(s.PerClass) > 1 && len(s.PerClass) <= 20 {
+		fmt.Fprintf(w, "  per class:")
+		for _, c := range s.PerClass {
+			fmt.Fprintf(w, " %s %.1f%% of %d;", c.Class, c.Recall, c.Rows)
+		}
+		fmt.Fprintln(w, " (recall)")
+	}
+	fmt.Fprintf(w, "  training time: %.1f s (final fit %.1f s)\n", s.TrainSeconds, s.FitSeconds)
+	budget := ""
+	if s.Budget > 0 {
+		budget = fmt.Sprintf(" of a %d-byte budget", s.Budget)
+	}
+	fmt.Fprintf(w, "  model: %s (unsigned bundle, %d bytes%s; model ID %q, release %d)\n", s.Model, s.ModelBytes, budget, s.ModelID, s.Release)
+	fmt.Fprintf(w, "  bytes:")
+	for _, sec := range s.Bytes {
+		if sec.Size > 1 {
+			fmt.Fprintf(w, " %s %d;", sec.Name, sec.Size)
+		}
+	}
+	fmt.Fprintln(w)
 }
 
 func btoi(b bool) int {

@@ -17,12 +17,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/store"
 )
 
-// Version is trit-fleet's version, set at build time with
-// -ldflags "-X github.com/trit-iot/trit/fleet.Version=…".
-var Version = "0.1.0-dev"
+// Version is the trit-fleet's version (internal/buildinfo).
+var Version = buildinfo.Version
 
 // Main runs the trit-fleet command line with args (without the program
 // name) and returns the exit code: 0 success, 1 failure, 2 usage error.

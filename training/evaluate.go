@@ -14,9 +14,19 @@ type Evaluation struct {
 	N         int
 	Correct   int
 	Accuracy  float64 // percent
+	Balanced  float64 // balanced accuracy: mean recall over the classes with rows, percent
 	Classes   []string
-	Confusion [][]int // Confusion[true][predicted]
-	Predicted []int32 // per row
+	PerClass  []ClassScore // classes with rows, in class order
+	Confusion [][]int      // Confusion[true][predicted]
+	Predicted []int32      // per row
+}
+
+// ClassScore is one class's share of an Evaluation.
+type ClassScore struct {
+	Class     string  `json:"class"`
+	Rows      int     `json:"rows"`      // rows of this class
+	Recall    float64 `json:"recall"`    // percent of its rows predicted as it
+	Precision float64 `json:"precision"` // percent of the rows predicted as it that are it; 0 if none were
 }
 
 // Evaluate predicts every row of ds with m (in parallel; Predict is safe for
@@ -63,6 +73,25 @@ func Evaluate(m *inference.Model, ds *data.Dataset, workers int) (*Evaluation, e
 	}
 	if ds.N > 0 {
 		ev.Accuracy = 100 * float64(ev.Correct) / float64(ds.N)
+	}
+	for c, row := range ev.Confusion {
+		rows, predicted := 0, 0
+		for p, n := range row {
+			rows += n
+			predicted += ev.Confusion[p][c]
+		}
+		if rows == 0 {
+			continue
+		}
+		cs := ClassScore{Class: classes[c], Rows: rows, Recall: 100 * float64(row[c]) / float64(rows)}
+		if predicted > 0 {
+			cs.Precision = 100 * float64(row[c]) / float64(predicted)
+		}
+		ev.PerClass = append(ev.PerClass, cs)
+		ev.Balanced += cs.Recall
+	}
+	if len(ev.PerClass) > 0 {
+		ev.Balanced /= float64(len(ev.PerClass))
 	}
 	return ev, nil
 }

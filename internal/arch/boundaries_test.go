@@ -23,9 +23,9 @@ var allowed = map[string][]string{
 	"sensors":   {},
 	"store":     {},
 	"wire":      {"inference"},
-	"agent":     {"inference", "sensors", "store", "wire"},
-	"fleet":     {"inference", "training", "store", "wire"},
-	"ctl":       {"inference", "training", "sensors", "wire"},
+	"agent":     {"inference", "sensors", "store", "wire", "internal"},
+	"fleet":     {"inference", "training", "store", "wire", "internal"},
+	"ctl":       {"inference", "training", "sensors", "wire", "internal"},
 	"internal":  {"inference", "training", "sensors", "store", "wire"},
 	"cmd":       {"agent", "fleet", "ctl", "inference", "training", "sensors", "store", "wire"},
 }
