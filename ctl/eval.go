@@ -12,20 +12,22 @@ import (
 )
 
 type evalSummary struct {
-	Model      string   `json:"model"`
-	Dataset    string   `json:"dataset"`
-	Read       string   `json:"read"` // how the data file was read (data.ReadSpec text form)
-	Accuracy   float64  `json:"accuracy"`
-	Rows       int      `json:"rows"`
-	Correct    int      `json:"correct"`
-	P          int      `json:"p"`
-	Classes    []string `json:"classes"`
-	NonZero    int      `json:"nonzero"`
-	ModelBytes int      `json:"model_bytes"`
-	ModelID    string   `json:"model_id"`
-	Release    uint64   `json:"release"`
-	Signed     bool     `json:"signed"` // a signature is present; eval does not verify it
-	Confusion  [][]int  `json:"confusion"`
+	Model      string                `json:"model"`
+	Dataset    string                `json:"dataset"`
+	Read       string                `json:"read"` // how the data file was read (data.ReadSpec text form)
+	Accuracy   float64               `json:"accuracy"`
+	Balanced   float64               `json:"balanced_accuracy"` // mean per-class recall, percent
+	PerClass   []training.ClassScore `json:"per_class"`
+	Rows       int                   `json:"rows"`
+	Correct    int                   `json:"correct"`
+	P          int                   `json:"p"`
+	Classes    []string              `json:"classes"`
+	NonZero    int                   `json:"nonzero"`
+	ModelBytes int                   `json:"model_bytes"`
+	ModelID    string                `json:"model_id"`
+	Release    uint64                `json:"release"`
+	Signed     bool                  `json:"signed"` // a signature is present; eval does not verify it
+	Confusion  [][]int               `json:"confusion"`
 	// TrainSeconds is not known to eval; it is present for scripts that read
 	// train and eval output alike.
 	TrainSeconds float64 `json:"train_seconds"`
@@ -73,13 +75,13 @@ still matched against the file's header when it has one.`,
 					nz += popcount(w)
 				}
 			}
-			s := evalSummary{Model: args[0], Dataset: ds.Name, Read: ds.Spec.String(), Accuracy: ev.Accuracy, Rows: ev.N, Correct: ev.Correct,
+			s := evalSummary{Model: args[0], Dataset: ds.Name, Read: ds.Spec.String(), Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass, Rows: ev.N, Correct: ev.Correct,
 				P: spec.Transform.P, Classes: ev.Classes, NonZero: nz, ModelBytes: len(raw), Confusion: ev.Confusion,
 				ModelID: br.ModelID, Release: br.Release, Signed: br.Signed}
 			if asJSON {
 				return writeJSON(e.stdout, s)
 			}
-			fmt.Fprintf(e.stdout, "%s on %s: accuracy %.2f%% (%d of %d)\n", args[0], ds.Name, ev.Accuracy, ev.Correct, ev.N)
+			fmt.Fprintf(e.stdout, "%s on %s: accuracy %.2f%% (%d of %d), balanced %.2f%%\n", args[0], ds.Name, ev.Accuracy, ev.Correct, ev.N, ev.Balanced)
 			fmt.Fprintf(e.stdout, "  read as: %s\n\n", ds.Spec.Describe())
 			printConfusion(e.stdout, ev)
 			return nil
