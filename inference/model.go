@@ -111,6 +111,29 @@ func NewSpec(base *ModelSpec, weights [][]int8, alpha []float32) (*ModelSpec, er
 	return &spec, nil
 }
 
+// AllColumns returns a spec for the same model that keeps every embedding
+// column: the columns s drops get zero weights. Both predict the same
+// scores; a bundle of the one with all columns needs no kept list, which
+// is smaller when only a few columns are dropped.
+func (s *ModelSpec) AllColumns() *ModelSpec {
+	cols := s.Columns()
+	out := *s
+	out.Kept = make([]int32, cols)
+	for j := range out.Kept {
+		out.Kept[j] = int32(j)
+	}
+	words := (cols + 63) / 64
+	out.Sign, out.NonZero = make([][]uint64, len(s.Sign)), make([][]uint64, len(s.Sign))
+	for v := range s.Sign {
+		out.Sign[v], out.NonZero[v] = make([]uint64, words), make([]uint64, words)
+		for i, j := range s.Kept {
+			out.Sign[v][j>>6] |= (s.Sign[v][i>>6] >> (i & 63) & 1) << (j & 63)
+			out.NonZero[v][j>>6] |= (s.NonZero[v][i>>6] >> (i & 63) & 1) << (j & 63)
+		}
+	}
+	return &out
+}
+
 // Validate checks the spec's internal consistency without generating the
 // transform.
 func (s *ModelSpec) Validate() error {

@@ -342,3 +342,50 @@ func TestEmbedderMatchesDefinition(t *testing.T) {
 		}
 	}
 }
+
+func TestAllColumnsPredictsTheSame(t *testing.T) {
+	spec := pipelineSpec(t, 13, 8, 300, 3, true)
+	// Drop some columns: zero them in every vector.
+	w := make([]int8, len(spec.Kept))
+	weights := make([][]int8, len(spec.Sign))
+	for v := range spec.Sign {
+		UnpackTernary(w, spec.Sign[v], spec.NonZero[v])
+		full := make([]int8, spec.Columns())
+		for i, j := range spec.Kept {
+			if j%7 != 3 {
+				full[j] = w[i]
+			}
+		}
+		weights[v] = full
+	}
+	base := *spec
+	dropped, err := NewSpec(&base, weights, spec.Alpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := dropped.AllColumns()
+	if len(all.Kept) != all.Columns() || len(dropped.Kept) == all.Columns() {
+		t.Fatalf("kept %d and %d of %d columns", len(dropped.Kept), len(all.Kept), all.Columns())
+	}
+	a, err := New(dropped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(39, 40))
+	sa, sb := make([]float32, 3), make([]float32, 3)
+	for range 100 {
+		x := make([]float32, 8)
+		for i := range x {
+			x[i] = float32(rnd.NormFloat64() * 2)
+		}
+		ca, _ := a.Predict(sa, x)
+		cb, _ := b.Predict(sb, x)
+		if ca != cb || !slices.Equal(sa, sb) {
+			t.Fatalf("predictions differ: %d %v and %d %v", ca, sa, cb, sb)
+		}
+	}
+}

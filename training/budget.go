@@ -120,7 +120,9 @@ func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 // signed one) of learned parts base with p random features when every
 // column is kept and every weight vector has zeros (base-3 packed; sign
 // planes with binary weights), with a model ID of the longest allowed
-// length: an upper bound on what training can produce.
+// length: an upper bound on what training produces, since it ships a model
+// that drops columns only when that makes the bundle smaller (see
+// smallerKept).
 func (c *Config) worstCaseBytes(base *inference.ModelSpec, p int, binary bool) (int, error) {
 	spec := *base
 	in := spec.NumFeatures()
@@ -160,4 +162,35 @@ func (c *Config) worstCaseBytes(base *inference.ModelSpec, p int, binary bool) (
 		return 0, fmt.Errorf("training: sizing the bundle: %w", err)
 	}
 	return len(raw), nil
+}
+
+// smallerKept returns whichever of spec and its all-columns form (see
+// inference.ModelSpec.AllColumns) makes the smaller bundle: dropping a
+// column saves its weights but costs a kept list, a bitmap of one bit per
+// column, which is more than a few dropped columns save.
+func smallerKept(spec *inference.ModelSpec) (*inference.ModelSpec, error) {
+	if len(spec.Kept) == spec.Columns() {
+		return spec, nil
+	}
+	all := spec.AllColumns()
+	size := func(s *inference.ModelSpec) (int, error) {
+		raw, err := bundle.Encode(&bundle.Bundle{
+			Header: bundle.Header{ModelID: "m", Release: 1, CreatedAt: time.Unix(1, 0)},
+			Compat: bundle.Compat{MinAgentVersion: "0.0.0"},
+			Spec:   s,
+		})
+		return len(raw), err
+	}
+	a, err := size(spec)
+	if err != nil {
+		return nil, err
+	}
+	b, err := size(all)
+	if err != nil {
+		return nil, err
+	}
+	if b < a {
+		return all, nil
+	}
+	return spec, nil
 }

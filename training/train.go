@@ -183,6 +183,9 @@ func Train(ds *data.Dataset, cfg *Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec, err = smallerKept(spec); err != nil {
+		return nil, err
+	}
 	m, err := inference.New(spec)
 	if err != nil {
 		return nil, fmt.Errorf("training: exported model does not load: %w", err)

@@ -1,0 +1,82 @@
+package training
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/training/data"
+)
+
+// blobs returns n rows of d features around one centre per class.
+func blobs(n, d, classes int, seed uint64) *data.Dataset {
+	r := newSplitMix(seed)
+	u := func() float64 { return float64(r.next()>>11) / (1 << 53) }
+	ds := &data.Dataset{Name: "blobs", N: n, D: d, Y: make([]int32, n)}
+	for c := range classes {
+		ds.Classes = append(ds.Classes, string(rune('a'+c)))
+	}
+	for i := range n {
+		c := i % classes
+		ds.Y[i] = int32(c)
+		for j := range d {
+			centre := math.Sin(float64(c*7 + j*3))
+			ds.X = append(ds.X, float32(centre+0.6*(u()-0.5)*2))
+		}
+	}
+	return ds
+}
+
+// TestBudgetRespected trains at several budgets and class counts and checks
+// the bundle fits to the byte and that no more random features would have.
+func TestBudgetRespected(t *testing.T) {
+	for _, tc := range []struct {
+		budget, classes int
+		weights         string
+		thresholds      int
+	}{
+		{2048, 2, "ternary", 0},
+		{2048, 5, "binary", 4},
+		{6000, 3, "ternary", 8},
+		{6000, 7, "binary", 0},
+		{12000, 10, "ternary", 4},
+	} {
+		ds := blobs(700, 6, tc.classes, uint64(tc.budget+tc.classes))
+		c := &Config{Budget: tc.budget, Weights: tc.weights, Thresholds: tc.thresholds, Sigma: 1, C: 1, Seed: 2}
+		res, err := Train(ds, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := res.Bundle(ds, BundleMeta{ModelID: "a-model-id-as-long-as-users-write-them", Release: 1, Created: time.Unix(1_800_000_000, 0), Hardware: "pi-zero/ads1115"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) > tc.budget {
+			t.Errorf("%+v: bundle of %d bytes, over the budget", tc, len(raw))
+		}
+		// The next multiple of 64 random features would not fit in the worst case.
+		cfg, _ := c.withDefaults()
+		full, _ := prepare(ds, cfg.fitScaler(ds))
+		base, err := full.learned(res.Structure, cfg.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		over, err := cfg.worstCaseBytes(base, res.Structure.P+64, res.Structure.Binary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if over <= tc.budget-cfg.Reserve {
+			t.Errorf("%+v: p = %d leaves room: p+64 would take %d of %d bytes", tc, res.Structure.P, over, tc.budget-cfg.Reserve)
+		}
+		t.Logf("%+v: p = %d, bundle %d bytes (worst case at p+64: %d)", tc, res.Structure.P, len(raw), over)
+	}
+}
+
+func TestBudgetTooSmall(t *testing.T) {
+	ds := blobs(200, 300, 10, 1)
+	_, err := Train(ds, &Config{Budget: 1024, Sigma: 1, C: 1})
+	if err == nil {
+		t.Fatal("a 1 KB budget for 300 features and 10 classes was accepted")
+	}
+	t.Log(err)
+}
