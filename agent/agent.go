@@ -89,9 +89,12 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 		return err
 	}
 	if a.dialer == nil {
-		if a.dialer, err = NewPahoDialer(&cfg.MQTT); err != nil {
+		d, err := NewPahoDialer(&cfg.MQTT)
+		if err != nil {
 			return err
 		}
+		d.MaxPacket = MaxPacket(cfg.Install.MaxBundleBytes)
+		a.dialer = d
 	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("state directory: %w", err)
