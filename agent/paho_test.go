@@ -112,3 +112,31 @@ func TestSubscriptionRefused(t *testing.T) {
 	tp, _ := wire.NewTopics(testFleet)
 	expectRefused(t, f, cfg, "refused subscription to "+tp.Desired(testDevice))
 }
+
+// TestWarnsOnCertName: a client certificate whose common name is not the
+// device ID is logged at start-up: the production broker would use the
+// name, and its ACL would refuse the device's topics.
+func TestWarnsOnCertName(t *testing.T) {
+	p := newTestPKI(t, "fleet")
+	k := newKeys(t)
+	cfg := testConfig(t, k, "ssl://127.0.0.1:1")
+	cfg.MQTT.CAFile = p.caFile
+	cfg.MQTT.CertFile, cfg.MQTT.KeyFile = p.client(t, "gw-other")
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var rec logRecorder
+	stop := startAgent(t, cfg, &Options{Logger: rec.logger()})
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rec.records("trit-agent starting")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	var warned bool
+	for _, line := range strings.Split(rec.buf.String(), "\n") {
+		warned = warned || strings.Contains(line, "names another identity") && strings.Contains(line, `"common_name":"gw-other"`)
+	}
+	if !warned {
+		t.Errorf("no warning about the certificate's name:\n%s", rec.buf.String())
+	}
+}

@@ -75,6 +75,10 @@ func NewConn(m *MQTTConfig, broker string, log *slog.Logger) (*Conn, error) {
 			return nil, err
 		}
 		o.SetTLSConfig(t)
+		if cn := wire.ClientCertName(t); cn != "" && cn != m.ClientID {
+			log.Warn("mqtt.cert_file names another identity: trit's Mosquitto configuration makes the certificate's common name the client ID and user name, and its ACL grants the fleet's topics to the name trit-fleet only",
+				"common_name", cn, "client_id", m.ClientID)
+		}
 	}
 	c := &Conn{opts: o, broker: broker, timeout: m.Timeout.Duration, log: log,
 		backoff: wire.Backoff{Min: time.Second, Max: time.Minute},

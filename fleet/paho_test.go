@@ -151,3 +151,16 @@ func TestConnReconnects(t *testing.T) {
 		return n >= 2
 	})
 }
+
+// TestConnWarnsOnCertName: a client certificate whose common name is not
+// the client ID is logged at start-up (Mosquitto would use the name).
+func TestConnWarnsOnCertName(t *testing.T) {
+	certFile, keyFile, _ := selfSigned(t) // common name 127.0.0.1
+	var logs logBuffer
+	if _, err := NewConn(&MQTTConfig{ClientID: "trit-fleet", CertFile: certFile, KeyFile: keyFile, Timeout: Duration{time.Second}}, "ssl://127.0.0.1:1", logs.logger()); err != nil {
+		t.Fatal(err)
+	}
+	if logs.count("names another identity") != 1 || logs.count("common_name=127.0.0.1") != 1 {
+		t.Errorf("no warning:\n%s", logs.buf.String())
+	}
+}
