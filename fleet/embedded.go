@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
@@ -68,6 +69,37 @@ const (
 	embeddedMaxQueued = 1000 // queued QoS 1 messages per client (Mosquitto: max_queued_messages)
 )
 
+// connectTimeout bounds how long a new connection may take to finish its
+// TLS handshake and send its CONNECT: mochi sets no deadline until then,
+// so a client that connects and says nothing would hold its goroutine
+// forever. After the CONNECT the client's keepalive applies. A variable for
+// tests.
+var connectTimeout = 10 * time.Second
+
+// handshakeListener sets connectTimeout on every accepted connection.
+type handshakeListener struct{ net.Listener }
+
+func (l handshakeListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		c.SetDeadline(time.Now().Add(connectTimeout))
+	}
+	return c, err
+}
+
+// listen returns a mochi listener on addr, with TLS if conf is not nil.
+func listen(id, addr string, conf *tls.Config) (*listeners.Net, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	var l net.Listener = handshakeListener{ln}
+	if conf != nil {
+		l = tls.NewListener(l, conf)
+	}
+	return listeners.NewNet(id, l), nil
+}
+
 // StartEmbedded starts an embedded broker.
 func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error) {
 	if log == nil {
@@ -117,15 +149,21 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 	if err := srv.AddHook(auth, nil); err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}
-	dev := listeners.NewTCP(listeners.Config{ID: "devices", Address: o.Listen, TLSConfig: tlsConf})
+	dev, err := listen("devices", o.Listen, tlsConf)
+	if err != nil {
+		return nil, fmt.Errorf("embedded broker: %w", err)
+	}
 	if err := srv.AddListener(dev); err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}
 	b := &EmbeddedBroker{srv: srv, fleetID: fleetID, fleetSecret: secret}
 	if tlsConf != nil {
 		b.url = "ssl://" + dev.Address()
-		local := listeners.NewTCP(listeners.Config{ID: "fleet", Address: "127.0.0.1:0"})
-		if err := srv.AddListener(local); err != nil {
+		local, err := listen("fleet", "127.0.0.1:0", nil)
+		if err == nil {
+			err = srv.AddListener(local)
+		}
+		if err != nil {
 			srv.Close()
 			return nil, fmt.Errorf("embedded broker: %w", err)
 		}

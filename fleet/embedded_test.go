@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -580,5 +581,32 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 	}
 	if m := api(t, addr, files.token, "GET", "/metrics", nil); !strings.Contains(string(m), "trit_fleet_broker_connected 1") {
 		t.Errorf("metrics do not report the broker connection:\n%s", m)
+	}
+}
+
+// TestEmbeddedConnectTimeout: a connection that never sends its CONNECT is
+// closed after connectTimeout (shortened here); one that does is not.
+func TestEmbeddedConnectTimeout(t *testing.T) {
+	defer func(d time.Duration) { connectTimeout = d }(connectTimeout)
+	connectTimeout = 200 * time.Millisecond
+	e := startEmbeddedEnv(t, nil, "gw-1")
+	c, err := net.Dial("tcp", strings.TrimPrefix(e.b.URL(), "tcp://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(20 * time.Second)) // failure bound only
+	if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a silent connection was not closed by the broker: %v", err)
+	}
+	gw1 := e.device(t, "gw-1", func(o *mqtt.ClientOptions) { o.SetKeepAlive(30 * time.Second) })
+	// Still connected well after connectTimeout: a QoS 1 round trip after a
+	// silent connection was closed proves the deadline was lifted.
+	c2, _ := net.Dial("tcp", strings.TrimPrefix(e.b.URL(), "tcp://"))
+	c2.SetReadDeadline(time.Now().Add(20 * time.Second))
+	c2.Read(make([]byte, 1))
+	c2.Close()
+	if err := pub(t, gw1, e.tp.State("gw-1"), 1, false, []byte("{}")); err != nil {
+		t.Errorf("an authenticated client was cut off: %v", err)
 	}
 }
