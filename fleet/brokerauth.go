@@ -38,7 +38,7 @@ func (h *brokerAuth) Provides(b byte) bool {
 func (h *brokerAuth) OnConnectAuthenticate(cl *mochi.Client, pk packets.Packet) bool {
 	user := string(cl.Properties.Username)
 	refuse := func(reason string) bool {
-		h.log.Warn("embedded broker: connection refused", "remote", cl.Net.Remote, "user", user, "client_id", cl.ID, "reason", reason)
+		h.log.Warn("embedded broker: connection refused", "remote", cl.Net.Remote, "user", clip(user), "client_id", clip(cl.ID), "reason", clip(reason))
 		return false
 	}
 	switch {
@@ -126,4 +126,13 @@ func within(filter, pattern string) bool {
 		}
 	}
 	return len(f) == len(p)
+}
+
+// clip bounds a client-supplied string for the log.
+func clip(s string) string {
+	const max = 100
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
 }

@@ -51,7 +51,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		},
 	}
 	run.Flags().StringVarP(&configPath, "config", "c", "/etc/trit-fleet/fleet.toml", "configuration file")
-	root.AddCommand(run, newCredentialsCmd(stdout, stderr))
+	root.AddCommand(run, newCredentialsCmd(stdout))
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

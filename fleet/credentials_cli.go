@@ -13,7 +13,7 @@ import (
 
 // newCredentialsCmd is `trit-fleet credentials`: the embedded broker's
 // device credentials.
-func newCredentialsCmd(stdout, stderr io.Writer) *cobra.Command {
+func newCredentialsCmd(stdout io.Writer) *cobra.Command {
 	var configPath string
 	cmd := &cobra.Command{
 		Use:   "credentials",
@@ -32,7 +32,7 @@ when it changes. Run these commands as the user trit-fleet runs as.`,
 			return "", "", err
 		}
 		if cfg.MQTT.Broker != "embedded" {
-			fmt.Fprintf(stderr, "trit-fleet: note: mqtt.broker is %q, not \"embedded\": these credentials are for the embedded broker only\n", cfg.MQTT.Broker)
+			return "", "", fmt.Errorf("%w: %s: mqtt.broker is %q; these credentials are the embedded broker's (Mosquitto uses certificates: tritctl certs)", ErrConfig, configPath, cfg.MQTT.Broker)
 		}
 		return cfg.MQTT.EmbeddedCredentials, cfg.MQTT.ClientID, nil
 	}

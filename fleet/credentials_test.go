@@ -98,6 +98,14 @@ func credentialsCLI(t *testing.T, dir string, args ...string) (int, string, stri
 
 func TestCredentialsCommand(t *testing.T) {
 	dir := t.TempDir()
+	mosq := filepath.Join(dir, "mosquitto.toml")
+	if err := os.WriteFile(mosq, []byte(minimalConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out0, err0 bytes.Buffer
+	if code := Main([]string{"credentials", "list", "--config", mosq}, &out0, &err0); code != 2 || !strings.Contains(err0.String(), `mqtt.broker is "ssl://broker.example:8883"`) {
+		t.Errorf("credentials with a Mosquitto config: exit %d %q", code, err0.String())
+	}
 	pw := filepath.Join(dir, "gw-1.password")
 	if code, out, errs := credentialsCLI(t, dir, "add", "gw-1", "--password-file", pw); code != 0 {
 		t.Fatalf("add: %d %s %s", code, out, errs)
