@@ -18,10 +18,10 @@ FUZZ_TARGETS ?= \
 	./inference/bundle:FuzzDecode \
 	./sensors:FuzzConfig ./sensors/features:FuzzSpec \
 	./sensors/replay:FuzzLIBSVMLine ./sensors/replay:FuzzCSV ./sensors/replay:FuzzLIBSVMFile \
-	./wire:FuzzDecodeCommand ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic \
+	./wire:FuzzDecodeCommand ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic ./wire:FuzzLimitPackets \
 	./agent:FuzzLoadConfig \
 	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
-	./fleet:FuzzParseConfig \
+	./fleet:FuzzParseConfig ./fleet:FuzzParseCredentials \
 	./ctl:FuzzFeaturesTable
 # Budgets are execution counts, not durations: Go 1.26's coordinator can
 # report a spurious "context deadline exceeded" when a -fuzztime duration

@@ -89,8 +89,15 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 		return err
 	}
 	if a.dialer == nil {
-		if a.dialer, err = NewPahoDialer(&cfg.MQTT); err != nil {
+		d, err := NewPahoDialer(&cfg.MQTT)
+		if err != nil {
 			return err
+		}
+		d.MaxPacket = MaxPacket(cfg.Install.MaxBundleBytes)
+		a.dialer = d
+		if cn := wire.ClientCertName(d.TLS); cn != "" && cn != cfg.DeviceID {
+			a.log.Warn("mqtt.cert_file names another identity: trit's Mosquitto configuration makes the certificate's common name the client ID and user name, and its ACL then refuses this device's topics; issue the certificate with `tritctl certs client --id "+cfg.DeviceID+"`",
+				"common_name", cn, "device_id", cfg.DeviceID)
 		}
 	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {

@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -14,8 +17,8 @@ import (
 )
 
 // PahoDialer implements Dialer with eclipse/paho.mqtt.golang. It does not
-// use paho's automatic reconnect: the agent reconnects itself, with a new
-// Last Will per session.
+// use paho's automatic reconnect: the agent reconnects itself (with
+// randomized backoff, see session), with a new Last Will per session.
 type PahoDialer struct {
 	Broker    string
 	Username  string
@@ -23,12 +26,22 @@ type PahoDialer struct {
 	TLS       *tls.Config
 	KeepAlive time.Duration
 	Timeout   time.Duration // bound on every token wait
+	// MaxPacket is the largest MQTT packet read from the broker, in bytes:
+	// a larger one closes the connection before its body is read
+	// (wire.LimitPackets), as paho itself has no limit. 0 means
+	// wire.MaxPacket; Run sets MaxPacket(install.max_bundle_bytes).
+	MaxPacket int
 }
+
+// MaxPacket is the agent's limit on incoming MQTT packets for bundles of at
+// most maxBundle bytes: the bundle plus its topic and headers, and never
+// less than wire.MaxPacket.
+func MaxPacket(maxBundle int) int { return max(wire.MaxPacket, maxBundle+1024) }
 
 // NewPahoDialer builds a dialer from validated configuration; it reads the
 // password file and the TLS material.
 func NewPahoDialer(m *MQTTConfig) (*PahoDialer, error) {
-	d := &PahoDialer{Broker: m.Broker, Username: m.Username, KeepAlive: m.KeepAlive.Duration, Timeout: m.Timeout.Duration}
+	d := &PahoDialer{Broker: m.Broker, Username: m.Username, KeepAlive: m.KeepAlive.Duration, Timeout: m.Timeout.Duration, MaxPacket: wire.MaxPacket}
 	if m.PasswordFile != "" {
 		b, err := os.ReadFile(m.PasswordFile)
 		if err != nil {
@@ -59,7 +72,10 @@ func (d *PahoDialer) Dial(ctx context.Context, opt DialOptions) (Conn, error) {
 		SetConnectTimeout(d.Timeout).
 		SetWriteTimeout(d.Timeout).
 		SetOrderMatters(false). // handlers never block; ordering is the agent's job
-		SetBinaryWill(opt.Will.Topic, opt.Will.Payload, opt.Will.QoS, opt.Will.Retained)
+		SetBinaryWill(opt.Will.Topic, opt.Will.Payload, opt.Will.QoS, opt.Will.Retained).
+		SetCustomOpenConnectionFn(func(u *url.URL, o mqtt.ClientOptions) (net.Conn, error) {
+			return wire.DialBroker(u, o.TLSConfig, o.ConnectTimeout, cmp.Or(d.MaxPacket, wire.MaxPacket))
+		})
 	if d.Username != "" {
 		o.SetUsername(d.Username).SetPassword(d.Password)
 	}
@@ -94,17 +110,22 @@ func (d *PahoDialer) Dial(ctx context.Context, opt DialOptions) (Conn, error) {
 	if err := wait(ctx, c.Connect(), d.Timeout, "connect to "+d.Broker); err != nil {
 		return nil, err
 	}
+	// A refused or unconfirmed subscription (SUBACK 0x80: an ACL that does
+	// not let the device read its own commands) fails the connection: an
+	// agent that cannot hear the fleet is not connected. The DISCONNECT is
+	// given time to go out, so the broker does not publish the will of a
+	// session that never started.
 	select {
 	case err := <-subscribed:
 		if err != nil {
-			c.Disconnect(0)
+			c.Disconnect(250)
 			return nil, err
 		}
 	case <-time.After(d.Timeout * time.Duration(1+len(opt.Subscriptions))):
-		c.Disconnect(0)
+		c.Disconnect(250)
 		return nil, fmt.Errorf("mqtt: subscriptions not confirmed within %v", d.Timeout)
 	case <-ctx.Done():
-		c.Disconnect(0)
+		c.Disconnect(250)
 		return nil, ctx.Err()
 	}
 	return &pahoConn{c: c, timeout: d.Timeout}, nil

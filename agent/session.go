@@ -14,7 +14,8 @@ import (
 // that session, and the first message on the connection is the retained
 // online state with it, so the fleet can tell a stale will from a current
 // state. Reconnects back off exponentially between mqtt.reconnect_min and
-// mqtt.reconnect_max.
+// mqtt.reconnect_max, each wait drawn at random from the upper half of the
+// current delay (wire.Backoff).
 type session struct {
 	a *Agent
 
@@ -89,21 +90,22 @@ func (s *session) publishState(ctx context.Context) {
 
 func (s *session) run(ctx context.Context) {
 	cfg := s.a.cfg.MQTT
-	backoff := cfg.ReconnectMin.Duration
+	backoff := wire.Backoff{Min: cfg.ReconnectMin.Duration, Max: cfg.ReconnectMax.Duration}
 	for ctx.Err() == nil {
 		if s.connectOnce(ctx) {
-			backoff = cfg.ReconnectMin.Duration
-		} else {
-			backoff = min(2*backoff, cfg.ReconnectMax.Duration)
+			backoff.Reset()
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		s.a.log.Info("mqtt reconnecting", "in", backoff.String())
+		// Randomized, so that the gateways of a fleet that lost their
+		// broker do not all come back in the same instant.
+		wait, nominal := backoff.Next()
+		s.a.log.Info("mqtt reconnecting", "in", wait.String(), "backoff", nominal.String())
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
 	}
 }

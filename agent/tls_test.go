@@ -253,14 +253,23 @@ func expectRefused(t *testing.T, f *fleet, cfg *Config, wantErr ...string) {
 		}
 	}
 	t.Logf("connect error: %v", fails[0]["err"])
+	// The nominal delays double up to reconnect_max; each wait is drawn
+	// from the upper half of its nominal delay.
 	var waits []time.Duration
 	for _, r := range rec.records("mqtt reconnecting") {
-		s, _ := r["in"].(string)
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatalf("reconnect delay %q: %v", s, err)
+		var d [2]time.Duration
+		for i, key := range []string{"backoff", "in"} {
+			s, _ := r[key].(string)
+			v, err := time.ParseDuration(s)
+			if err != nil {
+				t.Fatalf("reconnect %s %q: %v", key, s, err)
+			}
+			d[i] = v
 		}
-		waits = append(waits, d)
+		if d[1] < d[0]/2 || d[1] > d[0] {
+			t.Errorf("reconnect wait %v outside [%v, %v]", d[1], d[0]/2, d[0])
+		}
+		waits = append(waits, d[0])
 	}
 	maxWait := cfg.MQTT.ReconnectMax.Duration
 	for i := 1; i < len(waits); i++ {

@@ -24,8 +24,11 @@ import (
 // certificate and one client certificate per device (and one for the fleet
 // service, CN trit-fleet). Mosquitto maps a client certificate's common name
 // to the MQTT user name (use_identity_as_username), which the ACL's pattern
-// lines (%u) compare with the device ID in the topic. Keys are ECDSA P-256,
-// written 0600 and never overwritten.
+// lines (%u) compare with the device ID in the topic, and to the client ID
+// (use_username_as_clientid), so no client can take over another's session.
+// A device's common name is therefore its device ID, and the fleet service's
+// is its client_id (trit-fleet). Keys are ECDSA P-256, written 0600 and never
+// overwritten.
 
 // FleetIdentity is the common name of the fleet service's client
 // certificate; the production ACL grants it the whole topic prefix.
@@ -177,9 +180,10 @@ func newCertsCmd(e *env) *cobra.Command {
 		Short: "Issue the fleet's MQTT TLS certificates (CA, broker, devices)",
 		Long: `Issue the fleet's MQTT certificates. One CA per fleet signs the broker's
 server certificate and a client certificate per device, whose common name is
-the device ID: Mosquitto (use_identity_as_username) and the ACL in
-fleet/mosquitto/ then let each device use only its own topics. The fleet
-service's own certificate has the common name trit-fleet.`,
+the device ID: Mosquitto (use_identity_as_username, use_username_as_clientid)
+and the ACL in fleet/mosquitto/ then make it the client's user name and client
+ID and let each device use only its own topics. The fleet service's own
+certificate has the common name trit-fleet (its mqtt.client_id).`,
 	}
 	var dir, name string
 	var years int
@@ -239,8 +243,11 @@ service's own certificate has the common name trit-fleet.`,
 	client := &cobra.Command{
 		Use:   "client",
 		Short: "Issue a device's (or the fleet service's) client certificate",
-		Long: `Issue a client certificate whose common name is --id: a device ID, or
-trit-fleet for the fleet service. The files are <id>.crt and <id>.key in --out.`,
+		Long: `Issue a client certificate whose common name is --id: a device ID (the
+agent's device_id), or trit-fleet for the fleet service (its mqtt.client_id).
+The production broker uses the common name as the client's user name and
+client ID, so it must be exactly that ID. The files are <id>.crt and <id>.key
+in --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := wire.CheckID(id); err != nil {

@@ -100,8 +100,18 @@ func (p *pki) tlsConfig(t *testing.T, id string) *tls.Config {
 
 func connect(t *testing.T, b *mqtttest.Broker, clientID string, cfg *tls.Config) (mqtt.Client, error) {
 	t.Helper()
+	return connectWatched(t, b, clientID, cfg, nil)
+}
+
+// connectWatched is connect with a handler called if the connection is
+// lost.
+func connectWatched(t *testing.T, b *mqtttest.Broker, clientID string, cfg *tls.Config, onLost func(error)) (mqtt.Client, error) {
+	t.Helper()
 	o := mqtt.NewClientOptions().AddBroker("ssl://" + b.Addr()).SetClientID(clientID).
 		SetTLSConfig(cfg).SetConnectTimeout(5 * time.Second).SetAutoReconnect(false).SetConnectRetry(false)
+	if onLost != nil {
+		o.SetConnectionLostHandler(func(_ mqtt.Client, err error) { onLost(err) })
+	}
 	c := mqtt.NewClient(o)
 	tok := c.Connect()
 	if !tok.WaitTimeout(10 * time.Second) {
@@ -247,6 +257,58 @@ func TestProductionACL(t *testing.T) {
 			t.Error("a client with a certificate from another CA connected")
 		}
 	})
+}
+
+// TestProductionClientIDBound: with the production configuration a
+// client's ID is its certificate's common name (use_username_as_clientid), so
+// a device that asks for another client's ID, the fleet service's or another
+// gateway's, cannot close that client's connection. Each real client proves
+// its connection survived with a QoS 1 round trip made after the impostor's
+// CONNACK: Mosquitto closes a taken-over connection before it acknowledges
+// the new one, so a closed connection could not be acknowledged any more.
+func TestProductionClientIDBound(t *testing.T) {
+	p := newPKI(t, FleetIdentity, "gw-1", "gw-2")
+	b := productionBroker(t, p)
+	const pre = "trit/v1/f/"
+
+	// The real clients connect with their own names as client IDs, as
+	// trit-fleet (client_id = "trit-fleet") and trit-agent (device_id) do.
+	victims := []struct{ id, topic string }{
+		{FleetIdentity, pre + "devices/gw-2/desired"},
+		{"gw-2", pre + "devices/gw-2/state"},
+	}
+	var mu sync.Mutex
+	lost := map[string]error{}
+	real := map[string]mqtt.Client{}
+	for _, v := range victims {
+		id := v.id
+		c, err := connectWatched(t, b, id, p.tlsConfig(t, id), func(err error) {
+			mu.Lock()
+			lost[id] = err
+			mu.Unlock()
+		})
+		if err != nil {
+			t.Fatalf("%s cannot connect with its own name as client ID: %v", id, err)
+		}
+		real[id] = c
+	}
+	for _, v := range victims {
+		t.Run("gw-1 asks for client ID "+v.id, func(t *testing.T) {
+			if _, err := connect(t, b, v.id, p.tlsConfig(t, "gw-1")); err != nil {
+				t.Logf("impostor refused: %v", err) // also acceptable
+			}
+			tok := real[v.id].Publish(v.topic, 1, false, []byte("still here"))
+			if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+				t.Errorf("%s's connection did not survive the impostor: publish: %v", v.id, tok.Error())
+			}
+			mu.Lock()
+			err, gone := lost[v.id]
+			mu.Unlock()
+			if gone || !real[v.id].IsConnectionOpen() {
+				t.Errorf("%s was disconnected by a client with gw-1's certificate (%v)", v.id, err)
+			}
+		})
+	}
 }
 
 func contains(list []string, s string) bool {

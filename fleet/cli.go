@@ -51,7 +51,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		},
 	}
 	run.Flags().StringVarP(&configPath, "config", "c", "/etc/trit-fleet/fleet.toml", "configuration file")
-	root.AddCommand(run)
+	root.AddCommand(run, newCredentialsCmd(stdout))
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -96,19 +96,29 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	}
 	defer db.Close()
 
-	broker := cfg.MQTT.Broker
+	broker, own := cfg.MQTT.Broker, cfg.MQTT.Broker // devices' broker URL, the fleet's own
+	var eb *EmbeddedBroker
 	if broker == "embedded" {
-		eb, err := StartEmbedded(cfg.MQTT.EmbeddedListen, log)
+		m := &cfg.MQTT
+		eb, err = StartEmbedded(&EmbeddedOptions{Listen: m.EmbeddedListen, FleetID: m.ClientID,
+			Credentials: m.EmbeddedCredentials, CertFile: m.EmbeddedCertFile, KeyFile: m.EmbeddedKeyFile}, log)
 		if err != nil {
 			return err
 		}
 		defer eb.Close()
-		broker = eb.URL()
-		log.Info("embedded MQTT broker started (no authentication; loopback only)", "url", broker)
+		broker, own = eb.URL(), eb.FleetURL()
+		log.Info("embedded MQTT broker started", "url", broker, "credentials", m.EmbeddedCredentials)
 	}
-	conn, err := NewConn(&cfg.MQTT, broker, log)
+	mc := cfg.MQTT
+	if eb != nil { // the fleet's own connection: loopback, the broker's secret
+		mc.CAFile, mc.CertFile, mc.KeyFile, mc.Username, mc.PasswordFile = "", "", "", "", ""
+	}
+	conn, err := NewConn(&mc, own, log)
 	if err != nil {
 		return err
+	}
+	if eb != nil {
+		conn.setCredentials(eb.FleetCredentials())
 	}
 	svc, err := NewService(db, NewRegistry(db, trusted, 0, nil), cfg.Fleet, conn, cmdKey,
 		&Options{CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log, TrainingDir: cfg.Training.DataDir})

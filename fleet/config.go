@@ -54,17 +54,27 @@ type TrainingConfig struct {
 // MQTTConfig is the fleet's broker connection.
 type MQTTConfig struct {
 	// Broker is tcp://host:port, ssl://host:port, or "embedded" to run an
-	// in-process broker on EmbeddedListen (demos and single-machine setups;
-	// it has no authentication, so keep it on loopback).
-	Broker         string   `toml:"broker"`
-	EmbeddedListen string   `toml:"embedded_listen"` // default 127.0.0.1:1883
-	ClientID       string   `toml:"client_id"`       // default trit-fleet
-	Username       string   `toml:"username"`
-	PasswordFile   string   `toml:"password_file"` // read at start-up; never logged
-	CAFile         string   `toml:"ca_file"`
-	CertFile       string   `toml:"cert_file"`
-	KeyFile        string   `toml:"key_file"`
-	Timeout        Duration `toml:"timeout"` // every connect/publish/subscribe wait; default 10s
+	// in-process broker on EmbeddedListen (demos, single-host trials and
+	// small sites; see docs/FLEET.md). Devices log in to the embedded
+	// broker with the credentials in EmbeddedCredentials.
+	Broker         string `toml:"broker"`
+	EmbeddedListen string `toml:"embedded_listen"` // default 127.0.0.1:1883
+	// EmbeddedCredentials is the file of device credentials (hashed) that
+	// `trit-fleet credentials add` writes; default
+	// /etc/trit-fleet/mqtt-credentials.
+	EmbeddedCredentials string `toml:"embedded_credentials"`
+	// EmbeddedCertFile and EmbeddedKeyFile are the embedded broker's TLS
+	// server certificate; required when EmbeddedListen is not a loopback
+	// address, so that device secrets never cross a network in the clear.
+	EmbeddedCertFile string   `toml:"embedded_cert_file"`
+	EmbeddedKeyFile  string   `toml:"embedded_key_file"`
+	ClientID         string   `toml:"client_id"` // default trit-fleet
+	Username         string   `toml:"username"`
+	PasswordFile     string   `toml:"password_file"` // read at start-up; never logged
+	CAFile           string   `toml:"ca_file"`
+	CertFile         string   `toml:"cert_file"`
+	KeyFile          string   `toml:"key_file"`
+	Timeout          Duration `toml:"timeout"` // every connect/publish/subscribe wait; default 10s
 }
 
 // APIConfig is the HTTP API for tritctl.
@@ -160,8 +170,22 @@ func (c *Config) setDefaults() error {
 		if m.EmbeddedListen == "" {
 			m.EmbeddedListen = "127.0.0.1:1883"
 		}
-		if _, _, err := net.SplitHostPort(m.EmbeddedListen); err != nil {
+		host, _, err := net.SplitHostPort(m.EmbeddedListen)
+		if err != nil {
 			return fail("mqtt.embedded_listen", "%v", err)
+		}
+		if m.EmbeddedCredentials == "" {
+			m.EmbeddedCredentials = "/etc/trit-fleet/mqtt-credentials"
+		}
+		if (m.EmbeddedCertFile == "") != (m.EmbeddedKeyFile == "") {
+			return fail("mqtt.embedded_cert_file", "embedded_cert_file and embedded_key_file go together")
+		}
+		if !isLoopback(host) && m.EmbeddedCertFile == "" {
+			return fail("mqtt.embedded_listen", "%s is not a loopback address: devices would send their secrets over the network in the clear; "+
+				"set embedded_cert_file and embedded_key_file (TLS), or use Mosquitto (docs/FLEET.md)", m.EmbeddedListen)
+		}
+		if err := wire.CheckID(m.ClientID); err != nil {
+			return fail("mqtt.client_id", "%v (with the embedded broker it is the fleet's user name)", err)
 		}
 	case strings.HasPrefix(m.Broker, "tcp://"), strings.HasPrefix(m.Broker, "ssl://"), strings.HasPrefix(m.Broker, "tls://"):
 	default:
@@ -202,4 +226,14 @@ func (c *Config) setDefaults() error {
 		return fail("rollouts.tick", "%v is too short", r.Tick.Duration)
 	}
 	return nil
+}
+
+// isLoopback reports whether host (an IP address or "localhost") is a
+// loopback address.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

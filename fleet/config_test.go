@@ -28,6 +28,26 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 }
 
+// TestParseConfigEmbedded: the embedded broker's defaults, and a
+// non-loopback address accepted only with a TLS certificate.
+func TestParseConfigEmbedded(t *testing.T) {
+	embedded := strings.Replace(minimalConfig, `broker = "ssl://broker.example:8883"`, `broker = "embedded"`, 1)
+	c, err := ParseConfig("fleet.toml", embedded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MQTT.EmbeddedListen != "127.0.0.1:1883" || c.MQTT.EmbeddedCredentials != "/etc/trit-fleet/mqtt-credentials" {
+		t.Errorf("defaults: %+v", c.MQTT)
+	}
+	tls := strings.Replace(embedded, `broker = "embedded"`, `broker = "embedded"
+embedded_listen = "0.0.0.0:8883"
+embedded_cert_file = "/etc/trit-fleet/broker.crt"
+embedded_key_file = "/etc/trit-fleet/broker.key"`, 1)
+	if _, err := ParseConfig("fleet.toml", tls); err != nil {
+		t.Errorf("non-loopback with TLS: %v", err)
+	}
+}
+
 func TestParseConfigErrorsNameTheKey(t *testing.T) {
 	for _, c := range []struct{ edit, key string }{
 		{`fleet = "a/b"`, "fleet"},
@@ -43,6 +63,10 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 	for _, c := range []struct{ from, to, key string }{
 		{`broker = "ssl://broker.example:8883"`, `broker = "http://x"`, "mqtt.broker"},
 		{`broker = "ssl://broker.example:8883"`, `broker = "embedded"` + "\n" + `embedded_listen = "nope"`, "mqtt.embedded_listen"},
+		{`broker = "ssl://broker.example:8883"`, `broker = "embedded"` + "\n" + `embedded_listen = "0.0.0.0:1883"`, "mqtt.embedded_listen"},
+		{`broker = "ssl://broker.example:8883"`, `broker = "embedded"` + "\n" + `embedded_listen = ":1883"`, "mqtt.embedded_listen"},
+		{`broker = "ssl://broker.example:8883"`, `broker = "embedded"` + "\n" + `embedded_cert_file = "/x.crt"`, "mqtt.embedded_cert_file"},
+		{`broker = "ssl://broker.example:8883"`, `broker = "embedded"` + "\n" + `client_id = "a/b"`, "mqtt.client_id"},
 		{`token_file = "/etc/trit-fleet/api-token"`, ``, "api.token_file"},
 		{`release_keys = ["/etc/trit-fleet/release.pub"]`, `release_keys = []`, "keys.release_keys"},
 		{`command_key = "/etc/trit-fleet/command.key"`, ``, "keys.command_key"},

@@ -102,7 +102,7 @@ type simDevice struct {
 	installs int
 }
 
-func startDevice(t *testing.T, brokerURL, id string, files *fleetFiles) *simDevice {
+func startDevice(t *testing.T, brokerURL, id string, files *fleetFiles, opts ...func(*mqtt.ClientOptions)) *simDevice {
 	t.Helper()
 	cmdKeys, err := wire.LoadKeySet(files.cmdPub)
 	if err != nil {
@@ -115,6 +115,9 @@ func startDevice(t *testing.T, brokerURL, id string, files *fleetFiles) *simDevi
 	topics, _ := wire.NewTopics("it")
 	d := &simDevice{t: t, id: id, topics: topics, cmdKeys: cmdKeys, relKeys: relKeys, bundles: map[string][]byte{}}
 	o := mqtt.NewClientOptions().AddBroker(brokerURL).SetClientID(id).SetCleanSession(false).SetOrderMatters(false)
+	for _, f := range opts {
+		f(o)
+	}
 	d.c = mqtt.NewClient(o)
 	if tok := d.c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatalf("%s: connect: %v", id, tok.Error())

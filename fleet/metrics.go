@@ -49,10 +49,11 @@ var (
 	descTelem    = prometheus.NewDesc("trit_fleet_telemetry_reports_total", "Telemetry reports received.", nil, nil)
 	descInvalid  = prometheus.NewDesc("trit_fleet_invalid_messages_total", "Incoming messages refused by the strict decoders.", nil, nil)
 	descDropped  = prometheus.NewDesc("trit_fleet_dropped_messages_total", "Incoming messages dropped because the queue was full.", nil, nil)
+	descBroker   = prometheus.NewDesc("trit_fleet_broker_connected", "1 when connected to the MQTT broker with every subscription granted, else 0.", nil, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped} {
+	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker} {
 		ch <- d
 	}
 }
@@ -63,6 +64,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descTelem, prometheus.CounterValue, float64(m.telemetry.Load()))
 	ch <- prometheus.MustNewConstMetric(descInvalid, prometheus.CounterValue, float64(m.invalid.Load()))
 	ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(m.dropped.Load()))
+	if bc, ok := c.s.pub.(interface{ Connected() bool }); ok {
+		up := 0.0
+		if bc.Connected() {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descBroker, prometheus.GaugeValue, up)
+	}
 	for result, v := range map[string]*atomic.Uint64{"succeeded": &m.succeeded, "failed": &m.failed, "rejected": &m.rejected, "timed-out": &m.timedOut} {
 		ch <- prometheus.MustNewConstMetric(descJobs, prometheus.CounterValue, float64(v.Load()), result)
 	}

@@ -2,7 +2,8 @@
 # The whole trit product on one machine, with the real binaries and the
 # commands an operator types (this is what `make demo` runs):
 #
-#   trit-fleet  with its embedded MQTT broker on loopback and a random API token
+#   trit-fleet  with its embedded MQTT broker on loopback, one MQTT secret per
+#               gateway (trit-fleet credentials add) and a random API token
 #   trit-agent  three gateways (gw-1..3), each on a simulated machine in a
 #               different state (normal, imbalance, bearing_fault), running
 #               the accelerometer feature pipeline
@@ -112,6 +113,7 @@ database = "$DEMO/fleet/fleet.db"
 [mqtt]
 broker = "embedded"
 embedded_listen = "127.0.0.1:0"
+embedded_credentials = "$DEMO/fleet/mqtt-credentials"
 
 [api]
 listen = "127.0.0.1:0"
@@ -124,6 +126,13 @@ release_keys = ["$DEMO/keys/release.pub"]
 [rollouts]
 tick = "200ms"
 EOF
+# The embedded broker admits only devices with a secret: one per gateway,
+# stored hashed by the fleet, written to a file for the agent.
+for i in 1 2 3; do
+  mkdir -p "$DEMO/agents/gw-$i"
+  show "$BIN/trit-fleet" credentials add "gw-$i" --config "$DEMO/fleet/fleet.toml" \
+    --password-file "$DEMO/agents/gw-$i/mqtt.password" | sed "s|$DEMO|\$DEMO|g"
+done
 echo "\$ trit-fleet run --config \$DEMO/fleet/fleet.toml &"
 "$BIN/trit-fleet" run --config "$DEMO/fleet/fleet.toml" >"$DEMO/logs/fleet.log" 2>&1 &
 pids+=($!)
@@ -160,6 +169,8 @@ command_keys = ["$DEMO/keys/fleet-online.pub"]
 
 [mqtt]
 broker = "$BROKER"
+username = "$id"
+password_file = "$DEMO/agents/$id/mqtt.password"
 reconnect_max = "2s"
 
 [install]

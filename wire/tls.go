@@ -34,3 +34,22 @@ func ClientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
 	}
 	return t, nil
 }
+
+// ClientCertName returns the common name of t's client certificate, or ""
+// if it has none. With trit's Mosquitto configuration that name is the
+// client's user name and client ID, so it must be the agent's device ID or
+// the fleet's client ID.
+func ClientCertName(t *tls.Config) string {
+	if t == nil || len(t.Certificates) == 0 {
+		return ""
+	}
+	c := t.Certificates[0]
+	leaf := c.Leaf
+	if leaf == nil && len(c.Certificate) > 0 {
+		leaf, _ = x509.ParseCertificate(c.Certificate[0])
+	}
+	if leaf == nil {
+		return ""
+	}
+	return leaf.Subject.CommonName
+}

@@ -9,6 +9,7 @@ package mqtttest
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -69,6 +70,13 @@ func StartConfig(t testing.TB, conf string) *Broker {
 		t.Fatal(err)
 	}
 	b := &Broker{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), conf: conf}
+	return b.run()
+}
+
+// run starts b and registers its shutdown with t.Cleanup.
+func (b *Broker) run() *Broker {
+	t := b.t
+	t.Helper()
 	b.start()
 	t.Cleanup(func() {
 		b.Stop()
@@ -182,4 +190,61 @@ func tail(s string, lines int) string {
 		parts = parts[len(parts)-lines:]
 	}
 	return strings.Join(parts, "\n") + "\n"
+}
+
+// StartSubscribeACL starts a broker whose clients are anonymous and may
+// publish and receive anything, but may subscribe only to filters that
+// match one of allowed (MQTT wildcards allowed); any other subscription is
+// refused with SUBACK return code 0x80. It uses Mosquitto's dynamic
+// security plugin, because Mosquitto 2.0's acl_file never refuses a
+// subscription (it filters at delivery). For tests of refused
+// subscriptions; SetSubscribeACL changes the list.
+func StartSubscribeACL(t testing.TB, allowed ...string) *Broker {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugins, _ := filepath.Glob("/usr/lib/*/mosquitto_dynamic_security.so")
+	plugins2, _ := filepath.Glob("/usr/lib/mosquitto_dynamic_security.so")
+	plugins = append(plugins, plugins2...)
+	if len(plugins) == 0 {
+		t.Fatal("mqtttest: mosquitto_dynamic_security.so not found in /usr/lib; it comes with Debian's mosquitto package (`sudo apt-get install mosquitto`)")
+	}
+	b := &Broker{t: t, bin: bin, dir: t.TempDir(), port: freePort(t)}
+	b.conf = "listener {{PORT}} 127.0.0.1\nallow_anonymous true\n" +
+		"plugin " + plugins[0] + "\nplugin_opt_config_file {{DIR}}/dynsec.json\n" +
+		"log_dest file {{DIR}}/mosquitto.log\nlog_type all\n"
+	b.SetSubscribeACL(allowed...)
+	return b.run()
+}
+
+// SetSubscribeACL replaces the filters a broker started by
+// StartSubscribeACL lets clients subscribe to; it takes effect at the next
+// Restart.
+func (b *Broker) SetSubscribeACL(allowed ...string) {
+	b.t.Helper()
+	type acl struct {
+		Type  string `json:"acltype"`
+		Topic string `json:"topic"`
+		Allow bool   `json:"allow"`
+	}
+	acls := []acl{}
+	for _, f := range allowed {
+		acls = append(acls, acl{"subscribePattern", f, true})
+	}
+	conf := map[string]any{
+		"defaultACLAccess": map[string]bool{"publishClientSend": true, "publishClientReceive": true, "subscribe": false, "unsubscribe": true},
+		"clients":          []any{},
+		"groups":           []any{map[string]any{"groupname": "anonymous", "roles": []any{map[string]string{"rolename": "tests"}}}},
+		"roles":            []any{map[string]any{"rolename": "tests", "acls": acls}},
+		"anonymousGroup":   "anonymous",
+	}
+	raw, err := json.Marshal(conf)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.dir, "dynsec.json"), raw, 0o600); err != nil {
+		b.t.Fatal(err)
+	}
 }
