@@ -392,7 +392,7 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 			for i, list := range b.Thresholds {
 				per[i] = strconv.Itoa(len(list))
 			}
-			row("thresholds", "%d on %d features (%s), per feature: %s", b.ThresholdCount, len(b.Thresholds), b.ThresholdsForm, shorten(per, limit))
+			row("thresholds", "%d on %d features (%s, weight %d), per feature: %s", b.ThresholdCount, len(b.Thresholds), b.ThresholdsForm, b.ThresholdWeight, shorten(per, limit))
 		}
 		if p := b.Projection; p == nil {
 			row("projection", "none")

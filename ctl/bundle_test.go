@@ -294,8 +294,8 @@ func TestInspectFormat2(t *testing.T) {
 		want []string
 	}{
 		{"sensor-v2.trit", []string{"format version 2", "matched by name: temperature humidity", "clipped to [-1, 1]",
-			"74 on 5 features (float16)", "projection    ", "none (p = 0: threshold bits only)", "72 of 74",
-			"train.accuracy  0.9731", "base3", "1.67", "thresholds     155    154", "info     404    108"}},
+			"74 on 5 features (float16, weight 1)", "projection    ", "none (p = 0: threshold bits only)", "72 of 74",
+			"train.accuracy  0.9731", "base3", "1.67", "thresholds     155    155", "info     405    108"}},
 		{"image-v2.trit", []string{"no feature names: channels are matched by position", "256 inputs → 32, ternary: 31 base3, 1 sign rows",
 			"d 32, p 2048", "2327 of 2328", "sign    291         1.00", "info          none", "projection"}},
 	} {

@@ -25,16 +25,31 @@ import (
 // words (see TernaryDot). Columns whose weight is zero in every vector are
 // not kept; their bits are never computed.
 type ModelSpec struct {
-	Classes    []string      // class labels, len >= 2
-	Features   []string      // ordered input feature names; optional (nil or len D)
-	Scaler     Scaler        // range scaling of the D raw features
-	Thresholds [][]float32   // optional: per input feature, ascending thresholds on its scaled value
-	Projection *Projection   // optional: ternary linear map applied before the transform
-	Transform  TransformSpec // the random projection (P = 0: none)
-	Kept       []int32       // kept embedding columns, strictly ascending, each < NT + P
-	Sign       [][]uint64    // per weight vector: sign plane
-	NonZero    [][]uint64    // per weight vector: non-zero plane
-	Alpha      []float32     // per weight vector: scale α > 0 (score = α·wᵀz)
+	Classes    []string    // class labels, len >= 2
+	Features   []string    // ordered input feature names; optional (nil or len D)
+	Scaler     Scaler      // range scaling of the D raw features
+	Thresholds [][]float32 // optional: per input feature, ascending thresholds on its scaled value
+	// ThresholdWeight ρ weighs threshold bits against random features:
+	// a vector scores α·(Σ_transform w_j z_j + ρ·Σ_thresholds w_j z_j),
+	// still an integer times α. 0 means 1. At most MaxThresholdWeight.
+	ThresholdWeight int32
+	Projection      *Projection   // optional: ternary linear map applied before the transform
+	Transform       TransformSpec // the random projection (P = 0: none)
+	Kept            []int32       // kept embedding columns, strictly ascending, each < NT + P
+	Sign            [][]uint64    // per weight vector: sign plane
+	NonZero         [][]uint64    // per weight vector: non-zero plane
+	Alpha           []float32     // per weight vector: scale α > 0 (score = α·wᵀz)
+}
+
+// MaxThresholdWeight bounds ModelSpec.ThresholdWeight.
+const MaxThresholdWeight = 64
+
+// thresholdWeight returns ρ (1 when unset).
+func (s *ModelSpec) thresholdWeight() int32 {
+	if s.ThresholdWeight == 0 {
+		return 1
+	}
+	return s.ThresholdWeight
 }
 
 // NumFeatures returns D, the number of raw input features.
@@ -144,6 +159,12 @@ func (s *ModelSpec) Validate() error {
 	nt, err := validateThresholds(s.Thresholds, d)
 	if err != nil {
 		return err
+	}
+	if s.ThresholdWeight < 0 || s.ThresholdWeight > MaxThresholdWeight {
+		return fmt.Errorf("%w: threshold weight %d, want 0..%d", ErrModel, s.ThresholdWeight, MaxThresholdWeight)
+	}
+	if nt == 0 && s.ThresholdWeight > 1 {
+		return fmt.Errorf("%w: threshold weight %d without thresholds", ErrModel, s.ThresholdWeight)
 	}
 	transformIn := d
 	if s.Projection != nil {
@@ -396,8 +417,12 @@ func (m *Model) Predict(scores []float32, x []float32) (int, error) {
 
 // score turns the kept embedding bits z into class scores and a prediction.
 func (m *Model) score(scores []float32, raw []int32, z []uint64) int {
+	rho := m.spec.thresholdWeight()
 	for c := range m.nv {
 		raw[c] = int32(TernaryDot(z, m.spec.Sign[c], m.spec.NonZero[c]))
+		if rho != 1 && m.emb.kt > 0 {
+			raw[c] += (rho - 1) * int32(ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], m.emb.kt))
+		}
 	}
 	if m.nv == 1 {
 		s := m.spec.Alpha[0] * float32(raw[0])

@@ -419,3 +419,24 @@ func TestEmbedKeptMatchesEmbed(t *testing.T) {
 		})
 	}
 }
+
+func TestTernaryDotPrefix(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(41, 42))
+	n := 300
+	w := randomTernary(rnd, n, 0.3)
+	words := (n + 63) / 64
+	sign, nz, z := make([]uint64, words), make([]uint64, words), make([]uint64, words)
+	PackTernary(sign, nz, w)
+	for i := range z {
+		z[i] = rnd.Uint64()
+	}
+	for _, k := range []int{0, 1, 63, 64, 65, 200, 300} {
+		want := 0
+		for j := range k {
+			want += int(w[j]) * (int(z[j/64]>>(j%64)&1)*2 - 1)
+		}
+		if got := ternaryDotPrefix(z, sign, nz, k); got != want {
+			t.Fatalf("prefix %d: %d, want %d", k, got, want)
+		}
+	}
+}

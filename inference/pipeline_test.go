@@ -124,8 +124,9 @@ func pipelineSpec(t testing.TB, seed uint64, d, p, classes int, project bool) *M
 	t.Helper()
 	rnd := rand.New(rand.NewPCG(seed, 2))
 	base := &ModelSpec{
-		Scaler:     Scaler{Lo: make([]float32, d), Hi: make([]float32, d), Clip: true},
-		Thresholds: randomThresholds(rnd, d, 5),
+		Scaler:          Scaler{Lo: make([]float32, d), Hi: make([]float32, d), Clip: true},
+		Thresholds:      randomThresholds(rnd, d, 5),
+		ThresholdWeight: int32(rnd.IntN(5)), // 0 (meaning 1) to 4
 	}
 	for i := range d {
 		base.Scaler.Lo[i] = float32(-rnd.Float64() * 3)
@@ -230,9 +231,13 @@ func TestPipelinePredictMatchesDefinition(t *testing.T) {
 			best, bestScore := 0, math.Inf(-1)
 			for c := range nv {
 				UnpackTernary(w, spec.Sign[c], spec.NonZero[c])
-				dot := 0
+				dot, nt := 0, spec.NumThresholds()
 				for i, j := range spec.Kept {
-					dot += int(w[i]) * int(z[j])
+					rho := 1
+					if int(j) < nt && spec.ThresholdWeight > 1 {
+						rho = int(spec.ThresholdWeight)
+					}
+					dot += rho * int(w[i]) * int(z[j])
 				}
 				s := float64(spec.Alpha[c] * float32(dot))
 				if nv == 1 {
@@ -277,6 +282,8 @@ func TestPipelineValidation(t *testing.T) {
 		"transform width":    func(s *ModelSpec) { s.Transform.D = 3 },
 		"projection, no P":   func(s *ModelSpec) { s.Transform = TransformSpec{} },
 		"kept past columns":  func(s *ModelSpec) { s.Kept[len(s.Kept)-1] = int32(s.Columns()) },
+		"threshold weight":   func(s *ModelSpec) { s.ThresholdWeight = MaxThresholdWeight + 1 },
+		"negative weight":    func(s *ModelSpec) { s.ThresholdWeight = -2 },
 	}
 	for name, mutate := range cases {
 		spec := pipelineSpec(t, 9, 6, 128, 3, true)

@@ -28,6 +28,20 @@ func TernaryDot(z, sign, nz []uint64) int {
 	return agree - differ
 }
 
+// ternaryDotPrefix is TernaryDot over the first n coordinates only.
+// Reference loop: as TernaryDot's, for j < n.
+func ternaryDotPrefix(z, sign, nz []uint64, n int) int {
+	full := n / 64
+	dot := TernaryDot(z[:full], sign[:full], nz[:full])
+	if tail := n % 64; tail != 0 {
+		mask := uint64(1)<<tail - 1
+		x := z[full] ^ sign[full]
+		k := nz[full] & mask
+		dot += bits.OnesCount64(k&^x) - bits.OnesCount64(k&x)
+	}
+	return dot
+}
+
 // PackTernary packs w ∈ {-1, 0, +1}ⁿ into sign and non-zero bit planes of
 // (n+63)/64 words each (see TernaryDot). Values other than -1, 0 and 1 are
 // treated by their sign.

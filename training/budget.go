@@ -31,26 +31,43 @@ func (c *Config) fitScaler(ds *data.Dataset) inference.Scaler {
 	return sc
 }
 
+// Structures the search considers with a budget. Low-dimensional data
+// (sensors) get threshold bits — alone, as an additive model of step
+// functions, and mixed with random features weighted ρ so a few hundred
+// threshold bits are not drowned by thousands of random ones; image-like
+// data get the principal-direction projection.
+const (
+	lowD            = 64  // at most this many features: thresholds; at least: projection
+	mixThresholds   = 16  // thresholds per feature beside random features
+	mixWeight       = 16  // their weight ρ
+	aloneThresholds = 128 // thresholds per feature without random features
+	projectionDims  = 48  // principal directions
+)
+
 // structures returns the embedding structures to consider, each with the
-// largest P that fits the budget (or the fixed P).
+// largest P that fits the budget (or the fixed P); a structure with P = 0
+// is threshold bits alone.
 func (c *Config) structures(p *prepared) ([]Structure, error) {
 	if c.P > 0 {
 		return []Structure{{Thresholds: c.Thresholds, Projection: c.Projection, P: c.P, Binary: c.Weights == "binary"}}, nil
 	}
 	d := p.ds.D
-	var cands []Structure
-	add := func(t, r int) {
-		cands = append(cands, Structure{Thresholds: t, Projection: r})
+	type cand struct {
+		s    Structure
+		fill bool // P fills the budget; false: no random features
 	}
+	var cands []cand
 	if c.Thresholds > 0 || c.Projection > 0 {
-		add(c.Thresholds, c.Projection)
+		cands = append(cands, cand{Structure{Thresholds: c.Thresholds, Projection: c.Projection}, true})
 	} else {
-		add(0, 0)
-		if d <= 64 {
-			add(16, 0)
+		cands = append(cands, cand{Structure{}, true})
+		if d <= lowD {
+			cands = append(cands,
+				cand{Structure{Thresholds: mixThresholds, ThresholdWeight: mixWeight}, true},
+				cand{Structure{Thresholds: aloneThresholds}, false})
 		}
-		if d >= 64 {
-			add(0, 48)
+		if d >= lowD {
+			cands = append(cands, cand{Structure{Projection: projectionDims}, true})
 		}
 	}
 	var weights []bool
@@ -63,10 +80,24 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 		weights = []bool{false, true}
 	}
 	var out []Structure
-	for _, s0 := range cands {
+	for _, cd := range cands {
 		for _, binary := range weights {
-			s := s0
+			s := cd.s
 			s.Binary = binary
+			if !cd.fill {
+				base, err := p.learned(s, c.Seed)
+				if err != nil {
+					return nil, err
+				}
+				n, err := c.worstCaseBytes(base, 0, binary)
+				if err != nil {
+					return nil, err
+				}
+				if base.NumThresholds() > 0 && n <= c.Budget-c.Reserve {
+					out = append(out, s)
+				}
+				continue
+			}
 			pmax, err := c.maxP(p, s)
 			if err != nil {
 				return nil, err

@@ -104,6 +104,10 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	grid := func(ss []Structure, sg, cv []float64) []*candidate {
 		var out []*candidate
 		for _, s := range ss {
+			sg := sg
+			if s.P == 0 {
+				sg = []float64{0} // no random features: σ means nothing
+			}
 			for _, x := range sg {
 				for _, y := range cv {
 					out = append(out, &candidate{s: s, sigma: x, c: y})
@@ -124,11 +128,11 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		clamp := func(s size) size { return size{p: min(s.p, full.p), rows: min(s.rows, full.rows)} }
 		small := clamp(size{p: 512, rows: 2000})
 		mid := clamp(size{p: 2048, rows: 8000})
-		nPairs := min(screenPairs, len(structures)*len(sigmas))
-		sr.total = len(folds) * (len(structures)*len(sigmas) + nPairs*(len(cs)-1) + screenKeep + 2*finalists)
 		// Round 1: σ and structure at the middle C.
 		cmid := cs[len(cs)/2]
 		screen := grid(structures, sigmas, []float64{cmid})
+		nPairs := min(screenPairs, len(screen))
+		sr.total = len(folds) * (len(screen) + nPairs*(len(cs)-1) + screenKeep + 2*finalists)
 		if err := sr.evaluate(screen, small); err != nil {
 			return err
 		}

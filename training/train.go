@@ -43,6 +43,9 @@ type Structure struct {
 	Projection int  `json:"projection"` // principal directions; 0 = the raw scaled input
 	P          int  `json:"p"`          // random features
 	Binary     bool `json:"binary"`     // weights in {−1, +1} rather than {−1, 0, +1}
+	// ThresholdWeight ρ weighs threshold bits against random features
+	// (inference.ModelSpec.ThresholdWeight); 0 means 1.
+	ThresholdWeight int `json:"threshold_weight,omitempty"`
 }
 
 // SearchPoint is one candidate of the hyper-parameter search.
@@ -138,6 +141,9 @@ func (p *prepared) features(v Structure, sigma float64, seed uint64) (*inference
 		return nil, err
 	}
 	spec := *l
+	if spec.NumThresholds() > 0 && v.ThresholdWeight > 1 {
+		spec.ThresholdWeight = int32(v.ThresholdWeight)
+	}
 	if v.P == 0 {
 		spec.Projection = nil
 		return &spec, nil
@@ -218,7 +224,18 @@ func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Datas
 	nv := inference.Vectors(len(ds.Classes))
 	lambda := 1 / (2 * float64(ds.N) * cv)
 
-	inits, err := initialWeights(cols, ds, nv, lambda, c)
+	// Threshold columns (the first NT) count ρ times in every score.
+	var mult []int32
+	if rho := base.ThresholdWeight; rho > 1 {
+		mult = make([]int32, cols.P)
+		for j := range mult {
+			mult[j] = 1
+		}
+		for j := range base.NumThresholds() {
+			mult[j] = rho
+		}
+	}
+	inits, err := initialWeights(cols, mult, ds, nv, lambda, c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -240,7 +257,7 @@ func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Datas
 			defer func() { <-sem }()
 			y := classSigns(ds, nv, v)
 			opt := &ternary.Options{Lambda: lambda, Loss: c.Loss, Reg: c.Reg, Tol: c.Tol, MaxRounds: c.MaxRounds,
-				Binary: binary, Workers: max(1, c.Workers/min(nv, c.Workers))}
+				Binary: binary, Mult: mult, Workers: max(1, c.Workers/min(nv, c.Workers))}
 			r, err := ternary.Solve(cols, ternary.LabelBits(y), inits[v].w, inits[v].alpha, opt)
 			if err != nil {
 				errs[v] = err
@@ -295,7 +312,7 @@ type start struct {
 // paper's): a linear SVM with the same λ on InitRows random rows, then
 // w = sign(w_full), α = ‖w_full‖₁/p. For "random": uniform ternary weights
 // and α = 1/p.
-func initialWeights(cols *ternary.Columns, ds *data.Dataset, nv int, lambda float64, c *Config) ([]start, error) {
+func initialWeights(cols *ternary.Columns, mult []int32, ds *data.Dataset, nv int, lambda float64, c *Config) ([]start, error) {
 	p := cols.P
 	out := make([]start, nv)
 	rnd := newSplitMix(c.Seed ^ 0x1417)
@@ -315,6 +332,14 @@ func initialWeights(cols *ternary.Columns, ds *data.Dataset, nv int, lambda floa
 	m := min(c.InitRows, ds.N)
 	rows := rnd.sample(ds.N, m)
 	x := denseSigns(cols, rows)
+	if mult != nil {
+		for k := range rows {
+			row := x[k*cols.P : (k+1)*cols.P]
+			for j, m := range mult {
+				row[j] *= float32(m)
+			}
+		}
+	}
 	labels := make([]int32, m)
 	for k, i := range rows {
 		labels[k] = ds.Y[i]

@@ -230,10 +230,11 @@ func parse(data []byte) (*Bundle, *layout, error) {
 
 	var th [][]float32
 	var proj *inference.Projection
+	var rho int32
 	nt := 0
 	if v2 {
 		begin("thresholds")
-		th, nt = r.thresholds(d, l)
+		th, nt, rho = r.thresholds(d, l)
 		end()
 		begin("projection")
 		proj = r.projection(d, format, l)
@@ -356,16 +357,17 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	b.KeyID, b.Signature, l.unsigned = trailer(data)
 	b.Signed = !l.unsigned
 	b.Spec = &inference.ModelSpec{
-		Classes:    classes,
-		Features:   b.Compat.Features,
-		Scaler:     sc,
-		Thresholds: th,
-		Projection: proj,
-		Transform:  tr,
-		Kept:       kept,
-		Sign:       sign,
-		NonZero:    nz,
-		Alpha:      alpha,
+		Classes:         classes,
+		Features:        b.Compat.Features,
+		Scaler:          sc,
+		Thresholds:      th,
+		ThresholdWeight: rho,
+		Projection:      proj,
+		Transform:       tr,
+		Kept:            kept,
+		Sign:            sign,
+		NonZero:         nz,
+		Alpha:           alpha,
 	}
 	return b, l, nil
 }
@@ -422,21 +424,35 @@ func (r *reader) scaler(d int, v2 bool, l *layout) inference.Scaler {
 }
 
 // thresholds reads the thresholds section (format 2) of a bundle with d
-// features and returns them (nil for none) and their number.
-func (r *reader) thresholds(d int, l *layout) ([][]float32, int) {
+// features and returns them (nil for none), their number and their weight
+// ρ (0 for 1, the spec's canonical value).
+func (r *reader) thresholds(d int, l *layout) ([][]float32, int, int32) {
 	at := r.pos
 	l.thresholdsForm = r.u8("thresholds form")
 	switch {
 	case r.err != nil:
-		return nil, 0
+		return nil, 0, 0
 	case l.thresholdsForm == thresholdsNone:
-		return nil, 0
+		return nil, 0, 0
 	case l.thresholdsForm != thresholdsHalf:
 		r.fail(ErrInvalid, at, "thresholds form %d, want 0 (none) or 1 (float16)", l.thresholdsForm)
-		return nil, 0
+		return nil, 0, 0
+	}
+	wat := r.pos
+	rho := r.uvarint("threshold weight")
+	switch {
+	case r.err != nil:
+		return nil, 0, 0
+	case rho < 1 || rho > inference.MaxThresholdWeight:
+		r.fail(ErrInvalid, wat, "threshold weight %d, want 1..%d", rho, inference.MaxThresholdWeight)
+		return nil, 0, 0
 	case d > r.left():
 		r.fail(ErrTruncated, r.pos, "%d threshold counts need %d bytes, %d left", d, d, r.left())
-		return nil, 0
+		return nil, 0, 0
+	}
+	weight := int32(rho)
+	if weight == 1 {
+		weight = 0
 	}
 	th := make([][]float32, d)
 	total := 0
@@ -473,9 +489,9 @@ func (r *reader) thresholds(d int, l *layout) ([][]float32, int) {
 		r.fail(ErrInvalid, at, "thresholds form 1 without a threshold: write form 0 (none)")
 	}
 	if r.err != nil {
-		return nil, 0
+		return nil, 0, 0
 	}
-	return th, total
+	return th, total, weight
 }
 
 // projection reads the projection section (format 2) of a bundle with d

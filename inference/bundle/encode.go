@@ -199,6 +199,11 @@ func Encode(b *Bundle) ([]byte, error) {
 			out = append(out, thresholdsNone)
 		} else {
 			out = append(out, thresholdsHalf)
+			rho := uint64(spec.ThresholdWeight)
+			if rho == 0 {
+				rho = 1
+			}
+			out = binary.AppendUvarint(out, rho)
 			for i := range d {
 				list := spec.Thresholds[i]
 				out = binary.AppendUvarint(out, uint64(len(list)))

@@ -156,7 +156,8 @@ func TestFormat2Sections(t *testing.T) {
 		{"tiny", "scaler", "00 01  0000 00c9  0051 0049"},
 		// float16; feature 0: 2 thresholds −0.5 (b800), 0.25 (3400);
 		// feature 1: 1 threshold, 0.
-		{"tiny", "thresholds", "01  02 00b8 0034  01 0000"},
+		// Form 1, weight ρ = 1; feature 0: −0.5, 0.25; feature 1: 0.
+		{"tiny", "thresholds", "01 01  02 00b8 0034  01 0000"},
 		{"tiny", "projection", "00"},
 		// generator 1, seed 5, σ 1.0, D 2, P 8.
 		{"tiny", "transform", "01 0500000000000000 000000000000f03f 02 08"},
@@ -219,14 +220,16 @@ func TestFormat2Refusals(t *testing.T) {
 	}{
 		{"scaler flag", "tiny", "scaler", "00 03 0000 00c9 0051 0049", ErrInvalid, "unknown scaler flags"},
 		{"thresholds form", "tiny", "thresholds", "02 02 00b8 0034 01 0000", ErrInvalid, "thresholds form 2"},
-		{"thresholds descending", "tiny", "thresholds", "01 02 0034 00b8 01 0000", ErrInvalid, "not above the previous"},
-		{"thresholds equal", "tiny", "thresholds", "01 02 00b8 00b8 01 0000", ErrInvalid, "not above the previous"},
-		{"threshold 1", "tiny", "thresholds", "01 02 00b8 003c 01 0000", ErrInvalid, "not strictly inside"},
-		{"threshold -1", "tiny", "thresholds", "01 02 00bc 0034 01 0000", ErrInvalid, "not strictly inside"},
-		{"threshold NaN", "tiny", "thresholds", "01 02 00b8 007e 01 0000", ErrInvalid, "not strictly inside"},
-		{"threshold -0", "tiny", "thresholds", "01 02 00b8 0034 01 0080", ErrInvalid, "-0"},
-		{"form 1, no threshold", "thresholds", "thresholds", "01 00 00", ErrInvalid, "write form 0"},
-		{"threshold count", "tiny", "thresholds", "01 7f 00b8", ErrTruncated, "threshold count"},
+		{"thresholds descending", "tiny", "thresholds", "01 01 02 0034 00b8 01 0000", ErrInvalid, "not above the previous"},
+		{"thresholds equal", "tiny", "thresholds", "01 01 02 00b8 00b8 01 0000", ErrInvalid, "not above the previous"},
+		{"threshold 1", "tiny", "thresholds", "01 01 02 00b8 003c 01 0000", ErrInvalid, "not strictly inside"},
+		{"threshold -1", "tiny", "thresholds", "01 01 02 00bc 0034 01 0000", ErrInvalid, "not strictly inside"},
+		{"threshold NaN", "tiny", "thresholds", "01 01 02 00b8 007e 01 0000", ErrInvalid, "not strictly inside"},
+		{"threshold -0", "tiny", "thresholds", "01 01 02 00b8 0034 01 0080", ErrInvalid, "-0"},
+		{"form 1, no threshold", "thresholds", "thresholds", "01 01 00 00", ErrInvalid, "write form 0"},
+		{"threshold count", "tiny", "thresholds", "01 01 7f 00b8", ErrTruncated, "threshold count"},
+		{"threshold weight 0", "tiny", "thresholds", "01 00 02 00b8 0034 01 0000", ErrInvalid, "threshold weight 0"},
+		{"threshold weight 65", "tiny", "thresholds", "01 41 02 00b8 0034 01 0000", ErrInvalid, "threshold weight 65"},
 		{"projection form", "projection", "projection", "02", ErrInvalid, "projection form 2"},
 		{"projection outputs 0", "projection", "projection", "01 00", ErrInvalid, "projection outputs: 0"},
 		{"projection row as planes", "projection", "projection", "01 02 01 01 0000003f 00000000 00 02 02 00000040 000080bf", ErrInvalid, "canonical"},
@@ -485,6 +488,7 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 	}
 	thresholds := 1
 	if nt > 0 {
+		thresholds++ // the weight ρ (< 128)
 		for _, list := range spec.Thresholds {
 			thresholds += uv(len(list)) + 2*len(list)
 		}

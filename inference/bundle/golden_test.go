@@ -229,7 +229,7 @@ func TestGoldenBreakdown(t *testing.T) {
 //     named, clipped features, threshold bits only (p = 0), 3 classes, an
 //     info section;
 //   - image-v2: a usps-like 256×10 model with every format-2 part —
-//     thresholds, a 256→32 ternary projection, p = 2048 random features,
+//     thresholds weighted ρ = 5, a 256→32 ternary projection, p = 2048 random features,
 //     base-3 weight vectors and one dense vector (sign plane only), base-3
 //     projection rows and one dense row.
 var goldenV2Cases = []struct {
@@ -238,7 +238,8 @@ var goldenV2Cases = []struct {
 	shape     shape
 	features  []string
 	info      map[string]string
-	denseRow  bool // make projection row 0 and weight vector 0 dense
+	denseRow  bool  // make projection row 0 and weight vector 0 dense
+	rho       int32 // threshold weight
 	wantForms []string
 }{
 	{name: "sensor-v2", seed: 12, shape: shape{d: 5, classes: 3, thresholds: 32, zeroFrac: 0.3, clip: true},
@@ -247,6 +248,7 @@ var goldenV2Cases = []struct {
 		wantForms: []string{"base3", "base3", "base3"}},
 	{name: "image-v2", seed: 11, shape: shape{d: 256, p: 2048, classes: 10, thresholds: 2, proj: 32, zeroFrac: 0.35, projZeroFrac: 0.5, clip: true},
 		denseRow:  true,
+		rho:       5,
 		wantForms: []string{"sign", "base3", "base3", "base3", "base3", "base3", "base3", "base3", "base3", "base3"}},
 }
 
@@ -254,6 +256,7 @@ func goldenV2Bundle(t *testing.T, i int) *Bundle {
 	c := goldenV2Cases[i]
 	spec := shapedSpec(c.seed, c.shape)
 	spec.Features = c.features
+	spec.ThresholdWeight = c.rho
 	if c.denseRow {
 		p := spec.Projection
 		for w := range p.NonZero[0] {

@@ -3,6 +3,8 @@ package bundle
 import (
 	"encoding/hex"
 	"math/bits"
+
+	"github.com/trit-iot/trit/inference"
 )
 
 // Section is one section of an encoded bundle.
@@ -41,9 +43,10 @@ type Breakdown struct {
 	ScalerLo   []float32 `json:"scaler_lo"`
 	ScalerHi   []float32 `json:"scaler_hi"`
 
-	ThresholdsForm string      `json:"thresholds_form,omitempty"` // "none" or "float16"; empty in format 1
-	ThresholdCount int         `json:"threshold_count"`           // NT, over all features
-	Thresholds     [][]float32 `json:"thresholds,omitempty"`      // per feature
+	ThresholdsForm  string      `json:"thresholds_form,omitempty"`  // "none" or "float16"; empty in format 1
+	ThresholdCount  int         `json:"threshold_count"`            // NT, over all features
+	ThresholdWeight int         `json:"threshold_weight,omitempty"` // ρ; 0 when there are no thresholds
+	Thresholds      [][]float32 `json:"thresholds,omitempty"`       // per feature
 
 	Projection *ProjectionInfo `json:"projection,omitempty"` // nil: none
 
@@ -169,6 +172,7 @@ func Inspect(data []byte) (*Breakdown, error) {
 		ScalerLo:        s.Scaler.Lo,
 		ScalerHi:        s.Scaler.Hi,
 		ThresholdCount:  s.NumThresholds(),
+		ThresholdWeight: thresholdWeight(s),
 		Generator:       s.Transform.Generator,
 		Seed:            s.Transform.Seed,
 		Sigma:           s.Transform.Sigma,
@@ -244,4 +248,16 @@ func Inspect(data []byte) (*Breakdown, error) {
 		out.Vectors = append(out.Vectors, v)
 	}
 	return out, nil
+}
+
+// thresholdWeight is ρ as the bundle stores it: 1 for an unset weight, 0
+// without thresholds.
+func thresholdWeight(s *inference.ModelSpec) int {
+	switch {
+	case s.NumThresholds() == 0:
+		return 0
+	case s.ThresholdWeight == 0:
+		return 1
+	}
+	return int(s.ThresholdWeight)
 }

@@ -23,6 +23,11 @@ type Options struct {
 	// variant the paper compares against: a zero in w0 starts as +1 and a
 	// sweep only tries the opposite sign.
 	Binary bool
+	// Mult, if not nil, weighs column j's contribution to every score by the
+	// integer Mult[j] >= 1: scores are α·Σ_j Mult[j]·w_j·z_j, still integers
+	// times α. Models use it to give threshold bits more weight than random
+	// features (inference.ModelSpec.ThresholdWeight). nil means all 1.
+	Mult []int32
 }
 
 func (o *Options) withDefaults() Options {
@@ -69,6 +74,10 @@ type Result struct {
 // ErrInput reports arguments Solve cannot work with.
 var ErrInput = errors.New("ternary: invalid input")
 
+// maxBound bounds Σ_j Mult[j], the largest |margin|: the loss table has
+// 2·bound+1 entries.
+const maxBound = 1 << 24
+
 // chunkWords is the number of 64-sample words per summation chunk. Sums are
 // formed per chunk and then added in chunk order, so the result is the same
 // whether chunks run on one goroutine or many.
@@ -97,22 +106,39 @@ func Solve(z *Columns, y []uint64, w0 []int8, alpha0 float64, opt *Options) (*Re
 		return nil, fmt.Errorf("%w: λ = %g", ErrInput, o.Lambda)
 	case o.Loss < Hinge || o.Loss > Square || o.Reg < L2 || o.Reg > L1:
 		return nil, fmt.Errorf("%w: unknown loss or regulariser", ErrInput)
+	case o.Mult != nil && len(o.Mult) != z.P:
+		return nil, fmt.Errorf("%w: %d column multipliers for p = %d", ErrInput, len(o.Mult), z.P)
 	}
-	s := newSolver(z, y, w0, alpha0, &o)
+	bound := int64(z.P)
+	if o.Mult != nil {
+		bound = 0
+		for j, m := range o.Mult {
+			if m < 1 {
+				return nil, fmt.Errorf("%w: column %d has multiplier %d, want >= 1", ErrInput, j, m)
+			}
+			bound += int64(m)
+		}
+		if bound > maxBound {
+			return nil, fmt.Errorf("%w: multipliers sum to %d, above %d", ErrInput, bound, maxBound)
+		}
+	}
+	s := newSolver(z, y, w0, alpha0, &o, int(bound))
 	return s.run(), nil
 }
 
 type solver struct {
-	z     *Columns
-	y     []uint64
-	o     *Options
-	w     []int8
-	alpha float64
-	nnz   int
-	m     []int32   // margins y_i·wᵀz_i
-	table []float64 // table[m+p] = ℓ(α m)
-	loss  float64   // Σ_i ℓ(α m_i), a fresh chunked sum
-	hist  []Step
+	z       *Columns
+	bound   int   // the largest possible |margin|: Σ_j mult(j)
+	maxMult int32 // the largest mult(j): a move changes a margin by at most 2·maxMult
+	y       []uint64
+	o       *Options
+	w       []int8
+	alpha   float64
+	nnz     int
+	m       []int32   // margins y_i·wᵀz_i
+	table   []float64 // table[m+bound] = ℓ(α m)
+	loss    float64   // Σ_i ℓ(α m_i), a fresh chunked sum
+	hist    []Step
 	// Per-chunk partial sums for the two candidate moves of a coordinate.
 	part [][2]float64
 
@@ -128,16 +154,19 @@ type solver struct {
 	isActive  []bool // membership of active, so no sample is listed twice
 }
 
-func newSolver(z *Columns, y []uint64, w0 []int8, alpha0 float64, o *Options) *solver {
+func newSolver(z *Columns, y []uint64, w0 []int8, alpha0 float64, o *Options, bound int) *solver {
 	s := &solver{
-		z: z, y: y, o: o,
+		z: z, y: y, o: o, bound: bound, maxMult: 1,
 		w:     append([]int8(nil), w0...),
 		alpha: alpha0,
 		m:     make([]int32, z.N),
-		table: make([]float64, 2*z.P+1),
+		table: make([]float64, 2*bound+1),
 		part:  make([][2]float64, (z.Words+chunkWords-1)/chunkWords),
 		// Hinge-type losses vanish beyond a margin; the others never do.
 		useActive: o.Loss == Hinge || o.Loss == SquaredHinge,
+	}
+	for _, m := range o.Mult {
+		s.maxMult = max(s.maxMult, m)
 	}
 	for j, v := range s.w {
 		if v == 0 && o.Binary {
@@ -157,12 +186,21 @@ func newSolver(z *Columns, y []uint64, w0 []int8, alpha0 float64, o *Options) *s
 	return s
 }
 
-// addColumn adds delta·y_i·z_ij to every margin, and appends to the active
-// set the samples whose margin drops below the activity bound.
+// mult is column j's multiplier.
+func (s *solver) mult(j int) int32 {
+	if s.o.Mult == nil {
+		return 1
+	}
+	return s.o.Mult[j]
+}
+
+// addColumn adds delta·mult(j)·y_i·z_ij to every margin, and appends to the
+// active set the samples whose margin drops below the activity bound.
 func (s *solver) addColumn(j int, delta int32) {
+	delta *= s.mult(j)
 	col := s.z.Col(j)
 	m := s.m
-	bound := s.zeroFrom + 2
+	bound := s.zeroFrom + 2*s.maxMult
 	track := s.useActive && s.active != nil
 	for wi, zw := range col {
 		c := ^(zw ^ s.y[wi]) // bit set: y_i z_ij = +1
@@ -186,13 +224,12 @@ func (s *solver) rebuildActive() {
 	if !s.useActive {
 		return
 	}
-	p := s.z.P
 	k := len(s.table)
 	for k > 0 && s.table[k-1] == 0 {
 		k--
 	}
-	s.zeroFrom = int32(k - p)
-	bound := s.zeroFrom + 2
+	s.zeroFrom = int32(k - s.bound)
+	bound := s.zeroFrom + 2*s.maxMult
 	if s.active == nil {
 		s.active = make([]int32, 0, len(s.m))
 		s.isActive = make([]bool, len(s.m))
@@ -213,7 +250,7 @@ func (s *solver) objective() float64 {
 // setAlpha fixes α, rebuilds the loss table and the loss sum.
 func (s *solver) setAlpha(alpha float64) {
 	s.alpha = alpha
-	p := s.z.P
+	p := s.bound
 	for k := range s.table {
 		s.table[k] = s.o.Loss.Value(alpha * float64(k-p))
 	}
@@ -235,7 +272,7 @@ func (s *solver) record(kind string, changed int) {
 }
 
 func (s *solver) alphaStep() {
-	h := newHistogram(s.m, s.z.P)
+	h := newHistogram(s.m, s.bound)
 	s.setAlpha(h.solveAlpha(s.o.Loss, s.o.Reg, s.o.Lambda, s.nnz, s.alpha))
 }
 
@@ -326,9 +363,10 @@ func (s *solver) sweep() int {
 // activeChunk is the number of active samples per summation chunk.
 const activeChunk = chunkWords * 64
 
-// trial returns Σ_i ℓ(α(m_i + d·y_i z_ij)) for d = d1 and d = d2.
+// trial returns Σ_i ℓ(α(m_i + d·mult(j)·y_i z_ij)) for d = d1 and d = d2.
 func (s *solver) trial(j int, d1, d2 int32) (float64, float64) {
 	col := s.z.Col(j)
+	d1, d2 = d1*s.mult(j), d2*s.mult(j)
 	var chunks, size int
 	var work func(ci int)
 	if s.useActive {
@@ -374,7 +412,7 @@ func (s *solver) trial(j int, d1, d2 int32) (float64, float64) {
 // activeTrial is trial over the listed samples of column col.
 func (s *solver) activeTrial(col []uint64, idx []int32, d1, d2 int32) [2]float64 {
 	table := s.table
-	off := int32(s.z.P)
+	off := int32(s.bound)
 	var a, b float64
 	for _, i := range idx {
 		c := ^(col[i>>6] ^ s.y[i>>6]) >> (i & 63) & 1
@@ -389,7 +427,7 @@ func (s *solver) activeTrial(col []uint64, idx []int32, d1, d2 int32) [2]float64
 // chunkTrial is trial over the samples of words [lo, hi) of column col.
 func (s *solver) chunkTrial(col []uint64, lo, hi int, d1, d2 int32) [2]float64 {
 	table := s.table
-	off := int32(s.z.P)
+	off := int32(s.bound)
 	var a, b float64
 	for wi := lo; wi < hi; wi++ {
 		c := ^(col[wi] ^ s.y[wi])

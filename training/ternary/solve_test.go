@@ -42,7 +42,11 @@ func fullObjective(z *Columns, y []int8, w []int8, alpha float64, o Options) flo
 	for i := range z.N {
 		h := 0
 		for j := range z.P {
-			h += int(w[j]) * (2*int(z.Bit(i, j)) - 1)
+			m := 1
+			if o.Mult != nil {
+				m = int(o.Mult[j])
+			}
+			h += m * int(w[j]) * (2*int(z.Bit(i, j)) - 1)
 		}
 		loss += o.Loss.Value(alpha * float64(int(y[i])*h))
 	}
@@ -136,6 +140,48 @@ func TestObjectiveNeverIncreases(t *testing.T) {
 	}
 }
 
+// TestColumnMultipliers: with per-column multipliers the reported
+// objective is the full objective of Σ mult_j w_j z_j, it never increases,
+// and every multiplier-weighted move is exact (active set included).
+func TestColumnMultipliers(t *testing.T) {
+	z, yb, y := randomProblem(11, 900, 80)
+	rnd := rand.New(rand.NewPCG(12, 13))
+	mult := make([]int32, z.P)
+	for j := range mult {
+		mult[j] = 1
+		if j < 20 {
+			mult[j] = int32(1 + rnd.IntN(6))
+		}
+	}
+	for _, loss := range allLosses {
+		w0 := make([]int8, z.P)
+		for j := range w0 {
+			w0[j] = int8(rnd.IntN(3) - 1)
+		}
+		o := Options{Lambda: 1e-3, Loss: loss, Mult: mult}
+		res, err := Solve(z, yb, w0, 0.05, &o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(res.History); i++ {
+			if prev, cur := res.History[i-1].Objective, res.History[i].Objective; cur > prev+1e-12*math.Abs(prev) {
+				t.Fatalf("%v: step %d raised the objective from %.15g to %.15g", loss, i, prev, cur)
+			}
+		}
+		if want := fullObjective(z, y, res.W, res.Alpha, o.withDefaults()); math.Abs(want-res.Objective) > 1e-9*math.Abs(want) {
+			t.Fatalf("%v: reported objective %.12g, recomputed %.12g", loss, res.Objective, want)
+		}
+	}
+	if _, err := Solve(z, yb, make([]int8, z.P), 0.1, &Options{Mult: mult[:3]}); err == nil {
+		t.Fatal("short multiplier list accepted")
+	}
+	bad := append([]int32(nil), mult...)
+	bad[5] = 0
+	if _, err := Solve(z, yb, make([]int8, z.P), 0.1, &Options{Mult: bad}); err == nil {
+		t.Fatal("zero multiplier accepted")
+	}
+}
+
 // TestResultIsCoordinateWiseOptimal checks what convergence means for this
 // algorithm: no single w_j change lowers the objective at the final α.
 func TestResultIsCoordinateWiseOptimal(t *testing.T) {
@@ -180,7 +226,7 @@ func TestSolveMatchesBruteForceOnTinyProblem(t *testing.T) {
 			w[j] = int8(c%3 - 1)
 			c /= 3
 		}
-		s := newSolver(z, yb, w, 1, &od)
+		s := newSolver(z, yb, w, 1, &od, z.P)
 		s.alphaStep()
 		best = math.Min(best, s.objective())
 	}
@@ -282,7 +328,7 @@ func BenchmarkSweep(b *testing.B) {
 	}
 	o := Options{Lambda: 1e-4}
 	od := o.withDefaults()
-	s := newSolver(z, yb, w0, 0.01, &od)
+	s := newSolver(z, yb, w0, 0.01, &od, z.P)
 	s.alphaStep()
 	b.ResetTimer()
 	for b.Loop() {
@@ -298,7 +344,7 @@ func TestActiveSetIsExact(t *testing.T) {
 		z, yb, y := randomProblem(13, 3000, 200)
 		o := Options{Lambda: 1e-5, Loss: loss, Tol: 1e-12, MaxRounds: 20, MaxSweeps: 20}
 		od := o.withDefaults()
-		s := newSolver(z, yb, make([]int8, z.P), 0.05, &od)
+		s := newSolver(z, yb, make([]int8, z.P), 0.05, &od, z.P)
 		s.setAlpha(s.alpha)
 		for round := range 6 {
 			s.alphaStep()
