@@ -415,6 +415,22 @@ func (m *Model) Predict(scores []float32, x []float32) (int, error) {
 	return m.score(scores, w.raw, w.z), nil
 }
 
+// PredictRaw is Predict with the integer scores: raw (len >= the number
+// of weight vectors) receives each vector's w_cᵀz (threshold columns
+// counted ρ times), the exact integers a gateway computes before the
+// float scales α_c; the self-test compares them.
+func (m *Model) PredictRaw(raw []int32, x []float32) (int, error) {
+	if len(x) != m.emb.d {
+		return -1, ErrInputLen
+	}
+	w := m.pool.Get().(*workspace)
+	defer m.pool.Put(w)
+	m.emb.embed(w, x)
+	c := m.score(nil, w.raw, w.z)
+	copy(raw[:m.nv], w.raw)
+	return c, nil
+}
+
 // score turns the kept embedding bits z into class scores and a prediction.
 func (m *Model) score(scores []float32, raw []int32, z []uint64) int {
 	rho := m.spec.thresholdWeight()

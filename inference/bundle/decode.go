@@ -330,11 +330,20 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	begin("selftest")
 	b.SelfTest.Class = r.count("self-test class", 0, nc-1, 0)
 	b.SelfTest.Scores = make([]int32, 0, nv)
+	// |wᵀz| ≤ K, plus (ρ−1) for each kept threshold column.
+	limit := int64(k)
+	if rho > 1 {
+		kt := 0
+		for kt < len(kept) && int(kept[kt]) < nt {
+			kt++
+		}
+		limit += int64(rho-1) * int64(kt)
+	}
 	for c := 0; c < nv && r.err == nil; c++ {
 		at := r.pos
 		s := r.varint("self-test score")
-		if r.err == nil && (s < -int64(k) || s > int64(k)) {
-			r.fail(ErrInvalid, at, "vector %d: score %d outside ±%d", c, s, k)
+		if r.err == nil && (s < -limit || s > limit) {
+			r.fail(ErrInvalid, at, "vector %d: score %d outside ±%d", c, s, limit)
 		}
 		b.SelfTest.Scores = append(b.SelfTest.Scores, int32(s))
 	}

@@ -797,3 +797,32 @@ func TestFormat1UpgradesToFormat2(t *testing.T) {
 		t.Logf("%s: format 1 %d bytes, format 2 %d", c.name, len(data), len(v2))
 	}
 }
+
+// TestHeavyThresholdWeight: with ρ > 1 a self-test score may exceed K.
+func TestHeavyThresholdWeight(t *testing.T) {
+	base := &inference.ModelSpec{
+		Classes:         []string{"a", "b"},
+		Scaler:          inference.Scaler{Lo: []float32{0}, Hi: []float32{1}, Clip: true},
+		Thresholds:      [][]float32{{-0.5, 0, 0.5}},
+		ThresholdWeight: inference.MaxThresholdWeight,
+	}
+	spec, err := inference.NewSpec(base, [][]int8{{1, 1, 1}}, []float32{0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := Encode(&Bundle{Header: Header{ModelID: "heavy", Release: 1, CreatedAt: time.Unix(1_800_000_000, 0)},
+		Compat: Compat{MinAgentVersion: "0.2.0"}, Spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Decode(raw, &DecodeOptions{AllowUnsigned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := b.SelfTest.Scores[0]; s >= -3 && s <= 3 {
+		t.Fatalf("self-test score %d: the test needs one beyond ±K = ±3", s)
+	}
+	if b.Spec.ThresholdWeight != inference.MaxThresholdWeight {
+		t.Fatalf("threshold weight %d after the round trip", b.Spec.ThresholdWeight)
+	}
+}

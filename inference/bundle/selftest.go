@@ -44,20 +44,12 @@ func splitmix64(x *uint64) uint64 {
 }
 
 // runSelfTest computes what m gives on its self-test input: the integer
-// score wᵀz of every weight vector (over the kept embedding bits) and the
-// predicted class.
+// score wᵀz of every weight vector (over the kept embedding bits, threshold
+// columns counted ρ times) and the predicted class.
 func runSelfTest(m *inference.Model) (SelfTestVector, error) {
 	spec := m.Spec()
-	x := SelfTestInput(spec)
-	z := make([]uint64, (len(spec.Kept)+63)/64)
-	if err := m.EmbedKept(z, x); err != nil {
-		return SelfTestVector{}, err
-	}
 	out := SelfTestVector{Scores: make([]int32, len(spec.Sign))}
-	for c := range spec.Sign {
-		out.Scores[c] = int32(inference.TernaryDot(z, spec.Sign[c], spec.NonZero[c]))
-	}
-	class, err := m.Predict(nil, x)
+	class, err := m.PredictRaw(out.Scores, SelfTestInput(spec))
 	if err != nil {
 		return SelfTestVector{}, err
 	}
