@@ -420,6 +420,11 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 	}
 	row("self-test", "class %d, %s", b.SelfTestClass, st)
 	if b.FormatVersion >= 2 {
+		if b.Fingerprint > 0 {
+			row("fingerprint", "training firing rates of %d kept columns (drift detection)", b.Fingerprint)
+		} else {
+			row("fingerprint", "none")
+		}
 		keys := slices.Sorted(maps.Keys(b.Info))
 		if len(keys) == 0 {
 			row("info", "none")

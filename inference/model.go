@@ -39,6 +39,9 @@ type ModelSpec struct {
 	Sign            [][]uint64    // per weight vector: sign plane
 	NonZero         [][]uint64    // per weight vector: non-zero plane
 	Alpha           []float32     // per weight vector: scale α > 0 (score = α·wᵀz)
+	// Fingerprint is the training data's firing rates of some kept
+	// columns, for drift detection; optional.
+	Fingerprint *Fingerprint
 }
 
 // MaxThresholdWeight bounds ModelSpec.ThresholdWeight.
@@ -138,6 +141,12 @@ func (s *ModelSpec) AllColumns() *ModelSpec {
 		out.Kept[j] = int32(j)
 	}
 	words := (cols + 63) / 64
+	if fp := s.Fingerprint; fp != nil {
+		out.Fingerprint = &Fingerprint{Columns: make([]int32, len(fp.Columns)), Rates: fp.Rates}
+		for i, c := range fp.Columns {
+			out.Fingerprint.Columns[i] = s.Kept[c]
+		}
+	}
 	out.Sign, out.NonZero = make([][]uint64, len(s.Sign)), make([][]uint64, len(s.Sign))
 	for v := range s.Sign {
 		out.Sign[v], out.NonZero[v] = make([]uint64, words), make([]uint64, words)
@@ -204,6 +213,11 @@ func (s *ModelSpec) Validate() error {
 	for i, j := range s.Kept {
 		if j < 0 || int(j) >= cols || (i > 0 && j <= s.Kept[i-1]) {
 			return fmt.Errorf("%w: kept column %d (%d) out of order or range", ErrModel, i, j)
+		}
+	}
+	if s.Fingerprint != nil {
+		if err := s.Fingerprint.Validate(len(s.Kept)); err != nil {
+			return err
 		}
 	}
 	nv, words := Vectors(nc), (len(s.Kept)+63)/64
@@ -412,6 +426,20 @@ func (m *Model) Predict(scores []float32, x []float32) (int, error) {
 	w := m.pool.Get().(*workspace)
 	defer m.pool.Put(w)
 	m.emb.embed(w, x)
+	return m.score(scores, w.raw, w.z), nil
+}
+
+// PredictEmbed is Predict that also writes the kept embedding bits of x
+// into z ((len(Kept)+63)/64 words), for callers that count them (see
+// Fingerprint.Count) or keep them, at no extra cost.
+func (m *Model) PredictEmbed(scores []float32, z []uint64, x []float32) (int, error) {
+	if len(x) != m.emb.d {
+		return -1, ErrInputLen
+	}
+	w := m.pool.Get().(*workspace)
+	defer m.pool.Put(w)
+	m.emb.embed(w, x)
+	copy(z[:m.words], w.z)
 	return m.score(scores, w.raw, w.z), nil
 }
 

@@ -148,8 +148,8 @@ func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 }
 
 // worstCaseBytes is the size of the unsigned bundle (the same size as the
-// signed one) of learned parts base with p random features when every
-// column is kept and every weight vector has zeros (base-3 packed; sign
+// signed one) of learned parts base with p random features, with its drift
+// fingerprint, when every column is kept and every weight vector has zeros (base-3 packed; sign
 // planes with binary weights), with a model ID of the longest allowed
 // length: an upper bound on what training produces, since it ships a model
 // that drops columns only when that makes the bundle smaller (see
@@ -183,6 +183,9 @@ func (c *Config) worstCaseBytes(base *inference.ModelSpec, p int, binary bool) (
 	full, err := inference.NewSpec(&spec, weights, alpha)
 	if err != nil {
 		return 0, err
+	}
+	if idx := fingerprintIndexes(full); len(idx) > 0 {
+		full.Fingerprint = &inference.Fingerprint{Columns: idx, Rates: make([]uint8, len(idx))}
 	}
 	raw, err := bundle.Encode(&bundle.Bundle{
 		Header: bundle.Header{ModelID: strings.Repeat("m", bundle.MaxModelID), Release: 1, CreatedAt: time.Unix(1, 0)},

@@ -192,6 +192,9 @@ func Train(ds *data.Dataset, cfg *Config) (*Result, error) {
 	if spec, err = smallerKept(spec); err != nil {
 		return nil, err
 	}
+	if spec.Fingerprint, err = fingerprint(spec, ds, c.Seed, c.Workers); err != nil {
+		return nil, err
+	}
 	m, err := inference.New(spec)
 	if err != nil {
 		return nil, fmt.Errorf("training: exported model does not load: %w", err)

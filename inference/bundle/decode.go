@@ -349,7 +349,11 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	}
 	end()
 
+	var fp *inference.Fingerprint
 	if v2 {
+		begin("fingerprint")
+		fp = r.fingerprint(k)
+		end()
 		begin("info")
 		b.Info = r.info()
 		end()
@@ -377,6 +381,7 @@ func parse(data []byte) (*Bundle, *layout, error) {
 		Sign:            sign,
 		NonZero:         nz,
 		Alpha:           alpha,
+		Fingerprint:     fp,
 	}
 	return b, l, nil
 }
@@ -501,6 +506,36 @@ func (r *reader) thresholds(d int, l *layout) ([][]float32, int, int32) {
 		return nil, 0, 0
 	}
 	return th, total, weight
+}
+
+// fingerprint reads the fingerprint section (format 2) of a model with k
+// kept columns; nil means none.
+func (r *reader) fingerprint(k int) *inference.Fingerprint {
+	n := r.count("fingerprint columns", 0, min(k, inference.MaxFingerprint), 2)
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	fp := &inference.Fingerprint{Columns: make([]int32, 0, n)}
+	prev := int64(-1)
+	for range n {
+		at := r.pos
+		gap := r.uvarint("fingerprint gap")
+		if r.err != nil {
+			return nil
+		}
+		if gap == 0 || gap > uint64(k) || prev+int64(gap) >= int64(k) {
+			r.fail(ErrInvalid, at, "gap %d after column %d: columns must ascend below the %d kept columns", gap, prev, k)
+			return nil
+		}
+		prev += int64(gap)
+		fp.Columns = append(fp.Columns, int32(prev))
+	}
+	raw := r.take(n, "fingerprint rates")
+	if r.err != nil {
+		return nil
+	}
+	fp.Rates = append([]uint8(nil), raw...)
+	return fp
 }
 
 // projection reads the projection section (format 2) of a bundle with d

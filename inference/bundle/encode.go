@@ -64,6 +64,8 @@ func Encode(b *Bundle) ([]byte, error) {
 			return nil, encodeErr("projection", "format 1 has no projection; write format 2")
 		case len(b.Info) > 0:
 			return nil, encodeErr("info", "format 1 has no info section; write format 2")
+		case spec.Fingerprint != nil:
+			return nil, encodeErr("fingerprint", "format 1 has no fingerprint; write format 2")
 		}
 	}
 
@@ -138,6 +140,9 @@ func Encode(b *Bundle) ([]byte, error) {
 				}
 			}
 		}
+	}
+	if fp := spec.Fingerprint; fp != nil && len(fp.Columns) == 0 {
+		return nil, encodeErr("fingerprint", "a fingerprint without columns: leave it nil")
 	}
 	infoKeys, err := infoKeys(b.Info)
 	if err != nil {
@@ -253,6 +258,7 @@ func Encode(b *Bundle) ([]byte, error) {
 	}
 
 	if v2 {
+		out = appendFingerprint(out, spec.Fingerprint)
 		out = binary.AppendUvarint(out, uint64(len(infoKeys)))
 		for _, key := range infoKeys {
 			out = appendString(out, key)
@@ -262,6 +268,22 @@ func Encode(b *Bundle) ([]byte, error) {
 
 	out = append(out, make([]byte, trailerSize)...)
 	return out, nil
+}
+
+// appendFingerprint writes the fingerprint section: a count F (0: none),
+// then F gaps between kept-column indexes (the first is index+1), then F
+// rate bytes.
+func appendFingerprint(out []byte, fp *inference.Fingerprint) []byte {
+	if fp == nil {
+		return append(out, 0)
+	}
+	out = binary.AppendUvarint(out, uint64(len(fp.Columns)))
+	prev := int32(-1)
+	for _, c := range fp.Columns {
+		out = binary.AppendUvarint(out, uint64(c-prev))
+		prev = c
+	}
+	return append(out, fp.Rates...)
 }
 
 func encodeErr(section, format string, args ...any) *FormatError {

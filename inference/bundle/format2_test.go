@@ -228,6 +228,9 @@ func TestFormat2Refusals(t *testing.T) {
 		{"threshold -0", "tiny", "thresholds", "01 01 02 00b8 0034 01 0080", ErrInvalid, "-0"},
 		{"form 1, no threshold", "thresholds", "thresholds", "01 01 00 00", ErrInvalid, "write form 0"},
 		{"threshold count", "tiny", "thresholds", "01 01 7f 00b8", ErrTruncated, "threshold count"},
+		{"fingerprint gap 0", "tiny", "fingerprint", "01 00 80", ErrInvalid, "gap 0"},
+		{"fingerprint past the kept columns", "tiny", "fingerprint", "02 05 07 80 80", ErrInvalid, "must ascend below the 11 kept"},
+		{"fingerprint count", "tiny", "fingerprint", "0c", ErrInvalid, "want 0..11"},
 		{"threshold weight 0", "tiny", "thresholds", "01 00 02 00b8 0034 01 0000", ErrInvalid, "threshold weight 0"},
 		{"threshold weight 65", "tiny", "thresholds", "01 41 02 00b8 0034 01 0000", ErrInvalid, "threshold weight 65"},
 		{"projection form", "projection", "projection", "02", ErrInvalid, "projection form 2"},
@@ -464,7 +467,7 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 	if total != len(data) || bd.Size != len(data) {
 		t.Fatalf("sections add up to %d, Size %d, bundle has %d bytes", total, bd.Size, len(data))
 	}
-	want := []string{"magic", "header", "compat", "classes", "scaler", "thresholds", "projection", "transform", "kept", "weights", "alpha", "selftest", "info", "signature"}
+	want := []string{"magic", "header", "compat", "classes", "scaler", "thresholds", "projection", "transform", "kept", "weights", "alpha", "selftest", "fingerprint", "info", "signature"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("sections %v, want %v", names, want)
 	}
@@ -519,13 +522,22 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 		inference.UnpackTernary(w, spec.Sign[c], spec.NonZero[c])
 		weights += packed(k, countZeros(w))
 	}
+	fingerprint := 1
+	if fp := spec.Fingerprint; fp != nil {
+		fingerprint = uv(len(fp.Columns)) + len(fp.Rates)
+		prev := -1
+		for _, c := range fp.Columns {
+			fingerprint += uv(int(c) - prev)
+			prev = int(c)
+		}
+	}
 	info := uv(len(bd.Info))
 	for key, v := range bd.Info {
 		info += uv(len(key)) + len(key) + uv(len(v)) + len(v)
 	}
 	for name, want := range map[string]int{
 		"magic": 5, "scaler": scaler, "thresholds": thresholds, "projection": projection, "transform": transform,
-		"kept": kept, "weights": weights, "alpha": 4 * len(spec.Alpha), "info": info, "signature": 72,
+		"kept": kept, "weights": weights, "alpha": 4 * len(spec.Alpha), "fingerprint": fingerprint, "info": info, "signature": 72,
 	} {
 		if size[name] != want {
 			t.Errorf("%s section: %d bytes, the formula says %d", name, size[name], want)
@@ -789,9 +801,9 @@ func TestFormat1UpgradesToFormat2(t *testing.T) {
 		if b2.Format != 2 || !reflect.DeepEqual(b2.Spec, b.Spec) {
 			t.Fatalf("%s: format-2 copy decodes to a different model", c.name)
 		}
-		// Scaler flags, empty thresholds and projection, empty info: +4
-		// bytes, less what base 3 saves.
-		if len(v2) > len(data)+4 {
+		// Scaler flags, empty thresholds, projection, fingerprint and info:
+		// +5 bytes, less what base 3 saves.
+		if len(v2) > len(data)+5 {
 			t.Fatalf("%s: format 1 %d bytes, format 2 %d", c.name, len(data), len(v2))
 		}
 		t.Logf("%s: format 1 %d bytes, format 2 %d", c.name, len(data), len(v2))

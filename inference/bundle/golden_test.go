@@ -226,8 +226,8 @@ func TestGoldenBreakdown(t *testing.T) {
 // architecture by TestGoldenV2 (make test-arm runs it under qemu):
 //
 //   - sensor-v2: a sensor-like model as issue 12's data calls for — 5
-//     named, clipped features, threshold bits only (p = 0), 3 classes, an
-//     info section;
+//     named, clipped features, threshold bits only (p = 0), 3 classes, a
+//     drift fingerprint, an info section;
 //   - image-v2: a usps-like 256×10 model with every format-2 part —
 //     thresholds weighted ρ = 5, a 256→32 ternary projection, p = 2048 random features,
 //     base-3 weight vectors and one dense vector (sign plane only), base-3
@@ -240,11 +240,13 @@ var goldenV2Cases = []struct {
 	info      map[string]string
 	denseRow  bool  // make projection row 0 and weight vector 0 dense
 	rho       int32 // threshold weight
+	print     bool  // a fingerprint of every third kept column
 	wantForms []string
 }{
 	{name: "sensor-v2", seed: 12, shape: shape{d: 5, classes: 3, thresholds: 32, zeroFrac: 0.3, clip: true},
 		features:  []string{"temperature", "humidity", "light", "co2", "humidity_ratio"},
 		info:      map[string]string{"read": "delimiter=;,header=1,label=occupancy,time=date+time", "train.accuracy": "0.9731", "train.recall": "0.99,0.95,0.91"},
+		print:     true,
 		wantForms: []string{"base3", "base3", "base3"}},
 	{name: "image-v2", seed: 11, shape: shape{d: 256, p: 2048, classes: 10, thresholds: 2, proj: 32, zeroFrac: 0.35, projZeroFrac: 0.5, clip: true},
 		denseRow:  true,
@@ -257,6 +259,14 @@ func goldenV2Bundle(t *testing.T, i int) *Bundle {
 	spec := shapedSpec(c.seed, c.shape)
 	spec.Features = c.features
 	spec.ThresholdWeight = c.rho
+	if c.print {
+		fp := &inference.Fingerprint{}
+		for i := 0; i < len(spec.Kept); i += 3 {
+			fp.Columns = append(fp.Columns, int32(i))
+			fp.Rates = append(fp.Rates, uint8(i*37))
+		}
+		spec.Fingerprint = fp
+	}
 	if c.denseRow {
 		p := spec.Projection
 		for w := range p.NonZero[0] {

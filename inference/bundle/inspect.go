@@ -46,6 +46,7 @@ type Breakdown struct {
 	ThresholdsForm  string      `json:"thresholds_form,omitempty"`  // "none" or "float16"; empty in format 1
 	ThresholdCount  int         `json:"threshold_count"`            // NT, over all features
 	ThresholdWeight int         `json:"threshold_weight,omitempty"` // ρ; 0 when there are no thresholds
+	Fingerprint     int         `json:"fingerprint_columns"`        // columns of the drift fingerprint; 0 = none
 	Thresholds      [][]float32 `json:"thresholds,omitempty"`       // per feature
 
 	Projection *ProjectionInfo `json:"projection,omitempty"` // nil: none
@@ -173,6 +174,7 @@ func Inspect(data []byte) (*Breakdown, error) {
 		ScalerHi:        s.Scaler.Hi,
 		ThresholdCount:  s.NumThresholds(),
 		ThresholdWeight: thresholdWeight(s),
+		Fingerprint:     fingerprintColumns(s),
 		Generator:       s.Transform.Generator,
 		Seed:            s.Transform.Seed,
 		Sigma:           s.Transform.Sigma,
@@ -260,4 +262,11 @@ func thresholdWeight(s *inference.ModelSpec) int {
 		return 1
 	}
 	return int(s.ThresholdWeight)
+}
+
+func fingerprintColumns(s *inference.ModelSpec) int {
+	if s.Fingerprint == nil {
+		return 0
+	}
+	return len(s.Fingerprint.Columns)
 }
