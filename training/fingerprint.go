@@ -61,7 +61,7 @@ func fingerprint(spec *inference.ModelSpec, ds *data.Dataset, seed uint64, worke
 		rows[i] = i
 	}
 	if ds.N > fitRows {
-		rows = newSplitMix(seed ^ 0xf1a9).sample(ds.N, fitRows)
+		rows = newSplitMix(seed^0xf1a9).sample(ds.N, fitRows)
 	}
 	fp := &inference.Fingerprint{Columns: cols, Rates: make([]uint8, len(cols))}
 	if workers <= 0 {
