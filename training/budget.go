@@ -85,16 +85,21 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 			s := cd.s
 			s.Binary = binary
 			if !cd.fill {
-				base, err := p.learned(s, c.Seed)
-				if err != nil {
-					return nil, err
-				}
-				n, err := c.worstCaseBytes(base, 0, binary)
-				if err != nil {
-					return nil, err
-				}
-				if base.NumThresholds() > 0 && n <= c.Budget-c.Reserve {
-					out = append(out, s)
+				// Threshold bits alone: as many per feature as fit, halving
+				// from the preferred count.
+				for ; s.Thresholds >= 4; s.Thresholds /= 2 {
+					base, err := p.learned(s, c.Seed)
+					if err != nil {
+						return nil, err
+					}
+					n, err := c.worstCaseBytes(base, 0, binary)
+					if err != nil {
+						return nil, err
+					}
+					if base.NumThresholds() > 0 && n <= c.Budget-c.Reserve {
+						out = append(out, s)
+						break
+					}
 				}
 				continue
 			}

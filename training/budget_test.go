@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/training/data"
+	"github.com/trit-iot/trit/training/internal/splitmix"
 )
 
 // blobs returns n rows of d features around one centre per class.
 func blobs(n, d, classes int, seed uint64) *data.Dataset {
-	r := newSplitMix(seed)
-	u := func() float64 { return float64(r.next()>>11) / (1 << 53) }
+	u := splitmix.New(seed).Float64
 	ds := &data.Dataset{Name: "blobs", N: n, D: d, Y: make([]int32, n)}
 	for c := range classes {
 		ds.Classes = append(ds.Classes, string(rune('a'+c)))
@@ -29,16 +29,19 @@ func blobs(n, d, classes int, seed uint64) *data.Dataset {
 
 // TestBudgetRespected trains at several budgets and class counts and checks
 // the bundle fits to the byte and that no more random features would have.
+// (With the thresholds given there is one structure and no search, so P is
+// the largest that fits; a search may choose fewer, see
+// TestBudgetWithSearch.)
 func TestBudgetRespected(t *testing.T) {
 	for _, tc := range []struct {
 		budget, classes int
 		weights         string
 		thresholds      int
 	}{
-		{2048, 2, "ternary", 0},
+		{2048, 2, "ternary", 2},
 		{2048, 5, "binary", 4},
 		{6000, 3, "ternary", 8},
-		{6000, 7, "binary", 0},
+		{6000, 7, "binary", 1},
 		{12000, 10, "ternary", 4},
 	} {
 		ds := blobs(700, 6, tc.classes, uint64(tc.budget+tc.classes))
@@ -79,4 +82,24 @@ func TestBudgetTooSmall(t *testing.T) {
 		t.Fatal("a 1 KB budget for 300 features and 10 classes was accepted")
 	}
 	t.Log(err)
+}
+
+// TestBudgetWithSearch: whatever structure and P the search chooses, the
+// bundle fits.
+func TestBudgetWithSearch(t *testing.T) {
+	for _, budget := range []int{1500, 5000} {
+		ds := blobs(600, 5, 4, uint64(budget))
+		res, err := Train(ds, &Config{Budget: budget, Seed: 4, SigmaGrid: []float64{0.5, 2}, CGrid: []float64{0.1, 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := res.Bundle(ds, BundleMeta{ModelID: "searched", Release: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) > budget {
+			t.Errorf("budget %d: bundle of %d bytes (%+v)", budget, len(raw), res.Structure)
+		}
+		t.Logf("budget %d: %+v, %d bytes", budget, res.Structure, len(raw))
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/training/internal/splitmix"
 )
 
 // Learned parts of the embedding, fitted on training rows only: the
@@ -79,7 +80,7 @@ func fitProjection(xs []float32, n, d, r, maxRows int, seed uint64) (*inference.
 		rows[i] = i
 	}
 	if n > maxRows {
-		rows = newSplitMix(seed^0x9ca).sample(n, maxRows)
+		rows = splitmix.New(seed^0x9ca).Sample(n, maxRows)
 	}
 	m := len(rows)
 	mean := make([]float64, d)

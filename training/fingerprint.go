@@ -6,6 +6,7 @@ import (
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/training/data"
+	"github.com/trit-iot/trit/training/internal/splitmix"
 )
 
 // The drift fingerprint (inference.Fingerprint) a bundle ships: the
@@ -61,7 +62,7 @@ func fingerprint(spec *inference.ModelSpec, ds *data.Dataset, seed uint64, worke
 		rows[i] = i
 	}
 	if ds.N > fitRows {
-		rows = newSplitMix(seed^0xf1a9).sample(ds.N, fitRows)
+		rows = splitmix.New(seed^0xf1a9).Sample(ds.N, fitRows)
 	}
 	fp := &inference.Fingerprint{Columns: cols, Rates: make([]uint8, len(cols))}
 	if workers <= 0 {

@@ -83,6 +83,7 @@ func hinge(scores []float32, y int) float64 {
 // selection is a candidate's validation score.
 type selection struct {
 	Balanced   float64 // balanced accuracy, percent
+	SE         float64 // its standard error, percentage points
 	Accuracy   float64 // plain accuracy, percent
 	Loss       float64 // class-balanced mean hinge loss
 	Degenerate string  // why the model is unusable; "" if it is not
@@ -106,7 +107,7 @@ func (a selection) better(b selection) bool {
 func (t *tally) score() selection {
 	var s selection
 	present, correct, total := 0, 0, 0
-	var recall, loss float64
+	var recall, loss, variance float64
 	for c, row := range t.confusion {
 		n := 0
 		for _, v := range row {
@@ -118,13 +119,18 @@ func (t *tally) score() selection {
 			continue
 		}
 		present++
-		recall += float64(row[c]) / float64(n)
+		r := float64(row[c]) / float64(n)
+		recall += r
+		variance += r * (1 - r) / float64(n)
 		loss += t.loss[c] / float64(n)
 	}
 	if present == 0 {
 		return selection{Degenerate: "no held-out rows"}
 	}
 	s.Balanced = 100 * recall / float64(present)
+	// The mean of independent per-class recalls; rows of a time series are
+	// not independent, so this is a lower bound on the real uncertainty.
+	s.SE = 100 * math.Sqrt(variance) / float64(present)
 	s.Accuracy = 100 * float64(correct) / float64(total)
 	s.Loss = loss / float64(present)
 	switch {

@@ -153,9 +153,29 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		pool := append(append([]*candidate(nil), screen[:nPairs]...), round2...)
 		rank(pool)
 		pool = pool[:min(len(pool), screenKeep)]
+		// The best threshold-bits-alone candidate always goes on (it is
+		// cheap, and choose may prefer it).
+		if !slices.ContainsFunc(pool, func(cd *candidate) bool { return cd.s.P == 0 }) {
+			for _, cd := range screen {
+				if cd.s.P == 0 && cd.sel.Degenerate == "" {
+					pool = append(pool, cd)
+					break
+				}
+			}
+		}
 		// Rounds 3 and 4: more features and rows, then the final size;
-		// a round whose size was already scored is skipped.
+		// a round whose size was already scored is skipped. Every fit on
+		// all the training rows competes for the final choice, whatever
+		// its number of random features: on low-dimensional, noisy data a
+		// model with fewer features than the budget allows generalises
+		// better, and the bundle is then smaller than the budget.
+		var onAllRows []candidate
 		last := small
+		if small.rows == full.rows {
+			for _, cd := range pool {
+				onAllRows = append(onAllRows, *cd)
+			}
+		}
 		for _, sz := range []size{mid, full} {
 			if sz == last {
 				continue
@@ -163,10 +183,21 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 			if err := sr.evaluate(pool, sz); err != nil {
 				return err
 			}
-			pool = pool[:min(len(pool), finalists)]
+			simple := slices.IndexFunc(pool, func(cd *candidate) bool { return cd.s.P == 0 })
+			keep := pool[:min(len(pool), finalists)]
+			if simple >= finalists {
+				keep = append(keep, pool[simple])
+			}
+			pool = keep
+			if sz.rows == full.rows {
+				for _, cd := range pool {
+					onAllRows = append(onAllRows, *cd)
+				}
+			}
 			last = sz
 		}
-		best = pool[0]
+		best = choose(onAllRows)
+		best.s.P = best.point.P
 	}
 	if best.sel.Degenerate != "" {
 		return fmt.Errorf("%w: every candidate model is degenerate (the best %s); the data may be too few or carry no signal the model can use", ErrDegenerate, best.sel.Degenerate)
@@ -181,6 +212,32 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	sel := best.point
 	res.Selected = &sel
 	return nil
+}
+
+// choose returns the final candidate: the best by balanced accuracy — but
+// when threshold bits alone (an additive model, the simplest structure)
+// score within one standard error of the best, those, since on a small or
+// autocorrelated validation set a difference that size is noise, and the
+// simpler model is the one that holds up on later data.
+func choose(cands []candidate) *candidate {
+	best := &cands[0]
+	for i := range cands {
+		if cands[i].sel.better(best.sel) {
+			best = &cands[i]
+		}
+	}
+	var simple *candidate
+	for i := range cands {
+		cd := &cands[i]
+		if cd.s.P == 0 && cd.sel.Degenerate == "" && cd.sel.Balanced >= best.sel.Balanced-best.sel.SE &&
+			(simple == nil || cd.sel.better(simple.sel)) {
+			simple = cd
+		}
+	}
+	if simple != nil {
+		return simple
+	}
+	return best
 }
 
 // rank sorts candidates best first. Stable: among equal scores the earlier

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/trit-iot/trit/training/data"
+	"github.com/trit-iot/trit/training/internal/splitmix"
 )
 
 // TwoCircles returns the paper's synthetic "circle" dataset: n points in the
@@ -12,8 +13,8 @@ import (
 // deviation noise in both coordinates. No linear classifier separates them;
 // a Gaussian-kernel one does. Deterministic for a seed.
 func TwoCircles(n int, factor, noise float64, seed uint64) *data.Dataset {
-	r := newSplitMix(seed)
-	uniform := func() float64 { return float64(r.next()>>11) / (1 << 53) }
+	r := splitmix.New(seed)
+	uniform := r.Float64
 	gauss := func() float64 {
 		// Box–Muller; this generator feeds tests and demos, not models, so
 		// the platform's math functions are fine here.
@@ -53,8 +54,8 @@ func TwoCircles(n int, factor, noise float64, seed uint64) *data.Dataset {
 // leaks; occasional sensor spikes (one reading in 500, 50× the usual
 // range) stress the scaling. Deterministic for a seed.
 func OfficeSeries(n int, seed uint64) *data.Dataset {
-	r := newSplitMix(seed)
-	uniform := func() float64 { return float64(r.next()>>11) / (1 << 53) }
+	r := splitmix.New(seed)
+	uniform := r.Float64
 	gauss := func() float64 {
 		u1, u2 := uniform(), uniform()
 		return math.Sqrt(-2*math.Log(1-u1)) * math.Cos(2*math.Pi*u2)
@@ -86,7 +87,7 @@ func OfficeSeries(n int, seed uint64) *data.Dataset {
 		ratio := 0.0045 + 0.00001*hum + 0.0002*gauss()
 		row := []float64{temp, hum, light, co2, ratio}
 		if uniform() < 1.0/500 {
-			k := r.intn(5)
+			k := r.Intn(5)
 			row[k] *= 50
 		}
 		for _, v := range row {

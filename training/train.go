@@ -14,6 +14,7 @@ import (
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/training/data"
+	"github.com/trit-iot/trit/training/internal/splitmix"
 	"github.com/trit-iot/trit/training/linear"
 	"github.com/trit-iot/trit/training/ternary"
 )
@@ -98,7 +99,7 @@ func (p *prepared) scaledSample(seed uint64) ([]float32, int, error) {
 		rows[i] = i
 	}
 	if ds.N > fitRows {
-		rows = newSplitMix(seed^0x5ca1e).sample(ds.N, fitRows)
+		rows = splitmix.New(seed^0x5ca1e).Sample(ds.N, fitRows)
 	}
 	out := make([]float32, len(rows)*ds.D)
 	for k, i := range rows {
@@ -318,12 +319,12 @@ type start struct {
 func initialWeights(cols *ternary.Columns, mult []int32, ds *data.Dataset, nv int, lambda float64, c *Config) ([]start, error) {
 	p := cols.P
 	out := make([]start, nv)
-	rnd := newSplitMix(c.Seed ^ 0x1417)
+	rnd := splitmix.New(c.Seed ^ 0x1417)
 	if c.Init == "random" {
 		for v := range out {
 			w := make([]int8, p)
 			for j := range w {
-				w[j] = int8(rnd.intn(3)) - 1
+				w[j] = int8(rnd.Intn(3)) - 1
 			}
 			out[v] = start{w: w, alpha: 1 / float64(p)}
 		}
@@ -333,7 +334,7 @@ func initialWeights(cols *ternary.Columns, mult []int32, ds *data.Dataset, nv in
 		return centroidWeights(cols, ds, nv), nil
 	}
 	m := min(c.InitRows, ds.N)
-	rows := rnd.sample(ds.N, m)
+	rows := rnd.Sample(ds.N, m)
 	x := denseSigns(cols, rows)
 	if mult != nil {
 		for k := range rows {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/trit-iot/trit/training/internal/splitmix"
 )
 
 // Split returns two disjoint subsets: a fraction frac of rows (stratified per
@@ -66,13 +68,13 @@ func split(d *Dataset, seed uint64, take []int) (a, b *Dataset) {
 		byClass[y] = append(byClass[y], i)
 	}
 	inB := make([]bool, d.N)
-	rng := splitmix{state: seed}
+	rng := splitmix.New(seed)
 	for c, rows := range byClass {
 		k := take[c]
 		// Partial Fisher-Yates: the first k positions become a uniform
 		// random k-subset.
 		for i := 0; i < k; i++ {
-			j := i + int(rng.below(uint64(len(rows)-i)))
+			j := i + rng.Intn(len(rows)-i)
 			rows[i], rows[j] = rows[j], rows[i]
 			inB[rows[i]] = true
 		}
@@ -95,29 +97,4 @@ func classCounts(d *Dataset) []int {
 		counts[y]++
 	}
 	return counts
-}
-
-// splitmix is the splitmix64 generator (Steele, Lea & Flood), chosen for
-// being tiny and integer-only, hence identical on every architecture.
-type splitmix struct{ state uint64 }
-
-func (s *splitmix) next() uint64 {
-	s.state += 0x9e3779b97f4a7c15
-	z := s.state
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// below returns a uniform integer in [0, n), n > 0, by Lemire's
-// multiply-and-reject method (no modulo bias).
-func (s *splitmix) below(n uint64) uint64 {
-	hi, lo := bits.Mul64(s.next(), n)
-	if lo < n {
-		thresh := -n % n
-		for lo < thresh {
-			hi, lo = bits.Mul64(s.next(), n)
-		}
-	}
-	return hi
 }

@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/trit-iot/trit/training/internal/splitmix"
 )
 
 // benchData returns n×p features — random ±1 (sign) or standard Gaussian —
 // with labels from a random teacher hyperplane, 10% of them flipped. It
 // uses the package PRNG so it is cheap for 14M values.
 func benchData(n, p int, gaussian bool) ([]float32, []int8) {
-	r := rng{state: 42}
-	unit := func() float64 { return float64(r.next()>>11) / (1 << 53) }
+	r := splitmix.New(42)
+	unit := func() float64 { return r.Float64() }
 	normal := func() float64 { // Box–Muller
 		return math.Sqrt(-2*math.Log(1-unit())) * math.Cos(2*math.Pi*unit())
 	}
@@ -26,7 +28,7 @@ func benchData(n, p int, gaussian bool) ([]float32, []int8) {
 		for j := range row {
 			if gaussian {
 				row[j] = float32(normal())
-			} else if r.next()&1 == 0 {
+			} else if r.Next()&1 == 0 {
 				row[j] = 1
 			} else {
 				row[j] = -1
@@ -36,7 +38,7 @@ func benchData(n, p int, gaussian bool) ([]float32, []int8) {
 		if dot(teacher, row) < 0 {
 			y[i] = -1
 		}
-		if r.uintn(10) == 0 {
+		if r.Below(10) == 0 {
 			y[i] = -y[i]
 		}
 	}

@@ -1,6 +1,10 @@
 package linear
 
-import "math"
+import (
+	"math"
+
+	"github.com/trit-iot/trit/training/internal/splitmix"
+)
 
 // workspace holds the per-solve buffers; a one-vs-rest worker reuses one
 // across the classes it trains.
@@ -41,7 +45,7 @@ func (pr *problem) solve(y []int8, o *Options, ws *workspace) *Model {
 	for i := range index {
 		index[i] = int32(i)
 	}
-	r := rng{state: o.Seed}
+	r := splitmix.New(o.Seed)
 
 	// The previous pass's PG range, used by the shrinking test. ±∞ means
 	// "shrink nothing".
@@ -50,7 +54,7 @@ func (pr *problem) solve(y []int8, o *Options, ws *workspace) *Model {
 	m := &Model{}
 	for m.Iter < o.MaxIter {
 		pgMaxNew, pgMinNew := math.Inf(-1), math.Inf(1)
-		r.shuffle(index[:active])
+		shuffle(r, index[:active])
 		for s := 0; s < active; {
 			i := int(index[s])
 			row := pr.row(i)
