@@ -25,7 +25,7 @@ func (db *DB) Check() error {
 			errs = append(errs, err)
 		}
 	}
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		for _, name := range schemaV1Buckets {
 			if tx.Bucket(name) == nil {
 				return corrupt(name, "", errors.New("bucket missing"))

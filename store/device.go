@@ -11,7 +11,7 @@ import (
 // connect so a stale Last Will can be told from the current one.
 func (db *DB) NextSession() (uint64, error) {
 	var n uint64
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.essential(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketDevice)
 		if err != nil {
 			return err
@@ -32,7 +32,7 @@ func (db *DB) NextSession() (uint64, error) {
 // Session returns the last value NextSession returned, or 0.
 func (db *DB) Session() (uint64, error) {
 	var n uint64
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketDevice)
 		if err != nil {
 			return err

@@ -51,6 +51,9 @@ var (
 	//   key keyOutboxCount   -> u64 number of queued messages
 	//   key keyOutboxBytes   -> u64 sum of len(value) over bucketOutbox
 	//   key keyOutboxDropped -> u64 messages dropped to respect the bound, ever
+	//   key keyReserve       -> Options.Reserve zero bytes: the ballast whose
+	//     pages essential writes get when the disk is full (reserve.go);
+	//     absent while released
 	bucketOutboxMeta = []byte("outbox_meta")
 
 	// bucketStats holds named statistics snapshots (stat.go).
@@ -85,6 +88,7 @@ var (
 	keyOutboxCount   = []byte("count")
 	keyOutboxBytes   = []byte("bytes")
 	keyOutboxDropped = []byte("dropped")
+	keyReserve       = []byte("reserve")
 )
 
 // collectionBuckets maps each Collection to its bucket. Index = Collection.
