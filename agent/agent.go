@@ -36,6 +36,10 @@ type Options struct {
 	Notify func(state string) (bool, error)
 	// Now is the clock for command and bundle expiry; nil means time.Now.
 	Now func() time.Time
+	// StartFresh replaces a damaged database (store.DamagedError) by an
+	// empty one, keeping the damaged file aside (trit-agent run
+	// --start-fresh): the gateway then starts as a new device.
+	StartFresh bool
 }
 
 // Agent is a running trit-agent.
@@ -96,11 +100,18 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	a.db, err = store.Open(cfg.DBPath(), &store.Options{OutboxMaxBytes: cfg.Telemetry.OutboxMaxBytes})
+	a.db, err = store.Open(cfg.DBPath(), &store.Options{OutboxMaxBytes: cfg.Telemetry.OutboxMaxBytes, StartFresh: o.StartFresh})
+	if errors.Is(err, store.ErrCorrupt) {
+		return fmt.Errorf("%w\nTo start this gateway as a new device, run trit-agent run --start-fresh once, or move the file aside; see docs/OPERATIONS.md \"Recovery\"", err)
+	}
 	if err != nil {
 		return err
 	}
 	defer a.db.Close()
+	if aside := a.db.MovedAside(); aside != "" {
+		a.log.Warn("the database was damaged: it was moved aside and the agent starts with an empty one (session 1, no model, no anti-rollback floor)",
+			"db", cfg.DBPath(), "damaged_file", aside)
+	}
 	a.in, err = openInput(cfg.Sensors, cfg.Features, o.SensorEnv)
 	if err != nil {
 		return err
@@ -200,7 +211,9 @@ func (a *Agent) emit(ev *wire.Event, record bool) {
 	}
 	payload, err := ev.Marshal()
 	if err == nil {
-		err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Events(a.cfg.DeviceID), Payload: payload, QoS: 1})
+		// A priority message: telemetry never pushes it out of the outbox,
+		// and it is written from the store's reserve when the disk is full.
+		err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Events(a.cfg.DeviceID), Payload: payload, QoS: 1, Priority: true})
 	}
 	if err != nil {
 		a.log.Error("job event not queued", "id", ev.ID, "err", err)
@@ -252,6 +265,7 @@ func (a *Agent) telemetry(ctx context.Context) {
 	defer tick.Stop()
 	lastHealth := ""
 	var lastDropped uint64
+	failures := newRepeatLimiter(telemetryErrorEvery)
 	if st, err := a.db.OutboxStats(); err == nil {
 		lastDropped = st.Dropped
 	}
@@ -283,8 +297,14 @@ func (a *Agent) telemetry(ctx context.Context) {
 		if err == nil {
 			err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Telemetry(a.cfg.DeviceID), Payload: payload, QoS: 1})
 		}
+		// A full disk fails every report: say so once, then at most every
+		// telemetryErrorEvery with a count, and once more when it ends.
 		if err != nil {
-			a.log.Error("telemetry not queued", "err", err)
+			if log, since := failures.fail(time.Now()); log {
+				a.log.Error("telemetry not queued (is the disk full?); repeats are counted, not logged", "err", err, "failed_since_last_log", since, "seq", t.Seq)
+			}
+		} else if n := failures.ok(); n > 0 {
+			a.log.Info("telemetry queued again", "reports_lost", n)
 		}
 		a.pub.kickNow()
 		h := fmt.Sprint(a.healthSummary())

@@ -15,10 +15,10 @@ import (
 // The outbox is a store-and-forward queue of MQTT messages. Messages are
 // numbered by the outbox bucket's sequence, so cursor order is FIFO. The sum
 // of stored record sizes is bounded by Options.OutboxMaxBytes: when a new
-// message pushes it over, the oldest ordinary messages are dropped and
-// counted, and priority messages (job events) only once no ordinary one is
-// left — telemetry piling up during an outage never pushes out a job's
-// result. Count, byte total and drop counter live in bucketOutboxMeta and
+// message pushes it over, older ordinary messages are dropped, oldest first,
+// and older priority messages (job events) only once no older ordinary one
+// is left — telemetry piling up during an outage never pushes out a job's
+// result while there is older telemetry to drop. Drops are counted. Count, byte total and drop counter live in bucketOutboxMeta and
 // change in the same transaction as the records, so they never need a
 // rescan. Enqueueing a priority message is an essential write that may use
 // the file's reserve on a full disk (reserve.go); an ordinary one is not.
@@ -179,19 +179,31 @@ func isPriorityRecord(rec []byte) bool {
 	return len(rec) >= outboxHeaderLen && rec[1]&outboxPriority != 0
 }
 
-// dropOldest removes records until t.bytes fits limit: the oldest ordinary
-// ones first, then, if that is not enough, the oldest priority ones.
-func dropOldest(b *bolt.Bucket, t *outboxTotals, limit uint64) error {
+// dropOldest removes records until t.bytes fits limit. Records numbered
+// from keep on (the ones being enqueued) go last: first the older ordinary
+// records, oldest first, then the older priority ones, then, if a batch is
+// larger than the bound by itself, its own oldest.
+func dropOldest(b *bolt.Bucket, t *outboxTotals, limit, keep uint64) error {
 	if t.bytes <= limit {
 		return nil
 	}
 	over := t.bytes - limit
 	var doomed [][]byte
 	var freed uint64
-	for _, priority := range []bool{false, true} {
+	for pass := range 3 {
 		c := b.Cursor()
 		for k, v := c.First(); k != nil && freed < over; k, v = c.Next() {
-			if isPriorityRecord(v) == priority {
+			older := len(k) != 8 || binary.BigEndian.Uint64(k) < keep
+			var take bool
+			switch pass {
+			case 0:
+				take = older && !isPriorityRecord(v)
+			case 1:
+				take = older && isPriorityRecord(v)
+			case 2:
+				take = !older
+			}
+			if take {
 				doomed = append(doomed, bytes.Clone(k))
 				freed += uint64(len(v))
 			}
@@ -230,7 +242,7 @@ func (db *DB) trimOutbox(tx *bolt.Tx) error {
 	if t.bytes <= db.outboxMax {
 		return nil
 	}
-	if err := dropOldest(b, &t, db.outboxMax); err != nil {
+	if err := dropOldest(b, &t, db.outboxMax, b.Sequence()+1); err != nil {
 		return err
 	}
 	return t.save(m)
@@ -275,6 +287,7 @@ func (db *DB) Enqueue(msgs ...OutboxMsg) error {
 		if err != nil {
 			return err
 		}
+		keep := b.Sequence() + 1
 		for _, rec := range recs {
 			seq, err := b.NextSequence()
 			if err != nil {
@@ -286,7 +299,7 @@ func (db *DB) Enqueue(msgs ...OutboxMsg) error {
 			t.count++
 			t.bytes += uint64(len(rec))
 		}
-		if err := dropOldest(b, &t, db.outboxMax); err != nil {
+		if err := dropOldest(b, &t, db.outboxMax, keep); err != nil {
 			return err
 		}
 		return t.save(m)
