@@ -60,6 +60,9 @@ type Agent struct {
 	notify  func(string) (bool, error)
 	now     func() time.Time
 	telSeq  uint64
+	// instance is the database's instance ID (store.Instance), in every
+	// state and will: a new database is a new life of the device.
+	instance string
 }
 
 // Run runs the agent until ctx is done. It returns an error only for a
@@ -111,6 +114,10 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	if aside := a.db.MovedAside(); aside != "" {
 		a.log.Warn("the database was damaged: it was moved aside and the agent starts with an empty one (session 1, no model, no anti-rollback floor)",
 			"db", cfg.DBPath(), "damaged_file", aside)
+	}
+	if a.instance, err = a.db.Instance(); err != nil {
+		// Not fatal: the states then carry no instance, as older agents'.
+		a.log.Error("cannot read the database instance ID", "err", err)
 	}
 	a.in, err = openInput(cfg.Sensors, cfg.Features, o.SensorEnv)
 	if err != nil {
@@ -230,8 +237,11 @@ func (a *Agent) emit(ev *wire.Event, record bool) {
 
 // state builds the device's State payload.
 func (a *Agent) state(session uint64, online bool) ([]byte, error) {
-	s := &wire.State{Device: a.cfg.DeviceID, Session: session, Online: online, Time: a.now().Unix(),
+	s := &wire.State{Device: a.cfg.DeviceID, Session: session, Online: online, Instance: a.instance, Time: a.now().Unix(),
 		AgentVersion: Version, Hardware: a.cfg.Hardware, Labels: a.cfg.Labels, Health: "ok"}
+	if seq, err := a.highestSeq(); err == nil {
+		s.HighestSeq = seq
+	}
 	active, previous, err := a.db.Slots()
 	if err == nil && active != nil {
 		r := refOf(active)

@@ -33,6 +33,8 @@ var (
 	//   key keyHighestJobSeq -> u64 highest job sequence ever recorded
 	//     (job.go); kept when PruneJobs deletes the jobs themselves. Absent
 	//     in databases written before it existed: then the jobs are scanned.
+	//   key keyInstance -> u64 random, non-zero: the database's instance ID
+	//     (device.go); drawn on first use, so absent in a new database.
 	bucketDevice = []byte("device")
 
 	// bucketJobs holds one idempotency record per deployment job (job.go).
@@ -84,6 +86,7 @@ var (
 
 	keySession       = []byte("session")
 	keyHighestJobSeq = []byte("highest_job_seq")
+	keyInstance      = []byte("instance")
 
 	keyOutboxCount   = []byte("count")
 	keyOutboxBytes   = []byte("bytes")
