@@ -137,15 +137,34 @@ func (d *Device) raiseSeq(highest uint64) bool {
 	return true
 }
 
-// applyEvent records a job event as the device's latest job; a SUCCEEDED
-// event also says which model now runs.
+// applyEvent records a job event as the device's latest job, unless it is
+// older than the one recorded: an event of an earlier command (lower
+// sequence), or an earlier step of the same job — a device re-sends an
+// event until it is acknowledged, so a re-sent INSTALLING can arrive after
+// the job's FAILED. A SUCCEEDED event also says which model now runs.
 func (d *Device) applyEvent(ev *wire.Event, now time.Time) {
 	d.LastSeen = now
 	d.raiseSeq(ev.HighestSeq)
+	if j := d.LastJob; j != nil && (ev.Seq < j.Seq || ev.Seq == j.Seq && ev.Rollout == j.Rollout && jobRank(ev.State) <= jobRank(j.State)) {
+		return
+	}
 	d.LastJob = &JobRecord{Rollout: ev.Rollout, Seq: ev.Seq, State: ev.State, Code: ev.Code, Reason: ev.Reason, Time: time.UnixMilli(ev.Time).UTC()}
 	if ev.State == wire.JobSucceeded && ev.Model != nil {
 		d.Model = ev.Model
 	}
+}
+
+// jobRank orders a job's states: the terminal ones last.
+func jobRank(s wire.JobState) int {
+	switch s {
+	case wire.JobQueued:
+		return 1
+	case wire.JobDownloading:
+		return 2
+	case wire.JobInstalling:
+		return 3
+	}
+	return 4
 }
 
 // applyTelemetry merges a telemetry report. The device-supplied count

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -602,5 +603,70 @@ func TestRolloutUnknownDevices(t *testing.T) {
 		if _, err := f.svc.CreateRollout(RolloutRequest{ID: "x", Bundle: bad, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "SHA-256") {
 			t.Errorf("bundle %q: %v", bad, err)
 		}
+	}
+}
+
+// A tick reads only rollouts that are not done and writes one back only
+// when its step changed something: a paused rollout, or a finished one,
+// costs no write (the database file is not touched).
+func TestTickWritesOnlyChanges(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	hash := f.addBundle(t, 1)
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Control("r", "pause", "wait"); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	before, err := os.Stat(f.db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		f.clk.t = f.clk.t.Add(time.Second)
+		f.svc.Tick()
+	}
+	after, _ := os.Stat(f.db.Path())
+	if !after.ModTime().Equal(before.ModTime()) {
+		t.Fatal("ticks over a paused rollout wrote to the database")
+	}
+	if _, err := f.svc.Control("r", "resume", ""); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	f.report(t, f.commands(t)[0], wire.JobSucceeded)
+	f.svc.Tick()
+	if r, _ := f.svc.GetRollout("r"); r.State != RolloutCompleted {
+		t.Fatalf("rollout %s", r.State)
+	}
+	if ids, _ := f.svc.runningIDs(); len(ids) != 0 {
+		t.Fatalf("done rollouts still indexed as running: %v", ids)
+	}
+}
+
+// A device re-sends an event until the fleet acknowledges it, so an
+// earlier step can arrive after the job's end: the record's latest job
+// never goes back.
+func TestLastJobNeverGoesBack(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	send := func(rollout string, seq uint64, state wire.JobState) {
+		ev := &wire.Event{Device: "gw-1", Rollout: rollout, Seq: seq, State: state, Time: f.clk.t.UnixMilli()}
+		raw, _ := ev.Marshal()
+		f.svc.Deliver(f.svc.Topics().Events("gw-1"), raw)
+		f.svc.Drain()
+	}
+	send("r", 3, wire.JobInstalling)
+	send("r", 3, wire.JobFailed)
+	send("r", 3, wire.JobInstalling)  // re-sent, late
+	send("old", 2, wire.JobSucceeded) // an earlier command's, late
+	if d, _ := DeviceByID(f.db, "gw-1"); d.LastJob == nil || d.LastJob.State != wire.JobFailed || d.LastJob.Seq != 3 {
+		t.Fatalf("last job %+v, want r/3 FAILED", d.LastJob)
+	}
+	send("next", 4, wire.JobQueued)
+	if d, _ := DeviceByID(f.db, "gw-1"); d.LastJob.Rollout != "next" {
+		t.Fatalf("a newer job did not replace the last: %+v", d.LastJob)
 	}
 }

@@ -385,6 +385,20 @@ func (w *world) devices() map[string]fleet.Device {
 	return out
 }
 
+// waitKnown waits until every device of ids is in the fleet's inventory: a
+// rollout may only name devices that have reported (or allow_unknown).
+func (w *world) waitKnown(ids []string) {
+	w.t.Helper()
+	w.waitInventory(fmt.Sprintf("%d devices in the inventory", len(ids)), time.Minute, func(ds map[string]fleet.Device) bool {
+		for _, id := range ids {
+			if _, ok := ds[id]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // waitInventory waits until cond holds for the inventory.
 func (w *world) waitInventory(what string, timeout time.Duration, cond func(map[string]fleet.Device) bool) {
 	w.t.Helper()

@@ -55,9 +55,7 @@ func TestRestoredFleetDatabase(t *testing.T) {
 	w := newWorld(t)
 	w.startFleet()
 	ids := w.startAgents("gw", n, nil)
-	w.waitInventory("every agent online", time.Minute, func(ds map[string]fleet.Device) bool {
-		return len(ds) == n
-	})
+	w.waitKnown(ids)
 	w.rolloutAll("r1", w.publish(w.bundle("vib", 1)), ids)
 	old := filepath.Join(w.dir, "fleet-after-r1.db")
 	w.backup(old)
