@@ -543,8 +543,8 @@ type Report struct {
 // reconnect). Progress only moves forward within an attempt.
 func (r *Rollout) Apply(rep Report, now time.Time) bool {
 	d := r.Devices[rep.Device]
-	if d == nil || rep.Seq != d.Seq || d.Seq == 0 || d.State.Finished() && d.State != DeviceTimedOut {
-		return false
+	if d == nil || rep.Seq != d.Seq || d.Seq == 0 || d.State.Finished() && d.State != DeviceTimedOut || d.Resend {
+		return false // d.Resend: the command is being sent again; this one is done
 	}
 	if d.State == DeviceTimedOut && !rep.State.Finished() {
 		return false // a late progress event does not revive a timed-out attempt

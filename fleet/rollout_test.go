@@ -210,6 +210,9 @@ func TestResendOnSuperseded(t *testing.T) {
 	if d := r.Devices[n.Device]; d.State.Finished() || !d.Resend {
 		t.Fatalf("device after superseded: %+v", d)
 	}
+	if r.Apply(Report{Device: n.Device, Seq: n.Seq, State: DeviceRejected, Resend: true}, t0) || r.Devices[n.Device].Resends != 1 {
+		t.Fatal("a re-sent superseded event counted again")
+	}
 	again := r.Step(t0.Add(time.Second), seq.next)
 	if r.State != RolloutRunning || len(again) != 1 || again[0].Device != n.Device || again[0].Seq <= n.Seq {
 		t.Fatalf("resend %v (state %s)", again, r.State)
