@@ -69,7 +69,7 @@ type fixture struct {
 	cmdKeys *wire.KeySet
 }
 
-func newFixture(t *testing.T, tweak ...func(*Options)) *fixture {
+func newFixture(t testing.TB, tweak ...func(*Options)) *fixture {
 	t.Helper()
 	release, cmd := testKey(1), testKey(2)
 	ks, err := bundle.NewKeySet(release.Public().(ed25519.PublicKey))
