@@ -36,6 +36,10 @@ type Options struct {
 	Notify func(state string) (bool, error)
 	// Now is the clock for command and bundle expiry; nil means time.Now.
 	Now func() time.Time
+	// StartFresh replaces a damaged database (store.DamagedError) by an
+	// empty one, keeping the damaged file aside (trit-agent run
+	// --start-fresh): the gateway then starts as a new device.
+	StartFresh bool
 }
 
 // Agent is a running trit-agent.
@@ -56,6 +60,9 @@ type Agent struct {
 	notify  func(string) (bool, error)
 	now     func() time.Time
 	telSeq  uint64
+	// instance is the database's instance ID (store.Instance), in every
+	// state and will: a new database is a new life of the device.
+	instance string
 }
 
 // Run runs the agent until ctx is done. It returns an error only for a
@@ -103,11 +110,22 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	a.db, err = store.Open(cfg.DBPath(), &store.Options{OutboxMaxBytes: cfg.Telemetry.OutboxMaxBytes})
+	a.db, err = store.Open(cfg.DBPath(), &store.Options{OutboxMaxBytes: cfg.Telemetry.OutboxMaxBytes, StartFresh: o.StartFresh})
+	if errors.Is(err, store.ErrCorrupt) {
+		return fmt.Errorf("%w\nTo start this gateway as a new device, run trit-agent run --start-fresh once, or move the file aside; see docs/OPERATIONS.md \"Recovery\"", err)
+	}
 	if err != nil {
 		return err
 	}
 	defer a.db.Close()
+	if aside := a.db.MovedAside(); aside != "" {
+		a.log.Warn("the database was damaged: it was moved aside and the agent starts with an empty one (session 1, no model, no anti-rollback floor)",
+			"db", cfg.DBPath(), "damaged_file", aside)
+	}
+	if a.instance, err = a.db.Instance(); err != nil {
+		// Not fatal: the states then carry no instance, as older agents'.
+		a.log.Error("cannot read the database instance ID", "err", err)
+	}
 	a.in, err = openInput(cfg.Sensors, cfg.Features, o.SensorEnv)
 	if err != nil {
 		return err
@@ -207,7 +225,9 @@ func (a *Agent) emit(ev *wire.Event, record bool) {
 	}
 	payload, err := ev.Marshal()
 	if err == nil {
-		err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Events(a.cfg.DeviceID), Payload: payload, QoS: 1})
+		// A priority message: telemetry never pushes it out of the outbox,
+		// and it is written from the store's reserve when the disk is full.
+		err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Events(a.cfg.DeviceID), Payload: payload, QoS: 1, Priority: true})
 	}
 	if err != nil {
 		a.log.Error("job event not queued", "id", ev.ID, "err", err)
@@ -224,8 +244,11 @@ func (a *Agent) emit(ev *wire.Event, record bool) {
 
 // state builds the device's State payload.
 func (a *Agent) state(session uint64, online bool) ([]byte, error) {
-	s := &wire.State{Device: a.cfg.DeviceID, Session: session, Online: online, Time: a.now().Unix(),
+	s := &wire.State{Device: a.cfg.DeviceID, Session: session, Online: online, Instance: a.instance, Time: a.now().Unix(),
 		AgentVersion: Version, Hardware: a.cfg.Hardware, Labels: a.cfg.Labels, Health: "ok"}
+	if seq, err := a.highestSeq(); err == nil {
+		s.HighestSeq = seq
+	}
 	active, previous, err := a.db.Slots()
 	if err == nil && active != nil {
 		r := refOf(active)
@@ -259,6 +282,7 @@ func (a *Agent) telemetry(ctx context.Context) {
 	defer tick.Stop()
 	lastHealth := ""
 	var lastDropped uint64
+	failures := newRepeatLimiter(telemetryErrorEvery)
 	if st, err := a.db.OutboxStats(); err == nil {
 		lastDropped = st.Dropped
 	}
@@ -290,8 +314,14 @@ func (a *Agent) telemetry(ctx context.Context) {
 		if err == nil {
 			err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Telemetry(a.cfg.DeviceID), Payload: payload, QoS: 1})
 		}
+		// A full disk fails every report: say so once, then at most every
+		// telemetryErrorEvery with a count, and once more when it ends.
 		if err != nil {
-			a.log.Error("telemetry not queued", "err", err)
+			if log, since := failures.fail(time.Now()); log {
+				a.log.Error("telemetry not queued (is the disk full?); repeats are counted, not logged", "err", err, "failed_since_last_log", since, "seq", t.Seq)
+			}
+		} else if n := failures.ok(); n > 0 {
+			a.log.Info("telemetry queued again", "reports_lost", n)
 		}
 		a.pub.kickNow()
 		h := fmt.Sprint(a.healthSummary())

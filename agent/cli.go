@@ -50,6 +50,7 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	var configPath string
+	var startFresh bool
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Run the agent (as the systemd service does)",
@@ -62,10 +63,12 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level(cfg.LogLevel)}))
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return Run(ctx, cfg, &Options{Logger: log})
+			return Run(ctx, cfg, &Options{Logger: log, StartFresh: startFresh})
 		},
 	}
 	run.Flags().StringVarP(&configPath, "config", "c", "/etc/trit/agent.toml", "configuration file (TOML)")
+	run.Flags().BoolVar(&startFresh, "start-fresh", false,
+		"if the database is damaged or empty, move it aside and start with an empty one (the gateway becomes a new device)")
 
 	check := &cobra.Command{
 		Use:   "check-config",

@@ -63,7 +63,7 @@ type MQTTConfig struct {
 
 // InstallConfig tunes installs.
 type InstallConfig struct {
-	MaxBundleBytes  int      `toml:"max_bundle_bytes"` // default bundle.DefaultMaxSize (30 KiB)
+	MaxBundleBytes  int      `toml:"max_bundle_bytes"` // default bundle.DefaultMaxSize (30 KiB), at most MaxBundleBytesLimit
 	DownloadTimeout Duration `toml:"download_timeout"` // default 2m
 	HealthCycles    int      `toml:"health_cycles"`    // inference cycles a new model must complete; default 5
 	HealthTimeout   Duration `toml:"health_timeout"`   // default 60s
@@ -152,6 +152,10 @@ const (
 	DefaultJobRetention    = 90 * 24 * time.Hour
 	DefaultInterval        = 10 * time.Second
 	DefaultAckRetry        = time.Minute
+	// MaxBundleBytesLimit bounds install.max_bundle_bytes: a bundle is a
+	// few kilobytes (docs/BUNDLE.md); a larger cap only lets a wrong or
+	// hostile bundle take the gateway's memory and flash.
+	MaxBundleBytesLimit = 1 << 20
 )
 
 // Validate fills defaults in and checks every field; it reads key and
@@ -261,6 +265,8 @@ func (c *Config) Validate() error {
 		return fail("install.max_bundle_bytes", "%d must not be negative", in.MaxBundleBytes)
 	case in.MaxBundleBytes == 0:
 		in.MaxBundleBytes = bundle.DefaultMaxSize
+	case in.MaxBundleBytes > MaxBundleBytesLimit:
+		return fail("install.max_bundle_bytes", "%d is above the limit of %d bytes (1 MiB); bundles are a few kilobytes", in.MaxBundleBytes, MaxBundleBytesLimit)
 	}
 	switch {
 	case in.HealthCycles < 0:

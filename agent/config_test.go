@@ -70,6 +70,7 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		"bad sensor":       {strings.Replace(goodConfig, `kind = "replay"`, `kind = "nosuch"`, 1), "sensor"},
 		"cert without key": {strings.Replace(goodConfig, `timeout = "3s"`, `cert_file = "RELEASE"`, 1), "mqtt.cert_file"},
 		"bad log level":    {"log_level = \"loud\"\n" + goodConfig, "log_level"},
+		"huge bundle cap":  {strings.Replace(goodConfig, "[telemetry]", "[install]\nmax_bundle_bytes = 999999999999\n[telemetry]", 1), "install.max_bundle_bytes"},
 	}
 	for name, c := range cases {
 		_, err := LoadConfig(writeConfig(t, k, c.edit))

@@ -177,8 +177,19 @@ func TestInstallFake(t *testing.T) {
 		t.Fatalf("second install: %+v", ev)
 	}
 	deploy(h, 2) // older than 5
-	if ev := waitEvent(2); ev.State != wire.JobRejected || ev.Code != wire.CodeSuperseded {
-		t.Fatalf("stale sequence: %+v", ev)
+	if ev := waitEvent(2); ev.State != wire.JobRejected || ev.Code != wire.CodeSuperseded || ev.HighestSeq != 5 {
+		t.Fatalf("stale sequence: %+v, want REJECTED superseded with highest_seq 5", ev)
+	}
+	// The retained state says the highest sequence and the database's
+	// instance, so a fleet whose counter fell behind moves past it.
+	var st *wire.State
+	for _, m := range b.published(wire.KindState) {
+		if s, err := wire.DecodeState(m.Payload); err == nil && s.Online {
+			st = s
+		}
+	}
+	if st == nil || st.HighestSeq != 5 || len(st.Instance) != 16 {
+		t.Fatalf("state %+v, want highest_seq 5 and an instance", st)
 	}
 }
 

@@ -86,6 +86,7 @@ type bundleOpts struct {
 	seed     uint64
 	expires  time.Time // zero: never
 	created  time.Time // zero: an hour ago
+	p        int       // embedding bits; zero: 64 (a bundle of a few hundred bytes)
 }
 
 // makeBundle builds a small signed two-class model bundle.
@@ -101,6 +102,9 @@ func makeBundle(t testing.TB, o bundleOpts) []byte {
 		o.created = time.Now().Add(-time.Hour)
 	}
 	d, p := len(o.features), 64
+	if o.p > 0 {
+		p = o.p
+	}
 	rng := rand.New(rand.NewPCG(o.seed+o.release, 9))
 	w := make([]int8, p)
 	for j := range w {

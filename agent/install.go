@@ -94,9 +94,10 @@ func notify(c chan struct{}) {
 
 // jobError ends a job in FAILED or REJECTED with a reason code.
 type jobError struct {
-	state wire.JobState
-	code  string
-	err   error
+	state      wire.JobState
+	code       string
+	err        error
+	highestSeq uint64 // superseded: the device's highest sequence
 }
 
 func (e *jobError) Error() string { return fmt.Sprintf("%s (%s): %v", e.state, e.code, e.err) }
@@ -159,7 +160,10 @@ func (in *installer) handle(ctx context.Context, payload []byte) {
 	}
 	log := a.log.With("rollout", cmd.Rollout, "seq", cmd.Seq, "bundle", cmd.Bundle[:12])
 	if max, err := a.highestSeq(); err == nil && cmd.Seq < max {
+		// The event carries our highest sequence: a fleet whose counter fell
+		// behind (a restored database) sends the command again above it.
 		jerr := reject(wire.CodeSuperseded, "sequence %d is below %d, already received", cmd.Seq, max)
+		jerr.highestSeq = max
 		in.finish(cmd, jerr, nil)
 		return
 	}
@@ -176,7 +180,7 @@ func (in *installer) finish(cmd *wire.Command, jerr *jobError, ref *wire.ModelRe
 	a := in.a
 	ev := &wire.Event{Rollout: cmd.Rollout, Seq: cmd.Seq, Bundle: cmd.Bundle, State: wire.JobSucceeded, Model: ref}
 	if jerr != nil {
-		ev.State, ev.Code, ev.Reason = jerr.state, jerr.code, jerr.err.Error()
+		ev.State, ev.Code, ev.Reason, ev.HighestSeq = jerr.state, jerr.code, jerr.err.Error(), jerr.highestSeq
 		a.log.Warn("install ended", "rollout", cmd.Rollout, "seq", cmd.Seq, "state", ev.State, "code", ev.Code, "reason", ev.Reason)
 	} else {
 		a.log.Info("install succeeded", "rollout", cmd.Rollout, "seq", cmd.Seq, "model", ref.ID, "release", ref.Release)

@@ -119,7 +119,7 @@ func (s *session) connectOnce(ctx context.Context) bool {
 		a.log.Error("cannot advance the session counter", "err", err)
 		return false
 	}
-	will, err := wire.Offline(a.cfg.DeviceID, n)
+	will, err := wire.Offline(a.cfg.DeviceID, a.instance, n)
 	if err != nil {
 		return false
 	}

@@ -140,7 +140,31 @@ func (r *rolloutView) counts() map[string]int {
 	return out
 }
 
-func (r *rolloutView) done() bool { return r.State == "aborted" || r.State == "completed" }
+func (r *rolloutView) done() bool {
+	return r.State == "aborted" || r.State == "completed" || r.State == "failed"
+}
+
+// Exit codes of rollout status --watch once the rollout is done (besides 1
+// for tritctl's own errors and 2 for usage errors).
+const (
+	exitPartial = 3 // completed, but some devices did not succeed
+	exitFailed  = 4 // failed: no device succeeded
+	exitAborted = 5 // aborted (abort criterion or an operator)
+)
+
+// outcome is the error --watch ends with for a done rollout, nil if every
+// device succeeded.
+func (r *rolloutView) outcome() error {
+	switch {
+	case r.State == "aborted":
+		return exitError{exitAborted, fmt.Errorf("rollout %s was aborted: %s", r.ID, r.Reason)}
+	case r.State == "failed":
+		return exitError{exitFailed, fmt.Errorf("rollout %s failed: %s", r.ID, r.Reason)}
+	case r.State == "completed" && r.Successes < len(r.Order):
+		return exitError{exitPartial, fmt.Errorf("rollout %s completed, but %d of %d devices did not succeed", r.ID, len(r.Order)-r.Successes, len(r.Order))}
+	}
+	return nil
+}
 
 type modelRefView struct {
 	ID      string `json:"id"`
@@ -209,6 +233,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 		threshold                                  float64
 		minExec                                    int
 		timeout                                    time.Duration
+		allowUnknown                               bool
 	}
 	create := &cobra.Command{
 		Use:   "create",
@@ -220,6 +245,9 @@ func newRolloutCmd(e *env) *cobra.Command {
 			body := map[string]any{"id": req.id, "bundle": req.bundle}
 			if len(req.devices) > 0 {
 				body["devices"] = req.devices
+			}
+			if req.allowUnknown {
+				body["allow_unknown"] = true
 			}
 			if len(req.selector) > 0 {
 				sel := map[string]string{}
@@ -283,6 +311,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 	f.IntVar(&req.minExec, "abort-min", 1, "minimum finished devices before the abort criterion applies")
 	f.DurationVar(&req.timeout, "timeout", 0, "per-device time to finish (default 10m)")
 	f.StringVar(&req.retries, "retries", "", "retries per failure kind, e.g. timed-out=2,failed=1")
+	f.BoolVar(&req.allowUnknown, "allow-unknown", false, "accept --device IDs not in the inventory (devices that have not reported yet)")
 	create.MarkFlagRequired("id")
 	create.MarkFlagRequired("bundle")
 
@@ -291,7 +320,16 @@ func newRolloutCmd(e *env) *cobra.Command {
 	status := &cobra.Command{
 		Use:   "status ID",
 		Short: "Show a rollout: per-state counts and the failing devices with reasons",
-		Args:  cobra.ExactArgs(1),
+		Long: `Show a rollout: its state, counts per device state, and the devices that
+did not succeed with their reasons. With --watch, follow it until it is done
+and exit with a code that says how it ended:
+
+  0  completed: every device succeeded
+  3  completed, but some devices failed, were rejected or timed out
+  4  failed: no device succeeded
+  5  aborted, by its abort criterion or an operator
+  1  tritctl could not tell (API unreachable, unknown rollout, ...)`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
 			if err != nil {
@@ -314,8 +352,8 @@ func newRolloutCmd(e *env) *cobra.Command {
 				}
 				if !watch || r.done() {
 					// The final state was printed in full above.
-					if watch && r.State == "aborted" {
-						return fmt.Errorf("rollout %s was aborted: %s", r.ID, r.Reason)
+					if watch {
+						return r.outcome()
 					}
 					return nil
 				}
@@ -551,7 +589,49 @@ func newDevicesCmd(e *env) *cobra.Command {
 			return err
 		},
 	}
-	cmd.AddCommand(list, show)
+	forget := &cobra.Command{
+		Use:   "forget ID",
+		Short: "Delete a device's inventory record (a decommissioned gateway, a forged record)",
+		Long: `Delete a device's record from the fleet's inventory. Use it for a gateway
+taken out of service, or a record holding data its device never sent (a
+forged state on a broker without per-device ACLs). If the device publishes
+anything again it reappears as new; its command counter is restored from
+the highest sequence its state reports.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, err := ff.client()
+			if err != nil {
+				return err
+			}
+			if err := c.do("DELETE", "/v1/devices/"+args[0], "", nil, nil); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "device %s forgotten\n", args[0])
+			return nil
+		},
+	}
+	reset := &cobra.Command{
+		Use:   "reset ID",
+		Short: "Make a device's record take the next state the device publishes",
+		Long: `Reset the session tracking of a device's record: the next state the device
+publishes is taken whatever its session number. Use it when a record is
+pinned by a state no real connection supersedes (a forged session number).
+Labels, models, the last job and the command counter are kept; the device
+shows offline until it publishes its state (at its next connection).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, err := ff.client()
+			if err != nil {
+				return err
+			}
+			if err := c.do("POST", "/v1/devices/"+args[0]+"/reset", "application/json", nil, nil); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "device %s reset: its next state will be taken\n", args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(list, show, forget, reset)
 	return cmd
 }
 

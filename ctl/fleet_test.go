@@ -2,6 +2,7 @@ package ctl
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -81,7 +82,7 @@ func TestRolloutCommands(t *testing.T) {
 		t.Fatalf("status: %d\n%s%s", code, stdout, stderr)
 	}
 	// Watching an aborted rollout ends at once and fails, for scripts.
-	if _, stderr, code := runCtl(t, "rollout", "status", "--watch", "r1"); code != 1 || !strings.Contains(stderr, "aborted") {
+	if _, stderr, code := runCtl(t, "rollout", "status", "--watch", "r1"); code != exitAborted || !strings.Contains(stderr, "aborted") {
 		t.Fatalf("status --watch of an aborted rollout: %d %q", code, stderr)
 	}
 	if stdout, _, code := runCtl(t, "rollout", "pause", "r1", "--reason", "lunch"); code != 0 || !strings.Contains(stdout, "paused") {
@@ -170,5 +171,56 @@ func TestRemoteTrain(t *testing.T) {
 	}
 	if _, stderr, code := runCtl(t, "remote-train", "standard:usps", "--model-id", "usps", "--release", "3", "-o", out); code != 1 || !strings.Contains(stderr, "refusing to overwrite") {
 		t.Fatalf("existing output: %d %q", code, stderr)
+	}
+}
+
+// rollout status --watch tells scripts how a rollout ended by its exit
+// code: all succeeded, some did not, none did, aborted.
+func TestRolloutWatchExitCodes(t *testing.T) {
+	done := func(state, reason string, successes int) string {
+		return `{"id":"r","model_id":"vib","release":2,"state":"` + state + `","reason":"` + reason + `","successes":` +
+			fmt.Sprint(successes) + `,"order":["gw-1","gw-2"],"devices":{"gw-1":{"state":"rejected"},"gw-2":{"state":"succeeded"}}}`
+	}
+	for _, c := range []struct {
+		body string
+		code int
+		says string
+	}{
+		{done("completed", "", 2), 0, ""},
+		{done("completed", "1 of 2 devices did not succeed (1 rejected)", 1), exitPartial, "did not succeed"},
+		{done("failed", "no device succeeded: 2 rejected", 0), exitFailed, "no device succeeded"},
+		{done("aborted", "abort criterion met", 0), exitAborted, "aborted"},
+	} {
+		newFakeFleet(t, map[string]string{"GET /v1/rollouts/r": c.body})
+		_, stderr, code := runCtl(t, "rollout", "status", "--watch", "r", "--interval", "1ms")
+		if code != c.code || !strings.Contains(stderr, c.says) {
+			t.Errorf("%.60s: exit %d %q, want %d", c.body, code, stderr, c.code)
+		}
+	}
+}
+
+func TestDevicesForgetReset(t *testing.T) {
+	f, _ := newFakeFleet(t, map[string]string{
+		"DELETE /v1/devices/gw-1":     `{"forgotten":"gw-1"}`,
+		"POST /v1/devices/gw-1/reset": `{"id":"gw-1","session":0}`,
+	})
+	if stdout, stderr, code := runCtl(t, "devices", "forget", "gw-1"); code != 0 || !strings.Contains(stdout, "forgotten") {
+		t.Fatalf("forget: %d %q %q", code, stdout, stderr)
+	}
+	if stdout, stderr, code := runCtl(t, "devices", "reset", "gw-1"); code != 0 || !strings.Contains(stdout, "reset") {
+		t.Fatalf("reset: %d %q %q", code, stdout, stderr)
+	}
+	if _, stderr, code := runCtl(t, "devices", "forget", "gw-9"); code != 1 || !strings.Contains(stderr, "not found") {
+		t.Fatalf("forget unknown: %d %q", code, stderr)
+	}
+	if len(f.calls) != 3 {
+		t.Fatalf("calls %v", f.calls)
+	}
+}
+
+func TestRemoteTrainCancel(t *testing.T) {
+	newFakeFleet(t, map[string]string{"POST /v1/train/train-2/cancel": `{"id":"train-2","state":"cancelled"}`})
+	if stdout, stderr, code := runCtl(t, "remote-train", "cancel", "train-2"); code != 0 || !strings.Contains(stdout, "train-2 cancelled") {
+		t.Fatalf("cancel: %d %q %q", code, stdout, stderr)
 	}
 }

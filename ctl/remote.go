@@ -71,17 +71,18 @@ to roll it out: the fleet never holds a release key.`,
 				return err
 			}
 			start := time.Now()
-			for job.State == "running" {
+			for job.State == "queued" || job.State == "running" {
 				time.Sleep(interval)
 				if !asJSON {
-					fmt.Fprintf(e.stderr, "training on the fleet (job %s): %s elapsed\n", job.ID, time.Since(start).Round(time.Second))
+					fmt.Fprintf(e.stderr, "training on the fleet (job %s, %s; tritctl remote-train cancel %s stops it): %s elapsed\n",
+						job.ID, job.State, job.ID, time.Since(start).Round(time.Second))
 				}
 				if err := c.do("GET", "/v1/train/"+job.ID, "", nil, &job); err != nil {
 					return err
 				}
 			}
 			if job.State != "succeeded" {
-				return fmt.Errorf("training job %s failed: %s", job.ID, job.Error)
+				return fmt.Errorf("training job %s %s: %s", job.ID, job.State, job.Error)
 			}
 			bundleBytes, err := c.raw("/v1/train/" + job.ID + "/bundle")
 			if err != nil {
@@ -115,5 +116,27 @@ to roll it out: the fleet never holds a release key.`,
 	f.DurationVar(&interval, "interval", 2*time.Second, "polling interval")
 	cmd.MarkFlagRequired("model-id")
 	cmd.MarkFlagRequired("release")
+
+	cancel := &cobra.Command{
+		Use:   "cancel JOB",
+		Short: "Cancel a queued or running training job on the fleet",
+		Long: `Cancel a training job. A queued job never runs; a running one is marked
+cancelled at once and its result is discarded, but the fleet finishes the
+training run in the background before it starts the next job.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, err := ff.client() // --fleet and --token-file are the parent's persistent flags
+			if err != nil {
+				return err
+			}
+			var job trainJobView
+			if err := c.do("POST", "/v1/train/"+args[0]+"/cancel", "application/json", nil, &job); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "training job %s %s\n", job.ID, job.State)
+			return nil
+		},
+	}
+	cmd.AddCommand(cancel)
 	return cmd
 }

@@ -42,6 +42,10 @@ func run(e *env, args []string) int {
 		return 0
 	}
 	fmt.Fprintf(e.stderr, "tritctl: %v\n", err)
+	var x exitError
+	if errors.As(err, &x) {
+		return x.code
+	}
 	var u usageError
 	// Cobra reports missing required flags as a plain error.
 	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "required flag") {
@@ -54,6 +58,13 @@ func run(e *env, args []string) int {
 type usageError struct{ error }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitError is an outcome a script tells apart by the exit code (see
+// rollout status --watch).
+type exitError struct {
+	code int
+	error
+}
 
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{

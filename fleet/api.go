@@ -11,16 +11,22 @@ import (
 	"strings"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/wire"
 )
 
-// The HTTP JSON API that tritctl drives. Every /v1/ route needs the bearer
-// token; /metrics (Prometheus) does not, so bind the listener to a trusted
-// network. Errors are {"error": "..."} with a status that says whose fault
-// it was: 400 bad request, 401 no or wrong token, 404 unknown, 409 conflict,
-// 500 ours.
+// The HTTP JSON API that tritctl drives. Every route needs the bearer
+// token, /metrics included: it names rollouts and counts devices, and
+// Prometheus sends a bearer token (authorization.credentials_file). Errors
+// are {"error": "..."} with a status that says whose fault it was: 400 bad
+// request (a body that is not one JSON object, an ID or hash that is not
+// well-formed, a value out of bounds), 401 no or wrong token, 404 unknown,
+// 409 conflict, 429 too many training jobs, 500 ours. Logged request paths
+// and errors are clipped to maxLogField bytes.
 //
 //	GET  /v1/devices                    inventory
 //	GET  /v1/devices/{id}
+//	DELETE /v1/devices/{id}             forget a device (ForgetDevice)
+//	POST /v1/devices/{id}/reset         accept its next state (ResetDevice)
 //	GET  /v1/bundles                    registry
 //	POST /v1/bundles                    body: a signed bundle (application/octet-stream)
 //	GET  /v1/rollouts
@@ -32,10 +38,46 @@ import (
 //	GET  /v1/train                      jobs, newest first
 //	GET  /v1/train/{id}
 //	GET  /v1/train/{id}/bundle          the unsigned bundle (application/octet-stream)
+//	POST /v1/train/{id}/cancel          cancel a queued or running job
+//	GET  /v1/backup                     a consistent copy of the database (application/octet-stream)
 //	GET  /metrics
 
 // maxRequestBody bounds request bodies: a bundle plus headroom.
 const maxRequestBody = 1 << 20
+
+// maxLogField bounds a request path or error message in the service log.
+const maxLogField = 256
+
+// clip shortens s to at most n bytes for a log line or an error message,
+// saying how long it was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:n], len(s))
+}
+
+// pathID returns the path value name after checking it with check, so a
+// malformed or oversized ID is a 400 naming the rule, not a store error.
+func pathID(r *http.Request, name, what string, check func(string) error) (string, error) {
+	v := r.PathValue(name)
+	if err := check(v); err != nil {
+		return "", badRequest("%s %q: %v", what, clip(v, 64), err)
+	}
+	return v, nil
+}
+
+func deviceID(r *http.Request) (string, error) {
+	return pathID(r, "id", "device ID", wire.CheckID)
+}
+
+func rolloutID(r *http.Request) (string, error) {
+	return pathID(r, "id", "rollout ID", wire.CheckRolloutID)
+}
+
+func trainID(r *http.Request) (string, error) {
+	return pathID(r, "id", "training job ID", checkTrainID)
+}
 
 // Handler returns the service's HTTP handler. token must be non-empty.
 func (s *Service) Handler(token string) (http.Handler, error) {
@@ -43,7 +85,8 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		return nil, errors.New("fleet: the API token must be at least 16 characters")
 	}
 	mux := http.NewServeMux()
-	api := func(pattern string, h func(*http.Request) (any, error)) {
+	// guarded wraps a handler with the token check and body bound.
+	guarded := func(pattern string, h http.HandlerFunc) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			if !authorized(r, token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trit-fleet"`)
@@ -51,20 +94,64 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
+			h(w, r)
+		})
+	}
+	fail := func(w http.ResponseWriter, r *http.Request, err error) {
+		status := statusOf(err)
+		if status == http.StatusInternalServerError {
+			s.log.Error("API request failed", "method", r.Method, "path", clip(r.URL.Path, maxLogField), "err", clip(err.Error(), maxLogField))
+		}
+		writeJSON(w, status, map[string]string{"error": err.Error()})
+	}
+	api := func(pattern string, h func(*http.Request) (any, error)) {
+		guarded(pattern, func(w http.ResponseWriter, r *http.Request) {
 			v, err := h(r)
 			if err != nil {
-				status := statusOf(err)
-				if status == http.StatusInternalServerError {
-					s.log.Error("API request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-				}
-				writeJSON(w, status, map[string]string{"error": err.Error()})
+				fail(w, r, err)
 				return
 			}
 			writeJSON(w, http.StatusOK, v)
 		})
 	}
+	// Unmatched paths get the same token check before their 404, so the
+	// API's shape is not probed without the token.
+	guarded("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such API route: " + r.Method + " " + clip(r.URL.Path, 64)})
+	})
 	api("GET /v1/devices", func(*http.Request) (any, error) { return Devices(s.db) })
-	api("GET /v1/devices/{id}", func(r *http.Request) (any, error) { return DeviceByID(s.db, r.PathValue("id")) })
+	api("GET /v1/devices/{id}", func(r *http.Request) (any, error) {
+		id, err := deviceID(r)
+		if err != nil {
+			return nil, err
+		}
+		return DeviceByID(s.db, id)
+	})
+	api("DELETE /v1/devices/{id}", func(r *http.Request) (any, error) {
+		id, err := deviceID(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := ForgetDevice(s.db, id); err != nil {
+			return nil, err
+		}
+		s.log.Info("device forgotten", "device", id)
+		return map[string]string{"forgotten": id}, nil
+	})
+	api("POST /v1/devices/{id}/reset", func(r *http.Request) (any, error) {
+		id, err := deviceID(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := decodeBody(r, &struct{}{}); err != nil {
+			return nil, err
+		}
+		d, err := ResetDevice(s.db, id)
+		if err == nil {
+			s.log.Info("device reset: its next state is accepted", "device", id)
+		}
+		return d, err
+	})
 	api("GET /v1/bundles", func(*http.Request) (any, error) { return s.reg.Bundles() })
 	api("POST /v1/bundles", func(r *http.Request) (any, error) {
 		data, err := io.ReadAll(r.Body)
@@ -85,19 +172,36 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		}
 		return s.CreateRollout(req)
 	})
-	api("GET /v1/rollouts/{id}", func(r *http.Request) (any, error) { return s.GetRollout(r.PathValue("id")) })
+	api("GET /v1/rollouts/{id}", func(r *http.Request) (any, error) {
+		id, err := rolloutID(r)
+		if err != nil {
+			return nil, err
+		}
+		return s.GetRollout(id)
+	})
 	for _, op := range []string{"pause", "resume", "abort"} {
 		api("POST /v1/rollouts/{id}/"+op, func(r *http.Request) (any, error) {
+			id, err := rolloutID(r)
+			if err != nil {
+				return nil, err
+			}
 			var body struct {
 				Reason string `json:"reason"`
 			}
 			if err := decodeBody(r, &body); err != nil {
 				return nil, err
 			}
-			return s.Control(r.PathValue("id"), op, body.Reason)
+			if len(body.Reason) > maxReason {
+				return nil, badRequest("reason: %d bytes, at most %d", len(body.Reason), maxReason)
+			}
+			return s.Control(id, op, body.Reason)
 		})
 	}
 	api("POST /v1/rollouts/{id}/rollback", func(r *http.Request) (any, error) {
+		id, err := rolloutID(r)
+		if err != nil {
+			return nil, err
+		}
 		var body struct {
 			ID string `json:"id"`
 		}
@@ -107,7 +211,7 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		if body.ID == "" {
 			return nil, badRequest("give the new rollout's ID as {\"id\": ...}")
 		}
-		return s.Rollback(r.PathValue("id"), body.ID)
+		return s.Rollback(id, body.ID)
 	})
 	api("POST /v1/train", func(r *http.Request) (any, error) {
 		var req TrainRequest
@@ -117,23 +221,57 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		return s.StartTraining(req)
 	})
 	api("GET /v1/train", func(*http.Request) (any, error) { return s.TrainingJobs(), nil })
-	api("GET /v1/train/{id}", func(r *http.Request) (any, error) { return s.TrainingJob(r.PathValue("id")) })
-	mux.HandleFunc("GET /v1/train/{id}/bundle", func(w http.ResponseWriter, r *http.Request) {
-		if !authorized(r, token) {
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong API token"})
-			return
-		}
-		data, err := s.TrainedBundle(r.PathValue("id"))
+	api("GET /v1/train/{id}", func(r *http.Request) (any, error) {
+		id, err := trainID(r)
 		if err != nil {
-			writeJSON(w, statusOf(err), map[string]string{"error": err.Error()})
+			return nil, err
+		}
+		return s.TrainingJob(id)
+	})
+	api("POST /v1/train/{id}/cancel", func(r *http.Request) (any, error) {
+		id, err := trainID(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := decodeBody(r, &struct{}{}); err != nil {
+			return nil, err
+		}
+		return s.CancelTraining(id)
+	})
+	guarded("GET /v1/train/{id}/bundle", func(w http.ResponseWriter, r *http.Request) {
+		id, err := trainID(r)
+		var data []byte
+		if err == nil {
+			data, err = s.TrainedBundle(id)
+		}
+		if err != nil {
+			fail(w, r, err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Write(data)
 	})
-	mux.Handle("GET /metrics", s.MetricsHandler())
+	guarded("GET /v1/backup", func(w http.ResponseWriter, r *http.Request) {
+		// A copy of the whole database from one read transaction; the
+		// service goes on meanwhile. A client that sees fewer bytes than
+		// Content-Length (a failure half-way) has no backup.
+		w.Header().Set("Content-Type", "application/octet-stream")
+		n, err := s.db.WriteTo(w)
+		if err != nil {
+			s.log.Error("backup failed", "bytes_sent", n, "err", clip(err.Error(), maxLogField))
+			if n == 0 {
+				fail(w, r, err)
+			}
+			return
+		}
+		s.log.Info("backup sent", "bytes", n)
+	})
+	guarded("GET /metrics", s.MetricsHandler().ServeHTTP)
 	return mux, nil
 }
+
+// maxReason bounds the free-text reason of a rollout operation.
+const maxReason = 1024
 
 func authorized(r *http.Request, token string) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -147,12 +285,19 @@ func badRequest(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", errBadRequest, fmt.Sprintf(format, a...))
 }
 
-// decodeBody decodes a JSON body strictly; an empty body leaves v as is.
+// decodeBody decodes a JSON body strictly: one object, no unknown fields,
+// nothing after it. An empty body leaves v as is.
 func decodeBody(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
 		return badRequest("request body: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("request body: data after the JSON object")
 	}
 	return nil
 }
@@ -162,7 +307,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, ErrReleaseExists), errors.Is(err, ErrReleaseTooLow):
+	case errors.Is(err, ErrReleaseExists), errors.Is(err, ErrReleaseTooLow), errors.Is(err, ErrTrainingDone):
 		return http.StatusConflict
 	case errors.Is(err, errBadRequest), errors.Is(err, ErrRollout), errors.Is(err, ErrBundleRejected), errors.As(err, &tooBig):
 		return http.StatusBadRequest
@@ -170,6 +315,8 @@ func statusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrTrainingDisabled):
 		return http.StatusNotImplemented
+	case errors.Is(err, ErrTrainingBusy):
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }

@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trit-iot/trit/store"
 )
 
 const testToken = "0123456789abcdef-test-token"
@@ -94,7 +99,10 @@ func TestAPI(t *testing.T) {
 	if code, _ := call(t, srv, "POST", "/v1/rollouts/r1/rollback", testToken, []byte(`{"id":"r1-back"}`)); code != http.StatusNotFound {
 		t.Fatalf("rollback without an earlier release: %d", code)
 	}
-	code, body = call(t, srv, "GET", "/metrics", "", nil)
+	if code, _ := call(t, srv, "GET", "/metrics", "", nil); code != http.StatusUnauthorized {
+		t.Fatalf("metrics without the token: %d", code)
+	}
+	code, body = call(t, srv, "GET", "/metrics", testToken, nil)
 	if code != 200 || !strings.Contains(string(body), `trit_fleet_devices{online="true"} 1`) || !strings.Contains(string(body), `trit_fleet_rollout_devices{rollout="r1",state="pending"} 1`) {
 		t.Fatalf("metrics: %d\n%s", code, body)
 	}
@@ -105,4 +113,130 @@ func TestHandlerNeedsAToken(t *testing.T) {
 	if _, err := f.svc.Handler("short"); err == nil {
 		t.Fatal("a short token was accepted")
 	}
+}
+
+// Bad input is a 400 with a message saying what is wrong — a body with
+// data after its JSON object, an ID too long or malformed for its kind, an
+// empty or malformed bundle hash — and never reaches the log whole.
+func TestAPIRefusesBadInput(t *testing.T) {
+	var logs bytes.Buffer
+	f := newFixture(t, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	srv := apiServer(t, f)
+	f.online(t, "gw-1", nil)
+	hash := f.addBundle(t, 1)
+	long := strings.Repeat("x", 40<<10)
+	for _, c := range []struct {
+		method, path, body, want string
+	}{
+		{"POST", "/v1/rollouts", `{"id":"r1","bundle":"` + hash + `","devices":["gw-1"]} trailing`, "data after the JSON object"},
+		{"POST", "/v1/rollouts", `{"id":"r1","bundle":"` + hash + `","devices":["gw-1"]}{"id":"r2"}`, "data after the JSON object"},
+		{"POST", "/v1/rollouts", `{"id":"r1","bundle":"","devices":["gw-1"]}`, "SHA-256"},
+		{"POST", "/v1/rollouts", `{"id":"r1","bundle":"xyz","devices":["gw-1"]}`, "SHA-256"},
+		{"POST", "/v1/rollouts", `{"id":"` + long + `","bundle":"` + hash + `","devices":["gw-1"]}`, "rollout ID"},
+		{"GET", "/v1/devices/" + long, "", "device ID"},
+		{"DELETE", "/v1/devices/" + long, "", "device ID"},
+		{"POST", "/v1/devices/" + long + "/reset", "", "device ID"},
+		{"GET", "/v1/rollouts/" + long, "", "rollout ID"},
+		{"POST", "/v1/rollouts/" + long + "/pause", "", "rollout ID"},
+		{"POST", "/v1/rollouts/" + long + "/rollback", `{"id":"b"}`, "rollout ID"},
+		{"GET", "/v1/train/" + long, "", "training job ID"},
+		{"POST", "/v1/rollouts/r0/pause", `{"reason":"` + strings.Repeat("r", 2000) + `"}`, "reason"},
+	} {
+		code, body := call(t, srv, c.method, c.path, testToken, []byte(c.body))
+		if code != http.StatusBadRequest || !strings.Contains(string(body), c.want) || len(body) > 2048 {
+			t.Errorf("%s %.60s: %d %.200s, want 400 saying %q", c.method, c.path, code, body, c.want)
+		}
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if len(line) > 2*maxLogField+512 {
+			t.Errorf("log line of %d bytes: %.200s", len(line), line)
+		}
+	}
+}
+
+// Forget and reset through the API.
+func TestAPIDevicesForgetReset(t *testing.T) {
+	f := newFixture(t)
+	srv := apiServer(t, f)
+	f.online(t, "gw-1", nil)
+	if code, body := call(t, srv, "POST", "/v1/devices/gw-1/reset", testToken, nil); code != 200 || !strings.Contains(string(body), `"session": 0`) {
+		t.Fatalf("reset: %d %s", code, body)
+	}
+	if code, _ := call(t, srv, "DELETE", "/v1/devices/gw-1", testToken, nil); code != 200 {
+		t.Fatalf("forget: %d", code)
+	}
+	if code, _ := call(t, srv, "DELETE", "/v1/devices/gw-1", testToken, nil); code != http.StatusNotFound {
+		t.Fatalf("forget unknown: %d", code)
+	}
+	if code, _ := call(t, srv, "POST", "/v1/devices/gw-1/reset", testToken, nil); code != http.StatusNotFound {
+		t.Fatalf("reset unknown: %d", code)
+	}
+	if code, _ := call(t, srv, "DELETE", "/v1/devices/gw-1", "", nil); code != http.StatusUnauthorized {
+		t.Fatalf("forget without a token: %d", code)
+	}
+}
+
+// GET /v1/backup streams a database copy that opens and holds the data.
+func TestAPIBackup(t *testing.T) {
+	f := newFixture(t)
+	srv := apiServer(t, f)
+	f.online(t, "gw-1", map[string]string{"site": "north"})
+	if code, _ := call(t, srv, "GET", "/v1/backup", "", nil); code != http.StatusUnauthorized {
+		t.Fatalf("backup without a token: %d", code)
+	}
+	code, raw := call(t, srv, "GET", "/v1/backup", testToken, nil)
+	if code != 200 {
+		t.Fatalf("backup: %d %s", code, raw)
+	}
+	out := filepath.Join(t.TempDir(), "fleet.db")
+	if _, err := store.WriteBackup(out, bytes.NewReader(raw)); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(out, &store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if d, err := DeviceByID(db, "gw-1"); err != nil || d.Labels["site"] != "north" {
+		t.Fatalf("device in the backup: %v %+v", err, d)
+	}
+}
+
+// FuzzAPI sends arbitrary bodies and path segments to every route: the API
+// answers each with a client error or success, never a 500 (a store error
+// leaking through for bad input) and never a panic.
+func FuzzAPI(f *testing.F) {
+	fx := newFixture(f)
+	h, err := fx.svc.Handler(testToken)
+	if err != nil {
+		f.Fatal(err)
+	}
+	routes := []struct{ method, path string }{
+		{"GET", "/v1/devices/%s"}, {"DELETE", "/v1/devices/%s"}, {"POST", "/v1/devices/%s/reset"},
+		{"POST", "/v1/rollouts"}, {"GET", "/v1/rollouts/%s"}, {"POST", "/v1/rollouts/%s/pause"},
+		{"POST", "/v1/rollouts/%s/resume"}, {"POST", "/v1/rollouts/%s/abort"}, {"POST", "/v1/rollouts/%s/rollback"},
+		{"POST", "/v1/bundles"}, {"POST", "/v1/train"}, {"GET", "/v1/train/%s"}, {"POST", "/v1/train/%s/cancel"},
+		{"GET", "/v1/train/%s/bundle"},
+	}
+	f.Add(uint8(3), "r1", []byte(`{"id":"r1","bundle":"`+strings.Repeat("a", 64)+`","devices":["gw-1"]}`))
+	f.Add(uint8(3), "", []byte(`{"id":"r1"} x`))
+	f.Add(uint8(0), strings.Repeat("x", 300), []byte(nil))
+	f.Add(uint8(4), strings.Repeat("r", 40<<10), []byte(nil))
+	f.Add(uint8(3), "", []byte(`{"id":"r1","bundle":"","devices":["gw-1"]}`))
+	f.Add(uint8(8), "r1", []byte(`{"id":"r2"}`))
+	f.Add(uint8(10), "", []byte(`{"dataset":"a","model_id":"m","release":1,"p":-1}`))
+	f.Fuzz(func(t *testing.T, route uint8, id string, body []byte) {
+		rt := routes[int(route)%len(routes)]
+		path := rt.path
+		if strings.Contains(path, "%s") {
+			path = strings.Replace(path, "%s", url.PathEscape(id), 1)
+		}
+		req := httptest.NewRequest(rt.method, path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code >= 500 && rec.Code != http.StatusNotImplemented {
+			t.Fatalf("%s %s %q: %d %s", rt.method, path, body, rec.Code, rec.Body.String())
+		}
+	})
 }

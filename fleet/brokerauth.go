@@ -38,7 +38,7 @@ func (h *brokerAuth) Provides(b byte) bool {
 func (h *brokerAuth) OnConnectAuthenticate(cl *mochi.Client, pk packets.Packet) bool {
 	user := string(cl.Properties.Username)
 	refuse := func(reason string) bool {
-		h.log.Warn("embedded broker: connection refused", "remote", cl.Net.Remote, "user", clip(user), "client_id", clip(cl.ID), "reason", clip(reason))
+		h.log.Warn("embedded broker: connection refused", "remote", cl.Net.Remote, "user", clip(user, 100), "client_id", clip(cl.ID, 100), "reason", clip(reason, 100))
 		return false
 	}
 	switch {
@@ -128,11 +128,3 @@ func within(filter, pattern string) bool {
 	return len(f) == len(p)
 }
 
-// clip bounds a client-supplied string for the log.
-func clip(s string) string {
-	const max = 100
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
-}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/internal/buildinfo"
-	"github.com/trit-iot/trit/store"
 )
 
 // Version is the trit-fleet's version (internal/buildinfo).
@@ -35,6 +34,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		SilenceErrors: true,
 	}
 	var configPath string
+	var startFresh bool
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Run the service until SIGINT or SIGTERM",
@@ -44,6 +44,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				return err
 			}
+			cfg.StartFresh = startFresh
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -51,7 +52,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		},
 	}
 	run.Flags().StringVarP(&configPath, "config", "c", "/etc/trit-fleet/fleet.toml", "configuration file")
-	root.AddCommand(run, newCredentialsCmd(stdout))
+	run.Flags().BoolVar(&startFresh, "start-fresh", false,
+		"if the database is damaged or empty, move it aside and start with an empty one (registry, inventory and rollouts are lost: restore a backup instead if you have one)")
+	root.AddCommand(run, newCredentialsCmd(stdout), newBackupCmd(stdout))
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -75,7 +78,7 @@ type Ready struct {
 // the (embedded or external) broker connection, the rollout loop and the
 // HTTP API. If ready is not nil it receives the addresses once serving.
 func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Ready) error {
-	token, err := os.ReadFile(cfg.API.TokenFile)
+	token, err := readToken(cfg.API.TokenFile)
 	if err != nil {
 		return fmt.Errorf("api.token_file: %w", err)
 	}
@@ -90,9 +93,9 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if err := os.MkdirAll(dirOf(cfg.Database), 0o700); err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
-	db, err := store.Open(cfg.Database, nil)
+	db, err := openDatabase(cfg, log)
 	if err != nil {
-		return fmt.Errorf("database %s: %w", cfg.Database, err)
+		return err
 	}
 	defer db.Close()
 
@@ -130,7 +133,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	}
 	defer conn.Close()
 
-	h, err := svc.Handler(strings.TrimSpace(string(token)))
+	h, err := svc.Handler(token)
 	if err != nil {
 		return fmt.Errorf("api.token_file: %w", err)
 	}

@@ -42,6 +42,9 @@ type Config struct {
 	Keys     KeysConfig     `toml:"keys"`
 	Rollouts RolloutsConfig `toml:"rollouts"`
 	Training TrainingConfig `toml:"training"`
+	// StartFresh is set by trit-fleet run --start-fresh, never by the file:
+	// a damaged database is moved aside and an empty one started.
+	StartFresh bool `toml:"-"`
 }
 
 // TrainingConfig enables training on the fleet (tritctl remote-train).

@@ -3,6 +3,7 @@ package fleet
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -12,13 +13,23 @@ import (
 
 // The inventory is what the fleet knows of each device, built from the
 // devices' retained states, job events and telemetry. A device appears the
-// first time it says anything; records are never deleted automatically.
+// first time it says anything; records are never deleted automatically
+// (ForgetDevice deletes one, ResetDevice makes it accept the next state).
+//
+// Which state wins (docs/PROTOCOL.md "Sessions, Last Will and state"):
+// within one instance of the device (one agent database) the highest
+// session, and for the same session offline over online; an online state
+// of another instance is the device's new life (its database was reset or
+// replaced, its sessions start again at 1) and replaces the record's
+// session; an offline state of another instance is the late will of a
+// former life and is ignored.
 
 // Device is one device's inventory record.
 type Device struct {
 	ID       string    `json:"id"`
 	Online   bool      `json:"online"`
 	Session  uint64    `json:"session"`
+	Instance string    `json:"instance,omitempty"` // the agent database's instance ID
 	LastSeen time.Time `json:"last_seen,omitzero"`
 	// From the device's latest state.
 	AgentVersion string              `json:"agent_version,omitempty"`
@@ -65,43 +76,106 @@ func getDevice(tx *store.Tx, id string) (*Device, error) {
 	return d, nil
 }
 
-// applyState merges a decoded retained state. It returns false if s is
-// older than what the record already reflects (a stale Last Will, say).
-func (d *Device) applyState(s *wire.State, now time.Time) bool {
+// maxSeqJump bounds how far a device's reported highest sequence may move
+// the fleet's counter for it at once: more than any real gap (commands sent
+// since a backup), far from the end of the counter, so a forged state
+// cannot exhaust it.
+const maxSeqJump = 1 << 32
+
+// stateResult says what applyState did with a state.
+type stateResult int
+
+const (
+	stateIgnored stateResult = iota // older than the record
+	stateApplied                    // newer, same instance
+	stateNewLife                    // an online state of another instance
+)
+
+// applyState merges a decoded retained state and reports what it did (see
+// the rule at the top of this file).
+func (d *Device) applyState(s *wire.State, now time.Time) stateResult {
 	// A device republishes its state within a session (after an install,
 	// when a sensor fails), so a state of the current session replaces the
 	// record — except an online one after the session's Last Will, which
 	// can only be a stale copy. An older session's state never does.
+	res := stateApplied
 	switch {
 	case d.Session == 0:
+	case s.Instance != "" && d.Instance != "" && s.Instance != d.Instance:
+		if !s.Online {
+			return stateIgnored
+		}
+		res = stateNewLife
 	case s.Session < d.Session:
-		return false
+		return stateIgnored
 	case s.Session == d.Session && !d.Online && s.Online:
-		return false
+		return stateIgnored
 	}
 	d.Session, d.Online, d.LastSeen = s.Session, s.Online, now
+	if s.Instance != "" {
+		d.Instance = s.Instance
+	}
+	d.raiseSeq(s.HighestSeq)
 	if !s.Online {
-		return true // a Last Will carries no details; keep the last known ones
+		return res // a Last Will carries no details; keep the last known ones
 	}
 	d.AgentVersion, d.Hardware, d.Labels = s.AgentVersion, s.Hardware, s.Labels
 	d.Model, d.Previous, d.Health, d.Sensors, d.Outbox = s.Model, s.Previous, s.Health, s.Sensors, s.Outbox
+	return res
+}
+
+// raiseSeq moves the device's command counter up to the highest sequence
+// the device reports having recorded: after the fleet's database was
+// restored from a backup, its counter may be below the device's, and a
+// device refuses a command whose sequence is below one it has seen. It
+// reports whether the counter moved. A jump above maxSeqJump is ignored.
+func (d *Device) raiseSeq(highest uint64) bool {
+	if highest <= d.LastSeq || highest-d.LastSeq > maxSeqJump {
+		return false
+	}
+	d.LastSeq = highest
 	return true
 }
 
-// applyEvent records a job event as the device's latest job; a SUCCEEDED
-// event also says which model now runs.
+// applyEvent records a job event as the device's latest job, unless it is
+// older than the one recorded: an event of an earlier command (lower
+// sequence), or an earlier step of the same job — a device re-sends an
+// event until it is acknowledged, so a re-sent INSTALLING can arrive after
+// the job's FAILED. A SUCCEEDED event also says which model now runs.
 func (d *Device) applyEvent(ev *wire.Event, now time.Time) {
 	d.LastSeen = now
+	d.raiseSeq(ev.HighestSeq)
+	if j := d.LastJob; j != nil && (ev.Seq < j.Seq || ev.Seq == j.Seq && ev.Rollout == j.Rollout && jobRank(ev.State) <= jobRank(j.State)) {
+		return
+	}
 	d.LastJob = &JobRecord{Rollout: ev.Rollout, Seq: ev.Seq, State: ev.State, Code: ev.Code, Reason: ev.Reason, Time: time.UnixMilli(ev.Time).UTC()}
 	if ev.State == wire.JobSucceeded && ev.Model != nil {
 		d.Model = ev.Model
 	}
 }
 
-// applyTelemetry merges a telemetry report.
+// jobRank orders a job's states: the terminal ones last.
+func jobRank(s wire.JobState) int {
+	switch s {
+	case wire.JobQueued:
+		return 1
+	case wire.JobDownloading:
+		return 2
+	case wire.JobInstalling:
+		return 3
+	}
+	return 4
+}
+
+// applyTelemetry merges a telemetry report. The device-supplied count
+// saturates instead of wrapping.
 func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time) {
 	d.LastSeen = now
-	d.Predictions += m.Predictions
+	if m.Predictions > math.MaxUint64-d.Predictions {
+		d.Predictions = math.MaxUint64
+	} else {
+		d.Predictions += m.Predictions
+	}
 	if m.Latency != nil {
 		d.Latency = m.Latency
 	}
@@ -138,6 +212,9 @@ func Devices(db *store.DB) ([]Device, error) {
 
 // DeviceByID returns one device record.
 func DeviceByID(db *store.DB, id string) (*Device, error) {
+	if err := wire.CheckID(id); err != nil {
+		return nil, fmt.Errorf("%w: device ID: %v", errBadRequest, err)
+	}
 	var d Device
 	ok, err := db.Get(store.FleetDevices, id, &d)
 	if err != nil {
@@ -162,4 +239,52 @@ func Select(db *store.DB, selector map[string]string) ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// ForgetDevice deletes a device's record: for a gateway taken out of
+// service, or a record that holds data a device never sent (a forged
+// state). If the device says anything again it reappears as new, its
+// command counter restored from the highest sequence its state reports.
+func ForgetDevice(db *store.DB, id string) error {
+	if err := wire.CheckID(id); err != nil {
+		return fmt.Errorf("%w: device ID: %v", errBadRequest, err)
+	}
+	err := db.Update(func(tx *store.Tx) error {
+		ok, err := tx.Get(store.FleetDevices, id, &Device{})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: device %s", ErrNotFound, id)
+		}
+		return tx.Delete(store.FleetDevices, id)
+	})
+	return err
+}
+
+// ResetDevice makes a device's record accept the next state the device
+// publishes, whatever its session and instance: for a record pinned by a
+// state no real connection will supersede (a forged session number). The
+// record shows the device offline until then; its labels, models, job and
+// command counter are kept.
+func ResetDevice(db *store.DB, id string) (*Device, error) {
+	if err := wire.CheckID(id); err != nil {
+		return nil, fmt.Errorf("%w: device ID: %v", errBadRequest, err)
+	}
+	var d Device
+	err := db.Update(func(tx *store.Tx) error {
+		ok, err := tx.Get(store.FleetDevices, id, &d)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: device %s", ErrNotFound, id)
+		}
+		d.Session, d.Instance, d.Online = 0, "", false
+		return tx.Put(store.FleetDevices, id, &d)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
 }

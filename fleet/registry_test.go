@@ -52,7 +52,7 @@ func signedBundle(t *testing.T, id string, release uint64, priv ed25519.PrivateK
 	return signed
 }
 
-func openStore(t *testing.T) *store.DB {
+func openStore(t testing.TB) *store.DB {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "fleet.db"), nil)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -21,7 +22,14 @@ import (
 //     a new sequence number from the device's own counter, passed to Step (a
 //     device refuses a command whose sequence is not above the last one it
 //     saw, across rollouts), and reports carrying an older one are ignored.
-//   - Once State is Aborted or Completed, Step notifies nobody.
+//   - Once State is Aborted, Completed or Failed, Step notifies nobody.
+//   - A rollout that ends with every device finished for good is Completed
+//     if at least one device succeeded, Failed if none did; Reason then
+//     counts the devices that did not succeed.
+//   - A device that refuses a command as superseded, reporting a higher
+//     sequence (the fleet's counter fell behind: a restored database), is
+//     sent the command again with a sequence above it (Resend); that is
+//     not a failure and uses no retry.
 //   - A phase starts only when every device of the phases before it has
 //     finished, and the abort check has passed: a canary phase that trips the
 //     abort criterion keeps the bundle from every device outside it.
@@ -31,14 +39,21 @@ type RolloutState string
 
 // Rollout states.
 const (
-	RolloutRunning   RolloutState = "running"
-	RolloutPaused    RolloutState = "paused"
-	RolloutAborted   RolloutState = "aborted"
+	RolloutRunning RolloutState = "running"
+	RolloutPaused  RolloutState = "paused"
+	// RolloutAborted: stopped by the abort criterion or an operator.
+	RolloutAborted RolloutState = "aborted"
+	// RolloutCompleted: every device finished and at least one succeeded;
+	// Reason counts those that did not, if any (a partial outcome).
 	RolloutCompleted RolloutState = "completed"
+	// RolloutFailed: every device finished and none succeeded.
+	RolloutFailed RolloutState = "failed"
 )
 
 // Done reports whether the rollout can make no more progress.
-func (s RolloutState) Done() bool { return s == RolloutAborted || s == RolloutCompleted }
+func (s RolloutState) Done() bool {
+	return s == RolloutAborted || s == RolloutCompleted || s == RolloutFailed
+}
 
 // DeviceState is where one device is in a rollout.
 type DeviceState string
@@ -128,6 +143,10 @@ type DeviceProgress struct {
 	Reason     string      `json:"reason,omitempty"`
 	NotifiedAt time.Time   `json:"notified_at,omitzero"`
 	UpdatedAt  time.Time   `json:"updated_at,omitzero"`
+	// Resend: the device refused the command as superseded; the next Step
+	// sends it again with a new sequence (above the device's).
+	Resend  bool `json:"resend,omitempty"`
+	Resends int  `json:"resends,omitempty"` // how often that happened
 }
 
 // Rollout is the persistent state of one rollout.
@@ -158,7 +177,16 @@ type Rollout struct {
 	// accrued up to RateAt.
 	RateCredit float64   `json:"rate_credit,omitempty"`
 	RateAt     time.Time `json:"rate_at,omitzero"`
+
+	// changed is set by every change Step makes (not stored): the service
+	// writes a rollout back only when a step changed it.
+	changed bool
 }
+
+// maxResends bounds how often one device is sent a command again after
+// refusing it as superseded: once is enough when its reported sequence is
+// believed; the bound stops a loop if it is not.
+const maxResends = 3
 
 // ErrRollout reports an invalid rollout definition or operation.
 var ErrRollout = errors.New("fleet: invalid rollout")
@@ -291,7 +319,7 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 	}
 	for _, id := range r.Order {
 		d := r.Devices[id]
-		if d.State.InProgress() && now.Sub(d.NotifiedAt) > r.Timeout {
+		if d.State.InProgress() && !d.Resend && now.Sub(d.NotifiedAt) > r.Timeout {
 			r.finish(d, DeviceTimedOut, fmt.Sprintf("no result within %v", r.Timeout), now)
 		}
 	}
@@ -300,10 +328,16 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 	}
 	var out []Notification
 	// Retries first: a device that failed with retries left is sent the
-	// command again, with a new sequence number.
+	// command again, with a new sequence number; so is one that refused it
+	// as superseded (not an attempt of its own).
 	for _, id := range r.Order {
 		d := r.Devices[id]
-		if d.State.Finished() && d.State != DeviceSucceeded && d.Attempts <= r.retriesFor(d.State) {
+		switch {
+		case d.Resend:
+			d.Resend = false
+			out = append(out, r.notify(id, d, nextSeq(id), now))
+			d.Attempts-- // the same attempt, sent again
+		case d.State.Finished() && d.State != DeviceSucceeded && d.Attempts <= r.retriesFor(d.State):
 			out = append(out, r.notify(id, d, nextSeq(id), now))
 		}
 	}
@@ -334,7 +368,7 @@ func (r *Rollout) notify(id string, d *DeviceProgress, seq uint64, now time.Time
 	d.State, d.Seq, d.Reason = DeviceNotified, seq, ""
 	d.Attempts++
 	d.NotifiedAt, d.UpdatedAt = now, now
-	r.Updated = now
+	r.Updated, r.changed = now, true
 	return Notification{Device: id, Seq: d.Seq}
 }
 
@@ -404,11 +438,11 @@ func (r *Rollout) rateAllowance(now time.Time) int {
 	steps := min(r.Successes/rt.IncreaseAfter, 64)
 	perMinute := rt.BasePerMinute * math.Pow(rt.Factor, float64(steps))
 	if r.RateAt.IsZero() {
-		r.RateCredit, r.RateAt = math.Max(1, rt.BasePerMinute), now
+		r.RateCredit, r.RateAt, r.changed = math.Max(1, rt.BasePerMinute), now, true
 	}
 	if now.After(r.RateAt) {
 		r.RateCredit += now.Sub(r.RateAt).Minutes() * perMinute
-		r.RateAt = now
+		r.RateAt, r.changed = now, true
 	}
 	sent := 0
 	for _, id := range r.Order {
@@ -448,19 +482,39 @@ func (r *Rollout) checkAbort(now time.Time) bool {
 	if pct > a.ThresholdPercent {
 		r.State = RolloutAborted
 		r.Reason = fmt.Sprintf("abort criterion met: %d of %d finished devices %s (%.1f%% > %g%%)", failed, executed, a.On, pct, a.ThresholdPercent)
-		r.Updated, r.Finished = now, now
+		r.Updated, r.Finished, r.changed = now, now, true
 		return true
 	}
 	return false
 }
 
-// checkComplete marks the rollout completed once every device has finished
-// for good.
+// checkComplete ends the rollout once every device has finished for good:
+// completed if any device succeeded, failed if none did.
 func (r *Rollout) checkComplete(now time.Time) {
 	if r.State != RolloutRunning || !r.finishedUpTo(len(r.Order)) {
 		return
 	}
-	r.State, r.Updated, r.Finished = RolloutCompleted, now, now
+	r.State, r.Updated, r.Finished, r.changed = RolloutCompleted, now, now, true
+	if n := len(r.Order) - r.Successes; n > 0 {
+		r.Reason = fmt.Sprintf("%d of %d devices did not succeed (%s)", n, len(r.Order), r.failureSummary())
+		if r.Successes == 0 {
+			r.State = RolloutFailed
+			r.Reason = fmt.Sprintf("no device succeeded: %s", r.failureSummary())
+		}
+	}
+}
+
+// failureSummary counts the devices that did not succeed by final state,
+// e.g. "2 rejected, 1 timed-out".
+func (r *Rollout) failureSummary() string {
+	counts := r.Counts()
+	var parts []string
+	for _, s := range []DeviceState{DeviceFailed, DeviceRejected, DeviceTimedOut} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (r *Rollout) finish(d *DeviceProgress, s DeviceState, reason string, now time.Time) {
@@ -468,7 +522,7 @@ func (r *Rollout) finish(d *DeviceProgress, s DeviceState, reason string, now ti
 	if s == DeviceSucceeded {
 		r.Successes++
 	}
-	r.Updated = now
+	r.Updated, r.changed = now, true
 }
 
 // Report is a device's job event as the service received it.
@@ -477,6 +531,10 @@ type Report struct {
 	Seq    uint64
 	State  DeviceState // one of Queued, Downloading, Installing, Succeeded, Failed, Rejected
 	Reason string
+	// Resend marks a Rejected report of a command the device refused as
+	// superseded, when the fleet's counter for the device has since moved
+	// above the device's highest sequence: the command is sent again.
+	Resend bool
 }
 
 // Apply records a device's report. It returns false, changing nothing, for a
@@ -485,8 +543,8 @@ type Report struct {
 // reconnect). Progress only moves forward within an attempt.
 func (r *Rollout) Apply(rep Report, now time.Time) bool {
 	d := r.Devices[rep.Device]
-	if d == nil || rep.Seq != d.Seq || d.Seq == 0 || d.State.Finished() && d.State != DeviceTimedOut {
-		return false
+	if d == nil || rep.Seq != d.Seq || d.Seq == 0 || d.State.Finished() && d.State != DeviceTimedOut || d.Resend {
+		return false // d.Resend: the command is being sent again; this one is done
 	}
 	if d.State == DeviceTimedOut && !rep.State.Finished() {
 		return false // a late progress event does not revive a timed-out attempt
@@ -500,6 +558,12 @@ func (r *Rollout) Apply(rep Report, now time.Time) bool {
 		r.Updated = now
 		return true
 	case DeviceSucceeded, DeviceFailed, DeviceRejected:
+		if rep.State == DeviceRejected && rep.Resend && d.State != DeviceTimedOut && d.Resends < maxResends {
+			d.State, d.Resend, d.Reason, d.UpdatedAt = DeviceNotified, true, rep.Reason+"; sending again with a higher sequence", now
+			d.Resends++
+			r.Updated = now
+			return true
+		}
 		if d.State == DeviceTimedOut && rep.State != DeviceSucceeded {
 			// Already counted as a failure; keep the first verdict's kind.
 			d.Reason = rep.Reason

@@ -158,12 +158,83 @@ func TestTimeoutAndRetry(t *testing.T) {
 	if r.Apply(Report{Device: first[0].Device, Seq: first[0].Seq, State: DeviceSucceeded}, t0) {
 		t.Fatal("stale report applied")
 	}
-	// The retry times out too: no retries left, the rollout completes.
+	// The retry times out too: no retries left, the rollout ends — failed,
+	// since its only device never succeeded.
 	if n := r.Step(t0.Add(3*time.Minute), seq.next); len(n) != 0 {
 		t.Fatalf("second retry sent: %v", n)
 	}
-	if r.State != RolloutCompleted || r.Devices[first[0].Device].State != DeviceTimedOut {
+	if r.State != RolloutFailed || r.Devices[first[0].Device].State != DeviceTimedOut {
 		t.Fatalf("state %s, device %s", r.State, r.Devices[first[0].Device].State)
+	}
+}
+
+// A rollout whose devices all finished reads as success only if one of
+// them succeeded: completed (with a count of the others in Reason when
+// some did not), or failed when none did.
+func TestRolloutOutcome(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		results []DeviceState
+		state   RolloutState
+		reason  string
+	}{
+		{"all succeeded", []DeviceState{DeviceSucceeded, DeviceSucceeded, DeviceSucceeded}, RolloutCompleted, ""},
+		{"partial", []DeviceState{DeviceSucceeded, DeviceRejected, DeviceFailed}, RolloutCompleted, "2 of 3 devices did not succeed (1 failed, 1 rejected)"},
+		{"all rejected", []DeviceState{DeviceRejected, DeviceRejected, DeviceRejected}, RolloutFailed, "no device succeeded: 3 rejected"},
+		{"none succeeded", []DeviceState{DeviceFailed, DeviceRejected, DeviceFailed}, RolloutFailed, "no device succeeded: 2 failed, 1 rejected"},
+	} {
+		r := mustRollout(t, len(c.results), Pace{}, AbortPolicy{})
+		ns := r.Step(t0, seq.next)
+		for i, n := range ns {
+			if !r.Apply(Report{Device: n.Device, Seq: n.Seq, State: c.results[i]}, t0) {
+				t.Fatalf("%s: report ignored", c.name)
+			}
+		}
+		r.Step(t0, seq.next)
+		if r.State != c.state || r.Reason != c.reason || !r.State.Done() {
+			t.Errorf("%s: %s (%q), want %s (%q)", c.name, r.State, r.Reason, c.state, c.reason)
+		}
+	}
+}
+
+// A device that refuses its command as superseded (the fleet's counter was
+// behind) is sent it again with a new sequence: no failure, no retry used,
+// the same attempt; a device that keeps refusing stops being resent.
+func TestResendOnSuperseded(t *testing.T) {
+	r := mustRollout(t, 2, Pace{}, AbortPolicy{On: FailureAny, ThresholdPercent: 0, MinExecuted: 1})
+	first := r.Step(t0, seq.next)
+	n := first[0]
+	if !r.Apply(Report{Device: n.Device, Seq: n.Seq, State: DeviceRejected, Reason: "superseded", Resend: true}, t0) {
+		t.Fatal("superseded report ignored")
+	}
+	if d := r.Devices[n.Device]; d.State.Finished() || !d.Resend {
+		t.Fatalf("device after superseded: %+v", d)
+	}
+	if r.Apply(Report{Device: n.Device, Seq: n.Seq, State: DeviceRejected, Resend: true}, t0) || r.Devices[n.Device].Resends != 1 {
+		t.Fatal("a re-sent superseded event counted again")
+	}
+	again := r.Step(t0.Add(time.Second), seq.next)
+	if r.State != RolloutRunning || len(again) != 1 || again[0].Device != n.Device || again[0].Seq <= n.Seq {
+		t.Fatalf("resend %v (state %s)", again, r.State)
+	}
+	if d := r.Devices[n.Device]; d.Attempts != 1 || d.Resend || d.State != DeviceNotified {
+		t.Fatalf("device after the resend: %+v", d)
+	}
+	// The old command's report is stale now.
+	if r.Apply(Report{Device: n.Device, Seq: n.Seq, State: DeviceRejected, Resend: true}, t0) {
+		t.Fatal("report of the superseded command applied")
+	}
+	for i := 1; i < maxResends; i++ {
+		last := again[0]
+		r.Apply(Report{Device: last.Device, Seq: last.Seq, State: DeviceRejected, Resend: true}, t0)
+		if again = r.Step(t0.Add(time.Second), seq.next); len(again) != 1 {
+			t.Fatalf("resend %d: %v", i, again)
+		}
+	}
+	last := again[0]
+	r.Apply(Report{Device: last.Device, Seq: last.Seq, State: DeviceRejected, Resend: true}, t0)
+	if d := r.Devices[n.Device]; d.State != DeviceRejected {
+		t.Fatalf("after %d resends the device is %s, want rejected", maxResends, d.State)
 	}
 }
 

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +56,9 @@ type Service struct {
 	mu      sync.Mutex // serialises rollout changes between the loop and API calls
 	metrics *Metrics
 	trainer *trainer
+	// running indexes the rollouts that are not done, so a tick reads only
+	// those; nil until the first Tick loads it (guarded by mu).
+	running map[string]bool
 }
 
 type message struct {
@@ -251,7 +256,10 @@ func (s *Service) handleBatch(batch []message) {
 			}
 			switch {
 			case m.state != nil:
-				d.applyState(m.state, now)
+				if d.applyState(m.state, now) == stateNewLife {
+					s.log.Warn("device started a new life: its database was reset or replaced (or two gateways share its ID)",
+						"device", d.ID, "instance", m.state.Instance, "session", m.state.Session)
+				}
 			case m.telemetry != nil:
 				s.metrics.telemetry.Add(1)
 				d.applyTelemetry(m.telemetry, now)
@@ -276,7 +284,13 @@ func (s *Service) handleBatch(batch []message) {
 					if ev.Code != "" {
 						reason = ev.Code + ": " + reason
 					}
-					if r.Apply(Report{Device: ev.Device, Seq: ev.Seq, State: ds, Reason: reason}, now) && ds.Finished() {
+					// A device that refused the command as superseded told us
+					// its highest sequence (applyEvent moved the counter past
+					// it): the command goes again, above it.
+					resend := ev.State == wire.JobRejected && ev.Code == wire.CodeSuperseded &&
+						ev.HighestSeq >= ev.Seq && d.LastSeq >= ev.HighestSeq
+					rep := Report{Device: ev.Device, Seq: ev.Seq, State: ds, Reason: reason, Resend: resend}
+					if r.Apply(rep, now) && ds.Finished() && !r.Devices[ev.Device].Resend {
 						finished = append(finished, ds)
 					}
 				}
@@ -343,10 +357,12 @@ func deviceState(j wire.JobState) (DeviceState, bool) {
 // Tick steps every running rollout once and sends the deployment commands
 // it asks for. The rollout's new state and the devices' sequence counters
 // are stored before the commands are published; a command lost to a crash
-// in between is re-sent by the retry policy or reported as timed out.
+// in between is re-sent by the retry policy or reported as timed out. Only
+// rollouts that are not done are read (an index kept in memory), and one
+// is written back only when the step changed it.
 func (s *Service) Tick() {
 	now := s.opt.Now()
-	ids, err := s.rolloutIDs()
+	ids, err := s.runningIDs()
 	if err != nil {
 		s.log.Error("listing rollouts failed", "err", err)
 		return
@@ -358,30 +374,60 @@ func (s *Service) Tick() {
 	}
 }
 
-func (s *Service) rolloutIDs() ([]string, error) {
-	var ids []string
-	err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
-		var head struct {
-			State RolloutState `json:"state"`
+// runningIDs returns the rollouts that are not done, sorted, loading the
+// index from the store the first time.
+func (s *Service) runningIDs() ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running == nil {
+		running := map[string]bool{}
+		err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
+			var head struct {
+				State RolloutState `json:"state"`
+			}
+			if err := json.Unmarshal(raw, &head); err != nil {
+				return fmt.Errorf("rollout %s: %w", key, err)
+			}
+			if !head.State.Done() {
+				running[key] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return fmt.Errorf("rollout %s: %w", key, err)
-		}
-		if !head.State.Done() {
-			ids = append(ids, key)
-		}
-		return nil
-	})
-	return ids, err
+		s.running = running
+	}
+	ids := make([]string, 0, len(s.running))
+	for id := range s.running {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids, nil
 }
 
 func (s *Service) stepRollout(id string, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A dry run on a copy first: most ticks change nothing, and then
+	// nothing is written (a write transaction is an fsync).
+	var probe Rollout
+	ok, err := s.db.Get(store.FleetRollouts, id, &probe)
+	if err != nil {
+		return err
+	}
+	if !ok || probe.State.Done() {
+		delete(s.running, id)
+		return nil
+	}
+	if n := probe.Step(now, func(string) uint64 { return 1 }); len(n) == 0 && !probe.changed {
+		return nil
+	}
 	var r Rollout
 	var sends []Notification
 	var before RolloutState
-	err := s.db.Update(func(tx *store.Tx) error {
+	err = s.db.Update(func(tx *store.Tx) error {
+		r = Rollout{}
 		if ok, err := tx.Get(store.FleetRollouts, id, &r); err != nil || !ok {
 			return err
 		}
@@ -391,6 +437,10 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 			d, err := getDevice(tx, device)
 			if err != nil {
 				seqErr = err
+				return 0
+			}
+			if d.LastSeq == math.MaxUint64 {
+				seqErr = fmt.Errorf("device %s: command sequence exhausted", device)
 				return 0
 			}
 			d.LastSeq++
@@ -406,6 +456,9 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 	})
 	if err != nil {
 		return err
+	}
+	if r.State.Done() {
+		delete(s.running, id)
 	}
 	if r.State != before {
 		s.log.Info("rollout state changed", "rollout", id, "from", before, "to", r.State, "reason", r.Reason)
@@ -480,14 +533,45 @@ type RolloutRequest struct {
 	Abort    AbortPolicy       `json:"abort"`
 	Timeout  time.Duration     `json:"timeout,omitempty"`
 	Retries  map[string]int    `json:"retries,omitempty"`
-	Rollback bool              `json:"rollback,omitempty"`
+	// Rollback sends the bundle flagged as a rollback, which a device
+	// installs even below its highest release. Allowed only for a bundle
+	// every target device ran before (see CreateRollout).
+	Rollback bool `json:"rollback,omitempty"`
+	// AllowUnknown accepts device IDs not in the inventory (devices that
+	// have not reported yet); without it they are refused, as typos.
+	AllowUnknown bool `json:"allow_unknown,omitempty"`
+}
+
+// maxRolloutDevices bounds the devices of one rollout (its record is one
+// document, rewritten as it progresses).
+const maxRolloutDevices = 100000
+
+// maxListed bounds the device IDs quoted in one error message.
+const maxListed = 10
+
+// listIDs renders up to maxListed IDs, "and N more" after.
+func listIDs(ids []string) string {
+	if len(ids) <= maxListed {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:maxListed], ", "), len(ids)-maxListed)
 }
 
 // CreateRollout checks a request, publishes its bundle if needed and stores
 // the new rollout; the next Tick starts notifying devices.
+//
+// Device IDs must be in the inventory unless req.AllowUnknown. A rollback
+// (req.Rollback) may only send a bundle each of its devices ran before —
+// its current or previous model as it last reported, or one it installed in
+// an earlier rollout of this fleet — since the rollback flag lets a device
+// install a release below its highest: it must not become a way around the
+// devices' anti-rollback check to any old bundle.
 func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 	if err := wire.CheckRolloutID(req.ID); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+	}
+	if err := wire.CheckHash(req.Bundle); err != nil {
+		return nil, fmt.Errorf("%w: bundle: give the bundle's SHA-256 as tritctl publish prints it: %v", ErrRollout, err)
 	}
 	info, _, err := s.reg.Bundle(req.Bundle)
 	if err != nil {
@@ -502,9 +586,33 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 			return nil, err
 		}
 	}
+	if len(devices) > maxRolloutDevices {
+		return nil, fmt.Errorf("%w: %d devices, at most %d in one rollout", ErrRollout, len(devices), maxRolloutDevices)
+	}
 	for _, d := range devices {
 		if err := wire.CheckID(d); err != nil {
-			return nil, fmt.Errorf("%w: device %q: %v", ErrRollout, d, err)
+			return nil, fmt.Errorf("%w: device %q: %v", ErrRollout, clip(d, 80), err)
+		}
+	}
+	known, err := s.inventory(devices)
+	if err != nil {
+		return nil, err
+	}
+	if !req.AllowUnknown {
+		var unknown []string
+		for _, d := range devices {
+			if known[d] == nil {
+				unknown = append(unknown, d)
+			}
+		}
+		if len(unknown) > 0 {
+			return nil, fmt.Errorf("%w: %d device(s) not in the inventory: %s (a typo? give allow_unknown, tritctl --allow-unknown, to target devices that have not reported yet)",
+				ErrRollout, len(unknown), listIDs(unknown))
+		}
+	}
+	if req.Rollback {
+		if err := s.checkRollbackTarget(info, devices, known); err != nil {
+			return nil, err
 		}
 	}
 	now := s.opt.Now()
@@ -542,12 +650,87 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.running != nil {
+		s.running[r.ID] = true
+	}
 	s.log.Info("rollout created", "rollout", r.ID, "bundle", r.Bundle, "model", r.ModelID, "release", r.Release, "devices", len(devices), "rollback", r.Rollback)
 	return r, nil
 }
 
+// inventory returns the records of the given devices that exist.
+func (s *Service) inventory(ids []string) (map[string]*Device, error) {
+	out := make(map[string]*Device, len(ids))
+	err := s.db.View(func(tx *store.Tx) error {
+		for _, id := range ids {
+			d := &Device{}
+			ok, err := tx.Get(store.FleetDevices, id, d)
+			if err != nil {
+				return err
+			}
+			if ok {
+				out[id] = d
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ranBefore returns, per device, the bundles it is known to have run: its
+// current and previous model as it last reported them, and the bundles of
+// the rollouts in which it succeeded.
+func (s *Service) ranBefore(devices []string, known map[string]*Device) (map[string]map[string]bool, error) {
+	out := make(map[string]map[string]bool, len(devices))
+	for _, id := range devices {
+		ran := map[string]bool{}
+		if d := known[id]; d != nil {
+			for _, m := range []*wire.ModelRef{d.Model, d.Previous} {
+				if m != nil {
+					ran[m.Bundle] = true
+				}
+			}
+		}
+		out[id] = ran
+	}
+	err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
+		var r Rollout
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("rollout %s: %w", key, err)
+		}
+		for id, ran := range out {
+			if p := r.Devices[id]; p != nil && p.State == DeviceSucceeded {
+				ran[r.Bundle] = true
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// checkRollbackTarget refuses a rollback to a bundle some device never ran.
+func (s *Service) checkRollbackTarget(info *BundleInfo, devices []string, known map[string]*Device) error {
+	ran, err := s.ranBefore(devices, known)
+	if err != nil {
+		return err
+	}
+	var never []string
+	for _, id := range devices {
+		if !ran[id][info.Hash] {
+			never = append(never, id)
+		}
+	}
+	if len(never) > 0 {
+		return fmt.Errorf("%w: a rollback may only send a bundle its devices ran before, and %d device(s) never ran %s release %d (bundle %.12s): %s; deploy a new release instead, or roll back those devices to what they ran",
+			ErrRollout, len(never), info.ModelID, info.Release, info.Hash, listIDs(never))
+	}
+	return nil
+}
+
 // GetRollout returns a stored rollout.
 func (s *Service) GetRollout(id string) (*Rollout, error) {
+	if err := wire.CheckRolloutID(id); err != nil {
+		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+	}
 	var r Rollout
 	ok, err := s.db.Get(store.FleetRollouts, id, &r)
 	if err != nil {
@@ -610,16 +793,22 @@ func (s *Service) Control(id, op, reason string) (*Rollout, error) {
 	return &r, nil
 }
 
-// Rollback creates a new rollout, newID, that sends the release before the
-// one rollout id delivered, with the rollback flag, to the same devices and
-// with the same pace and abort policy. The original rollout is aborted if it
-// is still running.
+// Rollback creates a new rollout, newID, that sends the devices of rollout
+// id the bundle they ran before it, with the rollback flag, with the same
+// pace and abort policy. The target is the previous model the devices that
+// installed id's bundle report (the most common one, if they differ), or,
+// if none did, the model's release before id's; CreateRollout then refuses
+// it unless every device ran it. The original rollout is aborted if it is
+// still running.
 func (s *Service) Rollback(id, newID string) (*Rollout, error) {
+	if err := wire.CheckRolloutID(id); err != nil {
+		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+	}
 	orig, err := s.GetRollout(id)
 	if err != nil {
 		return nil, err
 	}
-	prev, _, err := s.reg.Previous(orig.ModelID, orig.Release)
+	target, err := s.rollbackTarget(orig)
 	if err != nil {
 		return nil, err
 	}
@@ -628,6 +817,32 @@ func (s *Service) Rollback(id, newID string) (*Rollout, error) {
 			return nil, err
 		}
 	}
-	return s.CreateRollout(RolloutRequest{ID: newID, Bundle: prev, Devices: orig.Order, Pace: orig.Pace,
-		Abort: orig.Abort, Timeout: orig.Timeout, Retries: orig.Retries, Rollback: true})
+	return s.CreateRollout(RolloutRequest{ID: newID, Bundle: target, Devices: orig.Order, Pace: orig.Pace,
+		Abort: orig.Abort, Timeout: orig.Timeout, Retries: orig.Retries, Rollback: true, AllowUnknown: true})
+}
+
+// rollbackTarget picks the bundle a rollback of orig sends.
+func (s *Service) rollbackTarget(orig *Rollout) (string, error) {
+	known, err := s.inventory(orig.Order)
+	if err != nil {
+		return "", err
+	}
+	votes := map[string]int{}
+	for _, id := range orig.Order {
+		d := known[id]
+		if d != nil && d.Model != nil && d.Model.Bundle == orig.Bundle && d.Previous != nil && d.Previous.Bundle != orig.Bundle {
+			votes[d.Previous.Bundle]++
+		}
+	}
+	best, n := "", 0
+	for h, v := range votes {
+		if v > n || v == n && h < best {
+			best, n = h, v
+		}
+	}
+	if best != "" {
+		return best, nil
+	}
+	prev, _, err := s.reg.Previous(orig.ModelID, orig.Release)
+	return prev, err
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -67,7 +69,7 @@ type fixture struct {
 	cmdKeys *wire.KeySet
 }
 
-func newFixture(t *testing.T, tweak ...func(*Options)) *fixture {
+func newFixture(t testing.TB, tweak ...func(*Options)) *fixture {
 	t.Helper()
 	release, cmd := testKey(1), testKey(2)
 	ks, err := bundle.NewKeySet(release.Public().(ed25519.PublicKey))
@@ -102,12 +104,23 @@ func (f *fixture) addBundle(t *testing.T, release uint64) string {
 
 func (f *fixture) online(t *testing.T, id string, labels map[string]string) {
 	t.Helper()
-	st := &wire.State{Device: id, Session: 1, Online: true, Labels: labels, Health: "ok"}
+	f.state(t, &wire.State{Device: id, Session: 1, Online: true, Labels: labels, Health: "ok"})
+}
+
+// running reports device id online, running bundle hash of model vib.
+func (f *fixture) running(t *testing.T, id, hash string) {
+	t.Helper()
+	f.state(t, &wire.State{Device: id, Session: 1, Online: true, Health: "ok", Model: &wire.ModelRef{ID: "vib", Release: 1, Bundle: hash, Install: "committed"}})
+}
+
+// state delivers a device state and handles it.
+func (f *fixture) state(t *testing.T, st *wire.State) {
+	t.Helper()
 	raw, err := st.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.svc.Deliver(f.svc.Topics().State(id), raw)
+	f.svc.Deliver(f.svc.Topics().State(st.Device), raw)
 	f.svc.Drain()
 }
 
@@ -206,13 +219,13 @@ func TestServiceRolloutEndToEnd(t *testing.T) {
 
 func TestServiceCanaryAbortAndRollback(t *testing.T) {
 	f := newFixture(t)
+	v1, v2 := f.addBundle(t, 1), f.addBundle(t, 2)
 	var ids []string
 	for i := range 10 {
 		id := "gw-" + string(rune('a'+i))
 		ids = append(ids, id)
-		f.online(t, id, nil)
+		f.running(t, id, v1)
 	}
-	v1, v2 := f.addBundle(t, 1), f.addBundle(t, 2)
 	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "bad", Bundle: v2, Devices: ids,
 		Pace:  Pace{Phases: []Phase{{Count: 2}, {Percent: 100}}},
 		Abort: AbortPolicy{On: FailureAny, ThresholdPercent: 0, MinExecuted: 1}}); err != nil {
@@ -398,5 +411,262 @@ func TestServiceResync(t *testing.T) {
 	got := f.pub.take("/bundles/")
 	if len(got) != 1 || !strings.HasSuffix(got[0].topic, v2) || !got[0].retained {
 		t.Fatalf("resync published %v, want only %s retained", got, v2[:12])
+	}
+}
+
+// A gateway whose database was reset (the documented recovery for a
+// damaged agent.db) comes back with a new instance and sessions from 1: the
+// fleet takes its new life, and the late Last Will of its former life does
+// not mark it offline.
+func TestInventoryDeviceNewLife(t *testing.T) {
+	f := newFixture(t)
+	v1 := f.addBundle(t, 1)
+	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000a1", Session: 40, Online: true, Health: "ok",
+		Model: &wire.ModelRef{ID: "vib", Release: 1, Bundle: v1}})
+	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000a1", Session: 40}) // it goes down
+	// The database is reset: a new instance, session 1, no model.
+	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000b2", Session: 1, Online: true, Health: "no-model"})
+	d, err := DeviceByID(f.db, "gw-1")
+	if err != nil || !d.Online || d.Session != 1 || d.Instance != "00000000000000b2" || d.Model != nil || d.Health != "no-model" {
+		t.Fatalf("after the reset: %v %+v", err, d)
+	}
+	// A will of the former life arriving late is ignored.
+	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000a1", Session: 41})
+	if d, _ := DeviceByID(f.db, "gw-1"); !d.Online || d.Instance != "00000000000000b2" {
+		t.Fatalf("a will of the former instance applied: %+v", d)
+	}
+	// Within the new life, the usual rule: the session's own will applies.
+	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000b2", Session: 1})
+	if d, _ := DeviceByID(f.db, "gw-1"); d.Online {
+		t.Fatal("the new life's will was not applied")
+	}
+}
+
+// A forged state with the largest session pins a fake model: the real
+// device's states are ignored until an operator resets the record (then
+// the next state is taken) or forgets the device (then it reappears from
+// its next state).
+func TestInventoryPoisonedSessionResetAndForget(t *testing.T) {
+	f := newFixture(t)
+	real := &wire.State{Device: "gw-1", Instance: "00000000000000a1", Session: 3, Online: true, Health: "ok", Labels: map[string]string{"site": "north"}}
+	f.state(t, real)
+	fake := &wire.ModelRef{ID: "evil", Release: 99, Bundle: strings.Repeat("e", 64)}
+	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000a1", Session: math.MaxUint64, Online: true, Model: fake, Labels: map[string]string{"site": "south"}})
+	real.Session = 4
+	f.state(t, real)
+	if d, _ := DeviceByID(f.db, "gw-1"); d.Model == nil || d.Model.ID != "evil" {
+		t.Fatalf("expected the record pinned by the forged state: %+v", d)
+	}
+	d, err := ResetDevice(f.db, "gw-1")
+	if err != nil || d.Online || d.Session != 0 {
+		t.Fatalf("reset: %v %+v", err, d)
+	}
+	real.Session = 5
+	f.state(t, real)
+	if d, _ := DeviceByID(f.db, "gw-1"); d.Model != nil || d.Session != 5 || d.Labels["site"] != "north" || !d.Online {
+		t.Fatalf("after reset, the real state was not taken: %+v", d)
+	}
+
+	if err := ForgetDevice(f.db, "gw-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DeviceByID(f.db, "gw-1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("forgotten device still there: %v", err)
+	}
+	if err := ForgetDevice(f.db, "gw-1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("forgetting twice: %v", err)
+	}
+	real.Session, real.HighestSeq = 6, 12
+	f.state(t, real)
+	if d, err := DeviceByID(f.db, "gw-1"); err != nil || d.Session != 6 || d.LastSeq != 12 {
+		t.Fatalf("the forgotten device did not come back from its state: %v %+v", err, d)
+	}
+}
+
+// The fleet's command counter for a device below the device's own (its
+// database restored from an old backup): the device refuses the command as
+// superseded and says its highest sequence; the fleet moves past it and
+// sends the command again, and the rollout succeeds. The device's state
+// reporting its highest sequence moves the counter before any command.
+func TestSequenceCatchesUpWithTheDevice(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil) // an agent that does not report highest_seq yet
+	hash := f.addBundle(t, 1)
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"},
+		Abort: AbortPolicy{On: FailureAny, ThresholdPercent: 0, MinExecuted: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	c := f.commands(t)[0]
+	if c.Seq != 1 {
+		t.Fatalf("first command seq %d", c.Seq)
+	}
+	ev := &wire.Event{Device: "gw-1", Rollout: "r", Seq: c.Seq, State: wire.JobRejected, Code: wire.CodeSuperseded,
+		Reason: "sequence 1 is below 40, already received", HighestSeq: 40, Bundle: hash, Time: f.clk.t.UnixMilli()}
+	raw, _ := ev.Marshal()
+	f.svc.Deliver(f.svc.Topics().Events("gw-1"), raw)
+	f.svc.Drain()
+	if acks := f.pub.take("gw-1/acks"); len(acks) != 1 {
+		t.Fatalf("%d acks of the superseded event", len(acks))
+	}
+	f.clk.t = f.clk.t.Add(time.Second)
+	f.svc.Tick()
+	again := f.commands(t)
+	if len(again) != 1 || again[0].Seq != 41 {
+		t.Fatalf("after the superseded refusal: %+v, want one command with seq 41", again)
+	}
+	f.report(t, again[0], wire.JobSucceeded)
+	f.svc.Tick()
+	r, _ := f.svc.GetRollout("r")
+	if r.State != RolloutCompleted || r.Devices["gw-1"].Attempts != 1 {
+		t.Fatalf("rollout %s (%s), device %+v", r.State, r.Reason, r.Devices["gw-1"])
+	}
+	if n := f.svc.metrics.rejected.Load(); n != 0 {
+		t.Fatalf("the superseded refusal counted as %d rejection(s)", n)
+	}
+
+	// A state reporting a higher sequence moves the counter; an
+	// implausible jump does not.
+	f.state(t, &wire.State{Device: "gw-1", Session: 2, Online: true, HighestSeq: 500})
+	if d, _ := DeviceByID(f.db, "gw-1"); d.LastSeq != 500 {
+		t.Fatalf("counter %d after a state with highest_seq 500", d.LastSeq)
+	}
+	f.state(t, &wire.State{Device: "gw-1", Session: 3, Online: true, HighestSeq: math.MaxUint64})
+	if d, _ := DeviceByID(f.db, "gw-1"); d.LastSeq != 500 {
+		t.Fatalf("counter %d after a state with highest_seq 2^64-1", d.LastSeq)
+	}
+}
+
+// Prediction totals reported by devices saturate instead of wrapping.
+func TestTelemetryTotalsSaturate(t *testing.T) {
+	f := newFixture(t)
+	for i, n := range []uint64{math.MaxUint64 - 5, 10, 3} {
+		tm := &wire.Telemetry{Device: "gw-1", Session: 1, Seq: uint64(i + 1), From: 1, To: 2, Predictions: n}
+		raw, _ := tm.Marshal()
+		f.svc.Deliver(f.svc.Topics().Telemetry("gw-1"), raw)
+		f.svc.Drain()
+	}
+	if d, _ := DeviceByID(f.db, "gw-1"); d.Predictions != math.MaxUint64 {
+		t.Fatalf("predictions %d, want saturated at %d", d.Predictions, uint64(math.MaxUint64))
+	}
+}
+
+// A rollback may only send a bundle its devices ran before; the flag with
+// any other registered bundle is refused, naming the devices.
+func TestRollbackOnlyToWhatDevicesRan(t *testing.T) {
+	f := newFixture(t)
+	v1, v2, v3 := f.addBundle(t, 1), f.addBundle(t, 2), f.addBundle(t, 3)
+	// gw-1 ran v1 then v3 (it skipped v2); gw-2 runs v3 after v2.
+	f.state(t, &wire.State{Device: "gw-1", Session: 1, Online: true,
+		Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3}, Previous: &wire.ModelRef{ID: "vib", Release: 1, Bundle: v1}})
+	f.state(t, &wire.State{Device: "gw-2", Session: 1, Online: true,
+		Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3}, Previous: &wire.ModelRef{ID: "vib", Release: 2, Bundle: v2}})
+	_, err := f.svc.CreateRollout(RolloutRequest{ID: "back", Bundle: v2, Devices: []string{"gw-1", "gw-2"}, Rollback: true})
+	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-1") || strings.Contains(err.Error(), "gw-2") {
+		t.Fatalf("rollback to v2, which gw-1 never ran: %v", err)
+	}
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "back-1", Bundle: v1, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
+		t.Fatalf("rollback of gw-1 to v1, which it ran: %v", err)
+	}
+	// Not a rollback: any registered bundle may be sent (the devices'
+	// anti-rollback check refuses lower releases).
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "fwd", Bundle: v2, Devices: []string{"gw-1", "gw-2"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A bundle a device installed in an earlier rollout counts too.
+	f.svc.Tick()
+	for _, c := range f.commands(t) {
+		if c.Rollout == "fwd" && c.Device == "gw-1" {
+			f.report(t, c, wire.JobSucceeded)
+		}
+	}
+	f.svc.Tick()
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "back-2", Bundle: v2, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
+		t.Fatalf("rollback to a bundle gw-1 installed in rollout fwd: %v", err)
+	}
+}
+
+// Devices not in the inventory are refused (a typo never reports), unless
+// the request allows them.
+func TestRolloutUnknownDevices(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	hash := f.addBundle(t, 1)
+	_, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-l"}})
+	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-l") || !strings.Contains(err.Error(), "allow") {
+		t.Fatalf("unknown device: %v", err)
+	}
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-new"}, AllowUnknown: true}); err != nil {
+		t.Fatalf("allow_unknown: %v", err)
+	}
+	for _, bad := range []string{"", "abc", strings.Repeat("A", 64)} {
+		if _, err := f.svc.CreateRollout(RolloutRequest{ID: "x", Bundle: bad, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "SHA-256") {
+			t.Errorf("bundle %q: %v", bad, err)
+		}
+	}
+}
+
+// A tick reads only rollouts that are not done and writes one back only
+// when its step changed something: a paused rollout, or a finished one,
+// costs no write (the database file is not touched).
+func TestTickWritesOnlyChanges(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	hash := f.addBundle(t, 1)
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Control("r", "pause", "wait"); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	before, err := os.Stat(f.db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		f.clk.t = f.clk.t.Add(time.Second)
+		f.svc.Tick()
+	}
+	after, _ := os.Stat(f.db.Path())
+	if !after.ModTime().Equal(before.ModTime()) {
+		t.Fatal("ticks over a paused rollout wrote to the database")
+	}
+	if _, err := f.svc.Control("r", "resume", ""); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	f.report(t, f.commands(t)[0], wire.JobSucceeded)
+	f.svc.Tick()
+	if r, _ := f.svc.GetRollout("r"); r.State != RolloutCompleted {
+		t.Fatalf("rollout %s", r.State)
+	}
+	if ids, _ := f.svc.runningIDs(); len(ids) != 0 {
+		t.Fatalf("done rollouts still indexed as running: %v", ids)
+	}
+}
+
+// A device re-sends an event until the fleet acknowledges it, so an
+// earlier step can arrive after the job's end: the record's latest job
+// never goes back.
+func TestLastJobNeverGoesBack(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	send := func(rollout string, seq uint64, state wire.JobState) {
+		ev := &wire.Event{Device: "gw-1", Rollout: rollout, Seq: seq, State: state, Time: f.clk.t.UnixMilli()}
+		raw, _ := ev.Marshal()
+		f.svc.Deliver(f.svc.Topics().Events("gw-1"), raw)
+		f.svc.Drain()
+	}
+	send("r", 3, wire.JobInstalling)
+	send("r", 3, wire.JobFailed)
+	send("r", 3, wire.JobInstalling)  // re-sent, late
+	send("old", 2, wire.JobSucceeded) // an earlier command's, late
+	if d, _ := DeviceByID(f.db, "gw-1"); d.LastJob == nil || d.LastJob.State != wire.JobFailed || d.LastJob.Seq != 3 {
+		t.Fatalf("last job %+v, want r/3 FAILED", d.LastJob)
+	}
+	send("next", 4, wire.JobQueued)
+	if d, _ := DeviceByID(f.db, "gw-1"); d.LastJob.Rollout != "next" {
+		t.Fatalf("a newer job did not replace the last: %+v", d.LastJob)
 	}
 }

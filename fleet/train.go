@@ -3,12 +3,16 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/data"
@@ -21,8 +25,15 @@ import (
 // the offline release key and publishes. The fleet never holds a release
 // key, so a trained model cannot reach a device without that signature.
 //
-// Jobs run one at a time, in the background; they are kept in memory (a
-// restart forgets them; the bundles they produced stay in the store).
+// Jobs run one at a time, in the background, in the order they were asked
+// for; at most maxActiveTrainJobs wait or run at once (more is
+// ErrTrainingBusy). They are kept in memory, at most maxTrainJobs, the
+// oldest finished ones pruned first (a restart forgets them; the bundles
+// they produced stay in the store). A request's inputs are bounded before
+// anything runs. Cancelling a queued job removes it from the queue;
+// cancelling the running one marks it cancelled at once and discards its
+// result, but the training run itself finishes in the background before
+// the next job starts (training.Train has no way to be stopped early).
 
 // TrainRequest asks for one training run. Zero Sigma or C searches the
 // default grid on a validation split (as `tritctl train` does).
@@ -41,13 +52,22 @@ type TrainRequest struct {
 	MinAgent    string  `json:"min_agent_version,omitempty"` // default 0.1.0
 }
 
+// Training job states.
+const (
+	TrainQueued    = "queued"    // waiting for the job before it
+	TrainRunning   = "running"   // training
+	TrainSucceeded = "succeeded" // Bundle holds the result
+	TrainFailed    = "failed"    // Error says why
+	TrainCancelled = "cancelled" // by the operator
+)
+
 // TrainJob is a training run and its outcome.
 type TrainJob struct {
 	ID       string       `json:"id"`
 	Request  TrainRequest `json:"request"`
-	State    string       `json:"state"` // running, succeeded, failed
+	State    string       `json:"state"` // queued, running, succeeded, failed, cancelled
 	Error    string       `json:"error,omitempty"`
-	Started  time.Time    `json:"started"`
+	Started  time.Time    `json:"started"` // when it was asked for
 	Finished time.Time    `json:"finished,omitzero"`
 	// On success: the unsigned bundle (GET /v1/train/{id}/bundle) and the
 	// figures of `tritctl train`.
@@ -61,38 +81,102 @@ type TrainJob struct {
 	TrainSeconds float64 `json:"train_seconds,omitempty"`
 }
 
+func (j *TrainJob) done() bool {
+	return j.State == TrainSucceeded || j.State == TrainFailed || j.State == TrainCancelled
+}
+
+// Bounds on training jobs and their inputs.
+const (
+	maxTrainJobs       = 100 // jobs remembered; the oldest finished ones are pruned
+	maxActiveTrainJobs = 4   // jobs queued or running at once
+	maxLabelColumn     = 1 << 16
+	maxDatasetName     = 1024
+)
+
+// ErrTrainingBusy means too many training jobs are queued or running.
+var ErrTrainingBusy = errors.New("fleet: too many training jobs queued or running; wait for one to finish or cancel one")
+
 // trainer runs TrainJobs one at a time.
 type trainer struct {
-	dir  string // training data directory; "" disables training
-	mu   sync.Mutex
-	jobs map[string]*TrainJob
-	next int
-	busy sync.Mutex // held while a job trains
+	dir    string // training data directory; "" disables training
+	mu     sync.Mutex
+	jobs   map[string]*TrainJob
+	next   int
+	active bool          // a training run is in progress (its job may be cancelled)
+	queue  []*queued     // waiting, in order
+	run    func(*queued) // starts a job's run (Service.runJob); set by StartTraining
+}
+
+// queued is a job waiting to run and what it needs.
+type queued struct {
+	job      *TrainJob
+	path     string
+	standard string
+	isStd    bool
+	format   data.Format
 }
 
 // ErrTrainingDisabled means the fleet has no training data directory.
 var ErrTrainingDisabled = errors.New("fleet: training is not configured (training.data_dir)")
 
+// checkTrainID accepts a job ID as the trainer makes them: train-N.
+func checkTrainID(id string) error {
+	n, ok := strings.CutPrefix(id, "train-")
+	if !ok || n == "" || len(n) > 19 || strings.Trim(n, "0123456789") != "" {
+		return errors.New("want train-N, as remote-train prints it")
+	}
+	return nil
+}
+
 // datasetPath resolves a request's dataset inside the data directory.
 func (tr *trainer) datasetPath(name string) (string, error) {
 	clean := filepath.Clean(name)
 	if name == "" || filepath.IsAbs(name) || clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", badRequest("dataset %q: give a path relative to the fleet's training data directory", name)
+		return "", badRequest("dataset %q: give a path relative to the fleet's training data directory", clip(name, 64))
 	}
 	return filepath.Join(tr.dir, clean), nil
 }
 
-// StartTraining checks a request and starts a job in the background.
+// checkTrainRequest bounds every input of a request, so a job never starts
+// on values the trainer or the bundle format would refuse later, or that
+// would take the fleet server's memory (p is what a gateway can run).
+func checkTrainRequest(req *TrainRequest) error {
+	switch {
+	case req.ModelID == "" || req.Release == 0:
+		return badRequest("model_id and a release >= 1 are required")
+	case len(req.ModelID) > bundle.MaxModelID || !utf8.ValidString(req.ModelID) || strings.ContainsFunc(req.ModelID, unicode.IsControl):
+		return badRequest("model_id %q: 1..%d bytes of text without control characters", clip(req.ModelID, 64), bundle.MaxModelID)
+	case req.P < 0 || req.P > inference.MaxP:
+		return badRequest("p = %d: want 1..%d embedding bits (0: the default, 2048)", req.P, inference.MaxP)
+	case !(req.Sigma >= 0) || math.IsInf(req.Sigma, 0):
+		return badRequest("sigma = %g: want a positive number (0: search)", req.Sigma)
+	case !(req.C >= 0) || math.IsInf(req.C, 0):
+		return badRequest("c = %g: want a positive number (0: search)", req.C)
+	case req.LabelColumn < -1 || req.LabelColumn > maxLabelColumn:
+		return badRequest("label_column = %d: want -1 (the last) or 0..%d", req.LabelColumn, maxLabelColumn)
+	case len(req.Hardware) > bundle.MaxLabel || !utf8.ValidString(req.Hardware) || strings.ContainsFunc(req.Hardware, unicode.IsControl):
+		return badRequest("hardware: at most %d bytes of text without control characters", bundle.MaxLabel)
+	case len(req.Dataset) > maxDatasetName:
+		return badRequest("dataset: %d bytes, at most %d", len(req.Dataset), maxDatasetName)
+	}
+	if err := (bundle.Compat{MinAgentVersion: req.MinAgent}).CheckAgent("0.0.0"); errors.Is(err, bundle.ErrInvalid) {
+		return badRequest("min_agent_version %q: want major.minor.patch", clip(req.MinAgent, 32))
+	}
+	return nil
+}
+
+// StartTraining checks a request and queues a job; it runs at once if no
+// other job is running.
 func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
 	tr := s.trainer
 	if tr == nil || tr.dir == "" {
 		return nil, ErrTrainingDisabled
 	}
-	if req.ModelID == "" || req.Release == 0 {
-		return nil, badRequest("model_id and a release >= 1 are required")
-	}
 	if req.MinAgent == "" {
 		req.MinAgent = "0.1.0"
+	}
+	if err := checkTrainRequest(&req); err != nil {
+		return nil, err
 	}
 	format := data.FormatAuto
 	switch req.Format {
@@ -104,7 +188,7 @@ func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
 	case "dense":
 		format = data.FormatDense
 	default:
-		return nil, badRequest("format %q: want auto, libsvm, idx or dense", req.Format)
+		return nil, badRequest("format %q: want auto, libsvm, idx or dense", clip(req.Format, 32))
 	}
 	standard, isStandard := strings.CutPrefix(req.Dataset, "standard:")
 	var path string
@@ -115,33 +199,117 @@ func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
 		}
 	}
 	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if active := len(tr.queue) + btoi(tr.active); active >= maxActiveTrainJobs {
+		return nil, fmt.Errorf("%w (%d)", ErrTrainingBusy, active)
+	}
+	tr.prune()
 	tr.next++
-	job := &TrainJob{ID: fmt.Sprintf("train-%d", tr.next), Request: req, State: "running", Started: s.opt.Now().UTC()}
+	job := &TrainJob{ID: fmt.Sprintf("train-%d", tr.next), Request: req, State: TrainQueued, Started: s.opt.Now().UTC()}
 	tr.jobs[job.ID] = job
-	tr.mu.Unlock()
-	s.log.Info("training started", "job", job.ID, "dataset", req.Dataset, "model", req.ModelID, "release", req.Release)
-
-	go func() {
-		tr.busy.Lock()
-		defer tr.busy.Unlock()
-		result, err := s.train(req, path, standard, isStandard, format)
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		job.Finished = s.opt.Now().UTC()
-		if err != nil {
-			job.State, job.Error = "failed", err.Error()
-			s.log.Warn("training failed", "job", job.ID, "err", err)
-			return
-		}
-		result.ID, result.Request, result.Started, result.Finished, result.State = job.ID, job.Request, job.Started, job.Finished, "succeeded"
-		*job = *result
-		s.log.Info("training finished", "job", job.ID, "bundle", job.Bundle, "accuracy", job.Accuracy, "on", job.AccuracyOn, "bytes", job.Bytes)
-	}()
+	tr.run = s.runJob
+	tr.queue = append(tr.queue, &queued{job: job, path: path, standard: standard, isStd: isStandard, format: format})
+	s.log.Info("training queued", "job", job.ID, "dataset", clip(req.Dataset, maxLogField), "model", req.ModelID, "release", req.Release)
+	tr.startNext()
 	return job.clone(), nil
 }
 
-// train runs one job and stores its unsigned bundle.
-func (s *Service) train(req TrainRequest, path, standard string, isStandard bool, format data.Format) (*TrainJob, error) {
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// prune forgets the oldest finished jobs while the list is full (mu held).
+func (tr *trainer) prune() {
+	for len(tr.jobs) >= maxTrainJobs {
+		var oldest *TrainJob
+		for _, j := range tr.jobs {
+			if j.done() && (oldest == nil || j.Finished.Before(oldest.Finished)) {
+				oldest = j
+			}
+		}
+		if oldest == nil {
+			return // cannot happen: at most maxActiveTrainJobs are not done
+		}
+		delete(tr.jobs, oldest.ID)
+	}
+}
+
+// startNext starts the next queued job if none is running (mu held).
+func (tr *trainer) startNext() {
+	if tr.active || len(tr.queue) == 0 {
+		return
+	}
+	q := tr.queue[0]
+	tr.queue = tr.queue[1:]
+	tr.active = true
+	q.job.State = TrainRunning
+	go tr.run(q)
+}
+
+// runJob trains one job, then starts the next.
+func (s *Service) runJob(q *queued) {
+	tr, job := s.trainer, q.job
+	s.log.Info("training started", "job", job.ID)
+	cancelled := func() bool {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return job.State == TrainCancelled
+	}
+	result, err := s.train(job.Request, q.path, q.standard, q.isStd, q.format, cancelled)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	defer tr.startNext()
+	tr.active = false
+	switch {
+	case job.State == TrainCancelled:
+		s.log.Info("cancelled training run ended; its result was discarded", "job", job.ID)
+	case err != nil:
+		job.Finished = s.opt.Now().UTC()
+		job.State, job.Error = TrainFailed, err.Error()
+		s.log.Warn("training failed", "job", job.ID, "err", clip(err.Error(), maxLogField))
+	default:
+		result.ID, result.Request, result.Started, result.Finished, result.State = job.ID, job.Request, job.Started, s.opt.Now().UTC(), TrainSucceeded
+		*job = *result
+		s.log.Info("training finished", "job", job.ID, "bundle", job.Bundle, "accuracy", job.Accuracy, "on", job.AccuracyOn, "bytes", job.Bytes)
+	}
+}
+
+// CancelTraining cancels a queued or running job (see the top of this
+// file for what that means for a running one).
+func (s *Service) CancelTraining(id string) (*TrainJob, error) {
+	tr := s.trainer
+	if tr == nil || tr.dir == "" {
+		return nil, ErrTrainingDisabled
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	j := tr.jobs[id]
+	if j == nil {
+		return nil, fmt.Errorf("%w: training job %s", ErrNotFound, id)
+	}
+	if j.done() {
+		return nil, fmt.Errorf("%w: training job %s already %s", ErrTrainingDone, id, j.State)
+	}
+	for i, q := range tr.queue {
+		if q.job == j {
+			tr.queue = append(tr.queue[:i], tr.queue[i+1:]...)
+			break
+		}
+	}
+	j.State, j.Error, j.Finished = TrainCancelled, "cancelled by the operator", s.opt.Now().UTC()
+	s.log.Info("training cancelled", "job", id)
+	return j.clone(), nil
+}
+
+// ErrTrainingDone means a finished job cannot be cancelled.
+var ErrTrainingDone = errors.New("fleet: training job already finished")
+
+// train runs one job and stores its unsigned bundle, unless the job was
+// cancelled meanwhile.
+func (s *Service) train(req TrainRequest, path, standard string, isStandard bool, format data.Format, cancelled func() bool) (*TrainJob, error) {
 	var trainSet, testSet *data.Dataset
 	var err error
 	if isStandard {
@@ -171,6 +339,9 @@ func (s *Service) train(req TrainRequest, path, standard string, isStandard bool
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cancelled() {
+		return nil, errors.New("cancelled")
 	}
 	hash, err := s.db.PutBundle(raw)
 	if err != nil {
@@ -220,7 +391,7 @@ func (s *Service) TrainedBundle(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if j.State != "succeeded" {
+	if j.State != TrainSucceeded {
 		return nil, fmt.Errorf("%w: training job %s is %s", ErrNotFound, id, j.State)
 	}
 	return s.db.Bundle(j.Bundle)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +105,141 @@ func TestRemoteTrainingRefuses(t *testing.T) {
 	off := newFixture(t)
 	if code, _ := call(t, apiServer(t, off), "POST", "/v1/train", testToken, []byte(`{"dataset":"x.csv","model_id":"m","release":1}`)); code != http.StatusNotImplemented {
 		t.Fatalf("training without a data directory: %d", code)
+	}
+}
+
+// waitJob polls a training job until it is done.
+func waitJob(t *testing.T, srv *httptest.Server, id string) TrainJob {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var job TrainJob
+		_, body := call(t, srv, "GET", "/v1/train/"+id, testToken, nil)
+		if err := json.Unmarshal(body, &job); err != nil {
+			t.Fatalf("job %s: %s", id, body)
+		}
+		if job.done() {
+			return job
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still %s", id, job.State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func startJob(t *testing.T, srv *httptest.Server, req string) (int, TrainJob) {
+	t.Helper()
+	code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(req))
+	var job TrainJob
+	if code == 200 {
+		if err := json.Unmarshal(body, &job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return code, job
+}
+
+// Every input of a training request is bounded, with a clear error.
+func TestRemoteTrainingBounds(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, func(o *Options) { o.TrainingDir = dir })
+	srv := apiServer(t, f)
+	for _, c := range []struct{ field, want string }{
+		{`"p":1000000000`, "p = 1000000000"},
+		{`"p":-1`, "p = -1"},
+		{`"sigma":-1`, "sigma"},
+		{`"c":-0.5`, "c = -0.5"},
+		{`"label_column":-7`, "label_column"},
+		{`"min_agent_version":"new"`, "min_agent_version"},
+		{`"hardware":"` + strings.Repeat("h", 100) + `"`, "hardware"},
+		{`"format":"parquet"`, "format"},
+	} {
+		req := `{"dataset":"x.csv","model_id":"m","release":1,` + c.field + `}`
+		code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(req))
+		if code != http.StatusBadRequest || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s: %d %s", c.field, code, body)
+		}
+	}
+	code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(`{"dataset":"x.csv","model_id":"`+strings.Repeat("m", 65)+`","release":1}`))
+	if code != http.StatusBadRequest || !strings.Contains(string(body), "model_id") {
+		t.Errorf("long model ID: %d %s", code, body)
+	}
+}
+
+// Jobs queue one behind the other; a queued job can be cancelled before it
+// runs, a running one is marked cancelled at once and its result is
+// discarded; too many waiting jobs are refused; finished jobs are cancelled
+// no more.
+func TestRemoteTrainingCancel(t *testing.T) {
+	dir := t.TempDir()
+	writeRings(t, dir, "rings.csv", 1000)
+	writeRings(t, dir, "small.csv", 200)
+	f := newFixture(t, func(o *Options) { o.TrainingDir = dir })
+	f.clk.t = time.Now()
+	srv := apiServer(t, f)
+	// A grid search over the whole default grid: long enough to cancel.
+	slow := `{"dataset":"rings.csv","format":"dense","label_column":-1,"p":256,"model_id":"rings","release":1}`
+	quick := `{"dataset":"small.csv","format":"dense","label_column":-1,"sigma":0.5,"c":10,"p":64,"model_id":"rings","release":2}`
+	_, a := startJob(t, srv, slow)
+	_, b := startJob(t, srv, quick)
+	_, c := startJob(t, srv, quick)
+	_, d := startJob(t, srv, quick)
+	if a.State != TrainRunning || b.State != TrainQueued || c.State != TrainQueued {
+		t.Fatalf("states %s %s %s", a.State, b.State, c.State)
+	}
+	if code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(quick)); code != http.StatusTooManyRequests {
+		t.Fatalf("a fifth job while four wait: %d %s", code, body)
+	}
+	for _, id := range []string{b.ID, a.ID} {
+		code, body := call(t, srv, "POST", "/v1/train/"+id+"/cancel", testToken, nil)
+		var j TrainJob
+		if code != 200 || json.Unmarshal(body, &j) != nil || j.State != TrainCancelled {
+			t.Fatalf("cancel %s: %d %s", id, code, body)
+		}
+	}
+	if got := waitJob(t, srv, c.ID); got.State != TrainSucceeded {
+		t.Fatalf("the job after the cancelled ones: %+v", got)
+	}
+	waitJob(t, srv, d.ID)
+	for _, id := range []string{a.ID, b.ID} {
+		j := waitJob(t, srv, id)
+		if j.State != TrainCancelled || j.Bundle != "" {
+			t.Fatalf("cancelled job %s: %+v", id, j)
+		}
+		if code, _ := call(t, srv, "GET", "/v1/train/"+id+"/bundle", testToken, nil); code != http.StatusNotFound {
+			t.Fatalf("bundle of cancelled job %s: %d", id, code)
+		}
+	}
+	if code, _ := call(t, srv, "POST", "/v1/train/"+c.ID+"/cancel", testToken, nil); code != http.StatusConflict {
+		t.Fatalf("cancelling a finished job: %d", code)
+	}
+	if code, _ := call(t, srv, "POST", "/v1/train/train-999/cancel", testToken, nil); code != http.StatusNotFound {
+		t.Fatalf("cancelling an unknown job: %d", code)
+	}
+}
+
+// The job list keeps at most maxTrainJobs, dropping the oldest finished.
+func TestRemoteTrainingJobListBounded(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, func(o *Options) { o.TrainingDir = dir })
+	srv := apiServer(t, f)
+	var first string
+	for i := range maxTrainJobs + 10 {
+		f.clk.t = t0.Add(time.Duration(i) * time.Second)
+		code, j := startJob(t, srv, `{"dataset":"missing.csv","model_id":"m","release":1}`)
+		if code != 200 {
+			t.Fatalf("job %d: %d", i, code)
+		}
+		if i == 0 {
+			first = j.ID
+		}
+		waitJob(t, srv, j.ID)
+	}
+	if n := len(f.svc.TrainingJobs()); n > maxTrainJobs {
+		t.Fatalf("%d jobs kept, at most %d", n, maxTrainJobs)
+	}
+	if code, _ := call(t, srv, "GET", "/v1/train/"+first, testToken, nil); code != http.StatusNotFound {
+		t.Fatalf("the oldest job is still listed: %d", code)
 	}
 }

@@ -18,7 +18,7 @@ func (db *DB) PutBundle(data []byte) (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.ordinary(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketBundles)
 		if err != nil {
 			return err
@@ -41,7 +41,7 @@ func (db *DB) Bundle(hash string) ([]byte, error) {
 		return nil, fmt.Errorf("store: bundle: %w", err)
 	}
 	var data []byte
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketBundles)
 		if err != nil {
 			return err
@@ -66,7 +66,7 @@ func (db *DB) Bundle(hash string) ([]byte, error) {
 // BundleHashes returns the hashes of all stored bundles in sorted order.
 func (db *DB) BundleHashes() ([]string, error) {
 	var hashes []string
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketBundles)
 		if err != nil {
 			return err
@@ -88,7 +88,7 @@ func (db *DB) DeleteBundle(hash string) error {
 	if err := checkHash(hash); err != nil {
 		return fmt.Errorf("store: delete bundle: %w", err)
 	}
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.essential(func(tx *bolt.Tx) error {
 		s, err := readSlots(tx)
 		if err != nil {
 			return err

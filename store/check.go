@@ -17,7 +17,9 @@ import (
 //   - outbox records decode and the stored count and byte total match them;
 //   - job records decode, counters are 8 bytes, documents are valid JSON.
 //
-// It reads the whole file; the agent runs it at start-up, tests after crashes.
+// It reads the whole file; tests run it after crashes. Open checks the file's
+// structure (file.go), not these invariants: a value that does not decode is
+// reported where it is read, as a *CorruptError naming bucket and key.
 func (db *DB) Check() error {
 	var errs []error
 	add := func(err error) {
@@ -25,7 +27,7 @@ func (db *DB) Check() error {
 			errs = append(errs, err)
 		}
 	}
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		for _, name := range schemaV1Buckets {
 			if tx.Bucket(name) == nil {
 				return corrupt(name, "", errors.New("bucket missing"))

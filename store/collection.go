@@ -44,7 +44,7 @@ type Tx struct {
 // together if fn returns nil, and none do otherwise. Keep fn short; it
 // blocks every other writer.
 func (db *DB) Update(fn func(tx *Tx) error) error {
-	return db.bolt.Update(func(btx *bolt.Tx) error {
+	return db.essential(func(btx *bolt.Tx) error {
 		tx := &Tx{tx: btx}
 		defer func() { tx.done = true }()
 		return fn(tx)
@@ -53,7 +53,7 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 
 // View runs fn in one read-only transaction that sees a consistent snapshot.
 func (db *DB) View(fn func(tx *Tx) error) error {
-	return db.bolt.View(func(btx *bolt.Tx) error {
+	return db.view(func(btx *bolt.Tx) error {
 		tx := &Tx{tx: btx}
 		defer func() { tx.done = true }()
 		return fn(tx)

@@ -63,3 +63,23 @@ func TestStat(t *testing.T) {
 		t.Fatalf("empty stat = %q, %v", got, err)
 	}
 }
+
+// The instance ID is drawn once and kept; another database has another.
+func TestInstance(t *testing.T) {
+	db := openTest(t, nil)
+	id, err := db.Instance()
+	if err != nil || len(id) != 16 {
+		t.Fatalf("Instance() = %q, %v", id, err)
+	}
+	db = reopen(t, db, nil)
+	if again, err := db.Instance(); err != nil || again != id {
+		t.Fatalf("after reopen: %q, %v; want %q", again, err, id)
+	}
+	other := openTest(t, nil)
+	if o, _ := other.Instance(); o == id {
+		t.Fatalf("two databases share instance %s", id)
+	}
+	if err := db.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -16,6 +16,16 @@
 //     transaction ends, since bbolt memory is invalid afterwards.
 //   - Errors wrap sentinels (ErrNotFound, ErrLocked, ...); a stored value that
 //     cannot be decoded is a *CorruptError naming bucket and key.
+//   - Open checks the file before writing to it (file.go): an empty,
+//     truncated or structurally damaged file, or one without trit's schema,
+//     is a *DamagedError naming the file, left as it was; Options.StartFresh
+//     moves it aside and starts empty. A missing file is created atomically.
+//     bbolt panics on damaged pages; every transaction runs in a guard that
+//     turns such a panic into an error instead of ending the process.
+//   - A reserve of free space (reserve.go) keeps essential writes (job
+//     events and records, the session counter, model slots) working when
+//     the disk is full; ordinary ones (telemetry, bundles) never use it.
+//   - Backup and WriteTo copy the database while it is in use.
 //
 // Slot invariant (see slot.go): at every commit point there is an active slot
 // whose bundle bytes are stored, unless no model was ever installed. A crash

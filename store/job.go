@@ -107,7 +107,7 @@ func (db *DB) Job(rolloutID string, seq uint64) (Job, error) {
 		return Job{}, fmt.Errorf("store: job: %w", err)
 	}
 	var j Job
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketJobs)
 		if err != nil {
 			return err
@@ -144,7 +144,7 @@ func (db *DB) PutJob(j Job) error {
 	if err != nil {
 		return fmt.Errorf("store: put job %s: %w", name, err)
 	}
-	err = db.bolt.Update(func(tx *bolt.Tx) error {
+	err = db.essential(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketJobs)
 		if err != nil {
 			return err
@@ -176,7 +176,7 @@ func (db *DB) PutJob(j Job) error {
 // Jobs returns all job records, ordered by rollout ID then sequence.
 func (db *DB) Jobs() ([]Job, error) {
 	var jobs []Job
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketJobs)
 		if err != nil {
 			return err
@@ -243,7 +243,7 @@ func raiseHighestJobSeq(tx *bolt.Tx, seq uint64) error {
 // It reads one key, so a per-command check does not scan the job table.
 func (db *DB) HighestJobSeq() (uint64, error) {
 	var seq uint64
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		var err error
 		seq, _, err = highestJobSeq(tx)
 		return err
@@ -262,7 +262,7 @@ func (db *DB) HighestJobSeq() (uint64, error) {
 // unaffected by pruning.
 func (db *DB) PruneJobs(before time.Time) (int, error) {
 	n := 0
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.essential(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketJobs)
 		if err != nil {
 			return err

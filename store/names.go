@@ -33,6 +33,8 @@ var (
 	//   key keyHighestJobSeq -> u64 highest job sequence ever recorded
 	//     (job.go); kept when PruneJobs deletes the jobs themselves. Absent
 	//     in databases written before it existed: then the jobs are scanned.
+	//   key keyInstance -> u64 random, non-zero: the database's instance ID
+	//     (device.go); drawn on first use, so absent in a new database.
 	bucketDevice = []byte("device")
 
 	// bucketJobs holds one idempotency record per deployment job (job.go).
@@ -51,6 +53,9 @@ var (
 	//   key keyOutboxCount   -> u64 number of queued messages
 	//   key keyOutboxBytes   -> u64 sum of len(value) over bucketOutbox
 	//   key keyOutboxDropped -> u64 messages dropped to respect the bound, ever
+	//   key keyReserve       -> Options.Reserve zero bytes: the ballast whose
+	//     pages essential writes get when the disk is full (reserve.go);
+	//     absent while released
 	bucketOutboxMeta = []byte("outbox_meta")
 
 	// bucketStats holds named statistics snapshots (stat.go).
@@ -81,10 +86,12 @@ var (
 
 	keySession       = []byte("session")
 	keyHighestJobSeq = []byte("highest_job_seq")
+	keyInstance      = []byte("instance")
 
 	keyOutboxCount   = []byte("count")
 	keyOutboxBytes   = []byte("bytes")
 	keyOutboxDropped = []byte("dropped")
+	keyReserve       = []byte("reserve")
 )
 
 // collectionBuckets maps each Collection to its bucket. Index = Collection.

@@ -15,9 +15,13 @@ import (
 // The outbox is a store-and-forward queue of MQTT messages. Messages are
 // numbered by the outbox bucket's sequence, so cursor order is FIFO. The sum
 // of stored record sizes is bounded by Options.OutboxMaxBytes: when a new
-// message pushes it over, the oldest messages are dropped and counted.
-// Count, byte total and drop counter live in bucketOutboxMeta and change in
-// the same transaction as the records, so they never need a rescan.
+// message pushes it over, older ordinary messages are dropped, oldest first,
+// and older priority messages (job events) only once no older ordinary one
+// is left — telemetry piling up during an outage never pushes out a job's
+// result while there is older telemetry to drop. Drops are counted. Count, byte total and drop counter live in bucketOutboxMeta and
+// change in the same transaction as the records, so they never need a
+// rescan. Enqueueing a priority message is an essential write that may use
+// the file's reserve on a full disk (reserve.go); an ordinary one is not.
 
 // OutboxMsg is an MQTT message waiting to be published.
 type OutboxMsg struct {
@@ -25,6 +29,10 @@ type OutboxMsg struct {
 	Payload  []byte
 	QoS      byte // 0, 1 or 2
 	Retained bool
+	// Priority marks a message that must not be lost to telemetry: it is
+	// dropped for the bound only when no ordinary message is left, and it
+	// may be written with the reserve when the disk is full.
+	Priority bool
 }
 
 // OutboxEntry is a queued message and its sequence number.
@@ -44,7 +52,7 @@ type OutboxStats struct {
 // Outbox record layout (version 1):
 //
 //	byte 0     format version (1)
-//	byte 1     flags: bits 0-1 QoS, bit 2 retained, other bits zero
+//	byte 1     flags: bits 0-1 QoS, bit 2 retained, bit 3 priority, other bits zero
 //	bytes 2-3  topic length, big-endian uint16
 //	topic, then payload to the end of the record
 const (
@@ -52,6 +60,7 @@ const (
 	outboxHeaderLen  = 4
 	outboxQoSMask    = 0x03
 	outboxRetainFlag = 0x04
+	outboxPriority   = 0x08
 )
 
 // OutboxRecordSize returns the bytes msg counts against the outbox bound.
@@ -85,6 +94,9 @@ func encodeOutboxRecord(m OutboxMsg) ([]byte, error) {
 	if m.Retained {
 		flags |= outboxRetainFlag
 	}
+	if m.Priority {
+		flags |= outboxPriority
+	}
 	rec := make([]byte, 0, OutboxRecordSize(m))
 	rec = append(rec, outboxVersion, flags)
 	rec = binary.BigEndian.AppendUint16(rec, uint16(len(m.Topic)))
@@ -101,7 +113,7 @@ func decodeOutboxRecord(rec []byte) (OutboxMsg, error) {
 		return OutboxMsg{}, fmt.Errorf("record format version %d, want %d", rec[0], outboxVersion)
 	}
 	flags := rec[1]
-	if flags&^(outboxQoSMask|outboxRetainFlag) != 0 || flags&outboxQoSMask == 3 {
+	if flags&^(outboxQoSMask|outboxRetainFlag|outboxPriority) != 0 || flags&outboxQoSMask == 3 {
 		return OutboxMsg{}, fmt.Errorf("bad flags %#02x", flags)
 	}
 	n := int(binary.BigEndian.Uint16(rec[2:4]))
@@ -113,6 +125,7 @@ func decodeOutboxRecord(rec []byte) (OutboxMsg, error) {
 		Payload:  bytes.Clone(rec[outboxHeaderLen+n:]),
 		QoS:      flags & outboxQoSMask,
 		Retained: flags&outboxRetainFlag != 0,
+		Priority: flags&outboxPriority != 0,
 	}
 	if err := checkTopic(m.Topic); err != nil {
 		return OutboxMsg{}, err
@@ -160,23 +173,54 @@ func (t outboxTotals) save(m *bolt.Bucket) error {
 	return m.Put(keyOutboxDropped, u64Bytes(t.dropped))
 }
 
-// dropOldest removes the oldest records until t.bytes fits limit.
-func dropOldest(b *bolt.Bucket, t *outboxTotals, limit uint64) error {
-	c := b.Cursor()
-	for t.bytes > limit {
-		k, v := c.First()
-		if k == nil {
-			return corrupt(bucketOutboxMeta, string(keyOutboxBytes),
-				fmt.Errorf("byte total %d but the outbox is empty", t.bytes))
+// isPriorityRecord reports whether a stored record is a priority message
+// (a record too short to say counts as ordinary).
+func isPriorityRecord(rec []byte) bool {
+	return len(rec) >= outboxHeaderLen && rec[1]&outboxPriority != 0
+}
+
+// dropOldest removes records until t.bytes fits limit. Records numbered
+// from keep on (the ones being enqueued) go last: first the older ordinary
+// records, oldest first, then the older priority ones, then, if a batch is
+// larger than the bound by itself, its own oldest.
+func dropOldest(b *bolt.Bucket, t *outboxTotals, limit, keep uint64) error {
+	if t.bytes <= limit {
+		return nil
+	}
+	over := t.bytes - limit
+	var doomed [][]byte
+	var freed uint64
+	for pass := range 3 {
+		c := b.Cursor()
+		for k, v := c.First(); k != nil && freed < over; k, v = c.Next() {
+			older := len(k) != 8 || binary.BigEndian.Uint64(k) < keep
+			var take bool
+			switch pass {
+			case 0:
+				take = older && !isPriorityRecord(v)
+			case 1:
+				take = older && isPriorityRecord(v)
+			case 2:
+				take = !older
+			}
+			if take {
+				doomed = append(doomed, bytes.Clone(k))
+				freed += uint64(len(v))
+			}
 		}
-		n := uint64(len(v))
-		if err := c.Delete(); err != nil {
+	}
+	if freed < over {
+		return corrupt(bucketOutboxMeta, string(keyOutboxBytes),
+			fmt.Errorf("byte total %d but the records hold %d less than that over the bound", t.bytes, over-freed))
+	}
+	for _, k := range doomed {
+		if err := b.Delete(k); err != nil {
 			return err
 		}
-		t.bytes -= min(n, t.bytes)
-		t.count -= min(1, t.count)
-		t.dropped++
 	}
+	t.bytes -= min(freed, t.bytes)
+	t.count -= min(uint64(len(doomed)), t.count)
+	t.dropped += uint64(len(doomed))
 	return nil
 }
 
@@ -198,21 +242,28 @@ func (db *DB) trimOutbox(tx *bolt.Tx) error {
 	if t.bytes <= db.outboxMax {
 		return nil
 	}
-	if err := dropOldest(b, &t, db.outboxMax); err != nil {
+	if err := dropOldest(b, &t, db.outboxMax, b.Sequence()+1); err != nil {
 		return err
 	}
 	return t.save(m)
 }
 
 // Enqueue appends msgs to the outbox in one transaction, then drops the
-// oldest messages while the outbox exceeds its bound. A message whose record
-// alone exceeds the bound is ErrTooLarge and nothing is enqueued.
+// oldest messages (ordinary ones first) while the outbox exceeds its bound.
+// A message whose record alone exceeds the bound is ErrTooLarge and nothing
+// is enqueued. If any of msgs is a priority message the write is essential
+// (it may use the reserve when the disk is full); otherwise it is ordinary
+// and fails with ErrNoSpace while the reserve is in use.
 func (db *DB) Enqueue(msgs ...OutboxMsg) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	write := db.ordinary
 	recs := make([][]byte, len(msgs))
 	for i, m := range msgs {
+		if m.Priority {
+			write = db.essential
+		}
 		rec, err := encodeOutboxRecord(m)
 		if err != nil {
 			return fmt.Errorf("store: enqueue message %d: %w: %w", i, ErrInvalid, err)
@@ -223,7 +274,7 @@ func (db *DB) Enqueue(msgs ...OutboxMsg) error {
 		}
 		recs[i] = rec
 	}
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := write(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketOutbox)
 		if err != nil {
 			return err
@@ -236,6 +287,7 @@ func (db *DB) Enqueue(msgs ...OutboxMsg) error {
 		if err != nil {
 			return err
 		}
+		keep := b.Sequence() + 1
 		for _, rec := range recs {
 			seq, err := b.NextSequence()
 			if err != nil {
@@ -247,7 +299,7 @@ func (db *DB) Enqueue(msgs ...OutboxMsg) error {
 			t.count++
 			t.bytes += uint64(len(rec))
 		}
-		if err := dropOldest(b, &t, db.outboxMax); err != nil {
+		if err := dropOldest(b, &t, db.outboxMax, keep); err != nil {
 			return err
 		}
 		return t.save(m)
@@ -267,7 +319,7 @@ func (db *DB) Peek(max int) ([]OutboxEntry, error) {
 		return nil, fmt.Errorf("store: peek: max %d, want > 0: %w", max, ErrInvalid)
 	}
 	var out []OutboxEntry
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketOutbox)
 		if err != nil {
 			return err
@@ -297,7 +349,7 @@ func (db *DB) Ack(seqs ...uint64) error {
 	if len(seqs) == 0 {
 		return nil
 	}
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.essential(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketOutbox)
 		if err != nil {
 			return err
@@ -339,7 +391,7 @@ func (db *DB) Ack(seqs ...uint64) error {
 // OutboxStats returns the outbox counters.
 func (db *DB) OutboxStats() (OutboxStats, error) {
 	var t outboxTotals
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		m, err := bucket(tx, bucketOutboxMeta)
 		if err != nil {
 			return err

@@ -61,7 +61,7 @@ func migrate(tx *bolt.Tx, migs []migration) error {
 // Schema returns the schema version stored in the file.
 func (db *DB) Schema() (uint64, error) {
 	var v uint64
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		meta, err := bucket(tx, bucketMeta)
 		if err != nil {
 			return err

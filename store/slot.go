@@ -191,7 +191,7 @@ func (db *DB) Activate(hash string, meta SlotMeta) error {
 	}
 	next := &Slot{Hash: hash, SlotMeta: meta}
 
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.essential(func(tx *bolt.Tx) error {
 		bundles, err := bucket(tx, bucketBundles)
 		if err != nil {
 			return err
@@ -253,7 +253,7 @@ func (db *DB) Activate(hash string, meta SlotMeta) error {
 // Commit marks the active install as committed (health check passed). It is
 // a no-op when already committed and ErrNoActive without an active model.
 func (db *DB) Commit() error {
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.essential(func(tx *bolt.Tx) error {
 		s, err := readSlots(tx)
 		if err != nil {
 			return err
@@ -282,7 +282,7 @@ func (db *DB) Commit() error {
 // is no previous model. Without a previous model it returns ErrNoPrevious and
 // changes nothing.
 func (db *DB) Rollback() error {
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.essential(func(tx *bolt.Tx) error {
 		s, err := readSlots(tx)
 		if err != nil {
 			return err
@@ -323,7 +323,7 @@ func (db *DB) Rollback() error {
 // Slots returns the active and previous slots; either is nil when empty.
 func (db *DB) Slots() (active, previous *Slot, err error) {
 	var s slotsState
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.view(func(tx *bolt.Tx) error {
 		s, err = readSlots(tx)
 		return err
 	})
@@ -336,7 +336,7 @@ func (db *DB) Slots() (active, previous *Slot, err error) {
 // Failed returns the last install undone by Rollback, or nil if none.
 func (db *DB) Failed() (*FailedInstall, error) {
 	var s slotsState
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		var err error
 		s, err = readSlots(tx)
 		return err
@@ -354,7 +354,7 @@ func (db *DB) HighestRelease(modelID string) (uint64, error) {
 		return 0, fmt.Errorf("store: highest release: empty model ID: %w", ErrInvalid)
 	}
 	var v uint64
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		rel, err := bucket(tx, bucketReleases)
 		if err != nil {
 			return err

@@ -13,7 +13,7 @@ func (db *DB) PutStat(name string, v []byte) error {
 	if name == "" {
 		return fmt.Errorf("store: put stat: empty name: %w", ErrInvalid)
 	}
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.ordinary(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketStats)
 		if err != nil {
 			return err
@@ -29,7 +29,7 @@ func (db *DB) PutStat(name string, v []byte) error {
 // Stat returns a copy of the named value, or ErrNotFound.
 func (db *DB) Stat(name string) ([]byte, error) {
 	var v []byte
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketStats)
 		if err != nil {
 			return err

@@ -68,7 +68,10 @@ type Event struct {
 	Reason  string    `json:"reason,omitempty"` // human-readable
 	Bundle  string    `json:"bundle,omitempty"` // the command's bundle hash
 	Model   *ModelRef `json:"model,omitempty"`  // SUCCEEDED: what now runs
-	Time    int64     `json:"time"`             // Unix milliseconds
+	// HighestSeq, on a REJECTED superseded event, is the highest sequence
+	// the device has recorded: the fleet's next command must be above it.
+	HighestSeq uint64 `json:"highest_seq,omitempty"`
+	Time       int64  `json:"time"` // Unix milliseconds
 }
 
 // EventID returns the ID of the event of a job reaching state.

@@ -35,16 +35,25 @@ type OutboxInfo struct {
 }
 
 // State is a device's retained state. The Last Will is a State with Online
-// false and only V, Device and Session set; on every connection the device
-// publishes a full State with Online true and a Session one higher than any
-// before, so a receiver keeps the State with the highest Session (and, for
-// equal Sessions, the one with Online false, which the broker can only send
-// after the online one).
+// false and only V, Device, Instance and Session set; on every connection the
+// device publishes a full State with Online true and a Session one higher
+// than any before, so a receiver keeps the State with the highest Session
+// (and, for equal Sessions, the one with Online false, which the broker can
+// only send after the online one) — within one Instance. A new Instance is a
+// new life of the device (its database was reset or replaced: sessions
+// start again at 1); docs/PROTOCOL.md "Sessions" has the rule.
 type State struct {
-	V            int               `json:"v"`
-	Device       string            `json:"device"`
-	Session      uint64            `json:"session"`
-	Online       bool              `json:"online"`
+	V       int    `json:"v"`
+	Device  string `json:"device"`
+	Session uint64 `json:"session"`
+	Online  bool   `json:"online"`
+	// Instance identifies the device's database (16 lowercase hex digits,
+	// random, made with the database). Empty from agents before it existed.
+	Instance string `json:"instance,omitempty"`
+	// HighestSeq is the highest deployment command sequence the device has
+	// recorded: a fleet whose counter for the device is lower (its database
+	// was restored from a backup) moves past it. Zero: none, or not reported.
+	HighestSeq   uint64            `json:"highest_seq,omitempty"`
 	Time         int64             `json:"time,omitempty"` // Unix seconds when published
 	AgentVersion string            `json:"agent_version,omitempty"`
 	Hardware     string            `json:"hardware,omitempty"`
@@ -58,9 +67,27 @@ type State struct {
 	Health string `json:"health,omitempty"`
 }
 
-// Offline returns the Last Will payload for a session.
-func Offline(device string, session uint64) ([]byte, error) {
-	return json.Marshal(State{V: ProtocolVersion, Device: device, Session: session})
+// Offline returns the Last Will payload for a session of a device instance
+// ("" for none).
+func Offline(device, instance string, session uint64) ([]byte, error) {
+	return json.Marshal(State{V: ProtocolVersion, Device: device, Session: session, Instance: instance})
+}
+
+// CheckInstance accepts a device instance ID: empty, or 16 lowercase hex
+// digits.
+func CheckInstance(id string) error {
+	if id == "" {
+		return nil
+	}
+	if len(id) != 16 {
+		return fmt.Errorf("instance %q: want 16 lowercase hex digits", id)
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return fmt.Errorf("instance %q: want 16 lowercase hex digits", id)
+		}
+	}
+	return nil
 }
 
 // Marshal encodes s, setting V.
@@ -80,6 +107,9 @@ func DecodeState(data []byte) (*State, error) {
 	}
 	if s.Session == 0 {
 		return nil, decodeErr(ErrMalformed, "state", "session", "must be at least 1")
+	}
+	if err := CheckInstance(s.Instance); err != nil {
+		return nil, decodeErr(ErrMalformed, "state", "instance", "%v", err)
 	}
 	for _, m := range []*ModelRef{s.Model, s.Previous} {
 		if m == nil {
@@ -102,11 +132,16 @@ func (m *ModelRef) check() error {
 	return nil
 }
 
-// Newer reports whether state b supersedes state a (see State): a higher
-// session, or the same session going offline.
+// Newer reports whether state b supersedes state a (see State): within one
+// instance, a higher session, or the same session going offline; across
+// instances, an online state of another instance (the device's new life),
+// never an offline one (the will of a former life).
 func Newer(b, a *State) bool {
 	if a == nil {
 		return true
+	}
+	if a.Instance != "" && b.Instance != "" && a.Instance != b.Instance {
+		return b.Online
 	}
 	if b.Session != a.Session {
 		return b.Session > a.Session

@@ -195,7 +195,7 @@ func TestPayloadRoundTrips(t *testing.T) {
 	if err != nil || st2.Session != 9 || st2.Model.Release != 4 || !st2.Online {
 		t.Fatalf("state round trip: %+v, %v", st2, err)
 	}
-	will, _ := Offline("gw-1", 9)
+	will, _ := Offline("gw-1", "", 9)
 	w, err := DecodeState(will)
 	if err != nil || w.Online || w.Session != 9 {
 		t.Fatalf("will: %+v, %v", w, err)
@@ -203,11 +203,36 @@ func TestPayloadRoundTrips(t *testing.T) {
 	if !Newer(w, st2) || Newer(st2, w) {
 		t.Error("offline of the same session must supersede online")
 	}
-	older, _ := Offline("gw-1", 8)
+	older, _ := Offline("gw-1", "", 8)
 	ow, _ := DecodeState(older)
 	if Newer(ow, st2) {
 		t.Error("a stale will (lower session) must not supersede")
 	}
+	// Instances: a new life (database reset, sessions from 1) supersedes
+	// when online; a will of the former life never does.
+	st.Instance = "00000000000000aa"
+	b, _ = st.Marshal()
+	life1, err := DecodeState(b)
+	if err != nil || life1.Instance != "00000000000000aa" {
+		t.Fatalf("state with instance: %+v, %v", life1, err)
+	}
+	life2 := &State{Device: "gw-1", Session: 1, Online: true, Instance: "00000000000000bb"}
+	if !Newer(life2, life1) {
+		t.Error("the online state of a new instance must supersede a higher session of the old one")
+	}
+	oldWill, _ := Offline("gw-1", "00000000000000aa", 10)
+	w1, err := DecodeState(oldWill)
+	if err != nil || Newer(w1, life2) {
+		t.Errorf("the will of a former instance must not supersede (%v)", err)
+	}
+	for _, bad := range []string{"AA00000000000000", "abc", "00000000000000zz"} {
+		st.Instance = bad
+		b, _ = st.Marshal()
+		if _, err := DecodeState(b); !errors.Is(err, ErrMalformed) {
+			t.Errorf("instance %q accepted: %v", bad, err)
+		}
+	}
+	st.Instance = ""
 
 	ev := &Event{Device: "gw-1", Rollout: "r1", Seq: 2, State: JobRejected, Code: CodeHashMismatch, Reason: "x", Bundle: hashA, Time: 1}
 	b, _ = ev.Marshal()

@@ -50,6 +50,7 @@ type world struct {
 	replay             string
 	mu                 sync.Mutex
 	agents             map[string]context.CancelFunc
+	stopped            map[string]chan struct{} // closed when an agent's Run returned
 	agentDone          sync.WaitGroup
 }
 
@@ -62,7 +63,8 @@ func quiet() *slog.Logger {
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	w := &world{t: t, dir: t.TempDir(), agents: map[string]context.CancelFunc{}, token: "e2e-api-token-0123456789abcdef"}
+	w := &world{t: t, dir: t.TempDir(), agents: map[string]context.CancelFunc{}, stopped: map[string]chan struct{}{},
+		token: "e2e-api-token-0123456789abcdef"}
 	w.broker = mqtttest.Start(t)
 	relPriv := filepath.Join(w.dir, "release.key")
 	w.releasePub = filepath.Join(w.dir, "release.pub")
@@ -239,18 +241,51 @@ func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string,
 			w.t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
 		w.mu.Lock()
-		w.agents[id] = cancel
+		w.agents[id], w.stopped[id] = cancel, stopped
 		w.mu.Unlock()
 		w.agentDone.Add(1)
 		go func() {
 			defer w.agentDone.Done()
+			defer close(stopped)
 			if err := agent.Run(ctx, cfg, &agent.Options{Logger: quiet().With("device", id)}); err != nil {
 				w.t.Errorf("agent %s: %v", id, err)
 			}
 		}()
 	}
 	return ids
+}
+
+// stopAgent stops one agent and waits until its Run returned (its
+// database is closed).
+func (w *world) stopAgent(id string) {
+	w.t.Helper()
+	w.mu.Lock()
+	cancel, stopped := w.agents[id], w.stopped[id]
+	w.mu.Unlock()
+	cancel()
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		w.t.Fatalf("agent %s did not stop", id)
+	}
+}
+
+// agentDB is an agent's database file.
+func (w *world) agentDB(id string) string { return filepath.Join(w.dir, "agents", id, "agent.db") }
+
+// fleetDB is the fleet's database file.
+func (w *world) fleetDB() string { return filepath.Join(w.dir, "fleet", "fleet.db") }
+
+// stopFleetService stops the fleet service and waits until it returned.
+func (w *world) stopFleetService() {
+	w.t.Helper()
+	w.stopFleet()
+	if err := <-w.fleetDone; err != nil {
+		w.t.Fatalf("fleet stopped with %v", err)
+	}
+	w.stopFleet = nil
 }
 
 func (w *world) close() {
@@ -348,6 +383,20 @@ func (w *world) devices() map[string]fleet.Device {
 		out[d.ID] = d
 	}
 	return out
+}
+
+// waitKnown waits until every device of ids is in the fleet's inventory: a
+// rollout may only name devices that have reported (or allow_unknown).
+func (w *world) waitKnown(ids []string) {
+	w.t.Helper()
+	w.waitInventory(fmt.Sprintf("%d devices in the inventory", len(ids)), time.Minute, func(ds map[string]fleet.Device) bool {
+		for _, id := range ids {
+			if _, ok := ds[id]; !ok {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // waitInventory waits until cond holds for the inventory.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -92,6 +93,7 @@ func TestCanaryHealthFailureRollsBack(t *testing.T) {
 	w := newWorld(t)
 	w.startFleet()
 	ids := w.startAgents("gw", n, nil)
+	w.waitKnown(ids)
 	good := w.publish(w.bundle("vib", 1))
 	w.rollout(fleet.RolloutRequest{ID: "good", Bundle: good, Devices: ids})
 	if r := w.waitRollout("good", 2*time.Minute, nil); r.State != fleet.RolloutCompleted {
@@ -125,6 +127,12 @@ func TestCanaryHealthFailureRollsBack(t *testing.T) {
 	// Every device runs the good model again, the canary by its own
 	// rollback; the rest never left it. The abort can come from the first
 	// canary to fail while the other is still installing: wait for both.
+	var last string
+	defer func() {
+		if t.Failed() {
+			t.Logf("when the inventory was last read: %s", last)
+		}
+	}()
 	w.waitInventory("release 1 everywhere, canary jobs finished", time.Minute, func(ds map[string]fleet.Device) bool {
 		for _, id := range ids {
 			d := ds[id]
@@ -132,6 +140,7 @@ func TestCanaryHealthFailureRollsBack(t *testing.T) {
 				return false
 			}
 			if canary[id] && (d.LastJob == nil || d.LastJob.Rollout != "bad" || !d.LastJob.State.Terminal()) {
+				last = fmt.Sprintf("%s: last job %+v", id, d.LastJob)
 				return false
 			}
 		}
@@ -160,6 +169,7 @@ func TestRolloutSurvivesRestarts(t *testing.T) {
 	w := newWorld(t)
 	w.startFleet()
 	ids := w.startAgents("gw", n, nil)
+	w.waitKnown(ids)
 	hash := w.publish(w.bundle("vib", 1))
 	// Phase 2 waits for a start time, so the restarts land mid-rollout.
 	phase2 := time.Now().Add(4 * time.Second)

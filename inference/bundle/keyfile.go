@@ -77,6 +77,13 @@ func writeNew(path string, perm os.FileMode, data []byte) error {
 // refuses a file that group or others can access (like ssh does). Errors
 // never include key material.
 func LoadPrivateKey(path string) (ed25519.PrivateKey, error) {
+	// A public key where the private one belongs is the likelier mistake
+	// than its mode (a .pub file is 0644): say that first.
+	if data, err := os.ReadFile(path); err == nil {
+		if block, _ := pem.Decode(data); block != nil && block.Type == publicPEMType {
+			return nil, fmt.Errorf("%w: %s is a public key; give the private key (the .key file written with it by tritctl keys gen)", ErrKeyFile, path)
+		}
+	}
 	if runtime.GOOS != "windows" {
 		fi, err := os.Stat(path)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,8 +88,10 @@ func TestLoadKeyErrors(t *testing.T) {
 	if _, err := LoadPublicKey(priv); !errors.Is(err, ErrKeyFile) {
 		t.Errorf("private key as public: %v", err)
 	}
-	if _, err := LoadPrivateKey(write("pub-as-priv", string(pubPEM), 0o600)); !errors.Is(err, ErrKeyFile) {
-		t.Errorf("public key as private: %v", err)
+	for _, mode := range []os.FileMode{0o600, 0o644} {
+		if _, err := LoadPrivateKey(write(fmt.Sprintf("pub-as-priv-%o", mode), string(pubPEM), mode)); !errors.Is(err, ErrKeyFile) || !strings.Contains(err.Error(), "is a public key") {
+			t.Errorf("public key (mode %o) as private: %v", mode, err)
+		}
 	}
 	if _, err := LoadPublicKey(write("garbage", "hello", 0o644)); !errors.Is(err, ErrKeyFile) {
 		t.Errorf("garbage: %v", err)

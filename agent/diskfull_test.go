@@ -1,0 +1,208 @@
+//go:build unix
+
+package agent
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+)
+
+// lockedBuffer is a log sink safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) count(sub string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), sub)
+}
+
+// limitFileSize makes files this process writes unable to grow past n
+// bytes (RLIMIT_FSIZE; writes and truncations beyond fail as on a full
+// disk) until restore or the test's end. It needs no privilege.
+func limitFileSize(t *testing.T, n int64) (restore func()) {
+	t.Helper()
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(n), Max: old.Max}); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	restore = func() {
+		once.Do(func() {
+			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(restore)
+	return restore
+}
+
+// TestDiskFull: on a gateway whose disk is full the agent still starts and
+// connects; while the broker is away its telemetry fills what room is left;
+// an install then fails cleanly (FAILED store, the old model keeps running)
+// and its job events are still queued — from the store's reserve — so the
+// fleet receives the FAILED event instead of seeing the job hang until it
+// times out; the telemetry that cannot be queued is logged once, not every
+// interval; and reports flow again once there is space.
+func TestDiskFull(t *testing.T) {
+	k := newKeys(t)
+	b := newFakeBroker()
+	cfg := testConfig(t, k, "tcp://fake:1883")
+	cfg.Telemetry.Interval = Duration{100 * time.Millisecond}
+	tp, _ := wire.NewTopics(testFleet)
+	var seq uint64
+	deploy := func(data []byte) *wire.Command {
+		t.Helper()
+		h := hashOf(data)
+		b.publish(Message{Topic: tp.Bundle(h), Payload: data, Retained: true})
+		seq++
+		c := &wire.Command{Fleet: testFleet, Device: testDevice, Bundle: h, Rollout: "r", Seq: seq,
+			IssuedAt: time.Now().Unix() - 1, ExpiresAt: time.Now().Unix() + 600}
+		if err := c.Sign(k.command); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := c.Marshal()
+		b.publish(Message{Topic: tp.Desired(testDevice), Payload: p, Retained: true})
+		return c
+	}
+	terminal := func(c *wire.Command) *wire.Event {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			for _, m := range b.published(wire.KindEvents) {
+				if ev, err := wire.DecodeEvent(m.Payload); err == nil && ev.Seq == c.Seq && ev.State.Terminal() {
+					return ev
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("no terminal event for seq %d reached the fleet", c.Seq)
+		return nil
+	}
+
+	stop := startAgent(t, cfg, &Options{Dialer: b})
+	v1 := makeBundle(t, bundleOpts{release: 1, signer: k.release})
+	if ev := terminal(deploy(v1)); ev.State != wire.JobSucceeded {
+		t.Fatalf("install v1: %+v", ev)
+	}
+	stop()
+
+	// Fill the disk: the database file cannot grow, and what room it had
+	// inside is taken, down to small values. (bbolt still commits small
+	// writes on the pages each commit frees; what fails is what needs room,
+	// such as a new bundle.)
+	fi, err := os.Stat(cfg.DBPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := limitFileSize(t, fi.Size())
+	db, err := store.Open(cfg.DBPath(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, size := range []int{8000, 2000, 500, 100} {
+		for ; ; n++ {
+			if err := db.PutStat(fmt.Sprintf("filler-%d", n), bytes.Repeat([]byte{1}, size)); err != nil {
+				break
+			}
+			if n > 100000 {
+				t.Fatal("the database never filled up")
+			}
+		}
+	}
+	db.Close()
+
+	logs := &lockedBuffer{}
+	states := len(b.published(wire.KindState))
+	startAgent(t, cfg, &Options{Dialer: b, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	for deadline := time.Now().Add(10 * time.Second); len(b.published(wire.KindState)) == states; {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent did not connect on a full disk")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The broker stops taking the agent's messages: telemetry piles up in
+	// the outbox until the database cannot hold more.
+	b.mu.Lock()
+	b.down = true
+	b.mu.Unlock()
+	for deadline := time.Now().Add(20 * time.Second); logs.count("telemetry not queued") == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("telemetry never failed to be queued:\n%s", logs.b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	v2 := makeBundle(t, bundleOpts{release: 2, signer: k.release, seed: 7, p: 1 << 16}) // over 12 KiB
+	if len(v2) < 12<<10 {
+		t.Fatalf("bundle of %d bytes; the test needs one that cannot fit a full disk", len(v2))
+	}
+	c2 := deploy(v2)
+	for deadline := time.Now().Add(20 * time.Second); logs.count("id=r/2/FAILED") == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the install did not end:\n%s", logs.b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Many telemetry intervals on a full disk: one error line.
+	time.Sleep(20 * cfg.Telemetry.Interval.Duration)
+	if n := logs.count("telemetry not queued"); n != 1 {
+		t.Fatalf("%d telemetry errors logged in more than 20 intervals on a full disk, want 1:\n%s", n, logs.b.String())
+	}
+	if n := logs.count("job event not queued"); n != 0 {
+		t.Fatalf("%d job events could not be queued:\n%s", n, logs.b.String())
+	}
+
+	// The broker is back: the FAILED event reaches the fleet.
+	b.mu.Lock()
+	b.down = false
+	b.mu.Unlock()
+	ev := terminal(c2)
+	if ev.State != wire.JobFailed || ev.Code != wire.CodeStore {
+		t.Fatalf("install on a full disk: %s %s %s, want FAILED store", ev.State, ev.Code, ev.Reason)
+	}
+
+	// Space again: telemetry is queued and sent, the log says so, and the
+	// old model is the one running.
+	restore()
+	before := len(b.published(wire.KindTelemetry))
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		ms := b.published(wire.KindTelemetry)
+		if len(ms) > before {
+			tm, err := wire.DecodeTelemetry(ms[len(ms)-1].Payload)
+			if err != nil || tm.Model == nil || tm.Model.Bundle != hashOf(v1) || tm.Predictions == 0 {
+				t.Fatalf("telemetry after the failed install: %+v %v", tm, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no telemetry after space came back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if logs.count("telemetry queued again") != 1 {
+		t.Fatalf("recovery not logged:\n%s", logs.b.String())
+	}
+}

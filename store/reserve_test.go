@@ -1,0 +1,185 @@
+//go:build unix
+
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// limitFileSize makes every file this process writes unable to grow past n
+// bytes (RLIMIT_FSIZE: writes and truncations beyond fail with EFBIG, which
+// bbolt sees as a disk that is full), until the returned function or the
+// test's cleanup restores the limit. It needs no privilege.
+func limitFileSize(t testing.TB, n int64) (restore func()) {
+	t.Helper()
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(n), Max: old.Max}); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	restore = func() {
+		if !done {
+			done = true
+			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(restore)
+	return restore
+}
+
+// fillDisk enqueues ordinary messages until the file cannot grow, and
+// returns how many it enqueued.
+func fillDisk(t *testing.T, db *DB) int {
+	t.Helper()
+	for i := range 100000 {
+		err := db.Enqueue(OutboxMsg{Topic: "t/telemetry", Payload: []byte(strings.Repeat("x", 3000)), QoS: 1})
+		if err != nil {
+			if errors.Is(err, ErrInvalid) || errors.Is(err, ErrCorrupt) {
+				t.Fatalf("enqueue %d: %v", i, err)
+			}
+			return i
+		}
+	}
+	t.Fatal("the file never stopped growing")
+	return 0
+}
+
+// On a full disk, telemetry (ordinary messages) cannot be queued, but a job
+// event (a priority message) still is, from the reserve; telemetry never
+// gets the reserve; once space is back the reserve is re-armed.
+func TestReserveKeepsRoomForJobEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	db, err := Open(path, &Options{OutboxMaxBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := limitFileSize(t, fi.Size())
+	n := fillDisk(t, db)
+	if err := db.Enqueue(OutboxMsg{Topic: "t/telemetry", Payload: []byte("more"), QoS: 1}); err == nil {
+		t.Fatal("telemetry queued on a full disk")
+	}
+	t.Logf("disk full after %d messages (file %d bytes)", n, fi.Size())
+
+	for i := range 5 {
+		ev := OutboxMsg{Topic: "t/events", Payload: []byte(fmt.Sprintf(`{"id":"r/%d/FAILED"}`, i)), QoS: 1, Priority: true}
+		if err := db.Enqueue(ev); err != nil {
+			t.Fatalf("job event %d on a full disk: %v", i, err)
+		}
+		if err := db.PutJob(Job{RolloutID: "r", Seq: uint64(i + 1), State: JobFailed, Reason: "store: no space"}); err != nil {
+			t.Fatalf("job record %d on a full disk: %v", i, err)
+		}
+	}
+	if _, err := db.NextSession(); err != nil {
+		t.Fatalf("session counter on a full disk: %v", err)
+	}
+	// Telemetry and bundles never write into the reserve: either it could
+	// be put back first, or they fail (ErrNoSpace when it could not).
+	for i := range 3 {
+		err := db.Enqueue(OutboxMsg{Topic: "t/telemetry", Payload: []byte(strings.Repeat("t", 3000)), QoS: 1})
+		if err == nil && db.ReserveInUse() {
+			t.Fatalf("telemetry %d was written into the reserve", i)
+		}
+		_, err = db.PutBundle([]byte(strings.Repeat(fmt.Sprint(i), 20000)))
+		if err == nil && db.ReserveInUse() {
+			t.Fatalf("bundle %d was written into the reserve", i)
+		}
+		if err != nil && db.ReserveInUse() && !errors.Is(err, ErrNoSpace) {
+			t.Fatalf("bundle %d: %v, want ErrNoSpace while the reserve is in use", i, err)
+		}
+		ev := OutboxMsg{Topic: "t/events", Payload: []byte(fmt.Sprintf(`{"id":"r2/%d/FAILED"}`, i)), QoS: 1, Priority: true}
+		if err := db.Enqueue(ev); err != nil {
+			t.Fatalf("job event after telemetry tried on a full disk: %v", err)
+		}
+	}
+
+	// Space comes back (the outbox drains): ordinary writes work again and
+	// re-arm the reserve first.
+	restore()
+	if err := db.Enqueue(OutboxMsg{Topic: "t/telemetry", Payload: []byte("back"), QoS: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if db.ReserveInUse() {
+		t.Fatal("the reserve was not re-armed")
+	}
+	entries, err := db.Peek(n + 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := 0
+	for _, e := range entries {
+		if e.Priority {
+			events++
+		}
+	}
+	if events != 8 {
+		t.Fatalf("%d job events queued, want 8", events)
+	}
+	if err := db.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The outbox bound drops ordinary messages before priority ones: telemetry
+// piling up never pushes a job event out.
+func TestOutboxBoundKeepsPriorityMessages(t *testing.T) {
+	db := openTest(t, &Options{OutboxMaxBytes: 4096})
+	if err := db.Enqueue(OutboxMsg{Topic: "t/events", Payload: []byte("first event"), QoS: 1, Priority: true}); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if err := db.Enqueue(OutboxMsg{Topic: "t/telemetry", Payload: []byte(strings.Repeat("x", 500)), QoS: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Enqueue(OutboxMsg{Topic: "t/events", Payload: []byte("second event"), QoS: 1, Priority: true}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := db.Peek(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < 2 || string(entries[0].Payload) != "first event" || !entries[0].Priority {
+		t.Fatalf("the oldest event was dropped for telemetry: %d entries, first %q", len(entries), entries[0].Payload)
+	}
+	if last := entries[len(entries)-1]; string(last.Payload) != "second event" {
+		t.Fatalf("newest entry %q", last.Payload)
+	}
+	st, _ := db.OutboxStats()
+	if st.Bytes > st.MaxBytes || st.Dropped == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	// With only events left, events give way oldest first.
+	for i := range 20 {
+		if err := db.Enqueue(OutboxMsg{Topic: "t/events", Payload: []byte(fmt.Sprintf("event %03d %s", i, strings.Repeat("e", 300))), QoS: 1, Priority: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ = db.Peek(1000)
+	for _, e := range entries {
+		if !e.Priority {
+			t.Fatalf("telemetry %q kept while events were dropped", e.Payload)
+		}
+	}
+	if !strings.HasPrefix(string(entries[len(entries)-1].Payload), "event 019") {
+		t.Fatalf("newest event dropped: %q", entries[len(entries)-1].Payload)
+	}
+	if err := db.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
