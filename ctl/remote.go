@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/trit-iot/trit/training"
 )
 
 // trainJobView is this client's view of a fleet training job.
@@ -31,6 +33,7 @@ func newRemoteTrainCmd(e *env) *cobra.Command {
 		LabelColumn int     `json:"label_column,omitempty"`
 		Sigma       float64 `json:"sigma,omitempty"`
 		C           float64 `json:"c,omitempty"`
+		Budget      int     `json:"budget,omitempty"`
 		P           int     `json:"p,omitempty"`
 		ModelID     string  `json:"model_id"`
 		Release     uint64  `json:"release"`
@@ -109,9 +112,10 @@ to roll it out: the fleet never holds a release key.`,
 	f.IntVar(&req.LabelColumn, "label-column", 0, "CSV: the label column, numbered from 1, -1 for the last (0: the one column named label, class, target or y, else the last)")
 	f.Float64Var(&req.Sigma, "sigma", 0, "kernel width σ (0: search on a validation split)")
 	f.Float64Var(&req.C, "c", 0, "regularisation C (0: search)")
-	f.IntVarP(&req.P, "bits", "p", 2048, "embedding bits")
+	f.IntVar(&req.Budget, "budget", training.DefaultBudget, "size of the signed bundle to fill, in bytes (as tritctl train --budget)")
+	f.IntVar(&req.P, "p", 0, "fix the number of random features instead of filling --budget")
 	f.StringVar(&req.Hardware, "hardware", "", "hardware/sensor-set label")
-	f.StringVar(&req.MinAgent, "min-agent", "", "minimum agent version (default 0.1.0)")
+	f.StringVar(&req.MinAgent, "min-agent", "", "minimum agent version (default "+training.MinAgentVersion+")")
 	f.BoolVar(&asJSON, "json", false, "print the job as JSON")
 	f.DurationVar(&interval, "interval", 2*time.Second, "polling interval")
 	cmd.MarkFlagRequired("model-id")

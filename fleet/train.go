@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -31,9 +32,9 @@ import (
 // oldest finished ones pruned first (a restart forgets them; the bundles
 // they produced stay in the store). A request's inputs are bounded before
 // anything runs. Cancelling a queued job removes it from the queue;
-// cancelling the running one marks it cancelled at once and discards its
-// result, but the training run itself finishes in the background before
-// the next job starts (training.Train has no way to be stopped early).
+// cancelling the running one marks it cancelled at once and stops its
+// training run (training.TrainContext) between two fits, within seconds;
+// the next job starts when it has stopped.
 
 // TrainRequest asks for one training run. Zero Sigma or C searches the
 // default grid on a validation split (as `tritctl train` does).
@@ -45,11 +46,15 @@ type TrainRequest struct {
 	LabelColumn int     `json:"label_column,omitempty"` // CSV: numbered from 1, -1 for the last; 0: named label/class/target/y, else the last
 	Sigma       float64 `json:"sigma,omitempty"`
 	C           float64 `json:"c,omitempty"`
-	P           int     `json:"p,omitempty"` // default 2048
-	ModelID     string  `json:"model_id"`
-	Release     uint64  `json:"release"`
-	Hardware    string  `json:"hardware,omitempty"`
-	MinAgent    string  `json:"min_agent_version,omitempty"` // default 0.1.0
+	// Budget is the size of the signed bundle to fill, in bytes (default
+	// 30 KiB, as `tritctl train --budget`); P fixes the number of random
+	// features instead (the paper's experiments).
+	Budget   int    `json:"budget,omitempty"`
+	P        int    `json:"p,omitempty"`
+	ModelID  string `json:"model_id"`
+	Release  uint64 `json:"release"`
+	Hardware string `json:"hardware,omitempty"`
+	MinAgent string `json:"min_agent_version,omitempty"` // default training.MinAgentVersion
 }
 
 // Training job states.
@@ -71,14 +76,18 @@ type TrainJob struct {
 	Finished time.Time    `json:"finished,omitzero"`
 	// On success: the unsigned bundle (GET /v1/train/{id}/bundle) and the
 	// figures of `tritctl train`.
-	Bundle       string  `json:"bundle,omitempty"` // SHA-256 of the unsigned bundle
-	Bytes        int     `json:"bytes,omitempty"`
-	Sigma        float64 `json:"sigma,omitempty"`
-	C            float64 `json:"c,omitempty"`
-	Accuracy     float64 `json:"accuracy,omitempty"`    // percent, on AccuracyOn
-	AccuracyOn   string  `json:"accuracy_on,omitempty"` // "test" (standard sets) or "training"
-	NonZero      int     `json:"nonzero,omitempty"`
-	TrainSeconds float64 `json:"train_seconds,omitempty"`
+	Bundle       string                `json:"bundle,omitempty"` // SHA-256 of the unsigned bundle
+	Bytes        int                   `json:"bytes,omitempty"`
+	Structure    *training.Structure   `json:"structure,omitempty"` // thresholds, projection, p, weights
+	Sigma        float64               `json:"sigma,omitempty"`
+	C            float64               `json:"c,omitempty"`
+	Validation   string                `json:"validation,omitempty"` // how candidates were validated
+	Accuracy     float64               `json:"accuracy,omitempty"`   // percent, on AccuracyOn
+	Balanced     float64               `json:"balanced_accuracy,omitempty"`
+	PerClass     []training.ClassScore `json:"per_class,omitempty"`
+	AccuracyOn   string                `json:"accuracy_on,omitempty"` // "test" (standard sets) or "training"
+	NonZero      int                   `json:"nonzero,omitempty"`
+	TrainSeconds float64               `json:"train_seconds,omitempty"`
 }
 
 func (j *TrainJob) done() bool {
@@ -91,6 +100,7 @@ const (
 	maxActiveTrainJobs = 4   // jobs queued or running at once
 	maxLabelColumn     = 1 << 16
 	maxDatasetName     = 1024
+	maxTrainBudget     = 1 << 20 // bytes: what max_bundle_bytes allows at most
 )
 
 // ErrTrainingBusy means too many training jobs are queued or running.
@@ -98,17 +108,20 @@ var ErrTrainingBusy = errors.New("fleet: too many training jobs queued or runnin
 
 // trainer runs TrainJobs one at a time.
 type trainer struct {
-	dir    string // training data directory; "" disables training
-	mu     sync.Mutex
-	jobs   map[string]*TrainJob
-	next   int
-	active bool          // a training run is in progress (its job may be cancelled)
-	queue  []*queued     // waiting, in order
-	run    func(*queued) // starts a job's run (Service.runJob); set by StartTraining
+	dir     string // training data directory; "" disables training
+	mu      sync.Mutex
+	jobs    map[string]*TrainJob
+	next    int
+	active  bool          // a training run is in progress (its job may be cancelled)
+	running *queued       // the job of that run
+	queue   []*queued     // waiting, in order
+	run     func(*queued) // starts a job's run (Service.runJob); set by StartTraining
 }
 
 // queued is a job waiting to run and what it needs.
 type queued struct {
+	ctx      context.Context
+	cancel   context.CancelFunc // stops the training of this job
 	job      *TrainJob
 	path     string
 	standard string
@@ -147,7 +160,9 @@ func checkTrainRequest(req *TrainRequest) error {
 	case len(req.ModelID) > bundle.MaxModelID || !utf8.ValidString(req.ModelID) || strings.ContainsFunc(req.ModelID, unicode.IsControl):
 		return badRequest("model_id %q: 1..%d bytes of text without control characters", clip(req.ModelID, 64), bundle.MaxModelID)
 	case req.P < 0 || req.P > inference.MaxP:
-		return badRequest("p = %d: want 1..%d embedding bits (0: the default, 2048)", req.P, inference.MaxP)
+		return badRequest("p = %d: want 1..%d random features (0: fill the budget)", req.P, inference.MaxP)
+	case req.Budget != 0 && (req.Budget < 512 || req.Budget > maxTrainBudget):
+		return badRequest("budget = %d bytes: want 512..%d (0: %d)", req.Budget, maxTrainBudget, training.DefaultBudget)
 	case !(req.Sigma >= 0) || math.IsInf(req.Sigma, 0):
 		return badRequest("sigma = %g: want a positive number (0: search)", req.Sigma)
 	case !(req.C >= 0) || math.IsInf(req.C, 0):
@@ -173,7 +188,7 @@ func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
 		return nil, ErrTrainingDisabled
 	}
 	if req.MinAgent == "" {
-		req.MinAgent = "0.1.0"
+		req.MinAgent = training.MinAgentVersion
 	}
 	if err := checkTrainRequest(&req); err != nil {
 		return nil, err
@@ -208,7 +223,8 @@ func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
 	job := &TrainJob{ID: fmt.Sprintf("train-%d", tr.next), Request: req, State: TrainQueued, Started: s.opt.Now().UTC()}
 	tr.jobs[job.ID] = job
 	tr.run = s.runJob
-	tr.queue = append(tr.queue, &queued{job: job, path: path, standard: standard, isStd: isStandard, format: format})
+	ctx, cancel := context.WithCancel(context.Background())
+	tr.queue = append(tr.queue, &queued{ctx: ctx, cancel: cancel, job: job, path: path, standard: standard, isStd: isStandard, format: format})
 	s.log.Info("training queued", "job", job.ID, "dataset", clip(req.Dataset, maxLogField), "model", req.ModelID, "release", req.Release)
 	tr.startNext()
 	return job.clone(), nil
@@ -244,7 +260,7 @@ func (tr *trainer) startNext() {
 	}
 	q := tr.queue[0]
 	tr.queue = tr.queue[1:]
-	tr.active = true
+	tr.active, tr.running = true, q
 	q.job.State = TrainRunning
 	go tr.run(q)
 }
@@ -258,11 +274,12 @@ func (s *Service) runJob(q *queued) {
 		defer tr.mu.Unlock()
 		return job.State == TrainCancelled
 	}
-	result, err := s.train(job.Request, q.path, q.standard, q.isStd, q.format, cancelled)
+	result, err := s.train(q.ctx, job.Request, q.path, q.standard, q.isStd, q.format, cancelled)
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	defer tr.startNext()
-	tr.active = false
+	tr.active, tr.running = false, nil
+	q.cancel()
 	switch {
 	case job.State == TrainCancelled:
 		s.log.Info("cancelled training run ended; its result was discarded", "job", job.ID)
@@ -296,8 +313,12 @@ func (s *Service) CancelTraining(id string) (*TrainJob, error) {
 	for i, q := range tr.queue {
 		if q.job == j {
 			tr.queue = append(tr.queue[:i], tr.queue[i+1:]...)
+			q.cancel()
 			break
 		}
+	}
+	if q := tr.running; q != nil && q.job == j {
+		q.cancel()
 	}
 	j.State, j.Error, j.Finished = TrainCancelled, "cancelled by the operator", s.opt.Now().UTC()
 	s.log.Info("training cancelled", "job", id)
@@ -309,7 +330,7 @@ var ErrTrainingDone = errors.New("fleet: training job already finished")
 
 // train runs one job and stores its unsigned bundle, unless the job was
 // cancelled meanwhile.
-func (s *Service) train(req TrainRequest, path, standard string, isStandard bool, format data.Format, cancelled func() bool) (*TrainJob, error) {
+func (s *Service) train(ctx context.Context, req TrainRequest, path, standard string, isStandard bool, format data.Format, cancelled func() bool) (*TrainJob, error) {
 	var trainSet, testSet *data.Dataset
 	var err error
 	if isStandard {
@@ -320,7 +341,7 @@ func (s *Service) train(req TrainRequest, path, standard string, isStandard bool
 	if err != nil {
 		return nil, err
 	}
-	res, err := training.Train(trainSet, &training.Config{P: req.P, Sigma: req.Sigma, C: req.C, Seed: 1})
+	res, err := training.TrainContext(ctx, trainSet, &training.Config{Budget: req.Budget, P: req.P, Sigma: req.Sigma, C: req.C, Seed: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -332,11 +353,8 @@ func (s *Service) train(req TrainRequest, path, standard string, isStandard bool
 	if err != nil {
 		return nil, err
 	}
-	raw, err := bundle.Encode(&bundle.Bundle{
-		Header: bundle.Header{ModelID: req.ModelID, Release: req.Release, CreatedAt: s.opt.Now()},
-		Compat: bundle.Compat{Features: res.Spec.Features, MinAgentVersion: req.MinAgent, Hardware: req.Hardware},
-		Spec:   res.Spec,
-	})
+	raw, err := res.Bundle(trainSet, training.BundleMeta{ModelID: req.ModelID, Release: req.Release, Created: s.opt.Now(),
+		Hardware: req.Hardware, MinAgent: req.MinAgent})
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +365,9 @@ func (s *Service) train(req TrainRequest, path, standard string, isStandard bool
 	if err != nil {
 		return nil, err
 	}
-	return &TrainJob{Bundle: hash, Bytes: len(raw), Sigma: res.Sigma, C: res.C, Accuracy: ev.Accuracy, AccuracyOn: on,
+	st := res.Structure
+	return &TrainJob{Bundle: hash, Bytes: len(raw), Structure: &st, Sigma: res.Sigma, C: res.C, Validation: res.Validation,
+		Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass, AccuracyOn: on,
 		NonZero: res.NonZero, TrainSeconds: res.TrainSeconds}, nil
 }
 

@@ -1,6 +1,8 @@
 package training
 
 import (
+	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -101,5 +103,20 @@ func TestBudgetWithSearch(t *testing.T) {
 			t.Errorf("budget %d: bundle of %d bytes (%+v)", budget, len(raw), res.Structure)
 		}
 		t.Logf("budget %d: %+v, %d bytes", budget, res.Structure, len(raw))
+	}
+}
+
+func TestTrainContextCancelled(t *testing.T) {
+	ds := blobs(600, 5, 3, 9)
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := &Config{Budget: 4000, Seed: 1}
+	cfg.Progress = func(e Event) {
+		if e.Done == 3 {
+			cancel()
+		}
+	}
+	_, err := TrainContext(ctx, ds, cfg)
+	if !errors.Is(err, ErrCancelled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled training returned %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package training
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -81,6 +82,17 @@ type Config struct {
 
 	Workers  int         // 0 = GOMAXPROCS
 	Progress func(Event) // optional progress reports
+
+	ctx context.Context // set by TrainContext
+}
+
+// cancelled returns an error wrapping ErrCancelled once the training's
+// context is done.
+func (c *Config) cancelled() error {
+	if c.ctx == nil || c.ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrCancelled, c.ctx.Err())
 }
 
 // Event is a progress report: Done of Total units of the named stage.

@@ -299,6 +299,9 @@ func (sr *searcher) evaluate(cands []*candidate, sz size) error {
 			}
 			share := time.Since(t0).Seconds() / float64(len(byGroup[g]))
 			for _, cd := range byGroup[g] {
+				if err := c.cancelled(); err != nil {
+					return err
+				}
 				t1 := time.Now()
 				// Same λ as the final fit on all of ds: C scales with the
 				// row count.

@@ -6,6 +6,8 @@
 package training
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -159,6 +161,17 @@ func (p *prepared) features(v Structure, sigma float64, seed uint64) (*inference
 
 // Train learns a ternary model from ds. See Config for the defaults.
 func Train(ds *data.Dataset, cfg *Config) (*Result, error) {
+	return TrainContext(context.Background(), ds, cfg)
+}
+
+// ErrCancelled is returned (wrapped with the context's error) when the
+// context of TrainContext is cancelled.
+var ErrCancelled = errors.New("training: cancelled")
+
+// TrainContext is Train that stops soon after ctx is cancelled — between
+// two fits of the search, or between two weight vectors of a fit — and
+// then returns an error wrapping ErrCancelled.
+func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -166,6 +179,7 @@ func Train(ds *data.Dataset, cfg *Config) (*Result, error) {
 	if ds.N < 2 || len(ds.Classes) < 2 {
 		return nil, fmt.Errorf("%w: %s has %d rows and %d classes; need at least 2 of each", ErrConfig, ds.Name, ds.N, len(ds.Classes))
 	}
+	c.ctx = ctx
 	start := time.Now()
 	res := &Result{Sigma: c.Sigma, C: c.C}
 	// The scaler is snapped to the bundle's compact (float16) form before
@@ -184,6 +198,9 @@ func Train(ds *data.Dataset, cfg *Config) (*Result, error) {
 		if err := search(ds, &c, structures, res); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.cancelled(); err != nil {
+		return nil, err
 	}
 	t0 := time.Now()
 	spec, hist, err := fit(full, res.Structure, res.Sigma, res.C, &c, "train")
@@ -259,6 +276,10 @@ func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Datas
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if err := c.cancelled(); err != nil {
+				errs[v] = err
+				return
+			}
 			y := classSigns(ds, nv, v)
 			opt := &ternary.Options{Lambda: lambda, Loss: c.Loss, Reg: c.Reg, Tol: c.Tol, MaxRounds: c.MaxRounds,
 				Binary: binary, Mult: mult, Workers: max(1, c.Workers/min(nv, c.Workers))}
