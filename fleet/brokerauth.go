@@ -127,4 +127,3 @@ func within(filter, pattern string) bool {
 	}
 	return len(f) == len(p)
 }
-
