@@ -144,9 +144,12 @@ func TestUSPSAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The full default grid (11 σ × 7 C), exactly what `tritctl train` runs:
-	// about two minutes on a 2-core machine.
-	res, err := Train(train, &Config{P: 2048, Seed: 1})
+	// One fit of the structure the default search chooses for usps (48
+	// principal directions, binary weights, the 30 KiB budget filled) at
+	// its σ and C: a check of the whole pipeline against the issue's bar
+	// in about a minute. The search itself is measured by `make
+	// bench-peers` (docs/BENCHMARKS.md).
+	res, err := Train(train, &Config{Projection: 48, Weights: "binary", Sigma: 8, C: 0.01, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,8 +157,12 @@ func TestUSPSAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("usps p=2048: σ=%g C=%g test accuracy %.2f%% (%d non-zero, %d kept columns) in %.1fs", res.Sigma, res.C, ev.Accuracy, res.NonZero, len(res.Spec.Kept), res.TrainSeconds)
-	if ev.Accuracy < 92 {
-		t.Fatalf("usps test accuracy %.2f%%, want at least 92%%", ev.Accuracy)
+	raw, err := res.Bundle(train, BundleMeta{ModelID: "usps", Release: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("usps %+v σ=%g C=%g: test accuracy %.2f%%, bundle %d bytes, fit %.1fs", res.Structure, res.Sigma, res.C, ev.Accuracy, len(raw), res.TrainSeconds)
+	if ev.Accuracy < 94.5 || len(raw) > DefaultBudget {
+		t.Fatalf("usps test accuracy %.2f%% in %d bytes, want at least 94.5%% within %d", ev.Accuracy, len(raw), DefaultBudget)
 	}
 }
