@@ -120,8 +120,18 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 	return out, nil
 }
 
-// maxP returns the largest P (a multiple of 64) for which a bundle of
-// structure s fits the budget in the worst case.
+// maxRandomFeatures caps P for d input features: max(4096, 256·d). A
+// Gaussian kernel on a few sensors is approximated well by a few thousand
+// random features; the tens of thousands a 30 KiB budget would allow for
+// five inputs only cost training time and overfit (a search may choose
+// fewer anyway). Image-like data are not capped in practice.
+func maxRandomFeatures(d int) int {
+	return min(inference.MaxP, max(4096, 256*d))
+}
+
+// maxP returns the largest P (a multiple of 64, at most
+// maxRandomFeatures) for which a bundle of structure s fits the budget in
+// the worst case.
 func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 	base, err := p.learned(s, c.Seed)
 	if err != nil {
@@ -135,8 +145,9 @@ func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 	if ok, err := fits(1); err != nil || !ok {
 		return 0, err
 	}
-	// The size grows with P; find the largest multiple of 64 that fits.
-	lo, hi := 1, inference.MaxP/64
+	// The size grows with P; find the largest multiple of 64 that fits,
+	// up to the cap for this many features.
+	lo, hi := 1, maxRandomFeatures(p.ds.D)/64
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		ok, err := fits(mid)
