@@ -129,8 +129,14 @@ func maxRandomFeatures(d int) int {
 	return min(inference.MaxP, max(4096, 256*d))
 }
 
+// memoryCap is the largest P whose embedding of n rows (thresholds nt
+// included, one bit per row and column) fits MaxEmbeddingBytes.
+func (c *Config) memoryCap(n, nt int) int {
+	return int(min(int64(inference.MaxP), 8*c.MaxEmbeddingBytes/int64(max(n, 1))-int64(nt)))
+}
+
 // maxP returns the largest P (a multiple of 64, at most
-// maxRandomFeatures) for which a bundle of structure s fits the budget in
+// maxRandomFeatures and memoryCap) for which a bundle of structure s fits the budget in
 // the worst case.
 func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 	base, err := p.learned(s, c.Seed)
@@ -147,7 +153,10 @@ func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 	}
 	// The size grows with P; find the largest multiple of 64 that fits,
 	// up to the cap for this many features.
-	lo, hi := 1, maxRandomFeatures(p.ds.D)/64
+	lo, hi := 1, min(maxRandomFeatures(p.ds.D), c.memoryCap(p.ds.N, base.NumThresholds()))/64
+	if hi < 1 {
+		return 0, nil
+	}
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		ok, err := fits(mid)

@@ -20,6 +20,11 @@ type Config struct {
 	// structure (threshold bits, projection) on validation data and the
 	// number of random features so the bundle fits. Ignored when P is set.
 	Budget int
+	// MaxEmbeddingBytes bounds the training rows' embedding in memory (one
+	// bit per row and column; the fit's largest allocation): with a budget,
+	// P is at most 8·MaxEmbeddingBytes/rows. Default 256 MiB, so a fit of
+	// covtype's 464,810 rows stays near 1 GB in all.
+	MaxEmbeddingBytes int64
 	// Reserve is the part of Budget kept for what the caller adds to the
 	// bundle after training (its info section: how the data were read,
 	// training figures); default 512 bytes.
@@ -135,6 +140,9 @@ func (c *Config) withDefaults() (Config, error) {
 	if v.Reserve == 0 {
 		v.Reserve = 512
 	}
+	if v.MaxEmbeddingBytes == 0 {
+		v.MaxEmbeddingBytes = 256 << 20
+	}
 	if v.Search == "" {
 		v.Search = "halving"
 	}
@@ -173,6 +181,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return v, fmt.Errorf("%w: p = %d, want 1..%d", ErrConfig, v.P, inference.MaxP)
 	case v.P == 0 && v.Budget < minBudget:
 		return v, fmt.Errorf("%w: budget %d bytes, want at least %d", ErrConfig, v.Budget, minBudget)
+	case v.MaxEmbeddingBytes < 0:
+		return v, fmt.Errorf("%w: embedding memory bound %d bytes", ErrConfig, v.MaxEmbeddingBytes)
 	case v.Reserve < 0 || v.Reserve >= v.Budget:
 		return v, fmt.Errorf("%w: reserve %d bytes of a %d-byte budget", ErrConfig, v.Reserve, v.Budget)
 	case v.Thresholds < 0 || v.Thresholds > 255:
