@@ -86,7 +86,7 @@ func testBundleRoundTrip(t *testing.T, dir string, bc bundleCase) {
 			t.Fatal(err)
 		}
 	}
-	res, err := Train(train, &Config{P: 2048, Sigma: bc.sigma, C: bc.c, Seed: 1})
+	res, err := Train(train, &Config{P: 2048, Sigma: bc.sigma, C: bc.c, Seed: 1, Scaling: "minmax"})
 	if err != nil {
 		t.Fatal(err)
 	}
