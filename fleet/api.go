@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/store"
 )
 
 // The HTTP JSON API that tritctl drives. Every /v1/ route needs the bearer
@@ -33,6 +34,14 @@ import (
 //	GET  /v1/train/{id}
 //	GET  /v1/train/{id}/bundle          the unsigned bundle (application/octet-stream)
 //	GET  /metrics
+//	/console/...                        the web console, when linked in (see Console)
+
+// Console, when not nil, builds the web console that Handler serves under
+// /console/ (with / redirecting to it) on the API listener. Package
+// fleet/console sets it when it is linked into the binary, as cmd/trit-fleet
+// does; the console reads the service and its store and checks the same
+// token at its own login.
+var Console func(s *Service, db *store.DB, token string, log *slog.Logger) (http.Handler, error)
 
 // maxRequestBody bounds request bodies: a bundle plus headroom.
 const maxRequestBody = 1 << 20
@@ -132,6 +141,14 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		w.Write(data)
 	})
 	mux.Handle("GET /metrics", s.MetricsHandler())
+	if Console != nil {
+		ui, err := Console(s, s.db, token, s.log)
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle("/console/", ui)
+		mux.Handle("GET /{$}", http.RedirectHandler("/console/", http.StatusSeeOther))
+	}
 	return mux, nil
 }
 
