@@ -285,7 +285,7 @@ func progressChart(r *fleet.Rollout, now time.Time) *lineChart {
 		prev = target
 	}
 	c.Summary = fmt.Sprintf("Over %s: %d of %d devices notified, %d succeeded, %d failed",
-		shortDuration(end.Sub(start)), c.Series[0].Last, n, c.Series[1].Last, c.Series[2].Last)
+		spanWords(end.Sub(start)), c.Series[0].Last, n, c.Series[1].Last, c.Series[2].Last)
 	return c
 }
 
@@ -327,6 +327,14 @@ func niceCounts(n int) []int {
 		out = append(out, v)
 	}
 	return out
+}
+
+// spanWords says how long a span was, for a summary.
+func spanWords(d time.Duration) string {
+	if d < time.Second {
+		return "less than a second"
+	}
+	return shortDuration(d)
 }
 
 // shortDuration formats an axis offset: 0, 45 s, 2 min, 1.5 h, 3 d.

@@ -28,6 +28,8 @@ func (c *Console) funcs() template.FuncMap {
 		"join":    strings.Join,
 		"labels":  sortedLabels,
 		"list":    func(s ...string) []string { return s },
+		"plural":  func(n any, one, many string) string { return plural(int(toUint(n)), one, many) },
+		"dur":     shortDuration,
 		"add":     func(a, b any) float64 { return toFloat(a) + toFloat(b) },
 		"sub":     func(a, b any) float64 { return toFloat(a) - toFloat(b) },
 		"mul":     func(a, b any) float64 { return toFloat(a) * toFloat(b) },
@@ -56,6 +58,14 @@ func toUint(n any) uint64 {
 		return v
 	}
 	return 0
+}
+
+// plural returns "1 device" or "3 devices".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // ago says how long before now t was: "just now", "12 s ago", "3 min ago".

@@ -122,16 +122,16 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 	}
 
 	if data.Offline > 0 {
-		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%d of %d devices are offline.", data.Offline, data.Total), Link: "/console/devices?status=offline"})
+		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%d of %s offline.", data.Offline, plural(data.Total, "device is", "devices are")), Link: "/console/devices?status=offline"})
 	}
 	if data.Degraded > 0 {
-		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%d devices report degraded health (a failed sensor or inference errors).", data.Degraded), Link: "/console/devices?health=degraded"})
+		data.Alerts = append(data.Alerts, alert{Text: plural(data.Degraded, "device reports", "devices report") + " degraded health (a failed sensor or inference errors).", Link: "/console/devices?health=degraded"})
 	}
 	if len(failedSensors) > 0 {
-		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%d devices have a failed sensor: %s.", len(failedSensors), firstFew(failedSensors))})
+		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s a failed sensor: %s.", plural(len(failedSensors), "device has", "devices have"), firstFew(failedSensors))})
 	}
 	if len(dropping) > 0 {
-		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%d devices dropped telemetry because their outbox was full: %s.", len(dropping), firstFew(dropping))})
+		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s telemetry because %s outbox was full: %s.", plural(len(dropping), "device dropped", "devices dropped"), map[bool]string{true: "its", false: "their"}[len(dropping) == 1], firstFew(dropping))})
 	}
 	for _, ro := range data.Active {
 		if ro.State == fleet.RolloutPaused {

@@ -195,7 +195,7 @@ func (c *Console) rolloutData(ro *fleet.Rollout, q url.Values) *rolloutData {
 			target := ro.PhaseTarget(i)
 			row := phaseRow{N: i + 1, Target: target, StartAt: ph.StartAt}
 			if ph.Count > 0 {
-				row.Spec = fmt.Sprintf("up to %d devices", ph.Count)
+				row.Spec = "up to " + plural(ph.Count, "device", "devices")
 			} else {
 				row.Spec = fmt.Sprintf("up to %g%% of devices", ph.Percent)
 			}
