@@ -129,7 +129,7 @@ func TestConsole(t *testing.T) {
 	b.markPage()
 	b.waitText("#live", "completed", "3 of 3 succeeded")
 	b.waitGone(`#controls form[action$="/pause"]`) // the controls followed the state: nothing left to pause…
-	b.waitText("#controls", "Roll back")            // …but a rollback
+	b.waitText("#controls", "Roll back")           // …but a rollback
 	b.checkNoReload()
 	r := w.waitRollout("ui-two-phase", 5*time.Second, nil)
 	if r.State != fleet.RolloutCompleted || r.Successes != 3 || len(r.Pace.Phases) != 2 || r.Pace.Phases[0].Count != 1 || r.Pace.Phases[1].Percent != 100 {
@@ -268,8 +268,8 @@ func impostor(t *testing.T, w *world) {
 	}{
 		{topics.State("x-evil"), true, &wire.State{Device: "x-evil", Session: 1, Online: true, Time: time.Now().Unix(),
 			AgentVersion: hostileQuote, Hardware: hostileAttr, Health: hostileScript,
-			Labels: map[string]string{"site": "lab", "note": hostileScript, "link": hostileURL, hostileAttr: hostileQuote},
-			Model:  &wire.ModelRef{ID: hostileScript, Release: 1, Bundle: hash},
+			Labels:  map[string]string{"site": "lab", "note": hostileScript, "link": hostileURL, hostileAttr: hostileQuote},
+			Model:   &wire.ModelRef{ID: hostileScript, Release: 1, Bundle: hash},
 			Sensors: []wire.SensorHealth{{Sensor: hostileAttr, State: hostileQuote, LastError: hostileScript, Failures: 2}}}},
 		{topics.Telemetry("x-evil"), false, &wire.Telemetry{Device: "x-evil", Session: 1, Seq: 1, From: time.Now().UnixMilli() - 1000, To: time.Now().UnixMilli(),
 			Predictions: 9, Counts: map[string]uint64{hostileSVG: 5, hostileScript: 3, hostileURL: 1}, Last: &wire.Prediction{Class: hostileAttr, Time: time.Now().UnixMilli()}}},
