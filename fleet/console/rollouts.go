@@ -3,6 +3,7 @@ package console
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"sort"
@@ -305,13 +306,14 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 	back := "/console/rollouts/" + url.PathEscape(id)
 	var err error
 	var msg string
+	done := map[string]string{"pause": "paused", "resume": "resumed", "abort": "aborted"}
 	switch op {
 	case "pause", "resume", "abort":
 		if reason == "" && op != "resume" {
-			reason = op + "d in the web console"
+			reason = done[op] + " in the web console"
 		}
 		_, err = c.svc.Control(id, op, reason)
-		msg = fmt.Sprintf("Rollout %s %s.", id, map[string]string{"pause": "paused", "resume": "resumed", "abort": "aborted"}[op])
+		msg = fmt.Sprintf("Rollout %s %s.", id, done[op])
 	case "rollback":
 		newID := strings.TrimSpace(r.PostFormValue("id"))
 		var nr *fleet.Rollout
@@ -438,7 +440,7 @@ func parseNumber(s, what string, def float64) (float64, error) {
 		return def, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f != f {
+	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("%s: %q is not a number ≥ 0", what, s)
 	}
 	return f, nil
