@@ -89,16 +89,16 @@ func TestLogin(t *testing.T) {
 
 func TestLoginNextStaysInTheConsole(t *testing.T) {
 	for next, want := range map[string]string{
-		"/console/devices?q=a":      "/console/devices?q=a",
-		"//evil.example/console/":   "/console/",
-		"https://evil.example/":     "/console/",
-		"/console/../v1/devices":    "/console/../v1/devices", // still this origin
-		"/v1/devices":               "/console/",
-		"/console/\\evil":           "/console/",
-		"javascript:alert(1)":       "/console/",
-		"/console/login?next=/x":    "/console/",
-		"":                          "/console/",
-		"/console//evil.example/x":  "/console/",
+		"/console/devices?q=a":       "/console/devices?q=a",
+		"//evil.example/console/":    "/console/",
+		"https://evil.example/":      "/console/",
+		"/console/../v1/devices":     "/console/../v1/devices", // still this origin
+		"/v1/devices":                "/console/",
+		"/console/\\evil":            "/console/",
+		"javascript:alert(1)":        "/console/",
+		"/console/login?next=/x":     "/console/",
+		"":                           "/console/",
+		"/console//evil.example/x":   "/console/",
 		"/console/devices\r\nX-A: b": "/console/",
 	} {
 		if got := safeNext(next); got != want {
