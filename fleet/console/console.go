@@ -10,7 +10,8 @@
 // Security model (docs/FLEET.md, "Web console"):
 //   - Login with the fleet's API token; a session is a random 256-bit ID in
 //     a cookie that is HttpOnly, SameSite=Strict, Path=/console/, and Secure
-//     when the request came over TLS. Sessions live in memory, end after
+//     when the request came over TLS (or a proxy says X-Forwarded-Proto:
+//     https). Sessions live in memory, end after
 //     IdleTimeout without a page view or MaxAge after login, at logout, and
 //     when trit-fleet restarts.
 //   - Every POST carries the session's synchronizer token (a hidden form

@@ -128,6 +128,15 @@ func TestSecureCookieOverTLS(t *testing.T) {
 	}
 }
 
+func TestSecureCookieBehindATLSProxy(t *testing.T) {
+	f := newFixture(t)
+	c := f.client()
+	r := c.get("/console/login", "X-Forwarded-Proto", "https")
+	if lc := cookie(r, loginCookie); lc == nil || !lc.Secure {
+		t.Fatalf("login cookie behind a TLS proxy: %+v", lc)
+	}
+}
+
 func TestSessionsEnd(t *testing.T) {
 	f := newFixture(t)
 	populate(f)

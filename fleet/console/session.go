@@ -132,6 +132,14 @@ func (s *sessions) delete(id string) {
 	delete(s.m, key)
 }
 
+// secure reports whether the browser reached the console over TLS: the
+// request came over TLS, or through a TLS-terminating proxy that says so
+// (X-Forwarded-Proto: https). Trusting the header is harmless: it can only
+// add the Secure flag to the client's own cookies.
+func secure(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
 // authed wraps a page handler: without a valid session the browser goes
 // to the login page (htmx's live refreshes are told to go there too).
 func (c *Console) authed(h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
@@ -218,7 +226,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) showLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	tok := randomToken()
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: "/console/login", MaxAge: 3600,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 	next := r.URL.Query().Get("next")
 	if r.Method == http.MethodPost {
 		next = r.PostFormValue("next")
@@ -245,9 +253,9 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	id := c.sessions.create()
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/console/", MaxAge: int(c.opt.MaxAge / time.Second),
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: "/console/login", MaxAge: -1,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 	c.log.Info("console: signed in", "remote", r.RemoteAddr)
 	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
 }
@@ -256,6 +264,6 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, s sessionView) {
 	c.sessions.delete(s.id)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: "/console/", MaxAge: -1,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/console/login", http.StatusSeeOther)
 }
