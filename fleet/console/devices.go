@@ -152,19 +152,25 @@ func joinQuery(a, b string) string {
 
 func (c *Console) devicesData(all []fleet.Device, f deviceFilter) *devicesData {
 	data := &devicesData{Filter: f, Total: len(all)}
+	models := map[string]bool{}
+	for i := range all {
+		if m := all[i].Model; m != nil {
+			models[m.ID] = true
+		}
+	}
+	for m := range models {
+		data.Models = append(data.Models, m)
+	}
+	sort.Strings(data.Models)
 	sel, err := parseSelector(f.Selector)
 	if err != nil {
 		data.FilterErr = err.Error()
 		return data
 	}
-	models := map[string]bool{}
 	counts := map[string]uint64{}
 	var matched []*fleet.Device
 	for i := range all {
 		d := &all[i]
-		if d.Model != nil {
-			models[d.Model.ID] = true
-		}
 		if f.match(d, sel) {
 			matched = append(matched, d)
 			for k, v := range d.Counts {
@@ -172,10 +178,6 @@ func (c *Console) devicesData(all []fleet.Device, f deviceFilter) *devicesData {
 			}
 		}
 	}
-	for m := range models {
-		data.Models = append(data.Models, m)
-	}
-	sort.Strings(data.Models)
 	data.Matched = len(matched)
 	size := c.opt.PageSize
 	data.Pages = max(1, (len(matched)+size-1)/size)
