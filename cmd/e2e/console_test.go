@@ -99,6 +99,12 @@ func TestConsole(t *testing.T) {
 	b.checkNoReload()
 	w.stopAgent(spare)
 	b.checkAccessible("devices")
+	// Keyboard focus survives the live refreshes.
+	b.eval(`window.__swaps = 0; document.body.addEventListener("htmx:afterSwap", () => window.__swaps++); document.getElementById("dev-gw-001").focus()`)
+	b.until("two live refreshes", `window.__swaps >= 2`)
+	if got := b.eval(`document.activeElement.id`); got != "dev-gw-001" {
+		t.Fatalf("after a live refresh the focus is on %q, want the link it was on", got)
+	}
 
 	// Bundles: release 1 everywhere (through the API), release 2 from the UI.
 	h1, h2 := w.publish(w.bundle("vib", 1)), w.publish(trainedBundle(w, "vib", 2))
