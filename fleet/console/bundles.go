@@ -20,8 +20,7 @@ type trainInfo struct {
 	ClassCounts []classCount
 	Validation  string
 	Structure   string
-	Read        string
-	Other       []kv // any other info keys
+	Other       []kv // any other info keys but how the data were read
 	Err         string
 }
 
@@ -60,7 +59,7 @@ func (c *Console) training(hash string) *trainInfo {
 
 func infoOf(info map[string]string, classes []string) trainInfo {
 	t := trainInfo{Balanced: info[training.InfoBalanced], Rows: info[training.InfoRows], Validation: info[training.InfoValidation],
-		Structure: info[training.InfoStructure], Read: info[training.InfoRead]}
+		Structure: info[training.InfoStructure]}
 	if cc := info[training.InfoClassCounts]; cc != "" {
 		for i, n := range strings.Split(cc, ",") {
 			name := "class " + strconv.Itoa(i)

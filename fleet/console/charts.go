@@ -191,7 +191,6 @@ type lineChart struct {
 	XTicks, YTicks         []tick
 	Markers                []marker
 	Summary                string
-	Note                   string
 	PlotWidth, PlotHeight  float64
 	LegendY                float64
 	XAxisLabel, YAxisLabel string
@@ -238,7 +237,7 @@ func progressChart(r *fleet.Rollout, now time.Time) *lineChart {
 		span = time.Second
 	}
 	n := len(r.Order)
-	c := &lineChart{Width: 640, Height: 260, Left: 48, Right: 624, Top: 12, Bot: 200,
+	c := &lineChart{Width: 640, Height: 260, Left: 58, Right: 624, Top: 12, Bot: 200,
 		XAxisLabel: "time since the rollout started", YAxisLabel: "devices"}
 	c.PlotWidth, c.PlotHeight = c.Right-c.Left, c.Bot-c.Top
 	c.LegendY = c.Bot + 48

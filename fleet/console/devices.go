@@ -98,12 +98,11 @@ type deviceRow struct {
 	Failed    []string // failed sensors
 	Last      *wire.Prediction
 	Predicted uint64
-	Job       *fleet.JobRecord
 }
 
 func newDeviceRow(d *fleet.Device) deviceRow {
 	row := deviceRow{ID: d.ID, Online: d.Online, LastSeen: d.LastSeen, Health: health(d), Labels: sortedLabels(d.Labels),
-		Model: d.Model, Last: d.Last, Predicted: d.Predictions, Job: d.LastJob}
+		Model: d.Model, Last: d.Last, Predicted: d.Predictions}
 	for _, s := range d.Sensors {
 		if s.State == "ok" {
 			row.SensorsOK++
@@ -212,7 +211,6 @@ type jobRow struct {
 	Reason   string
 	Notified time.Time
 	Updated  time.Time
-	Started  time.Time
 }
 
 type deviceData struct {
@@ -246,7 +244,7 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 			continue
 		}
 		data.Jobs = append(data.Jobs, jobRow{Rollout: ro.ID, Model: ro.ModelID, Release: ro.Release, Rollback: ro.Rollback,
-			State: p.State, Attempts: p.Attempts, Seq: p.Seq, Reason: p.Reason, Notified: p.NotifiedAt, Updated: p.UpdatedAt, Started: ro.Started})
+			State: p.State, Attempts: p.Attempts, Seq: p.Seq, Reason: p.Reason, Notified: p.NotifiedAt, Updated: p.UpdatedAt})
 	}
 	c.render(w, r, http.StatusOK, "device", &view{Title: "Device " + d.ID, Nav: "devices", CSRF: s.csrf, Flash: s.flash,
 		LiveURL: "/console/devices/" + url.PathEscape(id) + "?part=live", Data: data})
