@@ -21,7 +21,7 @@ FUZZ_TARGETS ?= \
 	./wire:FuzzDecodeCommand ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic ./wire:FuzzLimitPackets \
 	./agent:FuzzLoadConfig \
 	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
-	./fleet:FuzzParseConfig ./fleet:FuzzParseCredentials ./fleet:FuzzAPI \
+	./fleet:FuzzParseConfig ./fleet:FuzzParseCredentials ./fleet:FuzzAPI ./fleet/console:FuzzRolloutForm \
 	./ctl:FuzzFeaturesTable
 # Budgets are execution counts, not durations: Go 1.26's coordinator can
 # report a spurious "context deadline exceeded" when a -fuzztime duration

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -41,6 +42,14 @@ import (
 //	POST /v1/train/{id}/cancel          cancel a queued or running job
 //	GET  /v1/backup                     a consistent copy of the database (application/octet-stream)
 //	GET  /metrics
+//	/console/...                        the web console, when linked in (see Console)
+
+// Console, when not nil, builds the web console that Handler serves under
+// /console/ (with / redirecting to it) on the API listener. Package
+// fleet/console sets it when it is linked into the binary, as cmd/trit-fleet
+// does; the console reads the service and its store and checks the same
+// token at its own login.
+var Console func(s *Service, db *store.DB, token string, log *slog.Logger) (http.Handler, error)
 
 // maxRequestBody bounds request bodies: a bundle plus headroom.
 const maxRequestBody = 1 << 20
@@ -267,6 +276,14 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		s.log.Info("backup sent", "bytes", n)
 	})
 	guarded("GET /metrics", s.MetricsHandler().ServeHTTP)
+	if Console != nil {
+		ui, err := Console(s, s.db, token, s.log)
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle("/console/", ui)
+		mux.Handle("GET /{$}", http.RedirectHandler("/console/", http.StatusSeeOther))
+	}
 	return mux, nil
 }
 
@@ -278,11 +295,11 @@ func authorized(r *http.Request, token string) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
 }
 
-// errBadRequest marks errors in what the client sent.
-var errBadRequest = errors.New("bad request")
+// ErrBadRequest marks errors in what the client sent (an HTTP 400).
+var ErrBadRequest = errors.New("bad request")
 
 func badRequest(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", errBadRequest, fmt.Sprintf(format, a...))
+	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, a...))
 }
 
 // decodeBody decodes a JSON body strictly: one object, no unknown fields,
@@ -309,7 +326,7 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, ErrReleaseExists), errors.Is(err, ErrReleaseTooLow), errors.Is(err, ErrTrainingDone):
 		return http.StatusConflict
-	case errors.Is(err, errBadRequest), errors.Is(err, ErrRollout), errors.Is(err, ErrBundleRejected), errors.As(err, &tooBig):
+	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrRollout), errors.Is(err, ErrBundleRejected), errors.As(err, &tooBig):
 		return http.StatusBadRequest
 	case errors.Is(err, bundle.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge

@@ -213,7 +213,7 @@ func Devices(db *store.DB) ([]Device, error) {
 // DeviceByID returns one device record.
 func DeviceByID(db *store.DB, id string) (*Device, error) {
 	if err := wire.CheckID(id); err != nil {
-		return nil, fmt.Errorf("%w: device ID: %v", errBadRequest, err)
+		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}
 	var d Device
 	ok, err := db.Get(store.FleetDevices, id, &d)
@@ -247,7 +247,7 @@ func Select(db *store.DB, selector map[string]string) ([]string, error) {
 // command counter restored from the highest sequence its state reports.
 func ForgetDevice(db *store.DB, id string) error {
 	if err := wire.CheckID(id); err != nil {
-		return fmt.Errorf("%w: device ID: %v", errBadRequest, err)
+		return fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}
 	err := db.Update(func(tx *store.Tx) error {
 		ok, err := tx.Get(store.FleetDevices, id, &Device{})
@@ -269,7 +269,7 @@ func ForgetDevice(db *store.DB, id string) error {
 // command counter are kept.
 func ResetDevice(db *store.DB, id string) (*Device, error) {
 	if err := wire.CheckID(id); err != nil {
-		return nil, fmt.Errorf("%w: device ID: %v", errBadRequest, err)
+		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}
 	var d Device
 	err := db.Update(func(tx *store.Tx) error {

@@ -636,3 +636,7 @@ func (r *Rollout) Failing() []string {
 	sort.Strings(out)
 	return out
 }
+
+// PhaseTarget is the number of devices notified once phase i of the
+// rollout's phases has started (the web console draws phases with it).
+func (r *Rollout) PhaseTarget(i int) int { return r.phaseTarget(i) }

@@ -1,0 +1,112 @@
+package console
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/fleet"
+)
+
+func TestProgressChart(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	r, err := fleet.NewRollout("r", "b", []string{"a", "b", "c", "d"}, fleet.Pace{Phases: []fleet.Phase{{Count: 1}, {Percent: 100}}}, fleet.AbortPolicy{}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(id string, st fleet.DeviceState, notified, updated float64) {
+		d := r.Devices[id]
+		d.State, d.NotifiedAt, d.UpdatedAt = st, at(notified), at(updated)
+	}
+	if progressChart(r, at(5)) != nil {
+		t.Fatal("a chart before anyone was notified")
+	}
+	set("a", fleet.DeviceSucceeded, 1, 10)
+	set("b", fleet.DeviceFailed, 12, 20)
+	set("c", fleet.DeviceInstalling, 12, 15)
+	c := progressChart(r, at(60))
+	if c == nil {
+		t.Fatal("no chart")
+	}
+	last := map[string]int{}
+	for _, s := range c.Series {
+		last[s.Name] = s.Last
+		// Step lines: x never goes back, y (a count, drawn downwards) never
+		// goes down.
+		px, py := -1.0, 1e9
+		for _, p := range strings.Fields(s.Points) {
+			xs, ys, _ := strings.Cut(p, ",")
+			x, _ := strconv.ParseFloat(xs, 64)
+			y, _ := strconv.ParseFloat(ys, 64)
+			if x < px || y > py || x < c.Left || x > c.Right+0.1 || y < c.Top-0.1 || y > c.Bot {
+				t.Fatalf("%s: point %s after (%g,%g), plot [%g,%g]×[%g,%g]", s.Name, p, px, py, c.Left, c.Right, c.Top, c.Bot)
+			}
+			px, py = x, y
+		}
+	}
+	if last["notified"] != 3 || last["succeeded"] != 1 || last["failed"] != 1 {
+		t.Fatalf("final values %v", last)
+	}
+	// The second phase began when b and c were notified, 12 s of 60.
+	if len(c.Markers) != 1 || c.Markers[0].Label != "phase 2" {
+		t.Fatalf("markers %+v", c.Markers)
+	}
+	if want := c.Left + c.PlotWidth*12/60; c.Markers[0].X < want-0.01 || c.Markers[0].X > want+0.01 {
+		t.Fatalf("phase 2 marker at x=%g, want %g", c.Markers[0].X, want)
+	}
+	if c.XTicks[0].Label != "0" || c.XTicks[len(c.XTicks)-1].Label != "1 min" || c.YTicks[len(c.YTicks)-1].Label != "4" {
+		t.Fatalf("ticks %v %v", c.XTicks, c.YTicks)
+	}
+	if !strings.Contains(c.Summary, "3 of 4 devices notified, 1 succeeded, 1 failed") {
+		t.Fatalf("summary %q", c.Summary)
+	}
+}
+
+func TestClassChart(t *testing.T) {
+	if classChart(nil, "") != nil || classChart(map[string]uint64{"a": 0}, "") != nil {
+		t.Fatal("a chart of nothing")
+	}
+	c := classChart(map[string]uint64{"normal": 60, "fault": 30, "unknown": 10}, "x")
+	if len(c.Rows) != 3 || c.Rows[0].Full != "normal" || c.Rows[2].Full != "unknown" || c.Rows[0].Value != "60 (60.0%)" {
+		t.Fatalf("rows %+v", c.Rows)
+	}
+	if c.Rows[1].W*2 < c.Rows[0].W-1 || c.Rows[1].W*2 > c.Rows[0].W+1 {
+		t.Fatalf("bars not to scale: %g vs %g", c.Rows[0].W, c.Rows[1].W)
+	}
+	many := map[string]uint64{}
+	for i := range 30 {
+		many["class-"+strconv.Itoa(i)] = uint64(100 - i)
+	}
+	c = classChart(many, "x")
+	if len(c.Rows) != 12 || c.Rows[11].Full != "19 other classes" {
+		t.Fatalf("%d rows, last %q", len(c.Rows), c.Rows[len(c.Rows)-1].Full)
+	}
+	long := strings.Repeat("é", 40)
+	c = classChart(map[string]uint64{long: 1}, "x")
+	if c.Rows[0].Full != long || len([]rune(c.Rows[0].Label)) != 22 || !strings.HasSuffix(c.Rows[0].Label, "…") {
+		t.Fatalf("label %q", c.Rows[0].Label)
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	var p progress
+	for _, s := range []fleet.DeviceState{fleet.DeviceSucceeded, fleet.DeviceSucceeded, fleet.DeviceTimedOut, fleet.DeviceDownloading, fleet.DevicePending} {
+		p.add(s)
+	}
+	b := p.bar()
+	if p != (progress{Total: 5, Succeeded: 2, Failed: 1, InProgress: 1, Pending: 1}) || len(b.Segs) != 4 {
+		t.Fatalf("%+v %+v", p, b)
+	}
+	end := 0.0
+	for _, s := range b.Segs {
+		if s.X < end-1e-9 || s.X > end+1e-9 {
+			t.Fatalf("segments not contiguous: %+v", b.Segs)
+		}
+		end = s.X + s.W
+	}
+	if end < 100-1e-9 || end > 100+1e-9 {
+		t.Fatalf("segments end at %g", end)
+	}
+}

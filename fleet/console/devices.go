@@ -1,0 +1,272 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+)
+
+// deviceFilter is the devices page's query: every field narrows the list.
+type deviceFilter struct {
+	Selector string // label selector, "site=north,tier=a"
+	Status   string // "", "online", "offline"
+	Health   string // "", "ok", "degraded", "no-model", "unknown"
+	Model    string // "", a model ID, or "none"
+	Q        string // part of the device ID
+	Page     int
+}
+
+func parseDeviceFilter(q url.Values) deviceFilter {
+	f := deviceFilter{Selector: strings.TrimSpace(q.Get("selector")), Status: q.Get("status"), Health: q.Get("health"),
+		Model: q.Get("model"), Q: strings.TrimSpace(q.Get("q"))}
+	f.Page, _ = strconv.Atoi(q.Get("page"))
+	f.Page = max(f.Page, 1)
+	return f
+}
+
+// query is the filter as a query string, on page p (0: the filter's own).
+func (f deviceFilter) query(p int) string {
+	v := url.Values{}
+	for k, s := range map[string]string{"selector": f.Selector, "status": f.Status, "health": f.Health, "model": f.Model, "q": f.Q} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if p == 0 {
+		p = f.Page
+	}
+	if p > 1 {
+		v.Set("page", strconv.Itoa(p))
+	}
+	return v.Encode()
+}
+
+// parseSelector reads "k=v, k2=v2" (commas or spaces between pairs).
+func parseSelector(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
+		k, v, ok := strings.Cut(part, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("label selector: %q is not key=value", part)
+		}
+		if old, dup := out[k]; dup && old != v {
+			return nil, fmt.Errorf("label selector: %q is given twice", k)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// health is a device's health as the console shows it.
+func health(d *fleet.Device) string {
+	if d.Health == "" {
+		return "unknown"
+	}
+	return d.Health
+}
+
+func (f deviceFilter) match(d *fleet.Device, sel map[string]string) bool {
+	switch {
+	case !d.Matches(sel):
+	case f.Status == "online" && !d.Online, f.Status == "offline" && d.Online:
+	case f.Health != "" && health(d) != f.Health:
+	case f.Model == "none" && d.Model != nil:
+	case f.Model != "" && f.Model != "none" && (d.Model == nil || d.Model.ID != f.Model):
+	case f.Q != "" && !strings.Contains(strings.ToLower(d.ID), strings.ToLower(f.Q)):
+	default:
+		return true
+	}
+	return false
+}
+
+// deviceRow is one line of a device table.
+type deviceRow struct {
+	ID        string
+	Online    bool
+	LastSeen  time.Time
+	Health    string
+	Labels    []kv
+	Model     *wire.ModelRef
+	SensorsOK int
+	Failed    []string // failed sensors
+	Last      *wire.Prediction
+	Predicted uint64
+}
+
+func newDeviceRow(d *fleet.Device) deviceRow {
+	row := deviceRow{ID: d.ID, Online: d.Online, LastSeen: d.LastSeen, Health: health(d), Labels: sortedLabels(d.Labels),
+		Model: d.Model, Last: d.Last, Predicted: d.Predictions}
+	for _, s := range d.Sensors {
+		if s.State == "ok" {
+			row.SensorsOK++
+		} else {
+			row.Failed = append(row.Failed, s.Sensor)
+		}
+	}
+	return row
+}
+
+type devicesData struct {
+	Filter    deviceFilter
+	FilterErr string
+	Models    []string // model IDs seen, for the filter
+	Rows      []deviceRow
+	Total     int // devices in the inventory
+	Matched   int
+	From, To  int // 1-based range shown
+	Page      int
+	Pages     int
+	PrevURL   string
+	NextURL   string
+	Classes   *barChart
+}
+
+// devicesPage lists the inventory, filtered and paginated, with the class
+// distribution of the devices that match.
+func (c *Console) devicesPage(w http.ResponseWriter, r *http.Request, s sessionView) {
+	all, err := fleet.Devices(c.db)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	f := parseDeviceFilter(r.URL.Query())
+	data := c.devicesData(all, f)
+	c.render(w, r, http.StatusOK, "devices", &view{Title: "Devices", Nav: "devices", CSRF: s.csrf, Flash: s.flash,
+		LiveURL: "/console/devices?" + joinQuery(f.query(0), "part=live"), Data: data})
+}
+
+func joinQuery(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "&" + b
+}
+
+func (c *Console) devicesData(all []fleet.Device, f deviceFilter) *devicesData {
+	data := &devicesData{Filter: f, Total: len(all)}
+	models := map[string]bool{}
+	for i := range all {
+		if m := all[i].Model; m != nil {
+			models[m.ID] = true
+		}
+	}
+	for m := range models {
+		data.Models = append(data.Models, m)
+	}
+	sort.Strings(data.Models)
+	sel, err := parseSelector(f.Selector)
+	if err != nil {
+		data.FilterErr = err.Error()
+		return data
+	}
+	counts := map[string]uint64{}
+	var matched []*fleet.Device
+	for i := range all {
+		d := &all[i]
+		if f.match(d, sel) {
+			matched = append(matched, d)
+			for k, v := range d.Counts {
+				counts[k] += v
+			}
+		}
+	}
+	data.Matched = len(matched)
+	size := c.opt.PageSize
+	data.Pages = max(1, (len(matched)+size-1)/size)
+	data.Page = min(f.Page, data.Pages)
+	lo := (data.Page - 1) * size
+	hi := min(lo+size, len(matched))
+	for _, d := range matched[lo:hi] {
+		data.Rows = append(data.Rows, newDeviceRow(d))
+	}
+	if hi > lo {
+		data.From, data.To = lo+1, hi
+	}
+	if data.Page > 1 {
+		data.PrevURL = "/console/devices?" + f.query(data.Page-1)
+	}
+	if data.Page < data.Pages {
+		data.NextURL = "/console/devices?" + f.query(data.Page+1)
+	}
+	data.Classes = classChart(counts, fmt.Sprintf("latest telemetry interval of the %d devices listed", len(matched)))
+	return data
+}
+
+// jobRow is one rollout a device took part in.
+type jobRow struct {
+	Rollout  string
+	Model    string
+	Release  uint64
+	Rollback bool
+	State    fleet.DeviceState
+	Attempts int
+	Seq      uint64
+	Reason   string
+	Notified time.Time
+	Updated  time.Time
+}
+
+type deviceData struct {
+	D       *fleet.Device
+	Row     deviceRow
+	Labels  []kv
+	Jobs    []jobRow
+	Classes *barChart
+}
+
+// devicePage shows one device: its state, sensors, class distribution and
+// its part in every rollout.
+func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionView) {
+	id := r.PathValue("id")
+	d, err := fleet.DeviceByID(c.db, id)
+	if errors.Is(err, fleet.ErrBadRequest) {
+		// Not a valid device ID, but the inventory may hold a record under
+		// it (a database from elsewhere): show what is there.
+		d, err = storedDevice(c.db, id)
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	rs, err := c.svc.Rollouts()
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data := &deviceData{D: d, Row: newDeviceRow(d), Labels: sortedLabels(d.Labels),
+		Classes: classChart(d.Counts, "latest telemetry interval")}
+	for i := range rs {
+		ro := &rs[i]
+		p := ro.Devices[id]
+		if p == nil {
+			continue
+		}
+		data.Jobs = append(data.Jobs, jobRow{Rollout: ro.ID, Model: ro.ModelID, Release: ro.Release, Rollback: ro.Rollback,
+			State: p.State, Attempts: p.Attempts, Seq: p.Seq, Reason: p.Reason, Notified: p.NotifiedAt, Updated: p.UpdatedAt})
+	}
+	c.render(w, r, http.StatusOK, "device", &view{Title: "Device " + d.ID, Nav: "devices", CSRF: s.csrf, Flash: s.flash,
+		LiveURL: "/console/devices/" + url.PathEscape(id) + "?part=live", Data: data})
+}
+
+// storedDevice reads a device record by its key as it is, without checking
+// the ID.
+func storedDevice(db *store.DB, id string) (*fleet.Device, error) {
+	var d fleet.Device
+	ok, err := db.Get(store.FleetDevices, id, &d)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: device %q", fleet.ErrNotFound, id)
+	}
+	return &d, nil
+}

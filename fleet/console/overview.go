@@ -1,0 +1,164 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/trit-iot/trit/fleet"
+)
+
+// modelUse is one model release and the devices running it.
+type modelUse struct {
+	Model   string
+	Release uint64
+	Bundle  string
+	Devices int
+	Latest  bool // the model's latest registered release
+}
+
+// alert is something on the overview that wants attention.
+type alert struct {
+	Text string
+	Link string // "" for none
+}
+
+type overviewData struct {
+	Total, Online, Offline, Degraded, NoModel int
+	Models                                    []modelUse
+	Active                                    []rolloutRow // running or paused
+	Recent                                    []rolloutRow // finished in the last day
+	Alerts                                    []alert
+	Classes                                   *barChart
+}
+
+// recentWindow is how long a finished rollout stays on the overview.
+const recentWindow = 24 * time.Hour
+
+// overviewPage shows the fleet at a glance.
+func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s sessionView) {
+	devices, err := fleet.Devices(c.db)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	rs, err := c.svc.Rollouts()
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	latest := map[string]uint64{}
+	if bs, err := c.svc.Registry().Bundles(); err == nil {
+		for _, b := range bs {
+			latest[b.ModelID] = max(latest[b.ModelID], b.Release)
+		}
+	} else {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "overview", &view{Title: "Overview", Nav: "overview", CSRF: s.csrf, Flash: s.flash,
+		LiveURL: "/console/?part=live", Data: overview(devices, rs, latest, c.opt.Now())})
+}
+
+func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint64, now time.Time) *overviewData {
+	data := &overviewData{Total: len(devices)}
+	uses := map[string]*modelUse{}
+	counts := map[string]uint64{}
+	var dropping, failedSensors []string
+	for i := range devices {
+		d := &devices[i]
+		if d.Online {
+			data.Online++
+		} else {
+			data.Offline++
+		}
+		switch health(d) {
+		case "degraded":
+			data.Degraded++
+		case "no-model":
+			data.NoModel++
+		}
+		if d.Model != nil {
+			k := d.Model.Bundle
+			if uses[k] == nil {
+				uses[k] = &modelUse{Model: d.Model.ID, Release: d.Model.Release, Bundle: d.Model.Bundle, Latest: latest[d.Model.ID] == d.Model.Release}
+			}
+			uses[k].Devices++
+		}
+		for k, v := range d.Counts {
+			counts[k] += v
+		}
+		if d.Outbox != nil && d.Outbox.Dropped > 0 {
+			dropping = append(dropping, d.ID)
+		}
+		for _, sh := range d.Sensors {
+			if sh.State != "ok" {
+				failedSensors = append(failedSensors, d.ID)
+				break
+			}
+		}
+	}
+	for _, u := range uses {
+		data.Models = append(data.Models, *u)
+	}
+	sort.Slice(data.Models, func(i, j int) bool {
+		a, b := data.Models[i], data.Models[j]
+		if a.Model != b.Model {
+			return a.Model < b.Model
+		}
+		return a.Release > b.Release
+	})
+	for i := range rs {
+		ro := &rs[i]
+		switch {
+		case !ro.State.Done():
+			data.Active = append(data.Active, newRolloutRow(ro))
+		case now.Sub(ro.Finished) < recentWindow:
+			data.Recent = append(data.Recent, newRolloutRow(ro))
+		}
+	}
+
+	if data.Offline > 0 {
+		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%d of %s offline.", data.Offline, plural(data.Total, "device is", "devices are")), Link: "/console/devices?status=offline"})
+	}
+	if data.Degraded > 0 {
+		data.Alerts = append(data.Alerts, alert{Text: plural(data.Degraded, "device reports", "devices report") + " degraded health (a failed sensor or inference errors).", Link: "/console/devices?health=degraded"})
+	}
+	if len(failedSensors) > 0 {
+		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s a failed sensor: %s.", plural(len(failedSensors), "device has", "devices have"), firstFew(failedSensors))})
+	}
+	if len(dropping) > 0 {
+		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s telemetry because %s outbox was full: %s.", plural(len(dropping), "device dropped", "devices dropped"), map[bool]string{true: "its", false: "their"}[len(dropping) == 1], firstFew(dropping))})
+	}
+	for _, ro := range data.Active {
+		if ro.State == fleet.RolloutPaused {
+			data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("Rollout %s is paused: %s", ro.ID, orNone(ro.Reason)), Link: "/console/rollouts/" + url.PathEscape(ro.ID)})
+		}
+	}
+	for _, ro := range data.Recent {
+		if ro.State == fleet.RolloutAborted {
+			data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("Rollout %s aborted: %s", ro.ID, orNone(ro.Reason)), Link: "/console/rollouts/" + url.PathEscape(ro.ID)})
+		}
+	}
+	data.Classes = classChart(counts, fmt.Sprintf("latest telemetry interval of all %d devices", len(devices)))
+	return data
+}
+
+// firstFew lists up to five IDs and how many more there are.
+func firstFew(ids []string) string {
+	const n = 5
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}

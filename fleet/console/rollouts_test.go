@@ -1,0 +1,258 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/wire"
+)
+
+func TestCreateRolloutFromTheForm(t *testing.T) {
+	f := newFixture(t)
+	_, h2 := populate(f)
+	c := f.client().login()
+	c.get("/console/new-rollout?bundle=" + h2)
+	form := url.Values{"csrf": {c.csrf}, "id": {"two-phase"}, "bundle": {h2}, "selector": {"site=north"}, "phases": {"1, 100%"},
+		"abort_on": {"failed"}, "abort_threshold": {"10"}, "abort_min": {"2"}, "timeout": {"90s"}, "retries": {"timed-out=2"}}
+	r := c.post("/console/rollouts", form)
+	if r.code != http.StatusSeeOther || r.header.Get("Location") != "/console/rollouts/two-phase" {
+		t.Fatalf("create: %d to %q: %s", r.code, r.header.Get("Location"), r.body)
+	}
+	ro, err := f.svc.GetRollout("two-phase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fleet.Pace{Phases: []fleet.Phase{{Count: 1}, {Percent: 100}}}
+	if ro.Bundle != h2 || !reflect.DeepEqual(ro.Pace, want) || ro.Abort != (fleet.AbortPolicy{On: "failed", ThresholdPercent: 10, MinExecuted: 2}) ||
+		ro.Timeout != 90*time.Second || ro.Retries["timed-out"] != 2 || !reflect.DeepEqual(ro.Order, []string{"gw-1", "gw-2"}) {
+		t.Fatalf("rollout %+v", ro)
+	}
+	if r := c.get("/console/rollouts/two-phase"); !strings.Contains(r.body, "Rollout two-phase created: release 2 of vib to 2 devices.") {
+		t.Fatal("no message after creating the rollout")
+	}
+	if r := c.get("/console/rollouts/two-phase"); strings.Contains(r.body, "created: release") {
+		t.Fatal("the message is shown twice")
+	}
+
+	// Mistakes come back to the form, with what was typed and why.
+	for _, tc := range []struct {
+		change url.Values
+		want   string
+	}{
+		{url.Values{"phases": {"1, 200%"}}, "phases: &#34;200%&#34; is not a percentage in (0, 100]"},
+		{url.Values{"phases": {"2, 1"}}, "phase 2 covers 1 devices, fewer than the 2 before it"},
+		{url.Values{"selector": {""}}, "give a label selector or device IDs"},
+		{url.Values{"devices": {"gw-1"}}, "not both"},
+		{url.Values{"id": {"two-phase"}}, "rollout two-phase already exists"},
+		{url.Values{"id": {"bad id"}}, "rollout ID"},
+		{url.Values{"bundle": {strings.Repeat("0", 64)}}, "not found"},
+		{url.Values{"timeout": {"soon"}}, "timeout: &#34;soon&#34; is not a duration"},
+		{url.Values{"abort_on": {"sometimes"}}, "abort on &#34;sometimes&#34;"},
+		{url.Values{"retries": {"failed"}}, "retries: &#34;failed&#34; is not kind=count"},
+		{url.Values{"selector": {"site=nowhere"}}, "no target devices"},
+	} {
+		bad := url.Values{}
+		for k, v := range form {
+			bad[k] = v
+		}
+		bad.Set("id", "other")
+		for k, v := range tc.change {
+			bad[k] = v
+		}
+		r := c.post("/console/rollouts", bad)
+		if r.code != http.StatusBadRequest || !strings.Contains(r.body, tc.want) {
+			t.Errorf("%v: HTTP %d, want 400 saying %q", tc.change, r.code, tc.want)
+		}
+		if !strings.Contains(r.body, `value="`+bad.Get("id")+`"`) {
+			t.Errorf("%v: the form lost what was typed", tc.change)
+		}
+	}
+	if _, err := f.svc.GetRollout("other"); err == nil {
+		t.Fatal("a refused form created a rollout")
+	}
+}
+
+func TestRolloutControls(t *testing.T) {
+	f := newFixture(t)
+	populate(f)
+	c := f.client().login()
+	op := func(op string, form url.Values) string {
+		t.Helper()
+		c.get("/console/rollouts/r1")
+		if form == nil {
+			form = url.Values{}
+		}
+		form.Set("csrf", c.csrf)
+		r := c.post("/console/rollouts/r1/"+op, form)
+		if r.code != http.StatusSeeOther {
+			t.Fatalf("%s: HTTP %d", op, r.code)
+		}
+		return r.header.Get("Location")
+	}
+	state := func() *fleet.Rollout {
+		r, err := f.svc.GetRollout("r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	op("pause", url.Values{"reason": {"looking at the canary"}})
+	if r := state(); r.State != fleet.RolloutPaused || r.Reason != "looking at the canary" {
+		t.Fatalf("after pause: %s %q", r.State, r.Reason)
+	}
+	if r := c.get("/console/rollouts/r1"); !strings.Contains(r.body, "Rollout r1 paused.") || !strings.Contains(r.body, "Resume…") || strings.Contains(r.body, "Pause…") {
+		t.Fatal("the page after pausing")
+	}
+	op("pause", nil) // again: refused, said so
+	if r := c.get("/console/rollouts/r1"); !strings.Contains(r.body, "Could not pause rollout r1: invalid rollout: cannot pause a paused rollout") {
+		t.Fatal("no error message for a second pause")
+	}
+	op("resume", nil)
+	if r := state(); r.State != fleet.RolloutRunning {
+		t.Fatalf("after resume: %s", r.State)
+	}
+	op("abort", nil)
+	if r := state(); r.State != fleet.RolloutAborted || r.Reason != "aborted in the web console" {
+		t.Fatalf("after abort: %s %q", r.State, r.Reason)
+	}
+	// Rollback to the release before: none below release 1.
+	op("rollback", url.Values{"id": {"r1-rollback"}})
+	if r := c.get("/console/rollouts/r1"); !strings.Contains(r.body, "Could not rollback rollout r1") {
+		t.Fatal("no error message for a rollback without a release below")
+	}
+	if r := c.post("/console/rollouts/r1/explode", url.Values{"csrf": {c.csrf}}); r.code != http.StatusNotFound {
+		t.Fatalf("unknown operation: HTTP %d", r.code)
+	}
+}
+
+func TestRollbackFromTheConsole(t *testing.T) {
+	f := newFixture(t)
+	h1, h2 := populate(f)
+	if _, err := f.svc.CreateRollout(fleet.RolloutRequest{ID: "r2", Bundle: h2, Devices: []string{"gw-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	// gw-1 runs release 2 and keeps release 1: a rollback may send it back.
+	f.deliver(f.svc.Topics().State("gw-1"), &wire.State{Device: "gw-1", Session: 2, Online: true, Health: "ok", AgentVersion: "0.2.0",
+		Labels:   map[string]string{"site": "north"},
+		Model:    &wire.ModelRef{ID: "vib", Release: 2, Bundle: h2, Install: "committed"},
+		Previous: &wire.ModelRef{ID: "vib", Release: 1, Bundle: h1, Install: "committed"}})
+	c := f.client().login()
+	r := c.get("/console/rollouts/r2")
+	if !strings.Contains(r.body, "Roll back to release 1") || !strings.Contains(r.body, `value="r2-rollback"`) {
+		t.Fatal("no rollback control on r2")
+	}
+	r = c.post("/console/rollouts/r2/rollback", url.Values{"csrf": {c.csrf}, "id": {"r2-rollback"}})
+	if r.code != http.StatusSeeOther || r.header.Get("Location") != "/console/rollouts/r2-rollback" {
+		t.Fatalf("rollback: %d to %q", r.code, r.header.Get("Location"))
+	}
+	nr, err := f.svc.GetRollout("r2-rollback")
+	if err != nil || !nr.Rollback || nr.Release != 1 || !reflect.DeepEqual(nr.Order, []string{"gw-1"}) {
+		t.Fatalf("rollback rollout %+v, %v", nr, err)
+	}
+	if old, _ := f.svc.GetRollout("r2"); old.State != fleet.RolloutAborted {
+		t.Fatalf("the rolled-back rollout is %s", old.State)
+	}
+}
+
+func TestRolloutPageFollowsDevices(t *testing.T) {
+	f := newFixture(t)
+	h1, _ := populate(f)
+	ro, _ := f.svc.GetRollout("r1")
+	first := ro.Order[0]
+	seq := ro.Devices[first].Seq
+	f.clk.advance(3 * time.Second)
+	f.deliver(f.svc.Topics().Events(first), &wire.Event{Device: first, Rollout: "r1", Seq: seq, State: wire.JobSucceeded,
+		Bundle: h1, Model: &wire.ModelRef{ID: "vib", Release: 1, Bundle: h1}, Time: f.clk.now().UnixMilli()})
+	f.svc.Tick()
+	c := f.client().login()
+	r := c.get("/console/rollouts/r1?part=live")
+	for _, want := range []string{"1 of 2 succeeded", "Not met: 0 of 1 finished devices failed, rejected or timed out (0.0% ≤ 0%).",
+		`<span class="badge ph-done">done</span>`, `<span class="badge ph-running">running</span>`, "phase 2", "succeeded: 1"} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("live region does not show %q", want)
+		}
+	}
+	// Filter the device table by state.
+	r = c.get("/console/rollouts/r1?device_state=succeeded")
+	if !strings.Contains(r.body, "/console/devices/"+first) || strings.Contains(r.body, `href="/console/devices/`+ro.Order[1]+`"`) {
+		t.Error("the state filter did not filter")
+	}
+}
+
+func TestParsePhases(t *testing.T) {
+	for in, want := range map[string][]fleet.Phase{
+		"":              nil,
+		"100%":          {{Percent: 100}},
+		"1, 50%,100%":   {{Count: 1}, {Percent: 50}, {Percent: 100}},
+		" 5 25% 100% ":  {{Count: 5}, {Percent: 25}, {Percent: 100}},
+		"0.5%, 100%":    {{Percent: 0.5}, {Percent: 100}},
+		"3":             {{Count: 3}},
+		"1,,2":          {{Count: 1}, {Count: 2}},
+		"10%, 20, 100%": {{Percent: 10}, {Count: 20}, {Percent: 100}},
+	} {
+		got, err := parsePhases(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("parsePhases(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"0", "-1", "0%", "101%", "NaN%", "1.5", "x", "%", "1e3%", "Inf%"} {
+		if got, err := parsePhases(in); err == nil {
+			t.Errorf("parsePhases(%q) = %v, want an error", in, got)
+		}
+	}
+}
+
+func TestParseSelector(t *testing.T) {
+	got, err := parseSelector(" site=north, tier=a b=  ")
+	if err != nil || !reflect.DeepEqual(got, map[string]string{"site": "north", "tier": "a", "b": ""}) {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, in := range []string{"site", "=x", "a=1,a=2"} {
+		if _, err := parseSelector(in); err == nil {
+			t.Errorf("parseSelector(%q): no error", in)
+		}
+	}
+}
+
+// FuzzRolloutForm: any form either makes a request the fleet then checks,
+// or says what is wrong; never a panic, never NaN or a negative figure.
+// The input is the form's fields joined by "|": id, bundle, selector,
+// devices, phases, abort on, threshold, minimum, timeout, retries.
+func FuzzRolloutForm(f *testing.F) {
+	f.Add("r1|abc|site=north||1, 100%|any|0|1|10m|failed=1")
+	f.Add("r2|abc||gw-1 gw-2|||||")
+	f.Add("r3|abc|a=b||5,50%,100%|failed|NaN|1e400|-1s|x=")
+	f.Fuzz(func(t *testing.T, in string) {
+		v := strings.SplitN(in, "|", 10)
+		for len(v) < 10 {
+			v = append(v, "")
+		}
+		form := rolloutForm{ID: v[0], Bundle: v[1], Selector: v[2], Devices: v[3], Phases: v[4], AbortOn: v[5],
+			Threshold: v[6], MinFinished: v[7], Timeout: v[8], Retries: v[9]}
+		req, err := form.request()
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error message")
+			}
+			return
+		}
+		if req.ID == "" || req.Bundle == "" || len(req.Selector) > 0 && len(req.Devices) > 0 {
+			t.Fatalf("accepted %+v", req)
+		}
+		for _, p := range req.Pace.Phases {
+			if (p.Count > 0) == (p.Percent > 0) || p.Percent < 0 || p.Percent > 100 || p.Percent != p.Percent {
+				t.Fatalf("phase %+v", p)
+			}
+		}
+		a := req.Abort
+		if a.ThresholdPercent < 0 || a.ThresholdPercent != a.ThresholdPercent || a.MinExecuted < 0 || req.Timeout < 0 {
+			t.Fatalf("request %+v", req)
+		}
+	})
+}
