@@ -31,11 +31,18 @@ type Command struct {
 	// Rollback allows a bundle whose release counter is below the highest
 	// the device installed (an operator-initiated rollback).
 	Rollback bool `json:"rollback"`
+	// Mode is "" (install and activate the bundle) or ModeShadow (verify
+	// and store it, and score it beside the active model without ever
+	// letting it change outputs). Promotion is a later install command.
+	Mode string `json:"mode,omitempty"`
 	// KeyID names the signing key (KeyID); Sig is the Ed25519 signature
 	// of Canonical(), base64 (standard, padded).
 	KeyID string `json:"key_id"`
 	Sig   string `json:"sig"`
 }
+
+// ModeShadow is Command.Mode of a shadow deployment.
+const ModeShadow = "shadow"
 
 // canonicalMagic starts the signed text; it separates command signatures
 // from any other use of the key.
@@ -44,7 +51,8 @@ const canonicalMagic = "trit-command/v1\n"
 // Canonical returns the bytes the signature covers: a fixed header line,
 // then one "name=value" line per field in this order — fleet, device,
 // bundle, rollout, seq, issued_at, expires_at, rollback (0 or 1), key_id —
-// each ending in "\n", numbers in decimal. Identifiers cannot contain "\n"
+// each ending in "\n", numbers in decimal; then, only for a command with a
+// Mode, a last line "mode=…" (so commands without one sign as before). Identifiers cannot contain "\n"
 // or "=" (CheckID), so the encoding is unambiguous.
 func (c *Command) Canonical() []byte {
 	var b strings.Builder
@@ -63,6 +71,9 @@ func (c *Command) Canonical() []byte {
 	}
 	line("rollback", rb)
 	line("key_id", c.KeyID)
+	if c.Mode != "" {
+		line("mode", c.Mode)
+	}
 	return []byte(b.String())
 }
 
@@ -94,6 +105,12 @@ func (c *Command) Validate() error {
 	}
 	if c.ExpiresAt <= c.IssuedAt {
 		return fail("expires_at", "%d is not after issued_at %d", c.ExpiresAt, c.IssuedAt)
+	}
+	if c.Mode != "" && c.Mode != ModeShadow {
+		return fail("mode", "%q, want empty (install) or %q", c.Mode, ModeShadow)
+	}
+	if c.Mode == ModeShadow && c.Rollback {
+		return fail("rollback", "a shadow command cannot be a rollback")
 	}
 	return nil
 }

@@ -46,6 +46,11 @@ func FuzzDecodePayloads(f *testing.F) {
 	f.Add(b)
 	b, _ = (&Telemetry{Device: "d", Session: 1, Seq: 1, Predictions: 1, Counts: map[string]uint64{"a": 1}}).Marshal()
 	f.Add(b)
+	b, _ = (&Telemetry{Device: "d", Session: 1, Seq: 1, Predictions: 2,
+		Shadow: &ShadowReport{Rollout: "r", Seq: 1, Bundle: hashA, Windows: 2, Agree: 1, ActiveClasses: []string{"a", "b"},
+			CandidateClasses: []string{"a", "b"}, Confusion: [][]uint64{{1, 1}, {0, 0}}, LowMargin: 0.1},
+		Drift: &DriftReport{Score: 0.2, Windows: 2, Top: []DriftBit{{Column: 3, Train: 0.5, Now: 0.9, JS: 0.2}}}}).Marshal()
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if s, err := DecodeState(data); err == nil {
 			b, _ := s.Marshal()

@@ -60,6 +60,7 @@ type State struct {
 	Labels       map[string]string `json:"labels,omitempty"`
 	Model        *ModelRef         `json:"model,omitempty"`    // active model
 	Previous     *ModelRef         `json:"previous,omitempty"` // kept for rollback
+	Shadow       *ModelRef         `json:"shadow,omitempty"`   // candidate scored in shadow
 	Sensors      []SensorHealth    `json:"sensors,omitempty"`
 	Outbox       *OutboxInfo       `json:"outbox,omitempty"`
 	// Health is "ok", "degraded" (a sensor failed or inference errors) or
@@ -111,7 +112,7 @@ func DecodeState(data []byte) (*State, error) {
 	if err := CheckInstance(s.Instance); err != nil {
 		return nil, decodeErr(ErrMalformed, "state", "instance", "%v", err)
 	}
-	for _, m := range []*ModelRef{s.Model, s.Previous} {
+	for _, m := range []*ModelRef{s.Model, s.Previous, s.Shadow} {
 		if m == nil {
 			continue
 		}

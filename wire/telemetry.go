@@ -37,6 +37,11 @@ type Telemetry struct {
 	Last    *Prediction `json:"last,omitempty"`
 	// Dropped is the outbox's drop counter when the report was made.
 	Dropped uint64 `json:"outbox_dropped,omitempty"`
+	// Shadow: the candidate the device runs in shadow, if any.
+	Shadow *ShadowReport `json:"shadow,omitempty"`
+	// Drift: the active model's drift score, if its bundle has a
+	// fingerprint.
+	Drift *DriftReport `json:"drift,omitempty"`
 }
 
 // MaxTelemetryClasses bounds Counts.
@@ -72,6 +77,16 @@ func DecodeTelemetry(data []byte) (*Telemetry, error) {
 	if t.Model != nil {
 		if err := t.Model.check(); err != nil {
 			return fail("model", "%v", err)
+		}
+	}
+	if t.Shadow != nil {
+		if err := t.Shadow.check(); err != nil {
+			return fail("shadow", "%v", err)
+		}
+	}
+	if t.Drift != nil {
+		if err := t.Drift.check(); err != nil {
+			return fail("drift", "%v", err)
 		}
 	}
 	var sum uint64

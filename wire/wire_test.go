@@ -110,6 +110,7 @@ func TestCommandVerify(t *testing.T) {
 		"issued_at":  func(c *Command) { c.IssuedAt-- },
 		"expires_at": func(c *Command) { c.ExpiresAt++ },
 		"rollback":   func(c *Command) { c.Rollback = true },
+		"mode":       func(c *Command) { c.Mode = ModeShadow },
 	}
 	for name, mut := range mutations {
 		m := *c

@@ -1,0 +1,193 @@
+package wire
+
+import (
+	"fmt"
+	"math"
+)
+
+// ShadowReport is what a device measured of a candidate model it runs in
+// shadow (a Command with Mode ModeShadow) beside its active model, over
+// every window since the shadow started. The candidate never changes an
+// output; these counts are its whole effect.
+type ShadowReport struct {
+	Rollout string `json:"rollout"` // the shadow command's rollout and sequence
+	Seq     uint64 `json:"seq"`
+	Bundle  string `json:"bundle"` // the candidate's bundle hash
+	// Windows scored by both models, and how many got the same class label.
+	Windows uint64 `json:"windows"`
+	Agree   uint64 `json:"agree"`
+	// Confusion[i][j] counts the windows the active model classed as
+	// ActiveClasses[i] and the candidate as CandidateClasses[j]; its row
+	// and column sums are the two models' class histograms. Omitted when a
+	// model has more than MaxShadowClasses classes.
+	ActiveClasses    []string   `json:"active_classes,omitempty"`
+	CandidateClasses []string   `json:"candidate_classes,omitempty"`
+	Confusion        [][]uint64 `json:"confusion,omitempty"`
+	// Windows whose normalised margin (Margin) was below LowMargin, per
+	// model.
+	ActiveLowMargin    uint64  `json:"active_low_margin"`
+	CandidateLowMargin uint64  `json:"candidate_low_margin"`
+	LowMargin          float64 `json:"low_margin"`
+}
+
+// MaxShadowClasses bounds the classes of a ShadowReport's confusion matrix.
+const MaxShadowClasses = 32
+
+// Agreement is Agree/Windows (0 without windows).
+func (r *ShadowReport) Agreement() float64 {
+	if r.Windows == 0 {
+		return 0
+	}
+	return float64(r.Agree) / float64(r.Windows)
+}
+
+// LowMarginRate is the candidate's share of low-margin windows.
+func (r *ShadowReport) LowMarginRate() float64 {
+	if r.Windows == 0 {
+		return 0
+	}
+	return float64(r.CandidateLowMargin) / float64(r.Windows)
+}
+
+// Histograms returns each model's windows per class label, from the
+// confusion matrix (nil without one).
+func (r *ShadowReport) Histograms() (active, candidate map[string]uint64) {
+	if len(r.Confusion) == 0 {
+		return nil, nil
+	}
+	active, candidate = map[string]uint64{}, map[string]uint64{}
+	for i, row := range r.Confusion {
+		for j, n := range row {
+			active[r.ActiveClasses[i]] += n
+			candidate[r.CandidateClasses[j]] += n
+		}
+	}
+	return active, candidate
+}
+
+// Divergence is the Jensen–Shannon divergence, in bits (0 … 1), between
+// the active model's and the candidate's class distributions over the same
+// windows, classes matched by label; 0 without a confusion matrix.
+func (r *ShadowReport) Divergence() float64 {
+	a, c := r.Histograms()
+	return JensenShannon(a, c)
+}
+
+// JensenShannon returns the Jensen–Shannon divergence in bits (0 … 1)
+// between two histograms keyed by label: JS(P, Q) = H(M) − (H(P)+H(Q))/2
+// with M = (P+Q)/2 and H the Shannon entropy. Empty histograms give 0.
+func JensenShannon(p, q map[string]uint64) float64 {
+	var np, nq float64
+	for _, n := range p {
+		np += float64(n)
+	}
+	for _, n := range q {
+		nq += float64(n)
+	}
+	if np == 0 || nq == 0 {
+		return 0
+	}
+	h := func(x float64) float64 {
+		if x <= 0 {
+			return 0
+		}
+		return -x * math.Log2(x)
+	}
+	var js float64
+	seen := map[string]bool{}
+	add := func(k string) {
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		a, b := float64(p[k])/np, float64(q[k])/nq
+		js += h((a+b)/2) - (h(a)+h(b))/2
+	}
+	for k := range p {
+		add(k)
+	}
+	for k := range q {
+		add(k)
+	}
+	return min(max(js, 0), 1)
+}
+
+func (r *ShadowReport) check() error {
+	if err := CheckRolloutID(r.Rollout); err != nil {
+		return err
+	}
+	if err := CheckHash(r.Bundle); err != nil {
+		return err
+	}
+	if r.Agree > r.Windows || r.ActiveLowMargin > r.Windows || r.CandidateLowMargin > r.Windows {
+		return fmt.Errorf("counts above the %d windows", r.Windows)
+	}
+	if !(r.LowMargin >= 0 && r.LowMargin <= 1) {
+		return fmt.Errorf("low_margin %v, want 0..1", r.LowMargin)
+	}
+	if len(r.ActiveClasses) > MaxShadowClasses || len(r.CandidateClasses) > MaxShadowClasses {
+		return fmt.Errorf("more than %d classes", MaxShadowClasses)
+	}
+	if len(r.Confusion) == 0 {
+		return nil
+	}
+	if len(r.Confusion) != len(r.ActiveClasses) {
+		return fmt.Errorf("confusion has %d rows for %d active classes", len(r.Confusion), len(r.ActiveClasses))
+	}
+	var sum uint64
+	for _, row := range r.Confusion {
+		if len(row) != len(r.CandidateClasses) {
+			return fmt.Errorf("confusion row has %d columns for %d candidate classes", len(row), len(r.CandidateClasses))
+		}
+		for _, n := range row {
+			if n > r.Windows || sum+n > r.Windows {
+				return fmt.Errorf("confusion adds up to more than %d windows", r.Windows)
+			}
+			sum += n
+		}
+	}
+	return nil
+}
+
+// DriftReport is a device's drift score: how far the firing rates of its
+// active model's fingerprinted embedding bits, over its recent windows,
+// are from the rates on the training data (inference.Fingerprint.Drift).
+type DriftReport struct {
+	// Score is the mean Jensen–Shannon divergence in bits (0 … 1).
+	Score float64 `json:"score"`
+	// Windows the observed rates are over (an exponentially forgetting
+	// count, so recent windows weigh most).
+	Windows uint64 `json:"windows"`
+	// Top lists the most drifted bits, largest divergence first.
+	Top []DriftBit `json:"top,omitempty"`
+}
+
+// MaxDriftBits bounds DriftReport.Top.
+const MaxDriftBits = 8
+
+// DriftBit is one fingerprinted bit's drift.
+type DriftBit struct {
+	Column int32 `json:"column"` // index into the model's kept columns
+	// Feature is the input feature a threshold bit tests (empty for a
+	// random-feature bit).
+	Feature string  `json:"feature,omitempty"`
+	Train   float64 `json:"train"` // firing rate on the training data
+	Now     float64 `json:"now"`   // firing rate on the device
+	JS      float64 `json:"js"`    // divergence in bits
+}
+
+func (r *DriftReport) check() error {
+	unit := func(x float64) bool { return x >= 0 && x <= 1 }
+	if !unit(r.Score) {
+		return fmt.Errorf("score %v, want 0..1", r.Score)
+	}
+	if len(r.Top) > MaxDriftBits {
+		return fmt.Errorf("%d bits, at most %d", len(r.Top), MaxDriftBits)
+	}
+	for _, b := range r.Top {
+		if b.Column < 0 || !unit(b.Train) || !unit(b.Now) || !unit(b.JS) || len(b.Feature) > 128 {
+			return fmt.Errorf("bit %d: rates and divergence must be 0..1, feature at most 128 bytes", b.Column)
+		}
+	}
+	return nil
+}
