@@ -82,8 +82,8 @@ func (db *DB) BundleHashes() ([]string, error) {
 	return hashes, nil
 }
 
-// DeleteBundle removes a stored bundle. The active and previous bundles
-// cannot be deleted (ErrBundleInUse); a missing bundle is ErrNotFound.
+// DeleteBundle removes a stored bundle. The active, previous and shadow
+// bundles cannot be deleted (ErrBundleInUse); a missing bundle is ErrNotFound.
 func (db *DB) DeleteBundle(hash string) error {
 	if err := checkHash(hash); err != nil {
 		return fmt.Errorf("store: delete bundle: %w", err)
@@ -93,7 +93,7 @@ func (db *DB) DeleteBundle(hash string) error {
 		if err != nil {
 			return err
 		}
-		if (s.active != nil && s.active.Hash == hash) || (s.previous != nil && s.previous.Hash == hash) {
+		if (s.active != nil && s.active.Hash == hash) || (s.previous != nil && s.previous.Hash == hash) || (s.shadow != nil && s.shadow.Hash == hash) {
 			return ErrBundleInUse
 		}
 		b, err := bucket(tx, bucketBundles)

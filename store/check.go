@@ -88,7 +88,7 @@ func checkSlots(tx *bolt.Tx) error {
 	for _, c := range []struct {
 		key  []byte
 		slot *Slot
-	}{{keyActive, s.active}, {keyPrevious, s.previous}} {
+	}{{keyActive, s.active}, {keyPrevious, s.previous}, {keyShadow, s.shadow}} {
 		if c.slot != nil && bundles.Get([]byte(c.slot.Hash)) == nil {
 			errs = append(errs, corrupt(bucketSlots, string(c.key), fmt.Errorf("bundle %s is not stored", c.slot.Hash)))
 		}

@@ -20,7 +20,8 @@ var (
 	bucketBundles = []byte("bundles")
 
 	// bucketSlots holds the agent's model slots (slot.go).
-	//   key keyActive | keyPrevious | keyFailed -> JSON slotRecord.
+	//   key keyActive | keyPrevious | keyFailed | keyShadow -> JSON slotRecord
+	//   (keyShadow: the candidate scored in shadow, state InstallShadow).
 	bucketSlots = []byte("slots")
 
 	// bucketReleases holds the highest release counter ever installed per
@@ -83,6 +84,7 @@ var (
 	keyActive   = []byte("active")
 	keyPrevious = []byte("previous")
 	keyFailed   = []byte("failed")
+	keyShadow   = []byte("shadow")
 
 	keySession       = []byte("session")
 	keyHighestJobSeq = []byte("highest_job_seq")

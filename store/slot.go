@@ -31,10 +31,13 @@ const (
 	InstallCommitted InstallState = "committed"
 	// InstallFailed marks the record returned by Failed.
 	InstallFailed InstallState = "failed"
+	// InstallShadow marks the shadow slot (SetShadow): a verified, stored
+	// candidate that is scored but never active.
+	InstallShadow InstallState = "shadow"
 )
 
 func (s InstallState) valid() bool {
-	return s == InstallPending || s == InstallCommitted || s == InstallFailed
+	return s == InstallPending || s == InstallCommitted || s == InstallFailed || s == InstallShadow
 }
 
 // SlotMeta describes the model installed in a slot.
@@ -104,7 +107,7 @@ func decodeSlot(key string, v []byte) (*slotRecord, error) {
 	if !r.State.valid() {
 		return nil, corrupt(bucketSlots, key, fmt.Errorf("unknown state %q", r.State))
 	}
-	if (key == string(keyFailed)) != (r.State == InstallFailed) {
+	if (key == string(keyFailed)) != (r.State == InstallFailed) || (key == string(keyShadow)) != (r.State == InstallShadow) {
 		return nil, corrupt(bucketSlots, key, fmt.Errorf("state %q not allowed in this slot", r.State))
 	}
 	return &r, nil
@@ -112,8 +115,8 @@ func decodeSlot(key string, v []byte) (*slotRecord, error) {
 
 // slotsState is the decoded content of the slots bucket.
 type slotsState struct {
-	active, previous *Slot
-	failed           *FailedInstall
+	active, previous, shadow *Slot
+	failed                   *FailedInstall
 }
 
 func readSlots(tx *bolt.Tx) (slotsState, error) {
@@ -148,6 +151,12 @@ func readSlots(tx *bolt.Tx) (slotsState, error) {
 	if r != nil {
 		s.failed = &FailedInstall{Slot: *r.slot(), FailedAt: r.FailedAt}
 	}
+	if r, err = get(keyShadow); err != nil {
+		return s, err
+	}
+	if r != nil {
+		s.shadow = r.slot()
+	}
 	return s, nil
 }
 
@@ -164,6 +173,7 @@ func putSlot(b *bolt.Bucket, key []byte, r *slotRecord) error {
 }
 
 // Activate makes the stored bundle hash the active model in one transaction.
+// A shadow slot holding the same bundle is cleared in it (promotion).
 //
 // If the current active model is committed it becomes the previous one; if
 // it is still pending its health check it is discarded and the previous slot
@@ -241,6 +251,14 @@ func (db *DB) Activate(hash string, meta SlotMeta) error {
 		var prevRec *slotRecord
 		if prev != nil {
 			prevRec = recordOf(prev)
+		}
+		if s.shadow != nil && s.shadow.Hash == hash {
+			// Promotion: the candidate leaves the shadow slot in the same
+			// transaction it becomes active, so a crash leaves it in one
+			// of the two, never neither.
+			if err := putSlot(slots, keyShadow, nil); err != nil {
+				return err
+			}
 		}
 		return putSlot(slots, keyPrevious, prevRec)
 	})
@@ -366,4 +384,76 @@ func (db *DB) HighestRelease(modelID string) (uint64, error) {
 		return 0, fmt.Errorf("store: highest release %q: %w", modelID, err)
 	}
 	return v, nil
+}
+
+// SetShadow records the stored bundle hash as the candidate scored in
+// shadow, replacing any earlier one. It never touches the active and
+// previous slots. The bundle must be stored (ErrNoBundle) and not active
+// (ErrAlreadyActive).
+func (db *DB) SetShadow(hash string, meta SlotMeta) error {
+	if err := checkHash(hash); err != nil {
+		return fmt.Errorf("store: set shadow: %w", err)
+	}
+	if meta.ModelID == "" {
+		return fmt.Errorf("store: set shadow %s: empty ModelID: %w", hash, ErrInvalid)
+	}
+	meta.State = InstallShadow
+	if meta.InstalledAt.IsZero() {
+		meta.InstalledAt = time.Now().UTC()
+	}
+	err := db.essential(func(tx *bolt.Tx) error {
+		bundles, err := bucket(tx, bucketBundles)
+		if err != nil {
+			return err
+		}
+		if bundles.Get([]byte(hash)) == nil {
+			return ErrNoBundle
+		}
+		s, err := readSlots(tx)
+		if err != nil {
+			return err
+		}
+		if s.active != nil && s.active.Hash == hash {
+			return ErrAlreadyActive
+		}
+		slots, err := bucket(tx, bucketSlots)
+		if err != nil {
+			return err
+		}
+		return putSlot(slots, keyShadow, recordOf(&Slot{Hash: hash, SlotMeta: meta}))
+	})
+	if err != nil {
+		return fmt.Errorf("store: set shadow %s: %w", hash, err)
+	}
+	return nil
+}
+
+// Shadow returns the shadow slot, or nil if none.
+func (db *DB) Shadow() (*Slot, error) {
+	var s slotsState
+	err := db.view(func(tx *bolt.Tx) error {
+		var err error
+		s, err = readSlots(tx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: shadow slot: %w", err)
+	}
+	return s.shadow, nil
+}
+
+// ClearShadow empties the shadow slot (no-op when empty); its bundle stays
+// stored.
+func (db *DB) ClearShadow() error {
+	err := db.essential(func(tx *bolt.Tx) error {
+		slots, err := bucket(tx, bucketSlots)
+		if err != nil {
+			return err
+		}
+		return putSlot(slots, keyShadow, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("store: clear shadow: %w", err)
+	}
+	return nil
 }
