@@ -146,6 +146,7 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	}
 	spawn(func(ctx context.Context) { a.loop.run(ctx) })
 	a.recoverInstall(ctx)
+	a.loadShadow()
 	spawn(a.pruneJobs)
 	spawn(a.sess.run)
 	spawn(a.pub.run)
@@ -258,6 +259,10 @@ func (a *Agent) state(session uint64, online bool) ([]byte, error) {
 		r := refOf(previous)
 		s.Previous = &r
 	}
+	if sh, err := a.db.Shadow(); err == nil && sh != nil {
+		r := refOf(sh)
+		s.Shadow = &r
+	}
 	if s.Model == nil || a.loop.cur.Load() == nil {
 		s.Health = "no-model"
 	}
@@ -303,6 +308,12 @@ func (a *Agent) telemetry(ctx context.Context) {
 			ref := r.ref
 			t.Model = &ref
 			a.warnExpired(r)
+			if r.sc.drift != nil {
+				t.Drift = r.sc.drift.report()
+			}
+		}
+		if sh := a.loop.shadow.Load(); sh != nil {
+			t.Shadow = sh.report()
 		}
 		dropsChanged, maxBytes := false, uint64(0)
 		if st, err := a.db.OutboxStats(); err == nil {

@@ -37,6 +37,7 @@ type Config struct {
 	MQTT      MQTTConfig      `toml:"mqtt"`
 	Install   InstallConfig   `toml:"install"`
 	Telemetry TelemetryConfig `toml:"telemetry"`
+	Models    ModelsConfig    `toml:"models"`
 	// Sensors are read once per inference cycle, in order, and their
 	// channels concatenated.
 	Sensors []sensors.Config `toml:"sensor"`
@@ -73,6 +74,18 @@ type InstallConfig struct {
 }
 
 // TelemetryConfig tunes reporting.
+// ModelsConfig tunes what the agent measures of its models' predictions
+// (docs/FLEET.md "Shadow deployments" and "Drift").
+type ModelsConfig struct {
+	// LowMargin: a prediction whose normalised margin is below it counts
+	// as low-margin (shadow reports); default 0.1, in [0, 1].
+	LowMargin float64 `toml:"low_margin"`
+	// DriftWindows is the memory of the drift score's firing rates, in
+	// windows: counts are halved each time this many windows were added,
+	// so older windows fade out; default 600 (a minute at 10 Hz).
+	DriftWindows int `toml:"drift_windows"`
+}
+
 type TelemetryConfig struct {
 	Interval       Duration `toml:"interval"`         // default 10s
 	OutboxMaxBytes int64    `toml:"outbox_max_bytes"` // default 4 MiB
@@ -152,6 +165,8 @@ const (
 	DefaultJobRetention    = 90 * 24 * time.Hour
 	DefaultInterval        = 10 * time.Second
 	DefaultAckRetry        = time.Minute
+	DefaultLowMargin       = 0.1
+	DefaultDriftWindows    = 600
 	// MaxBundleBytesLimit bounds install.max_bundle_bytes: a bundle is a
 	// few kilobytes (docs/BUNDLE.md); a larger cap only lets a wrong or
 	// hostile bundle take the gateway's memory and flash.
@@ -257,6 +272,19 @@ func (c *Config) Validate() error {
 	}
 	if c.Telemetry.Interval.Duration < 100*time.Millisecond {
 		return fail("telemetry.interval", "%v is below 100ms", c.Telemetry.Interval.Duration)
+	}
+
+	switch lm := c.Models.LowMargin; {
+	case lm == 0:
+		c.Models.LowMargin = DefaultLowMargin
+	case !(lm > 0 && lm <= 1):
+		return fail("models.low_margin", "%v, want a value in (0, 1]", lm)
+	}
+	switch dw := c.Models.DriftWindows; {
+	case dw == 0:
+		c.Models.DriftWindows = DefaultDriftWindows
+	case dw < 10 || dw > 1<<24:
+		return fail("models.drift_windows", "%d, want 10 … %d", dw, 1<<24)
 	}
 
 	in := &c.Install

@@ -309,6 +309,7 @@ type cmdOpts struct {
 	expired  bool
 	rollback bool
 	signer   ed25519.PrivateKey
+	mode     string // wire.ModeShadow for a shadow command
 }
 
 // deploy publishes a signed command for bundle hash and returns it.
@@ -317,7 +318,7 @@ func (f *fleet) deploy(hash, rollout string, o cmdOpts) *wire.Command {
 	f.seq++
 	now := time.Now().Unix()
 	c := &wire.Command{Fleet: testFleet, Device: testDevice, Bundle: hash, Rollout: rollout, Seq: f.seq,
-		IssuedAt: now - 60, ExpiresAt: now + 3600, Rollback: o.rollback}
+		IssuedAt: now - 60, ExpiresAt: now + 3600, Rollback: o.rollback, Mode: o.mode}
 	if o.expired {
 		c.IssuedAt, c.ExpiresAt = now-7200, now-3600
 	}

@@ -167,8 +167,14 @@ func (in *installer) handle(ctx context.Context, payload []byte) {
 		in.finish(cmd, jerr, nil)
 		return
 	}
-	log.Info("deployment command accepted", "rollback", cmd.Rollback, "expires", cmd.Expiry().Format(time.RFC3339))
-	ref, jerr := in.install(ctx, cmd)
+	log.Info("deployment command accepted", "rollback", cmd.Rollback, "mode", cmd.Mode, "expires", cmd.Expiry().Format(time.RFC3339))
+	var ref *wire.ModelRef
+	var jerr *jobError
+	if cmd.Mode == wire.ModeShadow {
+		jerr = in.shadow(ctx, cmd)
+	} else {
+		ref, jerr = in.install(ctx, cmd)
+	}
 	if ctx.Err() != nil {
 		return // shutting down: the job resumes at the next start
 	}
@@ -182,8 +188,10 @@ func (in *installer) finish(cmd *wire.Command, jerr *jobError, ref *wire.ModelRe
 	if jerr != nil {
 		ev.State, ev.Code, ev.Reason, ev.HighestSeq = jerr.state, jerr.code, jerr.err.Error(), jerr.highestSeq
 		a.log.Warn("install ended", "rollout", cmd.Rollout, "seq", cmd.Seq, "state", ev.State, "code", ev.Code, "reason", ev.Reason)
-	} else {
+	} else if ref != nil {
 		a.log.Info("install succeeded", "rollout", cmd.Rollout, "seq", cmd.Seq, "model", ref.ID, "release", ref.Release)
+	} else {
+		a.log.Info("shadow started", "rollout", cmd.Rollout, "seq", cmd.Seq, "bundle", cmd.Bundle[:12])
 	}
 	a.emit(ev, true)
 	a.sess.publishState(context.Background())
@@ -228,8 +236,89 @@ func (in *installer) install(ctx context.Context, cmd *wire.Command) (*wire.Mode
 	case err != nil:
 		return nil, failJob(wire.CodeStore, "activate: %v", err)
 	}
+	if sh := a.loop.shadow.Load(); sh != nil && sh.bundle == cmd.Bundle {
+		a.loop.shadow.Store(nil) // promoted: Activate cleared its slot
+	}
 	crashPoint("after-activate")
 	return in.healthCheck(ctx)
+}
+
+// shadow runs a shadow command: the bundle is fetched and verified exactly
+// as for an install and stored, then scored beside the active model on
+// every window; nothing the device outputs changes. SUCCEEDED means the
+// candidate is being scored (its reports come in telemetry).
+func (in *installer) shadow(ctx context.Context, cmd *wire.Command) *jobError {
+	a := in.a
+	a.emit(&wire.Event{Rollout: cmd.Rollout, Seq: cmd.Seq, State: wire.JobQueued, Bundle: cmd.Bundle}, true)
+	active, _, err := a.db.Slots()
+	switch {
+	case err != nil:
+		return failJob(wire.CodeStore, "%v", err)
+	case active == nil:
+		return reject(wire.CodeNoActive, "no active model to score a shadow candidate against")
+	case active.Hash == cmd.Bundle:
+		return reject(wire.CodeCommandInvalid, "bundle %.12s is the active model; nothing to shadow", cmd.Bundle)
+	}
+	data, err := a.db.Bundle(cmd.Bundle)
+	if err != nil {
+		a.emit(&wire.Event{Rollout: cmd.Rollout, Seq: cmd.Seq, State: wire.JobDownloading, Bundle: cmd.Bundle}, true)
+		var jerr *jobError
+		if data, jerr = in.download(ctx, cmd); jerr != nil {
+			return jerr
+		}
+	}
+	b, jerr := in.check(cmd, data)
+	if jerr != nil {
+		return jerr
+	}
+	a.emit(&wire.Event{Rollout: cmd.Rollout, Seq: cmd.Seq, State: wire.JobInstalling, Bundle: cmd.Bundle}, true)
+	if _, err := a.db.PutBundle(data); err != nil {
+		return failJob(wire.CodeStore, "store bundle: %v", err)
+	}
+	meta := store.SlotMeta{ModelID: b.Header.ModelID, Release: b.Header.Release, RolloutID: cmd.Rollout, Seq: cmd.Seq}
+	if err := a.db.SetShadow(cmd.Bundle, meta); err != nil {
+		return failJob(wire.CodeStore, "shadow slot: %v", err)
+	}
+	slot, err := a.db.Shadow()
+	if err != nil || slot == nil {
+		return failJob(wire.CodeStore, "shadow slot after set: %v", err)
+	}
+	r, code, err := a.load(slot)
+	if err != nil {
+		a.loop.shadow.Store(nil)
+		if cerr := a.db.ClearShadow(); cerr != nil {
+			a.log.Error("cannot clear the shadow slot", "err", cerr)
+		}
+		return failJob(code, "%v", err)
+	}
+	a.startShadow(r, slot)
+	return nil
+}
+
+// startShadow scores r beside the active model from now on.
+func (a *Agent) startShadow(r *running, slot *store.Slot) {
+	a.loop.shadow.Store(&shadowRun{r: r, rollout: slot.RolloutID, seq: slot.Seq, bundle: slot.Hash, lowMin: a.cfg.Models.LowMargin})
+}
+
+// loadShadow resumes scoring the stored shadow candidate, if any, at start.
+func (a *Agent) loadShadow() {
+	slot, err := a.db.Shadow()
+	if err != nil || slot == nil {
+		if err != nil {
+			a.log.Error("cannot read the shadow slot", "err", err)
+		}
+		return
+	}
+	r, _, err := a.load(slot)
+	if err != nil {
+		a.log.Error("shadow candidate does not load; dropped", "model", slot.ModelID, "release", slot.Release, "err", err)
+		if err := a.db.ClearShadow(); err != nil {
+			a.log.Error("cannot clear the shadow slot", "err", err)
+		}
+		return
+	}
+	a.startShadow(r, slot)
+	a.log.Info("shadow candidate resumed", "model", slot.ModelID, "release", slot.Release, "bundle", slot.Hash[:12])
 }
 
 // download fetches the bundle from its retained topic.
@@ -385,7 +474,7 @@ func (a *Agent) load(s *store.Slot) (*running, string, error) {
 	if err != nil {
 		return nil, wire.CodeIncompatible, err
 	}
-	r := &running{model: m, bind: bind, ref: refOf(s), expires: b.Header.ExpiresAt}
+	r := &running{model: m, bind: bind, ref: refOf(s), expires: b.Header.ExpiresAt, sc: newScoring(m, a.cfg.Models.DriftWindows)}
 	a.warnExpired(r)
 	return r, "", nil
 }

@@ -24,6 +24,8 @@ type running struct {
 	// once the agent said the running model expired.
 	expires       time.Time
 	expiredLogged atomic.Bool
+	// sc measures predictions (margin, drift); the loop goroutine only.
+	sc scoring
 }
 
 // loop is the inference loop: read sensors, extract features, predict,
@@ -33,6 +35,9 @@ type loop struct {
 	stats *stats
 	log   *slog.Logger
 	cur   atomic.Pointer[running]
+	// shadow is the candidate scored beside cur, if any; it never changes
+	// an output.
+	shadow atomic.Pointer[shadowRun]
 	// progress is the Unix nanosecond time of the last finished cycle,
 	// successful or not; the systemd watchdog is fed only while it moves.
 	progress atomic.Int64
@@ -69,6 +74,16 @@ func (l *loop) run(ctx context.Context) error {
 		if r == nil {
 			continue // no model: keep sensors read so their health is known
 		}
+		// The candidate's binding sees every reading, as the active one's,
+		// so its windows are the same.
+		sh := l.shadow.Load()
+		var svec []float32
+		if sh != nil {
+			v, ready, err := sh.r.bind.push(values)
+			if err == nil && ready && firstNonFinite(v) < 0 {
+				svec = v
+			}
+		}
 		vec, ready, err := r.bind.push(values)
 		if err != nil {
 			l.stats.fail()
@@ -94,7 +109,7 @@ func (l *loop) run(ctx context.Context) error {
 		}
 		nanLogged = false
 		t0 := time.Now()
-		class, err := r.model.Predict(nil, vec)
+		class, err := r.model.PredictEmbed(r.sc.scores, r.sc.z, vec)
 		d := time.Since(t0)
 		if err != nil {
 			l.stats.fail()
@@ -104,8 +119,25 @@ func (l *loop) run(ctx context.Context) error {
 		l.stats.record(r.model.Classes()[class], at, d)
 		r.ok.Add(1)
 		l.cycles.Add(1)
+		if r.sc.drift != nil {
+			r.sc.drift.add(r.sc.z)
+		}
+		if svec != nil {
+			l.scoreShadow(sh, r, class, svec)
+		}
 	}
 	return nil
+}
+
+// scoreShadow classifies the candidate's window and counts it against the
+// active model's prediction ac.
+func (l *loop) scoreShadow(sh *shadowRun, r *running, ac int, svec []float32) {
+	c := sh.r
+	cc, err := c.model.Predict(c.sc.scores, svec)
+	if err != nil {
+		return
+	}
+	sh.record(r, ac, r.sc.margin(len(r.model.Classes())), cc, c.sc.margin(len(c.model.Classes())))
 }
 
 // swap installs r (nil: no model) and returns the previous one.

@@ -52,6 +52,7 @@ const (
 	CodeSelfTest         = "self-test"         // health check: bundle self-test
 	CodeHealthCheck      = "health-check"      // health check: inference cycles failed
 	CodeSuperseded       = "superseded"        // a newer command arrived first
+	CodeNoActive         = "no-active-model"   // a shadow command on a device without a model
 )
 
 // Event reports a job's transition. ID is "{rollout}/{seq}/{state}" and is
