@@ -124,7 +124,8 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		conn.setCredentials(eb.FleetCredentials())
 	}
 	svc, err := NewService(db, NewRegistry(db, trusted, 0, nil), cfg.Fleet, conn, cmdKey,
-		&Options{CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log, TrainingDir: cfg.Training.DataDir})
+		&Options{CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log, TrainingDir: cfg.Training.DataDir,
+			DriftAlert: cfg.Alerts.Drift})
 	if err != nil {
 		return err
 	}

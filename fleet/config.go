@@ -41,6 +41,7 @@ type Config struct {
 	API      APIConfig      `toml:"api"`
 	Keys     KeysConfig     `toml:"keys"`
 	Rollouts RolloutsConfig `toml:"rollouts"`
+	Alerts   AlertsConfig   `toml:"alerts"`
 	Training TrainingConfig `toml:"training"`
 	// StartFresh is set by trit-fleet run --start-fresh, never by the file:
 	// a damaged database is moved aside and an empty one started.
@@ -96,6 +97,13 @@ type KeysConfig struct {
 type RolloutsConfig struct {
 	CommandTTL Duration `toml:"command_ttl"` // default 24h
 	Tick       Duration `toml:"tick"`        // default 1s
+}
+
+// AlertsConfig sets when the fleet warns about a device.
+type AlertsConfig struct {
+	// Drift: a device whose drift score reaches it is reported drifting
+	// (log warning, trit_fleet_devices_drifting); 0 disables. In [0, 1].
+	Drift float64 `toml:"drift"`
 }
 
 // Duration is a time.Duration written in TOML as a string such as "30s".
@@ -227,6 +235,9 @@ func (c *Config) setDefaults() error {
 	}
 	if r.Tick.Duration < 10*time.Millisecond {
 		return fail("rollouts.tick", "%v is too short", r.Tick.Duration)
+	}
+	if d := c.Alerts.Drift; !(d >= 0 && d <= 1) {
+		return fail("alerts.drift", "%v, want a drift score in [0, 1] (0: no alert)", d)
 	}
 	return nil
 }

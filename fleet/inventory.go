@@ -45,6 +45,14 @@ type Device struct {
 	Latency     *wire.Latency     `json:"latency_us,omitempty"`  // latest interval
 	Counts      map[string]uint64 `json:"counts,omitempty"`      // per class, latest interval
 	Last        *wire.Prediction  `json:"last_prediction,omitempty"`
+	// ShadowModel is the candidate the device scores in shadow (from its
+	// state), Shadow its latest report (from telemetry).
+	ShadowModel *wire.ModelRef     `json:"shadow_model,omitempty"`
+	Shadow      *wire.ShadowReport `json:"shadow,omitempty"`
+	// Drift is the active model's latest drift report; Drifting is set
+	// while its score is at or above the fleet's alert threshold.
+	Drift    *wire.DriftReport `json:"drift,omitempty"`
+	Drifting bool              `json:"drifting,omitempty"`
 	// LastSeq is the highest deployment command sequence sent to the device;
 	// the next command carries LastSeq+1.
 	LastSeq uint64 `json:"last_seq,omitempty"`
@@ -121,6 +129,7 @@ func (d *Device) applyState(s *wire.State, now time.Time) stateResult {
 	}
 	d.AgentVersion, d.Hardware, d.Labels = s.AgentVersion, s.Hardware, s.Labels
 	d.Model, d.Previous, d.Health, d.Sensors, d.Outbox = s.Model, s.Previous, s.Health, s.Sensors, s.Outbox
+	d.ShadowModel = s.Shadow
 	return res
 }
 
@@ -168,8 +177,9 @@ func jobRank(s wire.JobState) int {
 }
 
 // applyTelemetry merges a telemetry report. The device-supplied count
-// saturates instead of wrapping.
-func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time) {
+// saturates instead of wrapping. Drifting follows the drift score against
+// driftAlert (0: never).
+func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time, driftAlert float64) {
 	d.LastSeen = now
 	if m.Predictions > math.MaxUint64-d.Predictions {
 		d.Predictions = math.MaxUint64
@@ -183,6 +193,9 @@ func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time) {
 		d.Last = m.Last
 	}
 	d.Counts = m.Counts
+	d.Shadow = m.Shadow
+	d.Drift = m.Drift // nil: the running model has no fingerprint, or no window yet
+	d.Drifting = driftAlert > 0 && d.Drift != nil && d.Drift.Score >= driftAlert
 }
 
 // Matches reports whether the device carries every label of selector.

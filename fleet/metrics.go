@@ -14,6 +14,7 @@ import (
 type Metrics struct {
 	commands, telemetry, invalid, dropped atomic.Uint64
 	succeeded, failed, rejected, timedOut atomic.Uint64
+	driftAlerts                           atomic.Uint64
 }
 
 func newMetrics() *Metrics { return &Metrics{} }
@@ -50,10 +51,19 @@ var (
 	descInvalid  = prometheus.NewDesc("trit_fleet_invalid_messages_total", "Incoming messages refused by the strict decoders.", nil, nil)
 	descDropped  = prometheus.NewDesc("trit_fleet_dropped_messages_total", "Incoming messages dropped because the queue was full.", nil, nil)
 	descBroker   = prometheus.NewDesc("trit_fleet_broker_connected", "1 when connected to the MQTT broker with every subscription granted, else 0.", nil, nil)
+
+	descDrift       = prometheus.NewDesc("trit_fleet_device_drift", "Drift score of each device's active model (mean Jensen-Shannon divergence in bits of its fingerprinted embedding bits, 0-1).", []string{"device"}, nil)
+	descDrifting    = prometheus.NewDesc("trit_fleet_devices_drifting", "Devices whose drift score is at or above the alert threshold.", nil, nil)
+	descDriftAlerts = prometheus.NewDesc("trit_fleet_drift_alerts_total", "Times a device's drift score crossed the alert threshold.", nil, nil)
+	descShadowWin   = prometheus.NewDesc("trit_fleet_shadow_windows", "Windows a device scored with a shadow candidate, per running rollout.", []string{"rollout", "device"}, nil)
+	descShadowAgree = prometheus.NewDesc("trit_fleet_shadow_agreement", "Share of windows on which the shadow candidate predicted the active model's class.", []string{"rollout", "device"}, nil)
+	descShadowDiv   = prometheus.NewDesc("trit_fleet_shadow_divergence", "Jensen-Shannon divergence (bits) between the candidate's and the active model's class distributions.", []string{"rollout", "device"}, nil)
+	descShadowLow   = prometheus.NewDesc("trit_fleet_shadow_low_margin_rate", "Share of the shadow candidate's predictions with a low margin.", []string{"rollout", "device"}, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker} {
+	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker,
+		descDrift, descDrifting, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow} {
 		ch <- d
 	}
 }
@@ -64,6 +74,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descTelem, prometheus.CounterValue, float64(m.telemetry.Load()))
 	ch <- prometheus.MustNewConstMetric(descInvalid, prometheus.CounterValue, float64(m.invalid.Load()))
 	ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(m.dropped.Load()))
+	ch <- prometheus.MustNewConstMetric(descDriftAlerts, prometheus.CounterValue, float64(m.driftAlerts.Load()))
 	if bc, ok := c.s.pub.(interface{ Connected() bool }); ok {
 		up := 0.0
 		if bc.Connected() {
@@ -81,6 +92,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				online++
 			}
 		}
+		drifting := 0
+		for _, d := range devices {
+			if d.Drift != nil {
+				ch <- prometheus.MustNewConstMetric(descDrift, prometheus.GaugeValue, d.Drift.Score, d.ID)
+			}
+			if d.Drifting {
+				drifting++
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(descDrifting, prometheus.GaugeValue, float64(drifting))
 		ch <- prometheus.MustNewConstMetric(descDevices, prometheus.GaugeValue, float64(online), "true")
 		ch <- prometheus.MustNewConstMetric(descDevices, prometheus.GaugeValue, float64(len(devices)-online), "false")
 	}
@@ -91,6 +112,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			for state, n := range r.Counts() {
 				ch <- prometheus.MustNewConstMetric(descRollout, prometheus.GaugeValue, float64(n), r.ID, string(state))
+			}
+			for _, id := range r.Order {
+				rep := r.Devices[id].Shadow
+				if rep == nil {
+					continue
+				}
+				ch <- prometheus.MustNewConstMetric(descShadowWin, prometheus.GaugeValue, float64(rep.Windows), r.ID, id)
+				ch <- prometheus.MustNewConstMetric(descShadowAgree, prometheus.GaugeValue, rep.Agreement(), r.ID, id)
+				ch <- prometheus.MustNewConstMetric(descShadowDiv, prometheus.GaugeValue, rep.Divergence(), r.ID, id)
+				ch <- prometheus.MustNewConstMetric(descShadowLow, prometheus.GaugeValue, rep.LowMarginRate(), r.ID, id)
 			}
 		}
 	}

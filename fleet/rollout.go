@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 // A rollout delivers one bundle to a fixed set of devices, in a paced order,
@@ -77,7 +80,7 @@ const (
 // InProgress reports whether a device was notified and has not finished.
 func (s DeviceState) InProgress() bool {
 	switch s {
-	case DeviceNotified, DeviceQueued, DeviceDownloading, DeviceInstalling:
+	case DeviceNotified, DeviceQueued, DeviceDownloading, DeviceInstalling, DeviceShadowing:
 		return true
 	}
 	return false
@@ -86,7 +89,7 @@ func (s DeviceState) InProgress() bool {
 // Finished reports whether the device's current attempt has ended.
 func (s DeviceState) Finished() bool {
 	switch s {
-	case DeviceSucceeded, DeviceFailed, DeviceRejected, DeviceTimedOut:
+	case DeviceSucceeded, DeviceFailed, DeviceRejected, DeviceTimedOut, DeviceGateFailed:
 		return true
 	}
 	return false
@@ -147,6 +150,11 @@ type DeviceProgress struct {
 	// sends it again with a new sequence (above the device's).
 	Resend  bool `json:"resend,omitempty"`
 	Resends int  `json:"resends,omitempty"` // how often that happened
+	// Stage, in a shadow rollout: StageShadow or StagePromote for the
+	// device's current command; "" for a device that installs directly.
+	Stage string `json:"stage,omitempty"`
+	// Shadow is the device's latest shadow report (StageShadow).
+	Shadow *wire.ShadowReport `json:"shadow,omitempty"`
 }
 
 // Rollout is the persistent state of one rollout.
@@ -164,6 +172,9 @@ type Rollout struct {
 	// Retries gives, per failure kind, how many times a device is sent the
 	// command again after failing that way.
 	Retries map[string]int `json:"retries,omitempty"`
+	// Shadow, if set, shadows the candidate on the first phases' devices
+	// and promotes it only if every one passes the gates (shadow.go).
+	Shadow *ShadowPolicy `json:"shadow,omitempty"`
 
 	State     RolloutState               `json:"state"`
 	Reason    string                     `json:"reason,omitempty"` // why it was aborted or paused
@@ -258,6 +269,9 @@ func (r *Rollout) checkPolicy() error {
 	if r.Timeout <= 0 {
 		return fmt.Errorf("%w: per-device timeout %v", ErrRollout, r.Timeout)
 	}
+	if err := r.Shadow.check(r); err != nil {
+		return err
+	}
 	for k, n := range r.Retries {
 		switch k {
 		case FailureFailed, FailureRejected, FailureTimedOut, FailureAny:
@@ -267,6 +281,17 @@ func (r *Rollout) checkPolicy() error {
 		if n < 0 || n > 100 {
 			return fmt.Errorf("%w: %d retries for %s", ErrRollout, n, k)
 		}
+	}
+	return nil
+}
+
+// SetShadow makes a new rollout shadow its candidate first (nil: not).
+func (r *Rollout) SetShadow(p *ShadowPolicy) error {
+	old := r.Shadow
+	r.Shadow = p
+	if err := r.checkPolicy(); err != nil {
+		r.Shadow = old
+		return err
 	}
 	return nil
 }
@@ -306,6 +331,7 @@ func (r *Rollout) phaseTarget(i int) int {
 type Notification struct {
 	Device string
 	Seq    uint64
+	Shadow bool // send the command in shadow mode
 }
 
 // Step advances the rollout to time now: it times out devices that took too
@@ -323,7 +349,7 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 			r.finish(d, DeviceTimedOut, fmt.Sprintf("no result within %v", r.Timeout), now)
 		}
 	}
-	if r.checkAbort(now) || r.State == RolloutPaused {
+	if r.checkGates(now) || r.checkAbort(now) || r.State == RolloutPaused {
 		return nil
 	}
 	var out []Notification
@@ -342,6 +368,11 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 		}
 	}
 	allowed := r.allowance(now)
+	for _, id := range r.promotions(allowed) {
+		d := r.Devices[id]
+		d.Stage, d.Attempts = StagePromote, 0
+		out = append(out, r.notify(id, d, nextSeq(id), now))
+	}
 	notified := 0
 	for _, id := range r.Order {
 		if r.Devices[id].State != DevicePending {
@@ -365,11 +396,17 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 }
 
 func (r *Rollout) notify(id string, d *DeviceProgress, seq uint64, now time.Time) Notification {
-	d.State, d.Seq, d.Reason = DeviceNotified, seq, ""
+	d.State, d.Seq = DeviceNotified, seq
+	if d.Stage != StagePromote {
+		d.Reason = "" // a promoted device keeps its gate verdict
+	}
 	d.Attempts++
 	d.NotifiedAt, d.UpdatedAt = now, now
 	r.Updated, r.changed = now, true
-	return Notification{Device: id, Seq: d.Seq}
+	if d.Stage == "" && r.Shadow != nil && slices.Index(r.Order[:r.shadowCount()], id) >= 0 {
+		d.Stage = StageShadow
+	}
+	return Notification{Device: id, Seq: d.Seq, Shadow: d.Stage == StageShadow}
 }
 
 // retriesFor returns the retries allowed after a failure of state s.
@@ -549,6 +586,9 @@ func (r *Rollout) Apply(rep Report, now time.Time) bool {
 	if d.State == DeviceTimedOut && !rep.State.Finished() {
 		return false // a late progress event does not revive a timed-out attempt
 	}
+	if d.State == DeviceShadowing || d.State == DeviceShadowPassed {
+		return false // the shadow job ended; only its reports and gates count now
+	}
 	switch rep.State {
 	case DeviceQueued, DeviceDownloading, DeviceInstalling:
 		if rank(rep.State) <= rank(d.State) {
@@ -561,6 +601,13 @@ func (r *Rollout) Apply(rep Report, now time.Time) bool {
 		if rep.State == DeviceRejected && rep.Resend && d.State != DeviceTimedOut && d.Resends < maxResends {
 			d.State, d.Resend, d.Reason, d.UpdatedAt = DeviceNotified, true, rep.Reason+"; sending again with a higher sequence", now
 			d.Resends++
+			r.Updated = now
+			return true
+		}
+		if rep.State == DeviceSucceeded && d.Stage == StageShadow {
+			// The candidate is stored and scored: its gates decide what
+			// comes next, within a new timeout.
+			d.State, d.Reason, d.NotifiedAt, d.UpdatedAt = DeviceShadowing, "", now, now
 			r.Updated = now
 			return true
 		}

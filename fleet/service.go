@@ -40,6 +40,9 @@ type Options struct {
 	// TrainingDir is where datasets for remote training live; "" disables
 	// training on the fleet.
 	TrainingDir string
+	// DriftAlert is the drift score at or above which a device is
+	// reported as drifting (a warning in the log, a metric); 0 disables.
+	DriftAlert float64
 }
 
 // Service is trit-fleet's core: registry, inventory and rollouts over one
@@ -235,12 +238,29 @@ func (s *Service) handleBatch(batch []message) {
 	now := s.opt.Now()
 	acks := map[string][]string{} // device -> event IDs
 	var finished []DeviceState
+	var alerts []string // devices whose drift crossed the alert threshold
 	s.mu.Lock()
 	err := s.db.Update(func(tx *store.Tx) error {
 		clear(acks)
-		finished = finished[:0]
+		finished, alerts = finished[:0], alerts[:0]
 		devices := map[string]*Device{}
 		rollouts := map[string]*Rollout{} // nil value: not found
+		rollout := func(id string) (*Rollout, error) {
+			r, seen := rollouts[id]
+			if seen {
+				return r, nil
+			}
+			var rr Rollout
+			ok, err := tx.Get(store.FleetRollouts, id, &rr)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				r = &rr
+			}
+			rollouts[id] = r
+			return r, nil
+		}
 		device := func(id string) (*Device, error) {
 			if d := devices[id]; d != nil {
 				return d, nil
@@ -262,21 +282,27 @@ func (s *Service) handleBatch(batch []message) {
 				}
 			case m.telemetry != nil:
 				s.metrics.telemetry.Add(1)
-				d.applyTelemetry(m.telemetry, now)
-			case m.event != nil:
-				ev := m.event
-				d.applyEvent(ev, now)
-				r, seen := rollouts[ev.Rollout]
-				if !seen {
-					var rr Rollout
-					ok, err := tx.Get(store.FleetRollouts, ev.Rollout, &rr)
+				wasDrifting := d.Drifting
+				d.applyTelemetry(m.telemetry, now, s.opt.DriftAlert)
+				if d.Drifting && !wasDrifting {
+					s.metrics.driftAlerts.Add(1)
+					alerts = append(alerts, d.ID)
+				}
+				if sh := m.telemetry.Shadow; sh != nil {
+					r, err := rollout(sh.Rollout)
 					if err != nil {
 						return err
 					}
-					if ok {
-						r = &rr
+					if r != nil {
+						r.ApplyShadow(d.ID, sh, now)
 					}
-					rollouts[ev.Rollout] = r
+				}
+			case m.event != nil:
+				ev := m.event
+				d.applyEvent(ev, now)
+				r, err := rollout(ev.Rollout)
+				if err != nil {
+					return err
 				}
 				if r != nil {
 					ds, _ := deviceState(ev.State)
@@ -318,6 +344,9 @@ func (s *Service) handleBatch(batch []message) {
 	}
 	for _, ds := range finished {
 		s.metrics.finished(ds)
+	}
+	for _, id := range alerts {
+		s.log.Warn("device input drifted past the alert threshold", "device", id, "threshold", s.opt.DriftAlert)
 	}
 	for device, ids := range acks {
 		for len(ids) > 0 {
@@ -476,6 +505,9 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 func (s *Service) sendCommand(r *Rollout, n Notification, now time.Time) error {
 	c := &wire.Command{Fleet: s.topics.Fleet(), Device: n.Device, Bundle: r.Bundle, Rollout: r.ID, Seq: n.Seq,
 		IssuedAt: now.Unix(), ExpiresAt: now.Add(s.opt.CommandTTL).Unix(), Rollback: r.Rollback}
+	if n.Shadow {
+		c.Mode = wire.ModeShadow
+	}
 	if err := c.Sign(s.cmdKey); err != nil {
 		return err
 	}
@@ -537,6 +569,9 @@ type RolloutRequest struct {
 	// installs even below its highest release. Allowed only for a bundle
 	// every target device ran before (see CreateRollout).
 	Rollback bool `json:"rollback,omitempty"`
+	// Shadow, if set, shadows the bundle on the first phases' devices and
+	// promotes it only if they all pass its gates (shadow.go).
+	Shadow *ShadowPolicy `json:"shadow,omitempty"`
 	// AllowUnknown accepts device IDs not in the inventory (devices that
 	// have not reported yet); without it they are refused, as typos.
 	AllowUnknown bool `json:"allow_unknown,omitempty"`
@@ -628,6 +663,11 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 	}
 	if len(req.Retries) > 0 {
 		if err := r.SetRetries(req.Retries); err != nil {
+			return nil, err
+		}
+	}
+	if req.Shadow != nil {
+		if err := r.SetShadow(req.Shadow); err != nil {
 			return nil, err
 		}
 	}

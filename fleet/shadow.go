@@ -1,0 +1,227 @@
+package fleet
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+// A shadow rollout proves a candidate on live data before any device
+// activates it. The devices of its first Shadow.Phases phases (all its
+// devices without phases) are sent the bundle in shadow mode first
+// (wire.ModeShadow): each verifies and stores it like an install, then
+// scores it beside its active model on every window and reports the
+// comparison in telemetry (wire.ShadowReport), without ever letting it
+// change an output. Once a device has scored MinWindows windows its
+// report is judged by the gates:
+//
+//   - agreement with the active model ≥ MinAgreement;
+//   - Jensen–Shannon divergence, in bits, between the two models' class
+//     distributions over the same windows ≤ MaxDivergence;
+//   - share of the candidate's predictions with a normalised margin below
+//     the device's models.low_margin ≤ MaxLowMargin.
+//
+// A device failing a gate aborts the rollout at once: no device has
+// activated the candidate, since promotion waits for every shadowing device
+// of the phase to pass. Then each of them is sent the same bundle as an
+// ordinary install (the promotion; the device already stores it), and the
+// rollout goes on as any other.
+
+// ShadowPolicy makes a rollout shadow its candidate before activating it.
+// A gate whose limit is zero is not checked.
+type ShadowPolicy struct {
+	// Phases is how many leading phases shadow first; 0 means 1.
+	Phases int `json:"phases,omitempty"`
+	// MinWindows is how many windows a device must score before its gates
+	// are judged; 0 means DefaultShadowWindows.
+	MinWindows uint64 `json:"min_windows,omitempty"`
+	// MinAgreement: the least share (0 … 1) of windows on which the
+	// candidate predicts the active model's class.
+	MinAgreement float64 `json:"min_agreement,omitempty"`
+	// MaxDivergence: the largest Jensen–Shannon divergence in bits (0 … 1)
+	// between the candidate's and the active model's class distributions.
+	MaxDivergence float64 `json:"max_divergence,omitempty"`
+	// MaxLowMargin: the largest share (0 … 1) of the candidate's
+	// predictions with a low margin.
+	MaxLowMargin float64 `json:"max_low_margin,omitempty"`
+}
+
+// DefaultShadowWindows is ShadowPolicy.MinWindows when zero.
+const DefaultShadowWindows = 100
+
+// Shadow stages of a DeviceProgress.
+const (
+	StageShadow  = "shadow"  // the device's current command is the shadow one
+	StagePromote = "promote" // it passed its gates; its current command is the install
+)
+
+// Device states of a shadow rollout.
+const (
+	// DeviceShadowing: the device scores the candidate in shadow.
+	DeviceShadowing DeviceState = "shadowing"
+	// DeviceShadowPassed: its report passed the gates; it waits for the
+	// rest of its phase before the promotion is sent.
+	DeviceShadowPassed DeviceState = "shadow-passed"
+	// DeviceGateFailed: its report failed a gate (the rollout aborted).
+	DeviceGateFailed DeviceState = "gate-failed"
+)
+
+func (p *ShadowPolicy) check(r *Rollout) error {
+	if p == nil {
+		return nil
+	}
+	unit := func(x float64) bool { return x >= 0 && x <= 1 }
+	switch {
+	case p.Phases < 0 || (len(r.Pace.Phases) > 0 && p.Phases > len(r.Pace.Phases)):
+		return fmt.Errorf("%w: shadow phases %d, the rollout has %d phases", ErrRollout, p.Phases, len(r.Pace.Phases))
+	case p.Phases > 1 && len(r.Pace.Phases) == 0:
+		return fmt.Errorf("%w: shadow phases %d without phases", ErrRollout, p.Phases)
+	case r.Pace.Rate != nil:
+		return fmt.Errorf("%w: a shadow rollout is paced by phases, not a rate", ErrRollout)
+	case r.Rollback:
+		return fmt.Errorf("%w: a rollback cannot be shadowed", ErrRollout)
+	case !unit(p.MinAgreement) || !unit(p.MaxDivergence) || !unit(p.MaxLowMargin):
+		return fmt.Errorf("%w: shadow gates min_agreement %g, max_divergence %g, max_low_margin %g: each must be in [0, 1]",
+			ErrRollout, p.MinAgreement, p.MaxDivergence, p.MaxLowMargin)
+	case p.MinWindows > 1<<40:
+		return fmt.Errorf("%w: shadow min_windows %d", ErrRollout, p.MinWindows)
+	}
+	return nil
+}
+
+func (p *ShadowPolicy) minWindows() uint64 {
+	if p.MinWindows == 0 {
+		return DefaultShadowWindows
+	}
+	return p.MinWindows
+}
+
+// Judge applies the gates to a report of at least MinWindows windows: ok,
+// and a verdict naming every figure and the first gate failed.
+func (p *ShadowPolicy) Judge(rep *wire.ShadowReport) (ok bool, verdict string) {
+	agree, div, low := rep.Agreement(), rep.Divergence(), rep.LowMarginRate()
+	figures := fmt.Sprintf("%d windows, agreement %.1f%%, divergence %.3f bits, low margin %.1f%%", rep.Windows, 100*agree, div, 100*low)
+	var failed []string
+	if p.MinAgreement > 0 && agree < p.MinAgreement {
+		failed = append(failed, fmt.Sprintf("agreement %.1f%% < %g%%", 100*agree, 100*p.MinAgreement))
+	}
+	if p.MaxDivergence > 0 && div > p.MaxDivergence {
+		failed = append(failed, fmt.Sprintf("divergence %.3f > %g bits", div, p.MaxDivergence))
+	}
+	if p.MaxLowMargin > 0 && low > p.MaxLowMargin {
+		failed = append(failed, fmt.Sprintf("low margin %.1f%% > %g%%", 100*low, 100*p.MaxLowMargin))
+	}
+	if len(failed) > 0 {
+		return false, "gate failed: " + strings.Join(failed, ", ") + " (" + figures + ")"
+	}
+	return true, "gates passed: " + figures
+}
+
+// shadowCount is how many devices, first in Order, shadow first.
+func (r *Rollout) shadowCount() int {
+	if r.Shadow == nil {
+		return 0
+	}
+	if len(r.Pace.Phases) == 0 {
+		return len(r.Order)
+	}
+	return r.phaseTarget(max(r.Shadow.Phases, 1) - 1)
+}
+
+// ApplyShadow records a device's shadow report. It returns false, changing
+// nothing, unless the report is of the device's current shadow command.
+func (r *Rollout) ApplyShadow(device string, rep *wire.ShadowReport, now time.Time) bool {
+	d := r.Devices[device]
+	if d == nil || r.Shadow == nil || d.Stage != StageShadow || rep.Rollout != r.ID || rep.Seq != d.Seq {
+		return false
+	}
+	if d.State != DeviceShadowing && d.State != DeviceShadowPassed && !d.State.InProgress() {
+		return false
+	}
+	d.Shadow, d.UpdatedAt = rep, now
+	r.Updated, r.changed = now, true
+	return true
+}
+
+// checkGates judges the shadowing devices with enough windows; one that
+// fails aborts the rollout. It reports whether the rollout is aborted.
+func (r *Rollout) checkGates(now time.Time) bool {
+	if r.Shadow == nil {
+		return false
+	}
+	for _, id := range r.Order[:r.shadowCount()] {
+		d := r.Devices[id]
+		if d.State != DeviceShadowing || d.Shadow == nil || d.Shadow.Windows < r.Shadow.minWindows() {
+			continue
+		}
+		ok, verdict := r.Shadow.Judge(d.Shadow)
+		d.Reason, d.UpdatedAt = verdict, now
+		r.Updated, r.changed = now, true
+		if ok {
+			d.State = DeviceShadowPassed
+			continue
+		}
+		d.State = DeviceGateFailed
+		r.State, r.Finished = RolloutAborted, now
+		r.Reason = fmt.Sprintf("shadow %s on %s: no device activated the candidate", verdict, id)
+		return true
+	}
+	return false
+}
+
+// promotions returns the shadow-passed devices to promote now: once every
+// device of the shadow set notified so far has passed or finished for good
+// (none is still shadowing), all of them are promoted together.
+func (r *Rollout) promotions(allowed int) []string {
+	n := min(r.shadowCount(), allowed)
+	var ready []string
+	for _, id := range r.Order[:n] {
+		d := r.Devices[id]
+		switch {
+		case d.State == DeviceShadowPassed:
+			ready = append(ready, id)
+		case d.State == DevicePending:
+			return nil // not yet notified: the phase is not complete
+		case d.Stage == StageShadow && !(d.State.Finished() && d.Attempts > r.retriesFor(d.State)):
+			return nil // still shadowing, or a shadow failure with a retry left
+		}
+	}
+	return ready
+}
+
+// ShadowSummary sums the devices' latest shadow reports of the rollout:
+// windows, agreeing windows, and the worst gate figures.
+type ShadowSummary struct {
+	Devices       int     `json:"devices"`
+	Windows       uint64  `json:"windows"`
+	Agreement     float64 `json:"agreement"`
+	MaxDivergence float64 `json:"max_divergence"`
+	MaxLowMargin  float64 `json:"max_low_margin"`
+}
+
+// ShadowSummary returns the summary, or nil for a rollout without reports.
+func (r *Rollout) ShadowSummary() *ShadowSummary {
+	var s ShadowSummary
+	var agree uint64
+	for _, id := range r.Order {
+		rep := r.Devices[id].Shadow
+		if rep == nil {
+			continue
+		}
+		s.Devices++
+		s.Windows += rep.Windows
+		agree += rep.Agree
+		s.MaxDivergence = math.Max(s.MaxDivergence, rep.Divergence())
+		s.MaxLowMargin = math.Max(s.MaxLowMargin, rep.LowMarginRate())
+	}
+	if s.Devices == 0 {
+		return nil
+	}
+	if s.Windows > 0 {
+		s.Agreement = float64(agree) / float64(s.Windows)
+	}
+	return &s
+}

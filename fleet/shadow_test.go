@@ -1,0 +1,212 @@
+package fleet
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+const hashB = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// shadowReport is a report of windows windows, agree of them agreeing,
+// over two classes with the given histograms.
+func shadowReport(r *Rollout, n Notification, windows, agree uint64) *wire.ShadowReport {
+	dis := windows - agree
+	return &wire.ShadowReport{Rollout: r.ID, Seq: n.Seq, Bundle: hashB, Windows: windows, Agree: agree,
+		ActiveClasses: []string{"a", "b"}, CandidateClasses: []string{"a", "b"},
+		Confusion: [][]uint64{{agree / 2, dis / 2}, {dis - dis/2, agree - agree/2}}, LowMargin: 0.1}
+}
+
+func shadowRollout(t *testing.T, n int, p *ShadowPolicy) *Rollout {
+	t.Helper()
+	r := mustRollout(t, n, Pace{Phases: []Phase{{Count: 2}, {Percent: 100}}}, AbortPolicy{On: FailureAny, ThresholdPercent: 0, MinExecuted: 1})
+	if err := r.SetShadow(p); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestShadowGateAbortsBeforeAnyActivation(t *testing.T) {
+	r := shadowRollout(t, 10, &ShadowPolicy{MinWindows: 50, MinAgreement: 0.9})
+	ns := r.Step(t0, seq.next)
+	if len(ns) != 2 || !ns[0].Shadow || !ns[1].Shadow {
+		t.Fatalf("canary notifications %+v, want 2 in shadow mode", ns)
+	}
+	report(t, r, ns, DeviceSucceeded, t0)
+	for _, n := range ns {
+		if s := r.Devices[n.Device].State; s != DeviceShadowing {
+			t.Fatalf("%s after its shadow job succeeded: %s, want shadowing", n.Device, s)
+		}
+	}
+	if r.Successes != 0 {
+		t.Errorf("a shadow job counted as %d successes", r.Successes)
+	}
+	// Too few windows: no verdict yet, nothing sent.
+	r.ApplyShadow(ns[0].Device, shadowReport(r, ns[0], 20, 5), t0)
+	if out := r.Step(t0.Add(time.Second), seq.next); len(out) != 0 || r.State != RolloutRunning {
+		t.Fatalf("judged before min_windows: %+v %s", out, r.State)
+	}
+	// One canary agrees on 98%, the other on 60%: abort, nobody promoted.
+	r.ApplyShadow(ns[1].Device, shadowReport(r, ns[1], 100, 98), t0)
+	r.ApplyShadow(ns[0].Device, shadowReport(r, ns[0], 100, 60), t0)
+	if out := r.Step(t0.Add(2*time.Second), seq.next); len(out) != 0 {
+		t.Fatalf("commands sent after a failed gate: %+v", out)
+	}
+	if r.State != RolloutAborted || !strings.Contains(r.Reason, "agreement 60.0% < 90%") {
+		t.Fatalf("rollout %s: %q, want aborted on agreement", r.State, r.Reason)
+	}
+	for id, d := range r.Devices {
+		if d.Stage == StagePromote || d.State == DeviceSucceeded {
+			t.Errorf("%s was promoted (%s, %s)", id, d.Stage, d.State)
+		}
+	}
+}
+
+func TestShadowPassPromotesThenContinues(t *testing.T) {
+	r := shadowRollout(t, 6, &ShadowPolicy{MinWindows: 50, MinAgreement: 0.9, MaxDivergence: 0.05, MaxLowMargin: 0.5})
+	ns := r.Step(t0, seq.next)
+	report(t, r, ns, DeviceSucceeded, t0)
+	r.ApplyShadow(ns[0].Device, shadowReport(r, ns[0], 100, 100), t0)
+	// A report of an older command is ignored.
+	stale := shadowReport(r, ns[1], 100, 100)
+	stale.Seq--
+	if r.ApplyShadow(ns[1].Device, stale, t0) {
+		t.Error("a report of another command was applied")
+	}
+	if out := r.Step(t0.Add(time.Second), seq.next); len(out) != 0 {
+		t.Fatalf("promoted with one canary still shadowing: %+v", out)
+	}
+	if s := r.Devices[ns[0].Device].State; s != DeviceShadowPassed {
+		t.Fatalf("canary 0: %s, want shadow-passed", s)
+	}
+	r.ApplyShadow(ns[1].Device, shadowReport(r, ns[1], 80, 79), t0)
+	prom := r.Step(t0.Add(2*time.Second), seq.next)
+	if len(prom) != 2 || prom[0].Shadow || prom[1].Shadow {
+		t.Fatalf("promotion %+v, want both canaries sent an install", prom)
+	}
+	if !strings.HasPrefix(r.Devices[prom[0].Device].Reason, "gates passed") {
+		t.Errorf("verdict not kept: %q", r.Devices[prom[0].Device].Reason)
+	}
+	report(t, r, prom, DeviceSucceeded, t0.Add(3*time.Second))
+	rest := r.Step(t0.Add(4*time.Second), seq.next)
+	if len(rest) != 4 {
+		t.Fatalf("phase 2 notified %d devices, want 4", len(rest))
+	}
+	for _, n := range rest {
+		if n.Shadow {
+			t.Errorf("%s of phase 2 sent a shadow command; only phase 1 shadows", n.Device)
+		}
+	}
+	report(t, r, rest, DeviceSucceeded, t0.Add(5*time.Second))
+	r.Step(t0.Add(6*time.Second), seq.next)
+	if r.State != RolloutCompleted || r.Successes != 6 {
+		t.Fatalf("rollout %s with %d successes", r.State, r.Successes)
+	}
+	if s := r.ShadowSummary(); s == nil || s.Devices != 2 || s.Windows != 180 {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+func TestShadowGates(t *testing.T) {
+	rep := &wire.ShadowReport{Windows: 100, Agree: 95, ActiveClasses: []string{"a", "b"}, CandidateClasses: []string{"a", "b"},
+		Confusion: [][]uint64{{50, 0}, {5, 45}}, CandidateLowMargin: 30}
+	for _, c := range []struct {
+		p    ShadowPolicy
+		ok   bool
+		want string
+	}{
+		{ShadowPolicy{MinAgreement: 0.9}, true, "gates passed"},
+		{ShadowPolicy{MinAgreement: 0.96}, false, "agreement 95.0% < 96%"},
+		{ShadowPolicy{MaxDivergence: 0.001}, false, "divergence"},
+		{ShadowPolicy{MaxDivergence: 0.1}, true, "gates passed"},
+		{ShadowPolicy{MaxLowMargin: 0.2}, false, "low margin 30.0% > 20%"},
+	} {
+		ok, verdict := c.p.Judge(rep)
+		if ok != c.ok || !strings.Contains(verdict, c.want) {
+			t.Errorf("%+v: %v %q, want %v and %q", c.p, ok, verdict, c.ok, c.want)
+		}
+	}
+}
+
+func TestShadowPolicyRejects(t *testing.T) {
+	for name, p := range map[string]*ShadowPolicy{
+		"agreement above 1": {MinAgreement: 1.5},
+		"negative phases":   {Phases: -1},
+		"more phases":       {Phases: 3},
+	} {
+		r := mustRollout(t, 4, Pace{Phases: []Phase{{Count: 1}, {Percent: 100}}}, AbortPolicy{})
+		if err := r.SetShadow(p); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	r := mustRollout(t, 4, Pace{Rate: &Rate{BasePerMinute: 1, Factor: 2, IncreaseAfter: 1}}, AbortPolicy{})
+	if err := r.SetShadow(&ShadowPolicy{}); err == nil {
+		t.Error("shadow with a rate: accepted")
+	}
+}
+
+// telemetry delivers a telemetry report and handles it.
+func (f *fixture) telemetry(t *testing.T, tm *wire.Telemetry) {
+	t.Helper()
+	raw, err := tm.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Deliver(f.svc.Topics().Telemetry(tm.Device), raw)
+	f.svc.Drain()
+}
+
+// TestServiceShadowRollout: shadow commands go out signed in shadow mode;
+// reports in telemetry reach the rollout and the inventory; a failing gate
+// aborts the rollout before any install command is sent.
+func TestServiceShadowRollout(t *testing.T) {
+	f := newFixture(t)
+	for _, id := range []string{"gw-1", "gw-2", "gw-3"} {
+		f.online(t, id, nil)
+	}
+	hash := f.addBundle(t, 2)
+	_, err := f.svc.CreateRollout(RolloutRequest{ID: "s1", Bundle: hash, Devices: []string{"gw-1", "gw-2", "gw-3"},
+		Pace: Pace{Phases: []Phase{{Count: 1}, {Percent: 100}}}, Shadow: &ShadowPolicy{MinWindows: 10, MinAgreement: 0.7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	cs := f.commands(t)
+	if len(cs) != 1 || cs[0].Mode != wire.ModeShadow {
+		t.Fatalf("commands %+v, want one in shadow mode", cs)
+	}
+	f.report(t, cs[0], wire.JobSucceeded)
+	rep := &wire.ShadowReport{Rollout: "s1", Seq: cs[0].Seq, Bundle: hash, Windows: 40, Agree: 20,
+		ActiveClasses: []string{"a", "b"}, CandidateClasses: []string{"a", "b"}, Confusion: [][]uint64{{10, 10}, {10, 10}}, LowMargin: 0.1}
+	f.telemetry(t, &wire.Telemetry{Device: cs[0].Device, Session: 1, Seq: 1, From: 1, To: 2, Predictions: 40, Shadow: rep})
+	if d, _ := DeviceByID(f.db, cs[0].Device); d.Shadow == nil || d.Shadow.Windows != 40 {
+		t.Fatalf("inventory shadow report %+v", d.Shadow)
+	}
+	f.svc.Tick()
+	if more := f.commands(t); len(more) != 0 {
+		t.Fatalf("%d commands after a failed gate", len(more))
+	}
+	r, _ := f.svc.GetRollout("s1")
+	if r.State != RolloutAborted || !strings.Contains(r.Reason, "agreement 50.0% < 70%") {
+		t.Fatalf("rollout %s %q", r.State, r.Reason)
+	}
+}
+
+// TestServiceDriftAlert: a device's drift score past the threshold marks it
+// drifting (once, counted); back below clears it.
+func TestServiceDriftAlert(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.DriftAlert = 0.1 })
+	for i, score := range []float64{0.02, 0.3, 0.4, 0.05} {
+		f.telemetry(t, &wire.Telemetry{Device: "gw-1", Session: 1, Seq: uint64(i + 1), From: 1, To: 2,
+			Drift: &wire.DriftReport{Score: score, Windows: 100}})
+		d, _ := DeviceByID(f.db, "gw-1")
+		if want := score >= 0.1; d.Drifting != want || d.Drift.Score != score {
+			t.Errorf("score %v: drifting %v, want %v", score, d.Drifting, want)
+		}
+	}
+	if n := f.svc.metrics.driftAlerts.Load(); n != 1 {
+		t.Errorf("%d drift alerts, want 1 (one crossing)", n)
+	}
+}
