@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 // The fleet commands talk to trit-fleet's HTTP API (docs/OPERATIONS.md).
@@ -112,10 +114,12 @@ type bundleView struct {
 }
 
 type deviceProgressView struct {
-	State    string `json:"state"`
-	Seq      uint64 `json:"seq"`
-	Attempts int    `json:"attempts"`
-	Reason   string `json:"reason"`
+	State    string             `json:"state"`
+	Seq      uint64             `json:"seq"`
+	Attempts int                `json:"attempts"`
+	Reason   string             `json:"reason"`
+	Stage    string             `json:"stage"`
+	Shadow   *wire.ShadowReport `json:"shadow"`
 }
 
 type rolloutView struct {
@@ -130,6 +134,12 @@ type rolloutView struct {
 	Devices   map[string]*deviceProgressView `json:"devices"`
 	Started   time.Time                      `json:"started"`
 	Successes int                            `json:"successes"`
+	Shadow    *struct {
+		MinWindows    uint64  `json:"min_windows"`
+		MinAgreement  float64 `json:"min_agreement"`
+		MaxDivergence float64 `json:"max_divergence"`
+		MaxLowMargin  float64 `json:"max_low_margin"`
+	} `json:"shadow"`
 }
 
 func (r *rolloutView) counts() map[string]int {
@@ -181,6 +191,8 @@ type deviceView struct {
 	Model        *modelRefView     `json:"model"`
 	Health       string            `json:"health"`
 	Predictions  uint64            `json:"predictions"`
+	Drift        *wire.DriftReport `json:"drift"`
+	Drifting     bool              `json:"drifting"`
 	Last         *struct {
 		Class string `json:"class"`
 		Time  int64  `json:"time"`
@@ -234,6 +246,10 @@ func newRolloutCmd(e *env) *cobra.Command {
 		minExec                                    int
 		timeout                                    time.Duration
 		allowUnknown                               bool
+		shadow                                     bool
+		shadowPhases                               int
+		minWindows                                 uint64
+		minAgree, maxDiv, maxLow                   float64
 	}
 	create := &cobra.Command{
 		Use:   "create",
@@ -274,6 +290,10 @@ func newRolloutCmd(e *env) *cobra.Command {
 			if req.timeout > 0 {
 				body["timeout"] = req.timeout
 			}
+			if req.shadow {
+				body["shadow"] = map[string]any{"phases": req.shadowPhases, "min_windows": req.minWindows,
+					"min_agreement": req.minAgree, "max_divergence": req.maxDiv, "max_low_margin": req.maxLow}
+			}
 			if req.retries != "" {
 				r := map[string]int{}
 				for _, kv := range strings.Split(req.retries, ",") {
@@ -312,6 +332,12 @@ func newRolloutCmd(e *env) *cobra.Command {
 	f.DurationVar(&req.timeout, "timeout", 0, "per-device time to finish (default 10m)")
 	f.StringVar(&req.retries, "retries", "", "retries per failure kind, e.g. timed-out=2,failed=1")
 	f.BoolVar(&req.allowUnknown, "allow-unknown", false, "accept --device IDs not in the inventory (devices that have not reported yet)")
+	f.BoolVar(&req.shadow, "shadow", false, "shadow the bundle on the first phase's devices first; promote it only if every one passes the gates")
+	f.IntVar(&req.shadowPhases, "shadow-phases", 1, "with --shadow: how many leading phases shadow first")
+	f.Uint64Var(&req.minWindows, "min-windows", 100, "with --shadow: windows a device scores before its gates are judged")
+	f.Float64Var(&req.minAgree, "min-agreement", 0, "with --shadow: least share (0-1) of windows on which the candidate agrees with the active model (0: not checked)")
+	f.Float64Var(&req.maxDiv, "max-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits (0-1) between the two models' class distributions (0: not checked)")
+	f.Float64Var(&req.maxLow, "max-low-margin", 0, "with --shadow: largest share (0-1) of the candidate's low-margin predictions (0: not checked)")
 	create.MarkFlagRequired("id")
 	create.MarkFlagRequired("bundle")
 
@@ -520,6 +546,7 @@ func printRollout(w io.Writer, r *rolloutView) {
 		}
 	}
 	sort.Strings(failing)
+	printShadow(w, r)
 	if len(failing) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "FAILING\tSTATE\tATTEMPTS\tREASON")
@@ -529,6 +556,45 @@ func printRollout(w io.Writer, r *rolloutView) {
 		}
 		tw.Flush()
 	}
+}
+
+// printShadow prints the shadow reports of a shadow rollout's devices.
+func printShadow(w io.Writer, r *rolloutView) {
+	var ids []string
+	for _, id := range r.Order {
+		if r.Devices[id].Shadow != nil {
+			ids = append(ids, id)
+		}
+	}
+	if r.Shadow == nil && len(ids) == 0 {
+		return
+	}
+	if p := r.Shadow; p != nil {
+		fmt.Fprintf(w, "shadow gates: min %d windows, agreement >= %s, divergence <= %s, low margin <= %s\n", p.MinWindows,
+			gate(p.MinAgreement, true), gate(p.MaxDivergence, false), gate(p.MaxLowMargin, true))
+	}
+	if len(ids) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SHADOW\tSTATE\tWINDOWS\tAGREEMENT\tDIVERGENCE\tLOW MARGIN\tVERDICT")
+	for _, id := range ids {
+		d := r.Devices[id]
+		rep := d.Shadow
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.3f\t%.1f%%\t%s\n", id, d.State, rep.Windows, 100*rep.Agreement(), rep.Divergence(), 100*rep.LowMarginRate(), orDash(d.Reason))
+	}
+	tw.Flush()
+}
+
+// gate renders a gate limit: "-" when not checked, a percentage or bits.
+func gate(v float64, pct bool) string {
+	switch {
+	case v == 0:
+		return "-"
+	case pct:
+		return fmt.Sprintf("%g%%", 100*v)
+	}
+	return fmt.Sprintf("%g bits", v)
 }
 
 func newDevicesCmd(e *env) *cobra.Command {
@@ -554,7 +620,7 @@ func newDevicesCmd(e *env) *cobra.Command {
 				return writeJSONTo(e.stdout, ds)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "DEVICE\tONLINE\tMODEL\tRELEASE\tHEALTH\tPREDICTIONS\tLAST\tLAST SEEN\tLABELS")
+			fmt.Fprintln(tw, "DEVICE\tONLINE\tMODEL\tRELEASE\tHEALTH\tPREDICTIONS\tLAST\tDRIFT\tLAST SEEN\tLABELS")
 			for _, d := range ds {
 				model, rel := "-", "-"
 				if d.Model != nil {
@@ -564,7 +630,14 @@ func newDevicesCmd(e *env) *cobra.Command {
 				if d.Last != nil {
 					last = d.Last.Class
 				}
-				fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.Online, model, rel, orDash(d.Health), d.Predictions, last, d.LastSeen.Local().Format(time.DateTime), labelString(d.Labels))
+				drift := "-"
+				if d.Drift != nil {
+					drift = fmt.Sprintf("%.3f", d.Drift.Score)
+					if d.Drifting {
+						drift += " (alert)"
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.ID, d.Online, model, rel, orDash(d.Health), d.Predictions, last, drift, d.LastSeen.Local().Format(time.DateTime), labelString(d.Labels))
 			}
 			return tw.Flush()
 		},
