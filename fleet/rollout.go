@@ -555,6 +555,9 @@ func (r *Rollout) failureSummary() string {
 }
 
 func (r *Rollout) finish(d *DeviceProgress, s DeviceState, reason string, now time.Time) {
+	if reason == "" && d.Stage == StagePromote {
+		reason = d.Reason // a promoted device keeps its gate verdict
+	}
 	d.State, d.Reason, d.UpdatedAt = s, reason, now
 	if s == DeviceSucceeded {
 		r.Successes++

@@ -52,6 +52,8 @@ type world struct {
 	agents             map[string]context.CancelFunc
 	stopped            map[string]chan struct{} // closed when an agent's Run returned
 	agentDone          sync.WaitGroup
+	// driftAlert is the fleet's alerts.drift (0: none); set before startFleet.
+	driftAlert float64
 }
 
 func quiet() *slog.Logger {
@@ -142,7 +144,9 @@ command_key = %q
 release_keys = [%q]
 [rollouts]
 tick = "200ms"
-`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.broker.URL(), listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub)
+[alerts]
+drift = %g
+`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.broker.URL(), listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.driftAlert)
 }
 
 // startFleetProcess runs the trit-fleet binary bin as a child process and
@@ -207,8 +211,11 @@ func (w *world) restartFleet() {
 
 // agentTuning is what tests vary between agents' configurations.
 type agentTuning struct {
-	rate      float64       // sensor readings per second
-	telemetry time.Duration // telemetry interval
+	rate         float64       // sensor readings per second
+	telemetry    time.Duration // telemetry interval
+	replay       string        // replay file; "" the world's
+	once         bool          // play the replay once, not in a loop
+	driftWindows int           // models.drift_windows; 0 the default
 }
 
 // startAgents starts n agents named prefix-000 … with the given labels.
@@ -220,7 +227,7 @@ func (w *world) startAgents(prefix string, n int, labels map[string]string) []st
 // startAgentsTuned is startAgents with tune applied to the defaults.
 func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string, tune func(*agentTuning)) []string {
 	w.t.Helper()
-	at := agentTuning{rate: 20, telemetry: 2 * time.Second}
+	at := agentTuning{rate: 20, telemetry: 2 * time.Second, replay: w.replay}
 	if tune != nil {
 		tune(&at)
 	}
@@ -235,7 +242,8 @@ func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string,
 				ReconnectMin: agent.Duration{Duration: 200 * time.Millisecond}, ReconnectMax: agent.Duration{Duration: 2 * time.Second}},
 			Install:   agent.InstallConfig{HealthCycles: 3, HealthTimeout: agent.Duration{Duration: 20 * time.Second}, DownloadTimeout: agent.Duration{Duration: 30 * time.Second}},
 			Telemetry: agent.TelemetryConfig{Interval: agent.Duration{Duration: at.telemetry}, AckRetry: agent.Duration{Duration: 5 * time.Second}},
-			Sensors:   []sensors.Config{{Kind: "replay", Name: "vib", File: w.replay, Rate: at.rate, Loop: true}},
+			Sensors:   []sensors.Config{{Kind: "replay", Name: "vib", File: at.replay, Rate: at.rate, Loop: !at.once}},
+			Models:    agent.ModelsConfig{DriftWindows: at.driftWindows},
 		}
 		if err := cfg.Validate(); err != nil {
 			w.t.Fatal(err)
