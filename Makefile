@@ -30,7 +30,7 @@ FUZZ_TARGETS ?= \
 FUZZTIME ?= 100000x
 FUZZMINIMIZETIME ?= 5s
 
-.PHONY: all build demo test test-deps vet unit test-arm fuzz bench bench-predict clean
+.PHONY: all build demo test test-deps vet unit test-arm fuzz bench bench-predict drift-real clean
 
 all: build
 
@@ -68,6 +68,12 @@ fuzz:
 	  echo "== fuzz $$name ($$pkg, $(FUZZTIME))"; \
 	  $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 	done
+
+## drift-real: a model trained on eeg-eye-state's training period, on a
+## real agent replaying the whole recording: its drift score rises in the
+## test period (cmd/e2e TestDriftEEGReal; about a minute; needs TRIT_DATA).
+drift-real:
+	TRIT_E2E_REAL=1 $(GO) test -count=1 -v -run '^TestDriftEEGReal$$' ./cmd/e2e
 
 ## bench: the benchmarks recorded in docs/BENCHMARKS.md.
 bench:
