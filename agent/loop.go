@@ -42,11 +42,13 @@ type loop struct {
 	// successful or not; the systemd watchdog is fed only while it moves.
 	progress atomic.Int64
 	cycles   atomic.Uint64
+	// nanLogged: a missing feature value was logged for the current model
+	// (the loop goroutine only).
+	nanLogged bool
 }
 
 func (l *loop) run(ctx context.Context) error {
 	lastErr := ""
-	nanLogged := false
 	for ctx.Err() == nil {
 		values, at, err := l.in.read(ctx)
 		l.progress.Store(time.Now().UnixNano())
@@ -74,59 +76,65 @@ func (l *loop) run(ctx context.Context) error {
 		if r == nil {
 			continue // no model: keep sensors read so their health is known
 		}
-		// The candidate's binding sees every reading, as the active one's,
-		// so its windows are the same.
-		sh := l.shadow.Load()
-		var svec []float32
-		if sh != nil {
-			v, ready, err := sh.r.bind.push(values)
-			if err == nil && ready && firstNonFinite(v) < 0 {
-				svec = v
-			}
-		}
-		vec, ready, err := r.bind.push(values)
-		if err != nil {
-			l.stats.fail()
-			r.failed.Add(1)
-			continue
-		}
-		if !ready {
-			continue
-		}
-		if i := firstNonFinite(vec); i >= 0 {
-			// A missing input (a sensor down behind a merge, a feature
-			// over such a channel) must not be classified as if it were
-			// data: the cycle counts as failed, and a new model's health
-			// check fails on it.
-			l.stats.fail()
-			r.failed.Add(1)
-			if !nanLogged {
-				l.log.Warn("feature vector has a missing value; not classified (logged once per model until a good cycle)",
-					"feature", i, "model", r.ref.ID, "release", r.ref.Release)
-				nanLogged = true
-			}
-			continue
-		}
-		nanLogged = false
-		t0 := time.Now()
-		class, err := r.model.PredictEmbed(r.sc.scores, r.sc.z, vec)
-		d := time.Since(t0)
-		if err != nil {
-			l.stats.fail()
-			r.failed.Add(1)
-			continue
-		}
-		l.stats.record(r.model.Classes()[class], at, d)
-		r.ok.Add(1)
-		l.cycles.Add(1)
-		if r.sc.drift != nil {
-			r.sc.drift.add(r.sc.z)
-		}
-		if svec != nil {
-			l.scoreShadow(sh, r, class, svec)
-		}
+		l.window(r, values, at)
 	}
 	return nil
+}
+
+// window feeds one reading to the active model r (and the shadow
+// candidate, if any) and classifies the window it completes.
+func (l *loop) window(r *running, values []float64, at time.Time) {
+	// The candidate's binding sees every reading, as the active one's,
+	// so its windows are the same.
+	sh := l.shadow.Load()
+	var svec []float32
+	if sh != nil {
+		v, ready, err := sh.r.bind.push(values)
+		if err == nil && ready && firstNonFinite(v) < 0 {
+			svec = v
+		}
+	}
+	vec, ready, err := r.bind.push(values)
+	if err != nil {
+		l.stats.fail()
+		r.failed.Add(1)
+		return
+	}
+	if !ready {
+		return
+	}
+	if i := firstNonFinite(vec); i >= 0 {
+		// A missing input (a sensor down behind a merge, a feature over
+		// such a channel) must not be classified as if it were data: the
+		// cycle counts as failed, and a new model's health check fails
+		// on it.
+		l.stats.fail()
+		r.failed.Add(1)
+		if !l.nanLogged {
+			l.log.Warn("feature vector has a missing value; not classified (logged once per model until a good cycle)",
+				"feature", i, "model", r.ref.ID, "release", r.ref.Release)
+			l.nanLogged = true
+		}
+		return
+	}
+	l.nanLogged = false
+	t0 := time.Now()
+	class, err := r.model.PredictEmbed(r.sc.scores, r.sc.z, vec)
+	d := time.Since(t0)
+	if err != nil {
+		l.stats.fail()
+		r.failed.Add(1)
+		return
+	}
+	l.stats.record(r.model.Classes()[class], at, d)
+	r.ok.Add(1)
+	l.cycles.Add(1)
+	if r.sc.drift != nil {
+		r.sc.drift.add(r.sc.z)
+	}
+	if svec != nil {
+		l.scoreShadow(sh, r, class, svec)
+	}
 }
 
 // scoreShadow classifies the candidate's window and counts it against the

@@ -147,7 +147,7 @@ type shadowRun struct {
 	lowMin  float64 // models.low_margin
 
 	mu              sync.Mutex
-	active          string // bundle of the active model the counts compare with
+	active          *running // the active model the counts compare with
 	windows, agree  uint64
 	actLow, candLow uint64
 	actCls, candCls []string
@@ -158,9 +158,9 @@ type shadowRun struct {
 func (s *shadowRun) record(act *running, ac int, am float64, cc int, cm float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.active != act.ref.Bundle {
+	if s.active != act {
 		// A new active model: what was counted compared another one.
-		s.active, s.windows, s.agree, s.actLow, s.candLow = act.ref.Bundle, 0, 0, 0, 0
+		s.active, s.windows, s.agree, s.actLow, s.candLow = act, 0, 0, 0, 0
 		s.actCls, s.candCls, s.conf = act.model.Classes(), s.r.model.Classes(), nil
 		if len(s.actCls) <= wire.MaxShadowClasses && len(s.candCls) <= wire.MaxShadowClasses {
 			s.conf = make([][]uint64, len(s.actCls))
