@@ -60,6 +60,8 @@ type Agent struct {
 	notify  func(string) (bool, error)
 	now     func() time.Time
 	telSeq  uint64
+	// requests carries fleet requests from the MQTT handler to serveRequests.
+	requests chan []byte
 	// instance is the database's instance ID (store.Instance), in every
 	// state and will: a new database is a new life of the device.
 	instance string
@@ -132,6 +134,13 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	}
 	defer a.in.Close()
 	a.loop = &loop{in: a.in, stats: newStats(time.Now()), log: a.log}
+	if m := cfg.Models; m.SamplesMaxBytes > 0 {
+		a.loop.samples = newSampleRing(m.SamplesMaxBytes, m.SampleEvery, m.LowMargin)
+		if data, err := a.db.Stat(store.StatSamples); err == nil && data != nil && !a.loop.samples.restore(data) {
+			a.log.Warn("stored samples do not decode; starting with none")
+		}
+	}
+	a.requests = make(chan []byte, 4)
 	a.sess = newSession(a)
 	a.pub = newPublisher(a)
 	a.inst = &installer{a: a, box: newInbox()}
@@ -153,6 +162,7 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	spawn(a.inst.run)
 	spawn(a.telemetry)
 	spawn(a.watchdog)
+	spawn(a.serveRequests)
 	a.notify(daemon.SdNotifyReady)
 	a.log.Info("trit-agent ready")
 	<-ctx.Done()
@@ -208,6 +218,12 @@ func (a *Agent) dispatch(m Message) {
 		a.inst.box.putDesired(m.Payload)
 	case t.Kind == wire.KindAcks && t.Device == a.cfg.DeviceID:
 		a.pub.ack(m.Payload)
+	case t.Kind == wire.KindRequests && t.Device == a.cfg.DeviceID:
+		select {
+		case a.requests <- m.Payload:
+		default:
+			a.log.Warn("request dropped: too many waiting")
+		}
 	case t.Kind == wire.KindBundle:
 		a.inst.box.putBundle(t.Hash, m.Payload)
 	default:
@@ -240,6 +256,61 @@ func (a *Agent) emit(ev *wire.Event, record bool) {
 		}
 	}
 	a.log.Info("job event", "id", ev.ID, "code", ev.Code)
+	a.pub.kickNow()
+}
+
+// serveRequests answers the fleet's signed requests, one at a time.
+func (a *Agent) serveRequests(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-a.requests:
+			a.serveRequest(p)
+		}
+	}
+}
+
+// serveRequest verifies one request and queues its response. A request
+// that does not verify gets no answer beyond a log line.
+func (a *Agent) serveRequest(payload []byte) {
+	req, err := wire.VerifyRequest(payload, a.cmdKeys, a.target, a.now())
+	if err != nil {
+		a.log.Warn("request refused", "err", err)
+		return
+	}
+	resp := &wire.Response{Device: a.cfg.DeviceID, ID: req.ID, Kind: req.Kind}
+	switch {
+	case a.loop.samples == nil:
+		resp.Error = "this device keeps no samples (models.samples_max_bytes = -1)"
+	default:
+		set := a.loop.samples.set()
+		if r := a.loop.cur.Load(); r != nil {
+			ref := r.ref
+			set.Model = &ref
+		}
+		if len(set.Features) == 0 {
+			resp.Error = "no samples kept yet"
+			break
+		}
+		resp.Samples = set
+	}
+	data, err := resp.Marshal()
+	for err == nil && len(data) > wire.MaxResponseSize && resp.Samples != nil && len(resp.Samples.Samples) > 0 {
+		// Estimates bound the ring below one message; never send more.
+		k := max(1, len(resp.Samples.Samples)/10)
+		resp.Samples.Samples = resp.Samples.Samples[k:]
+		resp.Samples.Dropped += uint64(k)
+		data, err = resp.Marshal()
+	}
+	if err == nil {
+		err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Responses(a.cfg.DeviceID), Payload: data, QoS: 1})
+	}
+	if err != nil {
+		a.log.Error("response not queued", "id", req.ID, "err", err)
+		return
+	}
+	a.log.Info("request answered", "id", req.ID, "kind", req.Kind, "bytes", len(data))
 	a.pub.kickNow()
 }
 
@@ -320,6 +391,13 @@ func (a *Agent) telemetry(ctx context.Context) {
 			t.Dropped, maxBytes = st.Dropped, st.MaxBytes
 			dropsChanged = st.Dropped != lastDropped
 			lastDropped = st.Dropped
+		}
+		if a.loop.samples != nil {
+			if data, ok := a.loop.samples.encodeIfDirty(); ok {
+				if err := a.db.PutStat(store.StatSamples, data); err != nil {
+					a.log.Warn("samples not stored", "err", err)
+				}
+			}
 		}
 		payload, err := t.Marshal()
 		if err == nil {

@@ -84,6 +84,13 @@ type ModelsConfig struct {
 	// windows: counts are halved each time this many windows were added,
 	// so older windows fade out; default 600 (a minute at 10 Hz).
 	DriftWindows int `toml:"drift_windows"`
+	// SamplesMaxBytes bounds the ring of windows kept for retraining
+	// (docs/FLEET.md "Samples for retraining"); default 32 KiB, at most
+	// MaxSamplesBytes (one MQTT message); -1 keeps none.
+	SamplesMaxBytes int `toml:"samples_max_bytes"`
+	// SampleEvery also keeps one window in every SampleEvery (0: only
+	// low-margin windows and shadow disagreements).
+	SampleEvery int `toml:"sample_every"`
 }
 
 type TelemetryConfig struct {
@@ -167,6 +174,8 @@ const (
 	DefaultAckRetry        = time.Minute
 	DefaultLowMargin       = 0.1
 	DefaultDriftWindows    = 600
+	DefaultSamplesMaxBytes = 32 << 10
+	MaxSamplesBytes        = 48 << 10
 	// MaxBundleBytesLimit bounds install.max_bundle_bytes: a bundle is a
 	// few kilobytes (docs/BUNDLE.md); a larger cap only lets a wrong or
 	// hostile bundle take the gateway's memory and flash.
@@ -285,6 +294,17 @@ func (c *Config) Validate() error {
 		c.Models.DriftWindows = DefaultDriftWindows
 	case dw < 10 || dw > 1<<24:
 		return fail("models.drift_windows", "%d, want 10 … %d", dw, 1<<24)
+	}
+
+	switch sb := c.Models.SamplesMaxBytes; {
+	case sb == 0:
+		c.Models.SamplesMaxBytes = DefaultSamplesMaxBytes
+	case sb == -1:
+	case sb < 1024 || sb > MaxSamplesBytes:
+		return fail("models.samples_max_bytes", "%d, want -1 (none) or 1024 … %d (a response is one MQTT message)", sb, MaxSamplesBytes)
+	}
+	if c.Models.SampleEvery < 0 {
+		return fail("models.sample_every", "%d must not be negative", c.Models.SampleEvery)
 	}
 
 	in := &c.Install

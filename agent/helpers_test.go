@@ -212,6 +212,7 @@ type fleet struct {
 	events    []*wire.Event
 	telemetry []*wire.Telemetry
 	states    []*wire.State
+	responses []*wire.Response
 	changed   chan struct{}
 }
 
@@ -233,7 +234,7 @@ func newFleetWith(t testing.TB, broker string, k *keys, opts func(*mqtt.ClientOp
 		opts(o)
 	}
 	o.SetOnConnectHandler(func(c mqtt.Client) {
-		for _, kind := range []wire.Kind{wire.KindEvents, wire.KindTelemetry, wire.KindState} {
+		for _, kind := range []wire.Kind{wire.KindEvents, wire.KindTelemetry, wire.KindState, wire.KindResponses} {
 			c.Subscribe(tp.AllDevices(kind), 1, f.handle)
 		}
 	})
@@ -273,6 +274,12 @@ func (f *fleet) handle(c mqtt.Client, m mqtt.Message) {
 			f.telemetry = append(f.telemetry, tm)
 		} else {
 			f.t.Errorf("bad telemetry from agent: %v", err)
+		}
+	case wire.KindResponses:
+		if r, err := wire.DecodeResponse(m.Payload()); err == nil {
+			f.responses = append(f.responses, r)
+		} else {
+			f.t.Errorf("bad response from agent: %v", err)
 		}
 	case wire.KindState:
 		if len(m.Payload()) == 0 {

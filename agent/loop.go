@@ -42,6 +42,8 @@ type loop struct {
 	// successful or not; the systemd watchdog is fed only while it moves.
 	progress atomic.Int64
 	cycles   atomic.Uint64
+	// samples keeps interesting windows for retraining; nil: none.
+	samples *sampleRing
 	// nanLogged: a missing feature value was logged for the current model
 	// (the loop goroutine only).
 	nanLogged bool
@@ -132,20 +134,25 @@ func (l *loop) window(r *running, values []float64, at time.Time) {
 	if r.sc.drift != nil {
 		r.sc.drift.add(r.sc.z)
 	}
+	cand := ""
 	if svec != nil {
-		l.scoreShadow(sh, r, class, svec)
+		cand = l.scoreShadow(sh, r, class, svec)
+	}
+	if l.samples != nil {
+		l.samples.offer(r, at, vec, r.model.Classes()[class], r.sc.margin(len(r.model.Classes())), cand)
 	}
 }
 
-// scoreShadow classifies the candidate's window and counts it against the
-// active model's prediction ac.
-func (l *loop) scoreShadow(sh *shadowRun, r *running, ac int, svec []float32) {
+// scoreShadow classifies the candidate's window, counts it against the
+// active model's prediction ac and returns the candidate's class label.
+func (l *loop) scoreShadow(sh *shadowRun, r *running, ac int, svec []float32) string {
 	c := sh.r
 	cc, err := c.model.Predict(c.sc.scores, svec)
 	if err != nil {
-		return
+		return ""
 	}
 	sh.record(r, ac, r.sc.margin(len(r.model.Classes())), cc, c.sc.margin(len(c.model.Classes())))
+	return c.model.Classes()[cc]
 }
 
 // swap installs r (nil: no model) and returns the previous one.

@@ -40,7 +40,7 @@ func (s *session) current() (Conn, uint64, uint64) {
 
 func (s *session) subscriptions() []Subscription {
 	t, id := s.a.topics, s.a.cfg.DeviceID
-	subs := []Subscription{{Topic: t.Desired(id), QoS: 1}, {Topic: t.Acks(id), QoS: 1}}
+	subs := []Subscription{{Topic: t.Desired(id), QoS: 1}, {Topic: t.Acks(id), QoS: 1}, {Topic: t.Requests(id), QoS: 1}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for topic := range s.extra {

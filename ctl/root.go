@@ -79,7 +79,7 @@ evaluates them, and manages keys, bundles and fleet rollouts.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newTrainCmd(e), newEvalCmd(e), newDemoCmd(e))
 	root.AddCommand(newKeysCmd(e), newBundleCmd(e))
-	root.AddCommand(newCertsCmd(e), newPublishCmd(e), newRolloutCmd(e), newDevicesCmd(e), newRemoteTrainCmd(e))
+	root.AddCommand(newCertsCmd(e), newPublishCmd(e), newRolloutCmd(e), newDevicesCmd(e), newSamplesCmd(e), newRemoteTrainCmd(e))
 	root.AddCommand(newBenchCmd(e))
 	markArgErrors(root)
 	return root

@@ -2,8 +2,14 @@ package ctl
 
 import (
 	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 // rollout create --shadow sends the gates; rollout status prints each
@@ -41,5 +47,82 @@ func TestRolloutShadowFlagsAndStatus(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("status lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+// The retraining loop on tritctl's side: samples pull writes a CSV with
+// the model's feature names and an empty label column; once labelled,
+// tritctl train reads it (ignoring the prediction columns) and the model
+// is signed, ready to be shadowed.
+func TestSamplesPullLabelTrainSign(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	set := wire.SampleSet{Features: []string{"rms", "peak"}, MaxBytes: 32768}
+	for i := range 400 {
+		x := []float32{float32(rng.Float64()*2 - 1), float32(rng.Float64()*2 - 1)}
+		set.Samples = append(set.Samples, wire.Sample{Time: 1_750_000_000_000 + int64(i)*100, X: x, Class: "normal", Margin: 0.02, Reason: wire.SampleLowMargin})
+	}
+	set.Samples[0].Candidate, set.Samples[0].Reason = "fault", wire.SampleDisagreement
+	body, _ := json.Marshal(set)
+	f, _ := newFakeFleet(t, map[string]string{"GET /v1/devices/gw-1/samples": string(body)})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "gw-1.csv")
+	stdout, stderr, code := runCtl(t, "samples", "pull", "--device", "gw-1", "--out", file)
+	if code != 0 || !strings.Contains(stdout, "400 samples") {
+		t.Fatalf("pull: %d %q %q", code, stdout, stderr)
+	}
+	if len(f.calls) != 1 {
+		t.Fatalf("calls %v", f.calls)
+	}
+	if _, _, code := runCtl(t, "samples", "pull", "--device", "gw-1", "--out", file); code == 0 {
+		t.Error("pull overwrote an existing file without --force")
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if lines[0] != "time,rms,peak,predicted,candidate,margin,reason,label" || len(lines) != 401 {
+		t.Fatalf("header %q, %d lines", lines[0], len(lines))
+	}
+	if !strings.HasSuffix(lines[1], ",normal,fault,0.0200,disagreement,") {
+		t.Errorf("first row %q", lines[1])
+	}
+	// Label: what an operator would do, here by a rule the model can learn.
+	var b strings.Builder
+	b.WriteString(lines[0] + "\n")
+	for _, l := range lines[1:] {
+		cells := strings.Split(l, ",")
+		rms, _ := strconv.ParseFloat(cells[1], 64)
+		label := "normal"
+		if rms > 0 {
+			label = "fault"
+		}
+		b.WriteString(l + label + "\n")
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "next.trit")
+	if _, stderr, code := runCtl(t, "train", file, "--ignore-column", "predicted,candidate,margin,reason", "-o", model,
+		"--p", "256", "--sigma", "0.5", "--c", "10"); code != 0 {
+		t.Fatalf("train on the labelled samples: %d %s", code, stderr)
+	}
+	key := filepath.Join(dir, "release")
+	if _, stderr, code := runCtl(t, "keys", "gen", "--out", key); code != 0 {
+		t.Fatalf("keys gen: %s", stderr)
+	}
+	if _, stderr, code := runCtl(t, "bundle", "sign", "--key", key+".key", "--model-id", "vib", "--release", "2", model, "-o", filepath.Join(dir, "next-2.trit")); code != 0 {
+		t.Fatalf("sign: %s", stderr)
+	}
+	out, stderr, code := runCtl(t, "eval", model, file, "--json")
+	if code != 0 {
+		t.Fatalf("eval: %d %s", code, stderr)
+	}
+	var ev struct {
+		Accuracy float64 `json:"accuracy"`
+	}
+	json.Unmarshal([]byte(out), &ev)
+	if ev.Accuracy < 0.8 {
+		t.Errorf("the retrained model scores %.2f on its own labelled samples: %s", ev.Accuracy, out)
 	}
 }

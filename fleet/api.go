@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
@@ -28,6 +29,7 @@ import (
 //	GET  /v1/devices/{id}
 //	DELETE /v1/devices/{id}             forget a device (ForgetDevice)
 //	POST /v1/devices/{id}/reset         accept its next state (ResetDevice)
+//	GET  /v1/devices/{id}/samples?wait=20s   the device's samples for retraining (Samples; 504 if it does not answer)
 //	GET  /v1/bundles                    registry
 //	POST /v1/bundles                    body: a signed bundle (application/octet-stream)
 //	GET  /v1/rollouts
@@ -135,6 +137,19 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 			return nil, err
 		}
 		return DeviceByID(s.db, id)
+	})
+	api("GET /v1/devices/{id}/samples", func(r *http.Request) (any, error) {
+		id, err := deviceID(r)
+		if err != nil {
+			return nil, err
+		}
+		var wait time.Duration
+		if w := r.URL.Query().Get("wait"); w != "" {
+			if wait, err = time.ParseDuration(w); err != nil || wait <= 0 || wait > 5*time.Minute {
+				return nil, badRequest("wait %q: want a duration up to 5m", clip(w, 32))
+			}
+		}
+		return s.Samples(r.Context(), id, wait)
 	})
 	api("DELETE /v1/devices/{id}", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
@@ -334,6 +349,8 @@ func statusOf(err error) int {
 		return http.StatusNotImplemented
 	case errors.Is(err, ErrTrainingBusy):
 		return http.StatusTooManyRequests
+	case errors.Is(err, ErrNoResponse):
+		return http.StatusGatewayTimeout
 	}
 	return http.StatusInternalServerError
 }

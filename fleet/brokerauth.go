@@ -69,8 +69,8 @@ func (h *brokerAuth) OnACLCheck(cl *mochi.Client, topic string, write bool) bool
 
 // brokerACL is fleet/mosquitto/acl: the fleet's identity reads and writes
 // everything under trit/v1/; a device reads its own commands and
-// acknowledgements and the bundles, and writes its own state, events and
-// telemetry. A subscription filter is allowed only if every topic it
+// requests and acknowledgements and the bundles, and writes its own state,
+// events, telemetry and responses. A subscription filter is allowed only if every topic it
 // matches is.
 func brokerACL(user, fleetID, topic string, write bool) bool {
 	if user == "" || strings.ContainsAny(user, "/+#") {
@@ -81,6 +81,7 @@ func brokerACL(user, fleetID, topic string, write bool) bool {
 	}
 	patterns := []string{
 		"trit/v1/+/devices/" + user + "/desired",
+		"trit/v1/+/devices/" + user + "/requests",
 		"trit/v1/+/devices/" + user + "/acks",
 		"trit/v1/+/bundles/+",
 	}
@@ -89,6 +90,7 @@ func brokerACL(user, fleetID, topic string, write bool) bool {
 			"trit/v1/+/devices/" + user + "/state",
 			"trit/v1/+/devices/" + user + "/events",
 			"trit/v1/+/devices/" + user + "/telemetry",
+			"trit/v1/+/devices/" + user + "/responses",
 		}
 	}
 	for _, p := range patterns {

@@ -60,7 +60,7 @@ func testConn(t *testing.T, broker string, log *slog.Logger) *Conn {
 
 var serviceFilters = func() []string {
 	tp, _ := wire.NewTopics("it")
-	return []string{tp.AllDevices(wire.KindState), tp.AllDevices(wire.KindEvents), tp.AllDevices(wire.KindTelemetry)}
+	return []string{tp.AllDevices(wire.KindState), tp.AllDevices(wire.KindEvents), tp.AllDevices(wire.KindTelemetry), tp.AllDevices(wire.KindResponses)}
 }()
 
 // TestConnSubscriptionRefused: a broker whose ACL does not let the fleet

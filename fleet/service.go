@@ -59,6 +59,8 @@ type Service struct {
 	mu      sync.Mutex // serialises rollout changes between the loop and API calls
 	metrics *Metrics
 	trainer *trainer
+	// reqs matches devices' responses to waiting requests (Samples).
+	reqs requests
 	// running indexes the rollouts that are not done, so a tick reads only
 	// those; nil until the first Tick loads it (guarded by mu).
 	running map[string]bool
@@ -112,7 +114,8 @@ func (s *Service) Registry() *Registry { return s.reg }
 // Subscriptions lists the topic filters the service's connection must
 // subscribe to (QoS 1), each delivering to Deliver.
 func (s *Service) Subscriptions() []string {
-	return []string{s.topics.AllDevices(wire.KindState), s.topics.AllDevices(wire.KindEvents), s.topics.AllDevices(wire.KindTelemetry)}
+	return []string{s.topics.AllDevices(wire.KindState), s.topics.AllDevices(wire.KindEvents), s.topics.AllDevices(wire.KindTelemetry),
+		s.topics.AllDevices(wire.KindResponses)}
 }
 
 // Deliver hands an incoming message to the service loop. It never blocks:
@@ -182,6 +185,7 @@ type decoded struct {
 	state     *wire.State
 	event     *wire.Event
 	telemetry *wire.Telemetry
+	response  *wire.Response
 }
 
 // decode checks one message's topic and payload; a bad one is logged,
@@ -207,6 +211,10 @@ func (s *Service) decode(m message) *decoded {
 		if d.telemetry, err = wire.DecodeTelemetry(m.payload); err == nil {
 			named = d.telemetry.Device
 		}
+	case wire.KindResponses:
+		if d.response, err = wire.DecodeResponse(m.payload); err == nil {
+			named = d.response.Device
+		}
 	default:
 		s.log.Warn("message on a fleet-to-device topic dropped", "topic", m.topic)
 		return nil
@@ -228,7 +236,15 @@ func (s *Service) decode(m message) *decoded {
 func (s *Service) handleBatch(batch []message) {
 	var msgs []*decoded
 	for _, m := range batch {
-		if d := s.decode(m); d != nil {
+		d := s.decode(m)
+		switch {
+		case d == nil:
+		case d.response != nil:
+			// Responses go to their waiters; nothing is stored.
+			if !s.reqs.deliver(d.device, d.response) {
+				s.log.Debug("response nobody waits for dropped", "device", d.device, "id", d.response.ID)
+			}
+		default:
 			msgs = append(msgs, d)
 		}
 	}

@@ -60,7 +60,7 @@ var (
 	bucketOutboxMeta = []byte("outbox_meta")
 
 	// bucketStats holds named statistics snapshots (stat.go).
-	//   key: text name -> opaque caller bytes.
+	//   key: text name -> opaque caller bytes; names in use: StatSamples.
 	bucketStats = []byte("stats")
 
 	// Fleet document collections (collection.go); see collectionBuckets.
@@ -76,6 +76,10 @@ var (
 	// bucketFleetRollouts holds the fleet's rollouts, keyed by rollout ID.
 	bucketFleetRollouts = []byte("fleet_rollouts")
 )
+
+// StatSamples names the agent's ring of windows kept for retraining in
+// bucketStats (JSON wire.SampleSet, written by package agent).
+const StatSamples = "samples"
 
 // Keys inside the fixed-key buckets above.
 var (

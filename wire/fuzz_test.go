@@ -51,7 +51,16 @@ func FuzzDecodePayloads(f *testing.F) {
 			CandidateClasses: []string{"a", "b"}, Confusion: [][]uint64{{1, 1}, {0, 0}}, LowMargin: 0.1},
 		Drift: &DriftReport{Score: 0.2, Windows: 2, Top: []DriftBit{{Column: 3, Train: 0.5, Now: 0.9, JS: 0.2}}}}).Marshal()
 	f.Add(b)
+	b, _ = (&Response{Device: "d", ID: "q1", Kind: RequestSamples, Samples: &SampleSet{Features: []string{"a"},
+		Samples: []Sample{{Time: 1, X: []float32{0.5}, Class: "x", Margin: 0.01, Reason: SampleLowMargin}}, MaxBytes: 100}}).Marshal()
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if r, err := DecodeResponse(data); err == nil {
+			b, _ := r.Marshal()
+			if _, err := DecodeResponse(b); err != nil {
+				t.Fatalf("response re-encode: %v", err)
+			}
+		}
 		if s, err := DecodeState(data); err == nil {
 			b, _ := s.Marshal()
 			if _, err := DecodeState(b); err != nil {

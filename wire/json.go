@@ -17,6 +17,8 @@ const (
 	MaxEventSize     = 4 << 10  // a job event
 	MaxTelemetrySize = 16 << 10 // a telemetry report
 	MaxAckSize       = 16 << 10 // an ack from the fleet
+	MaxRequestSize   = 2 << 10  // a signed request from the fleet
+	MaxResponseSize  = 60 << 10 // a device's response: one MQTT packet (MaxPacket) with room for the topic
 )
 
 // decodeStrict decodes one JSON object from data into v: at most max bytes,

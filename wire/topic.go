@@ -20,10 +20,12 @@ const (
 	KindEvents    Kind = "events"    // trit/v1/{fleet}/devices/{id}/events
 	KindTelemetry Kind = "telemetry" // trit/v1/{fleet}/devices/{id}/telemetry
 	KindAcks      Kind = "acks"      // trit/v1/{fleet}/devices/{id}/acks
+	KindRequests  Kind = "requests"  // trit/v1/{fleet}/devices/{id}/requests
+	KindResponses Kind = "responses" // trit/v1/{fleet}/devices/{id}/responses
 )
 
 // deviceKinds are the per-device topic kinds.
-var deviceKinds = []Kind{KindDesired, KindState, KindEvents, KindTelemetry, KindAcks}
+var deviceKinds = []Kind{KindDesired, KindState, KindEvents, KindTelemetry, KindAcks, KindRequests, KindResponses}
 
 // Topics builds the topic names of one fleet. Build it with NewTopics so the
 // fleet name is checked once.
@@ -61,6 +63,13 @@ func (t Topics) Telemetry(device string) string { return t.device(device, KindTe
 
 // Acks is the topic on which the fleet acknowledges the device's events.
 func (t Topics) Acks(device string) string { return t.device(device, KindAcks) }
+
+// Requests is the topic on which the fleet sends the device signed
+// requests (samples).
+func (t Topics) Requests(device string) string { return t.device(device, KindRequests) }
+
+// Responses is the topic on which the device answers them.
+func (t Topics) Responses(device string) string { return t.device(device, KindResponses) }
 
 func (t Topics) device(id string, k Kind) string {
 	return t.prefix + "devices/" + id + "/" + string(k)

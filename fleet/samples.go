@@ -1,0 +1,104 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+// ErrNoResponse reports a device that did not answer a request in time
+// (offline, or busy): an HTTP 504.
+var ErrNoResponse = errors.New("fleet: no response from the device")
+
+// DefaultRequestWait is how long Samples waits for the device by default.
+const DefaultRequestWait = 20 * time.Second
+
+// requests matches devices' responses to the requests waiting for them.
+type requests struct {
+	mu      sync.Mutex
+	next    uint64
+	pending map[string]chan *wire.Response // request ID -> its waiter
+}
+
+func (q *requests) add(device string) (string, chan *wire.Response) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pending == nil {
+		q.pending = map[string]chan *wire.Response{}
+	}
+	q.next++
+	id := "req-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(q.next, 10)
+	c := make(chan *wire.Response, 1)
+	q.pending[id] = c
+	return id, c
+}
+
+func (q *requests) remove(id string) {
+	q.mu.Lock()
+	delete(q.pending, id)
+	q.mu.Unlock()
+}
+
+// deliver hands a response to its waiter; a response nobody waits for
+// (late, or forged) is dropped.
+func (q *requests) deliver(device string, r *wire.Response) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	c, ok := q.pending[r.ID]
+	if !ok || r.Device != device {
+		return false
+	}
+	delete(q.pending, r.ID)
+	c <- r
+	return true
+}
+
+// Samples asks a device for its ring of windows kept for retraining and
+// waits up to wait (0: DefaultRequestWait) for the answer.
+func (s *Service) Samples(ctx context.Context, device string, wait time.Duration) (*wire.SampleSet, error) {
+	if err := wire.CheckID(device); err != nil {
+		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
+	}
+	if _, err := DeviceByID(s.db, device); err != nil {
+		return nil, err
+	}
+	if wait <= 0 {
+		wait = DefaultRequestWait
+	}
+	id, c := s.reqs.add(device)
+	defer s.reqs.remove(id)
+	now := s.opt.Now()
+	req := &wire.Request{Fleet: s.topics.Fleet(), Device: device, ID: id, Kind: wire.RequestSamples,
+		IssuedAt: now.Unix(), ExpiresAt: now.Add(wait).Unix() + 1}
+	if err := req.Sign(s.cmdKey); err != nil {
+		return nil, err
+	}
+	raw, err := req.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.pub.Publish(s.topics.Requests(device), 1, false, raw); err != nil {
+		return nil, fmt.Errorf("fleet: request to %s: %w", device, err)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return nil, fmt.Errorf("%w: %s did not send its samples within %v (is it online?)", ErrNoResponse, device, wait)
+	case r := <-c:
+		if r.Error != "" {
+			return nil, fmt.Errorf("%w: %s: %s", ErrNotFound, device, r.Error)
+		}
+		if r.Samples == nil {
+			return nil, fmt.Errorf("%w: %s sent no samples", ErrNotFound, device)
+		}
+		return r.Samples, nil
+	}
+}

@@ -1,0 +1,70 @@
+package wire
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestRequestVerify(t *testing.T) {
+	priv := key(1)
+	keys, err := NewKeySet(priv.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Request{Fleet: "plant-a", Device: "gw-001", ID: "samples-1", Kind: RequestSamples, IssuedAt: now.Unix() - 1, ExpiresAt: now.Unix() + 60}
+	if err := r.Sign(priv); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := r.Marshal()
+	target := Target{Fleet: "plant-a", Device: "gw-001"}
+	if got, err := VerifyRequest(data, keys, target, now); err != nil || got.ID != "samples-1" {
+		t.Fatalf("verify: %+v %v", got, err)
+	}
+	m := *r
+	m.ID = "samples-2"
+	data2, _ := json.Marshal(&m)
+	if _, err := VerifyRequest(data2, keys, target, now); !errors.Is(err, ErrSignature) {
+		t.Errorf("changed id: %v, want ErrSignature", err)
+	}
+	if _, err := VerifyRequest(data, keys, Target{Fleet: "plant-a", Device: "gw-002"}, now); !errors.Is(err, ErrWrongTarget) {
+		t.Errorf("other device: %v", err)
+	}
+	if _, err := VerifyRequest(data, keys, target, now.Add(2*60e9)); !errors.Is(err, ErrExpired) {
+		t.Errorf("expired: %v", err)
+	}
+	other := *r
+	if err := other.Sign(key(2)); err != nil {
+		t.Fatal(err)
+	}
+	data3, _ := other.Marshal()
+	if _, err := VerifyRequest(data3, keys, target, now); !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("untrusted key: %v", err)
+	}
+}
+
+func TestDecodeResponse(t *testing.T) {
+	good := func() *Response {
+		return &Response{Device: "d", ID: "q", Kind: RequestSamples, Samples: &SampleSet{Features: []string{"a", "b"},
+			Samples: []Sample{{Time: 1, X: []float32{1, 2}, Class: "x", Margin: 0.05, Reason: SampleLowMargin}}}}
+	}
+	b, _ := good().Marshal()
+	if _, err := DecodeResponse(b); err != nil {
+		t.Fatal(err)
+	}
+	for name, mut := range map[string]func(*Response){
+		"short row":     func(r *Response) { r.Samples.Samples[0].X = []float32{1} },
+		"bad reason":    func(r *Response) { r.Samples.Samples[0].Reason = "why-not" },
+		"margin":        func(r *Response) { r.Samples.Samples[0].Margin = 2 },
+		"comma feature": func(r *Response) { r.Samples.Features[0] = "a,b" },
+		"kind":          func(r *Response) { r.Kind = "plan" },
+	} {
+		r := good()
+		mut(r)
+		b, _ := r.Marshal()
+		if _, err := DecodeResponse(b); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", name, err)
+		}
+	}
+}
