@@ -150,6 +150,13 @@ func (in *input) bind(names []string, d int) (*binding, error) {
 	return b, nil
 }
 
+// reset forgets the readings pushed so far (a pipeline's windows).
+func (b *binding) reset() {
+	if b.pipe != nil {
+		b.pipe.Reset()
+	}
+}
+
 // push feeds one reading and reports whether a feature vector is ready.
 func (b *binding) push(values []float64) ([]float32, bool, error) {
 	if b.pipe == nil {

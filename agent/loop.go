@@ -86,17 +86,22 @@ func (l *loop) run(ctx context.Context) error {
 // window feeds one reading to the active model r (and the shadow
 // candidate, if any) and classifies the window it completes.
 func (l *loop) window(r *running, values []float64, at time.Time) {
-	// The candidate's binding sees every reading, as the active one's,
-	// so its windows are the same.
+	// The candidate's binding sees the same readings as the active one's,
+	// from a window boundary of the active model on, so with a feature
+	// pipeline both complete their windows on the same readings.
 	sh := l.shadow.Load()
 	var svec []float32
-	if sh != nil {
+	if sh != nil && sh.alignedTo == r {
 		v, ready, err := sh.r.bind.push(values)
 		if err == nil && ready && firstNonFinite(v) < 0 {
 			svec = v
 		}
 	}
 	vec, ready, err := r.bind.push(values)
+	if sh != nil && sh.alignedTo != r && ready {
+		sh.r.bind.reset()
+		sh.alignedTo = r // from the next reading on
+	}
 	if err != nil {
 		l.stats.fail()
 		r.failed.Add(1)

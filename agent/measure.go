@@ -16,8 +16,9 @@ import (
 type scoring struct {
 	scores []float32
 	z      []uint64
-	// norm is 2·max_c α_c·nnz_c: the largest gap two class scores can
-	// have, so Margin is in [0, 1] whatever the model's scale.
+	// norm is 2·max_c α_c·√nnz_c: twice the standard deviation of a
+	// class score over random embedding bits, so margins compare across
+	// models of any size and scale.
 	norm  float32
 	drift *driftMeter // nil: the bundle has no fingerprint
 }
@@ -30,7 +31,7 @@ func newScoring(m *inference.Model, driftWindows int) scoring {
 		for _, w := range spec.NonZero[c] {
 			nnz += bits.OnesCount64(w)
 		}
-		norm = max(norm, spec.Alpha[c]*float32(nnz))
+		norm = max(norm, spec.Alpha[c]*float32(math.Sqrt(float64(nnz))))
 	}
 	s := scoring{scores: make([]float32, max(len(m.Classes()), 2)), z: make([]uint64, (len(spec.Kept)+63)/64), norm: 2 * norm}
 	if fp := spec.Fingerprint; fp != nil && len(fp.Columns) > 0 {
@@ -40,7 +41,8 @@ func newScoring(m *inference.Model, driftWindows int) scoring {
 }
 
 // margin is the prediction's normalised margin: (best − second best
-// class score) / norm, in [0, 1]; for two classes |2s|/norm.
+// class score) / norm, capped at 1; for two classes |2s|/norm. 1 means
+// the gap is at least one standard deviation of a random input's score.
 func (s *scoring) margin(classes int) float64 {
 	if s.norm <= 0 {
 		return 0
@@ -145,6 +147,9 @@ type shadowRun struct {
 	seq     uint64
 	bundle  string
 	lowMin  float64 // models.low_margin
+	// alignedTo is the active model whose windows the candidate's binding
+	// follows (the loop goroutine only): see loop.window.
+	alignedTo *running
 
 	mu              sync.Mutex
 	active          *running // the active model the counts compare with

@@ -55,6 +55,7 @@ func BenchmarkWindow(b *testing.B) {
 				if shadow {
 					l.shadow.Store(&shadowRun{r: benchRunning(b, 2, p), rollout: "r", seq: 1, bundle: "c", lowMin: 0.1})
 				}
+				l.window(r, values, at) // aligns the candidate
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := range b.N {

@@ -597,7 +597,10 @@ func (r *Rollout) Apply(rep Report, now time.Time) bool {
 		if rank(rep.State) <= rank(d.State) {
 			return false
 		}
-		d.State, d.Reason, d.UpdatedAt = rep.State, rep.Reason, now
+		d.State, d.UpdatedAt = rep.State, now
+		if rep.Reason != "" || d.Stage != StagePromote {
+			d.Reason = rep.Reason // a promoted device keeps its gate verdict
+		}
 		r.Updated = now
 		return true
 	case DeviceSucceeded, DeviceFailed, DeviceRejected:

@@ -277,6 +277,25 @@ while :; do
 done
 
 # ---------------------------------------------------------------------------
+step "a second model: trained with another seed, shadowed on the canary, promoted only if it agrees"
+show "$BIN/tritctl" train --synthetic machine --features-from "$DEMO/agents/gw-1/agent.toml" \
+  --p 1024 --sigma-grid 1,2,4 --c-grid 10,100,1000 --seed 2 \
+  --model-id vibration --release 2 -o "$DEMO/vibration-2.trit"
+show "$BIN/tritctl" bundle sign --key "$DEMO/keys/release.key" "$DEMO/vibration-2.trit" -o "$DEMO/vibration-2.signed.trit"
+out=$(show "$BIN/tritctl" publish "$DEMO/vibration-2.signed.trit")
+echo "$out"
+HASH2=$(awk '$1 == "bundle" { print $2 }' <<<"$out")
+[ -n "$HASH2" ] || die "no bundle hash in the publish output"
+# gw-1 scores release 2 beside release 1 on 40 windows (about 10 s) without
+# changing its output; every gate it passes lets the promotion go on.
+show "$BIN/tritctl" rollout create --id vibration-r2 --bundle "$HASH2" \
+  --device gw-1 --device gw-2 --device gw-3 --phases 1,100% \
+  --shadow --min-windows 40 --min-agreement 0.6 --max-divergence 0.2 \
+  --abort-on any --abort-threshold 0 --abort-min 1 --timeout 1m
+show "$BIN/tritctl" rollout status vibration-r2 --watch --interval 1s || true
+show "$BIN/tritctl" devices list
+
+# ---------------------------------------------------------------------------
 step "result"
 total=0 good=0 predicting=0
 for i in 1 2 3; do

@@ -95,6 +95,8 @@ func TestDemoScript(t *testing.T) {
 			"state: completed",
 			"devices: succeeded 3 (of 3)",
 			"3 of 3 gateways predicting",
+			"rollout vibration-r2 created: vibration release 2 to 3 devices",
+			"SHADOW  STATE",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("output lacks %q", want)
@@ -105,6 +107,10 @@ func TestDemoScript(t *testing.T) {
 		// than the 0.5 s polling interval).
 		if !regexp.MustCompile(`running: .*succeeded 1 \(of 3\)`).MatchString(text) {
 			t.Errorf("no sign of the one-device canary phase in the rollout status")
+		}
+		// The second model's shadow on the canary: its agreement is printed.
+		if !regexp.MustCompile(`gw-1 +\S+ +\d+ +\d+\.\d%`).MatchString(text) {
+			t.Errorf("no shadow agreement of gw-1 in the output")
 		}
 		m := regexp.MustCompile(`demo finished in ([0-9.]+) s`).FindStringSubmatch(text)
 		if m == nil {
