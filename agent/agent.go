@@ -62,6 +62,9 @@ type Agent struct {
 	telSeq  uint64
 	// requests carries fleet requests from the MQTT handler to serveRequests.
 	requests chan []byte
+	// fetches are bundles awaited by dry runs, by hash (fetchMu).
+	fetchMu sync.Mutex
+	fetches map[string]chan []byte
 	// instance is the database's instance ID (store.Instance), in every
 	// state and will: a new database is a new life of the device.
 	instance string
@@ -140,7 +143,14 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 			a.log.Warn("stored samples do not decode; starting with none")
 		}
 	}
+	if m := cfg.Models; m.HistoryMaxBytes > 0 {
+		a.loop.history = newSampleRing(m.HistoryMaxBytes, 1, -1)
+		if data, err := a.db.Stat(store.StatHistory); err == nil && data != nil && !a.loop.history.restore(data) {
+			a.log.Warn("stored window history does not decode; starting with none")
+		}
+	}
 	a.requests = make(chan []byte, 4)
+	a.fetches = map[string]chan []byte{}
 	a.sess = newSession(a)
 	a.pub = newPublisher(a)
 	a.inst = &installer{a: a, box: newInbox()}
@@ -226,6 +236,14 @@ func (a *Agent) dispatch(m Message) {
 		}
 	case t.Kind == wire.KindBundle:
 		a.inst.box.putBundle(t.Hash, m.Payload)
+		a.fetchMu.Lock()
+		if c := a.fetches[t.Hash]; c != nil {
+			select {
+			case c <- m.Payload:
+			default:
+			}
+		}
+		a.fetchMu.Unlock()
 	default:
 		a.log.Warn("message on an unexpected topic ignored", "topic", m.Topic)
 	}
@@ -266,14 +284,14 @@ func (a *Agent) serveRequests(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case p := <-a.requests:
-			a.serveRequest(p)
+			a.serveRequest(ctx, p)
 		}
 	}
 }
 
 // serveRequest verifies one request and queues its response. A request
 // that does not verify gets no answer beyond a log line.
-func (a *Agent) serveRequest(payload []byte) {
+func (a *Agent) serveRequest(ctx context.Context, payload []byte) {
 	req, err := wire.VerifyRequest(payload, a.cmdKeys, a.target, a.now())
 	if err != nil {
 		a.log.Warn("request refused", "err", err)
@@ -281,6 +299,11 @@ func (a *Agent) serveRequest(payload []byte) {
 	}
 	resp := &wire.Response{Device: a.cfg.DeviceID, ID: req.ID, Kind: req.Kind}
 	switch {
+	case req.Kind == wire.RequestPlan:
+		resp.Plan, err = a.plan(ctx, req.Bundle)
+		if err != nil {
+			resp.Error = err.Error()
+		}
 	case a.loop.samples == nil:
 		resp.Error = "this device keeps no samples (models.samples_max_bytes = -1)"
 	default:
@@ -392,10 +415,13 @@ func (a *Agent) telemetry(ctx context.Context) {
 			dropsChanged = st.Dropped != lastDropped
 			lastDropped = st.Dropped
 		}
-		if a.loop.samples != nil {
-			if data, ok := a.loop.samples.encodeIfDirty(); ok {
-				if err := a.db.PutStat(store.StatSamples, data); err != nil {
-					a.log.Warn("samples not stored", "err", err)
+		for name, ring := range map[string]*sampleRing{store.StatSamples: a.loop.samples, store.StatHistory: a.loop.history} {
+			if ring == nil {
+				continue
+			}
+			if data, ok := ring.encodeIfDirty(); ok {
+				if err := a.db.PutStat(name, data); err != nil {
+					a.log.Warn("kept windows not stored", "ring", name, "err", err)
 				}
 			}
 		}

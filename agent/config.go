@@ -91,6 +91,10 @@ type ModelsConfig struct {
 	// SampleEvery also keeps one window in every SampleEvery (0: only
 	// low-margin windows and shadow disagreements).
 	SampleEvery int `toml:"sample_every"`
+	// HistoryMaxBytes bounds the history of recent windows kept in the
+	// database for dry runs (tritctl rollout plan); 0 (the default) keeps
+	// none, at most MaxHistoryBytes.
+	HistoryMaxBytes int `toml:"history_max_bytes"`
 }
 
 type TelemetryConfig struct {
@@ -176,6 +180,7 @@ const (
 	DefaultDriftWindows    = 600
 	DefaultSamplesMaxBytes = 32 << 10
 	MaxSamplesBytes        = 48 << 10
+	MaxHistoryBytes        = 4 << 20
 	// MaxBundleBytesLimit bounds install.max_bundle_bytes: a bundle is a
 	// few kilobytes (docs/BUNDLE.md); a larger cap only lets a wrong or
 	// hostile bundle take the gateway's memory and flash.
@@ -302,6 +307,9 @@ func (c *Config) Validate() error {
 	case sb == -1:
 	case sb < 1024 || sb > MaxSamplesBytes:
 		return fail("models.samples_max_bytes", "%d, want -1 (none) or 1024 … %d (a response is one MQTT message)", sb, MaxSamplesBytes)
+	}
+	if hb := c.Models.HistoryMaxBytes; hb != 0 && (hb < 1024 || hb > MaxHistoryBytes) {
+		return fail("models.history_max_bytes", "%d, want 0 (none) or 1024 … %d", hb, MaxHistoryBytes)
 	}
 	if c.Models.SampleEvery < 0 {
 		return fail("models.sample_every", "%d must not be negative", c.Models.SampleEvery)

@@ -44,6 +44,8 @@ type loop struct {
 	cycles   atomic.Uint64
 	// samples keeps interesting windows for retraining; nil: none.
 	samples *sampleRing
+	// history keeps every recent window for dry runs; nil: none.
+	history *sampleRing
 	// nanLogged: a missing feature value was logged for the current model
 	// (the loop goroutine only).
 	nanLogged bool
@@ -142,6 +144,9 @@ func (l *loop) window(r *running, values []float64, at time.Time) {
 	cand := ""
 	if svec != nil {
 		cand = l.scoreShadow(sh, r, class, svec)
+	}
+	if l.history != nil {
+		l.history.offer(r, at, vec, r.model.Classes()[class], 1, "")
 	}
 	if l.samples != nil {
 		l.samples.offer(r, at, vec, r.model.Classes()[class], r.sc.margin(len(r.model.Classes())), cand)

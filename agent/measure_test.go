@@ -17,6 +17,10 @@ import (
 // docs/BENCHMARKS.md, not a check, so it does not run by default.
 const measureEnv = "TRIT_AGENT_MEASURE"
 
+// measureShadowEnv=1 adds a candidate scored in shadow and a sample ring
+// that keeps every window (models.sample_every = 1).
+const measureShadowEnv = "TRIT_AGENT_MEASURE_SHADOW"
+
 // TestMeasureSteadyState builds cmd/trit-agent, runs it against Mosquitto
 // with a 10 Hz replay source and 1 s telemetry, installs a model, and
 // reports the time from deployment command to SUCCEEDED, then RSS and CPU
@@ -36,6 +40,10 @@ func TestMeasureSteadyState(t *testing.T) {
 	f := newFleet(t, broker.URL(), k)
 	conf := strings.NewReplacer("RELEASE", k.releasePub, "COMMAND", k.cmdPub, "REPLAY", writeReplay(t, dir), "DIR", dir,
 		"tcp://127.0.0.1:1884", broker.URL(), `interval = "1s"`, "interval = \"1s\"\n[install]\nhealth_cycles = 3").Replace(goodConfig)
+	shadow := os.Getenv(measureShadowEnv) == "1"
+	if shadow {
+		conf += "\n[models]\nsample_every = 1\n"
+	}
 	path := filepath.Join(dir, "agent.toml")
 	os.WriteFile(path, []byte(conf), 0o600)
 	cmd := exec.Command(bin, "run", "--config", path)
@@ -53,6 +61,13 @@ func TestMeasureSteadyState(t *testing.T) {
 		t.Fatalf("install: %+v", ev)
 	}
 	t.Logf("deployment command → SUCCEEDED: %v (includes %d health-check cycles at 10 Hz)", time.Since(start), 3)
+	if shadow {
+		c := f.publishBundle(makeBundle(t, bundleOpts{release: 2, signer: k.release}))
+		if ev := f.terminal(f.deploy(c, "s2", cmdOpts{mode: wire.ModeShadow}), 30*time.Second); ev.State != wire.JobSucceeded {
+			t.Fatalf("shadow: %+v", ev)
+		}
+		t.Log("a candidate runs in shadow; the sample ring keeps every window")
+	}
 
 	time.Sleep(5 * time.Second) // settle
 	cpu0, _ := cpuTicks(cmd.Process.Pid)

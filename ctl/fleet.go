@@ -341,6 +341,97 @@ func newRolloutCmd(e *env) *cobra.Command {
 	create.MarkFlagRequired("id")
 	create.MarkFlagRequired("bundle")
 
+	var plan struct {
+		bundle            string
+		devices, selector []string
+		wait              time.Duration
+		asJSON            bool
+	}
+	planCmd := &cobra.Command{
+		Use:   "plan --bundle HASH (--selector label=value | --device ID ...)",
+		Short: "Dry run: how many of the devices' recent predictions a candidate would change",
+		Long: `Ask each target device to score a registered bundle on its history of
+recent windows (agents with models.history_max_bytes set) without
+activating or keeping it, and print per device and overall how many
+predictions would change: a plan before the apply (rollout create).
+Devices must be online; those that do not answer are listed with why.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			body := map[string]any{"bundle": plan.bundle}
+			if (len(plan.devices) == 0) == (len(plan.selector) == 0) {
+				return usagef("give the target as --device (repeatable) or --selector label=value, not both")
+			}
+			if len(plan.devices) > 0 {
+				body["devices"] = plan.devices
+			}
+			if len(plan.selector) > 0 {
+				sel := map[string]string{}
+				for _, kv := range plan.selector {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok || k == "" {
+						return usagef("--selector %q: want label=value", kv)
+					}
+					sel[k] = v
+				}
+				body["selector"] = sel
+			}
+			if plan.wait > 0 {
+				body["wait"] = plan.wait
+			}
+			c, err := ff.client()
+			if err != nil {
+				return err
+			}
+			raw, _ := json.Marshal(body)
+			var res struct {
+				Devices []struct {
+					Device string     `json:"device"`
+					Plan   *wire.Plan `json:"plan"`
+					Error  string     `json:"error"`
+				} `json:"devices"`
+				Windows  uint64 `json:"windows"`
+				Changed  uint64 `json:"changed"`
+				Answered int    `json:"answered"`
+			}
+			if err := c.do("POST", "/v1/plan", "application/json", raw, &res); err != nil {
+				return err
+			}
+			if plan.asJSON {
+				return writeJSONTo(e.stdout, res)
+			}
+			pct := func(a, b uint64) string {
+				if b == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "DEVICE\tWINDOWS\tWOULD CHANGE\tSHARE\tNOTE")
+			for _, d := range res.Devices {
+				if d.Plan == nil {
+					fmt.Fprintf(tw, "%s\t-\t-\t-\t%s\n", d.Device, d.Error)
+					continue
+				}
+				var moves []string
+				for k, n := range d.Plan.Transitions {
+					moves = append(moves, fmt.Sprintf("%s %d", k, n))
+				}
+				sort.Strings(moves)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", d.Device, d.Plan.Windows, d.Plan.Changed, pct(d.Plan.Changed, d.Plan.Windows), strings.Join(moves, ", "))
+			}
+			tw.Flush()
+			fmt.Fprintf(e.stdout, "overall: %d of %d predictions would change (%s) on %d of %d devices that answered\n",
+				res.Changed, res.Windows, pct(res.Changed, res.Windows), res.Answered, len(res.Devices))
+			return nil
+		},
+	}
+	planCmd.Flags().StringVar(&plan.bundle, "bundle", "", "bundle hash, as printed by tritctl publish (required)")
+	planCmd.Flags().StringSliceVar(&plan.devices, "device", nil, "target device ID (repeatable)")
+	planCmd.Flags().StringSliceVar(&plan.selector, "selector", nil, "target devices by label=value (repeatable; all must match)")
+	planCmd.Flags().DurationVar(&plan.wait, "wait", 0, "how long the fleet waits for the devices (default 20s)")
+	planCmd.Flags().BoolVar(&plan.asJSON, "json", false, "print the plan as JSON")
+	planCmd.MarkFlagRequired("bundle")
+
 	var watch, asJSON bool
 	var interval time.Duration
 	status := &cobra.Command{
@@ -417,7 +508,7 @@ and exit with a code that says how it ended:
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
-	cmd.AddCommand(create, status, list)
+	cmd.AddCommand(create, planCmd, status, list)
 	for _, op := range []string{"pause", "resume", "abort"} {
 		var reason string
 		c := &cobra.Command{

@@ -126,3 +126,22 @@ func TestSamplesPullLabelTrainSign(t *testing.T) {
 		t.Errorf("the retrained model scores %.2f on its own labelled samples: %s", ev.Accuracy, out)
 	}
 }
+
+func TestRolloutPlan(t *testing.T) {
+	f, _ := newFakeFleet(t, map[string]string{"POST /v1/plan": `{"bundle":"ab","windows":300,"changed":45,"answered":2,
+ "devices":[{"device":"gw-1","plan":{"bundle":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","windows":200,"changed":40,"transitions":{"normal→fault":40}}},
+ {"device":"gw-2","plan":{"bundle":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","windows":100,"changed":5}},
+ {"device":"gw-3","error":"fleet: no response from the device: gw-3 did not answer within 20s (is it online?)"}]}`})
+	stdout, stderr, code := runCtl(t, "rollout", "plan", "--bundle", "ab", "--selector", "site=north")
+	if code != 0 {
+		t.Fatalf("plan: %d %s", code, stderr)
+	}
+	for _, want := range []string{"gw-1", "200", "20.0%", "normal→fault 40", "did not answer", "overall: 45 of 300 predictions would change (15.0%) on 2 of 3 devices"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(f.bodies["POST /v1/plan"], `"selector":{"site":"north"}`) {
+		t.Errorf("request body %s", f.bodies["POST /v1/plan"])
+	}
+}

@@ -30,6 +30,7 @@ import (
 //	DELETE /v1/devices/{id}             forget a device (ForgetDevice)
 //	POST /v1/devices/{id}/reset         accept its next state (ResetDevice)
 //	GET  /v1/devices/{id}/samples?wait=20s   the device's samples for retraining (Samples; 504 if it does not answer)
+//	POST /v1/plan                       body: PlanRequest; devices score a candidate on their history (Plan)
 //	GET  /v1/bundles                    registry
 //	POST /v1/bundles                    body: a signed bundle (application/octet-stream)
 //	GET  /v1/rollouts
@@ -150,6 +151,13 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 			}
 		}
 		return s.Samples(r.Context(), id, wait)
+	})
+	api("POST /v1/plan", func(r *http.Request) (any, error) {
+		var req PlanRequest
+		if err := decodeBody(r, &req); err != nil {
+			return nil, err
+		}
+		return s.Plan(r.Context(), req)
 	})
 	api("DELETE /v1/devices/{id}", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)

@@ -67,13 +67,29 @@ func (s *Service) Samples(ctx context.Context, device string, wait time.Duration
 	if _, err := DeviceByID(s.db, device); err != nil {
 		return nil, err
 	}
+	r, err := s.request(ctx, device, wire.RequestSamples, "", wait)
+	if err != nil {
+		return nil, err
+	}
+	if r.Error != "" {
+		return nil, fmt.Errorf("%w: %s: %s", ErrNotFound, device, r.Error)
+	}
+	if r.Samples == nil {
+		return nil, fmt.Errorf("%w: %s sent no samples", ErrNotFound, device)
+	}
+	return r.Samples, nil
+}
+
+// request sends a device a signed request and waits up to wait (0:
+// DefaultRequestWait) for its response.
+func (s *Service) request(ctx context.Context, device, kind, bundle string, wait time.Duration) (*wire.Response, error) {
 	if wait <= 0 {
 		wait = DefaultRequestWait
 	}
 	id, c := s.reqs.add(device)
 	defer s.reqs.remove(id)
 	now := s.opt.Now()
-	req := &wire.Request{Fleet: s.topics.Fleet(), Device: device, ID: id, Kind: wire.RequestSamples,
+	req := &wire.Request{Fleet: s.topics.Fleet(), Device: device, ID: id, Kind: kind, Bundle: bundle,
 		IssuedAt: now.Unix(), ExpiresAt: now.Add(wait).Unix() + 1}
 	if err := req.Sign(s.cmdKey); err != nil {
 		return nil, err
@@ -91,14 +107,99 @@ func (s *Service) Samples(ctx context.Context, device string, wait time.Duration
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-t.C:
-		return nil, fmt.Errorf("%w: %s did not send its samples within %v (is it online?)", ErrNoResponse, device, wait)
+		return nil, fmt.Errorf("%w: %s did not answer within %v (is it online?)", ErrNoResponse, device, wait)
 	case r := <-c:
-		if r.Error != "" {
-			return nil, fmt.Errorf("%w: %s: %s", ErrNotFound, device, r.Error)
-		}
-		if r.Samples == nil {
-			return nil, fmt.Errorf("%w: %s sent no samples", ErrNotFound, device)
-		}
-		return r.Samples, nil
+		return r, nil
 	}
+}
+
+// PlanRequest asks devices to score a candidate bundle on their window
+// history (a dry run of a rollout).
+type PlanRequest struct {
+	Bundle   string            `json:"bundle"`
+	Devices  []string          `json:"devices,omitempty"`
+	Selector map[string]string `json:"selector,omitempty"`
+	// Wait bounds how long to wait for the devices; 0: DefaultRequestWait.
+	Wait time.Duration `json:"wait,omitempty"`
+}
+
+// DevicePlan is one device's answer to a plan.
+type DevicePlan struct {
+	Device string     `json:"device"`
+	Plan   *wire.Plan `json:"plan,omitempty"`
+	Error  string     `json:"error,omitempty"`
+}
+
+// PlanResult sums the devices' answers: of Windows windows in their
+// histories, Changed would be classified differently by the candidate.
+type PlanResult struct {
+	Bundle   string       `json:"bundle"`
+	Devices  []DevicePlan `json:"devices"`
+	Windows  uint64       `json:"windows"`
+	Changed  uint64       `json:"changed"`
+	Answered int          `json:"answered"`
+}
+
+// maxPlanDevices bounds the devices of one plan (one request each).
+const maxPlanDevices = 1000
+
+// Plan publishes the candidate bundle if needed and asks every device of
+// req to score it on its history, in parallel, without activating it.
+func (s *Service) Plan(ctx context.Context, req PlanRequest) (*PlanResult, error) {
+	if err := wire.CheckHash(req.Bundle); err != nil {
+		return nil, fmt.Errorf("%w: bundle: %v", ErrBadRequest, err)
+	}
+	info, _, err := s.reg.Bundle(req.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	devices := req.Devices
+	if len(devices) == 0 {
+		if len(req.Selector) == 0 {
+			return nil, badRequest("give device IDs or a label selector")
+		}
+		if devices, err = Select(s.db, req.Selector); err != nil {
+			return nil, err
+		}
+	}
+	if len(devices) == 0 || len(devices) > maxPlanDevices {
+		return nil, badRequest("%d devices, want 1 … %d", len(devices), maxPlanDevices)
+	}
+	if req.Wait < 0 || req.Wait > 5*time.Minute {
+		return nil, badRequest("wait %v: at most 5m", req.Wait)
+	}
+	if !info.Published {
+		if err := s.PublishBundle(req.Bundle); err != nil {
+			return nil, err
+		}
+	}
+	res := &PlanResult{Bundle: req.Bundle, Devices: make([]DevicePlan, len(devices))}
+	var wg sync.WaitGroup
+	for i, id := range devices {
+		res.Devices[i].Device = id
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := s.request(ctx, id, wire.RequestPlan, req.Bundle, req.Wait)
+			switch {
+			case err != nil:
+				res.Devices[i].Error = err.Error()
+			case r.Error != "":
+				res.Devices[i].Error = r.Error
+			case r.Plan == nil || r.Plan.Bundle != req.Bundle:
+				res.Devices[i].Error = "the device answered without a plan for this bundle"
+			default:
+				res.Devices[i].Plan = r.Plan
+			}
+		}()
+	}
+	wg.Wait()
+	for _, d := range res.Devices {
+		if d.Plan != nil {
+			res.Answered++
+			res.Windows += d.Plan.Windows
+			res.Changed += d.Plan.Changed
+		}
+	}
+	return res, nil
 }

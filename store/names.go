@@ -60,7 +60,8 @@ var (
 	bucketOutboxMeta = []byte("outbox_meta")
 
 	// bucketStats holds named statistics snapshots (stat.go).
-	//   key: text name -> opaque caller bytes; names in use: StatSamples.
+	//   key: text name -> opaque caller bytes; names in use: StatSamples,
+	//   StatHistory.
 	bucketStats = []byte("stats")
 
 	// Fleet document collections (collection.go); see collectionBuckets.
@@ -80,6 +81,10 @@ var (
 // StatSamples names the agent's ring of windows kept for retraining in
 // bucketStats (JSON wire.SampleSet, written by package agent).
 const StatSamples = "samples"
+
+// StatHistory names the agent's history of recent windows for dry runs
+// (JSON wire.SampleSet) in bucketStats.
+const StatHistory = "history"
 
 // Keys inside the fixed-key buckets above.
 var (

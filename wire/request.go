@@ -17,25 +17,33 @@ import (
 // requests topic; the device answers with a Response of the same ID on its
 // responses topic. A request changes nothing on the device.
 type Request struct {
-	V         int    `json:"v"`
-	Fleet     string `json:"fleet"`
-	Device    string `json:"device"`
-	ID        string `json:"id"`   // CheckRolloutID rules; echoed in the response
-	Kind      string `json:"kind"` // RequestSamples
+	V      int    `json:"v"`
+	Fleet  string `json:"fleet"`
+	Device string `json:"device"`
+	ID     string `json:"id"`   // CheckRolloutID rules; echoed in the response
+	Kind   string `json:"kind"` // RequestSamples or RequestPlan
+	// Bundle is RequestPlan's candidate (its hash); empty otherwise.
+	Bundle    string `json:"bundle,omitempty"`
 	IssuedAt  int64  `json:"issued_at"`
 	ExpiresAt int64  `json:"expires_at"`
 	KeyID     string `json:"key_id"`
 	Sig       string `json:"sig"`
 }
 
-// RequestSamples asks for the device's sample ring (Response.Samples).
-const RequestSamples = "samples"
+// Request kinds.
+const (
+	// RequestSamples asks for the device's sample ring (Response.Samples).
+	RequestSamples = "samples"
+	// RequestPlan asks the device to score candidate Bundle on its window
+	// history without activating it (Response.Plan).
+	RequestPlan = "plan"
+)
 
 const requestMagic = "trit-request/v1\n"
 
 // Canonical returns the bytes the signature covers, as Command.Canonical:
-// a header line, then fleet, device, id, kind, issued_at, expires_at and
-// key_id lines.
+// a header line, then fleet, device, id, kind, bundle (empty when none),
+// issued_at, expires_at and key_id lines.
 func (r *Request) Canonical() []byte {
 	var b strings.Builder
 	b.WriteString(requestMagic)
@@ -44,6 +52,7 @@ func (r *Request) Canonical() []byte {
 	line("device", r.Device)
 	line("id", r.ID)
 	line("kind", r.Kind)
+	line("bundle", r.Bundle)
 	line("issued_at", strconv.FormatInt(r.IssuedAt, 10))
 	line("expires_at", strconv.FormatInt(r.ExpiresAt, 10))
 	line("key_id", r.KeyID)
@@ -67,8 +76,17 @@ func (r *Request) Validate() error {
 	if err := CheckRolloutID(r.ID); err != nil {
 		return fail("id", "%v", err)
 	}
-	if r.Kind != RequestSamples {
-		return fail("kind", "%q, want %q", r.Kind, RequestSamples)
+	switch r.Kind {
+	case RequestSamples:
+		if r.Bundle != "" {
+			return fail("bundle", "a samples request names no bundle")
+		}
+	case RequestPlan:
+		if err := CheckHash(r.Bundle); err != nil {
+			return fail("bundle", "%v", err)
+		}
+	default:
+		return fail("kind", "%q, want %q or %q", r.Kind, RequestSamples, RequestPlan)
 	}
 	if r.IssuedAt <= 0 || r.ExpiresAt <= r.IssuedAt {
 		return fail("expires_at", "issued_at %d, expires_at %d: want 0 < issued_at < expires_at", r.IssuedAt, r.ExpiresAt)
@@ -142,6 +160,19 @@ type Response struct {
 	// Error says why the request was not served (then nothing else is set).
 	Error   string     `json:"error,omitempty"`
 	Samples *SampleSet `json:"samples,omitempty"`
+	Plan    *Plan      `json:"plan,omitempty"`
+}
+
+// Plan is what a candidate would have changed on a device's window
+// history: of Windows windows, Changed would have been classified
+// differently than the active model did.
+type Plan struct {
+	Bundle  string `json:"bundle"`
+	Windows uint64 `json:"windows"`
+	Changed uint64 `json:"changed"`
+	// Transitions counts the changes as "active→candidate" class pairs
+	// (at most MaxShadowClasses² entries).
+	Transitions map[string]uint64 `json:"transitions,omitempty"`
 }
 
 // SampleSet is a device's sample ring: windows kept for retraining.
@@ -198,11 +229,26 @@ func DecodeResponse(data []byte) (*Response, error) {
 	if err := CheckRolloutID(r.ID); err != nil {
 		return fail("id", "%v", err)
 	}
-	if r.Kind != RequestSamples {
-		return fail("kind", "%q, want %q", r.Kind, RequestSamples)
+	if r.Kind != RequestSamples && r.Kind != RequestPlan {
+		return fail("kind", "%q, want %q or %q", r.Kind, RequestSamples, RequestPlan)
 	}
 	if len(r.Error) > 1024 {
 		return fail("error", "%d bytes, at most 1024", len(r.Error))
+	}
+	if p := r.Plan; p != nil {
+		if err := CheckHash(p.Bundle); err != nil {
+			return fail("plan", "bundle: %v", err)
+		}
+		if p.Changed > p.Windows || len(p.Transitions) > MaxShadowClasses*MaxShadowClasses {
+			return fail("plan", "%d changed of %d windows, %d transitions", p.Changed, p.Windows, len(p.Transitions))
+		}
+		var sum uint64
+		for k, n := range p.Transitions {
+			if len(k) > 513 || n > p.Changed || sum+n > p.Changed {
+				return fail("plan", "transition %q: counts above the %d changed windows", k, p.Changed)
+			}
+			sum += n
+		}
 	}
 	if s := r.Samples; s != nil {
 		if s.Model != nil {

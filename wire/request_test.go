@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -58,7 +59,7 @@ func TestDecodeResponse(t *testing.T) {
 		"bad reason":    func(r *Response) { r.Samples.Samples[0].Reason = "why-not" },
 		"margin":        func(r *Response) { r.Samples.Samples[0].Margin = 2 },
 		"comma feature": func(r *Response) { r.Samples.Features[0] = "a,b" },
-		"kind":          func(r *Response) { r.Kind = "plan" },
+		"kind":          func(r *Response) { r.Kind = "reboot" },
 	} {
 		r := good()
 		mut(r)
@@ -66,5 +67,29 @@ func TestDecodeResponse(t *testing.T) {
 		if _, err := DecodeResponse(b); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: %v, want ErrMalformed", name, err)
 		}
+	}
+}
+
+func TestPlanRequest(t *testing.T) {
+	r := &Request{V: ProtocolVersion, Fleet: "f", Device: "d", ID: "p1", Kind: RequestPlan, IssuedAt: 1, ExpiresAt: 2}
+	if err := r.Validate(); !errors.Is(err, ErrMalformed) {
+		t.Errorf("plan without a bundle: %v", err)
+	}
+	r.Bundle = hashA
+	if err := r.Validate(); err != nil {
+		t.Errorf("plan: %v", err)
+	}
+	if !strings.Contains(string(r.Canonical()), "bundle="+hashA+"\n") {
+		t.Errorf("the bundle is not signed: %q", r.Canonical())
+	}
+	resp := &Response{Device: "d", ID: "p1", Kind: RequestPlan, Plan: &Plan{Bundle: hashA, Windows: 10, Changed: 3, Transitions: map[string]uint64{"a→b": 3}}}
+	b, _ := resp.Marshal()
+	if _, err := DecodeResponse(b); err != nil {
+		t.Fatal(err)
+	}
+	resp.Plan.Changed = 11
+	b, _ = resp.Marshal()
+	if _, err := DecodeResponse(b); !errors.Is(err, ErrMalformed) {
+		t.Errorf("changed above windows: %v", err)
 	}
 }

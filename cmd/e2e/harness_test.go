@@ -216,6 +216,7 @@ type agentTuning struct {
 	replay       string        // replay file; "" the world's
 	once         bool          // play the replay once, not in a loop
 	driftWindows int           // models.drift_windows; 0 the default
+	history      int           // models.history_max_bytes; 0 none
 }
 
 // startAgents starts n agents named prefix-000 … with the given labels.
@@ -243,7 +244,7 @@ func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string,
 			Install:   agent.InstallConfig{HealthCycles: 3, HealthTimeout: agent.Duration{Duration: 20 * time.Second}, DownloadTimeout: agent.Duration{Duration: 30 * time.Second}},
 			Telemetry: agent.TelemetryConfig{Interval: agent.Duration{Duration: at.telemetry}, AckRetry: agent.Duration{Duration: 5 * time.Second}},
 			Sensors:   []sensors.Config{{Kind: "replay", Name: "vib", File: at.replay, Rate: at.rate, Loop: !at.once}},
-			Models:    agent.ModelsConfig{DriftWindows: at.driftWindows},
+			Models:    agent.ModelsConfig{DriftWindows: at.driftWindows, HistoryMaxBytes: at.history},
 		}
 		if err := cfg.Validate(); err != nil {
 			w.t.Fatal(err)
