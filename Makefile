@@ -18,7 +18,7 @@ FUZZ_TARGETS ?= \
 	./inference/bundle:FuzzDecode \
 	./sensors:FuzzConfig ./sensors/features:FuzzSpec \
 	./sensors/replay:FuzzLIBSVMLine ./sensors/replay:FuzzCSV ./sensors/replay:FuzzLIBSVMFile \
-	./wire:FuzzDecodeCommand ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic ./wire:FuzzLimitPackets \
+	./wire:FuzzDecodeCommand ./wire:FuzzVerifyRequest ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic ./wire:FuzzLimitPackets \
 	./agent:FuzzLoadConfig \
 	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
 	./fleet:FuzzParseConfig ./fleet:FuzzParseCredentials ./fleet:FuzzAPI ./fleet/console:FuzzRolloutForm \

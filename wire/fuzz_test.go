@@ -35,6 +35,34 @@ func FuzzDecodeCommand(f *testing.F) {
 	})
 }
 
+func FuzzVerifyRequest(f *testing.F) {
+	priv := key(1)
+	for _, r := range []*Request{
+		{Fleet: "f", Device: "d", ID: "q", Kind: RequestSamples, IssuedAt: 1, ExpiresAt: 2},
+		{Fleet: "f", Device: "d", ID: "q", Kind: RequestPlan, Bundle: hashA, IssuedAt: 1, ExpiresAt: 2},
+	} {
+		if err := r.Sign(priv); err != nil {
+			f.Fatal(err)
+		}
+		good, _ := r.Marshal()
+		f.Add(good)
+	}
+	keys, _ := NewKeySet(priv.Public().(ed25519.PublicKey))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := VerifyRequest(data, keys, Target{Fleet: "f", Device: "d"}, now.AddDate(-60, 0, 0))
+		if err != nil {
+			return
+		}
+		again, err := r.Marshal()
+		if err != nil {
+			t.Fatalf("accepted request does not marshal: %v", err)
+		}
+		if _, err := VerifyRequest(again, keys, Target{Fleet: "f", Device: "d"}, now.AddDate(-60, 0, 0)); err != nil {
+			t.Fatalf("re-encoded request refused: %v", err)
+		}
+	})
+}
+
 func FuzzDecodePayloads(f *testing.F) {
 	st := &State{Device: "d", Session: 1, Online: true, Model: &ModelRef{ID: "m", Bundle: hashA}}
 	b, _ := st.Marshal()
