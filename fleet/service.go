@@ -261,6 +261,7 @@ func (s *Service) handleBatch(batch []message) {
 		finished, alerts = finished[:0], alerts[:0]
 		devices := map[string]*Device{}
 		rollouts := map[string]*Rollout{} // nil value: not found
+		changed := map[string]bool{}      // rollouts to write back
 		rollout := func(id string) (*Rollout, error) {
 			r, seen := rollouts[id]
 			if seen {
@@ -310,7 +311,9 @@ func (s *Service) handleBatch(batch []message) {
 						return err
 					}
 					if r != nil {
-						r.ApplyShadow(d.ID, sh, now)
+						if r.ApplyShadow(d.ID, sh, now) {
+							changed[sh.Rollout] = true
+						}
 					}
 				}
 			case m.event != nil:
@@ -332,8 +335,11 @@ func (s *Service) handleBatch(batch []message) {
 					resend := ev.State == wire.JobRejected && ev.Code == wire.CodeSuperseded &&
 						ev.HighestSeq >= ev.Seq && d.LastSeq >= ev.HighestSeq
 					rep := Report{Device: ev.Device, Seq: ev.Seq, State: ds, Reason: reason, Resend: resend}
-					if r.Apply(rep, now) && ds.Finished() && !r.Devices[ev.Device].Resend {
-						finished = append(finished, ds)
+					if r.Apply(rep, now) {
+						changed[ev.Rollout] = true
+						if ds.Finished() && !r.Devices[ev.Device].Resend {
+							finished = append(finished, ds)
+						}
 					}
 				}
 				acks[ev.Device] = append(acks[ev.Device], ev.ID)
@@ -345,7 +351,7 @@ func (s *Service) handleBatch(batch []message) {
 			}
 		}
 		for id, r := range rollouts {
-			if r != nil {
+			if r != nil && changed[id] {
 				if err := tx.Put(store.FleetRollouts, id, r); err != nil {
 					return err
 				}
