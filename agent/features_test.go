@@ -55,13 +55,19 @@ func (f *fakeFleet) bundle(data []byte) string {
 
 func (f *fakeFleet) deploy(hash, rollout string) *wire.Command {
 	f.t.Helper()
+	return f.deployMode(hash, rollout, "")
+}
+
+// deployMode is deploy with a command mode (wire.ModeShadow).
+func (f *fakeFleet) deployMode(hash, rollout, mode string) *wire.Command {
+	f.t.Helper()
 	f.seq++
 	now := time.Now().Unix()
 	if f.now != nil {
 		now = f.now().Unix()
 	}
 	c := &wire.Command{Fleet: testFleet, Device: testDevice, Bundle: hash, Rollout: rollout, Seq: f.seq,
-		IssuedAt: now - 1, ExpiresAt: now + 600}
+		IssuedAt: now - 1, ExpiresAt: now + 600, Mode: mode}
 	if err := c.Sign(f.k.command); err != nil {
 		f.t.Fatal(err)
 	}

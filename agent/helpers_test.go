@@ -87,6 +87,7 @@ type bundleOpts struct {
 	expires  time.Time // zero: never
 	created  time.Time // zero: an hour ago
 	p        int       // embedding bits; zero: 64 (a bundle of a few hundred bytes)
+	weights  uint64    // seeds the weights; zero: seed+release
 }
 
 // makeBundle builds a small signed two-class model bundle.
@@ -105,7 +106,11 @@ func makeBundle(t testing.TB, o bundleOpts) []byte {
 	if o.p > 0 {
 		p = o.p
 	}
-	rng := rand.New(rand.NewPCG(o.seed+o.release, 9))
+	ws := o.seed + o.release
+	if o.weights != 0 {
+		ws = o.weights
+	}
+	rng := rand.New(rand.NewPCG(ws, 9))
 	w := make([]int8, p)
 	for j := range w {
 		w[j] = int8(rng.IntN(3)) - 1

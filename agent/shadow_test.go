@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/sensors"
+	"github.com/trit-iot/trit/sensors/features"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/mqtttest"
@@ -175,5 +177,52 @@ func TestCrashDuringPromotion(t *testing.T) {
 				t.Fatalf("after restart: %+v", ev)
 			}
 		})
+	}
+}
+
+// TestShadowWithPipeline: with a windowed feature pipeline, the candidate's
+// windows end on the same readings as the active model's, however late
+// the shadow starts: a candidate that is the same model (another release)
+// agrees on every window.
+func TestShadowWithPipeline(t *testing.T) {
+	k := newKeys(t)
+	f := newFakeFleet(t, k)
+	cfg := testConfig(t, k, "tcp://fake:1883")
+	cfg.Sensors = []sensors.Config{{Kind: "synthetic", Name: "accel", Rate: 1000, Seed: 7}}
+	cfg.Features = &features.PipelineSpec{Rate: 1000, Hop: 8, Features: []features.Spec{
+		{Channel: "accel.x", Window: 16, Stats: []string{features.StatRMS, features.StatP2P}},
+		{Channel: "accel.y", Window: 16, Stats: []string{features.StatRMS}},
+	}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	names, err := cfg.Features.FeatureNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startAgent(t, cfg, &Options{Dialer: f.b})
+	f.waitOnline()
+	v1 := f.bundle(makeBundle(t, bundleOpts{release: 1, signer: k.release, features: names}))
+	if ev := f.terminal(f.deploy(v1, "r1")); ev.State != wire.JobSucceeded {
+		t.Fatalf("install: %+v", ev)
+	}
+	time.Sleep(37 * time.Millisecond) // the shadow starts mid-window
+	// The same weights and transform as release 1.
+	v2 := f.bundle(makeBundle(t, bundleOpts{release: 2, weights: 1, signer: k.release, features: names}))
+	if ev := f.terminal(f.deployMode(v2, "s2", wire.ModeShadow)); ev.State != wire.JobSucceeded {
+		t.Fatalf("shadow: %+v", ev)
+	}
+	var rep *wire.ShadowReport
+	f.until("a shadow report of 100 windows", func() bool {
+		for _, tm := range f.telemetry() {
+			if tm.Shadow != nil && tm.Shadow.Windows >= 100 {
+				rep = tm.Shadow
+				return true
+			}
+		}
+		return false
+	})
+	if rep.Agree != rep.Windows {
+		t.Errorf("the same model in shadow agreed on %d of %d windows: its windows are not the active model's", rep.Agree, rep.Windows)
 	}
 }
