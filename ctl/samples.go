@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,18 +18,19 @@ import (
 // Columns of a samples file besides the features (samplesColumns) and the
 // label column to fill in. time is an ISO 8601 time stamp, which tritctl
 // train recognises and does not use as a feature.
-var samplesColumns = []string{"predicted", "candidate", "margin", "reason"}
+var samplesColumns = []string{"device", "predicted", "candidate", "margin", "reason"}
 
 func newSamplesCmd(e *env) *cobra.Command {
 	var ff fleetFlags
 	cmd := &cobra.Command{Use: "samples", Short: "Collect the windows devices kept for retraining"}
 	ff.register(cmd)
 	var device, out string
+	var selector []string
 	var wait time.Duration
 	var force bool
 	pull := &cobra.Command{
-		Use:   "pull --device ID --out FILE.csv",
-		Short: "Fetch a device's kept windows (low margin, shadow disagreement, sampled) as a CSV to label",
+		Use:   "pull (--device ID | --selector label=value) --out FILE.csv",
+		Short: "Fetch devices' kept windows (low margin, shadow disagreement, sampled) as a CSV to label",
 		Long: `Fetch, through trit-fleet, the windows a device kept for retraining: its
 low-margin predictions, the windows on which a shadow candidate disagreed
 with the active model, and windows sampled at models.sample_every. The CSV
@@ -37,7 +40,11 @@ label column: fill it in, then train on the file:
 
   tritctl samples pull --device gw-001 --out gw-001.csv
   # label the rows (delete those you cannot label)
-  tritctl train gw-001.csv --ignore-column ` + "predicted,candidate,margin,reason" + ` -o next.trit
+  tritctl train gw-001.csv --ignore-column ` + "device,predicted,candidate,margin,reason" + ` -o next.trit
+
+With --selector, every matching device is asked in turn and the rows go
+into one file (the devices must share the model's features); a device
+that does not answer is reported and skipped.
 
 docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 		Args: cobra.NoArgs,
@@ -51,54 +58,116 @@ docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 			if err != nil {
 				return err
 			}
-			path := "/v1/devices/" + url.PathEscape(device) + "/samples"
-			if wait > 0 {
-				path += "?wait=" + url.QueryEscape(wait.String())
+			if (device == "") == (len(selector) == 0) {
+				return usagef("give --device ID or --selector label=value, not both")
 			}
-			var set wire.SampleSet
-			if err := c.do("GET", path, "", nil, &set); err != nil {
+			ids := []string{device}
+			if len(selector) > 0 {
+				sel := map[string]string{}
+				for _, kv := range selector {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok || k == "" {
+						return usagef("--selector %q: want label=value", kv)
+					}
+					sel[k] = v
+				}
+				var ds []deviceView
+				if err := c.do("GET", "/v1/devices", "", nil, &ds); err != nil {
+					return err
+				}
+				ids = nil
+				for _, d := range ds {
+					if matches(d.Labels, sel) {
+						ids = append(ids, d.ID)
+					}
+				}
+				if len(ids) == 0 {
+					return fmt.Errorf("no device matches %s", strings.Join(selector, ","))
+				}
+			}
+			var sets []deviceSamples
+			for _, id := range ids {
+				path := "/v1/devices/" + url.PathEscape(id) + "/samples"
+				if wait > 0 {
+					path += "?wait=" + url.QueryEscape(wait.String())
+				}
+				var set wire.SampleSet
+				if err := c.do("GET", path, "", nil, &set); err != nil {
+					if len(ids) == 1 {
+						return err
+					}
+					fmt.Fprintf(e.stderr, "%s skipped: %v\n", id, err)
+					continue
+				}
+				if len(sets) > 0 && !slices.Equal(set.Features, sets[0].set.Features) {
+					return fmt.Errorf("%s's samples have features %v, %s's %v: pull them into separate files", id, set.Features, sets[0].device, sets[0].set.Features)
+				}
+				sets = append(sets, deviceSamples{id, &set})
+			}
+			if len(sets) == 0 {
+				return fmt.Errorf("no device sent its samples")
+			}
+			n, err := writeSamplesCSV(out, sets)
+			if err != nil {
 				return err
 			}
-			if err := writeSamplesCSV(out, &set); err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "%d samples of %s (%d features) written to %s; fill in the label column, then tritctl train it\n",
-				len(set.Samples), device, len(set.Features), out)
+			fmt.Fprintf(e.stdout, "%d samples of %d device(s) (%d features) written to %s; fill in the label column, then tritctl train it\n",
+				n, len(sets), len(sets[0].set.Features), out)
 			return nil
 		},
 	}
-	pull.Flags().StringVar(&device, "device", "", "device ID (required)")
+	pull.Flags().StringVar(&device, "device", "", "device ID")
+	pull.Flags().StringSliceVar(&selector, "selector", nil, "devices by label=value (repeatable; all must match)")
 	pull.Flags().StringVarP(&out, "out", "o", "", "CSV file to write (required)")
 	pull.Flags().DurationVar(&wait, "wait", 0, "how long the fleet waits for the device (default 20s)")
 	pull.Flags().BoolVar(&force, "force", false, "overwrite --out")
-	pull.MarkFlagRequired("device")
 	pull.MarkFlagRequired("out")
 	cmd.AddCommand(pull)
 	return cmd
 }
 
-// writeSamplesCSV writes set as a CSV file to label.
-func writeSamplesCSV(path string, set *wire.SampleSet) error {
+// deviceSamples is one device's sample set.
+type deviceSamples struct {
+	device string
+	set    *wire.SampleSet
+}
+
+func matches(labels, selector map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// writeSamplesCSV writes the sets (same features) as one CSV file to
+// label and returns its rows.
+func writeSamplesCSV(path string, sets []deviceSamples) (int, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	w := csv.NewWriter(f)
-	header := append([]string{"time"}, set.Features...)
+	header := append([]string{"time"}, sets[0].set.Features...)
 	header = append(append(header, samplesColumns...), "label")
 	w.Write(header)
-	for _, s := range set.Samples {
-		row := []string{time.UnixMilli(s.Time).UTC().Format("2006-01-02T15:04:05.000Z")}
-		for _, x := range s.X {
-			row = append(row, strconv.FormatFloat(float64(x), 'g', -1, 32))
+	n := 0
+	for _, ds := range sets {
+		for _, s := range ds.set.Samples {
+			row := []string{time.UnixMilli(s.Time).UTC().Format("2006-01-02T15:04:05.000Z")}
+			for _, x := range s.X {
+				row = append(row, strconv.FormatFloat(float64(x), 'g', -1, 32))
+			}
+			row = append(row, ds.device, s.Class, s.Candidate, strconv.FormatFloat(s.Margin, 'f', 4, 64), s.Reason, "")
+			w.Write(row)
+			n++
 		}
-		row = append(row, s.Class, s.Candidate, strconv.FormatFloat(s.Margin, 'f', 4, 64), s.Reason, "")
-		w.Write(row)
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
 		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	return f.Close()
+	return n, f.Close()
 }

@@ -67,7 +67,7 @@ func TestSamplesPullLabelTrainSign(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "gw-1.csv")
 	stdout, stderr, code := runCtl(t, "samples", "pull", "--device", "gw-1", "--out", file)
-	if code != 0 || !strings.Contains(stdout, "400 samples") {
+	if code != 0 || !strings.Contains(stdout, "400 samples of 1 device") {
 		t.Fatalf("pull: %d %q %q", code, stdout, stderr)
 	}
 	if len(f.calls) != 1 {
@@ -81,10 +81,10 @@ func TestSamplesPullLabelTrainSign(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	if lines[0] != "time,rms,peak,predicted,candidate,margin,reason,label" || len(lines) != 401 {
+	if lines[0] != "time,rms,peak,device,predicted,candidate,margin,reason,label" || len(lines) != 401 {
 		t.Fatalf("header %q, %d lines", lines[0], len(lines))
 	}
-	if !strings.HasSuffix(lines[1], ",normal,fault,0.0200,disagreement,") {
+	if !strings.HasSuffix(lines[1], ",gw-1,normal,fault,0.0200,disagreement,") {
 		t.Errorf("first row %q", lines[1])
 	}
 	// Label: what an operator would do, here by a rule the model can learn.
@@ -103,7 +103,7 @@ func TestSamplesPullLabelTrainSign(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := filepath.Join(dir, "next.trit")
-	if _, stderr, code := runCtl(t, "train", file, "--ignore-column", "predicted,candidate,margin,reason", "-o", model,
+	if _, stderr, code := runCtl(t, "train", file, "--ignore-column", "device,predicted,candidate,margin,reason", "-o", model,
 		"--p", "256", "--sigma", "0.5", "--c", "10"); code != 0 {
 		t.Fatalf("train on the labelled samples: %d %s", code, stderr)
 	}
@@ -143,5 +143,23 @@ func TestRolloutPlan(t *testing.T) {
 	}
 	if !strings.Contains(f.bodies["POST /v1/plan"], `"selector":{"site":"north"}`) {
 		t.Errorf("request body %s", f.bodies["POST /v1/plan"])
+	}
+}
+
+func TestSamplesPullBySelector(t *testing.T) {
+	set := `{"features":["a","b"],"max_bytes":4096,"samples":[{"time":1750000000000,"x":[1,2],"class":"n","margin":0.01,"reason":"low-margin"}]}`
+	newFakeFleet(t, map[string]string{
+		"GET /v1/devices":              `[{"id":"gw-1","labels":{"site":"n"}},{"id":"gw-2","labels":{"site":"n"}},{"id":"gw-3","labels":{"site":"s"}},{"id":"gw-4","labels":{"site":"n"}}]`,
+		"GET /v1/devices/gw-1/samples": set,
+		"GET /v1/devices/gw-2/samples": set,
+	})
+	file := filepath.Join(t.TempDir(), "north.csv")
+	stdout, stderr, code := runCtl(t, "samples", "pull", "--selector", "site=n", "--out", file)
+	if code != 0 || !strings.Contains(stdout, "2 samples of 2 device(s)") || !strings.Contains(stderr, "gw-4 skipped") {
+		t.Fatalf("pull: %d %q %q", code, stdout, stderr)
+	}
+	raw, _ := os.ReadFile(file)
+	if !strings.Contains(string(raw), ",gw-1,n,,0.0100,low-margin,") || !strings.Contains(string(raw), ",gw-2,") || strings.Contains(string(raw), "gw-3") {
+		t.Errorf("file:\n%s", raw)
 	}
 }
