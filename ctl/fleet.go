@@ -139,6 +139,7 @@ type rolloutView struct {
 		MinAgreement  float64 `json:"min_agreement"`
 		MaxDivergence float64 `json:"max_divergence"`
 		MaxLowMargin  float64 `json:"max_low_margin"`
+		MaxTrain      float64 `json:"max_train_divergence"`
 	} `json:"shadow"`
 }
 
@@ -249,7 +250,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 		shadow                                     bool
 		shadowPhases                               int
 		minWindows                                 uint64
-		minAgree, maxDiv, maxLow                   float64
+		minAgree, maxDiv, maxLow, maxTrain         float64
 	}
 	create := &cobra.Command{
 		Use:   "create",
@@ -292,7 +293,8 @@ func newRolloutCmd(e *env) *cobra.Command {
 			}
 			if req.shadow {
 				body["shadow"] = map[string]any{"phases": req.shadowPhases, "min_windows": req.minWindows,
-					"min_agreement": req.minAgree, "max_divergence": req.maxDiv, "max_low_margin": req.maxLow}
+					"min_agreement": req.minAgree, "max_divergence": req.maxDiv, "max_low_margin": req.maxLow,
+					"max_train_divergence": req.maxTrain}
 			}
 			if req.retries != "" {
 				r := map[string]int{}
@@ -338,6 +340,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 	f.Float64Var(&req.minAgree, "min-agreement", 0, "with --shadow: least share (0-1) of windows on which the candidate agrees with the active model (0: not checked)")
 	f.Float64Var(&req.maxDiv, "max-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits (0-1) between the two models' class distributions (0: not checked)")
 	f.Float64Var(&req.maxLow, "max-low-margin", 0, "with --shadow: largest share (0-1) of the candidate's low-margin predictions (0: not checked)")
+	f.Float64Var(&req.maxTrain, "max-train-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits between the candidate's class distribution on the device and its training data's (0: not checked)")
 	create.MarkFlagRequired("id")
 	create.MarkFlagRequired("bundle")
 
@@ -661,8 +664,8 @@ func printShadow(w io.Writer, r *rolloutView) {
 		return
 	}
 	if p := r.Shadow; p != nil {
-		fmt.Fprintf(w, "shadow gates: min %d windows, agreement >= %s, divergence <= %s, low margin <= %s\n", p.MinWindows,
-			gate(p.MinAgreement, true), gate(p.MaxDivergence, false), gate(p.MaxLowMargin, true))
+		fmt.Fprintf(w, "shadow gates: min %d windows, agreement >= %s, divergence <= %s, low margin <= %s, divergence from training <= %s\n", p.MinWindows,
+			gate(p.MinAgreement, true), gate(p.MaxDivergence, false), gate(p.MaxLowMargin, true), gate(p.MaxTrain, false))
 	}
 	if len(ids) == 0 {
 		return

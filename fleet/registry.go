@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trit-iot/trit/inference/bundle"
@@ -36,6 +38,27 @@ type BundleInfo struct {
 	Published  bool      `json:"published"` // sent retained to its bundle topic
 	TrainedBy  string    `json:"trained_by,omitempty"`
 	TrainNotes string    `json:"train_notes,omitempty"`
+	// TrainCounts are the training rows per class, from the bundle's info
+	// (train.class_counts); nil when it does not say.
+	TrainCounts map[string]uint64 `json:"train_counts,omitempty"`
+}
+
+// trainCounts reads the info key train.class_counts ("n1,n2,…" in class
+// order); nil when absent or not one count per class.
+func trainCounts(info map[string]string, classes []string) map[string]uint64 {
+	parts := strings.Split(info["train.class_counts"], ",")
+	if len(parts) != len(classes) {
+		return nil
+	}
+	out := make(map[string]uint64, len(classes))
+	for i, p := range parts {
+		n, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
+		if err != nil {
+			return nil
+		}
+		out[classes[i]] = n
+	}
+	return out
 }
 
 // ModelInfo is the registry's record of a model: its releases by number.
@@ -112,6 +135,7 @@ func (r *Registry) Add(data []byte) (*BundleInfo, error) {
 			KeyID: fmt.Sprintf("%x", b.KeyID), Classes: b.Spec.Classes, Features: b.Spec.Features,
 			Hardware: b.Compat.Hardware, MinAgent: b.Compat.MinAgentVersion, P: b.Spec.Transform.P,
 			CreatedAt: b.Header.CreatedAt, ExpiresAt: b.Header.ExpiresAt, AddedAt: r.now().UTC(),
+			TrainCounts: trainCounts(b.Info, b.Spec.Classes),
 		}
 		if err := tx.Put(store.FleetModels, m.ID, &m); err != nil {
 			return err

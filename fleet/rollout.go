@@ -175,6 +175,9 @@ type Rollout struct {
 	// Shadow, if set, shadows the candidate on the first phases' devices
 	// and promotes it only if every one passes the gates (shadow.go).
 	Shadow *ShadowPolicy `json:"shadow,omitempty"`
+	// TrainCounts are the bundle's training rows per class (BundleInfo),
+	// for the shadow gate on divergence from training.
+	TrainCounts map[string]uint64 `json:"train_counts,omitempty"`
 
 	State     RolloutState               `json:"state"`
 	Reason    string                     `json:"reason,omitempty"` // why it was aborted or paused

@@ -678,6 +678,7 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 		return nil, err
 	}
 	r.ModelID, r.Release, r.Selector, r.Rollback = info.ModelID, info.Release, req.Selector, req.Rollback
+	r.TrainCounts = info.TrainCounts
 	if req.Timeout > 0 {
 		if err := r.SetTimeout(req.Timeout); err != nil {
 			return nil, err

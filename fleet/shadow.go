@@ -22,7 +22,10 @@ import (
 //   - Jensen–Shannon divergence, in bits, between the two models' class
 //     distributions over the same windows ≤ MaxDivergence;
 //   - share of the candidate's predictions with a normalised margin below
-//     the device's models.low_margin ≤ MaxLowMargin.
+//     the device's models.low_margin ≤ MaxLowMargin;
+//   - Jensen–Shannon divergence between the candidate's class distribution
+//     on the device and the one it was trained on (the bundle's
+//     train.class_counts) ≤ MaxTrainDivergence.
 //
 // A device failing a gate aborts the rollout at once: no device has
 // activated the candidate, since promotion waits for every shadowing device
@@ -47,6 +50,10 @@ type ShadowPolicy struct {
 	// MaxLowMargin: the largest share (0 … 1) of the candidate's
 	// predictions with a low margin.
 	MaxLowMargin float64 `json:"max_low_margin,omitempty"`
+	// MaxTrainDivergence: the largest Jensen–Shannon divergence in bits
+	// between the candidate's class distribution on the device and its
+	// training data's (needs a bundle with train.class_counts).
+	MaxTrainDivergence float64 `json:"max_train_divergence,omitempty"`
 }
 
 // DefaultShadowWindows is ShadowPolicy.MinWindows when zero.
@@ -83,9 +90,11 @@ func (p *ShadowPolicy) check(r *Rollout) error {
 		return fmt.Errorf("%w: a shadow rollout is paced by phases, not a rate", ErrRollout)
 	case r.Rollback:
 		return fmt.Errorf("%w: a rollback cannot be shadowed", ErrRollout)
-	case !unit(p.MinAgreement) || !unit(p.MaxDivergence) || !unit(p.MaxLowMargin):
-		return fmt.Errorf("%w: shadow gates min_agreement %g, max_divergence %g, max_low_margin %g: each must be in [0, 1]",
-			ErrRollout, p.MinAgreement, p.MaxDivergence, p.MaxLowMargin)
+	case !unit(p.MinAgreement) || !unit(p.MaxDivergence) || !unit(p.MaxLowMargin) || !unit(p.MaxTrainDivergence):
+		return fmt.Errorf("%w: shadow gates min_agreement %g, max_divergence %g, max_low_margin %g, max_train_divergence %g: each must be in [0, 1]",
+			ErrRollout, p.MinAgreement, p.MaxDivergence, p.MaxLowMargin, p.MaxTrainDivergence)
+	case p.MaxTrainDivergence > 0 && len(r.TrainCounts) == 0:
+		return fmt.Errorf("%w: max_train_divergence needs a bundle that records its training class counts (train.class_counts, written by tritctl train)", ErrRollout)
 	case p.MinWindows > 1<<40:
 		return fmt.Errorf("%w: shadow min_windows %d", ErrRollout, p.MinWindows)
 	}
@@ -101,9 +110,16 @@ func (p *ShadowPolicy) minWindows() uint64 {
 
 // Judge applies the gates to a report of at least MinWindows windows: ok,
 // and a verdict naming every figure and the first gate failed.
-func (p *ShadowPolicy) Judge(rep *wire.ShadowReport) (ok bool, verdict string) {
+// train is the candidate's training class counts (for MaxTrainDivergence).
+func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64) (ok bool, verdict string) {
 	agree, div, low := rep.Agreement(), rep.Divergence(), rep.LowMarginRate()
 	figures := fmt.Sprintf("%d windows, agreement %.1f%%, divergence %.3f bits, low margin %.1f%%", rep.Windows, 100*agree, div, 100*low)
+	var tdiv float64
+	if p.MaxTrainDivergence > 0 {
+		_, cand := rep.Histograms()
+		tdiv = wire.JensenShannon(cand, train)
+		figures += fmt.Sprintf(", divergence from training %.3f bits", tdiv)
+	}
 	var failed []string
 	if p.MinAgreement > 0 && agree < p.MinAgreement {
 		failed = append(failed, fmt.Sprintf("agreement %.1f%% < %g%%", 100*agree, 100*p.MinAgreement))
@@ -113,6 +129,9 @@ func (p *ShadowPolicy) Judge(rep *wire.ShadowReport) (ok bool, verdict string) {
 	}
 	if p.MaxLowMargin > 0 && low > p.MaxLowMargin {
 		failed = append(failed, fmt.Sprintf("low margin %.1f%% > %g%%", 100*low, 100*p.MaxLowMargin))
+	}
+	if p.MaxTrainDivergence > 0 && tdiv > p.MaxTrainDivergence {
+		failed = append(failed, fmt.Sprintf("divergence from training %.3f > %g bits", tdiv, p.MaxTrainDivergence))
 	}
 	if len(failed) > 0 {
 		return false, "gate failed: " + strings.Join(failed, ", ") + " (" + figures + ")"
@@ -157,7 +176,7 @@ func (r *Rollout) checkGates(now time.Time) bool {
 		if d.State != DeviceShadowing || d.Shadow == nil || d.Shadow.Windows < r.Shadow.minWindows() {
 			continue
 		}
-		ok, verdict := r.Shadow.Judge(d.Shadow)
+		ok, verdict := r.Shadow.Judge(d.Shadow, r.TrainCounts)
 		d.Reason, d.UpdatedAt = verdict, now
 		r.Updated, r.changed = now, true
 		if ok {

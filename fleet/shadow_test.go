@@ -122,8 +122,11 @@ func TestShadowGates(t *testing.T) {
 		{ShadowPolicy{MaxDivergence: 0.001}, false, "divergence"},
 		{ShadowPolicy{MaxDivergence: 0.1}, true, "gates passed"},
 		{ShadowPolicy{MaxLowMargin: 0.2}, false, "low margin 30.0% > 20%"},
+		// The candidate's histogram is a 55, b 45 against training's 50/50.
+		{ShadowPolicy{MaxTrainDivergence: 0.01}, true, "divergence from training 0.002"},
+		{ShadowPolicy{MaxTrainDivergence: 0.001}, false, "divergence from training 0.002 > 0.001 bits"},
 	} {
-		ok, verdict := c.p.Judge(rep)
+		ok, verdict := c.p.Judge(rep, map[string]uint64{"a": 50, "b": 50})
 		if ok != c.ok || !strings.Contains(verdict, c.want) {
 			t.Errorf("%+v: %v %q, want %v and %q", c.p, ok, verdict, c.ok, c.want)
 		}
@@ -144,6 +147,10 @@ func TestShadowPolicyRejects(t *testing.T) {
 	r := mustRollout(t, 4, Pace{Rate: &Rate{BasePerMinute: 1, Factor: 2, IncreaseAfter: 1}}, AbortPolicy{})
 	if err := r.SetShadow(&ShadowPolicy{}); err == nil {
 		t.Error("shadow with a rate: accepted")
+	}
+	r = mustRollout(t, 4, Pace{}, AbortPolicy{})
+	if err := r.SetShadow(&ShadowPolicy{MaxTrainDivergence: 0.1}); err == nil {
+		t.Error("a training-divergence gate without training counts: accepted")
 	}
 }
 
@@ -208,5 +215,17 @@ func TestServiceDriftAlert(t *testing.T) {
 	}
 	if n := f.svc.metrics.driftAlerts.Load(); n != 1 {
 		t.Errorf("%d drift alerts, want 1 (one crossing)", n)
+	}
+}
+
+func TestTrainCounts(t *testing.T) {
+	classes := []string{"a", "b"}
+	if got := trainCounts(map[string]string{"train.class_counts": "30, 70"}, classes); got["a"] != 30 || got["b"] != 70 {
+		t.Errorf("counts %v", got)
+	}
+	for _, bad := range []string{"", "30", "30,x", "1,2,3"} {
+		if got := trainCounts(map[string]string{"train.class_counts": bad}, classes); got != nil {
+			t.Errorf("%q: %v, want nil", bad, got)
+		}
 	}
 }
