@@ -42,6 +42,7 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "trit-agent",
 		Short:         "trit gateway agent: verified model installs and inference over MQTT",
+		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -26,7 +26,7 @@ func TestUnitVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.ReplaceAll(string(unit), "/usr/local/bin/trit-agent", "/bin/true")
+	text := strings.ReplaceAll(string(unit), "/usr/bin/trit-agent", "/bin/true")
 	path := filepath.Join(t.TempDir(), "trit-agent.service")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)

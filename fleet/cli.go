@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -51,10 +52,31 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return Serve(ctx, cfg, log, nil)
 		},
 	}
-	run.Flags().StringVarP(&configPath, "config", "c", "/etc/trit-fleet/fleet.toml", "configuration file")
+	run.Flags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "configuration file")
 	run.Flags().BoolVar(&startFresh, "start-fresh", false,
 		"if the database is damaged or empty, move it aside and start with an empty one (registry, inventory and rollouts are lost: restore a backup instead if you have one)")
-	root.AddCommand(run, newCredentialsCmd(stdout), newBackupCmd(stdout))
+	check := &cobra.Command{
+		Use:   "check-config",
+		Short: "Validate the configuration and the files it names (token, keys), then exit",
+		Long: "check-config reads the configuration file and every file it names (API token, command key, release keys)\n" +
+			"as trit-fleet run would, and exits 0 if the service could start with them. The systemd unit and the\n" +
+			"Debian package run it before starting the service.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := LoadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			if _, err := loadSecrets(cfg); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrConfig, configPath, err)
+			}
+			fmt.Fprintf(stdout, "config %s: ok (fleet %s, broker %s, api %s, database %s)\n",
+				configPath, cfg.Fleet, cfg.MQTT.Broker, cfg.API.Listen, cfg.Database)
+			return nil
+		},
+	}
+	check.Flags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "configuration file")
+	root.AddCommand(run, check, newCredentialsCmd(stdout), newBackupCmd(stdout))
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -78,18 +100,11 @@ type Ready struct {
 // the (embedded or external) broker connection, the rollout loop and the
 // HTTP API. If ready is not nil it receives the addresses once serving.
 func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Ready) error {
-	token, err := readToken(cfg.API.TokenFile)
+	sec, err := loadSecrets(cfg)
 	if err != nil {
-		return fmt.Errorf("api.token_file: %w", err)
+		return err
 	}
-	cmdKey, err := bundle.LoadPrivateKey(cfg.Keys.CommandKey)
-	if err != nil {
-		return fmt.Errorf("keys.command_key: %w", err)
-	}
-	trusted, err := bundle.LoadKeySet(cfg.Keys.ReleaseKeys...)
-	if err != nil {
-		return fmt.Errorf("keys.release_keys: %w", err)
-	}
+	token, cmdKey, trusted := sec.token, sec.cmdKey, sec.trusted
 	if err := os.MkdirAll(dirOf(cfg.Database), 0o700); err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
@@ -153,6 +168,33 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		ready <- Ready{API: ln.Addr().String(), Broker: broker}
 	}
 	return svc.Run(ctx)
+}
+
+// DefaultConfigPath is where trit-fleet looks for its configuration (the
+// Debian package's conffile).
+const DefaultConfigPath = "/etc/trit/fleet.toml"
+
+// secrets are the files a configuration names, read and checked.
+type secrets struct {
+	token   string
+	cmdKey  ed25519.PrivateKey
+	trusted *bundle.KeySet
+}
+
+// loadSecrets reads the API token and keys cfg names; errors name the key.
+func loadSecrets(cfg *Config) (*secrets, error) {
+	var s secrets
+	var err error
+	if s.token, err = readToken(cfg.API.TokenFile); err != nil {
+		return nil, fmt.Errorf("api.token_file: %w", err)
+	}
+	if s.cmdKey, err = bundle.LoadPrivateKey(cfg.Keys.CommandKey); err != nil {
+		return nil, fmt.Errorf("keys.command_key: %w", err)
+	}
+	if s.trusted, err = bundle.LoadKeySet(cfg.Keys.ReleaseKeys...); err != nil {
+		return nil, fmt.Errorf("keys.release_keys: %w", err)
+	}
+	return &s, nil
 }
 
 func dirOf(path string) string {
