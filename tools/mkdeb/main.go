@@ -5,8 +5,9 @@
 //
 //	mkdeb -config dist/trit-agent.yaml -target dist/out/
 //
-// Environment variables in the configuration (${VERSION}, ${ARCH}, …) are
-// expanded from the environment, as nfpm does.
+// Environment variables anywhere in the configuration (${VERSION},
+// ${BUILD}, …) are expanded from the environment before it is parsed; an
+// unset one is an error, so a typo cannot package the wrong file.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/goreleaser/nfpm/v2"
 	"github.com/goreleaser/nfpm/v2/deb"
@@ -36,7 +38,22 @@ func main() {
 }
 
 func build(config, dir string) (string, error) {
-	cfg, err := nfpm.ParseFile(config)
+	raw, err := os.ReadFile(config)
+	if err != nil {
+		return "", err
+	}
+	var unset []string
+	text := os.Expand(string(raw), func(name string) string {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			unset = append(unset, name)
+		}
+		return v
+	})
+	if len(unset) > 0 {
+		return "", fmt.Errorf("environment variables not set: %s", strings.Join(unset, ", "))
+	}
+	cfg, err := nfpm.Parse(strings.NewReader(text))
 	if err != nil {
 		return "", err
 	}
