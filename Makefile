@@ -30,7 +30,7 @@ FUZZ_TARGETS ?= \
 FUZZTIME ?= 100000x
 FUZZMINIMIZETIME ?= 5s
 
-.PHONY: all build demo test test-deps vet unit test-arm fuzz bench bench-predict clean
+.PHONY: all build demo test test-deps vet unit test-arm test-dist fuzz bench bench-predict clean dist
 
 all: build
 
@@ -45,8 +45,10 @@ build:
 demo:
 	GO="$(GO)" scripts/demo.sh
 
-## test: every test, including ARM builds under qemu and short fuzzing.
-test: test-deps vet unit test-arm fuzz
+## test: every test, including ARM builds under qemu, the Debian packages
+## (built, lintian, installed, upgraded and purged: needs root) and short
+## fuzzing.
+test: test-deps vet unit test-arm test-dist fuzz
 
 test-deps:
 	@scripts/test-deps.sh
@@ -61,6 +63,16 @@ unit:
 
 test-arm:
 	scripts/test-arm.sh
+
+test-dist:
+	GO="$(GO)" scripts/test-dist.sh
+
+## dist: Debian packages in dist/ with SHA256SUMS (scripts/dist.sh; nfpm,
+## pinned in tools/go.mod): trit-agent for amd64, arm64, armhf and armel,
+## trit-fleet and tritctl for amd64 and arm64. VERSION=x.y.z overrides the
+## version in internal/buildinfo.
+dist:
+	GO="$(GO)" scripts/dist.sh
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -16,7 +16,11 @@ import (
 // running is a model as the inference loop uses it.
 type running struct {
 	model *inference.Model
+	// bind is used by the loop only; it rebinds (names, d) when the input
+	// was replaced by a configuration reload.
 	bind  *binding
+	names []string
+	d     int
 	ref   wire.ModelRef
 	// Cycles completed and failed with this model, for the health check.
 	ok, failed atomic.Uint64
@@ -29,7 +33,7 @@ type running struct {
 // loop is the inference loop: read sensors, extract features, predict,
 // record statistics. The model is swapped atomically by the installer.
 type loop struct {
-	in    *input
+	in    *atomic.Pointer[input] // replaced by a configuration reload
 	stats *stats
 	log   *slog.Logger
 	cur   atomic.Pointer[running]
@@ -43,12 +47,16 @@ func (l *loop) run(ctx context.Context) error {
 	lastErr := ""
 	nanLogged := false
 	for ctx.Err() == nil {
-		values, at, err := l.in.read(ctx)
+		in := l.in.Load()
+		values, at, err := in.read(ctx)
 		l.progress.Store(time.Now().UnixNano())
 		r := l.cur.Load()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
+			}
+			if l.in.Load() != in {
+				continue // closed by a reload: read the new sensors
 			}
 			if errors.Is(err, io.EOF) {
 				l.log.Warn("sensor source ended; inference stopped (set loop = true on a replay to repeat it)", "err", err)
@@ -68,6 +76,17 @@ func (l *loop) run(ctx context.Context) error {
 		lastErr = ""
 		if r == nil {
 			continue // no model: keep sensors read so their health is known
+		}
+		if r.bind.in != in {
+			// A reload replaced the sensors (it checked that the model
+			// binds to them).
+			b, err := in.bind(r.names, r.d)
+			if err != nil {
+				l.stats.fail()
+				r.failed.Add(1)
+				continue
+			}
+			r.bind = b
 		}
 		vec, ready, err := r.bind.push(values)
 		if err != nil {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Debian packages (`make dist`): trit-agent for arm64, armhf
+# Builds the Debian packages (`make dist`): trit-agent for amd64, arm64, armhf
 # (ARMv7) and armel (ARMv6: Pi Zero/1); trit-fleet and tritctl for amd64
 # and arm64. Packages and SHA256SUMS go to $DIST (default dist/).
 #
@@ -18,7 +18,7 @@ DIST=${DIST:-dist}
 VERSION=${VERSION:-$(sed -n 's/^var Version = "\(.*\)"/\1/p' internal/buildinfo/buildinfo.go)}
 [ -n "$VERSION" ] || { echo "dist: no version (internal/buildinfo)" >&2; exit 1; }
 WORK=${DIST_WORK:-build/dist}
-DEFAULT="trit-agent:arm64 trit-agent:armhf trit-agent:armel trit-fleet:amd64 trit-fleet:arm64 tritctl:amd64 tritctl:arm64"
+DEFAULT="trit-agent:amd64 trit-agent:arm64 trit-agent:armhf trit-agent:armel trit-fleet:amd64 trit-fleet:arm64 tritctl:amd64 tritctl:arm64"
 TARGETS=${DIST_ONLY:-$DEFAULT}
 
 mkdir -p "$DIST" "$WORK"
