@@ -75,7 +75,7 @@ broker = "tcp://127.0.0.1:1"
 [[sensor]]
 kind = "synthetic"
 name = "accel"
-rate = 100.0
+rate = 1000.0
 CONF
 cat >>/etc/trit/fleet.toml <<CONF
 [mqtt]
