@@ -117,7 +117,7 @@ func (in *input) bind(names []string, d int) (*binding, error) {
 				return nil, err
 			}
 			if len(all) != d {
-				return nil, fmt.Errorf("the bundle names no features and expects %d; the pipeline computes %d", d, len(all))
+				return nil, fmt.Errorf("the bundle names no features (it matches inputs by position) and expects %d; the pipeline computes %d", d, len(all))
 			}
 			want = all
 		}
@@ -135,7 +135,7 @@ func (in *input) bind(names []string, d int) (*binding, error) {
 			}
 		}
 		if len(b.direct) != d {
-			return nil, fmt.Errorf("the bundle names no features and expects %d; the sensors provide %d channels (besides labels): %s",
+			return nil, fmt.Errorf("the bundle names no features (it matches channels by position) and expects %d; the sensors provide %d channels (besides labels): %s",
 				d, len(b.direct), strings.Join(in.channels, ", "))
 		}
 		return b, nil

@@ -61,6 +61,7 @@ type trainFlags struct {
 	p          int
 	budget     int
 	weights    string
+	embedding  string
 	thresholds int
 	projection int
 	search     string
@@ -124,6 +125,7 @@ bundle predicts what was evaluated here.`,
 	fl.IntVar(&f.budget, "budget", training.DefaultBudget, "size of the signed bundle to fill, in bytes: training chooses the embedding and the number of random features to fit it")
 	fl.IntVar(&f.p, "p", 0, "fix the number of random features (the paper's experiments) instead of filling --budget")
 	fl.StringVar(&f.weights, "weights", "", "weights: ternary, binary or auto (default: auto with --budget, ternary with --p)")
+	fl.StringVar(&f.embedding, "embedding", "auto", "with --budget: which embeddings the search considers: auto (from the data's shape), kernel (random features alone, the paper's), mix, thresholds or projection (for ablations)")
 	fl.IntVar(&f.thresholds, "thresholds", 0, "threshold bits per input feature (0: the search decides with --budget, none with --p)")
 	fl.IntVar(&f.projection, "projection", 0, "principal directions before the random features (0: the search decides with --budget, none with --p)")
 	fl.StringVar(&f.search, "search", "halving", "search: halving (small fits first, the best at full size) or grid (every σ×C at full size)")
@@ -212,7 +214,7 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	}
 	prog := &progress{e: e, quiet: f.json}
 	cfg := &training.Config{
-		Budget: f.budget, P: f.p, Weights: f.weights, Thresholds: f.thresholds, Projection: f.projection,
+		Budget: f.budget, P: f.p, Weights: f.weights, Embedding: f.embedding, Thresholds: f.thresholds, Projection: f.projection,
 		Search: f.search, Scaling: f.scaling, Folds: f.folds,
 		Sigma: f.sigma, C: f.c, SigmaGrid: sg, CGrid: cg, Validation: f.validation,
 		Seed: f.seed, Loss: loss, Reg: reg, Init: f.init, InitRows: f.initRows, Workers: f.workers,

@@ -154,6 +154,8 @@ func TestRemoteTrainingBounds(t *testing.T) {
 		{`"min_agent_version":"new"`, "min_agent_version"},
 		{`"hardware":"` + strings.Repeat("h", 100) + `"`, "hardware"},
 		{`"format":"parquet"`, "format"},
+		{`"budget":100`, "budget = 100"},
+		{`"budget":2000000000`, "budget = 2000000000"},
 	} {
 		req := `{"dataset":"x.csv","model_id":"m","release":1,` + c.field + `}`
 		code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(req))

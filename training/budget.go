@@ -60,14 +60,27 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 	if c.Thresholds > 0 || c.Projection > 0 {
 		cands = append(cands, cand{Structure{Thresholds: c.Thresholds, Projection: c.Projection}, true})
 	} else {
-		cands = append(cands, cand{Structure{}, true})
-		if d <= lowD {
-			cands = append(cands,
-				cand{Structure{Thresholds: mixThresholds, ThresholdWeight: mixWeight}, true},
-				cand{Structure{Thresholds: aloneThresholds}, false})
-		}
-		if d >= lowD {
-			cands = append(cands, cand{Structure{Projection: projectionDims}, true})
+		kernel := cand{Structure{}, true}
+		mix := cand{Structure{Thresholds: mixThresholds, ThresholdWeight: mixWeight}, true}
+		alone := cand{Structure{Thresholds: aloneThresholds}, false}
+		proj := cand{Structure{Projection: min(projectionDims, d)}, true}
+		switch c.Embedding {
+		case "kernel":
+			cands = append(cands, kernel)
+		case "mix":
+			cands = append(cands, mix)
+		case "thresholds":
+			cands = append(cands, alone)
+		case "projection":
+			cands = append(cands, proj)
+		default:
+			cands = append(cands, kernel)
+			if d <= lowD {
+				cands = append(cands, mix, alone)
+			}
+			if d >= lowD {
+				cands = append(cands, proj)
+			}
 		}
 	}
 	var weights []bool

@@ -120,3 +120,59 @@ func TestTrainContextCancelled(t *testing.T) {
 		t.Fatalf("cancelled training returned %v", err)
 	}
 }
+
+// TestEmbeddingLimitsStructures checks that Config.Embedding restricts the
+// budgeted search to the named kind and that the default considers every
+// kind the data's shape allows.
+func TestEmbeddingLimitsStructures(t *testing.T) {
+	ds := blobs(200, 6, 3, 1)
+	kind := func(s Structure) string {
+		switch {
+		case s.P == 0:
+			return "thresholds"
+		case s.Projection > 0:
+			return "projection"
+		case s.Thresholds > 0:
+			return "mix"
+		}
+		return "kernel"
+	}
+	for _, tc := range []struct {
+		embedding string
+		want      map[string]bool
+	}{
+		{"", map[string]bool{"kernel": true, "mix": true, "thresholds": true}},
+		{"kernel", map[string]bool{"kernel": true}},
+		{"mix", map[string]bool{"mix": true}},
+		{"thresholds", map[string]bool{"thresholds": true}},
+		{"projection", map[string]bool{"projection": true}},
+	} {
+		c, err := (&Config{Budget: 8192, Embedding: tc.embedding}).withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := prepare(ds, c.fitScaler(ds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := c.structures(p)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.embedding, err)
+		}
+		got := map[string]bool{}
+		for _, s := range ss {
+			got[kind(s)] = true
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("embedding %q: kinds %v, want %v", tc.embedding, got, tc.want)
+		}
+		for k := range tc.want {
+			if !got[k] {
+				t.Errorf("embedding %q: no %s structure in %v", tc.embedding, k, ss)
+			}
+		}
+	}
+	if _, err := (&Config{Embedding: "wavelet"}).withDefaults(); !errors.Is(err, ErrConfig) {
+		t.Errorf("embedding wavelet: err %v, want ErrConfig", err)
+	}
+}

@@ -76,6 +76,14 @@ type Config struct {
 	// principal directions (ternary-quantised) instead of the raw scaled
 	// input; 0 = none.
 	Projection int
+	// Embedding limits the budgeted search to one kind of embedding:
+	// "auto" (the default: chosen from the data's shape, see
+	// docs/TRAINING.md), "kernel" (random features alone, the paper's),
+	// "mix" (threshold bits beside random features), "thresholds"
+	// (threshold bits alone) or "projection" (random features on
+	// principal directions). For ablations; ignored when Thresholds,
+	// Projection or P are given.
+	Embedding string
 	// Weights is "ternary" ({−1, 0, +1}: the paper's method, 1.6 bits a
 	// weight in a bundle), "binary" ({−1, +1}: 1 bit, so more random
 	// features fit the budget) or "auto" (the default: the search compares
@@ -155,6 +163,9 @@ func (c *Config) withDefaults() (Config, error) {
 			v.Weights = "ternary"
 		}
 	}
+	if v.Embedding == "" {
+		v.Embedding = "auto"
+	}
 	if len(v.SigmaGrid) == 0 {
 		v.SigmaGrid = PaperSigmaGrid()
 	}
@@ -197,6 +208,8 @@ func (c *Config) withDefaults() (Config, error) {
 		return v, fmt.Errorf("%w: weights %q, want auto, ternary or binary", ErrConfig, v.Weights)
 	case v.Weights == "auto" && v.P > 0:
 		return v, fmt.Errorf("%w: weights auto needs a budget, not a fixed p", ErrConfig)
+	case !validEmbedding(v.Embedding):
+		return v, fmt.Errorf("%w: embedding %q, want auto, kernel, mix, thresholds or projection", ErrConfig, v.Embedding)
 	case v.Scaling != "robust" && v.Scaling != "minmax":
 		return v, fmt.Errorf("%w: scaling %q, want robust or minmax", ErrConfig, v.Scaling)
 	case v.Sigma < 0 || math.IsNaN(v.Sigma) || math.IsInf(v.Sigma, 0):
@@ -225,4 +238,12 @@ func (c *Config) report(stage string, done, total int) {
 	if c.Progress != nil {
 		c.Progress(Event{Stage: stage, Done: done, Total: total})
 	}
+}
+
+func validEmbedding(e string) bool {
+	switch e {
+	case "auto", "kernel", "mix", "thresholds", "projection":
+		return true
+	}
+	return false
 }
