@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
 	"syscall"
 	"time"
@@ -48,7 +49,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			cfg.StartFresh = startFresh
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			log := slog.New(slog.NewTextHandler(stderr, nil))
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			cfg.Reload, cfg.Level = hup, new(slog.LevelVar)
+			cfg.Level.Set(logLevel(cfg.LogLevel))
+			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.Level}))
 			return Serve(ctx, cfg, log, nil)
 		},
 	}
@@ -138,7 +144,8 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if eb != nil {
 		conn.setCredentials(eb.FleetCredentials())
 	}
-	svc, err := NewService(db, NewRegistry(db, trusted, 0, nil), cfg.Fleet, conn, cmdKey,
+	reg := NewRegistry(db, trusted, 0, nil)
+	svc, err := NewService(db, reg, cfg.Fleet, conn, cmdKey,
 		&Options{CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log, TrainingDir: cfg.Training.DataDir})
 	if err != nil {
 		return err
@@ -166,6 +173,9 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	log.Info("trit-fleet serving", "fleet", cfg.Fleet, "api", ln.Addr().String(), "broker", broker, "version", Version)
 	if ready != nil {
 		ready <- Ready{API: ln.Addr().String(), Broker: broker}
+	}
+	if cfg.Reload != nil {
+		go reloadLoop(ctx, cfg, reg, log)
 	}
 	return svc.Run(ctx)
 }
@@ -195,6 +205,74 @@ func loadSecrets(cfg *Config) (*secrets, error) {
 		return nil, fmt.Errorf("keys.release_keys: %w", err)
 	}
 	return &s, nil
+}
+
+// reloadLoop applies a re-read configuration on each cfg.Reload signal:
+// log_level and keys.release_keys take effect; other changed keys are
+// reported as needing a restart; a file that does not load is refused and
+// the running configuration kept.
+func reloadLoop(ctx context.Context, cfg *Config, reg *Registry, log *slog.Logger) {
+	cur := cfg
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-cfg.Reload:
+		}
+		next, err := LoadConfig(cfg.path)
+		var sec *secrets
+		if err == nil {
+			sec, err = loadSecrets(next)
+		}
+		if err != nil {
+			log.Error("configuration reload refused; the running configuration is kept", "err", err)
+			continue
+		}
+		reg.SetTrusted(sec.trusted)
+		if cfg.Level != nil {
+			cfg.Level.Set(logLevel(next.LogLevel))
+		}
+		var restart []string
+		a, b := *cur, *next
+		a.LogLevel, b.LogLevel = "", ""
+		a.Keys.ReleaseKeys, b.Keys.ReleaseKeys = nil, nil
+		a.StartFresh, a.Reload, a.Level = false, nil, nil
+		if !reflect.DeepEqual(a.MQTT, b.MQTT) {
+			restart = append(restart, "mqtt")
+		}
+		if !reflect.DeepEqual(a.API, b.API) {
+			restart = append(restart, "api")
+		}
+		for _, k := range []struct {
+			key  string
+			x, y any
+		}{{"fleet", a.Fleet, b.Fleet}, {"database", a.Database, b.Database}, {"keys.command_key", a.Keys.CommandKey, b.Keys.CommandKey},
+			{"rollouts", a.Rollouts, b.Rollouts}, {"training", a.Training, b.Training}} {
+			if !reflect.DeepEqual(k.x, k.y) {
+				restart = append(restart, k.key)
+			}
+		}
+		log.Info("configuration reloaded", "log_level", next.LogLevel, "release_keys", len(next.Keys.ReleaseKeys))
+		if len(restart) > 0 {
+			log.Warn("configuration keys changed that take effect only at restart (systemctl restart trit-fleet); they are not applied",
+				"keys", strings.Join(restart, ", "))
+		}
+		kept := *cur
+		kept.LogLevel, kept.Keys.ReleaseKeys = next.LogLevel, next.Keys.ReleaseKeys
+		cur = &kept
+	}
+}
+
+func logLevel(s string) slog.Level {
+	switch s {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
 }
 
 func dirOf(path string) string {

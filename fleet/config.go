@@ -3,6 +3,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -42,9 +43,17 @@ type Config struct {
 	Keys     KeysConfig     `toml:"keys"`
 	Rollouts RolloutsConfig `toml:"rollouts"`
 	Training TrainingConfig `toml:"training"`
+	// LogLevel is debug, info (default), warn or error.
+	LogLevel string `toml:"log_level"`
 	// StartFresh is set by trit-fleet run --start-fresh, never by the file:
 	// a damaged database is moved aside and an empty one started.
 	StartFresh bool `toml:"-"`
+	// Reload, set by trit-fleet run (SIGHUP), makes Serve re-read the file
+	// it was loaded from and apply log_level and keys.release_keys;
+	// Level is the logger's level that a reload sets. Never from the file.
+	Reload <-chan os.Signal `toml:"-"`
+	Level  *slog.LevelVar   `toml:"-"`
+	path   string
 }
 
 // TrainingConfig enables training on the fleet (tritctl remote-train).
@@ -123,7 +132,12 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	return ParseConfig(path, string(raw))
+	c, err := ParseConfig(path, string(raw))
+	if err != nil {
+		return nil, err
+	}
+	c.path = path
+	return c, nil
 }
 
 // ParseConfig parses configuration text; name is used in errors.
@@ -152,6 +166,11 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Fleet == "" {
 		c.Fleet = "main"
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "warn", "error":
+	default:
+		return fail("log_level", "%q: want debug, info, warn or error", c.LogLevel)
 	}
 	if err := wire.CheckID(c.Fleet); err != nil {
 		return fail("fleet", "%v", err)
