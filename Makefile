@@ -81,6 +81,17 @@ fuzz:
 	  $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 	done
 
+## scale: the 10,000-agent measurement of docs/SCALING.md (minutes, not
+## part of make test): a three-phase rollout to simulated agents (real MQTT
+## sessions and wire protocol) against one Mosquitto, and the fleet tick
+## with 10,000 finished rollouts. SCALE_AGENTS=N for another size. The fd
+## limit is raised to the hard limit for Mosquitto's connections.
+SCALE_AGENTS ?= 10000
+.PHONY: scale
+scale:
+	ulimit -n $$(ulimit -Hn) && TRIT_E2E_SIM=$(SCALE_AGENTS) $(GO) test -count=1 -run '^TestScaleSim$$' -v -timeout 60m ./cmd/e2e
+	$(GO) test -run '^$$' -bench '^BenchmarkTick$$' -benchmem ./fleet
+
 ## bench: the benchmarks recorded in docs/BENCHMARKS.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./inference/...

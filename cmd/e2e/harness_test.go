@@ -61,11 +61,19 @@ func quiet() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func newWorld(t testing.TB) *world {
+func newWorld(t testing.TB) *world { return newWorldBroker(t, "") }
+
+// newWorldBroker is newWorld with a Mosquitto configuration template
+// (mqtttest.StartConfig); "" is mqtttest's default.
+func newWorldBroker(t testing.TB, brokerConf string) *world {
 	t.Helper()
 	w := &world{t: t, dir: t.TempDir(), agents: map[string]context.CancelFunc{}, stopped: map[string]chan struct{}{},
 		token: "e2e-api-token-0123456789abcdef"}
-	w.broker = mqtttest.Start(t)
+	if brokerConf == "" {
+		w.broker = mqtttest.Start(t)
+	} else {
+		w.broker = mqtttest.StartConfig(t, brokerConf)
+	}
 	relPriv := filepath.Join(w.dir, "release.key")
 	w.releasePub = filepath.Join(w.dir, "release.pub")
 	w.cmdKey, w.cmdPub = filepath.Join(w.dir, "command.key"), filepath.Join(w.dir, "command.pub")
