@@ -217,6 +217,7 @@ func (w *world) restartFleet() {
 type agentTuning struct {
 	rate      float64       // sensor readings per second
 	telemetry time.Duration // telemetry interval
+	broker    string        // broker URL; "" is the world's broker
 }
 
 // startAgents starts n agents named prefix-000 … with the given labels.
@@ -228,7 +229,7 @@ func (w *world) startAgents(prefix string, n int, labels map[string]string) []st
 // startAgentsTuned is startAgents with tune applied to the defaults.
 func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string, tune func(*agentTuning)) []string {
 	w.t.Helper()
-	at := agentTuning{rate: 20, telemetry: 2 * time.Second}
+	at := agentTuning{rate: 20, telemetry: 2 * time.Second, broker: w.broker.URL()}
 	if tune != nil {
 		tune(&at)
 	}
@@ -239,7 +240,7 @@ func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string,
 		cfg := &agent.Config{
 			DeviceID: id, Fleet: fleetName, StateDir: filepath.Join(w.dir, "agents", id), Labels: labels,
 			ReleaseKeys: []string{w.releasePub}, CommandKeys: []string{w.cmdPub},
-			MQTT: agent.MQTTConfig{Broker: w.broker.URL(), Timeout: agent.Duration{Duration: 10 * time.Second},
+			MQTT: agent.MQTTConfig{Broker: at.broker, Timeout: agent.Duration{Duration: 10 * time.Second},
 				ReconnectMin: agent.Duration{Duration: 200 * time.Millisecond}, ReconnectMax: agent.Duration{Duration: 2 * time.Second}},
 			Install:   agent.InstallConfig{HealthCycles: 3, HealthTimeout: agent.Duration{Duration: 20 * time.Second}, DownloadTimeout: agent.Duration{Duration: 30 * time.Second}},
 			Telemetry: agent.TelemetryConfig{Interval: agent.Duration{Duration: at.telemetry}, AckRetry: agent.Duration{Duration: 5 * time.Second}},
