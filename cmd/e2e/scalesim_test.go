@@ -34,7 +34,8 @@ var scaleBrokerConf string
 // persistent session, QoS 1) speaking the real wire protocol — a retained
 // online state, signed commands verified with the fleet's key, the bundle
 // fetched from its retained topic and verified, job events QUEUED,
-// DOWNLOADING, INSTALLING, SUCCEEDED and a new state — but no sensors,
+// DOWNLOADING, INSTALLING, SUCCEEDED re-sent until acknowledged and a new
+// state — but no sensors,
 // database or inference. All of them live in this one test process.
 // Without TRIT_E2E_SIM it is skipped: a measurement that takes minutes.
 func TestScaleSim(t *testing.T) {
@@ -93,6 +94,24 @@ func TestScaleSim(t *testing.T) {
 		}
 	})
 	t.Logf("%d simulated agents connected in %v", n, time.Since(start).Round(time.Millisecond))
+	// Re-send unacknowledged events, as agents do (telemetry.ack_retry):
+	// the fleet drops what its queue cannot hold and relies on that.
+	stopRetry := make(chan struct{})
+	t.Cleanup(func() { close(stopRetry) })
+	go func() {
+		tick := time.NewTicker(simAckRetry)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopRetry:
+				return
+			case <-tick.C:
+			}
+			for _, s := range sims {
+				s.resend()
+			}
+		}
+	}()
 	w.waitInventory("every agent online", 10*time.Minute, func(ds map[string]fleet.Device) bool {
 		online := 0
 		for _, d := range ds {
@@ -125,10 +144,15 @@ func TestScaleSim(t *testing.T) {
 		t.Fatalf("%d installs for %d agents", installs, n)
 	}
 	t.Logf("three-phase rollout (1%%, 10%%, 100%%) to %d simulated agents: %v; fleet handled %.0f messages (%.0f/s); "+
-		"fleet CPU %.1f s (%.0f%% of one core); fleet peak RSS %.1f MB; mosquitto peak RSS %.1f MB",
+		"fleet CPU %.1f s (%.0f%% of one core); fleet peak RSS %.1f MB; mosquitto peak RSS %.1f MB; "+
+		"%.0f incoming messages dropped by the fleet's full queue (re-sent by the agents)",
 		n, elapsed.Round(time.Millisecond), msgs, msgs/elapsed.Seconds(), cpu.Seconds(), 100*cpu.Seconds()/elapsed.Seconds(),
-		float64(peakRSS(t, pid))/(1<<20), float64(peakRSS(t, w.broker.Pid()))/(1<<20))
+		float64(peakRSS(t, pid))/(1<<20), float64(peakRSS(t, w.broker.Pid()))/(1<<20), w.metric("trit_fleet_dropped_messages_total"))
 }
+
+// simAckRetry is how often simulated agents re-send unacknowledged events
+// (an agent's telemetry.ack_retry; its default is 60 s).
+const simAckRetry = 10 * time.Second
 
 // simAgent is one simulated agent: an MQTT session and the job protocol.
 type simAgent struct {
@@ -138,12 +162,13 @@ type simAgent struct {
 	cmdKeys  *wire.KeySet
 	relKeys  *bundle.KeySet
 	mu       sync.Mutex
-	done     map[uint64]bool // sequence numbers handled (commands are retained)
+	done     map[uint64]bool   // sequence numbers handled (commands are retained)
+	pending  map[string][]byte // events not acknowledged yet, by ID
 	installs atomic.Int64
 }
 
 func startSimAgent(w *world, id string, topics wire.Topics, cmdKeys *wire.KeySet) (*simAgent, error) {
-	s := &simAgent{id: id, topics: topics, cmdKeys: cmdKeys, relKeys: w.releaseSet, done: map[uint64]bool{}}
+	s := &simAgent{id: id, topics: topics, cmdKeys: cmdKeys, relKeys: w.releaseSet, done: map[uint64]bool{}, pending: map[string][]byte{}}
 	will, err := wire.Offline(id, "", 1)
 	if err != nil {
 		return nil, err
@@ -158,7 +183,13 @@ func startSimAgent(w *world, id string, topics wire.Topics, cmdKeys *wire.KeySet
 	if err := s.state(nil); err != nil {
 		return nil, err
 	}
-	tok := s.c.Subscribe(topics.Desired(id), 1, func(_ mqtt.Client, m mqtt.Message) { go s.onCommand(m.Payload()) })
+	tok := s.c.SubscribeMultiple(map[string]byte{topics.Desired(id): 1, topics.Acks(id): 1}, func(_ mqtt.Client, m mqtt.Message) {
+		if m.Topic() == topics.Acks(id) {
+			s.onAck(m.Payload())
+			return
+		}
+		go s.onCommand(m.Payload())
+	})
 	if !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
 		return nil, fmt.Errorf("subscribe: %v", tok.Error())
 	}
@@ -193,7 +224,35 @@ func (s *simAgent) event(c *wire.Command, st wire.JobState) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	s.pending[ev.ID] = raw
+	s.mu.Unlock()
 	return s.publish(s.topics.Events(s.id), false, raw)
+}
+
+func (s *simAgent) onAck(payload []byte) {
+	ack, err := wire.DecodeAck(payload)
+	if err != nil || ack.Device != s.id {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ack.IDs {
+		delete(s.pending, id)
+	}
+}
+
+// resend publishes the unacknowledged events again.
+func (s *simAgent) resend() {
+	s.mu.Lock()
+	var out [][]byte
+	for _, raw := range s.pending {
+		out = append(out, raw)
+	}
+	s.mu.Unlock()
+	for _, raw := range out {
+		s.c.Publish(s.topics.Events(s.id), 1, false, raw) // not waited for: the next round retries
+	}
 }
 
 // onCommand runs one job as an agent would, minus the install itself.
@@ -245,6 +304,17 @@ func (s *simAgent) onCommand(payload []byte) {
 	s.installs.Add(1)
 	s.event(c, wire.JobSucceeded)
 	s.state(&wire.ModelRef{ID: b.Header.ModelID, Release: b.Header.Release, Bundle: c.Bundle, Install: "committed"})
+}
+
+// metric is the value of an unlabelled metric of the fleet.
+func (w *world) metric(name string) float64 {
+	for _, line := range strings.Split(w.rawCall("/metrics"), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
 }
 
 // procCPU is a process's user+system CPU time so far, from /proc.
