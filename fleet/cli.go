@@ -146,7 +146,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	}
 	reg := NewRegistry(db, trusted, 0, nil)
 	svc, err := NewService(db, reg, cfg.Fleet, conn, cmdKey,
-		&Options{CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log, TrainingDir: cfg.Training.DataDir})
+		&Options{Queue: cfg.MQTT.Queue, CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log, TrainingDir: cfg.Training.DataDir})
 	if err != nil {
 		return err
 	}

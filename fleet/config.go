@@ -87,6 +87,11 @@ type MQTTConfig struct {
 	CertFile         string   `toml:"cert_file"`
 	KeyFile          string   `toml:"key_file"`
 	Timeout          Duration `toml:"timeout"` // every connect/publish/subscribe wait; default 10s
+	// Queue bounds the incoming messages waiting to be handled (default
+	// 4096); beyond it they are dropped, counted, and re-sent by the devices
+	// (events after their ack_retry). Raise it for rollouts to thousands of
+	// devices at once (docs/SCALING.md).
+	Queue int `toml:"queue"`
 }
 
 // APIConfig is the HTTP API for tritctl.
@@ -218,6 +223,9 @@ func (c *Config) setDefaults() error {
 	}
 	if m.Timeout.Duration < 0 {
 		return fail("mqtt.timeout", "negative")
+	}
+	if m.Queue < 0 || m.Queue > 1<<20 {
+		return fail("mqtt.queue", "%d: want 0 (default 4096) to %d", m.Queue, 1<<20)
 	}
 	if c.API.Listen == "" {
 		c.API.Listen = "127.0.0.1:8080"

@@ -52,6 +52,7 @@ type world struct {
 	agents             map[string]context.CancelFunc
 	stopped            map[string]chan struct{} // closed when an agent's Run returned
 	agentDone          sync.WaitGroup
+	fleetQueue         int // the fleet's mqtt.queue; 0: its default
 }
 
 func quiet() *slog.Logger {
@@ -142,6 +143,7 @@ database = %q
 [mqtt]
 broker = %q
 client_id = "trit-fleet"
+queue = %d
 [api]
 listen = %q
 token_file = %q
@@ -150,7 +152,7 @@ command_key = %q
 release_keys = [%q]
 [rollouts]
 tick = "200ms"
-`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.broker.URL(), listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub)
+`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.broker.URL(), w.fleetQueue, listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub)
 }
 
 // startFleetProcess runs the trit-fleet binary bin as a child process and

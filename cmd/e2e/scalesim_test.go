@@ -44,6 +44,8 @@ func TestScaleSim(t *testing.T) {
 		t.Skip("set TRIT_E2E_SIM=<agents> to run the simulated-fleet scale measurement (make scale)")
 	}
 	w := newWorldBroker(t, scaleBrokerConf)
+	// TRIT_E2E_SIM_QUEUE sets the fleet's mqtt.queue (default 4096).
+	w.fleetQueue, _ = strconv.Atoi(os.Getenv("TRIT_E2E_SIM_QUEUE"))
 	bin := filepath.Join(w.dir, "trit-fleet")
 	build := exec.Command("go", "build", "-o", bin, "github.com/trit-iot/trit/cmd/trit-fleet")
 	build.Stderr = os.Stderr
