@@ -202,24 +202,33 @@ func (l *telemetryLog) seqs(device string, from, to time.Time) ([]uint64, int) {
 	return out, during
 }
 
-// proxy forwards TCP connections to a target; cut closes them and refuses
-// new ones until it is lifted: a network outage between two brokers.
+// proxy forwards TCP connections to a target; cut closes them and its
+// listener until it is lifted: a link outage between two brokers, seen by
+// the bridge as reset connections and refused reconnects. (Accepting and
+// closing instead makes Mosquitto 2.0.11's TLS bridge spin and never
+// reconnect: eclipse-mosquitto/mosquitto#2099, #2107.)
 type proxy struct {
 	t      *testing.T
 	addr   string
 	target string
 	mu     sync.Mutex
-	down   bool
+	l      net.Listener // nil while cut
 	conns  map[net.Conn]bool
 }
 
 func startProxy(t *testing.T, target string) *proxy {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p := &proxy{t: t, target: target, conns: map[net.Conn]bool{}}
+	p.listen("127.0.0.1:0")
+	t.Cleanup(func() { p.cut(true) })
+	return p
+}
+
+func (p *proxy) listen(addr string) {
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Fatal(err)
+		p.t.Fatalf("proxy: %v", err)
 	}
-	p := &proxy{t: t, addr: l.Addr().String(), target: target, conns: map[net.Conn]bool{}}
-	t.Cleanup(func() { l.Close(); p.cut(true) })
+	p.addr, p.l = l.Addr().String(), l
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -229,24 +238,16 @@ func startProxy(t *testing.T, target string) *proxy {
 			go p.serve(c)
 		}
 	}()
-	return p
 }
 
 func (p *proxy) serve(c net.Conn) {
-	p.mu.Lock()
-	if p.down {
-		p.mu.Unlock()
-		c.Close()
-		return
-	}
-	p.mu.Unlock()
 	u, err := net.Dial("tcp", p.target)
 	if err != nil {
 		c.Close()
 		return
 	}
 	p.mu.Lock()
-	if p.down {
+	if p.l == nil {
 		p.mu.Unlock()
 		c.Close()
 		u.Close()
@@ -260,18 +261,25 @@ func (p *proxy) serve(c net.Conn) {
 	u.Close()
 }
 
-// cut(true) drops every connection and refuses new ones; cut(false) lets
-// them through again.
+// cut(true) closes the listener and every connection; cut(false) listens
+// on the same address again.
 func (p *proxy) cut(down bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.down = down
-	if down {
-		for c := range p.conns {
-			c.Close()
+	if !down {
+		if p.l == nil {
+			p.listen(p.addr)
 		}
-		p.conns = map[net.Conn]bool{}
+		return
 	}
+	if p.l != nil {
+		p.l.Close()
+		p.l = nil
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	p.conns = map[net.Conn]bool{}
 }
 
 func freeLoopbackPort(t *testing.T) int {
