@@ -43,6 +43,14 @@ VERSION=$v1 DIST=$tmp/v1 DIST_WORK=$tmp/work scripts/dist.sh
 (cd "$tmp/v1" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS do not match"
 [ "$(ls "$tmp"/v1/*.deb | wc -l)" -eq 8 ] || fail "want 8 packages, got: $(ls "$tmp/v1")"
 
+echo "== the ARM agents run on their CPUs (qemu-user: ARM1176 for armel, Cortex-A7 for armhf)"
+for a in armel:arm1176:arm armhf:cortex-a7:arm arm64:cortex-a53:aarch64; do
+	IFS=: read -r arch cpu q <<<"$a"
+	dpkg-deb -x "$tmp/v1/trit-agent_${v1}_$arch.deb" "$tmp/x-$arch"
+	got=$("qemu-$q-static" -cpu "$cpu" "$tmp/x-$arch/usr/bin/trit-agent" --version) || fail "trit-agent $arch on $cpu: exit $?"
+	[ "$got" = "trit-agent version $v1" ] || fail "trit-agent $arch on $cpu --version: $got"
+done
+
 echo "== lintian"
 lintian --fail-on error --tag-display-limit 0 "$tmp"/v1/*.deb || fail "lintian reports errors"
 
