@@ -30,7 +30,7 @@ FUZZ_TARGETS ?= \
 FUZZTIME ?= 100000x
 FUZZMINIMIZETIME ?= 5s
 
-.PHONY: all build demo test test-deps vet unit test-arm fuzz bench bench-predict drift-real clean
+.PHONY: all build demo test test-deps vet unit test-arm test-dist fuzz bench bench-predict drift-real clean dist
 
 all: build
 
@@ -45,8 +45,10 @@ build:
 demo:
 	GO="$(GO)" scripts/demo.sh
 
-## test: every test, including ARM builds under qemu and short fuzzing.
-test: test-deps vet unit test-arm fuzz
+## test: every test, including ARM builds under qemu, the Debian packages
+## (built, lintian, installed, upgraded and purged: needs root) and short
+## fuzzing.
+test: test-deps vet unit test-arm test-dist fuzz
 
 test-deps:
 	@scripts/test-deps.sh
@@ -62,6 +64,16 @@ unit:
 test-arm:
 	scripts/test-arm.sh
 
+test-dist:
+	GO="$(GO)" scripts/test-dist.sh
+
+## dist: Debian packages in dist/ with SHA256SUMS (scripts/dist.sh; nfpm,
+## pinned in tools/go.mod): trit-agent for amd64, arm64, armhf and armel,
+## trit-fleet and tritctl for amd64 and arm64. VERSION=x.y.z overrides the
+## version in internal/buildinfo.
+dist:
+	GO="$(GO)" scripts/dist.sh
+
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t#*:}; \
@@ -74,6 +86,19 @@ fuzz:
 ## test period (cmd/e2e TestDriftEEGReal; about a minute; needs TRIT_DATA).
 drift-real:
 	TRIT_E2E_REAL=1 $(GO) test -count=1 -v -run '^TestDriftEEGReal$$' ./cmd/e2e
+
+## scale: the 10,000-agent measurement of docs/SCALING.md (minutes, not
+## part of make test): a three-phase rollout to simulated agents (real MQTT
+## sessions and wire protocol) against one Mosquitto, and the fleet tick
+## with 10,000 finished rollouts. SCALE_AGENTS=N for another size, SCALE_QUEUE
+## the fleet's mqtt.queue (0: its default, 4096). The fd
+## limit is raised to the hard limit for Mosquitto's connections.
+SCALE_AGENTS ?= 10000
+SCALE_QUEUE ?= 65536
+.PHONY: scale
+scale:
+	ulimit -n $$(ulimit -Hn) && TRIT_E2E_SIM=$(SCALE_AGENTS) TRIT_E2E_SIM_QUEUE=$(SCALE_QUEUE) $(GO) test -count=1 -run '^TestScaleSim$$' -v -timeout 60m ./cmd/e2e
+	$(GO) test -run '^$$' -bench '^BenchmarkTick$$' -benchmem ./fleet
 
 ## bench: the benchmarks recorded in docs/BENCHMARKS.md.
 bench:

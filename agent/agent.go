@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
@@ -40,6 +41,13 @@ type Options struct {
 	// empty one, keeping the damaged file aside (trit-agent run
 	// --start-fresh): the gateway then starts as a new device.
 	StartFresh bool
+	// Reload, when a value arrives (SIGHUP), makes the agent re-read its
+	// configuration with LoadConfig and apply it (reload.go).
+	Reload <-chan os.Signal
+	// LoadConfig reads the configuration for a reload; nil: no reloads.
+	LoadConfig func() (*Config, error)
+	// LogLevel, if not nil, is the logger's level; a reload sets it.
+	LogLevel *slog.LevelVar
 }
 
 // Agent is a running trit-agent.
@@ -50,9 +58,15 @@ type Agent struct {
 	dialer  Dialer
 	topics  wire.Topics
 	target  wire.Target
-	cmdKeys *wire.KeySet
-	relKeys *bundle.KeySet
-	in      *input
+	cmdKeys atomic.Pointer[wire.KeySet]
+	relKeys atomic.Pointer[bundle.KeySet]
+	in      atomic.Pointer[input] // replaced by reload
+	// live is what a reload changes besides the input and keys.
+	live     atomic.Pointer[liveConfig]
+	reloaded chan struct{} // wakes the telemetry loop after a reload
+	// applied is the configuration in force, for the next reload to
+	// compare with (its goroutine only; a.cfg never changes).
+	applied *Config
 	loop    *loop
 	sess    *session
 	pub     *publisher
@@ -94,12 +108,12 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 		return err
 	}
 	a.target = wire.Target{Fleet: cfg.Fleet, Device: cfg.DeviceID}
-	if a.cmdKeys, err = wire.LoadKeySet(cfg.CommandKeys...); err != nil {
+	if err := a.loadKeys(cfg); err != nil {
 		return err
 	}
-	if a.relKeys, err = bundle.LoadKeySet(cfg.ReleaseKeys...); err != nil {
-		return err
-	}
+	a.live.Store(newLive(cfg))
+	a.applied = cfg
+	a.reloaded = make(chan struct{}, 1)
 	if a.dialer == nil {
 		d, err := NewPahoDialer(&cfg.MQTT)
 		if err != nil {
@@ -131,12 +145,13 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 		// Not fatal: the states then carry no instance, as older agents'.
 		a.log.Error("cannot read the database instance ID", "err", err)
 	}
-	a.in, err = openInput(cfg.Sensors, cfg.Features, o.SensorEnv)
+	in, err := openInput(cfg.Sensors, cfg.Features, o.SensorEnv)
 	if err != nil {
 		return err
 	}
-	defer a.in.Close()
-	a.loop = &loop{in: a.in, stats: newStats(time.Now()), log: a.log}
+	a.in.Store(in)
+	defer func() { a.in.Load().Close() }()
+	a.loop = &loop{in: &a.in, stats: newStats(time.Now()), log: a.log}
 	if m := cfg.Models; m.SamplesMaxBytes > 0 {
 		a.loop.samples = newSampleRing(m.SamplesMaxBytes, m.SampleEvery, m.LowMargin)
 		if data, err := a.db.Stat(store.StatSamples); err == nil && data != nil && !a.loop.samples.restore(data) {
@@ -175,10 +190,17 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	spawn(a.serveRequests)
 	a.notify(daemon.SdNotifyReady)
 	a.log.Info("trit-agent ready")
-	<-ctx.Done()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-o.Reload:
+			a.reload(ctx, &o)
+		}
+	}
 	a.notify(daemon.SdNotifyStopping)
 	a.log.Info("trit-agent stopping")
-	a.in.Close() // interrupts a sensor read
+	a.in.Load().Close() // interrupts a sensor read
 	wg.Wait()
 	return nil
 }
@@ -292,7 +314,7 @@ func (a *Agent) serveRequests(ctx context.Context) {
 // serveRequest verifies one request and queues its response. A request
 // that does not verify gets no answer beyond a log line.
 func (a *Agent) serveRequest(ctx context.Context, payload []byte) {
-	req, err := wire.VerifyRequest(payload, a.cmdKeys, a.target, a.now())
+	req, err := wire.VerifyRequest(payload, a.cmdKeys.Load(), a.target, a.now())
 	if err != nil {
 		a.log.Warn("request refused", "err", err)
 		return
@@ -340,7 +362,7 @@ func (a *Agent) serveRequest(ctx context.Context, payload []byte) {
 // state builds the device's State payload.
 func (a *Agent) state(session uint64, online bool) ([]byte, error) {
 	s := &wire.State{Device: a.cfg.DeviceID, Session: session, Online: online, Instance: a.instance, Time: a.now().Unix(),
-		AgentVersion: Version, Hardware: a.cfg.Hardware, Labels: a.cfg.Labels, Health: "ok"}
+		AgentVersion: Version, Hardware: a.live.Load().hardware, Labels: a.live.Load().labels, Health: "ok"}
 	if seq, err := a.highestSeq(); err == nil {
 		s.HighestSeq = seq
 	}
@@ -360,7 +382,7 @@ func (a *Agent) state(session uint64, online bool) ([]byte, error) {
 	if s.Model == nil || a.loop.cur.Load() == nil {
 		s.Health = "no-model"
 	}
-	for _, h := range a.in.health() {
+	for _, h := range a.in.Load().health() {
 		s.Sensors = append(s.Sensors, wire.SensorHealth{Sensor: h.Sensor, State: string(h.State), Since: h.Since.Unix(), LastError: h.LastError, Failures: h.Failures})
 		if h.State != sensors.StateOK {
 			s.Health = "degraded"
@@ -377,7 +399,8 @@ func (a *Agent) state(session uint64, online bool) ([]byte, error) {
 // fleet sees data loss in the retained state, not only in telemetry that
 // may itself be dropped).
 func (a *Agent) telemetry(ctx context.Context) {
-	tick := time.NewTicker(a.cfg.Telemetry.Interval.Duration)
+	interval := a.live.Load().interval
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	lastHealth := ""
 	var lastDropped uint64
@@ -389,6 +412,12 @@ func (a *Agent) telemetry(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-a.reloaded:
+			if d := a.live.Load().interval; d != interval {
+				interval = d
+				tick.Reset(d)
+			}
+			continue
 		case <-tick.C:
 		}
 		_, _, session := a.sess.current()
@@ -455,7 +484,7 @@ func (a *Agent) telemetry(ctx context.Context) {
 
 func (a *Agent) healthSummary() []string {
 	var out []string
-	for _, h := range a.in.health() {
+	for _, h := range a.in.Load().health() {
 		out = append(out, h.Sensor+"="+string(h.State))
 	}
 	return out

@@ -42,6 +42,7 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "trit-agent",
 		Short:         "trit gateway agent: verified model installs and inference over MQTT",
+		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -60,10 +61,16 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level(cfg.LogLevel)}))
+			lv := new(slog.LevelVar)
+			lv.Set(level(cfg.LogLevel))
+			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return Run(ctx, cfg, &Options{Logger: log, StartFresh: startFresh})
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			return Run(ctx, cfg, &Options{Logger: log, StartFresh: startFresh, LogLevel: lv,
+				Reload: hup, LoadConfig: func() (*Config, error) { return LoadConfig(configPath) }})
 		},
 	}
 	run.Flags().StringVarP(&configPath, "config", "c", "/etc/trit/agent.toml", "configuration file (TOML)")

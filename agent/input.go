@@ -96,6 +96,7 @@ func (in *input) Close() error {
 // its own binding (a pipeline has state), built before the model is swapped
 // in, so an incompatible bundle is refused before it is activated.
 type binding struct {
+	in     *input             // the input whose channels it indexes
 	direct []int              // channel index per feature (no pipeline)
 	pipe   *features.Pipeline // or a pipeline in the model's feature order
 	vec    []float32
@@ -124,9 +125,9 @@ func (in *input) bind(names []string, d int) (*binding, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &binding{pipe: p, vec: make([]float32, d)}, nil
+		return &binding{in: in, pipe: p, vec: make([]float32, d)}, nil
 	}
-	b := &binding{vec: make([]float32, d)}
+	b := &binding{in: in, vec: make([]float32, d)}
 	if names == nil {
 		for i, ch := range in.channels {
 			if !strings.HasSuffix(ch, ".label") {

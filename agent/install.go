@@ -143,7 +143,7 @@ func (in *installer) handle(ctx context.Context, payload []byte) {
 		a.log.Debug("deployment command already handled", "rollout", raw.Rollout, "seq", raw.Seq, "state", j.State)
 		return
 	}
-	cmd, err := wire.VerifyCommand(payload, a.cmdKeys, a.target, a.now())
+	cmd, err := wire.VerifyCommand(payload, a.cmdKeys.Load(), a.target, a.now())
 	if err != nil {
 		code := wire.CodeCommandInvalid
 		switch {
@@ -352,7 +352,7 @@ func (in *installer) check(cmd *wire.Command, data []byte) (*bundle.Bundle, *job
 	if got := hex.EncodeToString(sum[:]); got != cmd.Bundle {
 		return nil, reject(wire.CodeHashMismatch, "bundle bytes hash to %s, the command names %s", got, cmd.Bundle)
 	}
-	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: a.cfg.Install.MaxBundleBytes, Trusted: a.relKeys, Now: a.now})
+	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: a.cfg.Install.MaxBundleBytes, Trusted: a.relKeys.Load(), Now: a.now})
 	switch {
 	case errors.Is(err, bundle.ErrUnknownKey), errors.Is(err, bundle.ErrSignature), errors.Is(err, bundle.ErrUnsigned):
 		return nil, reject(wire.CodeBundleSignature, "%v", err)
@@ -364,10 +364,10 @@ func (in *installer) check(cmd *wire.Command, data []byte) (*bundle.Bundle, *job
 	if err := b.Compat.CheckAgent(Version); err != nil {
 		return nil, reject(wire.CodeIncompatible, "%v", err)
 	}
-	if hw := b.Compat.Hardware; hw != "" && hw != a.cfg.Hardware {
-		return nil, reject(wire.CodeIncompatible, "bundle is for hardware %q, this device is %q", hw, a.cfg.Hardware)
+	if hw, mine := b.Compat.Hardware, a.live.Load().hardware; hw != "" && hw != mine {
+		return nil, reject(wire.CodeIncompatible, "bundle is for hardware %q, this device is %q", hw, mine)
 	}
-	if _, err := a.in.bind(b.Compat.Features, b.Spec.NumFeatures()); err != nil {
+	if _, err := a.in.Load().bind(b.Compat.Features, b.Spec.NumFeatures()); err != nil {
 		return nil, reject(wire.CodeIncompatible, "features: %v", err)
 	}
 	if !cmd.Rollback {
@@ -459,7 +459,7 @@ func (a *Agent) load(s *store.Slot) (*running, string, error) {
 	}
 	// Expiry gates installs only (check): a committed model whose bundle
 	// expires later keeps running, see docs/OPERATIONS.md "Bundle expiry".
-	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: len(data), Trusted: a.relKeys, Now: func() time.Time { return time.Unix(0, 0) }})
+	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: len(data), Trusted: a.relKeys.Load(), Now: func() time.Time { return time.Unix(0, 0) }})
 	if err != nil {
 		return nil, wire.CodeBundleInvalid, err
 	}
@@ -470,11 +470,12 @@ func (a *Agent) load(s *store.Slot) (*running, string, error) {
 	if err := bundle.SelfTest(m, b); err != nil {
 		return nil, wire.CodeSelfTest, err
 	}
-	bind, err := a.in.bind(b.Compat.Features, b.Spec.NumFeatures())
+	bind, err := a.in.Load().bind(b.Compat.Features, b.Spec.NumFeatures())
 	if err != nil {
 		return nil, wire.CodeIncompatible, err
 	}
-	r := &running{model: m, bind: bind, ref: refOf(s), expires: b.Header.ExpiresAt, sc: newScoring(m, a.cfg.Models.DriftWindows)}
+	r := &running{model: m, bind: bind, names: b.Compat.Features, d: b.Spec.NumFeatures(), ref: refOf(s), expires: b.Header.ExpiresAt,
+		sc: newScoring(m, a.cfg.Models.DriftWindows)}
 	a.warnExpired(r)
 	return r, "", nil
 }

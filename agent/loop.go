@@ -16,7 +16,11 @@ import (
 // running is a model as the inference loop uses it.
 type running struct {
 	model *inference.Model
+	// bind is used by the loop only; it rebinds (names, d) when the input
+	// was replaced by a configuration reload.
 	bind  *binding
+	names []string
+	d     int
 	ref   wire.ModelRef
 	// Cycles completed and failed with this model, for the health check.
 	ok, failed atomic.Uint64
@@ -31,7 +35,7 @@ type running struct {
 // loop is the inference loop: read sensors, extract features, predict,
 // record statistics. The model is swapped atomically by the installer.
 type loop struct {
-	in    *input
+	in    *atomic.Pointer[input] // replaced by a configuration reload
 	stats *stats
 	log   *slog.Logger
 	cur   atomic.Pointer[running]
@@ -54,12 +58,16 @@ type loop struct {
 func (l *loop) run(ctx context.Context) error {
 	lastErr := ""
 	for ctx.Err() == nil {
-		values, at, err := l.in.read(ctx)
+		in := l.in.Load()
+		values, at, err := in.read(ctx)
 		l.progress.Store(time.Now().UnixNano())
 		r := l.cur.Load()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
+			}
+			if l.in.Load() != in {
+				continue // closed by a reload: read the new sensors
 			}
 			if errors.Is(err, io.EOF) {
 				l.log.Warn("sensor source ended; inference stopped (set loop = true on a replay to repeat it)", "err", err)
@@ -80,18 +88,36 @@ func (l *loop) run(ctx context.Context) error {
 		if r == nil {
 			continue // no model: keep sensors read so their health is known
 		}
-		l.window(r, values, at)
+		l.window(in, r, values, at)
 	}
 	return nil
 }
 
-// window feeds one reading to the active model r (and the shadow
-// candidate, if any) and classifies the window it completes.
-func (l *loop) window(r *running, values []float64, at time.Time) {
+// window feeds one reading of input in to the active model r (and the
+// shadow candidate, if any) and classifies the window it completes.
+func (l *loop) window(in *input, r *running, values []float64, at time.Time) {
+	if r.bind.in != in {
+		// A reload replaced the sensors (it checked that the model binds
+		// to them).
+		b, err := in.bind(r.names, r.d)
+		if err != nil {
+			l.stats.fail()
+			r.failed.Add(1)
+			return
+		}
+		r.bind = b
+	}
 	// The candidate's binding sees the same readings as the active one's,
 	// from a window boundary of the active model on, so with a feature
 	// pipeline both complete their windows on the same readings.
 	sh := l.shadow.Load()
+	if sh != nil && sh.r.bind.in != in {
+		if b, err := in.bind(sh.r.names, sh.r.d); err == nil {
+			sh.r.bind, sh.alignedTo = b, nil // aligned again from the next window boundary
+		} else {
+			sh = nil // the candidate does not bind to the new sensors: not scored
+		}
+	}
 	var svec []float32
 	if sh != nil && sh.alignedTo == r {
 		v, ready, err := sh.r.bind.push(values)

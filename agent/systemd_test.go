@@ -26,7 +26,7 @@ func TestUnitVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.ReplaceAll(string(unit), "/usr/local/bin/trit-agent", "/bin/true")
+	text := strings.ReplaceAll(string(unit), "/usr/bin/trit-agent", "/bin/true")
 	path := filepath.Join(t.TempDir(), "trit-agent.service")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestUnitHardening(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Type=notify", "WatchdogSec=", "Restart=on-failure", "DynamicUser=yes", "StateDirectory=trit-agent",
-		"ProtectSystem=strict", "NoNewPrivileges=yes", "DeviceAllow=char-i2c", "DeviceAllow=char-spi", "DeviceAllow=char-gpiochip", "SupplementaryGroups="} {
+		"ProtectSystem=strict", "NoNewPrivileges=yes", "DeviceAllow=char-i2c", "DeviceAllow=char-spi", "DeviceAllow=char-gpiochip", "SupplementaryGroups=", "ExecReload=/bin/kill -HUP $MAINPID", "ExecStartPre=/usr/bin/trit-agent check-config"} {
 		if !strings.Contains(string(unit), "\n"+want) {
 			t.Errorf("unit lacks %q", want)
 		}

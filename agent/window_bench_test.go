@@ -55,12 +55,12 @@ func BenchmarkWindow(b *testing.B) {
 				if shadow {
 					l.shadow.Store(&shadowRun{r: benchRunning(b, 2, p), rollout: "r", seq: 1, bundle: "c", lowMin: 0.1})
 				}
-				l.window(r, values, at) // aligns the candidate
+				l.window(nil, r, values, at) // aligns the candidate
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := range b.N {
 					values[0] = float64(i%200)/100 - 1
-					l.window(r, values, at)
+					l.window(nil, r, values, at)
 				}
 			})
 		}

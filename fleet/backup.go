@@ -90,7 +90,7 @@ place of the database file (docs/FLEET.md).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&configPath, "config", "c", "/etc/trit-fleet/fleet.toml", "configuration file")
+	cmd.Flags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "configuration file")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "where to write the copy (required)")
 	return cmd
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
 	"syscall"
 	"time"
@@ -47,14 +49,40 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			cfg.StartFresh = startFresh
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			log := slog.New(slog.NewTextHandler(stderr, nil))
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			cfg.Reload, cfg.Level = hup, new(slog.LevelVar)
+			cfg.Level.Set(logLevel(cfg.LogLevel))
+			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.Level}))
 			return Serve(ctx, cfg, log, nil)
 		},
 	}
-	run.Flags().StringVarP(&configPath, "config", "c", "/etc/trit-fleet/fleet.toml", "configuration file")
+	run.Flags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "configuration file")
 	run.Flags().BoolVar(&startFresh, "start-fresh", false,
 		"if the database is damaged or empty, move it aside and start with an empty one (registry, inventory and rollouts are lost: restore a backup instead if you have one)")
-	root.AddCommand(run, newCredentialsCmd(stdout), newBackupCmd(stdout))
+	check := &cobra.Command{
+		Use:   "check-config",
+		Short: "Validate the configuration and the files it names (token, keys), then exit",
+		Long: "check-config reads the configuration file and every file it names (API token, command key, release keys)\n" +
+			"as trit-fleet run would, and exits 0 if the service could start with them. The systemd unit and the\n" +
+			"Debian package run it before starting the service.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := LoadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			if _, err := loadSecrets(cfg); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrConfig, configPath, err)
+			}
+			fmt.Fprintf(stdout, "config %s: ok (fleet %s, broker %s, api %s, database %s)\n",
+				configPath, cfg.Fleet, cfg.MQTT.Broker, cfg.API.Listen, cfg.Database)
+			return nil
+		},
+	}
+	check.Flags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "configuration file")
+	root.AddCommand(run, check, newCredentialsCmd(stdout), newBackupCmd(stdout))
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -78,18 +106,11 @@ type Ready struct {
 // the (embedded or external) broker connection, the rollout loop and the
 // HTTP API. If ready is not nil it receives the addresses once serving.
 func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Ready) error {
-	token, err := readToken(cfg.API.TokenFile)
+	sec, err := loadSecrets(cfg)
 	if err != nil {
-		return fmt.Errorf("api.token_file: %w", err)
+		return err
 	}
-	cmdKey, err := bundle.LoadPrivateKey(cfg.Keys.CommandKey)
-	if err != nil {
-		return fmt.Errorf("keys.command_key: %w", err)
-	}
-	trusted, err := bundle.LoadKeySet(cfg.Keys.ReleaseKeys...)
-	if err != nil {
-		return fmt.Errorf("keys.release_keys: %w", err)
-	}
+	token, cmdKey, trusted := sec.token, sec.cmdKey, sec.trusted
 	if err := os.MkdirAll(dirOf(cfg.Database), 0o700); err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
@@ -123,8 +144,9 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if eb != nil {
 		conn.setCredentials(eb.FleetCredentials())
 	}
-	svc, err := NewService(db, NewRegistry(db, trusted, 0, nil), cfg.Fleet, conn, cmdKey,
-		&Options{CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log, TrainingDir: cfg.Training.DataDir,
+	reg := NewRegistry(db, trusted, 0, nil)
+	svc, err := NewService(db, reg, cfg.Fleet, conn, cmdKey,
+		&Options{Queue: cfg.MQTT.Queue, CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log, TrainingDir: cfg.Training.DataDir,
 			DriftAlert: cfg.Alerts.Drift})
 	if err != nil {
 		return err
@@ -153,7 +175,105 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if ready != nil {
 		ready <- Ready{API: ln.Addr().String(), Broker: broker}
 	}
+	if cfg.Reload != nil {
+		go reloadLoop(ctx, cfg, reg, log)
+	}
 	return svc.Run(ctx)
+}
+
+// DefaultConfigPath is where trit-fleet looks for its configuration (the
+// Debian package's conffile).
+const DefaultConfigPath = "/etc/trit/fleet.toml"
+
+// secrets are the files a configuration names, read and checked.
+type secrets struct {
+	token   string
+	cmdKey  ed25519.PrivateKey
+	trusted *bundle.KeySet
+}
+
+// loadSecrets reads the API token and keys cfg names; errors name the key.
+func loadSecrets(cfg *Config) (*secrets, error) {
+	var s secrets
+	var err error
+	if s.token, err = readToken(cfg.API.TokenFile); err != nil {
+		return nil, fmt.Errorf("api.token_file: %w", err)
+	}
+	if s.cmdKey, err = bundle.LoadPrivateKey(cfg.Keys.CommandKey); err != nil {
+		return nil, fmt.Errorf("keys.command_key: %w", err)
+	}
+	if s.trusted, err = bundle.LoadKeySet(cfg.Keys.ReleaseKeys...); err != nil {
+		return nil, fmt.Errorf("keys.release_keys: %w", err)
+	}
+	return &s, nil
+}
+
+// reloadLoop applies a re-read configuration on each cfg.Reload signal:
+// log_level and keys.release_keys take effect; other changed keys are
+// reported as needing a restart; a file that does not load is refused and
+// the running configuration kept.
+func reloadLoop(ctx context.Context, cfg *Config, reg *Registry, log *slog.Logger) {
+	cur := cfg
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-cfg.Reload:
+		}
+		next, err := LoadConfig(cfg.path)
+		var sec *secrets
+		if err == nil {
+			sec, err = loadSecrets(next)
+		}
+		if err != nil {
+			log.Error("configuration reload refused; the running configuration is kept", "err", err)
+			continue
+		}
+		reg.SetTrusted(sec.trusted)
+		if cfg.Level != nil {
+			cfg.Level.Set(logLevel(next.LogLevel))
+		}
+		var restart []string
+		a, b := *cur, *next
+		a.LogLevel, b.LogLevel = "", ""
+		a.Keys.ReleaseKeys, b.Keys.ReleaseKeys = nil, nil
+		a.StartFresh, a.Reload, a.Level = false, nil, nil
+		if !reflect.DeepEqual(a.MQTT, b.MQTT) {
+			restart = append(restart, "mqtt")
+		}
+		if !reflect.DeepEqual(a.API, b.API) {
+			restart = append(restart, "api")
+		}
+		for _, k := range []struct {
+			key  string
+			x, y any
+		}{{"fleet", a.Fleet, b.Fleet}, {"database", a.Database, b.Database}, {"keys.command_key", a.Keys.CommandKey, b.Keys.CommandKey},
+			{"rollouts", a.Rollouts, b.Rollouts}, {"training", a.Training, b.Training}} {
+			if !reflect.DeepEqual(k.x, k.y) {
+				restart = append(restart, k.key)
+			}
+		}
+		log.Info("configuration reloaded", "log_level", next.LogLevel, "release_keys", len(next.Keys.ReleaseKeys))
+		if len(restart) > 0 {
+			log.Warn("configuration keys changed that take effect only at restart (systemctl restart trit-fleet); they are not applied",
+				"keys", strings.Join(restart, ", "))
+		}
+		kept := *cur
+		kept.LogLevel, kept.Keys.ReleaseKeys = next.LogLevel, next.Keys.ReleaseKeys
+		cur = &kept
+	}
+}
+
+func logLevel(s string) slog.Level {
+	switch s {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
 }
 
 func dirOf(path string) string {

@@ -3,6 +3,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -43,9 +44,17 @@ type Config struct {
 	Rollouts RolloutsConfig `toml:"rollouts"`
 	Alerts   AlertsConfig   `toml:"alerts"`
 	Training TrainingConfig `toml:"training"`
+	// LogLevel is debug, info (default), warn or error.
+	LogLevel string `toml:"log_level"`
 	// StartFresh is set by trit-fleet run --start-fresh, never by the file:
 	// a damaged database is moved aside and an empty one started.
 	StartFresh bool `toml:"-"`
+	// Reload, set by trit-fleet run (SIGHUP), makes Serve re-read the file
+	// it was loaded from and apply log_level and keys.release_keys;
+	// Level is the logger's level that a reload sets. Never from the file.
+	Reload <-chan os.Signal `toml:"-"`
+	Level  *slog.LevelVar   `toml:"-"`
+	path   string
 }
 
 // TrainingConfig enables training on the fleet (tritctl remote-train).
@@ -79,6 +88,11 @@ type MQTTConfig struct {
 	CertFile         string   `toml:"cert_file"`
 	KeyFile          string   `toml:"key_file"`
 	Timeout          Duration `toml:"timeout"` // every connect/publish/subscribe wait; default 10s
+	// Queue bounds the incoming messages waiting to be handled (default
+	// 4096); beyond it they are dropped, counted, and re-sent by the devices
+	// (events after their ack_retry). Raise it for rollouts to thousands of
+	// devices at once (docs/SCALING.md).
+	Queue int `toml:"queue"`
 }
 
 // APIConfig is the HTTP API for tritctl.
@@ -131,7 +145,12 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	return ParseConfig(path, string(raw))
+	c, err := ParseConfig(path, string(raw))
+	if err != nil {
+		return nil, err
+	}
+	c.path = path
+	return c, nil
 }
 
 // ParseConfig parses configuration text; name is used in errors.
@@ -160,6 +179,11 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Fleet == "" {
 		c.Fleet = "main"
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "warn", "error":
+	default:
+		return fail("log_level", "%q: want debug, info, warn or error", c.LogLevel)
 	}
 	if err := wire.CheckID(c.Fleet); err != nil {
 		return fail("fleet", "%v", err)
@@ -207,6 +231,9 @@ func (c *Config) setDefaults() error {
 	}
 	if m.Timeout.Duration < 0 {
 		return fail("mqtt.timeout", "negative")
+	}
+	if m.Queue < 0 || m.Queue > 1<<20 {
+		return fail("mqtt.queue", "%d: want 0 (default 4096) to %d", m.Queue, 1<<20)
 	}
 	if c.API.Listen == "" {
 		c.API.Listen = "127.0.0.1:8080"

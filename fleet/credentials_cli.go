@@ -24,7 +24,7 @@ with its device ID as user name and client ID and the secret made for it by
 named by mqtt.embedded_credentials; a running trit-fleet reads the file again
 when it changes. Run these commands as the user trit-fleet runs as.`,
 	}
-	cmd.PersistentFlags().StringVarP(&configPath, "config", "c", "/etc/trit-fleet/fleet.toml", "trit-fleet configuration file")
+	cmd.PersistentFlags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "trit-fleet configuration file")
 	// load returns the credentials file and the fleet's own identity.
 	load := func() (path, fleetID string, err error) {
 		cfg, err := LoadConfig(configPath)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/trit-iot/trit/inference/bundle"
@@ -79,10 +80,14 @@ var (
 // Registry is the bundle and model registry over a store.
 type Registry struct {
 	db      *store.DB
-	trusted *bundle.KeySet
+	trusted atomic.Pointer[bundle.KeySet] // replaced by a configuration reload
 	maxSize int
 	now     func() time.Time
 }
+
+// SetTrusted replaces the trusted release keys (a configuration reload);
+// bundles already registered stay registered.
+func (r *Registry) SetTrusted(k *bundle.KeySet) { r.trusted.Store(k) }
 
 // NewRegistry returns a registry that accepts bundles signed by one of
 // trusted (the release keys) and at most maxSize bytes (0: the bundle
@@ -91,7 +96,9 @@ func NewRegistry(db *store.DB, trusted *bundle.KeySet, maxSize int, now func() t
 	if now == nil {
 		now = time.Now
 	}
-	return &Registry{db: db, trusted: trusted, maxSize: maxSize, now: now}
+	r := &Registry{db: db, maxSize: maxSize, now: now}
+	r.trusted.Store(trusted)
+	return r
 }
 
 // Add verifies and registers a signed bundle and returns its record. Adding
@@ -99,7 +106,7 @@ func NewRegistry(db *store.DB, trusted *bundle.KeySet, maxSize int, now func() t
 // every release of the same model already registered: releases only grow,
 // which is what the agents' anti-rollback check relies on.
 func (r *Registry) Add(data []byte) (*BundleInfo, error) {
-	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: r.maxSize, Trusted: r.trusted, Now: r.now})
+	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: r.maxSize, Trusted: r.trusted.Load(), Now: r.now})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBundleRejected, err)
 	}

@@ -2,7 +2,8 @@
 # Makes sure the programs the test suite runs for real are installed:
 # mosquitto (integration tests start their own broker), qemu-user-static
 # (ARM builds of the tests run under it) and chromium (the web console's
-# browser test drives it headless). As root it installs what is missing
+# browser test drives it headless), lintian and adduser (scripts/test-dist.sh
+# checks and installs the Debian packages). As root it installs what is missing
 # from Debian's packages; otherwise it fails and says how to install them.
 set -euo pipefail
 
@@ -10,6 +11,8 @@ missing=()
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing+=(mosquitto)
 command -v qemu-aarch64-static >/dev/null 2>&1 && command -v qemu-arm-static >/dev/null 2>&1 || missing+=(qemu-user-static)
 command -v bzip2 >/dev/null 2>&1 || missing+=(bzip2)
+command -v lintian >/dev/null 2>&1 || missing+=(lintian)
+command -v adduser >/dev/null 2>&1 || [ -x /usr/sbin/adduser ] || missing+=(adduser)
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || [ -n "${TRIT_CHROMIUM:-}" ] || missing+=(chromium)
 
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -52,6 +52,7 @@ type world struct {
 	agents             map[string]context.CancelFunc
 	stopped            map[string]chan struct{} // closed when an agent's Run returned
 	agentDone          sync.WaitGroup
+	fleetQueue         int // the fleet's mqtt.queue; 0: its default
 	// driftAlert is the fleet's alerts.drift (0: none); set before startFleet.
 	driftAlert float64
 }
@@ -63,11 +64,19 @@ func quiet() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func newWorld(t testing.TB) *world {
+func newWorld(t testing.TB) *world { return newWorldBroker(t, "") }
+
+// newWorldBroker is newWorld with a Mosquitto configuration template
+// (mqtttest.StartConfig); "" is mqtttest's default.
+func newWorldBroker(t testing.TB, brokerConf string) *world {
 	t.Helper()
 	w := &world{t: t, dir: t.TempDir(), agents: map[string]context.CancelFunc{}, stopped: map[string]chan struct{}{},
 		token: "e2e-api-token-0123456789abcdef"}
-	w.broker = mqtttest.Start(t)
+	if brokerConf == "" {
+		w.broker = mqtttest.Start(t)
+	} else {
+		w.broker = mqtttest.StartConfig(t, brokerConf)
+	}
 	relPriv := filepath.Join(w.dir, "release.key")
 	w.releasePub = filepath.Join(w.dir, "release.pub")
 	w.cmdKey, w.cmdPub = filepath.Join(w.dir, "command.key"), filepath.Join(w.dir, "command.pub")
@@ -136,6 +145,7 @@ database = %q
 [mqtt]
 broker = %q
 client_id = "trit-fleet"
+queue = %d
 [api]
 listen = %q
 token_file = %q
@@ -146,7 +156,7 @@ release_keys = [%q]
 tick = "200ms"
 [alerts]
 drift = %g
-`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.broker.URL(), listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.driftAlert)
+`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.broker.URL(), w.fleetQueue, listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.driftAlert)
 }
 
 // startFleetProcess runs the trit-fleet binary bin as a child process and
@@ -213,6 +223,7 @@ func (w *world) restartFleet() {
 type agentTuning struct {
 	rate         float64       // sensor readings per second
 	telemetry    time.Duration // telemetry interval
+	broker       string        // broker URL; "" is the world's broker
 	replay       string        // replay file; "" the world's
 	once         bool          // play the replay once, not in a loop
 	driftWindows int           // models.drift_windows; 0 the default
@@ -228,7 +239,7 @@ func (w *world) startAgents(prefix string, n int, labels map[string]string) []st
 // startAgentsTuned is startAgents with tune applied to the defaults.
 func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string, tune func(*agentTuning)) []string {
 	w.t.Helper()
-	at := agentTuning{rate: 20, telemetry: 2 * time.Second, replay: w.replay}
+	at := agentTuning{rate: 20, telemetry: 2 * time.Second, broker: w.broker.URL(), replay: w.replay}
 	if tune != nil {
 		tune(&at)
 	}
@@ -239,7 +250,7 @@ func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string,
 		cfg := &agent.Config{
 			DeviceID: id, Fleet: fleetName, StateDir: filepath.Join(w.dir, "agents", id), Labels: labels,
 			ReleaseKeys: []string{w.releasePub}, CommandKeys: []string{w.cmdPub},
-			MQTT: agent.MQTTConfig{Broker: w.broker.URL(), Timeout: agent.Duration{Duration: 10 * time.Second},
+			MQTT: agent.MQTTConfig{Broker: at.broker, Timeout: agent.Duration{Duration: 10 * time.Second},
 				ReconnectMin: agent.Duration{Duration: 200 * time.Millisecond}, ReconnectMax: agent.Duration{Duration: 2 * time.Second}},
 			Install:   agent.InstallConfig{HealthCycles: 3, HealthTimeout: agent.Duration{Duration: 20 * time.Second}, DownloadTimeout: agent.Duration{Duration: 30 * time.Second}},
 			Telemetry: agent.TelemetryConfig{Interval: agent.Duration{Duration: at.telemetry}, AckRetry: agent.Duration{Duration: 5 * time.Second}},

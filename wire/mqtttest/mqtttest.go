@@ -98,6 +98,9 @@ func (b *Broker) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 // Dir returns the broker's working directory (config, log, persistence).
 func (b *Broker) Dir() string { return b.dir }
 
+// Pid is the running mosquitto's process ID (for measurements).
+func (b *Broker) Pid() int { return b.cmd.Process.Pid }
+
 func (b *Broker) start() {
 	t := b.t
 	t.Helper()

@@ -1,0 +1,333 @@
+package e2e
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/wire"
+)
+
+//go:embed testdata/mosquitto-scale.conf
+var scaleBrokerConf string
+
+// TestScaleSim measures a three-phase rollout to many simulated agents
+// against one Mosquitto, for docs/BENCHMARKS.md and docs/SCALING.md:
+//
+//	make scale                      # 10,000 agents
+//	TRIT_E2E_SIM=2000 go test -run TestScaleSim -v -timeout 30m ./cmd/e2e
+//
+// trit-fleet is the real binary in its own process (peak RSS and CPU read
+// from /proc). The agents are lightweight: each a real MQTT session (paho,
+// persistent session, QoS 1) speaking the real wire protocol — a retained
+// online state, signed commands verified with the fleet's key, the bundle
+// fetched from its retained topic and verified, job events QUEUED,
+// DOWNLOADING, INSTALLING, SUCCEEDED re-sent until acknowledged and a new
+// state — but no sensors,
+// database or inference. All of them live in this one test process.
+// Without TRIT_E2E_SIM it is skipped: a measurement that takes minutes.
+func TestScaleSim(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("TRIT_E2E_SIM"))
+	if n <= 0 {
+		t.Skip("set TRIT_E2E_SIM=<agents> to run the simulated-fleet scale measurement (make scale)")
+	}
+	w := newWorldBroker(t, scaleBrokerConf)
+	// TRIT_E2E_SIM_QUEUE sets the fleet's mqtt.queue (default 4096).
+	w.fleetQueue, _ = strconv.Atoi(os.Getenv("TRIT_E2E_SIM_QUEUE"))
+	bin := filepath.Join(w.dir, "trit-fleet")
+	build := exec.Command("go", "build", "-o", bin, "github.com/trit-iot/trit/cmd/trit-fleet")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("building trit-fleet: %v", err)
+	}
+	pid := w.startFleetProcess(bin)
+
+	cmdKeys, err := wire.LoadKeySet(w.cmdPub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topics, _ := wire.NewTopics(fleetName)
+	sims := make([]*simAgent, n)
+	ids := make([]string, n)
+	start := time.Now()
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	next := atomic.Int64{}
+	for range 64 { // connect in parallel; the broker accepts one at a time anyway
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				id := fmt.Sprintf("sim-%05d", i)
+				ids[i] = id
+				s, err := startSimAgent(w, id, topics, cmdKeys)
+				if err != nil {
+					failed.Add(1)
+					t.Errorf("%s: %v", id, err)
+					continue
+				}
+				sims[i] = s
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Fatalf("%d agents did not connect", failed.Load())
+	}
+	t.Cleanup(func() {
+		for _, s := range sims {
+			s.c.Disconnect(0)
+		}
+	})
+	t.Logf("%d simulated agents connected in %v", n, time.Since(start).Round(time.Millisecond))
+	// Re-send unacknowledged events, as agents do (telemetry.ack_retry):
+	// the fleet drops what its queue cannot hold and relies on that.
+	stopRetry := make(chan struct{})
+	t.Cleanup(func() { close(stopRetry) })
+	go func() {
+		tick := time.NewTicker(simAckRetry)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopRetry:
+				return
+			case <-tick.C:
+			}
+			for _, s := range sims {
+				s.resend()
+			}
+		}
+	}()
+	w.waitInventory("every agent online", 10*time.Minute, func(ds map[string]fleet.Device) bool {
+		online := 0
+		for _, d := range ds {
+			if d.Online {
+				online++
+			}
+		}
+		return online == n
+	})
+	t.Logf("all %d in the inventory after %v", n, time.Since(start).Round(time.Millisecond))
+
+	hash := w.publish(w.bundle("vib", 1))
+	msgs0 := w.fleetMessages()
+	cpu0 := procCPU(t, pid)
+	start = time.Now()
+	w.rollout(fleet.RolloutRequest{ID: "scale", Bundle: hash, Devices: ids, Timeout: 10 * time.Minute,
+		Pace: fleet.Pace{Phases: []fleet.Phase{{Percent: 1}, {Percent: 10}, {Percent: 100}}}})
+	r := w.waitRollout("scale", 30*time.Minute, nil)
+	elapsed := time.Since(start)
+	cpu := procCPU(t, pid) - cpu0
+	msgs := w.fleetMessages() - msgs0
+	if r.State != fleet.RolloutCompleted || r.Successes != n {
+		t.Fatalf("rollout %s with %d of %d successes: %v", r.State, r.Successes, n, r.Counts())
+	}
+	var installs int64
+	for _, s := range sims {
+		installs += s.installs.Load()
+	}
+	if installs != int64(n) {
+		t.Fatalf("%d installs for %d agents", installs, n)
+	}
+	t.Logf("three-phase rollout (1%%, 10%%, 100%%) to %d simulated agents: %v; fleet handled %.0f messages (%.0f/s); "+
+		"fleet CPU %.1f s (%.0f%% of one core); fleet peak RSS %.1f MB; mosquitto peak RSS %.1f MB; "+
+		"%.0f incoming messages dropped by the fleet's full queue (re-sent by the agents)",
+		n, elapsed.Round(time.Millisecond), msgs, msgs/elapsed.Seconds(), cpu.Seconds(), 100*cpu.Seconds()/elapsed.Seconds(),
+		float64(peakRSS(t, pid))/(1<<20), float64(peakRSS(t, w.broker.Pid()))/(1<<20), w.metric("trit_fleet_dropped_messages_total"))
+}
+
+// simAckRetry is how often simulated agents re-send unacknowledged events
+// (an agent's telemetry.ack_retry; its default is 60 s).
+const simAckRetry = 10 * time.Second
+
+// simAgent is one simulated agent: an MQTT session and the job protocol.
+type simAgent struct {
+	id       string
+	c        mqtt.Client
+	topics   wire.Topics
+	cmdKeys  *wire.KeySet
+	relKeys  *bundle.KeySet
+	mu       sync.Mutex
+	done     map[uint64]bool   // sequence numbers handled (commands are retained)
+	pending  map[string][]byte // events not acknowledged yet, by ID
+	installs atomic.Int64
+}
+
+func startSimAgent(w *world, id string, topics wire.Topics, cmdKeys *wire.KeySet) (*simAgent, error) {
+	s := &simAgent{id: id, topics: topics, cmdKeys: cmdKeys, relKeys: w.releaseSet, done: map[uint64]bool{}, pending: map[string][]byte{}}
+	will, err := wire.Offline(id, "", 1)
+	if err != nil {
+		return nil, err
+	}
+	o := mqtt.NewClientOptions().AddBroker(w.broker.URL()).SetClientID(id).SetCleanSession(false).
+		SetOrderMatters(false).SetKeepAlive(5*time.Minute).SetAutoReconnect(true).
+		SetBinaryWill(topics.State(id), will, 1, true)
+	s.c = mqtt.NewClient(o)
+	if tok := s.c.Connect(); !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
+		return nil, fmt.Errorf("connect: %v", tok.Error())
+	}
+	if err := s.state(nil); err != nil {
+		return nil, err
+	}
+	tok := s.c.SubscribeMultiple(map[string]byte{topics.Desired(id): 1, topics.Acks(id): 1}, func(_ mqtt.Client, m mqtt.Message) {
+		if m.Topic() == topics.Acks(id) {
+			s.onAck(m.Payload())
+			return
+		}
+		go s.onCommand(m.Payload())
+	})
+	if !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
+		return nil, fmt.Errorf("subscribe: %v", tok.Error())
+	}
+	return s, nil
+}
+
+func (s *simAgent) publish(topic string, retained bool, payload []byte) error {
+	tok := s.c.Publish(topic, 1, retained, payload)
+	if !tok.WaitTimeout(5*time.Minute) || tok.Error() != nil {
+		return fmt.Errorf("%s: publish %s: %v", s.id, topic, tok.Error())
+	}
+	return nil
+}
+
+func (s *simAgent) state(model *wire.ModelRef) error {
+	st := &wire.State{Device: s.id, Session: 1, Online: true, Time: time.Now().Unix(), AgentVersion: "0.2.0",
+		Health: "ok", Model: model, Labels: map[string]string{"sim": "yes"}}
+	if model == nil {
+		st.Health = "no-model"
+	}
+	raw, err := st.Marshal()
+	if err != nil {
+		return err
+	}
+	return s.publish(s.topics.State(s.id), true, raw)
+}
+
+func (s *simAgent) event(c *wire.Command, st wire.JobState) error {
+	ev := &wire.Event{ID: fmt.Sprintf("%s/%d/%s", c.Rollout, c.Seq, st), Device: s.id, Rollout: c.Rollout, Seq: c.Seq,
+		State: st, Bundle: c.Bundle, Time: time.Now().UnixMilli()}
+	raw, err := ev.Marshal()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.pending[ev.ID] = raw
+	s.mu.Unlock()
+	return s.publish(s.topics.Events(s.id), false, raw)
+}
+
+func (s *simAgent) onAck(payload []byte) {
+	ack, err := wire.DecodeAck(payload)
+	if err != nil || ack.Device != s.id {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ack.IDs {
+		delete(s.pending, id)
+	}
+}
+
+// resend publishes the unacknowledged events again.
+func (s *simAgent) resend() {
+	s.mu.Lock()
+	var out [][]byte
+	for _, raw := range s.pending {
+		out = append(out, raw)
+	}
+	s.mu.Unlock()
+	for _, raw := range out {
+		s.c.Publish(s.topics.Events(s.id), 1, false, raw) // not waited for: the next round retries
+	}
+}
+
+// onCommand runs one job as an agent would, minus the install itself.
+func (s *simAgent) onCommand(payload []byte) {
+	if len(payload) == 0 {
+		return
+	}
+	c, err := wire.VerifyCommand(payload, s.cmdKeys, wire.Target{Fleet: fleetName, Device: s.id}, time.Now())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: command refused: %v\n", s.id, err)
+		return
+	}
+	s.mu.Lock()
+	seen := s.done[c.Seq]
+	s.done[c.Seq] = true
+	s.mu.Unlock()
+	if seen {
+		return
+	}
+	if s.event(c, wire.JobQueued) != nil {
+		return
+	}
+	got := make(chan []byte, 1)
+	topic := s.topics.Bundle(c.Bundle)
+	tok := s.c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) {
+		select {
+		case got <- m.Payload():
+		default:
+		}
+	})
+	if !tok.WaitTimeout(5*time.Minute) || tok.Error() != nil {
+		return
+	}
+	s.event(c, wire.JobDownloading)
+	var data []byte
+	select {
+	case data = <-got:
+	case <-time.After(5 * time.Minute):
+		fmt.Fprintf(os.Stderr, "%s: bundle %s never arrived\n", s.id, c.Bundle[:12])
+		return
+	}
+	s.c.Unsubscribe(topic)
+	b, err := bundle.Decode(data, &bundle.DecodeOptions{Trusted: s.relKeys})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: bundle refused: %v\n", s.id, err)
+		return
+	}
+	s.event(c, wire.JobInstalling)
+	s.installs.Add(1)
+	s.event(c, wire.JobSucceeded)
+	s.state(&wire.ModelRef{ID: b.Header.ModelID, Release: b.Header.Release, Bundle: c.Bundle, Install: "committed"})
+}
+
+// metric is the value of an unlabelled metric of the fleet.
+func (w *world) metric(name string) float64 {
+	for _, line := range strings.Split(w.rawCall("/metrics"), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
+}
+
+// procCPU is a process's user+system CPU time so far, from /proc.
+func procCPU(t testing.TB, pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the command name (which may hold spaces) in parentheses.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
+}
