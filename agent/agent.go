@@ -405,6 +405,7 @@ func (a *Agent) telemetry(ctx context.Context) {
 	lastHealth := ""
 	var lastDropped uint64
 	failures := newRepeatLimiter(telemetryErrorEvery)
+	statFailures := newRepeatLimiter(telemetryErrorEvery)
 	if st, err := a.db.OutboxStats(); err == nil {
 		lastDropped = st.Dropped
 	}
@@ -450,7 +451,12 @@ func (a *Agent) telemetry(ctx context.Context) {
 			}
 			if data, ok := ring.encodeIfDirty(); ok {
 				if err := a.db.PutStat(name, data); err != nil {
-					a.log.Warn("kept windows not stored", "ring", name, "err", err)
+					// A full disk fails every interval: rate-limited as telemetry.
+					if log, since := statFailures.fail(time.Now()); log {
+						a.log.Warn("kept windows not stored; repeats are counted, not logged", "ring", name, "err", err, "failed_since_last_log", since)
+					}
+				} else {
+					statFailures.ok()
 				}
 			}
 		}
