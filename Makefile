@@ -100,6 +100,13 @@ bench:
 	$(GO) test -run '^$$' -bench 'Sweep' ./training/ternary
 	$(GO) test -run '^$$' -bench 'TrainUSPS' -benchtime 3x ./training
 
+## bench-ablation: from the paper's setting to trit's default, one change
+## at a time (docs/BENCHMARKS.md "Accuracy per byte"); ABLATION_SETS picks
+## the standard datasets. Tens of minutes on a small machine.
+ABLATION_SETS ?= usps wall-following occupancy eeg-eye-state
+bench-ablation:
+	scripts/ablation.sh $(ABLATION_SETS)
+
 ## bench-paper: the paper's comparison (tritctl bench) on every standard
 ## dataset with the paper's full grid; hours on a small machine. Pass e.g.
 ## BENCH_PAPER_FLAGS="--grid coarse --search-rows 10000" for a shorter run.
