@@ -104,6 +104,7 @@ bench:
 ## at a time (docs/BENCHMARKS.md "Accuracy per byte"); ABLATION_SETS picks
 ## the standard datasets. Tens of minutes on a small machine.
 ABLATION_SETS ?= usps wall-following occupancy eeg-eye-state
+.PHONY: bench-ablation
 bench-ablation:
 	scripts/ablation.sh $(ABLATION_SETS)
 
