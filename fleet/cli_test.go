@@ -97,7 +97,7 @@ func TestBackupCommand(t *testing.T) {
 	startDevice(t, b.URL(), "sim-1", files)
 	waitFor(t, "sim-1 in the inventory", func() bool {
 		var ds []Device
-		return json.Unmarshal(api(t, addr, files.token, "GET", "/v1/devices", nil), &ds) == nil && len(ds) == 1
+		return json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds) == nil && len(ds) == 1
 	})
 	out := filepath.Join(t.TempDir(), "fleet-backup.db")
 	if msg := run(out); !strings.Contains(msg, "running trit-fleet") {

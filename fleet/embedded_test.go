@@ -560,7 +560,7 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 	}
 	waitUntil(t, "3 devices in the inventory", func() bool {
 		var ds []Device
-		json.Unmarshal(api(t, addr, files.token, "GET", "/v1/devices", nil), &ds)
+		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds)
 		return len(ds) == 3
 	})
 	priv, err := bundle.LoadPrivateKey(files.releasePriv)
@@ -568,18 +568,18 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	var info BundleInfo
-	json.Unmarshal(api(t, addr, files.token, "POST", "/v1/bundles", signedBundle(t, "vib", 1, priv)), &info)
+	json.Unmarshal(callAPI(t, addr, files.token, "POST", "/v1/bundles", signedBundle(t, "vib", 1, priv)), &info)
 	req := fmt.Sprintf(`{"id":"emb-1","bundle":%q,"devices":["sim-0","sim-1","sim-2"],"pace":{"phases":[{"percent":100}]},"abort":{"on":"any","threshold_percent":0,"min_executed":1}}`, info.Hash)
-	api(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
+	callAPI(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
 	var r Rollout
 	waitUntil(t, "rollout done", func() bool {
-		json.Unmarshal(api(t, addr, files.token, "GET", "/v1/rollouts/emb-1", nil), &r)
+		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/rollouts/emb-1", nil), &r)
 		return r.State.Done()
 	})
 	if r.State != RolloutCompleted || r.Successes != 3 {
 		t.Fatalf("rollout %s (%s), counts %v", r.State, r.Reason, r.Counts())
 	}
-	if m := api(t, addr, files.token, "GET", "/metrics", nil); !strings.Contains(string(m), "trit_fleet_broker_connected 1") {
+	if m := callAPI(t, addr, files.token, "GET", "/metrics", nil); !strings.Contains(string(m), "trit_fleet_broker_connected 1") {
 		t.Errorf("metrics do not report the broker connection:\n%s", m)
 	}
 }

@@ -347,10 +347,10 @@ func TestNewRolloutRejects(t *testing.T) {
 		"no devices":     {nil, Pace{}, AbortPolicy{}},
 		"duplicate":      {[]string{"a", "a"}, Pace{}, AbortPolicy{}},
 		"empty ID":       {[]string{""}, Pace{}, AbortPolicy{}},
-		"both paces":     {[]string{"a"}, Pace{Phases: []Phase{{Count: 1}}, Rate: &Rate{1, 1, 1}}, AbortPolicy{}},
+		"both paces":     {[]string{"a"}, Pace{Phases: []Phase{{Count: 1}}, Rate: &Rate{BasePerMinute: 1, Factor: 1, IncreaseAfter: 1}}, AbortPolicy{}},
 		"phase shrinks":  {[]string{"a", "b"}, Pace{Phases: []Phase{{Count: 2}, {Count: 1}}}, AbortPolicy{}},
 		"percent+count":  {[]string{"a"}, Pace{Phases: []Phase{{Count: 1, Percent: 5}}}, AbortPolicy{}},
-		"bad rate":       {[]string{"a"}, Pace{Rate: &Rate{0, 1, 1}}, AbortPolicy{}},
+		"bad rate":       {[]string{"a"}, Pace{Rate: &Rate{BasePerMinute: 0, Factor: 1, IncreaseAfter: 1}}, AbortPolicy{}},
 		"bad abort kind": {[]string{"a"}, Pace{}, AbortPolicy{On: "sometimes"}},
 		"bad threshold":  {[]string{"a"}, Pace{}, AbortPolicy{On: FailureAny, ThresholdPercent: 101}},
 	} {

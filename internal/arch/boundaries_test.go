@@ -23,11 +23,12 @@ var allowed = map[string][]string{
 	"sensors":   {},
 	"store":     {},
 	"wire":      {"inference"},
+	"api":       {"inference", "training", "wire"},
 	"agent":     {"inference", "sensors", "store", "wire", "internal"},
-	"fleet":     {"inference", "training", "store", "wire", "internal"},
-	"ctl":       {"inference", "training", "sensors", "wire", "internal"},
+	"fleet":     {"api", "inference", "training", "store", "wire", "internal"},
+	"ctl":       {"api", "inference", "training", "sensors", "wire", "internal"},
 	"internal":  {"inference", "training", "sensors", "store", "wire"},
-	"cmd":       {"agent", "fleet", "ctl", "inference", "training", "sensors", "store", "wire"},
+	"cmd":       {"agent", "fleet", "ctl", "api", "inference", "training", "sensors", "store", "wire"},
 }
 
 // stdlibOnly lists folders that may import nothing outside the standard
