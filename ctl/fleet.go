@@ -177,7 +177,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 	}
 	f := create.Flags()
 	f.StringVar(&req.id, "id", "", "rollout ID (required)")
-	f.StringVar(&req.bundle, "bundle", "", "bundle hash, as printed by tritctl publish (required)")
+	f.StringVar(&req.bundle, "bundle", "", "bundle hash as tritctl publish prints it, or a unique prefix of at least 4 digits (required)")
 	f.StringSliceVar(&req.devices, "device", nil, "target device ID (repeatable)")
 	f.StringSliceVar(&req.selector, "selector", nil, "target devices by label=value (repeatable; all must match)")
 	f.StringVar(&req.phases, "phases", "", "phases as counts or percentages, e.g. 5,50%,100%")

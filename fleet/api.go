@@ -323,7 +323,7 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, ErrReleaseExists), errors.Is(err, ErrReleaseTooLow), errors.Is(err, ErrTrainingDone):
 		return http.StatusConflict
-	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrRollout), errors.Is(err, ErrBundleRejected), errors.As(err, &tooBig):
+	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrRollout), errors.Is(err, ErrAmbiguous), errors.Is(err, ErrBundleRejected), errors.As(err, &tooBig):
 		return http.StatusBadRequest
 	case errors.Is(err, bundle.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge

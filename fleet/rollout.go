@@ -89,7 +89,10 @@ func (r *Rollout) checkPolicy() error {
 	if len(p.Phases) > 0 && p.Rate != nil {
 		return fmt.Errorf("%w: give phases or a rate, not both", ErrRollout)
 	}
-	prev := 0
+	// Counts must not shrink, nor percentages: that is a mistake on any
+	// fleet. A percentage after a count may round below it on a small
+	// fleet (5,50%,100% on 3 devices); phaseTarget lifts it.
+	prevCount, prevPercent := 0, 0.0
 	for i, ph := range p.Phases {
 		if (ph.Percent > 0) == (ph.Count > 0) {
 			return fmt.Errorf("%w: phase %d needs exactly one of percent and count", ErrRollout, i+1)
@@ -97,11 +100,13 @@ func (r *Rollout) checkPolicy() error {
 		if ph.Percent < 0 || ph.Percent > 100 || ph.Count < 0 || math.IsNaN(ph.Percent) {
 			return fmt.Errorf("%w: phase %d: percent %g, count %d", ErrRollout, i+1, ph.Percent, ph.Count)
 		}
-		n := r.phaseTarget(i)
-		if n < prev {
-			return fmt.Errorf("%w: phase %d covers %d devices, fewer than the %d before it", ErrRollout, i+1, n, prev)
+		if ph.Count > 0 && ph.Count < prevCount {
+			return fmt.Errorf("%w: phase %d covers %d devices, fewer than the %d before it", ErrRollout, i+1, ph.Count, prevCount)
 		}
-		prev = n
+		if ph.Percent > 0 && ph.Percent < prevPercent {
+			return fmt.Errorf("%w: phase %d covers %g%% of the devices, less than the %g%% before it", ErrRollout, i+1, ph.Percent, prevPercent)
+		}
+		prevCount, prevPercent = max(prevCount, ph.Count), max(prevPercent, ph.Percent)
 	}
 	if rt := p.Rate; rt != nil {
 		if !(rt.BasePerMinute > 0) || math.IsInf(rt.BasePerMinute, 0) || !(rt.Factor >= 1) || math.IsInf(rt.Factor, 0) || rt.IncreaseAfter < 1 {
@@ -155,13 +160,20 @@ func (r *Rollout) SetRetries(retries map[string]int) error {
 	return nil
 }
 
-// phaseTarget is the number of devices notified once phase i has started.
+// phaseTarget is the number of devices notified once phase i has started:
+// its count, or its percentage of the devices rounded up, at most all of
+// them, and never fewer than the phase before it covered (on 3 devices,
+// 5,50%,100% covers 3, 3, 3: the 50% phase adds none).
 func (r *Rollout) phaseTarget(i int) int {
-	ph, n := r.Pace.Phases[i], len(r.Order)
-	if ph.Count > 0 {
-		return min(ph.Count, n)
+	n, target := len(r.Order), 0
+	for _, ph := range r.Pace.Phases[:i+1] {
+		t := min(n, int(math.Ceil(ph.Percent*float64(n)/100-1e-9)))
+		if ph.Count > 0 {
+			t = min(ph.Count, n)
+		}
+		target = max(target, t)
 	}
-	return min(n, int(math.Ceil(ph.Percent*float64(n)/100-1e-9)))
+	return target
 }
 
 // Notification is a deployment command Step asks the service to send.

@@ -551,9 +551,12 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 	if err := wire.CheckRolloutID(req.ID); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
 	}
-	if err := wire.CheckHash(req.Bundle); err != nil {
-		return nil, fmt.Errorf("%w: bundle: give the bundle's SHA-256 as tritctl publish prints it: %v", ErrRollout, err)
+	// A unique prefix names a bundle, as git's abbreviated hashes do.
+	full, err := s.reg.Resolve(req.Bundle)
+	if err != nil {
+		return nil, err
 	}
+	req.Bundle = full
 	info, _, err := s.reg.Bundle(req.Bundle)
 	if err != nil {
 		return nil, err
