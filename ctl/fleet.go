@@ -198,7 +198,8 @@ func newRolloutCmd(e *env) *cobra.Command {
 		Short: "Show a rollout: per-state counts and the failing devices with reasons",
 		Long: `Show a rollout: its state, counts per device state, and the devices that
 did not succeed with their reasons. With --watch, follow it until it is done
-and exit with a code that says how it ended:
+(printing a line whenever its state or counts change) and exit with a code
+that says how it ended:
 
   0  completed: every device succeeded
   3  completed, but some devices failed, were rejected or timed out
@@ -211,6 +212,7 @@ and exit with a code that says how it ended:
 			if err != nil {
 				return err
 			}
+			last := ""
 			for {
 				r, err := c.Rollout(args[0])
 				if err != nil {
@@ -222,7 +224,16 @@ and exit with a code that says how it ended:
 						return err
 					}
 				case watch && !r.State.Done():
-					fmt.Fprintf(e.stdout, "%s %s: %s\n", time.Now().Format(time.TimeOnly), r.State, countsLine(r.Counts(), len(r.Order)))
+					// A line only when something changed: polling an
+					// unchanged rollout prints nothing.
+					line := fmt.Sprintf("%s: %s", r.State, countsLine(r.Counts(), len(r.Order)))
+					if r.Reason != "" {
+						line += " — " + r.Reason
+					}
+					if line != last {
+						fmt.Fprintf(e.stdout, "%s %s\n", time.Now().Format(time.TimeOnly), line)
+						last = line
+					}
 				default:
 					printRollout(e.stdout, r)
 				}

@@ -143,7 +143,7 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 	caps.MaximumInflight = embeddedMaxQueued
 	caps.TopicAliasMaximum = 0  // MQTT 5 topic aliases are not needed
 	caps.SharedSubAvailable = 0 // nor shared ones (announced only; brokerACL refuses $share/ filters)
-	srv := mochi.New(&mochi.Options{InlineClient: false, Logger: log, Capabilities: caps})
+	srv := mochi.New(&mochi.Options{InlineClient: false, Logger: newBrokerLog(log), Capabilities: caps})
 	auth := &brokerAuth{fleetID: fleetID, creds: creds, log: log}
 	auth.fleetSum = sha256Sum(secret)
 	if err := srv.AddHook(auth, nil); err != nil {
