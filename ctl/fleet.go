@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/internal/cli"
 )
 
 // The fleet commands talk to trit-fleet's HTTP API (docs/OPERATIONS.md)
@@ -65,11 +66,11 @@ const (
 func outcome(r *api.Rollout) error {
 	switch {
 	case r.State == api.RolloutAborted:
-		return exitError{exitAborted, fmt.Errorf("rollout %s was aborted: %s", r.ID, r.Reason)}
+		return cli.Exit(exitAborted, fmt.Errorf("rollout %s was aborted: %s", r.ID, r.Reason))
 	case r.State == api.RolloutFailed:
-		return exitError{exitFailed, fmt.Errorf("rollout %s failed: %s", r.ID, r.Reason)}
+		return cli.Exit(exitFailed, fmt.Errorf("rollout %s failed: %s", r.ID, r.Reason))
 	case r.State == api.RolloutCompleted && r.Successes < len(r.Order):
-		return exitError{exitPartial, fmt.Errorf("rollout %s completed, but %d of %d devices did not succeed", r.ID, len(r.Order)-r.Successes, len(r.Order))}
+		return cli.Exit(exitPartial, fmt.Errorf("rollout %s completed, but %d of %d devices did not succeed", r.ID, len(r.Order)-r.Successes, len(r.Order)))
 	}
 	return nil
 }

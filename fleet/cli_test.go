@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/trit-iot/trit/internal/buildinfo"
 	"io"
 	"log/slog"
 	"os"
@@ -136,5 +137,26 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("waiting for %s: gave up", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMainPolicy: trit-fleet follows the binaries' one command-line policy
+// (internal/cli): --version from internal/buildinfo, usage errors and an
+// unusable configuration exit 2.
+func TestMainPolicy(t *testing.T) {
+	var out bytes.Buffer
+	if code := Main([]string{"--version"}, &out, &out); code != 0 || !strings.Contains(out.String(), buildinfo.Version) {
+		t.Errorf("--version: exit %d %q", code, out.String())
+	}
+	for _, args := range [][]string{
+		{"run", "--nope"},
+		{"run", "extra"},
+		{"nosuch"},
+		{"run", "--config", filepath.Join(t.TempDir(), "missing.toml")},
+	} {
+		var out bytes.Buffer
+		if code := Main(args, &out, &out); code != 2 || !strings.HasPrefix(out.String(), "trit-fleet: ") {
+			t.Errorf("%q: exit %d %q, want 2", args, code, out.String())
+		}
 	}
 }

@@ -3,6 +3,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"github.com/trit-iot/trit/internal/cli"
 	"net"
 	"os"
 	"strings"
@@ -114,8 +115,9 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText formats the duration.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// ErrConfig reports an unusable configuration.
-var ErrConfig = errors.New("fleet: invalid configuration")
+// ErrConfig reports an unusable configuration. It is a usage error: the
+// command line exits with code 2 (internal/cli).
+var ErrConfig error = &cli.UsageError{Err: errors.New("fleet: invalid configuration")}
 
 // LoadConfig reads, defaults and validates the configuration at path.
 func LoadConfig(path string) (*Config, error) {

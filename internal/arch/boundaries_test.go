@@ -20,7 +20,7 @@ const module = "github.com/trit-iot/trit"
 var allowed = map[string][]string{
 	"inference": {},
 	"training":  {"inference"},
-	"sensors":   {},
+	"sensors":   {"internal"}, // internal/cli, for the sensors command's usage errors
 	"store":     {},
 	"wire":      {"inference"},
 	"api":       {"inference", "training", "wire"},

@@ -136,7 +136,7 @@ func readConfigs(cmd *cobra.Command, f *readFlags) ([]sensors.Config, *features.
 		return nil, nil, usagef("--sensor selects sensors of --config")
 	case f.config == "":
 		if err := f.sensor.Validate(); err != nil {
-			return nil, nil, &UsageError{err}
+			return nil, nil, &UsageError{Err: err}
 		}
 		return []sensors.Config{f.sensor}, nil, nil
 	}
