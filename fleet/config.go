@@ -3,7 +3,6 @@ package fleet
 import (
 	"errors"
 	"fmt"
-	"github.com/trit-iot/trit/internal/cli"
 	"net"
 	"os"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -55,6 +55,10 @@ type TrainingConfig struct {
 	DataDir string `toml:"data_dir"`
 }
 
+// DefaultEmbeddedListen is where the embedded broker listens by default:
+// loopback, and not MQTT's 1883, which a system Mosquitto often holds.
+const DefaultEmbeddedListen = "127.0.0.1:1884"
+
 // MQTTConfig is the fleet's broker connection.
 type MQTTConfig struct {
 	// Broker is tcp://host:port, ssl://host:port, or "embedded" to run an
@@ -62,7 +66,8 @@ type MQTTConfig struct {
 	// small sites; see docs/FLEET.md). Devices log in to the embedded
 	// broker with the credentials in EmbeddedCredentials.
 	Broker         string `toml:"broker"`
-	EmbeddedListen string `toml:"embedded_listen"` // default 127.0.0.1:1883
+	// EmbeddedListen is host:port; default DefaultEmbeddedListen.
+	EmbeddedListen string `toml:"embedded_listen"`
 	// EmbeddedCredentials is the file of device credentials (hashed) that
 	// `trit-fleet credentials add` writes; default
 	// /etc/trit-fleet/mqtt-credentials.
@@ -173,7 +178,7 @@ func (c *Config) setDefaults() error {
 		return fail("mqtt.broker", "required: tcp://host:port, ssl://host:port or \"embedded\"")
 	case m.Broker == "embedded":
 		if m.EmbeddedListen == "" {
-			m.EmbeddedListen = "127.0.0.1:1883"
+			m.EmbeddedListen = DefaultEmbeddedListen
 		}
 		host, _, err := net.SplitHostPort(m.EmbeddedListen)
 		if err != nil {

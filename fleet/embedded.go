@@ -3,10 +3,12 @@ package fleet
 import (
 	"cmp"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"syscall"
 	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
@@ -150,6 +152,9 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}
 	dev, err := listen("devices", o.Listen, tlsConf)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("embedded broker: %w (another broker, such as a system Mosquitto, or another trit-fleet? set mqtt.embedded_listen to a free port)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}

@@ -672,3 +672,17 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestEmbeddedListenInUse: a port already taken (a system Mosquitto on
+// 1883 was the usual case) is an error that says what to change.
+func TestEmbeddedListenInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, err = StartEmbedded(&EmbeddedOptions{Listen: l.Addr().String(), Credentials: filepath.Join(t.TempDir(), "none")}, nil)
+	if err == nil || !strings.Contains(err.Error(), "mqtt.embedded_listen") {
+		t.Fatalf("listen on a taken port: %v", err)
+	}
+}
