@@ -65,7 +65,7 @@ type MQTTConfig struct {
 	// in-process broker on EmbeddedListen (demos, single-host trials and
 	// small sites; see docs/FLEET.md). Devices log in to the embedded
 	// broker with the credentials in EmbeddedCredentials.
-	Broker         string `toml:"broker"`
+	Broker string `toml:"broker"`
 	// EmbeddedListen is host:port; default DefaultEmbeddedListen.
 	EmbeddedListen string `toml:"embedded_listen"`
 	// EmbeddedCredentials is the file of device credentials (hashed) that
