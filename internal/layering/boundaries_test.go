@@ -1,6 +1,6 @@
-// Package arch holds the test that enforces trit's package boundaries
+// Package layering holds the test that enforces trit's package boundaries
 // (README "Layout") from the real import graph, as `go list` reports it.
-package arch
+package layering
 
 import (
 	"bytes"
@@ -110,7 +110,7 @@ func TestPackageBoundaries(t *testing.T) {
 		checked++
 		ok, known := allowed[from]
 		if !known {
-			t.Errorf("%s: folder %q has no import rule; add it to allowed in %s", path, from, "internal/arch/boundaries_test.go")
+			t.Errorf("%s: folder %q has no import rule; add it to allowed in %s", path, from, "internal/layering/boundaries_test.go")
 			continue
 		}
 		for _, imp := range p.Imports {
