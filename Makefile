@@ -2,8 +2,8 @@
 # machine needs; everything else here is for development.
 
 GO       ?= go
-# Real datasets for accuracy checks (never committed): ../shared/data beside
-# the checkout when it is there.
+# Real datasets for the accuracy checks of `make test-accuracy` (never
+# committed): ../shared/data beside the checkout when it is there.
 TRIT_DATA ?= $(abspath $(wildcard ../shared/data))
 export TRIT_DATA
 
@@ -26,9 +26,13 @@ FUZZ_TARGETS ?= \
 # Budgets are execution counts, not durations: Go 1.26's coordinator can
 # report a spurious "context deadline exceeded" when a -fuzztime duration
 # expires (golang/go#75804, fixed in Go 1.27). Minimizing a new input is
-# capped too, so one large input cannot stall the run.
-FUZZTIME ?= 100000x
-FUZZMINIMIZETIME ?= 5s
+# capped too, so one large input cannot stall the run. 20,000 executions a
+# target keep the whole fuzz step to a few minutes on 2 cores (100,000 took
+# 11 minutes on a loaded 2-core VM, FuzzAPI alone 77 s); fuzz longer with
+# e.g. `make fuzz FUZZTIME=1000000x`. The seed corpora (testdata/fuzz) run
+# as unit tests either way.
+FUZZTIME ?= 20000x
+FUZZMINIMIZETIME ?= 1s
 
 .PHONY: all build demo test test-deps vet unit test-arm test-dist fuzz bench bench-predict drift-real clean dist
 
@@ -45,9 +49,10 @@ build:
 demo:
 	GO="$(GO)" scripts/demo.sh
 
-## test: every test, including ARM builds under qemu, the Debian packages
-## (built, lintian, installed, upgraded and purged: needs root) and short
-## fuzzing.
+## test: every test on generated data, including ARM builds under qemu, the
+## Debian packages (built, lintian, installed, upgraded and purged: needs
+## root) and bounded fuzzing (see README for the time it takes). The
+## accuracy runs on the real datasets are `make test-accuracy`.
 test: test-deps vet unit test-arm test-dist fuzz
 
 test-deps:
@@ -58,8 +63,19 @@ vet:
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
+# Unit tests never read the real datasets (TRIT_DATA empty): those runs
+# take many minutes and are test-accuracy's.
 unit:
-	$(GO) test -count=1 ./...
+	TRIT_DATA= $(GO) test -count=1 ./...
+
+## test-accuracy: the accuracy bars and bundle round trips on the real
+## datasets (TestUSPSAccuracy, TestBundleRoundTripRealData, the standard
+## datasets' loaders in training/data); TRIT_DATA must name them (default
+## ../shared/data). About 5 minutes on a 2-core machine.
+.PHONY: test-accuracy
+test-accuracy:
+	@test -n "$(TRIT_DATA)" || { echo "test-accuracy: set TRIT_DATA to the shared datasets (see docs/DATA.md)" >&2; exit 1; }
+	$(GO) test -count=1 -timeout 60m ./training/...
 
 test-arm:
 	scripts/test-arm.sh
@@ -105,6 +121,14 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./inference/...
 	$(GO) test -run '^$$' -bench 'Sweep' ./training/ternary
 	$(GO) test -run '^$$' -bench 'TrainUSPS' -benchtime 3x ./training
+
+## bench-ablation: from the paper's setting to trit's default, one change
+## at a time (docs/BENCHMARKS.md "Accuracy per byte"); ABLATION_SETS picks
+## the standard datasets. Tens of minutes on a small machine.
+ABLATION_SETS ?= usps wall-following occupancy eeg-eye-state
+.PHONY: bench-ablation
+bench-ablation:
+	scripts/ablation.sh $(ABLATION_SETS)
 
 ## bench-paper: the paper's comparison (tritctl bench) on every standard
 ## dataset with the paper's full grid; hours on a small machine. Pass e.g.

@@ -227,7 +227,7 @@ func (a *Agent) recoverInstall(ctx context.Context) {
 		return
 	}
 	a.log.Warn("resuming an interrupted install: health check", "model", active.ModelID, "release", active.Release, "rollout", active.RolloutID)
-	ref, jerr := a.inst.healthCheck(ctx)
+	ref, jerr := a.inst.healthCheck(ctx, active.Hash, nil, nil)
 	if active.RolloutID != "" && ctx.Err() == nil {
 		cmd := &wire.Command{Rollout: active.RolloutID, Seq: active.Seq, Bundle: active.Hash}
 		a.inst.finish(cmd, jerr, ref)

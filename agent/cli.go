@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,29 +11,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/internal/cli"
 	_ "github.com/trit-iot/trit/sensors/all" // every sensor kind
 )
 
-// usageError marks errors in how a command was called (exit code 2).
-type usageError struct{ error }
-
 // Main runs trit-agent with args (without the program name) and returns the
-// exit code: 0 success, 1 failure, 2 usage error. extra commands (such as
-// the sensors tool) are mounted under the root.
+// exit code under the binaries' one command-line policy (internal/cli): 0
+// success, 1 failure, 2 usage error. extra commands (such as the sensors
+// tool) are mounted under the root.
 func Main(args []string, stdout, stderr io.Writer, extra ...*cobra.Command) int {
 	root := NewCommand(stdout, stderr)
 	root.AddCommand(extra...)
-	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintf(stderr, "trit-agent: %v\n", err)
-	var u usageError
-	if errors.As(err, &u) {
-		return 2
-	}
-	return 1
+	return cli.Run(root, args, stdout, stderr)
 }
 
 // NewCommand returns the trit-agent command tree: run and version.
@@ -48,18 +36,17 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	var configPath string
 	var startFresh bool
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Run the agent (as the systemd service does)",
-		Args:  noArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := LoadConfig(configPath)
 			if err != nil {
-				return err
+				return &cli.UsageError{Err: err} // exit code 2, as trit-fleet's
 			}
 			lv := new(slog.LevelVar)
 			lv.Set(level(cfg.LogLevel))
@@ -80,11 +67,11 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	check := &cobra.Command{
 		Use:   "check-config",
 		Short: "Validate a configuration file and exit",
-		Args:  noArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := LoadConfig(configPath)
 			if err != nil {
-				return err
+				return &cli.UsageError{Err: err} // exit code 2, as trit-fleet's
 			}
 			fmt.Fprintf(stdout, "config %s: ok (device %s, fleet %s, %d sensor(s), database %s)\n",
 				configPath, cfg.DeviceID, cfg.Fleet, len(cfg.Sensors), cfg.DBPath())
@@ -96,18 +83,11 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	version := &cobra.Command{
 		Use:   "version",
 		Short: "Print the agent version",
-		Args:  noArgs,
+		Args:  cobra.NoArgs,
 		Run:   func(*cobra.Command, []string) { fmt.Fprintln(stdout, "trit-agent", Version) },
 	}
 	root.AddCommand(run, check, version)
 	return root
-}
-
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args)}
-	}
-	return nil
 }
 
 func level(s string) slog.Level {

@@ -38,8 +38,9 @@ type Config struct {
 	Install   InstallConfig   `toml:"install"`
 	Telemetry TelemetryConfig `toml:"telemetry"`
 	Models    ModelsConfig    `toml:"models"`
-	// Sensors are read once per inference cycle, in order, and their
-	// channels concatenated.
+	// Sensors are read together (sensors.OpenInput): the fastest paces the
+	// inference cycles, the others are sampled and held; their channels are
+	// concatenated in configuration order.
 	Sensors []sensors.Config `toml:"sensor"`
 	// Features, when set, turns readings into features over windows; when
 	// nil each feature is a channel value (see input.go).
@@ -337,12 +338,18 @@ func (c *Config) Validate() error {
 	if len(c.Sensors) == 0 {
 		return fail("sensor", "no [[sensor]] configured; the agent needs at least one source (replay and synthetic need no hardware)")
 	}
-	if err := sensors.ValidateAll(c.Sensors); err != nil {
+	primary, err := sensors.PrimaryOf(c.Sensors)
+	if err != nil {
 		return fail("sensor", "%v", err)
 	}
 	if c.Features != nil {
 		if err := c.Features.Validate(); err != nil {
 			return fail("features", "%v", err)
+		}
+		// The pipeline's bands are placed by its rate: the sensor that
+		// paces the cycles must deliver it.
+		if err := sensors.CheckSpecRate(*c.Features, c.Sensors[primary]); err != nil {
+			return fail("features.rate", "%v", err)
 		}
 	}
 	switch c.LogLevel {

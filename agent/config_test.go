@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -128,5 +130,21 @@ func TestStatsPercentiles(t *testing.T) {
 	s.snapshot(time.Unix(4, 0), &next)
 	if next.Predictions != 0 || next.Latency != nil || next.From != tm.To {
 		t.Errorf("interval not reset: %+v", next)
+	}
+}
+
+// TestDurationNeedsUnit pins why Duration wraps time.Duration although
+// BurntSushi/toml decodes "30s" into a time.Duration itself: it also takes
+// a bare integer as nanoseconds, so `timeout = 30` would silently be 30 ns.
+// The wrapper refuses it.
+func TestDurationNeedsUnit(t *testing.T) {
+	var c struct {
+		D Duration `toml:"d"`
+	}
+	if _, err := toml.Decode("d = \"30s\"", &c); err != nil || c.D.Duration != 30*time.Second {
+		t.Fatalf(`"30s": %v %v`, c.D, err)
+	}
+	if _, err := toml.Decode("d = 30", &c); err == nil {
+		t.Fatalf("d = 30 decoded as %v; want an error (no unit)", c.D)
 	}
 }

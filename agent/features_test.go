@@ -136,7 +136,9 @@ func TestFeaturesPipelineSeveralSensors(t *testing.T) {
 	f := newFakeFleet(t, k)
 	cfg := testConfig(t, k, "tcp://fake:1883")
 	cfg.Sensors = append([]sensors.Config{{Kind: "synthetic", Name: "accel", Rate: 1000, Seed: 7}}, cfg.Sensors...)
-	cfg.Features = &features.PipelineSpec{Rate: 50, Features: []features.Spec{
+	// The 1 kHz accelerometer paces the pipeline (the replay is sampled
+	// and held), so the pipeline is for 1 kHz.
+	cfg.Features = &features.PipelineSpec{Rate: 1000, Features: []features.Spec{
 		{Channel: "accel.x", Window: 8, Stats: []string{features.StatRMS, features.StatP2P}},
 		{Channel: "accel.temperature", Window: 8, Stats: []string{features.StatMean}},
 		{Channel: "x2", Window: 4, Stats: []string{features.StatMean, features.StatMax}},

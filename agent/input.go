@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,84 +12,43 @@ import (
 	"github.com/trit-iot/trit/sensors/features"
 )
 
-// input reads the configured sensors: one cycle reads every sensor once, in
-// configuration order, and concatenates their channels. Each sensor paces
-// itself, so a cycle takes as long as the slowest sensor's period.
+// input reads the configured sensors through sensors.OpenInput: the
+// fastest sensor paces the inference cycles and the others are sampled and
+// held (docs/SENSORS.md "Several sensors in one pipeline"); a sensor that
+// failed contributes NaN, which the loop does not classify.
 type input struct {
-	srcs     []*sensors.Retrying
+	src      *sensors.Input
 	channels []string
-	values   []float64
 	spec     *features.PipelineSpec // nil: features are channel values
 }
 
+// openInput opens the sensors. Config.Validate has checked that the
+// pipeline's rate is the pacing sensor's (sensors.CheckSpecRate).
 func openInput(cfgs []sensors.Config, spec *features.PipelineSpec, env *sensors.Env) (*input, error) {
-	in := &input{spec: spec}
-	for _, c := range cfgs {
-		r, err := sensors.OpenRetrying(c, env, nil)
-		if err != nil {
-			in.Close()
-			return nil, err
-		}
-		in.srcs = append(in.srcs, r)
-		in.channels = append(in.channels, r.Channels()...)
+	src, err := sensors.OpenInput(cfgs, env, nil)
+	if err != nil {
+		return nil, err
 	}
-	if dup := firstDuplicate(in.channels); dup != "" {
-		in.Close()
-		return nil, fmt.Errorf("sensors: channel %q is provided twice; give the sensors distinct names", dup)
-	}
-	in.values = make([]float64, len(in.channels))
-	return in, nil
+	return &input{src: src, channels: src.Channels(), spec: spec}, nil
 }
 
-func firstDuplicate(names []string) string {
-	seen := map[string]bool{}
-	for _, n := range names {
-		if seen[n] {
-			return n
-		}
-		seen[n] = true
-	}
-	return ""
-}
-
-// read takes one reading of every sensor. The returned slice is reused by
-// the next call.
+// read takes one reading: the pacing sensor's next sample and the latest
+// of the others.
 func (in *input) read(ctx context.Context) ([]float64, time.Time, error) {
-	var t time.Time
-	off := 0
-	for _, s := range in.srcs {
-		r, err := s.Read(ctx)
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		if len(r.Values) != len(s.Channels()) {
-			return nil, time.Time{}, fmt.Errorf("sensor %q returned %d values for %d channels", s.Name(), len(r.Values), len(s.Channels()))
-		}
-		copy(in.values[off:], r.Values)
-		off += len(r.Values)
-		if r.Time.After(t) {
-			t = r.Time
-		}
+	r, err := in.src.Read(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
-	return in.values, t, nil
+	if len(r.Values) != len(in.channels) {
+		return nil, time.Time{}, fmt.Errorf("sensors returned %d values for %d channels", len(r.Values), len(in.channels))
+	}
+	return r.Values, r.Time, nil
 }
 
-func (in *input) health() []sensors.Health {
-	out := make([]sensors.Health, len(in.srcs))
-	for i, s := range in.srcs {
-		out[i] = s.Health()
-	}
-	return out
-}
+func (in *input) health() []sensors.Health { return sensors.Healths(in.src.Sensors) }
 
 // Close closes every sensor.
-func (in *input) Close() error {
-	var errs []error
-	for _, s := range in.srcs {
-		errs = append(errs, s.Close())
-	}
-	return errors.Join(errs...)
-}
+func (in *input) Close() error { return in.src.Close() }
 
 // binding turns readings into one model's feature vectors. Each model gets
 // its own binding (a pipeline has state), built before the model is swapped

@@ -143,8 +143,8 @@ func (in *installer) handle(ctx context.Context, payload []byte) {
 		a.log.Debug("deployment command already handled", "rollout", raw.Rollout, "seq", raw.Seq, "state", j.State)
 		return
 	}
-	cmd, err := wire.VerifyCommand(payload, a.cmdKeys.Load(), a.target, a.now())
-	if err != nil {
+	// Verify the value just decoded: the command is decoded once.
+	if err := raw.Verify(a.cmdKeys.Load(), a.target, a.now()); err != nil {
 		code := wire.CodeCommandInvalid
 		switch {
 		case errors.Is(err, wire.ErrUnknownKey), errors.Is(err, wire.ErrSignature):
@@ -158,6 +158,7 @@ func (in *installer) handle(ctx context.Context, payload []byte) {
 		a.emit(&wire.Event{Rollout: raw.Rollout, Seq: raw.Seq, State: wire.JobRejected, Code: code, Reason: err.Error(), Bundle: raw.Bundle}, false)
 		return
 	}
+	cmd := raw
 	log := a.log.With("rollout", cmd.Rollout, "seq", cmd.Seq, "bundle", cmd.Bundle[:12])
 	if max, err := a.highestSeq(); err == nil && cmd.Seq < max {
 		// The event carries our highest sequence: a fleet whose counter fell
@@ -211,7 +212,7 @@ func (in *installer) install(ctx context.Context, cmd *wire.Command) (*wire.Mode
 			return nil, jerr
 		}
 	}
-	b, jerr := in.check(cmd, data)
+	b, bind, jerr := in.check(cmd, data)
 	if jerr != nil {
 		return nil, jerr
 	}
@@ -240,7 +241,7 @@ func (in *installer) install(ctx context.Context, cmd *wire.Command) (*wire.Mode
 		a.loop.shadow.Store(nil) // promoted: Activate cleared its slot
 	}
 	crashPoint("after-activate")
-	return in.healthCheck(ctx)
+	return in.healthCheck(ctx, cmd.Bundle, b, bind)
 }
 
 // shadow runs a shadow command: the bundle is fetched and verified exactly
@@ -267,7 +268,7 @@ func (in *installer) shadow(ctx context.Context, cmd *wire.Command) *jobError {
 			return jerr
 		}
 	}
-	b, jerr := in.check(cmd, data)
+	b, bind, jerr := in.check(cmd, data)
 	if jerr != nil {
 		return jerr
 	}
@@ -283,7 +284,7 @@ func (in *installer) shadow(ctx context.Context, cmd *wire.Command) *jobError {
 	if err != nil || slot == nil {
 		return failJob(wire.CodeStore, "shadow slot after set: %v", err)
 	}
-	r, code, err := a.load(slot)
+	r, code, err := a.run(b, bind, slot)
 	if err != nil {
 		a.loop.shadow.Store(nil)
 		if cerr := a.db.ClearShadow(); cerr != nil {
@@ -342,59 +343,71 @@ func (in *installer) download(ctx context.Context, cmd *wire.Command) ([]byte, *
 }
 
 // check verifies a bundle against the command and this device, without
-// changing anything.
-func (in *installer) check(cmd *wire.Command, data []byte) (*bundle.Bundle, *jobError) {
+// changing anything. It returns the decoded bundle and its binding to the
+// sensors, which the health check runs (nothing is decoded or bound twice).
+func (in *installer) check(cmd *wire.Command, data []byte) (*bundle.Bundle, *binding, *jobError) {
 	a := in.a
 	if max := a.cfg.Install.MaxBundleBytes; len(data) > max {
-		return nil, reject(wire.CodeOversize, "bundle is %d bytes, this device accepts at most %d", len(data), max)
+		return nil, nil, reject(wire.CodeOversize, "bundle is %d bytes, this device accepts at most %d", len(data), max)
 	}
 	sum := sha256.Sum256(data)
 	if got := hex.EncodeToString(sum[:]); got != cmd.Bundle {
-		return nil, reject(wire.CodeHashMismatch, "bundle bytes hash to %s, the command names %s", got, cmd.Bundle)
+		return nil, nil, reject(wire.CodeHashMismatch, "bundle bytes hash to %s, the command names %s", got, cmd.Bundle)
 	}
 	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: a.cfg.Install.MaxBundleBytes, Trusted: a.relKeys.Load(), Now: a.now})
 	switch {
 	case errors.Is(err, bundle.ErrUnknownKey), errors.Is(err, bundle.ErrSignature), errors.Is(err, bundle.ErrUnsigned):
-		return nil, reject(wire.CodeBundleSignature, "%v", err)
+		return nil, nil, reject(wire.CodeBundleSignature, "%v", err)
 	case errors.Is(err, bundle.ErrTooLarge):
-		return nil, reject(wire.CodeOversize, "%v", err)
+		return nil, nil, reject(wire.CodeOversize, "%v", err)
 	case err != nil:
-		return nil, reject(wire.CodeBundleInvalid, "%v", err)
+		return nil, nil, reject(wire.CodeBundleInvalid, "%v", err)
 	}
 	if err := b.Compat.CheckAgent(Version); err != nil {
-		return nil, reject(wire.CodeIncompatible, "%v", err)
+		return nil, nil, reject(wire.CodeIncompatible, "%v", err)
 	}
 	if hw, mine := b.Compat.Hardware, a.live.Load().hardware; hw != "" && hw != mine {
-		return nil, reject(wire.CodeIncompatible, "bundle is for hardware %q, this device is %q", hw, mine)
+		return nil, nil, reject(wire.CodeIncompatible, "bundle is for hardware %q, this device is %q", hw, mine)
 	}
-	if _, err := a.in.Load().bind(b.Compat.Features, b.Spec.NumFeatures()); err != nil {
-		return nil, reject(wire.CodeIncompatible, "features: %v", err)
+	bind, err := a.in.Load().bind(b.Compat.Features, b.Spec.NumFeatures())
+	if err != nil {
+		return nil, nil, reject(wire.CodeIncompatible, "features: %v", err)
 	}
 	if !cmd.Rollback {
 		highest, err := a.db.HighestRelease(b.Header.ModelID)
 		if err != nil {
-			return nil, failJob(wire.CodeStore, "%v", err)
+			return nil, nil, failJob(wire.CodeStore, "%v", err)
 		}
 		active, _, _ := a.db.Slots()
 		same := active != nil && active.Hash == cmd.Bundle
 		if b.Header.Release < highest || (b.Header.Release == highest && highest > 0 && !same) {
-			return nil, reject(wire.CodeReleaseTooOld, "model %q release %d is not above %d, already installed (only a signed rollback may go back)",
+			return nil, nil, reject(wire.CodeReleaseTooOld, "model %q release %d is not above %d, already installed (only a signed rollback may go back)",
 				b.Header.ModelID, b.Header.Release, highest)
 		}
 	}
-	return b, nil
+	return b, bind, nil
 }
 
-// healthCheck runs the active (pending) model: decode the stored bytes,
-// self-test, then health_cycles inference cycles. It commits on success and
-// rolls back to the previous model otherwise.
-func (in *installer) healthCheck(ctx context.Context) (*wire.ModelRef, *jobError) {
+// healthCheck runs the active (pending) model, bundle hash as check
+// decoded and bound it (b nil: an install resumed at start-up, decoded from
+// the store): self-test, then health_cycles inference cycles. It commits on
+// success and rolls back to the previous model otherwise.
+func (in *installer) healthCheck(ctx context.Context, hash string, b *bundle.Bundle, bind *binding) (*wire.ModelRef, *jobError) {
 	a := in.a
 	active, _, err := a.db.Slots()
 	if err != nil || active == nil {
 		return nil, failJob(wire.CodeStore, "no active slot after activate: %v", err)
 	}
-	r, code, err := a.load(active)
+	if active.Hash != hash {
+		return nil, failJob(wire.CodeStore, "the active slot holds bundle %.12s, not %.12s", active.Hash, hash)
+	}
+	var r *running
+	var code string
+	if b != nil {
+		r, code, err = a.run(b, bind, active)
+	} else { // an install resumed at start-up: decode the stored bundle
+		r, code, err = a.load(active)
+	}
 	if err == nil {
 		old := a.loop.swap(r)
 		crashPoint("during-health")
@@ -463,16 +476,22 @@ func (a *Agent) load(s *store.Slot) (*running, string, error) {
 	if err != nil {
 		return nil, wire.CodeBundleInvalid, err
 	}
+	bind, err := a.in.Load().bind(b.Compat.Features, b.Spec.NumFeatures())
+	if err != nil {
+		return nil, wire.CodeIncompatible, err
+	}
+	return a.run(b, bind, s)
+}
+
+// run builds the running model of a decoded, bound bundle in slot s and
+// self-tests it.
+func (a *Agent) run(b *bundle.Bundle, bind *binding, s *store.Slot) (*running, string, error) {
 	m, err := inference.New(b.Spec)
 	if err != nil {
 		return nil, wire.CodeBundleInvalid, err
 	}
 	if err := bundle.SelfTest(m, b); err != nil {
 		return nil, wire.CodeSelfTest, err
-	}
-	bind, err := a.in.Load().bind(b.Compat.Features, b.Spec.NumFeatures())
-	if err != nil {
-		return nil, wire.CodeIncompatible, err
 	}
 	r := &running{model: m, bind: bind, names: b.Compat.Features, d: b.Spec.NumFeatures(), ref: refOf(s), expires: b.Header.ExpiresAt,
 		sc: newScoring(m, a.cfg.Models.DriftWindows)}

@@ -33,7 +33,7 @@ func (a *Agent) plan(ctx context.Context, hash string) (*wire.Plan, error) {
 	}
 	// Verified as for an install; Rollback skips the release check, which
 	// guards activation, not scoring.
-	b, jerr := a.inst.check(&wire.Command{Bundle: hash, Rollback: true}, data)
+	b, _, jerr := a.inst.check(&wire.Command{Bundle: hash, Rollback: true}, data)
 	if jerr != nil {
 		return nil, fmt.Errorf("%s: %v", jerr.code, jerr.err)
 	}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -18,17 +19,23 @@ const drainBatch = 32
 // job events stay until the fleet acknowledges them on the acks topic, and
 // are re-sent on every new connection and every telemetry.ack_retry.
 type publisher struct {
-	a    *Agent
-	kick chan struct{}
-	acks chan []byte
+	log      *slog.Logger
+	db       *store.DB
+	device   string
+	ackRetry time.Duration
+	conn     func() (Conn, uint64, uint64) // the session's connection, its generation and number
+	kick     chan struct{}
+	acks     chan []byte
 
 	sent    map[uint64]uint64 // outbox seq of an event → connection generation it was sent on
 	pending map[string]uint64 // event ID → outbox seq, sent and awaiting the fleet's ack
 }
 
+// newPublisher takes from a what the publisher uses: its log, database,
+// device ID, ack retry interval and session (set before).
 func newPublisher(a *Agent) *publisher {
-	return &publisher{a: a, kick: make(chan struct{}, 1), acks: make(chan []byte, 64),
-		sent: map[uint64]uint64{}, pending: map[string]uint64{}}
+	return &publisher{log: a.log, db: a.db, device: a.cfg.DeviceID, ackRetry: a.cfg.Telemetry.AckRetry.Duration, conn: a.sess.current,
+		kick: make(chan struct{}, 1), acks: make(chan []byte, 64), sent: map[uint64]uint64{}, pending: map[string]uint64{}}
 }
 
 // kickNow asks for a drain; it never blocks.
@@ -45,12 +52,12 @@ func (p *publisher) ack(payload []byte) {
 	select {
 	case p.acks <- payload:
 	default:
-		p.a.log.Warn("ack dropped: queue full")
+		p.log.Warn("ack dropped: queue full")
 	}
 }
 
 func (p *publisher) run(ctx context.Context) {
-	retry := time.NewTicker(p.a.cfg.Telemetry.AckRetry.Duration)
+	retry := time.NewTicker(p.ackRetry)
 	defer retry.Stop()
 	for {
 		select {
@@ -69,11 +76,11 @@ func (p *publisher) run(ctx context.Context) {
 func (p *publisher) handleAck(data []byte) {
 	ack, err := wire.DecodeAck(data)
 	if err != nil {
-		p.a.log.Warn("ack refused", "err", err)
+		p.log.Warn("ack refused", "err", err)
 		return
 	}
-	if ack.Device != p.a.cfg.DeviceID {
-		p.a.log.Warn("ack for another device ignored", "device", ack.Device)
+	if ack.Device != p.device {
+		p.log.Warn("ack for another device ignored", "device", ack.Device)
 		return
 	}
 	var seqs []uint64
@@ -84,28 +91,28 @@ func (p *publisher) handleAck(data []byte) {
 			delete(p.sent, seq)
 		}
 	}
-	if err := p.a.db.Ack(seqs...); err != nil {
-		p.a.log.Error("outbox ack failed", "err", err)
+	if err := p.db.Ack(seqs...); err != nil {
+		p.log.Error("outbox ack failed", "err", err)
 	}
 }
 
 func (p *publisher) drain(ctx context.Context) {
 	for ctx.Err() == nil {
-		conn, gen, _ := p.a.sess.current()
+		conn, gen, _ := p.conn()
 		if conn == nil {
 			return
 		}
-		entries, err := p.a.db.Peek(drainBatch + len(p.sent))
+		entries, err := p.db.Peek(drainBatch + len(p.sent))
 		var ce *store.CorruptError
 		if errors.As(err, &ce) {
 			if seq, perr := strconv.ParseUint(ce.Key, 10, 64); perr == nil {
-				p.a.log.Error("corrupt outbox record dropped", "seq", seq, "err", err)
-				p.a.db.Ack(seq)
+				p.log.Error("corrupt outbox record dropped", "seq", seq, "err", err)
+				p.db.Ack(seq)
 				continue
 			}
 		}
 		if err != nil {
-			p.a.log.Error("outbox read failed", "err", err)
+			p.log.Error("outbox read failed", "err", err)
 			return
 		}
 		p.forgetDropped(entries)
@@ -120,7 +127,7 @@ func (p *publisher) drain(ctx context.Context) {
 			}
 			m := Message{Topic: e.Topic, Payload: e.Payload, QoS: e.QoS, Retained: e.Retained}
 			if err := conn.Publish(ctx, m); err != nil {
-				p.a.log.Warn("outbox publish failed; will retry", "topic", e.Topic, "err", err)
+				p.log.Warn("outbox publish failed; will retry", "topic", e.Topic, "err", err)
 				return
 			}
 			progressed = true
@@ -129,8 +136,8 @@ func (p *publisher) drain(ctx context.Context) {
 				p.pending[ev.ID] = e.Seq
 				continue
 			}
-			if err := p.a.db.Ack(e.Seq); err != nil {
-				p.a.log.Error("outbox ack failed", "err", err)
+			if err := p.db.Ack(e.Seq); err != nil {
+				p.log.Error("outbox ack failed", "err", err)
 				return
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/baseline"
 	"github.com/trit-iot/trit/training/data"
@@ -229,7 +230,7 @@ func (f *benchFlags) methodList() ([]baseline.Method, error) {
 	for _, s := range strings.Split(f.methods, ",") {
 		m, err := baseline.ParseMethod(s)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, &cli.UsageError{Err: err}
 		}
 		out = append(out, m)
 	}

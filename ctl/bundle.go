@@ -244,26 +244,29 @@ func fmtUnix(s int64) string {
 }
 
 func newBundleVerifyCmd(e *env) *cobra.Command {
-	var trusted []string
+	var trusted, trustedOld []string
 	var maxSize int
 	var agent string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "verify --trusted PUBLIC_KEY [--trusted PUBLIC_KEY ...] BUNDLE",
+		Use:   "verify --key PUBLIC_KEY [--key PUBLIC_KEY ...] BUNDLE",
 		Short: "Check a bundle exactly as an agent does: size, signature by a trusted key, fields, expiry, self-test",
 		Long: `verify decodes BUNDLE the way trit-agent does before it will run it: the size
 cap, magic and version, then the signature (the key ID must name one of the
---trusted public keys, and the Ed25519 signature must verify), then every
-field, the expiry, and finally the model's self-test. Give --trusted once per
-key: during a key rotation agents trust the old and the new key.
+trusted public keys given with --key, and the Ed25519 signature must
+verify), then every field, the expiry, and finally the model's self-test.
+Give --key once per key: during a key rotation agents trust the old and the
+new key. (--key names the key a command uses, as in bundle sign --key; the
+former --trusted still works.)
 
 It exits 0 if the bundle would be accepted and 1, naming the problem, if not.`,
-		Example: `  tritctl bundle verify --trusted fleet-2026.pub usps.signed.trit
-  tritctl bundle verify --trusted old.pub --trusted new.pub --agent-version 0.3.1 m.trit`,
+		Example: `  tritctl bundle verify --key fleet-2026.pub usps.signed.trit
+  tritctl bundle verify --key old.pub --key new.pub --agent-version 0.3.1 m.trit`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			trusted = append(trusted, trustedOld...)
 			if len(trusted) == 0 {
-				return usagef("give at least one --trusted public key")
+				return usagef("give at least one trusted public key with --key")
 			}
 			if maxSize <= 0 {
 				return usagef("--max-size must be positive")
@@ -295,7 +298,11 @@ It exits 0 if the bundle would be accepted and 1, naming the problem, if not.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&trusted, "trusted", nil, "trusted public key file (repeat for several)")
+	fl.StringArrayVar(&trusted, "key", nil, "trusted public key file (repeat for several)")
+	// The former name, deprecated and hidden, kept working for scripts
+	// (MarkDeprecated would print a notice on stdout, into --json output).
+	fl.StringArrayVar(&trustedOld, "trusted", nil, "deprecated: use --key")
+	fl.MarkHidden("trusted")
 	fl.IntVar(&maxSize, "max-size", bundle.DefaultMaxSize, "size cap in bytes, as the agent's")
 	fl.StringVar(&agent, "agent-version", "", "also check that an agent of this version (major.minor.patch) may run it")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")

@@ -158,6 +158,18 @@ func TestTrainSignVerifyInspect(t *testing.T) {
 		t.Errorf("signing changed the size: %d → %d bytes", len(orig), fi.Size())
 	}
 
+	// One flag name for the key a command uses: verify takes --key as sign
+	// does; the former --trusted still works, also mixed with --key.
+	for _, flags := range [][]string{{"--key", key + ".pub"}, {"--key", other + ".pub", "--trusted", key + ".pub"}} {
+		args := append([]string{"bundle", "verify", signed}, flags...)
+		if _, stderr, code := runCtl(t, args...); code != 0 {
+			t.Fatalf("verify %v exited %d: %s", flags, code, stderr)
+		}
+	}
+	if _, stderr, code := runCtl(t, "bundle", "verify", signed); code != 2 || !strings.Contains(stderr, "--key") {
+		t.Errorf("verify without a key: exit %d %q, want 2 naming --key", code, stderr)
+	}
+
 	// verify: the signing key, or it among others (rotation), is accepted.
 	for _, trusted := range [][]string{{key + ".pub"}, {other + ".pub", key + ".pub"}} {
 		args := []string{"bundle", "verify", signed, "--json"}

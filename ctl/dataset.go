@@ -11,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/sensors/features"
 	"github.com/trit-iot/trit/sensors/synthetic"
 	"github.com/trit-iot/trit/training/data"
@@ -70,7 +71,7 @@ func (f *dataFlags) given() bool {
 
 // options converts the flags to data.Options; a bad value is a usage error.
 func (f *dataFlags) options() (*data.Options, error) {
-	bad := func(flag string, err error) error { return usageError{fmt.Errorf("--%s: %w", flag, err)} }
+	bad := func(flag string, err error) error { return &cli.UsageError{Err: fmt.Errorf("--%s: %w", flag, err)} }
 	format, err := data.ParseFormat(f.format)
 	if err != nil {
 		return nil, bad("format", err)

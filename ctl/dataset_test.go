@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/training/data"
 )
 
@@ -349,7 +350,7 @@ func TestDataFlags(t *testing.T) {
 		{"--label-column", "0"}, {"--header", "maybe"}, {"--delimiter", "ab"}, {"--format", "xml"},
 		{"--time-column", "none,Date"}, {"--ignore-column", "0"}, {"--time-column", "-3"},
 	} {
-		if _, _, err := parse(args...); !errors.As(err, new(usageError)) {
+		if _, _, err := parse(args...); !errors.As(err, new(*cli.UsageError)) {
 			t.Errorf("%v: got %v, want a usage error", args, err)
 		}
 	}

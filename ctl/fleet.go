@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,17 +15,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trit-iot/trit/wire"
+	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/internal/cli"
 )
 
-// The fleet commands talk to trit-fleet's HTTP API (docs/OPERATIONS.md).
-// The types below are this client's view of the API's JSON: only the fields
-// tritctl shows, so the service can add fields without breaking it.
-
-type fleetClient struct {
-	url, token string
-	http       *http.Client
-}
+// The fleet commands talk to trit-fleet's HTTP API (docs/OPERATIONS.md)
+// through api.Client, with the API's own types (package api).
 
 type fleetFlags struct {
 	url, tokenFile string
@@ -43,7 +38,7 @@ func envOr(name, def string) string {
 	return def
 }
 
-func (f *fleetFlags) client() (*fleetClient, error) {
+func (f *fleetFlags) client() (*api.Client, error) {
 	token := os.Getenv("TRIT_FLEET_TOKEN")
 	if f.tokenFile != "" {
 		raw, err := os.ReadFile(f.tokenFile)
@@ -55,104 +50,7 @@ func (f *fleetFlags) client() (*fleetClient, error) {
 	if token == "" {
 		return nil, usagef("no API token: give --token-file or set TRIT_FLEET_TOKEN")
 	}
-	return &fleetClient{url: strings.TrimRight(f.url, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}, nil
-}
-
-// do sends a request and decodes a 200 response into out (if not nil).
-func (c *fleetClient) do(method, path, contentType string, body []byte, out any) error {
-	raw, err := c.send(method, path, contentType, body)
-	if err != nil || out == nil {
-		return err
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("trit-fleet: unexpected response: %w", err)
-	}
-	return nil
-}
-
-// raw GETs path and returns the body of a 200 response.
-func (c *fleetClient) raw(path string) ([]byte, error) { return c.send("GET", path, "", nil) }
-
-// send makes a request and returns the body of a 200 response, or the
-// service's error message.
-func (c *fleetClient) send(method, path, contentType string, body []byte) ([]byte, error) {
-	req, err := http.NewRequest(method, c.url+path, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("trit-fleet at %s: %w", c.url, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-			return nil, fmt.Errorf("trit-fleet: %s (HTTP %d)", e.Error, resp.StatusCode)
-		}
-		return nil, fmt.Errorf("trit-fleet: HTTP %d", resp.StatusCode)
-	}
-	return raw, nil
-}
-
-type bundleView struct {
-	Hash    string `json:"hash"`
-	ModelID string `json:"model_id"`
-	Release uint64 `json:"release"`
-	Size    int    `json:"size"`
-	KeyID   string `json:"key_id"`
-}
-
-type deviceProgressView struct {
-	State    string             `json:"state"`
-	Seq      uint64             `json:"seq"`
-	Attempts int                `json:"attempts"`
-	Reason   string             `json:"reason"`
-	Stage    string             `json:"stage"`
-	Shadow   *wire.ShadowReport `json:"shadow"`
-}
-
-type rolloutView struct {
-	ID        string                         `json:"id"`
-	Bundle    string                         `json:"bundle"`
-	ModelID   string                         `json:"model_id"`
-	Release   uint64                         `json:"release"`
-	Rollback  bool                           `json:"rollback"`
-	State     string                         `json:"state"`
-	Reason    string                         `json:"reason"`
-	Order     []string                       `json:"order"`
-	Devices   map[string]*deviceProgressView `json:"devices"`
-	Started   time.Time                      `json:"started"`
-	Successes int                            `json:"successes"`
-	Shadow    *struct {
-		MinWindows    uint64  `json:"min_windows"`
-		MinAgreement  float64 `json:"min_agreement"`
-		MaxDivergence float64 `json:"max_divergence"`
-		MaxLowMargin  float64 `json:"max_low_margin"`
-		MaxTrain      float64 `json:"max_train_divergence"`
-	} `json:"shadow"`
-}
-
-func (r *rolloutView) counts() map[string]int {
-	out := map[string]int{}
-	for _, d := range r.Devices {
-		out[d.State]++
-	}
-	return out
-}
-
-func (r *rolloutView) done() bool {
-	return r.State == "aborted" || r.State == "completed" || r.State == "failed"
+	return api.NewClient(f.url, token), nil
 }
 
 // Exit codes of rollout status --watch once the rollout is done (besides 1
@@ -165,39 +63,16 @@ const (
 
 // outcome is the error --watch ends with for a done rollout, nil if every
 // device succeeded.
-func (r *rolloutView) outcome() error {
+func outcome(r *api.Rollout) error {
 	switch {
-	case r.State == "aborted":
-		return exitError{exitAborted, fmt.Errorf("rollout %s was aborted: %s", r.ID, r.Reason)}
-	case r.State == "failed":
-		return exitError{exitFailed, fmt.Errorf("rollout %s failed: %s", r.ID, r.Reason)}
-	case r.State == "completed" && r.Successes < len(r.Order):
-		return exitError{exitPartial, fmt.Errorf("rollout %s completed, but %d of %d devices did not succeed", r.ID, len(r.Order)-r.Successes, len(r.Order))}
+	case r.State == api.RolloutAborted:
+		return cli.Exit(exitAborted, fmt.Errorf("rollout %s was aborted: %s", r.ID, r.Reason))
+	case r.State == api.RolloutFailed:
+		return cli.Exit(exitFailed, fmt.Errorf("rollout %s failed: %s", r.ID, r.Reason))
+	case r.State == api.RolloutCompleted && r.Successes < len(r.Order):
+		return cli.Exit(exitPartial, fmt.Errorf("rollout %s completed, but %d of %d devices did not succeed", r.ID, len(r.Order)-r.Successes, len(r.Order)))
 	}
 	return nil
-}
-
-type modelRefView struct {
-	ID      string `json:"id"`
-	Release uint64 `json:"release"`
-}
-
-type deviceView struct {
-	ID           string            `json:"id"`
-	Online       bool              `json:"online"`
-	LastSeen     time.Time         `json:"last_seen"`
-	AgentVersion string            `json:"agent_version"`
-	Hardware     string            `json:"hardware"`
-	Labels       map[string]string `json:"labels"`
-	Model        *modelRefView     `json:"model"`
-	Health       string            `json:"health"`
-	Predictions  uint64            `json:"predictions"`
-	Drift        *wire.DriftReport `json:"drift"`
-	Drifting     bool              `json:"drifting"`
-	Last         *struct {
-		Class string `json:"class"`
-		Time  int64  `json:"time"`
-	} `json:"last_prediction"`
 }
 
 func newPublishCmd(e *env) *cobra.Command {
@@ -219,8 +94,8 @@ the model's latest; a rollout then publishes it to the devices.`,
 			if err != nil {
 				return err
 			}
-			var b bundleView
-			if err := c.do("POST", "/v1/bundles", "application/octet-stream", data, &b); err != nil {
+			b, err := c.AddBundle(data)
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -259,23 +134,16 @@ func newRolloutCmd(e *env) *cobra.Command {
       --phases 5,50%,100% --abort-on any --abort-threshold 10 --abort-min 5`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			body := map[string]any{"id": req.id, "bundle": req.bundle}
-			if len(req.devices) > 0 {
-				body["devices"] = req.devices
-			}
-			if req.allowUnknown {
-				body["allow_unknown"] = true
-			}
+			body := api.RolloutRequest{ID: req.id, Bundle: req.bundle, Devices: req.devices, AllowUnknown: req.allowUnknown}
 			if len(req.selector) > 0 {
-				sel := map[string]string{}
+				body.Selector = map[string]string{}
 				for _, kv := range req.selector {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok || k == "" {
 						return usagef("--selector %q: want label=value", kv)
 					}
-					sel[k] = v
+					body.Selector[k] = v
 				}
-				body["selector"] = sel
 			}
 			if (len(req.devices) == 0) == (len(req.selector) == 0) {
 				return usagef("give the target as --device (repeatable) or --selector label=value, not both")
@@ -284,37 +152,32 @@ func newRolloutCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			body["pace"] = pace
+			body.Pace = pace
 			if req.abortOn != "" {
-				body["abort"] = map[string]any{"on": req.abortOn, "threshold_percent": req.threshold, "min_executed": req.minExec}
+				body.Abort = api.AbortPolicy{On: req.abortOn, ThresholdPercent: req.threshold, MinExecuted: req.minExec}
 			}
-			if req.timeout > 0 {
-				body["timeout"] = req.timeout
-			}
+			body.Timeout = req.timeout
 			if req.shadow {
-				body["shadow"] = map[string]any{"phases": req.shadowPhases, "min_windows": req.minWindows,
-					"min_agreement": req.minAgree, "max_divergence": req.maxDiv, "max_low_margin": req.maxLow,
-					"max_train_divergence": req.maxTrain}
+				body.Shadow = &api.ShadowPolicy{Phases: req.shadowPhases, MinWindows: req.minWindows, MinAgreement: req.minAgree,
+					MaxDivergence: req.maxDiv, MaxLowMargin: req.maxLow, MaxTrainDivergence: req.maxTrain}
 			}
 			if req.retries != "" {
-				r := map[string]int{}
+				body.Retries = map[string]int{}
 				for _, kv := range strings.Split(req.retries, ",") {
 					k, v, ok := strings.Cut(kv, "=")
 					n, err := strconv.Atoi(v)
 					if !ok || err != nil {
 						return usagef("--retries %q: want kind=count,… (kinds failed, rejected, timed-out, any)", kv)
 					}
-					r[k] = n
+					body.Retries[k] = n
 				}
-				body["retries"] = r
 			}
 			c, err := ff.client()
 			if err != nil {
 				return err
 			}
-			raw, _ := json.Marshal(body)
-			var r rolloutView
-			if err := c.do("POST", "/v1/rollouts", "application/json", raw, &r); err != nil {
+			r, err := c.CreateRollout(&body)
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "rollout %s created: %s release %d to %d devices\n", r.ID, r.ModelID, r.Release, len(r.Order))
@@ -323,7 +186,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 	}
 	f := create.Flags()
 	f.StringVar(&req.id, "id", "", "rollout ID (required)")
-	f.StringVar(&req.bundle, "bundle", "", "bundle hash, as printed by tritctl publish (required)")
+	f.StringVar(&req.bundle, "bundle", "", "bundle hash as tritctl publish prints it, or a unique prefix of at least 4 digits (required)")
 	f.StringSliceVar(&req.devices, "device", nil, "target device ID (repeatable)")
 	f.StringSliceVar(&req.selector, "selector", nil, "target devices by label=value (repeatable; all must match)")
 	f.StringVar(&req.phases, "phases", "", "phases as counts or percentages, e.g. 5,50%,100%")
@@ -360,43 +223,26 @@ predictions would change: a plan before the apply (rollout create).
 Devices must be online; those that do not answer are listed with why.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			body := map[string]any{"bundle": plan.bundle}
+			body := &api.PlanRequest{Bundle: plan.bundle, Devices: plan.devices, Wait: plan.wait}
 			if (len(plan.devices) == 0) == (len(plan.selector) == 0) {
 				return usagef("give the target as --device (repeatable) or --selector label=value, not both")
 			}
-			if len(plan.devices) > 0 {
-				body["devices"] = plan.devices
-			}
 			if len(plan.selector) > 0 {
-				sel := map[string]string{}
+				body.Selector = map[string]string{}
 				for _, kv := range plan.selector {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok || k == "" {
 						return usagef("--selector %q: want label=value", kv)
 					}
-					sel[k] = v
+					body.Selector[k] = v
 				}
-				body["selector"] = sel
-			}
-			if plan.wait > 0 {
-				body["wait"] = plan.wait
 			}
 			c, err := ff.client()
 			if err != nil {
 				return err
 			}
-			raw, _ := json.Marshal(body)
-			var res struct {
-				Devices []struct {
-					Device string     `json:"device"`
-					Plan   *wire.Plan `json:"plan"`
-					Error  string     `json:"error"`
-				} `json:"devices"`
-				Windows  uint64 `json:"windows"`
-				Changed  uint64 `json:"changed"`
-				Answered int    `json:"answered"`
-			}
-			if err := c.do("POST", "/v1/plan", "application/json", raw, &res); err != nil {
+			res, err := c.Plan(body)
+			if err != nil {
 				return err
 			}
 			if plan.asJSON {
@@ -442,7 +288,8 @@ Devices must be online; those that do not answer are listed with why.`,
 		Short: "Show a rollout: per-state counts and the failing devices with reasons",
 		Long: `Show a rollout: its state, counts per device state, and the devices that
 did not succeed with their reasons. With --watch, follow it until it is done
-and exit with a code that says how it ended:
+(printing a line whenever its state or counts change) and exit with a code
+that says how it ended:
 
   0  completed: every device succeeded
   3  completed, but some devices failed, were rejected or timed out
@@ -455,9 +302,10 @@ and exit with a code that says how it ended:
 			if err != nil {
 				return err
 			}
+			last := ""
 			for {
-				var r rolloutView
-				if err := c.do("GET", "/v1/rollouts/"+args[0], "", nil, &r); err != nil {
+				r, err := c.Rollout(args[0])
+				if err != nil {
 					return err
 				}
 				switch {
@@ -465,15 +313,24 @@ and exit with a code that says how it ended:
 					if err := writeJSONTo(e.stdout, r); err != nil {
 						return err
 					}
-				case watch && !r.done():
-					fmt.Fprintf(e.stdout, "%s %s: %s\n", time.Now().Format(time.TimeOnly), r.State, countsLine(r.counts(), len(r.Order)))
+				case watch && !r.State.Done():
+					// A line only when something changed: polling an
+					// unchanged rollout prints nothing.
+					line := fmt.Sprintf("%s: %s", r.State, countsLine(r.Counts(), len(r.Order)))
+					if r.Reason != "" {
+						line += " — " + r.Reason
+					}
+					if line != last {
+						fmt.Fprintf(e.stdout, "%s %s\n", time.Now().Format(time.TimeOnly), line)
+						last = line
+					}
 				default:
-					printRollout(e.stdout, &r)
+					printRollout(e.stdout, r)
 				}
-				if !watch || r.done() {
+				if !watch || r.State.Done() {
 					// The final state was printed in full above.
 					if watch {
-						return r.outcome()
+						return outcome(r)
 					}
 					return nil
 				}
@@ -494,8 +351,8 @@ and exit with a code that says how it ended:
 			if err != nil {
 				return err
 			}
-			var rs []rolloutView
-			if err := c.do("GET", "/v1/rollouts", "", nil, &rs); err != nil {
+			rs, err := c.Rollouts()
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -523,9 +380,8 @@ and exit with a code that says how it ended:
 				if err != nil {
 					return err
 				}
-				raw, _ := json.Marshal(map[string]string{"reason": reason})
-				var r rolloutView
-				if err := c.do("POST", "/v1/rollouts/"+args[0]+"/"+op, "application/json", raw, &r); err != nil {
+				r, err := c.Control(args[0], op, reason)
+				if err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "rollout %s is %s\n", r.ID, r.State)
@@ -551,9 +407,8 @@ running is aborted first.`,
 			if err != nil {
 				return err
 			}
-			raw, _ := json.Marshal(map[string]string{"id": newID})
-			var r rolloutView
-			if err := c.do("POST", "/v1/rollouts/"+args[0]+"/rollback", "application/json", raw, &r); err != nil {
+			r, err := c.Rollback(args[0], newID)
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "rollback %s created: %s release %d to %d devices\n", r.ID, r.ModelID, r.Release, len(r.Order))
@@ -566,54 +421,52 @@ running is aborted first.`,
 	return cmd
 }
 
-// parsePace turns --phases and --rate into the API's pace object.
-func parsePace(phases, rate string) (map[string]any, error) {
-	pace := map[string]any{}
+// parsePace turns --phases and --rate into the API's pace.
+func parsePace(phases, rate string) (api.Pace, error) {
+	var pace api.Pace
 	if phases != "" && rate != "" {
-		return nil, usagef("give --phases or --rate, not both")
+		return pace, usagef("give --phases or --rate, not both")
 	}
 	if phases != "" {
-		var list []map[string]any
 		for _, p := range strings.Split(phases, ",") {
 			p = strings.TrimSpace(p)
 			if pct, ok := strings.CutSuffix(p, "%"); ok {
 				v, err := strconv.ParseFloat(pct, 64)
 				if err != nil || v <= 0 || v > 100 {
-					return nil, usagef("--phases: %q is not a percentage in (0, 100]", p)
+					return pace, usagef("--phases: %q is not a percentage in (0, 100]", p)
 				}
-				list = append(list, map[string]any{"percent": v})
+				pace.Phases = append(pace.Phases, api.Phase{Percent: v})
 				continue
 			}
 			n, err := strconv.Atoi(p)
 			if err != nil || n <= 0 {
-				return nil, usagef("--phases: %q is neither a device count nor a percentage", p)
+				return pace, usagef("--phases: %q is neither a device count nor a percentage", p)
 			}
-			list = append(list, map[string]any{"count": n})
+			pace.Phases = append(pace.Phases, api.Phase{Count: n})
 		}
-		pace["phases"] = list
 	}
 	if rate != "" {
 		parts := strings.Split(rate, ",")
 		if len(parts) != 3 {
-			return nil, usagef("--rate %q: want base-per-minute,factor,increase-after", rate)
+			return pace, usagef("--rate %q: want base-per-minute,factor,increase-after", rate)
 		}
 		base, err1 := strconv.ParseFloat(parts[0], 64)
 		factor, err2 := strconv.ParseFloat(parts[1], 64)
 		after, err3 := strconv.Atoi(parts[2])
 		if err1 != nil || err2 != nil || err3 != nil {
-			return nil, usagef("--rate %q: want numbers base-per-minute,factor,increase-after", rate)
+			return pace, usagef("--rate %q: want numbers base-per-minute,factor,increase-after", rate)
 		}
-		pace["rate"] = map[string]any{"base_per_minute": base, "factor": factor, "increase_after": after}
+		pace.Rate = &api.Rate{BasePerMinute: base, Factor: factor, IncreaseAfter: after}
 	}
 	return pace, nil
 }
 
-func countsLine(counts map[string]int, total int) string {
-	states := make([]string, 0, len(counts))
+func countsLine(counts map[api.DeviceState]int, total int) string {
+	states := make([]api.DeviceState, 0, len(counts))
 	for s := range counts {
 		states = append(states, s)
 	}
-	sort.Strings(states)
+	slices.Sort(states)
 	parts := make([]string, 0, len(states))
 	for _, s := range states {
 		parts = append(parts, fmt.Sprintf("%s %d", s, counts[s]))
@@ -621,7 +474,7 @@ func countsLine(counts map[string]int, total int) string {
 	return fmt.Sprintf("%s (of %d)", strings.Join(parts, ", "), total)
 }
 
-func printRollout(w io.Writer, r *rolloutView) {
+func printRollout(w io.Writer, r *api.Rollout) {
 	kind := "rollout"
 	if r.Rollback {
 		kind = "rollback"
@@ -631,11 +484,10 @@ func printRollout(w io.Writer, r *rolloutView) {
 	if r.Reason != "" {
 		fmt.Fprintf(w, " (%s)", r.Reason)
 	}
-	fmt.Fprintf(w, "\ndevices: %s\n", countsLine(r.counts(), len(r.Order)))
+	fmt.Fprintf(w, "\ndevices: %s\n", countsLine(r.Counts(), len(r.Order)))
 	var failing []string
 	for id, d := range r.Devices {
-		switch d.State {
-		case "failed", "rejected", "timed-out":
+		if d.State.Failed() {
 			failing = append(failing, id)
 		}
 	}
@@ -653,7 +505,7 @@ func printRollout(w io.Writer, r *rolloutView) {
 }
 
 // printShadow prints the shadow reports of a shadow rollout's devices.
-func printShadow(w io.Writer, r *rolloutView) {
+func printShadow(w io.Writer, r *api.Rollout) {
 	var ids []string
 	for _, id := range r.Order {
 		if r.Devices[id].Shadow != nil {
@@ -664,8 +516,8 @@ func printShadow(w io.Writer, r *rolloutView) {
 		return
 	}
 	if p := r.Shadow; p != nil {
-		fmt.Fprintf(w, "shadow gates: min %d windows, agreement >= %s, divergence <= %s, low margin <= %s, divergence from training <= %s\n", p.MinWindows,
-			gate(p.MinAgreement, true), gate(p.MaxDivergence, false), gate(p.MaxLowMargin, true), gate(p.MaxTrain, false))
+		fmt.Fprintf(w, "shadow gates: min %d windows, agreement >= %s, divergence <= %s, low margin <= %s, divergence from training <= %s\n", p.Windows(),
+			gate(p.MinAgreement, true), gate(p.MaxDivergence, false), gate(p.MaxLowMargin, true), gate(p.MaxTrainDivergence, false))
 	}
 	if len(ids) == 0 {
 		return
@@ -706,8 +558,8 @@ func newDevicesCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var ds []deviceView
-			if err := c.do("GET", "/v1/devices", "", nil, &ds); err != nil {
+			ds, err := c.Devices()
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -745,8 +597,8 @@ func newDevicesCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var raw json.RawMessage
-			if err := c.do("GET", "/v1/devices/"+args[0], "", nil, &raw); err != nil {
+			raw, err := c.DeviceJSON(args[0])
+			if err != nil {
 				return err
 			}
 			var buf bytes.Buffer
@@ -770,7 +622,7 @@ the highest sequence its state reports.`,
 			if err != nil {
 				return err
 			}
-			if err := c.do("DELETE", "/v1/devices/"+args[0], "", nil, nil); err != nil {
+			if err := c.ForgetDevice(args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "device %s forgotten\n", args[0])
@@ -791,7 +643,7 @@ shows offline until it publishes its state (at its next connection).`,
 			if err != nil {
 				return err
 			}
-			if err := c.do("POST", "/v1/devices/"+args[0]+"/reset", "application/json", nil, nil); err != nil {
+			if _, err := c.ResetDevice(args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "device %s reset: its next state will be taken\n", args[0])

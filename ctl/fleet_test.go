@@ -224,3 +224,48 @@ func TestRemoteTrainCancel(t *testing.T) {
 		t.Fatalf("cancel: %d %q %q", code, stdout, stderr)
 	}
 }
+
+// TestRolloutWatchPrintsChanges: --watch printed the same line at every
+// poll; now a line only when the state or the counts change.
+func TestRolloutWatchPrintsChanges(t *testing.T) {
+	running := func(states ...string) string {
+		devs := []string{}
+		for i, s := range states {
+			devs = append(devs, fmt.Sprintf(`"gw-%d":{"state":%q}`, i+1, s))
+		}
+		return `{"id":"r","state":"running","order":["gw-1","gw-2"],"devices":{` + strings.Join(devs, ",") + `}}`
+	}
+	bodies := []string{
+		running("notified", "pending"), running("notified", "pending"), running("notified", "pending"),
+		running("succeeded", "pending"), running("succeeded", "pending"),
+		running("succeeded", "notified"),
+		`{"id":"r","state":"completed","successes":2,"order":["gw-1","gw-2"],"devices":{"gw-1":{"state":"succeeded"},"gw-2":{"state":"succeeded"}}}`,
+	}
+	var mu sync.Mutex
+	polls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(w, bodies[min(polls, len(bodies)-1)])
+		polls++
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("TRIT_FLEET_URL", srv.URL)
+	t.Setenv("TRIT_FLEET_TOKEN", "test-token-0123456789")
+	stdout, stderr, code := runCtl(t, "rollout", "status", "--watch", "r", "--interval", "1ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var progress []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.Contains(l, "running: ") {
+			progress = append(progress, l)
+		}
+	}
+	if len(progress) != 3 || polls != len(bodies) {
+		t.Fatalf("%d polls printed %d progress lines, want 3 (one per change):\n%s", polls, len(progress), stdout)
+	}
+	if !strings.Contains(stdout, "state: completed") {
+		t.Fatalf("no final state:\n%s", stdout)
+	}
+}

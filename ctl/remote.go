@@ -1,46 +1,19 @@
 package ctl
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/training"
 )
 
-// trainJobView is this client's view of a fleet training job.
-type trainJobView struct {
-	ID           string  `json:"id"`
-	State        string  `json:"state"`
-	Error        string  `json:"error"`
-	Bundle       string  `json:"bundle"`
-	Bytes        int     `json:"bytes"`
-	Sigma        float64 `json:"sigma"`
-	C            float64 `json:"c"`
-	Accuracy     float64 `json:"accuracy"`
-	AccuracyOn   string  `json:"accuracy_on"`
-	NonZero      int     `json:"nonzero"`
-	TrainSeconds float64 `json:"train_seconds"`
-}
-
 func newRemoteTrainCmd(e *env) *cobra.Command {
 	var ff fleetFlags
-	var req struct {
-		Format      string  `json:"format,omitempty"`
-		LabelColumn int     `json:"label_column,omitempty"`
-		Sigma       float64 `json:"sigma,omitempty"`
-		C           float64 `json:"c,omitempty"`
-		Budget      int     `json:"budget,omitempty"`
-		P           int     `json:"p,omitempty"`
-		ModelID     string  `json:"model_id"`
-		Release     uint64  `json:"release"`
-		Hardware    string  `json:"hardware,omitempty"`
-		MinAgent    string  `json:"min_agent_version,omitempty"`
-		Dataset     string  `json:"dataset"`
-	}
+	var req api.TrainRequest
 	var out string
 	var asJSON, force bool
 	var interval time.Duration
@@ -68,26 +41,25 @@ to roll it out: the fleet never holds a release key.`,
 			if err != nil {
 				return err
 			}
-			raw, _ := json.Marshal(req)
-			var job trainJobView
-			if err := c.do("POST", "/v1/train", "application/json", raw, &job); err != nil {
+			job, err := c.Train(&req)
+			if err != nil {
 				return err
 			}
 			start := time.Now()
-			for job.State == "queued" || job.State == "running" {
+			for job.State == api.TrainQueued || job.State == api.TrainRunning {
 				time.Sleep(interval)
 				if !asJSON {
 					fmt.Fprintf(e.stderr, "training on the fleet (job %s, %s; tritctl remote-train cancel %s stops it): %s elapsed\n",
 						job.ID, job.State, job.ID, time.Since(start).Round(time.Second))
 				}
-				if err := c.do("GET", "/v1/train/"+job.ID, "", nil, &job); err != nil {
+				if job, err = c.TrainJob(job.ID); err != nil {
 					return err
 				}
 			}
-			if job.State != "succeeded" {
+			if job.State != api.TrainSucceeded {
 				return fmt.Errorf("training job %s %s: %s", job.ID, job.State, job.Error)
 			}
-			bundleBytes, err := c.raw("/v1/train/" + job.ID + "/bundle")
+			bundleBytes, err := c.TrainedBundle(job.ID)
 			if err != nil {
 				return err
 			}
@@ -133,8 +105,8 @@ training run in the background before it starts the next job.`,
 			if err != nil {
 				return err
 			}
-			var job trainJobView
-			if err := c.do("POST", "/v1/train/"+args[0]+"/cancel", "application/json", nil, &job); err != nil {
+			job, err := c.CancelTraining(args[0])
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "training job %s %s\n", job.ID, job.State)

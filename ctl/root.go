@@ -4,15 +4,13 @@
 package ctl
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/internal/buildinfo"
+	"github.com/trit-iot/trit/internal/cli"
 )
 
 // Version is the tritctl version (internal/buildinfo).
@@ -32,39 +30,12 @@ func Main(args []string) int {
 	return run(e, args)
 }
 
-func run(e *env, args []string) int {
-	root := newRoot(e)
-	root.SetArgs(args)
-	root.SetOut(e.stdout)
-	root.SetErr(e.stderr)
-	err := root.Execute()
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintf(e.stderr, "tritctl: %v\n", err)
-	var x exitError
-	if errors.As(err, &x) {
-		return x.code
-	}
-	var u usageError
-	// Cobra reports missing required flags as a plain error.
-	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "required flag") {
-		return 2
-	}
-	return 1
-}
+// run runs tritctl under the binaries' one command-line policy
+// (internal/cli: exit codes 0, 1, 2 for usage errors).
+func run(e *env, args []string) int { return cli.Run(newRoot(e), args, e.stdout, e.stderr) }
 
-// usageError marks errors in how a command was called.
-type usageError struct{ error }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// exitError is an outcome a script tells apart by the exit code (see
-// rollout status --watch).
-type exitError struct {
-	code int
-	error
-}
+// usagef returns a usage error (exit code 2).
+func usagef(format string, a ...any) error { return cli.Usagef(format, a...) }
 
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
@@ -76,27 +47,9 @@ evaluates them, and manages keys, bundles and fleet rollouts.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newTrainCmd(e), newEvalCmd(e), newDemoCmd(e))
 	root.AddCommand(newKeysCmd(e), newBundleCmd(e))
 	root.AddCommand(newCertsCmd(e), newPublishCmd(e), newRolloutCmd(e), newDevicesCmd(e), newSamplesCmd(e), newRemoteTrainCmd(e))
 	root.AddCommand(newBenchCmd(e))
-	markArgErrors(root)
 	return root
-}
-
-// markArgErrors makes every command's argument-count errors usage errors
-// (exit code 2), like flag errors.
-func markArgErrors(cmd *cobra.Command) {
-	if check := cmd.Args; check != nil {
-		cmd.Args = func(c *cobra.Command, args []string) error {
-			if err := check(c, args); err != nil {
-				return usageError{err}
-			}
-			return nil
-		}
-	}
-	for _, sub := range cmd.Commands() {
-		markArgErrors(sub)
-	}
 }

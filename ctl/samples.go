@@ -3,7 +3,6 @@ package ctl
 import (
 	"encoding/csv"
 	"fmt"
-	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -71,8 +70,8 @@ docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 					}
 					sel[k] = v
 				}
-				var ds []deviceView
-				if err := c.do("GET", "/v1/devices", "", nil, &ds); err != nil {
+				ds, err := c.Devices()
+				if err != nil {
 					return err
 				}
 				ids = nil
@@ -87,12 +86,8 @@ docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 			}
 			var sets []deviceSamples
 			for _, id := range ids {
-				path := "/v1/devices/" + url.PathEscape(id) + "/samples"
-				if wait > 0 {
-					path += "?wait=" + url.QueryEscape(wait.String())
-				}
-				var set wire.SampleSet
-				if err := c.do("GET", path, "", nil, &set); err != nil {
+				set, err := c.Samples(id, wait)
+				if err != nil {
 					if len(ids) == 1 {
 						return err
 					}
@@ -102,7 +97,7 @@ docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 				if len(sets) > 0 && !slices.Equal(set.Features, sets[0].set.Features) {
 					return fmt.Errorf("%s's samples have features %v, %s's %v: pull them into separate files", id, set.Features, sets[0].device, sets[0].set.Features)
 				}
-				sets = append(sets, deviceSamples{id, &set})
+				sets = append(sets, deviceSamples{id, set})
 			}
 			if len(sets) == 0 {
 				return fmt.Errorf("no device sent its samples")

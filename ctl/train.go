@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/data"
 	"github.com/trit-iot/trit/training/ternary"
@@ -173,11 +174,11 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	}
 	loss, err := ternary.ParseLoss(f.loss)
 	if err != nil {
-		return usageError{err}
+		return &cli.UsageError{Err: err}
 	}
 	reg, err := ternary.ParseReg(f.reg)
 	if err != nil {
-		return usageError{err}
+		return &cli.UsageError{Err: err}
 	}
 	sg, err := parseGrid("sigma-grid", f.sigmaGrid)
 	if err != nil {

@@ -11,12 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
 
-// The HTTP JSON API that tritctl drives. Every route needs the bearer
+// The HTTP JSON API that tritctl drives; its types are in package api. Every route needs the bearer
 // token, /metrics included: it names rollouts and counts devices, and
 // Prometheus sends a bearer token (authorization.credentials_file). Errors
 // are {"error": "..."} with a status that says whose fault it was: 400 bad
@@ -102,7 +103,7 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			if !authorized(r, token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trit-fleet"`)
-				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong API token"})
+				writeJSON(w, http.StatusUnauthorized, api.Error{Error: "missing or wrong API token"})
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
@@ -114,9 +115,9 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		if status == http.StatusInternalServerError {
 			s.log.Error("API request failed", "method", r.Method, "path", clip(r.URL.Path, maxLogField), "err", clip(err.Error(), maxLogField))
 		}
-		writeJSON(w, status, map[string]string{"error": err.Error()})
+		writeJSON(w, status, api.Error{Error: err.Error()})
 	}
-	api := func(pattern string, h func(*http.Request) (any, error)) {
+	route := func(pattern string, h func(*http.Request) (any, error)) {
 		guarded(pattern, func(w http.ResponseWriter, r *http.Request) {
 			v, err := h(r)
 			if err != nil {
@@ -129,17 +130,17 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 	// Unmatched paths get the same token check before their 404, so the
 	// API's shape is not probed without the token.
 	guarded("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such API route: " + r.Method + " " + clip(r.URL.Path, 64)})
+		writeJSON(w, http.StatusNotFound, api.Error{Error: "no such API route: " + r.Method + " " + clip(r.URL.Path, 64)})
 	})
-	api("GET /v1/devices", func(*http.Request) (any, error) { return Devices(s.db) })
-	api("GET /v1/devices/{id}", func(r *http.Request) (any, error) {
+	route("GET /v1/devices", func(*http.Request) (any, error) { return Devices(s.db) })
+	route("GET /v1/devices/{id}", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
 		if err != nil {
 			return nil, err
 		}
 		return DeviceByID(s.db, id)
 	})
-	api("GET /v1/devices/{id}/samples", func(r *http.Request) (any, error) {
+	route("GET /v1/devices/{id}/samples", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
 		if err != nil {
 			return nil, err
@@ -152,14 +153,14 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		}
 		return s.Samples(r.Context(), id, wait)
 	})
-	api("POST /v1/plan", func(r *http.Request) (any, error) {
+	route("POST /v1/plan", func(r *http.Request) (any, error) {
 		var req PlanRequest
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
 		return s.Plan(r.Context(), req)
 	})
-	api("DELETE /v1/devices/{id}", func(r *http.Request) (any, error) {
+	route("DELETE /v1/devices/{id}", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
 		if err != nil {
 			return nil, err
@@ -168,9 +169,9 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 			return nil, err
 		}
 		s.log.Info("device forgotten", "device", id)
-		return map[string]string{"forgotten": id}, nil
+		return api.Forgotten{Forgotten: id}, nil
 	})
-	api("POST /v1/devices/{id}/reset", func(r *http.Request) (any, error) {
+	route("POST /v1/devices/{id}/reset", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
 		if err != nil {
 			return nil, err
@@ -184,8 +185,8 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		}
 		return d, err
 	})
-	api("GET /v1/bundles", func(*http.Request) (any, error) { return s.reg.Bundles() })
-	api("POST /v1/bundles", func(r *http.Request) (any, error) {
+	route("GET /v1/bundles", func(*http.Request) (any, error) { return s.reg.Bundles() })
+	route("POST /v1/bundles", func(r *http.Request) (any, error) {
 		data, err := io.ReadAll(r.Body)
 		if err != nil {
 			return nil, badRequest("reading the bundle: %v", err)
@@ -196,15 +197,15 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		}
 		return info, err
 	})
-	api("GET /v1/rollouts", func(*http.Request) (any, error) { return s.Rollouts() })
-	api("POST /v1/rollouts", func(r *http.Request) (any, error) {
+	route("GET /v1/rollouts", func(*http.Request) (any, error) { return s.Rollouts() })
+	route("POST /v1/rollouts", func(r *http.Request) (any, error) {
 		var req RolloutRequest
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
 		return s.CreateRollout(req)
 	})
-	api("GET /v1/rollouts/{id}", func(r *http.Request) (any, error) {
+	route("GET /v1/rollouts/{id}", func(r *http.Request) (any, error) {
 		id, err := rolloutID(r)
 		if err != nil {
 			return nil, err
@@ -212,14 +213,12 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		return s.GetRollout(id)
 	})
 	for _, op := range []string{"pause", "resume", "abort"} {
-		api("POST /v1/rollouts/{id}/"+op, func(r *http.Request) (any, error) {
+		route("POST /v1/rollouts/{id}/"+op, func(r *http.Request) (any, error) {
 			id, err := rolloutID(r)
 			if err != nil {
 				return nil, err
 			}
-			var body struct {
-				Reason string `json:"reason"`
-			}
+			var body api.ControlRequest
 			if err := decodeBody(r, &body); err != nil {
 				return nil, err
 			}
@@ -229,14 +228,12 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 			return s.Control(id, op, body.Reason)
 		})
 	}
-	api("POST /v1/rollouts/{id}/rollback", func(r *http.Request) (any, error) {
+	route("POST /v1/rollouts/{id}/rollback", func(r *http.Request) (any, error) {
 		id, err := rolloutID(r)
 		if err != nil {
 			return nil, err
 		}
-		var body struct {
-			ID string `json:"id"`
-		}
+		var body api.RollbackRequest
 		if err := decodeBody(r, &body); err != nil {
 			return nil, err
 		}
@@ -245,22 +242,22 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		}
 		return s.Rollback(id, body.ID)
 	})
-	api("POST /v1/train", func(r *http.Request) (any, error) {
+	route("POST /v1/train", func(r *http.Request) (any, error) {
 		var req TrainRequest
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
 		return s.StartTraining(req)
 	})
-	api("GET /v1/train", func(*http.Request) (any, error) { return s.TrainingJobs(), nil })
-	api("GET /v1/train/{id}", func(r *http.Request) (any, error) {
+	route("GET /v1/train", func(*http.Request) (any, error) { return s.TrainingJobs(), nil })
+	route("GET /v1/train/{id}", func(r *http.Request) (any, error) {
 		id, err := trainID(r)
 		if err != nil {
 			return nil, err
 		}
 		return s.TrainingJob(id)
 	})
-	api("POST /v1/train/{id}/cancel", func(r *http.Request) (any, error) {
+	route("POST /v1/train/{id}/cancel", func(r *http.Request) (any, error) {
 		id, err := trainID(r)
 		if err != nil {
 			return nil, err
@@ -349,7 +346,7 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, ErrReleaseExists), errors.Is(err, ErrReleaseTooLow), errors.Is(err, ErrTrainingDone):
 		return http.StatusConflict
-	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrRollout), errors.Is(err, ErrBundleRejected), errors.As(err, &tooBig):
+	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrRollout), errors.Is(err, ErrAmbiguous), errors.Is(err, ErrBundleRejected), errors.As(err, &tooBig):
 		return http.StatusBadRequest
 	case errors.Is(err, bundle.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge

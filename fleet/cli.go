@@ -3,7 +3,6 @@ package fleet
 import (
 	"context"
 	"crypto/ed25519"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,13 +19,16 @@ import (
 
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/internal/buildinfo"
+	"github.com/trit-iot/trit/internal/cli"
 )
 
 // Version is the trit-fleet's version (internal/buildinfo).
 var Version = buildinfo.Version
 
 // Main runs the trit-fleet command line with args (without the program
-// name) and returns the exit code: 0 success, 1 failure, 2 usage error.
+// name) and returns the exit code under the binaries' one command-line
+// policy (internal/cli): 0 success, 1 failure, 2 usage error, also for a
+// configuration error (ErrConfig).
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:           "trit-fleet",
@@ -83,17 +85,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	check.Flags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "configuration file")
 	root.AddCommand(run, check, newCredentialsCmd(stdout), newBackupCmd(stdout))
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	if err := root.Execute(); err != nil {
-		fmt.Fprintf(stderr, "trit-fleet: %v\n", err)
-		if errors.Is(err, ErrConfig) || strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") {
-			return 2
-		}
-		return 1
-	}
-	return 0
+	return cli.Run(root, args, stdout, stderr)
 }
 
 // Ready reports the addresses a running Serve is using.

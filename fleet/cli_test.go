@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/trit-iot/trit/internal/buildinfo"
 	"io"
 	"log/slog"
 	"os"
@@ -97,7 +98,7 @@ func TestBackupCommand(t *testing.T) {
 	startDevice(t, b.URL(), "sim-1", files)
 	waitFor(t, "sim-1 in the inventory", func() bool {
 		var ds []Device
-		return json.Unmarshal(api(t, addr, files.token, "GET", "/v1/devices", nil), &ds) == nil && len(ds) == 1
+		return json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds) == nil && len(ds) == 1
 	})
 	out := filepath.Join(t.TempDir(), "fleet-backup.db")
 	if msg := run(out); !strings.Contains(msg, "running trit-fleet") {
@@ -136,5 +137,26 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("waiting for %s: gave up", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMainPolicy: trit-fleet follows the binaries' one command-line policy
+// (internal/cli): --version from internal/buildinfo, usage errors and an
+// unusable configuration exit 2.
+func TestMainPolicy(t *testing.T) {
+	var out bytes.Buffer
+	if code := Main([]string{"--version"}, &out, &out); code != 0 || !strings.Contains(out.String(), buildinfo.Version) {
+		t.Errorf("--version: exit %d %q", code, out.String())
+	}
+	for _, args := range [][]string{
+		{"run", "--nope"},
+		{"run", "extra"},
+		{"nosuch"},
+		{"run", "--config", filepath.Join(t.TempDir(), "missing.toml")},
+	} {
+		var out bytes.Buffer
+		if code := Main(args, &out, &out); code != 2 || !strings.HasPrefix(out.String(), "trit-fleet: ") {
+			t.Errorf("%q: exit %d %q, want 2", args, code, out.String())
+		}
 	}
 }

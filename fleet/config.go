@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -64,14 +65,19 @@ type TrainingConfig struct {
 	DataDir string `toml:"data_dir"`
 }
 
+// DefaultEmbeddedListen is where the embedded broker listens by default:
+// loopback, and not MQTT's 1883, which a system Mosquitto often holds.
+const DefaultEmbeddedListen = "127.0.0.1:1884"
+
 // MQTTConfig is the fleet's broker connection.
 type MQTTConfig struct {
 	// Broker is tcp://host:port, ssl://host:port, or "embedded" to run an
 	// in-process broker on EmbeddedListen (demos, single-host trials and
 	// small sites; see docs/FLEET.md). Devices log in to the embedded
 	// broker with the credentials in EmbeddedCredentials.
-	Broker         string `toml:"broker"`
-	EmbeddedListen string `toml:"embedded_listen"` // default 127.0.0.1:1883
+	Broker string `toml:"broker"`
+	// EmbeddedListen is host:port; default DefaultEmbeddedListen.
+	EmbeddedListen string `toml:"embedded_listen"`
 	// EmbeddedCredentials is the file of device credentials (hashed) that
 	// `trit-fleet credentials add` writes; default
 	// /etc/trit-fleet/mqtt-credentials.
@@ -136,8 +142,9 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText formats the duration.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// ErrConfig reports an unusable configuration.
-var ErrConfig = errors.New("fleet: invalid configuration")
+// ErrConfig reports an unusable configuration. It is a usage error: the
+// command line exits with code 2 (internal/cli).
+var ErrConfig error = &cli.UsageError{Err: errors.New("fleet: invalid configuration")}
 
 // LoadConfig reads, defaults and validates the configuration at path.
 func LoadConfig(path string) (*Config, error) {
@@ -203,7 +210,7 @@ func (c *Config) setDefaults() error {
 		return fail("mqtt.broker", "required: tcp://host:port, ssl://host:port or \"embedded\"")
 	case m.Broker == "embedded":
 		if m.EmbeddedListen == "" {
-			m.EmbeddedListen = "127.0.0.1:1883"
+			m.EmbeddedListen = DefaultEmbeddedListen
 		}
 		host, _, err := net.SplitHostPort(m.EmbeddedListen)
 		if err != nil {

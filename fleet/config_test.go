@@ -36,7 +36,7 @@ func TestParseConfigEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MQTT.EmbeddedListen != "127.0.0.1:1883" || c.MQTT.EmbeddedCredentials != "/etc/trit-fleet/mqtt-credentials" {
+	if c.MQTT.EmbeddedListen != "127.0.0.1:1884" || c.MQTT.EmbeddedCredentials != "/etc/trit-fleet/mqtt-credentials" {
 		t.Errorf("defaults: %+v", c.MQTT)
 	}
 	tls := strings.Replace(embedded, `broker = "embedded"`, `broker = "embedded"

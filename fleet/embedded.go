@@ -3,10 +3,12 @@ package fleet
 import (
 	"cmp"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"syscall"
 	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
@@ -143,13 +145,16 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 	caps.MaximumInflight = embeddedMaxQueued
 	caps.TopicAliasMaximum = 0  // MQTT 5 topic aliases are not needed
 	caps.SharedSubAvailable = 0 // nor shared ones (announced only; brokerACL refuses $share/ filters)
-	srv := mochi.New(&mochi.Options{InlineClient: false, Logger: log, Capabilities: caps})
+	srv := mochi.New(&mochi.Options{InlineClient: false, Logger: newBrokerLog(log), Capabilities: caps})
 	auth := &brokerAuth{fleetID: fleetID, creds: creds, log: log}
 	auth.fleetSum = sha256Sum(secret)
 	if err := srv.AddHook(auth, nil); err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}
 	dev, err := listen("devices", o.Listen, tlsConf)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("embedded broker: %w (another broker, such as a system Mosquitto, or another trit-fleet? set mqtt.embedded_listen to a free port)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}

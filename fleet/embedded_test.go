@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
@@ -560,7 +561,7 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 	}
 	waitUntil(t, "3 devices in the inventory", func() bool {
 		var ds []Device
-		json.Unmarshal(api(t, addr, files.token, "GET", "/v1/devices", nil), &ds)
+		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds)
 		return len(ds) == 3
 	})
 	priv, err := bundle.LoadPrivateKey(files.releasePriv)
@@ -568,18 +569,18 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	var info BundleInfo
-	json.Unmarshal(api(t, addr, files.token, "POST", "/v1/bundles", signedBundle(t, "vib", 1, priv)), &info)
+	json.Unmarshal(callAPI(t, addr, files.token, "POST", "/v1/bundles", signedBundle(t, "vib", 1, priv)), &info)
 	req := fmt.Sprintf(`{"id":"emb-1","bundle":%q,"devices":["sim-0","sim-1","sim-2"],"pace":{"phases":[{"percent":100}]},"abort":{"on":"any","threshold_percent":0,"min_executed":1}}`, info.Hash)
-	api(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
+	callAPI(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
 	var r Rollout
 	waitUntil(t, "rollout done", func() bool {
-		json.Unmarshal(api(t, addr, files.token, "GET", "/v1/rollouts/emb-1", nil), &r)
+		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/rollouts/emb-1", nil), &r)
 		return r.State.Done()
 	})
 	if r.State != RolloutCompleted || r.Successes != 3 {
 		t.Fatalf("rollout %s (%s), counts %v", r.State, r.Reason, r.Counts())
 	}
-	if m := api(t, addr, files.token, "GET", "/metrics", nil); !strings.Contains(string(m), "trit_fleet_broker_connected 1") {
+	if m := callAPI(t, addr, files.token, "GET", "/metrics", nil); !strings.Contains(string(m), "trit_fleet_broker_connected 1") {
 		t.Errorf("metrics do not report the broker connection:\n%s", m)
 	}
 }
@@ -608,5 +609,80 @@ func TestEmbeddedConnectTimeout(t *testing.T) {
 	c2.Close()
 	if err := pub(t, gw1, e.tp.State("gw-1"), 1, false, []byte("{}")); err != nil {
 		t.Errorf("an authenticated client was cut off: %v", err)
+	}
+}
+
+// TestEmbeddedBrokerLog: mochi logged every ended connection as
+// `level=WARN msg=""` and packet errors with the whole packet struct. An
+// ordinary end is now a debug line that says what ended, and a packet is
+// shown by type, topic and size.
+func TestEmbeddedBrokerLog(t *testing.T) {
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b, err := StartEmbedded(&EmbeddedOptions{Listen: "127.0.0.1:0", Credentials: filepath.Join(t.TempDir(), "none")}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	// A client that connects and goes away without a CONNECT.
+	c, err := net.Dial("tcp", strings.TrimPrefix(b.URL(), "tcp://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), `msg="MQTT connection ended"`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no line for the ended connection:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Contains(logs.String(), `msg=""`) {
+		t.Errorf("an empty log message:\n%s", logs.String())
+	}
+
+	// A packet error: the packet is summarised, its payload not dumped.
+	var out bytes.Buffer
+	bl := newBrokerLog(slog.New(slog.NewTextHandler(&out, nil)))
+	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish}, TopicName: "trit/v1/x", Payload: bytes.Repeat([]byte("A"), 10000)}
+	bl.Warn("error processing packet", "error", errors.New("bad"), "pk", pk)
+	bl.Warn("", "error", errors.New("protocol violation"))
+	got := out.String()
+	if len(got) > 1000 || !strings.Contains(got, `pk="Publish topic=\"trit/v1/x\" payload=10000 bytes"`) {
+		t.Errorf("packet error logged as:\n%.2000s", got)
+	}
+	if !strings.Contains(got, `level=INFO msg="MQTT connection ended with an error" error="protocol violation"`) {
+		t.Errorf("an unusual connection end logged as:\n%s", got)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestEmbeddedListenInUse: a port already taken (a system Mosquitto on
+// 1883 was the usual case) is an error that says what to change.
+func TestEmbeddedListenInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, err = StartEmbedded(&EmbeddedOptions{Listen: l.Addr().String(), Credentials: filepath.Join(t.TempDir(), "none")}, nil)
+	if err == nil || !strings.Contains(err.Error(), "mqtt.embedded_listen") {
+		t.Fatalf("listen on a taken port: %v", err)
 	}
 }

@@ -181,7 +181,7 @@ func (d *simDevice) onCommand(m mqtt.Message) {
 	d.event(c, wire.JobSucceeded)
 }
 
-func api(t *testing.T, addr, token, method, path string, body []byte) []byte {
+func callAPI(t *testing.T, addr, token, method, path string, body []byte) []byte {
 	t.Helper()
 	req, _ := http.NewRequest(method, "http://"+addr+path, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -213,7 +213,7 @@ func TestFleetOverMosquitto(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var ds []Device
-		json.Unmarshal(api(t, addr, files.token, "GET", "/v1/devices", nil), &ds)
+		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds)
 		if len(ds) == 6 {
 			break
 		}
@@ -228,14 +228,14 @@ func TestFleetOverMosquitto(t *testing.T) {
 		t.Fatal(err)
 	}
 	var info BundleInfo
-	json.Unmarshal(api(t, addr, files.token, "POST", "/v1/bundles", signedBundle(t, "vib", 1, priv)), &info)
+	json.Unmarshal(callAPI(t, addr, files.token, "POST", "/v1/bundles", signedBundle(t, "vib", 1, priv)), &info)
 	req := fmt.Sprintf(`{"id":"it-1","bundle":%q,"selector":{"ring":"test"},"pace":{"phases":[{"count":2},{"percent":100}]},"abort":{"on":"any","threshold_percent":0,"min_executed":1}}`, info.Hash)
-	api(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
+	callAPI(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
 
 	deadline = time.Now().Add(30 * time.Second)
 	for {
 		var r Rollout
-		json.Unmarshal(api(t, addr, files.token, "GET", "/v1/rollouts/it-1", nil), &r)
+		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/rollouts/it-1", nil), &r)
 		if r.State == RolloutCompleted {
 			if r.Successes != 6 {
 				t.Fatalf("completed with %d successes", r.Successes)
@@ -254,7 +254,7 @@ func TestFleetOverMosquitto(t *testing.T) {
 		}
 		d.mu.Unlock()
 	}
-	metrics := api(t, addr, files.token, "GET", "/metrics", nil)
+	metrics := callAPI(t, addr, files.token, "GET", "/metrics", nil)
 	if !strings.Contains(string(metrics), `trit_fleet_jobs_finished_total{result="succeeded"} 6`) {
 		t.Errorf("metrics do not count 6 successes:\n%s", metrics)
 	}

@@ -3,6 +3,7 @@ package fleet
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/trit-iot/trit/api"
 	"math"
 	"sort"
 	"time"
@@ -24,50 +25,10 @@ import (
 // session; an offline state of another instance is the late will of a
 // former life and is ignored.
 
-// Device is one device's inventory record.
+// Device is one device's inventory record (api.Device) with the logic that
+// applies what the device reports.
 type Device struct {
-	ID       string    `json:"id"`
-	Online   bool      `json:"online"`
-	Session  uint64    `json:"session"`
-	Instance string    `json:"instance,omitempty"` // the agent database's instance ID
-	LastSeen time.Time `json:"last_seen,omitzero"`
-	// From the device's latest state.
-	AgentVersion string              `json:"agent_version,omitempty"`
-	Hardware     string              `json:"hardware,omitempty"`
-	Labels       map[string]string   `json:"labels,omitempty"`
-	Model        *wire.ModelRef      `json:"model,omitempty"`
-	Previous     *wire.ModelRef      `json:"previous,omitempty"`
-	Health       string              `json:"health,omitempty"`
-	Sensors      []wire.SensorHealth `json:"sensors,omitempty"`
-	Outbox       *wire.OutboxInfo    `json:"outbox,omitempty"`
-	// From telemetry.
-	Predictions uint64            `json:"predictions,omitempty"` // total reported
-	Latency     *wire.Latency     `json:"latency_us,omitempty"`  // latest interval
-	Counts      map[string]uint64 `json:"counts,omitempty"`      // per class, latest interval
-	Last        *wire.Prediction  `json:"last_prediction,omitempty"`
-	// ShadowModel is the candidate the device scores in shadow (from its
-	// state), Shadow its latest report (from telemetry).
-	ShadowModel *wire.ModelRef     `json:"shadow_model,omitempty"`
-	Shadow      *wire.ShadowReport `json:"shadow,omitempty"`
-	// Drift is the active model's latest drift report; Drifting is set
-	// while its score is at or above the fleet's alert threshold.
-	Drift    *wire.DriftReport `json:"drift,omitempty"`
-	Drifting bool              `json:"drifting,omitempty"`
-	// LastSeq is the highest deployment command sequence sent to the device;
-	// the next command carries LastSeq+1.
-	LastSeq uint64 `json:"last_seq,omitempty"`
-	// LastJob is the device's latest job event.
-	LastJob *JobRecord `json:"last_job,omitempty"`
-}
-
-// JobRecord is the latest job event of a device.
-type JobRecord struct {
-	Rollout string        `json:"rollout"`
-	Seq     uint64        `json:"seq"`
-	State   wire.JobState `json:"state"`
-	Code    string        `json:"code,omitempty"`
-	Reason  string        `json:"reason,omitempty"`
-	Time    time.Time     `json:"time"`
+	api.Device
 }
 
 // getDevice reads a device record in tx; a device never seen gets a new,
@@ -79,7 +40,7 @@ func getDevice(tx *store.Tx, id string) (*Device, error) {
 		return nil, err
 	}
 	if !ok {
-		d = &Device{ID: id}
+		d = &Device{Device: api.Device{ID: id}}
 	}
 	return d, nil
 }

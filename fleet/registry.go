@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
 )
 
 // The registry holds every bundle the fleet may distribute. A bundle enters
@@ -20,29 +22,6 @@ import (
 // publishes something its devices would reject for those reasons; the raw
 // bytes are kept content-addressed in the store and published exactly as
 // they were signed.
-
-// BundleInfo is the registry's record of one bundle.
-type BundleInfo struct {
-	Hash       string    `json:"hash"` // SHA-256 of the signed bytes, lowercase hex
-	ModelID    string    `json:"model_id"`
-	Release    uint64    `json:"release"`
-	Size       int       `json:"size"`
-	KeyID      string    `json:"key_id"` // hex of the signing key's ID
-	Classes    []string  `json:"classes"`
-	Features   []string  `json:"features"`
-	Hardware   string    `json:"hardware,omitempty"`
-	MinAgent   string    `json:"min_agent_version"`
-	P          int       `json:"p"`
-	CreatedAt  time.Time `json:"created_at"`
-	ExpiresAt  time.Time `json:"expires_at,omitzero"`
-	AddedAt    time.Time `json:"added_at"`
-	Published  bool      `json:"published"` // sent retained to its bundle topic
-	TrainedBy  string    `json:"trained_by,omitempty"`
-	TrainNotes string    `json:"train_notes,omitempty"`
-	// TrainCounts are the training rows per class, from the bundle's info
-	// (train.class_counts); nil when it does not say.
-	TrainCounts map[string]uint64 `json:"train_counts,omitempty"`
-}
 
 // trainCounts reads the info key train.class_counts ("n1,n2,…" in class
 // order); nil when absent or not one count per class.
@@ -71,6 +50,8 @@ type ModelInfo struct {
 
 // Registry errors.
 var (
+	// ErrAmbiguous: a bundle hash prefix matches several bundles.
+	ErrAmbiguous      = errors.New("fleet: ambiguous")
 	ErrNotFound       = errors.New("fleet: not found")
 	ErrReleaseExists  = errors.New("fleet: release already registered with different bytes")
 	ErrReleaseTooLow  = errors.New("fleet: release is not above the model's latest")
@@ -170,6 +151,43 @@ func (r *Registry) Bundle(hash string) (*BundleInfo, []byte, error) {
 		return nil, nil, err
 	}
 	return &info, data, nil
+}
+
+// minHashPrefix is the shortest bundle hash prefix Resolve accepts (as
+// git's abbreviated hashes).
+const minHashPrefix = 4
+
+// Resolve returns the full hash of the registered bundle whose hash is h or
+// starts with h (at least minHashPrefix hex digits, such as the 12 that
+// tritctl prints). No match is ErrNotFound; several are ErrAmbiguous.
+func (r *Registry) Resolve(h string) (string, error) {
+	if wire.CheckHash(h) == nil {
+		return h, nil
+	}
+	if len(h) < minHashPrefix || len(h) > 2*sha256.Size || strings.Trim(h, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("%w: bundle %q: give the bundle's SHA-256 (lowercase hex) as tritctl publish prints it, or at least its first %d digits",
+			ErrRollout, clip(h, 80), minHashPrefix)
+	}
+	var matches []string
+	err := r.db.View(func(tx *store.Tx) error {
+		return tx.ForEach(store.FleetBundles, func(key string, _ []byte) error {
+			if strings.HasPrefix(key, h) {
+				matches = append(matches, key)
+			}
+			return nil
+		})
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case len(matches) == 0:
+		return "", fmt.Errorf("%w: no registered bundle's hash starts with %s", ErrNotFound, h)
+	case len(matches) > 1:
+		sort.Strings(matches)
+		return "", fmt.Errorf("%w: %d registered bundles' hashes start with %s (%s); give more digits",
+			ErrAmbiguous, len(matches), h, listIDs(matches))
+	}
+	return matches[0], nil
 }
 
 // MarkPublished records that a bundle was published to its topic.

@@ -3,13 +3,12 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"github.com/trit-iot/trit/api"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/trit-iot/trit/wire"
 )
 
 // A rollout delivers one bundle to a fixed set of devices, in a paced order,
@@ -37,160 +36,10 @@ import (
 //     finished, and the abort check has passed: a canary phase that trips the
 //     abort criterion keeps the bundle from every device outside it.
 
-// RolloutState is the state of a whole rollout.
-type RolloutState string
-
-// Rollout states.
-const (
-	RolloutRunning RolloutState = "running"
-	RolloutPaused  RolloutState = "paused"
-	// RolloutAborted: stopped by the abort criterion or an operator.
-	RolloutAborted RolloutState = "aborted"
-	// RolloutCompleted: every device finished and at least one succeeded;
-	// Reason counts those that did not, if any (a partial outcome).
-	RolloutCompleted RolloutState = "completed"
-	// RolloutFailed: every device finished and none succeeded.
-	RolloutFailed RolloutState = "failed"
-)
-
-// Done reports whether the rollout can make no more progress.
-func (s RolloutState) Done() bool {
-	return s == RolloutAborted || s == RolloutCompleted || s == RolloutFailed
-}
-
-// DeviceState is where one device is in a rollout.
-type DeviceState string
-
-// Device states. Pending devices have not been notified yet; Notified ones
-// were sent the deployment command and have not reported yet; Queued,
-// Downloading and Installing mirror the agent's job events; the rest are
-// final for the current attempt.
-const (
-	DevicePending     DeviceState = "pending"
-	DeviceNotified    DeviceState = "notified"
-	DeviceQueued      DeviceState = "queued"
-	DeviceDownloading DeviceState = "downloading"
-	DeviceInstalling  DeviceState = "installing"
-	DeviceSucceeded   DeviceState = "succeeded"
-	DeviceFailed      DeviceState = "failed"
-	DeviceRejected    DeviceState = "rejected"
-	DeviceTimedOut    DeviceState = "timed-out"
-)
-
-// InProgress reports whether a device was notified and has not finished.
-func (s DeviceState) InProgress() bool {
-	switch s {
-	case DeviceNotified, DeviceQueued, DeviceDownloading, DeviceInstalling, DeviceShadowing:
-		return true
-	}
-	return false
-}
-
-// Finished reports whether the device's current attempt has ended.
-func (s DeviceState) Finished() bool {
-	switch s {
-	case DeviceSucceeded, DeviceFailed, DeviceRejected, DeviceTimedOut, DeviceGateFailed:
-		return true
-	}
-	return false
-}
-
-// Failure kinds, for abort criteria and retries.
-const (
-	FailureFailed   = "failed"
-	FailureRejected = "rejected"
-	FailureTimedOut = "timed-out"
-	FailureAny      = "any"
-)
-
-// Phase is one step of a phased rollout: it brings the number of devices
-// notified up to Percent of all devices, or Count devices (exactly one of the
-// two is set), not before StartAt (zero: as soon as the phase before it has
-// finished).
-type Phase struct {
-	Percent float64   `json:"percent,omitempty"`
-	Count   int       `json:"count,omitempty"`
-	StartAt time.Time `json:"start_at,omitzero"`
-}
-
-// Rate paces a rollout exponentially: BasePerMinute devices may be notified
-// per minute at first; after every IncreaseAfter successes the allowance is
-// multiplied by Factor.
-type Rate struct {
-	BasePerMinute float64 `json:"base_per_minute"`
-	Factor        float64 `json:"factor"`
-	IncreaseAfter int     `json:"increase_after"`
-}
-
-// Pace is how fast a rollout proceeds: Phases or Rate, or neither (every
-// device at once).
-type Pace struct {
-	Phases []Phase `json:"phases,omitempty"`
-	Rate   *Rate   `json:"rate,omitempty"`
-}
-
-// AbortPolicy stops a rollout when, once at least MinExecuted devices have
-// finished, more than ThresholdPercent of the finished devices failed in the
-// way On names (one of the Failure kinds).
-type AbortPolicy struct {
-	On               string  `json:"on"`
-	ThresholdPercent float64 `json:"threshold_percent"`
-	MinExecuted      int     `json:"min_executed"`
-}
-
-// DeviceProgress is one device's place in a rollout.
-type DeviceProgress struct {
-	State      DeviceState `json:"state"`
-	Seq        uint64      `json:"seq,omitempty"` // sequence of the latest command sent
-	Attempts   int         `json:"attempts,omitempty"`
-	Reason     string      `json:"reason,omitempty"`
-	NotifiedAt time.Time   `json:"notified_at,omitzero"`
-	UpdatedAt  time.Time   `json:"updated_at,omitzero"`
-	// Resend: the device refused the command as superseded; the next Step
-	// sends it again with a new sequence (above the device's).
-	Resend  bool `json:"resend,omitempty"`
-	Resends int  `json:"resends,omitempty"` // how often that happened
-	// Stage, in a shadow rollout: StageShadow or StagePromote for the
-	// device's current command; "" for a device that installs directly.
-	Stage string `json:"stage,omitempty"`
-	// Shadow is the device's latest shadow report (StageShadow).
-	Shadow *wire.ShadowReport `json:"shadow,omitempty"`
-}
-
-// Rollout is the persistent state of one rollout.
+// Rollout is the persistent state of one rollout (api.Rollout, the JSON the
+// store and the API hold) with the logic that moves it on.
 type Rollout struct {
-	ID       string            `json:"id"`
-	Bundle   string            `json:"bundle"` // SHA-256 hex of the signed bundle
-	ModelID  string            `json:"model_id"`
-	Release  uint64            `json:"release"`
-	Rollback bool              `json:"rollback,omitempty"`
-	Selector map[string]string `json:"selector,omitempty"` // how Devices was chosen, for the record
-	Pace     Pace              `json:"pace"`
-	Abort    AbortPolicy       `json:"abort"`
-	// Timeout bounds how long a notified device may take to finish.
-	Timeout time.Duration `json:"timeout"`
-	// Retries gives, per failure kind, how many times a device is sent the
-	// command again after failing that way.
-	Retries map[string]int `json:"retries,omitempty"`
-	// Shadow, if set, shadows the candidate on the first phases' devices
-	// and promotes it only if every one passes the gates (shadow.go).
-	Shadow *ShadowPolicy `json:"shadow,omitempty"`
-	// TrainCounts are the bundle's training rows per class (BundleInfo),
-	// for the shadow gate on divergence from training.
-	TrainCounts map[string]uint64 `json:"train_counts,omitempty"`
-
-	State     RolloutState               `json:"state"`
-	Reason    string                     `json:"reason,omitempty"` // why it was aborted or paused
-	Order     []string                   `json:"order"`            // notification order
-	Devices   map[string]*DeviceProgress `json:"devices"`
-	Started   time.Time                  `json:"started"`
-	Updated   time.Time                  `json:"updated"`
-	Finished  time.Time                  `json:"finished,omitzero"`
-	Successes int                        `json:"successes"`
-	// RateCredit is how many more devices a Rate-paced rollout may notify,
-	// accrued up to RateAt.
-	RateCredit float64   `json:"rate_credit,omitempty"`
-	RateAt     time.Time `json:"rate_at,omitzero"`
+	api.Rollout
 
 	// changed is set by every change Step makes (not stored): the service
 	// writes a rollout back only when a step changed it.
@@ -211,8 +60,8 @@ const DefaultTimeout = 10 * time.Minute
 // NewRollout checks a rollout definition and returns it running, with every
 // device pending, to be notified in the order given.
 func NewRollout(id, bundle string, devices []string, pace Pace, abort AbortPolicy, now time.Time) (*Rollout, error) {
-	r := &Rollout{ID: id, Bundle: bundle, Pace: pace, Abort: abort, State: RolloutRunning,
-		Devices: make(map[string]*DeviceProgress, len(devices)), Started: now, Updated: now, Timeout: DefaultTimeout}
+	r := &Rollout{Rollout: api.Rollout{ID: id, Bundle: bundle, Pace: pace, Abort: abort, State: RolloutRunning,
+		Devices: make(map[string]*DeviceProgress, len(devices)), Started: now, Updated: now, Timeout: DefaultTimeout}}
 	if id == "" || bundle == "" {
 		return nil, fmt.Errorf("%w: a rollout needs an ID and a bundle", ErrRollout)
 	}
@@ -241,7 +90,10 @@ func (r *Rollout) checkPolicy() error {
 	if len(p.Phases) > 0 && p.Rate != nil {
 		return fmt.Errorf("%w: give phases or a rate, not both", ErrRollout)
 	}
-	prev := 0
+	// Counts must not shrink, nor percentages: that is a mistake on any
+	// fleet. A percentage after a count may round below it on a small
+	// fleet (5,50%,100% on 3 devices); phaseTarget lifts it.
+	prevCount, prevPercent := 0, 0.0
 	for i, ph := range p.Phases {
 		if (ph.Percent > 0) == (ph.Count > 0) {
 			return fmt.Errorf("%w: phase %d needs exactly one of percent and count", ErrRollout, i+1)
@@ -249,11 +101,13 @@ func (r *Rollout) checkPolicy() error {
 		if ph.Percent < 0 || ph.Percent > 100 || ph.Count < 0 || math.IsNaN(ph.Percent) {
 			return fmt.Errorf("%w: phase %d: percent %g, count %d", ErrRollout, i+1, ph.Percent, ph.Count)
 		}
-		n := r.phaseTarget(i)
-		if n < prev {
-			return fmt.Errorf("%w: phase %d covers %d devices, fewer than the %d before it", ErrRollout, i+1, n, prev)
+		if ph.Count > 0 && ph.Count < prevCount {
+			return fmt.Errorf("%w: phase %d covers %d devices, fewer than the %d before it", ErrRollout, i+1, ph.Count, prevCount)
 		}
-		prev = n
+		if ph.Percent > 0 && ph.Percent < prevPercent {
+			return fmt.Errorf("%w: phase %d covers %g%% of the devices, less than the %g%% before it", ErrRollout, i+1, ph.Percent, prevPercent)
+		}
+		prevCount, prevPercent = max(prevCount, ph.Count), max(prevPercent, ph.Percent)
 	}
 	if rt := p.Rate; rt != nil {
 		if !(rt.BasePerMinute > 0) || math.IsInf(rt.BasePerMinute, 0) || !(rt.Factor >= 1) || math.IsInf(rt.Factor, 0) || rt.IncreaseAfter < 1 {
@@ -272,7 +126,7 @@ func (r *Rollout) checkPolicy() error {
 	if r.Timeout <= 0 {
 		return fmt.Errorf("%w: per-device timeout %v", ErrRollout, r.Timeout)
 	}
-	if err := r.Shadow.check(r); err != nil {
+	if err := checkShadow(r.Shadow, r); err != nil {
 		return err
 	}
 	for k, n := range r.Retries {
@@ -321,13 +175,20 @@ func (r *Rollout) SetRetries(retries map[string]int) error {
 	return nil
 }
 
-// phaseTarget is the number of devices notified once phase i has started.
+// phaseTarget is the number of devices notified once phase i has started:
+// its count, or its percentage of the devices rounded up, at most all of
+// them, and never fewer than the phase before it covered (on 3 devices,
+// 5,50%,100% covers 3, 3, 3: the 50% phase adds none).
 func (r *Rollout) phaseTarget(i int) int {
-	ph, n := r.Pace.Phases[i], len(r.Order)
-	if ph.Count > 0 {
-		return min(ph.Count, n)
+	n, target := len(r.Order), 0
+	for _, ph := range r.Pace.Phases[:i+1] {
+		t := min(n, int(math.Ceil(ph.Percent*float64(n)/100-1e-9)))
+		if ph.Count > 0 {
+			t = min(ph.Count, n)
+		}
+		target = max(target, t)
 	}
-	return min(n, int(math.Ceil(ph.Percent*float64(n)/100-1e-9)))
+	return target
 }
 
 // Notification is a deployment command Step asks the service to send.

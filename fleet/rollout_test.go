@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -344,18 +345,57 @@ func TestNewRolloutRejects(t *testing.T) {
 		pace    Pace
 		abort   AbortPolicy
 	}{
-		"no devices":     {nil, Pace{}, AbortPolicy{}},
-		"duplicate":      {[]string{"a", "a"}, Pace{}, AbortPolicy{}},
-		"empty ID":       {[]string{""}, Pace{}, AbortPolicy{}},
-		"both paces":     {[]string{"a"}, Pace{Phases: []Phase{{Count: 1}}, Rate: &Rate{1, 1, 1}}, AbortPolicy{}},
-		"phase shrinks":  {[]string{"a", "b"}, Pace{Phases: []Phase{{Count: 2}, {Count: 1}}}, AbortPolicy{}},
-		"percent+count":  {[]string{"a"}, Pace{Phases: []Phase{{Count: 1, Percent: 5}}}, AbortPolicy{}},
-		"bad rate":       {[]string{"a"}, Pace{Rate: &Rate{0, 1, 1}}, AbortPolicy{}},
-		"bad abort kind": {[]string{"a"}, Pace{}, AbortPolicy{On: "sometimes"}},
-		"bad threshold":  {[]string{"a"}, Pace{}, AbortPolicy{On: FailureAny, ThresholdPercent: 101}},
+		"no devices":      {nil, Pace{}, AbortPolicy{}},
+		"duplicate":       {[]string{"a", "a"}, Pace{}, AbortPolicy{}},
+		"empty ID":        {[]string{""}, Pace{}, AbortPolicy{}},
+		"both paces":      {[]string{"a"}, Pace{Phases: []Phase{{Count: 1}}, Rate: &Rate{BasePerMinute: 1, Factor: 1, IncreaseAfter: 1}}, AbortPolicy{}},
+		"phase shrinks":   {[]string{"a", "b"}, Pace{Phases: []Phase{{Count: 2}, {Count: 1}}}, AbortPolicy{}},
+		"percent shrinks": {[]string{"a", "b"}, Pace{Phases: []Phase{{Percent: 50}, {Percent: 10}}}, AbortPolicy{}},
+		"percent+count":   {[]string{"a"}, Pace{Phases: []Phase{{Count: 1, Percent: 5}}}, AbortPolicy{}},
+		"bad rate":        {[]string{"a"}, Pace{Rate: &Rate{BasePerMinute: 0, Factor: 1, IncreaseAfter: 1}}, AbortPolicy{}},
+		"bad abort kind":  {[]string{"a"}, Pace{}, AbortPolicy{On: "sometimes"}},
+		"bad threshold":   {[]string{"a"}, Pace{}, AbortPolicy{On: FailureAny, ThresholdPercent: 101}},
 	} {
 		if _, err := NewRollout("r", "b", c.devices, c.pace, c.abort, t0); !errors.Is(err, ErrRollout) {
 			t.Errorf("%s: %v, want ErrRollout", name, err)
 		}
+	}
+}
+
+// TestPhasesOnSmallFleets: the README's --phases 5,50%,100% works on any
+// fleet size. It failed below 10 devices ("phase 2 covers 1 devices, fewer
+// than the 2 before it"); a phase now covers at least what the one before
+// it did.
+func TestPhasesOnSmallFleets(t *testing.T) {
+	pace := Pace{Phases: []Phase{{Count: 5}, {Percent: 50}, {Percent: 100}}}
+	for n, want := range map[int][]int{
+		1:  {1, 1, 1},
+		3:  {3, 3, 3},
+		8:  {5, 5, 8},
+		20: {5, 10, 20},
+	} {
+		r, err := NewRollout("r1", "ab12", deviceIDs(n), pace, AbortPolicy{}, t0)
+		if err != nil {
+			t.Errorf("%d devices: %v", n, err)
+			continue
+		}
+		var got []int
+		for i := range pace.Phases {
+			got = append(got, r.PhaseTarget(i))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%d devices: phase targets %v, want %v", n, got, want)
+		}
+	}
+	// On 3 devices the rollout reaches every device and completes.
+	r := mustRollout(t, 3, pace, AbortPolicy{})
+	for now := t0; r.State == RolloutRunning; now = now.Add(time.Second) {
+		report(t, r, r.Step(now, seq.next), DeviceSucceeded, now)
+		if now.Sub(t0) > time.Hour {
+			t.Fatalf("rollout stuck: %s %v", r.State, r.Counts())
+		}
+	}
+	if r.State != RolloutCompleted || r.Successes != 3 {
+		t.Fatalf("rollout %s with %d successes, want completed with 3", r.State, r.Successes)
 	}
 }

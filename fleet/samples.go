@@ -113,33 +113,6 @@ func (s *Service) request(ctx context.Context, device, kind, bundle string, wait
 	}
 }
 
-// PlanRequest asks devices to score a candidate bundle on their window
-// history (a dry run of a rollout).
-type PlanRequest struct {
-	Bundle   string            `json:"bundle"`
-	Devices  []string          `json:"devices,omitempty"`
-	Selector map[string]string `json:"selector,omitempty"`
-	// Wait bounds how long to wait for the devices; 0: DefaultRequestWait.
-	Wait time.Duration `json:"wait,omitempty"`
-}
-
-// DevicePlan is one device's answer to a plan.
-type DevicePlan struct {
-	Device string     `json:"device"`
-	Plan   *wire.Plan `json:"plan,omitempty"`
-	Error  string     `json:"error,omitempty"`
-}
-
-// PlanResult sums the devices' answers: of Windows windows in their
-// histories, Changed would be classified differently by the candidate.
-type PlanResult struct {
-	Bundle   string       `json:"bundle"`
-	Devices  []DevicePlan `json:"devices"`
-	Windows  uint64       `json:"windows"`
-	Changed  uint64       `json:"changed"`
-	Answered int          `json:"answered"`
-}
-
 // maxPlanDevices bounds the devices of one plan (one request each).
 const maxPlanDevices = 1000
 

@@ -577,28 +577,6 @@ func (s *Service) Resync() {
 	}
 }
 
-// RolloutRequest describes a rollout to create.
-type RolloutRequest struct {
-	ID       string            `json:"id"`
-	Bundle   string            `json:"bundle"`
-	Devices  []string          `json:"devices,omitempty"`
-	Selector map[string]string `json:"selector,omitempty"`
-	Pace     Pace              `json:"pace"`
-	Abort    AbortPolicy       `json:"abort"`
-	Timeout  time.Duration     `json:"timeout,omitempty"`
-	Retries  map[string]int    `json:"retries,omitempty"`
-	// Rollback sends the bundle flagged as a rollback, which a device
-	// installs even below its highest release. Allowed only for a bundle
-	// every target device ran before (see CreateRollout).
-	Rollback bool `json:"rollback,omitempty"`
-	// Shadow, if set, shadows the bundle on the first phases' devices and
-	// promotes it only if they all pass its gates (shadow.go).
-	Shadow *ShadowPolicy `json:"shadow,omitempty"`
-	// AllowUnknown accepts device IDs not in the inventory (devices that
-	// have not reported yet); without it they are refused, as typos.
-	AllowUnknown bool `json:"allow_unknown,omitempty"`
-}
-
 // maxRolloutDevices bounds the devices of one rollout (its record is one
 // document, rewritten as it progresses).
 const maxRolloutDevices = 100000
@@ -627,9 +605,12 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 	if err := wire.CheckRolloutID(req.ID); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
 	}
-	if err := wire.CheckHash(req.Bundle); err != nil {
-		return nil, fmt.Errorf("%w: bundle: give the bundle's SHA-256 as tritctl publish prints it: %v", ErrRollout, err)
+	// A unique prefix names a bundle, as git's abbreviated hashes do.
+	full, err := s.reg.Resolve(req.Bundle)
+	if err != nil {
+		return nil, err
 	}
+	req.Bundle = full
 	info, _, err := s.reg.Bundle(req.Bundle)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -603,6 +604,43 @@ func TestRolloutUnknownDevices(t *testing.T) {
 		if _, err := f.svc.CreateRollout(RolloutRequest{ID: "x", Bundle: bad, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "SHA-256") {
 			t.Errorf("bundle %q: %v", bad, err)
 		}
+	}
+}
+
+// TestRolloutBundlePrefix: a rollout names its bundle by a unique prefix of
+// its hash, such as the 12 digits tritctl rollout status prints; it used to
+// be "not found". A prefix of several bundles is an error naming them.
+func TestRolloutBundlePrefix(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	h1 := f.addBundle(t, 1)
+	r, err := f.svc.CreateRollout(RolloutRequest{ID: "short", Bundle: h1[:12], Devices: []string{"gw-1"}})
+	if err != nil {
+		t.Fatalf("12-digit prefix: %v", err)
+	}
+	if r.Bundle != h1 {
+		t.Fatalf("rollout bundle %s, want the full hash %s", r.Bundle, h1)
+	}
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "none", Bundle: "0000" + h1[:8], Devices: []string{"gw-1"}}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("prefix of no bundle: %v, want ErrNotFound", err)
+	}
+	// Two records whose hashes share their first 6 digits: that prefix
+	// is ambiguous, one more digit is not.
+	a, b := "abcdef1"+strings.Repeat("0", 57), "abcdef2"+strings.Repeat("0", 57)
+	for _, h := range []string{a, b} {
+		if err := f.db.Put(store.FleetBundles, h, &BundleInfo{Hash: h}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = f.svc.reg.Resolve("abcdef")
+	if !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), b) {
+		t.Errorf("ambiguous prefix: %v", err)
+	}
+	if statusOf(err) != http.StatusBadRequest {
+		t.Errorf("ambiguous prefix: HTTP %d, want 400", statusOf(err))
+	}
+	if got, err := f.svc.reg.Resolve("abcdef2"); err != nil || got != b {
+		t.Errorf("unique prefix: %s %v, want %s", got, err, b)
 	}
 }
 

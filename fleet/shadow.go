@@ -3,7 +3,6 @@ package fleet
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/trit-iot/trit/wire"
@@ -33,50 +32,8 @@ import (
 // ordinary install (the promotion; the device already stores it), and the
 // rollout goes on as any other.
 
-// ShadowPolicy makes a rollout shadow its candidate before activating it.
-// A gate whose limit is zero is not checked.
-type ShadowPolicy struct {
-	// Phases is how many leading phases shadow first; 0 means 1.
-	Phases int `json:"phases,omitempty"`
-	// MinWindows is how many windows a device must score before its gates
-	// are judged; 0 means DefaultShadowWindows.
-	MinWindows uint64 `json:"min_windows,omitempty"`
-	// MinAgreement: the least share (0 … 1) of windows on which the
-	// candidate predicts the active model's class.
-	MinAgreement float64 `json:"min_agreement,omitempty"`
-	// MaxDivergence: the largest Jensen–Shannon divergence in bits (0 … 1)
-	// between the candidate's and the active model's class distributions.
-	MaxDivergence float64 `json:"max_divergence,omitempty"`
-	// MaxLowMargin: the largest share (0 … 1) of the candidate's
-	// predictions with a low margin.
-	MaxLowMargin float64 `json:"max_low_margin,omitempty"`
-	// MaxTrainDivergence: the largest Jensen–Shannon divergence in bits
-	// between the candidate's class distribution on the device and its
-	// training data's (needs a bundle with train.class_counts).
-	MaxTrainDivergence float64 `json:"max_train_divergence,omitempty"`
-}
-
-// DefaultShadowWindows is ShadowPolicy.MinWindows when zero.
-const DefaultShadowWindows = 100
-
-// Shadow stages of a DeviceProgress.
-const (
-	StageShadow  = "shadow"  // the device's current command is the shadow one
-	StagePromote = "promote" // it passed its gates; its current command is the install
-)
-
-// Device states of a shadow rollout.
-const (
-	// DeviceShadowing: the device scores the candidate in shadow.
-	DeviceShadowing DeviceState = "shadowing"
-	// DeviceShadowPassed: its report passed the gates; it waits for the
-	// rest of its phase before the promotion is sent.
-	DeviceShadowPassed DeviceState = "shadow-passed"
-	// DeviceGateFailed: its report failed a gate (the rollout aborted).
-	DeviceGateFailed DeviceState = "gate-failed"
-)
-
-func (p *ShadowPolicy) check(r *Rollout) error {
+// checkShadow validates a rollout's shadow policy p (nil: none).
+func checkShadow(p *ShadowPolicy, r *Rollout) error {
 	if p == nil {
 		return nil
 	}
@@ -99,44 +56,6 @@ func (p *ShadowPolicy) check(r *Rollout) error {
 		return fmt.Errorf("%w: shadow min_windows %d", ErrRollout, p.MinWindows)
 	}
 	return nil
-}
-
-func (p *ShadowPolicy) minWindows() uint64 {
-	if p.MinWindows == 0 {
-		return DefaultShadowWindows
-	}
-	return p.MinWindows
-}
-
-// Judge applies the gates to a report of at least MinWindows windows: ok,
-// and a verdict naming every figure and the first gate failed.
-// train is the candidate's training class counts (for MaxTrainDivergence).
-func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64) (ok bool, verdict string) {
-	agree, div, low := rep.Agreement(), rep.Divergence(), rep.LowMarginRate()
-	figures := fmt.Sprintf("%d windows, agreement %.1f%%, divergence %.3f bits, low margin %.1f%%", rep.Windows, 100*agree, div, 100*low)
-	var tdiv float64
-	if p.MaxTrainDivergence > 0 {
-		_, cand := rep.Histograms()
-		tdiv = wire.JensenShannon(cand, train)
-		figures += fmt.Sprintf(", divergence from training %.3f bits", tdiv)
-	}
-	var failed []string
-	if p.MinAgreement > 0 && agree < p.MinAgreement {
-		failed = append(failed, fmt.Sprintf("agreement %.1f%% < %g%%", 100*agree, 100*p.MinAgreement))
-	}
-	if p.MaxDivergence > 0 && div > p.MaxDivergence {
-		failed = append(failed, fmt.Sprintf("divergence %.3f > %g bits", div, p.MaxDivergence))
-	}
-	if p.MaxLowMargin > 0 && low > p.MaxLowMargin {
-		failed = append(failed, fmt.Sprintf("low margin %.1f%% > %g%%", 100*low, 100*p.MaxLowMargin))
-	}
-	if p.MaxTrainDivergence > 0 && tdiv > p.MaxTrainDivergence {
-		failed = append(failed, fmt.Sprintf("divergence from training %.3f > %g bits", tdiv, p.MaxTrainDivergence))
-	}
-	if len(failed) > 0 {
-		return false, "gate failed: " + strings.Join(failed, ", ") + " (" + figures + ")"
-	}
-	return true, "gates passed: " + figures
 }
 
 // shadowCount is how many devices, first in Order, shadow first.
@@ -173,7 +92,7 @@ func (r *Rollout) checkGates(now time.Time) bool {
 	}
 	for _, id := range r.Order[:r.shadowCount()] {
 		d := r.Devices[id]
-		if d.State != DeviceShadowing || d.Shadow == nil || d.Shadow.Windows < r.Shadow.minWindows() {
+		if d.State != DeviceShadowing || d.Shadow == nil || d.Shadow.Windows < r.Shadow.Windows() {
 			continue
 		}
 		ok, verdict := r.Shadow.Judge(d.Shadow, r.TrainCounts)

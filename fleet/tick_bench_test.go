@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -17,8 +18,8 @@ func putFinished(b *testing.B, db *store.DB, n int) {
 	for lo := 0; lo < n; lo += 1000 {
 		err := db.Update(func(tx *store.Tx) error {
 			for i := lo; i < min(lo+1000, n); i++ {
-				r := &Rollout{ID: fmt.Sprintf("r-%06d", i), Bundle: "ab", ModelID: "vib", Release: uint64(i + 1),
-					State: RolloutCompleted, Devices: map[string]*DeviceProgress{}, Started: t0, Updated: t0, Finished: t0}
+				r := &Rollout{Rollout: api.Rollout{ID: fmt.Sprintf("r-%06d", i), Bundle: "ab", ModelID: "vib", Release: uint64(i + 1),
+					State: RolloutCompleted, Devices: map[string]*DeviceProgress{}, Started: t0, Updated: t0, Finished: t0}}
 				for d := range 10 {
 					id := fmt.Sprintf("gw-%04d", d)
 					r.Order = append(r.Order, id)

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -35,64 +34,6 @@ import (
 // cancelling the running one marks it cancelled at once and stops its
 // training run (training.TrainContext) between two fits, within seconds;
 // the next job starts when it has stopped.
-
-// TrainRequest asks for one training run. Zero Sigma or C searches the
-// default grid on a validation split (as `tritctl train` does).
-type TrainRequest struct {
-	// Dataset is a path relative to the fleet's training data directory,
-	// or "standard:NAME" for a standard dataset stored there (usps, …).
-	Dataset     string  `json:"dataset"`
-	Format      string  `json:"format,omitempty"`       // auto (default), libsvm, idx, dense
-	LabelColumn int     `json:"label_column,omitempty"` // CSV: numbered from 1, -1 for the last; 0: named label/class/target/y, else the last
-	Sigma       float64 `json:"sigma,omitempty"`
-	C           float64 `json:"c,omitempty"`
-	// Budget is the size of the signed bundle to fill, in bytes (default
-	// 30 KiB, as `tritctl train --budget`); P fixes the number of random
-	// features instead (the paper's experiments).
-	Budget   int    `json:"budget,omitempty"`
-	P        int    `json:"p,omitempty"`
-	ModelID  string `json:"model_id"`
-	Release  uint64 `json:"release"`
-	Hardware string `json:"hardware,omitempty"`
-	MinAgent string `json:"min_agent_version,omitempty"` // default training.MinAgentVersion
-}
-
-// Training job states.
-const (
-	TrainQueued    = "queued"    // waiting for the job before it
-	TrainRunning   = "running"   // training
-	TrainSucceeded = "succeeded" // Bundle holds the result
-	TrainFailed    = "failed"    // Error says why
-	TrainCancelled = "cancelled" // by the operator
-)
-
-// TrainJob is a training run and its outcome.
-type TrainJob struct {
-	ID       string       `json:"id"`
-	Request  TrainRequest `json:"request"`
-	State    string       `json:"state"` // queued, running, succeeded, failed, cancelled
-	Error    string       `json:"error,omitempty"`
-	Started  time.Time    `json:"started"` // when it was asked for
-	Finished time.Time    `json:"finished,omitzero"`
-	// On success: the unsigned bundle (GET /v1/train/{id}/bundle) and the
-	// figures of `tritctl train`.
-	Bundle       string                `json:"bundle,omitempty"` // SHA-256 of the unsigned bundle
-	Bytes        int                   `json:"bytes,omitempty"`
-	Structure    *training.Structure   `json:"structure,omitempty"` // thresholds, projection, p, weights
-	Sigma        float64               `json:"sigma,omitempty"`
-	C            float64               `json:"c,omitempty"`
-	Validation   string                `json:"validation,omitempty"` // how candidates were validated
-	Accuracy     float64               `json:"accuracy,omitempty"`   // percent, on AccuracyOn
-	Balanced     float64               `json:"balanced_accuracy,omitempty"`
-	PerClass     []training.ClassScore `json:"per_class,omitempty"`
-	AccuracyOn   string                `json:"accuracy_on,omitempty"` // "test" (standard sets) or "training"
-	NonZero      int                   `json:"nonzero,omitempty"`
-	TrainSeconds float64               `json:"train_seconds,omitempty"`
-}
-
-func (j *TrainJob) done() bool {
-	return j.State == TrainSucceeded || j.State == TrainFailed || j.State == TrainCancelled
-}
 
 // Bounds on training jobs and their inputs.
 const (
@@ -227,7 +168,7 @@ func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
 	tr.queue = append(tr.queue, &queued{ctx: ctx, cancel: cancel, job: job, path: path, standard: standard, isStd: isStandard, format: format})
 	s.log.Info("training queued", "job", job.ID, "dataset", clip(req.Dataset, maxLogField), "model", req.ModelID, "release", req.Release)
 	tr.startNext()
-	return job.clone(), nil
+	return cloneJob(job), nil
 }
 
 func btoi(b bool) int {
@@ -242,7 +183,7 @@ func (tr *trainer) prune() {
 	for len(tr.jobs) >= maxTrainJobs {
 		var oldest *TrainJob
 		for _, j := range tr.jobs {
-			if j.done() && (oldest == nil || j.Finished.Before(oldest.Finished)) {
+			if j.State.Done() && (oldest == nil || j.Finished.Before(oldest.Finished)) {
 				oldest = j
 			}
 		}
@@ -307,7 +248,7 @@ func (s *Service) CancelTraining(id string) (*TrainJob, error) {
 	if j == nil {
 		return nil, fmt.Errorf("%w: training job %s", ErrNotFound, id)
 	}
-	if j.done() {
+	if j.State.Done() {
 		return nil, fmt.Errorf("%w: training job %s already %s", ErrTrainingDone, id, j.State)
 	}
 	for i, q := range tr.queue {
@@ -322,7 +263,7 @@ func (s *Service) CancelTraining(id string) (*TrainJob, error) {
 	}
 	j.State, j.Error, j.Finished = TrainCancelled, "cancelled by the operator", s.opt.Now().UTC()
 	s.log.Info("training cancelled", "job", id)
-	return j.clone(), nil
+	return cloneJob(j), nil
 }
 
 // ErrTrainingDone means a finished job cannot be cancelled.
@@ -371,7 +312,8 @@ func (s *Service) train(ctx context.Context, req TrainRequest, path, standard st
 		NonZero: res.NonZero, TrainSeconds: res.TrainSeconds}, nil
 }
 
-func (j *TrainJob) clone() *TrainJob {
+// cloneJob copies a job for a caller outside the trainer's lock.
+func cloneJob(j *TrainJob) *TrainJob {
 	c := *j
 	return &c
 }
@@ -387,7 +329,7 @@ func (s *Service) TrainingJob(id string) (*TrainJob, error) {
 	if j == nil {
 		return nil, fmt.Errorf("%w: training job %s", ErrNotFound, id)
 	}
-	return j.clone(), nil
+	return cloneJob(j), nil
 }
 
 // TrainingJobs returns every job, newest first.

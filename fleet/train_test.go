@@ -118,7 +118,7 @@ func waitJob(t *testing.T, srv *httptest.Server, id string) TrainJob {
 		if err := json.Unmarshal(body, &job); err != nil {
 			t.Fatalf("job %s: %s", id, body)
 		}
-		if job.done() {
+		if job.State.Done() {
 			return job
 		}
 		if time.Now().After(deadline) {

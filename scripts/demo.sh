@@ -49,12 +49,20 @@ stop() {
     kill -KILL "${pids[@]}" 2>/dev/null || true
     wait "${pids[@]}" 2>/dev/null || true
   fi
-  if [ "$code" -ne 0 ] && [ -d "$DEMO/logs" ]; then
-    for f in "$DEMO"/logs/*.log; do
-      echo "--- last lines of ${f#"$DEMO"/}" >&2
-      tail -n 15 "$f" >&2
-    done
-  fi
+  case $code in
+  0) ;;
+  130 | 143)
+    # Ctrl-C (or a TERM) is how a demo ends early: not a crash.
+    echo "demo stopped; every process it started has ended" >&2 ;;
+  *)
+    # A failure: the last lines of each log, each cut to 300 characters.
+    if [ -d "$DEMO/logs" ]; then
+      for f in "$DEMO"/logs/*.log; do
+        echo "--- last lines of ${f#"$DEMO"/}" >&2
+        tail -n 15 "$f" | cut -c1-300 >&2
+      done
+    fi ;;
+  esac
   if [ "${DEMO_KEEP:-}" = 1 ]; then
     echo "demo files kept in $DEMO" >&2
   else

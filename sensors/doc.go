@@ -28,10 +28,10 @@
 //     returns impossible values with ErrBadReading (all wrapped in a
 //     *DeviceError naming the sensor).
 //
-// The agent opens its configured sensors with OpenAll (each a Retrying
-// source), reports them with Healths, and feeds a pipeline that uses
-// channels of several sensors from Merge (the fastest sensor paces, the
-// others are sampled and held). Feature extraction over windows of readings
+// The agent opens its configured sensors with OpenInput: OpenAll (each a
+// Retrying source), then Merge (the fastest sensor paces, the others are
+// sampled and held); it reports them with Healths, and its configuration
+// check calls PrimaryOf and CheckSpecRate. Feature extraction over windows of readings
 // lives in sensors/features; the "trit-agent sensors" command (probe, read)
 // in sensors/sensorcmd.
 package sensors

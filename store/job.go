@@ -39,9 +39,11 @@ func (s JobState) Terminal() bool {
 	return s == JobSucceeded || s == JobFailed || s == JobRejected
 }
 
-// maxRolloutIDLen bounds rollout IDs so job keys stay far below bbolt's key
-// size limit.
-const maxRolloutIDLen = 1024
+// MaxRolloutIDLen bounds rollout IDs (and keeps job keys far below bbolt's
+// key size limit). It is the protocol's limit, wire.MaxRolloutIDLen: store
+// imports no other project package, so the agent's tests check that the
+// two agree.
+const MaxRolloutIDLen = 128
 
 // Job is the idempotency record of one deployment command, identified by
 // rollout ID and sequence number.
@@ -61,8 +63,8 @@ type jobRecord struct {
 }
 
 func checkRolloutID(id string) error {
-	if id == "" || len(id) > maxRolloutIDLen || bytes.IndexByte([]byte(id), 0) >= 0 {
-		return fmt.Errorf("rollout ID %q: want 1..%d bytes without NUL: %w", id, maxRolloutIDLen, ErrInvalid)
+	if id == "" || len(id) > MaxRolloutIDLen || bytes.IndexByte([]byte(id), 0) >= 0 {
+		return fmt.Errorf("rollout ID %q: want 1..%d bytes without NUL: %w", id, MaxRolloutIDLen, ErrInvalid)
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ func TestJobValidation(t *testing.T) {
 	for _, j := range []Job{
 		{RolloutID: "", State: JobQueued},
 		{RolloutID: "a\x00b", State: JobQueued},
-		{RolloutID: string(make([]byte, maxRolloutIDLen+1)), State: JobQueued},
+		{RolloutID: string(make([]byte, MaxRolloutIDLen+1)), State: JobQueued},
 		{RolloutID: "r", State: "queued"},
 		{RolloutID: "r"},
 	} {

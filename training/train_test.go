@@ -2,7 +2,6 @@ package training
 
 import (
 	"math"
-	"os"
 	"runtime"
 	"testing"
 
@@ -127,19 +126,10 @@ func TestTrainRejectsBadConfig(t *testing.T) {
 
 // TestUSPSAccuracy is the accuracy bar on real data: usps, standard
 // 7,291/2,007 split, p = 2048, ternary coefficients, σ and C chosen on a
-// validation split of the training data. It needs TRIT_DATA (make test sets
-// it to ../shared/data); in CI its absence is a failure.
+// validation split of the training data. It needs TRIT_DATA: make
+// test-accuracy sets it to ../shared/data.
 func TestUSPSAccuracy(t *testing.T) {
-	dir := os.Getenv("TRIT_DATA")
-	if dir == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("TRIT_DATA is not set in CI; the usps accuracy check cannot run")
-		}
-		t.Skip("TRIT_DATA not set (path to the shared datasets)")
-	}
-	if testing.Short() {
-		t.Skip("short mode")
-	}
+	dir := realDataDir(t)
 	train, test, err := data.LoadStandard(dir, "usps")
 	if err != nil {
 		t.Fatal(err)

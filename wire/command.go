@@ -181,19 +181,29 @@ func VerifyCommand(data []byte, keys *KeySet, target Target, now time.Time) (*Co
 	if err != nil {
 		return nil, err
 	}
-	pub, ok := keys.lookup(c.KeyID)
-	if !ok {
-		return nil, decodeErr(ErrUnknownKey, "command", "key_id", "key %s is not among the %d trusted command keys", c.KeyID, keys.Len())
-	}
-	sig, _ := base64.StdEncoding.Strict().DecodeString(c.Sig) // checked by DecodeCommand
-	if !ed25519.Verify(pub, c.Canonical(), sig) {
-		return nil, decodeErr(ErrSignature, "command", "sig", "Ed25519 signature by key %s does not verify", c.KeyID)
-	}
-	if c.Fleet != target.Fleet || c.Device != target.Device {
-		return nil, decodeErr(ErrWrongTarget, "command", "device", "command is for %s/%s, this is %s/%s", c.Fleet, c.Device, target.Fleet, target.Device)
-	}
-	if !now.Before(c.Expiry()) {
-		return nil, decodeErr(ErrExpired, "command", "expires_at", "expired at %s (now %s)", c.Expiry().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	if err := c.Verify(keys, target, now); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// Verify checks a command DecodeCommand returned, as VerifyCommand does:
+// a trusted key, its signature, the target and the expiry. The agent
+// decodes first (to find the job) and verifies the same value.
+func (c *Command) Verify(keys *KeySet, target Target, now time.Time) error {
+	pub, ok := keys.lookup(c.KeyID)
+	if !ok {
+		return decodeErr(ErrUnknownKey, "command", "key_id", "key %s is not among the %d trusted command keys", c.KeyID, keys.Len())
+	}
+	sig, err := base64.StdEncoding.Strict().DecodeString(c.Sig)
+	if err != nil || !ed25519.Verify(pub, c.Canonical(), sig) {
+		return decodeErr(ErrSignature, "command", "sig", "Ed25519 signature by key %s does not verify", c.KeyID)
+	}
+	if c.Fleet != target.Fleet || c.Device != target.Device {
+		return decodeErr(ErrWrongTarget, "command", "device", "command is for %s/%s, this is %s/%s", c.Fleet, c.Device, target.Fleet, target.Device)
+	}
+	if !now.Before(c.Expiry()) {
+		return decodeErr(ErrExpired, "command", "expires_at", "expired at %s (now %s)", c.Expiry().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return nil
 }

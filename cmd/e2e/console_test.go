@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	_ "github.com/trit-iot/trit/fleet/console"
 	"github.com/trit-iot/trit/inference/bundle"
@@ -57,7 +58,7 @@ func seedHostileRecord(t *testing.T, w *world) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	d := fleet.Device{ID: hostileID, Labels: map[string]string{"site": "archive"}, LastSeen: time.Now().Add(-time.Hour)}
+	d := api.Device{ID: hostileID, Labels: map[string]string{"site": "archive"}, LastSeen: time.Now().Add(-time.Hour)}
 	if err := db.Update(func(tx *store.Tx) error { return tx.Put(store.FleetDevices, d.ID, &d) }); err != nil {
 		t.Fatal(err)
 	}

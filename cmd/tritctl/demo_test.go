@@ -159,6 +159,17 @@ func TestDemoScript(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
 			t.Errorf("demo.sh after SIGINT: %v, want exit status 130", err)
 		}
+		// Quietly: Ctrl-C is no crash, so no log tails (they held
+		// kilobyte-long broker struct dumps), and a line that says so.
+		_, after, _ := strings.Cut(seen.String(), "== train the model")
+		if strings.Contains(after, "--- last lines of") || !strings.Contains(after, "demo stopped") {
+			t.Errorf("output after SIGINT:\n%s", after)
+		}
+		for _, line := range strings.Split(after, "\n") {
+			if len(line) > 300 {
+				t.Errorf("a %d-byte line after SIGINT: %.200s…", len(line), line)
+			}
+		}
 		checkCleanedUp(t, tmp)
 		if t.Failed() {
 			t.Log(seen.String())

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -384,7 +385,7 @@ func TestHostileStringsAreText(t *testing.T) {
 	// a database from elsewhere holds one.
 	badID := `x"><script>alert("id")</script>`
 	if err := f.db.Update(func(tx *store.Tx) error {
-		return tx.Put(store.FleetDevices, badID, &fleet.Device{ID: badID, Labels: map[string]string{"site": "north"}})
+		return tx.Put(store.FleetDevices, badID, &api.Device{ID: badID, Labels: map[string]string{"site": "north"}})
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestStdlibOnly: the bundle package runs on the gateway and may import the
-// standard library and package inference only (internal/arch checks the
+// standard library and package inference only (internal/layering checks the
 // same from the real import graph; this one also runs on the ARM targets).
 func TestStdlibOnly(t *testing.T) {
 	files, err := filepath.Glob("*.go")

@@ -90,50 +90,21 @@ func runRead(ctx context.Context, d *deps, cmd *cobra.Command, f *readFlags) err
 	if err != nil {
 		return err
 	}
-	srcs, err := sensors.OpenAll(cfgs, d.env, d.policy)
+	// The fastest sensor paces the output; the others are sampled and held.
+	in, err := sensors.OpenInput(cfgs, d.env, d.policy)
 	if err != nil {
 		return err
 	}
-	// The fastest sensor paces the output; the others are sampled and held.
-	effs := make([]sensors.Config, len(cfgs))
-	for i, c := range cfgs {
-		effs[i], _ = c.Effective() // validated by OpenAll
-	}
-	primary := 0
-	for i, e := range effs {
-		if e.Rate > effs[primary].Rate {
-			primary = i
-		}
-	}
-	var src sensors.Source = srcs[primary]
-	if len(srcs) > 1 {
-		var others []sensors.Source
-		for i, s := range srcs {
-			if i == primary {
-				continue
-			}
-			if effs[i].Rate == 0 {
-				sensors.CloseAll(srcs)
-				return usagef("sensor %q has no rate; with several sensors each needs one", effs[i].Name)
-			}
-			others = append(others, s)
-		}
-		m, err := sensors.Merge(srcs[primary], others...)
-		if err != nil {
-			sensors.CloseAll(srcs)
-			return err
-		}
-		src = m
-	}
+	src := in.Source
 	defer src.Close()
 
-	pipeline, err := buildPipeline(spec, f.features, src.Channels(), effs[primary])
+	pipeline, err := buildPipeline(spec, f.features, src.Channels(), in.Primary)
 	if err != nil {
 		return err
 	}
 	every := f.every
 	if every == 0 {
-		every = max(1, int(effs[primary].Rate))
+		every = max(1, int(in.Primary.Rate))
 	}
 	fmt.Fprintf(d.stdout, "reading %s", strings.Join(src.Channels(), ", "))
 	if pipeline != nil {
@@ -141,7 +112,7 @@ func runRead(ctx context.Context, d *deps, cmd *cobra.Command, f *readFlags) err
 	}
 	fmt.Fprintln(d.stdout)
 	loopErr := sensors.ReadLoop(ctx, d.stdout, src, pipeline, &sensors.LoopOptions{Count: f.count, Every: every})
-	for _, h := range sensors.Healths(srcs) {
+	for _, h := range sensors.Healths(in.Sensors) {
 		fmt.Fprintf(d.stdout, "health: %s\n", describeHealth(h))
 	}
 	return loopErr
@@ -165,7 +136,7 @@ func readConfigs(cmd *cobra.Command, f *readFlags) ([]sensors.Config, *features.
 		return nil, nil, usagef("--sensor selects sensors of --config")
 	case f.config == "":
 		if err := f.sensor.Validate(); err != nil {
-			return nil, nil, &UsageError{err}
+			return nil, nil, &UsageError{Err: err}
 		}
 		return []sensors.Config{f.sensor}, nil, nil
 	}

@@ -6,13 +6,12 @@
 //
 //	root.AddCommand(sensorcmd.New(os.Stdout, os.Stderr))
 //
-// Errors in how the command was called are *UsageError (exit code 2 by the
-// project's convention); other errors are failures.
+// Errors in how the command was called are *UsageError, internal/cli's:
+// trit-agent exits with code 2 on them; other errors are failures (1).
 package sensorcmd
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -20,22 +19,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/sensors"
 	_ "github.com/trit-iot/trit/sensors/all" // every sensor kind
 )
 
 // UsageError marks an error in the command line (a bad flag combination or
-// value), as opposed to a failure while running.
-type UsageError struct{ Err error }
+// value), as opposed to a failure while running: the binaries' one
+// cli.UsageError, so trit-agent exits with code 2 on it.
+type UsageError = cli.UsageError
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the underlying error.
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, args ...any) error {
-	return &UsageError{fmt.Errorf(format, args...)}
-}
+func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
 
 // deps are what the commands take from the outside world; tests replace
 // them with fakes.

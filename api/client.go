@@ -1,0 +1,189 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+// Client is a typed client of trit-fleet's API.
+type Client struct {
+	url, token string
+	http       *http.Client
+}
+
+// maxResponse bounds a response body (a backup is fetched otherwise).
+const maxResponse = 64 << 20
+
+// NewClient returns a client of the API at baseURL that sends token.
+func NewClient(baseURL, token string) *Client {
+	return &Client{url: strings.TrimRight(baseURL, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// Devices returns the inventory.
+func (c *Client) Devices() ([]Device, error) {
+	var ds []Device
+	return ds, c.do("GET", "/v1/devices", nil, &ds)
+}
+
+// DeviceJSON returns a device's record as the service sent it, with every
+// field the service has (also those this client does not know).
+func (c *Client) DeviceJSON(id string) (json.RawMessage, error) {
+	var raw json.RawMessage
+	return raw, c.do("GET", "/v1/devices/"+url.PathEscape(id), nil, &raw)
+}
+
+// ForgetDevice deletes a device's inventory record.
+func (c *Client) ForgetDevice(id string) error {
+	return c.do("DELETE", "/v1/devices/"+url.PathEscape(id), nil, nil)
+}
+
+// ResetDevice makes a device's record take its next state.
+func (c *Client) ResetDevice(id string) (*Device, error) {
+	var d Device
+	return &d, c.do("POST", "/v1/devices/"+url.PathEscape(id)+"/reset", struct{}{}, &d)
+}
+
+// AddBundle uploads a signed bundle to the registry.
+func (c *Client) AddBundle(signed []byte) (*BundleInfo, error) {
+	raw, err := c.send("POST", "/v1/bundles", "application/octet-stream", signed)
+	if err != nil {
+		return nil, err
+	}
+	var b BundleInfo
+	return &b, decode(raw, &b)
+}
+
+// Rollouts returns every rollout, newest first.
+func (c *Client) Rollouts() ([]Rollout, error) {
+	var rs []Rollout
+	return rs, c.do("GET", "/v1/rollouts", nil, &rs)
+}
+
+// Rollout returns one rollout.
+func (c *Client) Rollout(id string) (*Rollout, error) {
+	var r Rollout
+	return &r, c.do("GET", "/v1/rollouts/"+url.PathEscape(id), nil, &r)
+}
+
+// CreateRollout starts a rollout.
+func (c *Client) CreateRollout(req *RolloutRequest) (*Rollout, error) {
+	var r Rollout
+	return &r, c.do("POST", "/v1/rollouts", req, &r)
+}
+
+// Control pauses, resumes or aborts a rollout (op is "pause", "resume" or
+// "abort").
+func (c *Client) Control(id, op, reason string) (*Rollout, error) {
+	var r Rollout
+	return &r, c.do("POST", "/v1/rollouts/"+url.PathEscape(id)+"/"+op, ControlRequest{Reason: reason}, &r)
+}
+
+// Rollback creates rollout newID, rolling rollout id's devices back.
+func (c *Client) Rollback(id, newID string) (*Rollout, error) {
+	var r Rollout
+	return &r, c.do("POST", "/v1/rollouts/"+url.PathEscape(id)+"/rollback", RollbackRequest{ID: newID}, &r)
+}
+
+// Train starts a training job.
+func (c *Client) Train(req *TrainRequest) (*TrainJob, error) {
+	var j TrainJob
+	return &j, c.do("POST", "/v1/train", req, &j)
+}
+
+// TrainJob returns a training job.
+func (c *Client) TrainJob(id string) (*TrainJob, error) {
+	var j TrainJob
+	return &j, c.do("GET", "/v1/train/"+url.PathEscape(id), nil, &j)
+}
+
+// CancelTraining cancels a queued or running training job.
+func (c *Client) CancelTraining(id string) (*TrainJob, error) {
+	var j TrainJob
+	return &j, c.do("POST", "/v1/train/"+url.PathEscape(id)+"/cancel", struct{}{}, &j)
+}
+
+// TrainedBundle returns the unsigned bundle a training job produced.
+func (c *Client) TrainedBundle(id string) ([]byte, error) {
+	return c.send("GET", "/v1/train/"+url.PathEscape(id)+"/bundle", "", nil)
+}
+
+// do sends in (if not nil) as JSON and decodes a 200 response into out (if
+// not nil).
+func (c *Client) do(method, path string, in, out any) error {
+	var body []byte
+	contentType := ""
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+		contentType = "application/json"
+	}
+	raw, err := c.send(method, path, contentType, body)
+	if err != nil || out == nil {
+		return err
+	}
+	return decode(raw, out)
+}
+
+func decode(raw []byte, out any) error {
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("trit-fleet: unexpected response: %w", err)
+	}
+	return nil
+}
+
+// send makes a request and returns the body of a 200 response, or the
+// service's error message.
+func (c *Client) send(method, path, contentType string, body []byte) ([]byte, error) {
+	req, err := http.NewRequest(method, c.url+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("trit-fleet at %s: %w", c.url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e Error
+		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
+			return nil, fmt.Errorf("trit-fleet: %s (HTTP %d)", e.Error, resp.StatusCode)
+		}
+		return nil, fmt.Errorf("trit-fleet: HTTP %d", resp.StatusCode)
+	}
+	return raw, nil
+}
+
+// Samples fetches a device's windows kept for retraining; the fleet waits
+// up to wait for the device (0: its default).
+func (c *Client) Samples(id string, wait time.Duration) (*wire.SampleSet, error) {
+	path := "/v1/devices/" + url.PathEscape(id) + "/samples"
+	if wait > 0 {
+		path += "?wait=" + url.QueryEscape(wait.String())
+	}
+	var s wire.SampleSet
+	return &s, c.do("GET", path, nil, &s)
+}
+
+// Plan asks devices to score a candidate on their window history.
+func (c *Client) Plan(req *PlanRequest) (*PlanResult, error) {
+	var p PlanResult
+	return &p, c.do("POST", "/v1/plan", req, &p)
+}

@@ -1,0 +1,58 @@
+package api
+
+import (
+	"time"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+// Device is one device's inventory record.
+type Device struct {
+	ID       string    `json:"id"`
+	Online   bool      `json:"online"`
+	Session  uint64    `json:"session"`
+	Instance string    `json:"instance,omitempty"` // the agent database's instance ID
+	LastSeen time.Time `json:"last_seen,omitzero"`
+	// From the device's latest state.
+	AgentVersion string              `json:"agent_version,omitempty"`
+	Hardware     string              `json:"hardware,omitempty"`
+	Labels       map[string]string   `json:"labels,omitempty"`
+	Model        *wire.ModelRef      `json:"model,omitempty"`
+	Previous     *wire.ModelRef      `json:"previous,omitempty"`
+	Health       string              `json:"health,omitempty"`
+	Sensors      []wire.SensorHealth `json:"sensors,omitempty"`
+	Outbox       *wire.OutboxInfo    `json:"outbox,omitempty"`
+	// From telemetry.
+	Predictions uint64            `json:"predictions,omitempty"` // total reported
+	Latency     *wire.Latency     `json:"latency_us,omitempty"`  // latest interval
+	Counts      map[string]uint64 `json:"counts,omitempty"`      // per class, latest interval
+	Last        *wire.Prediction  `json:"last_prediction,omitempty"`
+	// ShadowModel is the candidate the device scores in shadow (from its
+	// state), Shadow its latest report (from telemetry).
+	ShadowModel *wire.ModelRef     `json:"shadow_model,omitempty"`
+	Shadow      *wire.ShadowReport `json:"shadow,omitempty"`
+	// Drift is the active model's latest drift report; Drifting is set
+	// while its score is at or above the fleet's alert threshold.
+	Drift    *wire.DriftReport `json:"drift,omitempty"`
+	Drifting bool              `json:"drifting,omitempty"`
+	// LastSeq is the highest deployment command sequence sent to the device;
+	// the next command carries LastSeq+1.
+	LastSeq uint64 `json:"last_seq,omitempty"`
+	// LastJob is the device's latest job event.
+	LastJob *JobRecord `json:"last_job,omitempty"`
+}
+
+// JobRecord is the latest job event of a device.
+type JobRecord struct {
+	Rollout string        `json:"rollout"`
+	Seq     uint64        `json:"seq"`
+	State   wire.JobState `json:"state"`
+	Code    string        `json:"code,omitempty"`
+	Reason  string        `json:"reason,omitempty"`
+	Time    time.Time     `json:"time"`
+}
+
+// Forgotten is the response of DELETE /v1/devices/{id}.
+type Forgotten struct {
+	Forgotten string `json:"forgotten"`
+}

@@ -1,0 +1,108 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+// ShadowPolicy makes a rollout shadow its candidate before activating it
+// (docs/FLEET.md "Shadow deployments and gates on predictions"). A gate
+// whose limit is zero is not checked.
+type ShadowPolicy struct {
+	// Phases is how many leading phases shadow first; 0 means 1.
+	Phases int `json:"phases,omitempty"`
+	// MinWindows is how many windows a device must score before its gates
+	// are judged; 0 means DefaultShadowWindows.
+	MinWindows uint64 `json:"min_windows,omitempty"`
+	// MinAgreement: the least share (0 … 1) of windows on which the
+	// candidate predicts the active model's class.
+	MinAgreement float64 `json:"min_agreement,omitempty"`
+	// MaxDivergence: the largest Jensen–Shannon divergence in bits (0 … 1)
+	// between the candidate's and the active model's class distributions.
+	MaxDivergence float64 `json:"max_divergence,omitempty"`
+	// MaxLowMargin: the largest share (0 … 1) of the candidate's
+	// predictions with a low margin.
+	MaxLowMargin float64 `json:"max_low_margin,omitempty"`
+	// MaxTrainDivergence: the largest Jensen–Shannon divergence in bits
+	// between the candidate's class distribution on the device and its
+	// training data's (needs a bundle with train.class_counts).
+	MaxTrainDivergence float64 `json:"max_train_divergence,omitempty"`
+}
+
+// DefaultShadowWindows is ShadowPolicy.MinWindows when zero.
+const DefaultShadowWindows = 100
+
+// Shadow stages of a DeviceProgress.
+const (
+	StageShadow  = "shadow"  // the device's current command is the shadow one
+	StagePromote = "promote" // it passed its gates; its current command is the install
+)
+
+// Windows is MinWindows or its default.
+func (p *ShadowPolicy) Windows() uint64 {
+	if p.MinWindows == 0 {
+		return DefaultShadowWindows
+	}
+	return p.MinWindows
+}
+
+// Judge applies the gates to a report of at least MinWindows windows: ok,
+// and a verdict naming every figure and the gates failed. train is the
+// candidate's training class counts (for MaxTrainDivergence).
+func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64) (ok bool, verdict string) {
+	agree, div, low := rep.Agreement(), rep.Divergence(), rep.LowMarginRate()
+	figures := fmt.Sprintf("%d windows, agreement %.1f%%, divergence %.3f bits, low margin %.1f%%", rep.Windows, 100*agree, div, 100*low)
+	var tdiv float64
+	if p.MaxTrainDivergence > 0 {
+		_, cand := rep.Histograms()
+		tdiv = wire.JensenShannon(cand, train)
+		figures += fmt.Sprintf(", divergence from training %.3f bits", tdiv)
+	}
+	var failed []string
+	if p.MinAgreement > 0 && agree < p.MinAgreement {
+		failed = append(failed, fmt.Sprintf("agreement %.1f%% < %g%%", 100*agree, 100*p.MinAgreement))
+	}
+	if p.MaxDivergence > 0 && div > p.MaxDivergence {
+		failed = append(failed, fmt.Sprintf("divergence %.3f > %g bits", div, p.MaxDivergence))
+	}
+	if p.MaxLowMargin > 0 && low > p.MaxLowMargin {
+		failed = append(failed, fmt.Sprintf("low margin %.1f%% > %g%%", 100*low, 100*p.MaxLowMargin))
+	}
+	if p.MaxTrainDivergence > 0 && tdiv > p.MaxTrainDivergence {
+		failed = append(failed, fmt.Sprintf("divergence from training %.3f > %g bits", tdiv, p.MaxTrainDivergence))
+	}
+	if len(failed) > 0 {
+		return false, "gate failed: " + strings.Join(failed, ", ") + " (" + figures + ")"
+	}
+	return true, "gates passed: " + figures
+}
+
+// PlanRequest asks devices to score a candidate bundle on their window
+// history (a dry run of a rollout): POST /v1/plan.
+type PlanRequest struct {
+	Bundle   string            `json:"bundle"`
+	Devices  []string          `json:"devices,omitempty"`
+	Selector map[string]string `json:"selector,omitempty"`
+	// Wait bounds how long to wait for the devices; 0: 20 s.
+	Wait time.Duration `json:"wait,omitempty"`
+}
+
+// DevicePlan is one device's answer to a plan.
+type DevicePlan struct {
+	Device string     `json:"device"`
+	Plan   *wire.Plan `json:"plan,omitempty"`
+	Error  string     `json:"error,omitempty"`
+}
+
+// PlanResult sums the devices' answers: of Windows windows in their
+// histories, Changed would be classified differently by the candidate.
+type PlanResult struct {
+	Bundle   string       `json:"bundle"`
+	Devices  []DevicePlan `json:"devices"`
+	Windows  uint64       `json:"windows"`
+	Changed  uint64       `json:"changed"`
+	Answered int          `json:"answered"`
+}
