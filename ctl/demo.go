@@ -136,7 +136,7 @@ func runMachineDemo(e *env, dir string) error {
 	coef := len(res.Spec.Sign) * cfg.P
 	fmt.Fprintf(w, "   chose σ = %g, C = %g; %d of %d coefficients non-zero; %.1f s\n", res.Sigma, res.C, res.NonZero, coef, res.TrainSeconds)
 
-	m, ev, size, err := demoRoundTrip(w, filepath.Join(dir, "machine.model"), res, test, "held-out machines")
+	m, ev, size, err := demoRoundTrip(w, filepath.Join(dir, "machine.model"), res, train, test, "held-out machines")
 	if err != nil {
 		return err
 	}
@@ -235,7 +235,7 @@ func runCirclesDemo(e *env, dir string) error {
 	}
 	fmt.Fprintf(w, "   chose σ = %g, C = %g; %d of %d coefficients non-zero; %.1f s\n", res.Sigma, res.C, res.NonZero, cfg.P, res.TrainSeconds)
 
-	m, _, _, err := demoRoundTrip(w, filepath.Join(dir, "circles.model"), res, test, "test points")
+	m, _, _, err := demoRoundTrip(w, filepath.Join(dir, "circles.model"), res, train, test, "test points")
 	if err != nil {
 		return err
 	}
@@ -251,13 +251,18 @@ func runCirclesDemo(e *env, dir string) error {
 	return nil
 }
 
-// demoRoundTrip writes the trained model as a bundle to path, reads it back
-// and evaluates what was read on test (steps 3 and 4 of both demos).
-func demoRoundTrip(w io.Writer, path string, res *training.Result, test *data.Dataset, what string) (*inference.Model, *training.Evaluation, int, error) {
-	size, err := writeModel(path, res.Spec)
+// demoRoundTrip writes the trained model as a bundle to path (the one
+// bundle path, training.Result.Bundle), reads it back and evaluates what
+// was read on test (steps 3 and 4 of both demos).
+func demoRoundTrip(w io.Writer, path string, res *training.Result, train, test *data.Dataset, what string) (*inference.Model, *training.Evaluation, int, error) {
+	raw, err := res.Bundle(train, training.BundleMeta{ModelID: modelIDFromPath(path), Release: 1})
 	if err != nil {
+		return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := writeFileAtomic(path, raw, 0o644, true); err != nil {
 		return nil, nil, 0, err
 	}
+	size := len(raw)
 	m, _, err := readModelSized(path)
 	if err != nil {
 		return nil, nil, 0, err

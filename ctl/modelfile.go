@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
-	"github.com/trit-iot/trit/training"
 )
 
 // Models on disk are bundles (package inference/bundle, docs/BUNDLE.md):
@@ -23,48 +21,6 @@ import (
 // above the agents' 30 KB default (a large-p model is legitimate on a
 // workstation) but keeps a wrong path from being read whole.
 const maxFileSize = 16 << 20
-
-// modelMeta is what a bundle carries besides the model spec.
-type modelMeta struct {
-	ModelID   string
-	Release   uint64
-	Created   time.Time // zero: now
-	Expires   time.Time // zero: never
-	Hardware  string
-	MinAgent  string // "": training.MinAgentVersion
-	Features  []string
-	Overwrite bool // replace an existing file at the path
-}
-
-// encodeModel returns the unsigned bundle of spec with meta's header and
-// compatibility fields.
-func encodeModel(spec *inference.ModelSpec, meta modelMeta) ([]byte, error) {
-	if meta.Created.IsZero() {
-		meta.Created = time.Now()
-	}
-	if meta.MinAgent == "" {
-		meta.MinAgent = training.MinAgentVersion
-	}
-	return bundle.Encode(&bundle.Bundle{
-		Header: bundle.Header{ModelID: meta.ModelID, Release: meta.Release, CreatedAt: meta.Created, ExpiresAt: meta.Expires},
-		Compat: bundle.Compat{Features: meta.Features, MinAgentVersion: meta.MinAgent, Hardware: meta.Hardware},
-		Spec:   spec,
-	})
-}
-
-// writeModel saves spec to path as an unsigned bundle with default metadata
-// (model ID from the file name, release 1) and returns its size in bytes.
-// It replaces an existing file.
-func writeModel(path string, spec *inference.ModelSpec) (int, error) {
-	b, err := encodeModel(spec, modelMeta{ModelID: modelIDFromPath(path), Release: 1})
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := writeFileAtomic(path, b, 0o644, true); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
 
 // modelIDFromPath derives a model ID from a file name: the base name up to
 // its first dot, or "model" if that is empty.
