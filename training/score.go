@@ -140,10 +140,10 @@ func (t *tally) score() selection {
 			if c < len(t.names) {
 				label = strconv.Quote(t.names[c])
 			}
-			s.Degenerate = "predicts class " + label + " for every held-out row"
+			s.Degenerate = "one that predicts class " + label + " for every held-out row"
 		}
 	case present > 1 && s.Balanced <= 100/float64(present)+1e-9:
-		s.Degenerate = "no better than chance on the held-out rows"
+		s.Degenerate = "one no better than chance on the held-out rows"
 	}
 	return s
 }

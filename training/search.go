@@ -200,11 +200,11 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		best.s.P = best.point.P
 	}
 	if best.sel.Degenerate != "" {
-		return fmt.Errorf("%w: every candidate model is degenerate (the best %s); the data may be too few or carry no signal the model can use", ErrDegenerate, best.sel.Degenerate)
+		return fmt.Errorf("%w: every candidate model is degenerate (the best is %s); the data may be too few or carry no signal the model can use", ErrDegenerate, best.sel.Degenerate)
 	}
 	for _, p := range res.Search {
 		if p.Degenerate != "" {
-			res.Notes = append(res.Notes, "skipped degenerate candidates (e.g. a model that "+p.Degenerate+")")
+			res.Notes = append(res.Notes, "skipped degenerate candidates (e.g. "+p.Degenerate+")")
 			break
 		}
 	}
