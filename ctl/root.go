@@ -80,7 +80,6 @@ evaluates them, and manages keys, bundles and fleet rollouts.`,
 	root.AddCommand(newTrainCmd(e), newEvalCmd(e), newDemoCmd(e))
 	root.AddCommand(newKeysCmd(e), newBundleCmd(e))
 	root.AddCommand(newCertsCmd(e), newPublishCmd(e), newRolloutCmd(e), newDevicesCmd(e), newRemoteTrainCmd(e))
-	root.AddCommand(newBenchCmd(e))
 	markArgErrors(root)
 	return root
 }
