@@ -324,7 +324,7 @@ def xgboost(D, budgets):
 
 def linear_svm(D, budget):
     t0 = time.time()
-    make = lambda C: (lambda: LinearSVC(C=C, dual="auto", max_iter=2000, random_state=D.seed))
+    make = lambda C: (lambda: LinearSVC(C=C, dual=bool(D.X.shape[0] <= D.d), max_iter=2000, random_state=D.seed))
     best = None
     for C in LINEAR_CS:
         v = D.validate(make(C), linear_int8_predict)
