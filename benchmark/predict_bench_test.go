@@ -17,7 +17,7 @@ import (
 type mlpInt8 struct {
 	d, h, k int
 	lo, mul []float32 // the scaler, prepared: x ↦ clip((x−lo)·mul − 1)
-	w1      []int8 // h rows of d
+	w1      []int8    // h rows of d
 	s1, b1  []float32
 	w2      []int8 // k rows of h
 	s2, b2  []float32
