@@ -280,7 +280,7 @@ func plotAccVsP(path, dataset string, sweep []sweepPoint) error {
 }
 
 func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) error {
-	p := newPlot(dataset+": accuracy against model memory", "inference memory, bytes (paper's accounting; log scale)", "test accuracy (%)")
+	p := newPlot(dataset+": accuracy against model memory", "bytes (paper's accounting, log scale)", "test accuracy (%)")
 	logX(p, logTicks{})
 	for _, m := range []string{"trit-ternary", "trit-full", "rfe"} {
 		var pts plotter.XYs

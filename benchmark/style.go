@@ -75,8 +75,10 @@ func savePlotSize(p *plot.Plot, path string, w, h vg.Length) error {
 	p.Legend = plot.NewLegend()
 	plotArea := dc
 	if len(legendEntries(&leg)) > 0 {
+		// Rectangle measures the text wider than it is drawn at this DPI:
+		// the legend column takes at most 30% of the width.
 		r := leg.Rectangle(dc)
-		lw := r.Max.X - r.Min.X + vg.Points(16)
+		lw := min(r.Max.X-r.Min.X, 0.3*w) + vg.Points(16)
 		plotArea = draw.Crop(dc, 0, -lw, 0, 0)
 		legArea := draw.Crop(dc, dc.Max.X-dc.Min.X-lw+vg.Points(8), 0, 0, -vg.Points(30))
 		leg.Top, leg.Left = true, true
@@ -153,11 +155,14 @@ func (linearTicks) Ticks(min, max float64) []plot.Tick {
 }
 
 // logTicks labels 1, 2 and 5 times each power of ten within the range
-// (minor ticks between), so a log axis always has several labels.
+// when it spans at most three decades, else the powers of ten alone
+// (minor ticks between), so a log axis always has several labels and they
+// never overlap. Labels use SI suffixes: 500, 2k, 10k, 1M.
 type logTicks struct{}
 
 func (logTicks) Ticks(min, max float64) []plot.Tick {
 	var ts []plot.Tick
+	wide := math.Log10(max/min) > 3
 	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
 		base := math.Pow(10, e)
 		for m := 1; m < 10; m++ {
@@ -166,13 +171,26 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 				continue
 			}
 			t := plot.Tick{Value: v}
-			if m == 1 || m == 2 || m == 5 {
-				t.Label = number(v)
+			if m == 1 || !wide && (m == 2 || m == 5) {
+				t.Label = siNumber(v)
 			}
 			ts = append(ts, t)
 		}
 	}
 	return ts
+}
+
+// siNumber formats v with an SI suffix from 1000 up: 2k, 10k, 1.5M.
+func siNumber(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e9:
+		return number(v/1e9) + "G"
+	case a >= 1e6:
+		return number(v/1e6) + "M"
+	case a >= 1e3:
+		return number(v/1e3) + "k"
+	}
+	return number(v)
 }
 
 // byteTicks labels powers of two within the range in bytes and KiB.
