@@ -135,21 +135,44 @@ sign(Rx) does not depend on σ, so it searches C only.`,
 func newTableCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "table FILE.json...",
-		Short: "Print saved 'trit-bench paper --json' outputs as one Markdown table",
+		Short: "Print saved 'trit-bench paper --json' or 'peers --json' outputs as one Markdown table",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var rows []*benchRow
+			var peers []*PeersReport
 			for _, path := range args {
+				if rs, err := readPeersReports(path); err == nil && isPeers(rs) {
+					peers = append(peers, rs...)
+					continue
+				}
 				rs, err := readBenchRows(path)
 				if err != nil {
 					return err
 				}
 				rows = append(rows, rs...)
 			}
-			writeBenchTable(e.stdout, rows)
+			if len(rows) > 0 {
+				writeBenchTable(e.stdout, rows)
+			}
+			if len(peers) > 0 {
+				if len(rows) > 0 {
+					fmt.Fprintln(e.stdout)
+				}
+				writePeersTable(e.stdout, peers)
+			}
 			return nil
 		},
 	}
+}
+
+// isPeers tells a peers output from a paper one (both are JSON arrays).
+func isPeers(rs []*PeersReport) bool {
+	for _, r := range rs {
+		if len(r.Results) == 0 {
+			return false
+		}
+	}
+	return len(rs) > 0
 }
 
 // readBenchRows reads one `trit-bench paper --json` output.

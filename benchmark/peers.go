@@ -377,20 +377,32 @@ func machine() string {
 // writePeersTable writes one Markdown table of the reports at their
 // budget, then the curve if any.
 func writePeersTable(w io.Writer, reports []*PeersReport) {
-	fmt.Fprintln(w, "| dataset | method | accuracy % | balanced % | bytes | train s | notes |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|---|")
+	fmt.Fprintln(w, "| dataset | method | accuracy % | balanced % | Δ accuracy vs trit | Δ balanced vs trit | bytes | train s | notes |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|---|")
 	for _, r := range reports {
+		var trit *PeerResult
+		for i := range r.Results {
+			if r.Results[i].Method == "trit" {
+				trit = &r.Results[i]
+			}
+		}
 		for _, p := range r.Results {
 			if p.Skipped != "" {
-				fmt.Fprintf(w, "| %s | %s | – | – | – | – | skipped: %s |\n", r.Dataset, p.Method, p.Skipped)
+				fmt.Fprintf(w, "| %s | %s | – | – | – | – | – | – | skipped: %s |\n", r.Dataset, p.Method, p.Skipped)
 				continue
 			}
 			bytesCol := strconv.Itoa(p.Bytes)
 			if p.Budget > 0 && p.Bytes > p.Budget {
 				bytesCol += " (over budget)"
+			} else if p.Budget == 0 && p.Method != "trit" {
+				bytesCol += " (no budget)"
 			}
-			fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %s | %.1f | %s |\n", r.Dataset, p.Method, p.Accuracy, p.Balanced,
-				bytesCol, p.TrainSeconds, strings.Join(p.Notes, "; "))
+			dAcc, dBal := "–", "–"
+			if trit != nil && p.Method != "trit" {
+				dAcc, dBal = fmt.Sprintf("%+.2f", p.Accuracy-trit.Accuracy), fmt.Sprintf("%+.2f", p.Balanced-trit.Balanced)
+			}
+			fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %s | %s | %s | %.1f | %s |\n", r.Dataset, p.Method, p.Accuracy, p.Balanced,
+				dAcc, dBal, bytesCol, p.TrainSeconds, strings.Join(p.Notes, "; "))
 		}
 	}
 	fmt.Fprintln(w)

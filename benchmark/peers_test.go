@@ -185,11 +185,11 @@ func TestPeersTable(t *testing.T) {
 	writePeersTable(&b, rs)
 	out := b.String()
 	for _, want := range []string{
-		"| occupancy | trit | 95.50 | 90.25 | 7000 | 12.3 |  |",
-		"| occupancy | mlp-int8 | 97.13 | 93.00 | 30000 | 4.0 | stopped at 200 epochs |",
-		"| occupancy | rbf-svm | 98.00 | 96.00 | 500000 | 30.0 |",
-		"| occupancy | linear-svm | 80.00 | 70.00 | 600 (over budget) |",
-		"| occupancy | xgboost | – | – | – | – | skipped: no module |",
+		"| occupancy | trit | 95.50 | 90.25 | – | – | 7000 | 12.3 |  |",
+		"| occupancy | mlp-int8 | 97.13 | 93.00 | +1.63 | +2.75 | 30000 | 4.0 | stopped at 200 epochs |",
+		"| occupancy | rbf-svm | 98.00 | 96.00 | +2.50 | +5.75 | 500000 (no budget) | 30.0 |",
+		"| occupancy | linear-svm | 80.00 | 70.00 | -15.50 | -20.25 | 600 (over budget) |",
+		"| occupancy | xgboost | – | – | – | – | – | – | skipped: no module |",
 		"latest 20% of rows (time order)",
 		"| occupancy | trit | 512 | 500 | 90.00 | 0.00 |",
 		"| occupancy | mlp-int8 | 512 | – | – | – |",
@@ -205,7 +205,7 @@ func TestPeersFigure(t *testing.T) {
 	rs := []*PeersReport{{Dataset: "usps", Curve: []PeerResult{
 		{Method: "trit", Bytes: 500, Accuracy: 80}, {Method: "trit", Bytes: 30000, Accuracy: 94},
 		{Method: "mlp-int8", Bytes: 2000, Accuracy: 85}, {Method: "mlp-int8", Bytes: 30500, Accuracy: 95},
-		{Method: "xgboost", Bytes: 1000, Accuracy: 70}, {Method: "xgboost", Bytes: 29000, Accuracy: 90},
+		{Method: "xgboost", Bytes: 1000, Accuracy: 70}, {Method: "xgboost", Budget: 30720, Bytes: 29000, Accuracy: 90},
 		{Method: "mlp-int8", Skipped: "too small"},
 	}}}
 	b, _ := json.Marshal(rs)
@@ -217,6 +217,15 @@ func TestPeersFigure(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	checkPNG(t, filepath.Join(dir, "peers_curve_usps.png"))
+	// The figure's input has no results at a budget: table prints the curve.
+	rs[0].Results = []PeerResult{{Method: "trit", Accuracy: 94}}
+	b, _ = json.Marshal(rs)
+	if err := os.WriteFile(from, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runBench(t, "table", from); code != 0 || !strings.Contains(out, "| usps | xgboost | 30720 | 29000 | 90.00 |") {
+		t.Errorf("table of a peers output: exit %d %s\n%s", code, errOut, out)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "two_circles_binary.png")); err == nil {
 		t.Error("--peers alone drew the other figures too")
 	}
