@@ -128,6 +128,10 @@ func BenchmarkPredictVsMLP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	raw, err := res.Bundle(ds, training.BundleMeta{ModelID: "blobs", Release: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
 	h := MLPWidth(d, k, training.DefaultBudget, 1024)
 	mlp := randomMLP(res.Spec.Scaler, d, h, k, rand.New(rand.NewPCG(2, 2)))
 	x := ds.Row(7)
@@ -140,6 +144,7 @@ func BenchmarkPredictVsMLP(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(res.Structure.P), "p")
+		b.ReportMetric(float64(len(raw)), "model-bytes")
 	})
 	b.Run("mlp-int8", func(b *testing.B) {
 		xs, hid := make([]float32, d), make([]float32, h)
