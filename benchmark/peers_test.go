@@ -315,3 +315,24 @@ func TestPeersScript(t *testing.T) {
 		t.Errorf("%d curve points, want 4 (xgboost and mlp-int8 at 2 budgets)", len(out.Curve))
 	}
 }
+
+// trit trains at the curve's smallest budgets (the default 512-byte
+// reserve alone would fill 512 bytes) and reports its signed bundle.
+func TestTritSmallBudgets(t *testing.T) {
+	train := training.TwoCircles(300, 0.5, 0.08, 1)
+	test := training.TwoCircles(100, 0.5, 0.08, 2)
+	f := &peersFlags{seed: 1, workers: 1}
+	for _, budget := range []int{512, 1024, 30720} {
+		r, res, err := f.trit(train, test, budget, &progress{quiet: true}, "circles")
+		if err != nil {
+			t.Fatalf("%d bytes: %v", budget, err)
+		}
+		raw, err := res.Bundle(train, training.BundleMeta{ModelID: "circles", Release: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Method != "trit" || r.Budget != budget || r.Bytes != len(raw) || r.Accuracy < 90 || len(r.PerClass) != 2 {
+			t.Errorf("%d bytes: %+v (unsigned bundle %d bytes)", budget, r, len(raw))
+		}
+	}
+}
