@@ -131,18 +131,24 @@ def mlp_int8_predict(model, X):
     q2, s2 = quantise(w2)
     h = np.maximum(0, (X @ q1.astype(np.float32)) * s1 + b1.astype(np.float32))
     o = (h @ q2.astype(np.float32)) * s2 + b2.astype(np.float32)
+    return decide(model, o)
+
+
+def decide(model, o):
+    """Class labels from scores: one logit for two classes, else argmax;
+    through model.classes_, since a fold may lack a class."""
     if o.shape[1] == 1:
-        return (o[:, 0] > 0).astype(np.int32)
-    return np.argmax(o, axis=1).astype(np.int32)
+        k = (o[:, 0] > 0).astype(np.int64)
+    else:
+        k = np.argmax(o, axis=1)
+    return np.asarray(model.classes_)[k].astype(np.int32)
 
 
 def linear_int8_predict(model, X):
     w = model.coef_.T  # d × k
     q, s = quantise(w)
     o = (X @ q.astype(np.float32)) * s + model.intercept_.astype(np.float32)
-    if o.shape[1] == 1:
-        return (o[:, 0] > 0).astype(np.int32)
-    return np.argmax(o, axis=1).astype(np.int32)
+    return decide(model, o)
 
 
 class Data:
@@ -242,18 +248,33 @@ def mlp(D, budget, alpha=None):
 
 # ---- XGBoost ----
 
-def xgb_model(D, depth, eta, rounds):
-    obj = "binary:logistic" if D.c == 2 else "multi:softprob"
-    return xgb.XGBClassifier(n_estimators=rounds, max_depth=depth, learning_rate=eta, tree_method="hist",
-                             objective=obj, n_jobs=D.threads, random_state=D.seed, verbosity=0)
+class XGB:
+    """XGBClassifier on the labels present in its training rows (a fold
+    may lack a class; XGBoost wants labels 0…m−1)."""
 
+    def __init__(self, D, depth, eta, rounds):
+        self.D, self.depth, self.eta, self.rounds = D, depth, eta, rounds
 
-def round_nodes(model, c):
-    """Nodes per boosting round (all trees of the round)."""
-    dump = model.get_booster().get_dump()
-    per_tree = [len([l for l in t.split("\n") if l.strip()]) for t in dump]
-    k = 1 if c == 2 else c
-    return [sum(per_tree[i:i + k]) for i in range(0, len(per_tree), k)]
+    def fit(self, X, y):
+        self.labels = np.unique(y)
+        m = len(self.labels)
+        obj = "binary:logistic" if m == 2 else "multi:softprob"
+        self.model = xgb.XGBClassifier(n_estimators=self.rounds, max_depth=self.depth, learning_rate=self.eta,
+                                       tree_method="hist", objective=obj, n_jobs=self.D.threads,
+                                       random_state=self.D.seed, verbosity=0)
+        self.model.fit(X, np.searchsorted(self.labels, y))
+        return self
+
+    def round_nodes(self):
+        """Nodes per boosting round (all trees of the round)."""
+        dump = self.model.get_booster().get_dump()
+        per_tree = [len([l for l in t.split("\n") if l.strip()]) for t in dump]
+        k = 1 if len(self.labels) == 2 else len(self.labels)
+        return [sum(per_tree[i:i + k]) for i in range(0, len(per_tree), k)]
+
+    def predict(self, X, rounds):
+        p = self.model.predict_proba(X, iteration_range=(0, rounds))
+        return self.labels[np.argmax(p, axis=1)].astype(np.int32)
 
 
 def rounds_within(nodes_per_round, budget):
@@ -264,11 +285,6 @@ def rounds_within(nodes_per_round, budget):
         total += x
         n += 1
     return n, total
-
-
-def xgb_predict(model, X, rounds, c):
-    p = model.predict_proba(X, iteration_range=(0, rounds))
-    return np.argmax(p, axis=1).astype(np.int32)
 
 
 def xgb_max_rounds(D, depth, budget):
@@ -289,12 +305,11 @@ def xgboost(D, budgets):
             for tr, va in D.tune:
                 if not D.labels_ok(tr):
                     continue
-                m = xgb_model(D, depth, eta, xgb_max_rounds(D, depth, top))
-                m.fit(D.X[tr], D.y[tr])
-                npr = round_nodes(m, D.c)
+                m = XGB(D, depth, eta, xgb_max_rounds(D, depth, top)).fit(D.X[tr], D.y[tr])
+                npr = m.round_nodes()
                 for b in budgets:
                     n, _ = rounds_within(npr, b)
-                    per_budget[b].append(balanced(D.y[va], xgb_predict(m, D.X[va], n, D.c), D.c) if n > 0 else -1)
+                    per_budget[b].append(balanced(D.y[va], m.predict(D.X[va], n), D.c) if n > 0 else -1)
             val[(depth, eta)] = {b: float(np.mean(v)) for b, v in per_budget.items()}
             log("xgboost depth=%d eta=%g: validation balanced %s" % (depth, eta, ", ".join("%d B %.2f%%" % (b, val[(depth, eta)][b]) for b in budgets)))
     t1 = time.time()
@@ -305,15 +320,14 @@ def xgboost(D, budgets):
         key = choice[b]
         tf = time.time()
         if key not in fitted:
-            m = xgb_model(D, key[0], key[1], xgb_max_rounds(D, key[0], top))
-            m.fit(D.X[D.fit], D.y[D.fit])
-            fitted[key] = (m, round_nodes(m, D.c), time.time() - tf)
+            m = XGB(D, key[0], key[1], xgb_max_rounds(D, key[0], top)).fit(D.X[D.fit], D.y[D.fit])
+            fitted[key] = (m, m.round_nodes(), time.time() - tf)
         m, npr, tfit = fitted[key]
         n, nodes = rounds_within(npr, b)
         if n == 0:
             out.append(skipped("xgboost", b, "not one boosting round fits %d bytes" % b))
             continue
-        out.append(result(D, "xgboost", b, xgb_predict(m, D.Xt, n, D.c), NODE_BYTES * nodes,
+        out.append(result(D, "xgboost", b, m.predict(D.Xt, n), NODE_BYTES * nodes,
                           "8 bytes a node", (t1 - t0) + tfit, tfit,
                           {"max_depth": key[0], "learning_rate": key[1], "rounds": n, "nodes": nodes,
                            "validation_balanced": val[key][b]}, D.notes_tune + D.notes_fit, len(D.fit)))
