@@ -510,7 +510,8 @@ func plotRegions(path, title string, m *inference.Model, ds *data.Dataset) error
 		p.Add(sc)
 		p.Legend.Add(ds.Classes[cls], sc)
 	}
-	return savePlotSize(p, path, 6*vg.Inch, 6*vg.Inch)
+	p.Title.TextStyle.Font.Size = vg.Points(12) // the title is long
+	return savePlotSize(p, path, 7*vg.Inch, 6*vg.Inch)
 }
 
 // plotTimeVsN plots training time (final fit) against training rows for
