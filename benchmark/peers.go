@@ -383,11 +383,20 @@ func machine() string {
 	return fmt.Sprintf("%s, %d cores", cpu, numCPU())
 }
 
+// recalls lists the per-class recalls in class order, "/"-separated.
+func recalls(cs []training.ClassScore) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%.0f", c.Recall)
+	}
+	return strings.Join(parts, "/")
+}
+
 // writePeersTable writes one Markdown table of the reports at their
 // budget, then the curve if any.
 func writePeersTable(w io.Writer, reports []*PeersReport) {
-	fmt.Fprintln(w, "| dataset | method | accuracy % | balanced % | Δ accuracy vs trit | Δ balanced vs trit | bytes | train s | notes |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|---|")
+	fmt.Fprintln(w, "| dataset | method | accuracy % | balanced % | Δ accuracy vs trit | Δ balanced vs trit | bytes | train s | recall per class % | notes |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|---|---|")
 	for _, r := range reports {
 		var trit *PeerResult
 		for i := range r.Results {
@@ -397,7 +406,7 @@ func writePeersTable(w io.Writer, reports []*PeersReport) {
 		}
 		for _, p := range r.Results {
 			if p.Skipped != "" {
-				fmt.Fprintf(w, "| %s | %s | – | – | – | – | – | – | skipped: %s |\n", r.Dataset, p.Method, p.Skipped)
+				fmt.Fprintf(w, "| %s | %s | – | – | – | – | – | – | – | skipped: %s |\n", r.Dataset, p.Method, p.Skipped)
 				continue
 			}
 			bytesCol := strconv.Itoa(p.Bytes)
@@ -410,14 +419,14 @@ func writePeersTable(w io.Writer, reports []*PeersReport) {
 			if trit != nil && p.Method != "trit" {
 				dAcc, dBal = fmt.Sprintf("%+.2f", p.Accuracy-trit.Accuracy), fmt.Sprintf("%+.2f", p.Balanced-trit.Balanced)
 			}
-			fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %s | %s | %s | %.1f | %s |\n", r.Dataset, p.Method, p.Accuracy, p.Balanced,
-				dAcc, dBal, bytesCol, p.TrainSeconds, strings.Join(p.Notes, "; "))
+			fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %s | %s | %s | %.1f | %s | %s |\n", r.Dataset, p.Method, p.Accuracy, p.Balanced,
+				dAcc, dBal, bytesCol, p.TrainSeconds, recalls(p.PerClass), strings.Join(p.Notes, "; "))
 		}
 	}
 	fmt.Fprintln(w)
 	for _, r := range reports {
-		fmt.Fprintf(w, "- %s: %d train / %d test rows, %d features, %d classes; budget %d bytes; peers tuned on trit's validation rows (%s), refitted on all training rows.\n",
-			r.Dataset, r.TrainRows, r.TestRows, r.Features, len(r.Classes), r.Budget, r.Validation)
+		fmt.Fprintf(w, "- %s: %d train / %d test rows, %d features, %d classes (recall order: %s); budget %d bytes; peers tuned on trit's validation rows (%s), refitted on all training rows.\n",
+			r.Dataset, r.TrainRows, r.TestRows, r.Features, len(r.Classes), strings.Join(r.Classes, ", "), r.Budget, r.Validation)
 	}
 	var any bool
 	for _, r := range reports {
