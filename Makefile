@@ -92,7 +92,7 @@ bench-paper:
 ## pass PEERS_SETS=usps,occupancy for fewer.
 PEERS_SETS ?= usps,occupancy,wall-following,eeg-eye-state,ijcnn1,a9a,w8a,cod-rna,mnist,covtype
 PEERS_OUT ?= peers.json
-PEERS_CURVE_SETS ?= usps,mnist,occupancy
+PEERS_CURVE_SETS ?= usps,mnist,wall-following
 PEERS_CURVE ?= 512,1024,2048,4096,8192,16384,30720
 PEERS_FLAGS ?=
 bench-peers: bench-peers-deps
