@@ -425,7 +425,7 @@ func writePeersTable(w io.Writer, reports []*PeersReport) {
 	}
 	fmt.Fprintln(w)
 	for _, r := range reports {
-		fmt.Fprintf(w, "- %s: %d train / %d test rows, %d features, %d classes (recall order: %s); budget %d bytes; peers tuned on trit's validation rows (%s), refitted on all training rows.\n",
+		fmt.Fprintf(w, "- %s: %d train / %d test rows, %d features, %d classes (%s; recall per class in this order, classes without test rows left out); budget %d bytes; peers tuned on trit's validation rows (%s), refitted on all training rows.\n",
 			r.Dataset, r.TrainRows, r.TestRows, r.Features, len(r.Classes), strings.Join(r.Classes, ", "), r.Budget, r.Validation)
 	}
 	var any bool

@@ -191,7 +191,7 @@ func TestPeersTable(t *testing.T) {
 		"| occupancy | rbf-svm | 98.00 | 96.00 | +2.50 | +5.75 | 500000 (no budget) | 30.0 |",
 		"| occupancy | linear-svm | 80.00 | 70.00 | -15.50 | -20.25 | 600 (over budget) |",
 		"| occupancy | xgboost | – | – | – | – | – | – | – | skipped: no module |",
-		"4 classes (recall order: 0, 1, 2, 3)",
+		"4 classes (0, 1, 2, 3; recall per class in this order",
 		"latest 20% of rows (time order)",
 		"| occupancy | trit | 512 | 500 | 90.00 | 0.00 |",
 		"| occupancy | mlp-int8 | 512 | – | – | – |",
