@@ -121,6 +121,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./inference/...
 	$(GO) test -run '^$$' -bench 'Sweep' ./training/ternary
 	$(GO) test -run '^$$' -bench 'TrainUSPS' -benchtime 3x ./training
+	$(GO) test -run '^$$' -bench 'PredictVsMLP' -benchmem ./benchmark
 
 ## bench-ablation: from the paper's setting to trit's default, one change
 ## at a time (docs/BENCHMARKS.md "Accuracy per byte"); ABLATION_SETS picks
@@ -130,13 +131,43 @@ ABLATION_SETS ?= usps wall-following occupancy eeg-eye-state
 bench-ablation:
 	scripts/ablation.sh $(ABLATION_SETS)
 
-## bench-paper: the paper's comparison (tritctl bench) on every standard
+## bench-paper: the paper's comparison (trit-bench paper) on every standard
 ## dataset with the paper's full grid; hours on a small machine. Pass e.g.
 ## BENCH_PAPER_FLAGS="--grid coarse --search-rows 10000" for a shorter run.
-.PHONY: bench-paper
+.PHONY: bench-paper bench-peers bench-peers-curve bench-peers-deps bench-peers-test
 BENCH_PAPER_FLAGS ?=
 bench-paper:
-	$(GO) run ./cmd/tritctl bench --standard usps,mnist,covtype,ijcnn1,cod-rna,a9a,w8a $(BENCH_PAPER_FLAGS)
+	$(GO) run ./cmd/trit-bench paper --standard usps,mnist,covtype,ijcnn1,cod-rna,a9a,w8a $(BENCH_PAPER_FLAGS)
+
+## bench-peers: trit at its default 30 KiB budget against an int8 MLP,
+## XGBoost and linear and RBF SVMs on the same splits and scaling
+## (trit-bench peers; docs/BENCHMARKS.md "Peers"). Needs python3-sklearn and
+## python3-xgboost: installed with apt when run as root. Results go to
+## PEERS_OUT (JSON) and the Markdown table to stdout. Hours for all sets;
+## pass PEERS_SETS=usps,occupancy for fewer.
+PEERS_SETS ?= usps,occupancy,wall-following,eeg-eye-state,ijcnn1,a9a,w8a,cod-rna,mnist,covtype
+PEERS_OUT ?= peers.json
+PEERS_CURVE_SETS ?= usps,mnist,wall-following
+PEERS_CURVE ?= 512,1024,2048,4096,8192,16384,30720
+PEERS_FLAGS ?=
+bench-peers: bench-peers-deps
+	$(GO) run ./cmd/trit-bench peers --standard $(PEERS_SETS) --json $(PEERS_OUT) $(PEERS_FLAGS)
+
+## bench-peers-curve: accuracy against bytes (PEERS_CURVE budgets) for trit,
+## the int8 MLP and XGBoost, then docs/figures/peers_curve_*.png from it.
+bench-peers-curve: bench-peers-deps
+	$(GO) run ./cmd/trit-bench peers --standard $(PEERS_CURVE_SETS) --methods mlp-int8,xgboost \
+	  --curve $(PEERS_CURVE) --json peers-curve.json $(PEERS_FLAGS)
+	$(GO) run ./cmd/trit-bench figures --peers peers-curve.json --out docs/figures
+
+bench-peers-deps:
+	@if /usr/bin/python3 -c 'import sklearn, xgboost' 2>/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get install -y python3-sklearn python3-xgboost; \
+	else echo "bench-peers needs python3-sklearn and python3-xgboost: sudo apt-get install python3-sklearn python3-xgboost (or run make as root)"; exit 1; fi
+
+## bench-peers-test: the test that runs scripts/peers/peers.py (not in make test).
+bench-peers-test: bench-peers-deps
+	TRIT_PEERS_PY=1 $(GO) test -count=1 -run TestPeersScript ./benchmark
 
 clean:
 	$(GO) clean -testcache

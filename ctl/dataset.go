@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -17,8 +16,8 @@ import (
 	"github.com/trit-iot/trit/training/data"
 )
 
-// dataFlags are the flags that say how to read a dataset file; train, eval
-// and bench share them. Columns are numbered from 1, as in error messages.
+// dataFlags are the flags that say how to read a dataset file; train and eval
+// share them. Columns are numbered from 1, as in error messages.
 type dataFlags struct {
 	format      string
 	header      string
@@ -112,35 +111,6 @@ func (f *dataFlags) options() (*data.Options, error) {
 		o.Ignore = append(o.Ignore, c)
 	}
 	return o, nil
-}
-
-// childArgs returns the flags that make a child tritctl (bench --isolate)
-// read data as this one does.
-func (f *dataFlags) childArgs() []string {
-	args := []string{"--format", f.format, "--header", f.header, "--delimiter", f.delimiter,
-		"--features", strconv.Itoa(f.numFeatures), "--data-dir", f.dataDir}
-	if f.labelColumn != "" {
-		args = append(args, "--label-column", f.labelColumn)
-	}
-	for _, s := range f.timeColumns {
-		args = append(args, "--time-column", csvQuote(s))
-	}
-	for _, s := range f.ignore {
-		args = append(args, "--ignore-column", csvQuote(s))
-	}
-	if f.timeOrdered {
-		args = append(args, "--time-ordered")
-	}
-	return args
-}
-
-// csvQuote quotes a value for a string-slice flag, which pflag reads as a
-// CSV record.
-func csvQuote(s string) string {
-	if !strings.ContainsAny(s, ",\"\n\r") {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // load reads the dataset at path with the flags' options.

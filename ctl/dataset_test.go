@@ -334,11 +334,6 @@ func TestDataFlags(t *testing.T) {
 	if !df.given() {
 		t.Fatal("data flags given, given() is false")
 	}
-	// A child process (bench --isolate) reads data the same way.
-	o2, _, err := parse(df.childArgs()...)
-	if err != nil || !reflect.DeepEqual(o2, o) {
-		t.Fatalf("child options %+v (%v)\nwant %+v", o2, err, o)
-	}
 	o, df, err = parse("--label-column", "last", "--time-column", "none")
 	if err != nil || o.LabelColumn != (data.Column{Index: -1}) || !o.NoTime || o.Format != data.FormatAuto || !df.given() {
 		t.Fatalf("options %+v %v", o, err)

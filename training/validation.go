@@ -29,6 +29,36 @@ const defaultTimeFolds = 3
 // validation returns the folds candidates are scored on, a description,
 // and notes on choices the user should know about.
 func (c *Config) validation(ds *data.Dataset) ([]fold, string, []string, error) {
+	rows, how, notes, err := c.validationRows(ds)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	out := make([]fold, len(rows))
+	for i, r := range rows {
+		out[i] = fold{ds.Subset(r.Train), ds.Subset(r.Valid)}
+		if ds.Ordered {
+			// Time order, oldest first (data.TimeOrder), even where the
+			// row indices are not ascending.
+			out[i].train.Ordered, out[i].val.Ordered = true, true
+		}
+	}
+	return out, how, notes, nil
+}
+
+// ValidationFolds returns the folds Train scores its candidates on for ds
+// and cfg, as row indices into ds, and how they were chosen: the rows
+// another learner must be tuned on to be compared with trit on its terms.
+func ValidationFolds(ds *data.Dataset, cfg *Config) ([]data.Fold, string, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, "", err
+	}
+	rows, how, _, err := c.validationRows(ds)
+	return rows, how, err
+}
+
+// validationRows is validation as row indices into ds.
+func (c *Config) validationRows(ds *data.Dataset) ([]data.Fold, string, []string, error) {
 	ordered := c.TimeOrdered || ds.Ordered
 	var notes []string
 	switch {
@@ -40,11 +70,9 @@ func (c *Config) validation(ds *data.Dataset) ([]fold, string, []string, error) 
 		if n < 1 || n >= ds.N {
 			return nil, "", nil, fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, ds.N)
 		}
-		older, latest, err := data.SplitLatestCount(ds, n)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		if missing := missingClasses(older, latest); missing > 0 {
+		order := data.TimeOrder(ds)
+		older, latest := order[:ds.N-n], order[ds.N-n:]
+		if missing := missingClasses(ds, older, latest); missing > 0 {
 			f, err := forwardFolds(ds, defaultTimeFolds)
 			if err != nil {
 				return nil, "", nil, err
@@ -52,30 +80,31 @@ func (c *Config) validation(ds *data.Dataset) ([]fold, string, []string, error) 
 			notes = append(notes, fmt.Sprintf("the latest %.0f%% of rows lack %d of the classes; validating on %d forward-chaining folds instead", 100*c.Validation, missing, defaultTimeFolds))
 			return f, fmt.Sprintf("%d forward-chaining folds (time order)", defaultTimeFolds), notes, nil
 		}
-		return []fold{{older, latest}}, fmt.Sprintf("latest %.0f%% of rows (time order)", 100*c.Validation), nil, nil
+		return []data.Fold{{Train: older, Valid: latest}}, fmt.Sprintf("latest %.0f%% of rows (time order)", 100*c.Validation), nil, nil
 	case c.Folds >= 2:
 		f, err := stratifiedFolds(ds, c.Folds, c.Seed^0x5eed)
 		return f, fmt.Sprintf("%d stratified folds", c.Folds), nil, err
 	}
-	tr, va, err := data.Split(ds, c.Validation, c.Seed^0x5eed)
+	tr, va, err := data.SplitRows(ds, c.Validation, c.Seed^0x5eed)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("training: validation split: %w", err)
 	}
-	if tr.N < 2 || va.N < 1 {
+	if len(tr) < 2 || len(va) < 1 {
 		return nil, "", nil, fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, ds.N)
 	}
-	return []fold{{tr, va}}, fmt.Sprintf("random stratified %.0f%% of rows", 100*c.Validation), nil, nil
+	return []data.Fold{{Train: tr, Valid: va}}, fmt.Sprintf("random stratified %.0f%% of rows", 100*c.Validation), nil, nil
 }
 
-// missingClasses counts the classes present in a but not in b.
-func missingClasses(a, b *data.Dataset) int {
-	inA := make([]bool, len(a.Classes))
-	inB := make([]bool, len(b.Classes))
-	for _, y := range a.Y {
-		inA[y] = true
+// missingClasses counts the classes of ds present in rows a but not in
+// rows b.
+func missingClasses(ds *data.Dataset, a, b []int) int {
+	inA := make([]bool, len(ds.Classes))
+	inB := make([]bool, len(ds.Classes))
+	for _, i := range a {
+		inA[ds.Y[i]] = true
 	}
-	for _, y := range b.Y {
-		inB[y] = true
+	for _, i := range b {
+		inB[ds.Y[i]] = true
 	}
 	n := 0
 	for i := range inA {
@@ -86,51 +115,51 @@ func missingClasses(a, b *data.Dataset) int {
 	return n
 }
 
-// forwardFolds returns data.ForwardFolds as datasets.
-func forwardFolds(ds *data.Dataset, k int) ([]fold, error) {
+// forwardFolds returns data.ForwardFolds with configuration errors.
+func forwardFolds(ds *data.Dataset, k int) ([]data.Fold, error) {
 	fs, err := data.ForwardFolds(ds, k)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	out := make([]fold, len(fs))
-	for i, f := range fs {
-		out[i] = fold{ds.Subset(f.Train), ds.Subset(f.Valid)}
-	}
-	return out, nil
+	return fs, nil
 }
 
-// stratifiedFolds returns k folds of a seeded stratified partition.
-func stratifiedFolds(ds *data.Dataset, k int, seed uint64) ([]fold, error) {
-	var out []fold
-	rest := ds
-	var parts []*data.Dataset
+// stratifiedFolds returns k folds of a seeded stratified partition, as
+// row indices: part i is drawn from what parts before it left, and fold
+// i trains on the other parts in part order.
+func stratifiedFolds(ds *data.Dataset, k int, seed uint64) ([]data.Fold, error) {
+	rest := make([]int, ds.N)
+	for i := range rest {
+		rest[i] = i
+	}
+	var parts [][]int
 	for i := k; i > 1; i-- {
-		a, b, err := data.Split(rest, 1/float64(i), seed+uint64(i))
+		a, b, err := data.SplitRows(ds.Subset(rest), 1/float64(i), seed+uint64(i))
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, b)
-		rest = a
+		parts = append(parts, pick(rest, b))
+		rest = pick(rest, a)
 	}
 	parts = append(parts, rest)
+	var out []data.Fold
 	for i, val := range parts {
-		var rows []*data.Dataset
+		var train []int
 		for j, p := range parts {
 			if j != i {
-				rows = append(rows, p)
+				train = append(train, p...)
 			}
 		}
-		out = append(out, fold{concat(rows), val})
+		out = append(out, data.Fold{Train: train, Valid: val})
 	}
 	return out, nil
 }
 
-func concat(parts []*data.Dataset) *data.Dataset {
-	out := &data.Dataset{Name: parts[0].Name, D: parts[0].D, Classes: parts[0].Classes, Features: parts[0].Features}
-	for _, p := range parts {
-		out.X = append(out.X, p.X...)
-		out.Y = append(out.Y, p.Y...)
-		out.N += p.N
+// pick returns rows[k] for each k in idx.
+func pick(rows, idx []int) []int {
+	out := make([]int, len(idx))
+	for i, k := range idx {
+		out[i] = rows[k]
 	}
 	return out
 }

@@ -27,8 +27,9 @@ var allowed = map[string][]string{
 	"agent":     {"inference", "sensors", "store", "wire", "internal"},
 	"fleet":     {"api", "inference", "training", "store", "wire", "internal"},
 	"ctl":       {"api", "inference", "training", "sensors", "wire", "internal"},
+	"benchmark": {"inference", "training", "internal"},
 	"internal":  {"inference", "training", "sensors", "store", "wire"},
-	"cmd":       {"agent", "fleet", "ctl", "api", "inference", "training", "sensors", "store", "wire"},
+	"cmd":       {"agent", "fleet", "ctl", "benchmark", "api", "inference", "training", "sensors", "store", "wire"},
 }
 
 // stdlibOnly lists folders that may import nothing outside the standard
@@ -39,6 +40,15 @@ var stdlibOnly = []string{"inference"}
 // to import it.
 var exclusive = map[string]string{
 	"go.etcd.io/bbolt": "store",
+	// Plots are drawn by the benchmarks only (trit-bench figures).
+	"gonum.org/v1/plot": "benchmark",
+}
+
+// reachableFrom maps a third-party import path prefix to the only project
+// packages (path prefixes in the module) that may depend on it, directly or
+// not: the operator's tritctl, the agent and the fleet stay free of it.
+var reachableFrom = map[string][]string{
+	"gonum.org/v1/plot": {"benchmark", "cmd/trit-bench"},
 }
 
 type pkg struct {
@@ -121,6 +131,22 @@ func TestPackageBoundaries(t *testing.T) {
 			for prefix, owner := range exclusive {
 				if (imp == prefix || strings.HasPrefix(imp, prefix+"/")) && from != owner {
 					t.Errorf("%s imports %s: only %s/ may", path, imp, owner)
+				}
+			}
+		}
+		for prefix, owners := range reachableFrom {
+			rest := strings.TrimPrefix(path, module+"/")
+			ok := false
+			for _, o := range owners {
+				ok = ok || rest == o || strings.HasPrefix(rest, o+"/")
+			}
+			if ok {
+				continue
+			}
+			for _, dep := range p.Deps {
+				if dep == prefix || strings.HasPrefix(dep, prefix+"/") {
+					t.Errorf("%s depends on %s: only %s may", path, dep, strings.Join(owners, " and "))
+					break
 				}
 			}
 		}

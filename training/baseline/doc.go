@@ -1,5 +1,5 @@
 // Package baseline implements the methods the paper compares trit with, so
-// that `tritctl bench` can reproduce its comparison table on any dataset:
+// that `trit-bench paper` can reproduce its comparison table on any dataset:
 //
 //   - RFE: random Fourier features √(2/p)·cos(Rᵀx + b) with a dense Gaussian R;
 //   - Fastfood: the same features over the Fastfood-structured projection of

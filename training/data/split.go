@@ -17,6 +17,16 @@ import (
 // on every architecture: the shuffle is integer-only (splitmix64 and
 // Fisher-Yates with unbiased bounded integers), not math/rand.
 func Split(d *Dataset, frac float64, seed uint64) (a, b *Dataset, err error) {
+	ra, rb, err := SplitRows(d, frac, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d.Subset(ra), d.Subset(rb), nil
+}
+
+// SplitRows is Split returning row indices (each ascending) instead of
+// copies: Split(d, frac, seed) is d.Subset of them.
+func SplitRows(d *Dataset, frac float64, seed uint64) (a, b []int, err error) {
 	if !(frac >= 0 && frac <= 1) {
 		return nil, nil, fmt.Errorf("%w: split fraction %g not in [0, 1]", ErrOptions, frac)
 	}
@@ -56,13 +66,14 @@ func SplitCount(d *Dataset, n int, seed uint64) (a, b *Dataset, err error) {
 	for _, c := range order[:left] {
 		take[c]++
 	}
-	a, b = split(d, seed, take)
-	return a, b, nil
+	ra, rb := split(d, seed, take)
+	return d.Subset(ra), d.Subset(rb), nil
 }
 
 // split puts take[c] randomly chosen rows of each class c into b and the
-// rest into a. One generator serves all classes, in class order.
-func split(d *Dataset, seed uint64, take []int) (a, b *Dataset) {
+// rest into a (row indices, ascending). One generator serves all classes,
+// in class order.
+func split(d *Dataset, seed uint64, take []int) (a, b []int) {
 	byClass := make([][]int, len(d.Classes))
 	for i, y := range d.Y {
 		byClass[y] = append(byClass[y], i)
@@ -87,7 +98,7 @@ func split(d *Dataset, seed uint64, take []int) (a, b *Dataset) {
 			ra = append(ra, i)
 		}
 	}
-	return d.Subset(ra), d.Subset(rb)
+	return ra, rb
 }
 
 // classCounts returns the number of rows of each class.

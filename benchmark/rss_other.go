@@ -1,6 +1,6 @@
 //go:build !unix
 
-package ctl
+package benchmark
 
 import "os"
 

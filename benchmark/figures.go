@@ -1,7 +1,9 @@
-package ctl
+package benchmark
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/color"
 	"math"
@@ -37,6 +39,7 @@ type figureFlags struct {
 	workers  int
 	sweepOut string
 	sweepIn  string
+	peers    string
 }
 
 func newFiguresCmd(e *env) *cobra.Command {
@@ -57,16 +60,21 @@ func newFiguresCmd(e *env) *cobra.Command {
                       {-1,+1} and ternary {-1,0,+1} coefficients
   time_vs_n.png       training time against training rows, from bench rows of one
                       dataset at several --train-rows (if --from has them)
---from lists JSON files written by 'tritctl bench --json'; the first three
-figures use its rows for --dataset (default usps).`,
+  peers_curve_D.png  accuracy against bytes for trit, mlp-int8 and xgboost, one file
+                      per dataset D of --peers (JSON written by 'trit-bench peers --json'
+                      with --curve); drawn only when --peers is given
+--from lists JSON files written by 'trit-bench paper --json'; the first three
+figures use its rows for --dataset (default usps). Figures go to --out
+(default ./figures); docs/figures holds the committed ones.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runFigures(e, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (env TRIT_DATA)")
 	fl.StringVar(&f.dataset, "dataset", "usps", "standard dataset of the accuracy figures")
-	fl.StringVar(&f.from, "from", "", "comma-separated 'tritctl bench --json' outputs (required)")
-	fl.StringVarP(&f.out, "out", "o", filepath.Join("docs", "figures"), "directory for the PNG files")
+	fl.StringVar(&f.from, "from", "", "comma-separated 'trit-bench paper --json' outputs (needed by p, bytes, init and time)")
+	fl.StringVar(&f.peers, "peers", "", "comma-separated 'trit-bench peers --json' outputs with a curve (the peers figure)")
+	fl.StringVarP(&f.out, "out", "o", "figures", "directory for the PNG files (docs/figures holds the committed ones: give it explicitly to replace them)")
 	fl.StringVar(&f.ps, "ps", "256,512,1024,2048,4096,8192,16384", "p values of acc_vs_p")
 	fl.StringVar(&f.only, "only", "", "comma-separated subset: p, bytes, init, circles, time (default all)")
 	fl.IntVar(&f.maxIter, "max-iter", 0, "linear SVM passes at most (0: the solver's default)")
@@ -93,13 +101,16 @@ func runFigures(e *env, f *figureFlags) error {
 	want := map[string]bool{}
 	for _, s := range strings.Split(f.only, ",") {
 		if s = strings.TrimSpace(s); s != "" {
-			if !slices.Contains([]string{"p", "bytes", "init", "circles", "time"}, s) {
-				return usagef("--only %q: want p, bytes, init, circles or time", s)
+			if !slices.Contains([]string{"p", "bytes", "init", "circles", "time", "peers"}, s) {
+				return usagef("--only %q: want p, bytes, init, circles, time or peers", s)
 			}
 			want[s] = true
 		}
 	}
 	all := len(want) == 0
+	if all && f.from == "" && f.peers != "" {
+		all, want["peers"] = false, true // only the peers figure has its data
+	}
 	var rows []*benchRow
 	for _, path := range strings.Split(f.from, ",") {
 		if path = strings.TrimSpace(path); path == "" {
@@ -173,6 +184,25 @@ func runFigures(e *env, f *figureFlags) error {
 			return err
 		}
 	}
+	if want["peers"] || all && f.peers != "" {
+		if f.peers == "" {
+			return usagef("--peers is required for the peers figure")
+		}
+		var reports []*PeersReport
+		for _, path := range strings.Split(f.peers, ",") {
+			if path = strings.TrimSpace(path); path == "" {
+				continue
+			}
+			rs, err := readPeersReports(path)
+			if err != nil {
+				return err
+			}
+			reports = append(reports, rs...)
+		}
+		if _, err := plotPeersCurves(f.out, reports); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -229,48 +259,9 @@ func (f *figureFlags) sweepP(e *env, rows []*benchRow) ([]sweepPoint, error) {
 	return out, nil
 }
 
-var methodColors = map[string]color.Color{
-	"rfe":          color.RGBA{0x1f, 0x77, 0xb4, 0xff},
-	"fastfood":     color.RGBA{0xff, 0x7f, 0x0e, 0xff},
-	"bjle":         color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
-	"bcsik":        color.RGBA{0x94, 0x67, 0xbd, 0xff},
-	"trit-full":    color.RGBA{0x8c, 0x56, 0x4b, 0xff},
-	"trit-ternary": color.RGBA{0xd6, 0x27, 0x28, 0xff},
-}
-
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = false
-	p.Legend.Left = false
-	return p
-}
-
-func savePlot(p *plot.Plot, path string) error {
-	if err := p.Save(5*vg.Inch, 3.6*vg.Inch, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-func addLine(p *plot.Plot, name string, pts plotter.XYs, c color.Color) error {
-	l, s, err := plotter.NewLinePoints(pts)
-	if err != nil {
-		return err
-	}
-	l.Color, s.Color = c, c
-	p.Add(l, s)
-	p.Legend.Add(name, l, s)
-	return nil
-}
-
 func plotAccVsP(path, dataset string, sweep []sweepPoint) error {
 	p := newPlot(dataset+": test accuracy against p", "p (embedding dimension, log scale)", "test accuracy (%)")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	logX(p, logTicks{})
 	for _, m := range []string{"trit-ternary", "trit-full", "rfe"} {
 		var pts plotter.XYs
 		for _, s := range sweep {
@@ -281,18 +272,16 @@ func plotAccVsP(path, dataset string, sweep []sweepPoint) error {
 		if len(pts) == 0 {
 			continue
 		}
-		if err := addLine(p, m, pts, methodColors[m]); err != nil {
+		if err := addLine(p, m, m, pts); err != nil {
 			return err
 		}
 	}
-	p.Legend.Top, p.Legend.Left = false, false
 	return savePlot(p, path)
 }
 
 func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) error {
-	p := newPlot(dataset+": accuracy against model memory", "inference memory, bytes (paper's accounting; log scale)", "test accuracy (%)")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p := newPlot(dataset+": accuracy against model memory", "bytes (paper's accounting, log scale)", "test accuracy (%)")
+	logX(p, logTicks{})
 	for _, m := range []string{"trit-ternary", "trit-full", "rfe"} {
 		var pts plotter.XYs
 		for _, s := range sweep {
@@ -301,7 +290,7 @@ func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) 
 			}
 		}
 		if len(pts) > 0 {
-			if err := addLine(p, m+" (p sweep)", pts, methodColors[m]); err != nil {
+			if err := addLine(p, m+" (p sweep)", m, pts); err != nil {
 				return err
 			}
 		}
@@ -336,18 +325,6 @@ func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) 
 		p.Add(sc)
 		p.Legend.Add(fmt.Sprintf("%s (p = %d)", r.Method, r.P), sc)
 	}
-	// Leave the bottom of the plot empty for the legend.
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range sweep {
-		lo, hi = math.Min(lo, s.Accuracy), math.Max(hi, s.Accuracy)
-	}
-	for _, r := range rows {
-		lo, hi = math.Min(lo, r.Accuracy), math.Max(hi, r.Accuracy)
-	}
-	if lo < hi {
-		p.Y.Min, p.Y.Max = lo-0.9*(hi-lo), hi+0.05*(hi-lo)
-	}
-	p.Legend.Top, p.Legend.Left = false, false
 	return savePlot(p, path)
 }
 
@@ -366,8 +343,7 @@ func (f *figureFlags) plotInit(e *env, path string, rows []*benchRow) error {
 	p := newPlot(fmt.Sprintf("%s: objective per step (weight vector 0, σ=%g, C=%g)", f.dataset, r.Sigma, r.C),
 		"solver step (α-steps and coordinate sweeps)", "objective (log scale)")
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top = true
+	p.Y.Tick.Marker = logTicks{}
 	for _, init := range []string{"svm", "random"} {
 		res, err := training.Train(train, &training.Config{P: r.P, Sigma: r.Sigma, C: r.C, Init: init, Seed: f.seed, Workers: f.workers})
 		if err != nil {
@@ -381,9 +357,9 @@ func (f *figureFlags) plotInit(e *env, path string, rows []*benchRow) error {
 		for k, s := range res.History[0] {
 			pts = append(pts, plotter.XY{X: float64(k), Y: s.Objective})
 		}
-		c := methodColors["trit-ternary"]
+		method := "trit-ternary"
 		if init == "random" {
-			c = methodColors["rfe"]
+			method = "rfe"
 		}
 		name := fmt.Sprintf("%s init (test %.2f%%)", init, ev.Accuracy)
 		if init == "svm" {
@@ -391,7 +367,7 @@ func (f *figureFlags) plotInit(e *env, path string, rows []*benchRow) error {
 		}
 		fmt.Fprintf(e.stderr, "figures: %s init %s: test %.2f%%, final objective %.4g after %d steps\n",
 			f.dataset, init, ev.Accuracy, pts[len(pts)-1].Y, len(pts))
-		if err := addLine(p, name, pts, c); err != nil {
+		if err := addLine(p, name, method, pts); err != nil {
 			return err
 		}
 	}
@@ -515,7 +491,6 @@ func plotRegions(path, title string, m *inference.Model, ds *data.Dataset) error
 		}
 	}
 	p := newPlot(title, "x", "y")
-	p.Title.TextStyle.Font.Size = vg.Points(9)
 	hm := plotter.NewHeatMap(g, twoColors{color.RGBA{0xfb, 0xd5, 0xd5, 0xff}, color.RGBA{0xd0, 0xe1, 0xf5, 0xff}})
 	hm.Min, hm.Max = 0, 1
 	p.Add(hm)
@@ -535,11 +510,8 @@ func plotRegions(path, title string, m *inference.Model, ds *data.Dataset) error
 		p.Add(sc)
 		p.Legend.Add(ds.Classes[cls], sc)
 	}
-	p.Legend.Top, p.Legend.Left = true, false
-	if err := p.Save(4.2*vg.Inch, 4.2*vg.Inch, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	p.Title.TextStyle.Font.Size = vg.Points(12) // the title is long
+	return savePlotSize(p, path, 7*vg.Inch, 6*vg.Inch)
 }
 
 // plotTimeVsN plots training time (final fit) against training rows for
@@ -565,7 +537,7 @@ func plotTimeVsN(e *env, path string, rows []*benchRow) error {
 	}
 	p := newPlot(best+": training time against training rows (fixed σ, C)", "training rows (log scale)", "training time, s (log scale)")
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
 	for _, m := range baseline.Methods() {
 		var pts plotter.XYs
 		for _, r := range rows {
@@ -577,10 +549,66 @@ func plotTimeVsN(e *env, path string, rows []*benchRow) error {
 			continue
 		}
 		slices.SortFunc(pts, func(a, b plotter.XY) int { return int(a.X - b.X) })
-		if err := addLine(p, m.String(), pts, methodColors[m.String()]); err != nil {
+		if err := addLine(p, m.String(), m.String(), pts); err != nil {
 			return err
 		}
 	}
-	p.Legend.Top, p.Legend.Left = true, true
 	return savePlot(p, path)
+}
+
+// readPeersReports reads one `trit-bench peers --json` output.
+func readPeersReports(path string) ([]*PeersReport, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rs []*PeersReport
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return nil, fmt.Errorf("%s: not a 'trit-bench peers --json' output: %w", path, err)
+	}
+	return rs, nil
+}
+
+// plotPeersCurves draws, per dataset with a curve, test accuracy against
+// the bytes each model takes for trit, mlp-int8 and xgboost, into
+// dir/peers_curve_DATASET.png.
+func plotPeersCurves(dir string, reports []*PeersReport) ([]string, error) {
+	var written []string
+	for _, r := range reports {
+		if len(r.Curve) == 0 {
+			continue
+		}
+		p := newPlot(r.Dataset+": test accuracy against model bytes", "bytes on the gateway (log scale)", "test accuracy (%)")
+		logX(p, byteTicks{})
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, m := range []string{"trit", "mlp-int8", "xgboost"} {
+			var pts plotter.XYs
+			for _, c := range r.Curve {
+				if c.Method == m && c.Skipped == "" && c.Bytes > 0 {
+					pts = append(pts, plotter.XY{X: float64(c.Bytes), Y: c.Accuracy})
+					lo, hi = math.Min(lo, float64(c.Bytes)), math.Max(hi, float64(c.Bytes))
+				}
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			slices.SortFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+			if err := addLine(p, m, m, pts); err != nil {
+				return nil, err
+			}
+		}
+		if lo < hi {
+			// Whole octaves, so the byte ticks at the ends are drawn.
+			p.X.Min, p.X.Max = math.Exp2(math.Floor(math.Log2(lo))), math.Exp2(math.Ceil(math.Log2(hi)))
+		}
+		path := filepath.Join(dir, "peers_curve_"+r.Dataset+".png")
+		if err := savePlot(p, path); err != nil {
+			return nil, err
+		}
+		written = append(written, path)
+	}
+	if len(written) == 0 {
+		return nil, errors.New("no dataset in --peers has a curve (run peers with --curve)")
+	}
+	return written, nil
 }

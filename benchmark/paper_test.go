@@ -1,17 +1,42 @@
-package ctl
+package benchmark
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trit-iot/trit/training"
 )
 
-// TestMain lets bench's --isolate children run: bench re-executes its own
+// writeCSV writes two-circles data as dense text with the label last.
+func writeCSV(t *testing.T, path string, n int, seed uint64) {
+	t.Helper()
+	ds := training.TwoCircles(n, 0.5, 0.08, seed)
+	var b strings.Builder
+	for i := range ds.N {
+		x := ds.Row(i)
+		fmt.Fprintf(&b, "%g,%g,%s\n", x[0], x[1], ds.Classes[ds.Y[i]])
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runBench(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(&env{stdout: &out, stderr: &errb}, args)
+	return out.String(), errb.String(), code
+}
+
+// TestMain lets paper's --isolate children run: paper re-executes its own
 // binary (here the test binary) with benchChildEnv set, and that process
-// must behave as tritctl.
+// must behave as trit-bench.
 func TestMain(m *testing.M) {
 	if os.Getenv(benchChildEnv) == "1" {
 		os.Exit(Main(os.Args[1:]))
@@ -32,14 +57,14 @@ func decodeRows(t *testing.T, out string) []benchRow {
 	t.Helper()
 	var rows []benchRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
-		t.Fatalf("bench --json output: %v\n%s", err, out)
+		t.Fatalf("paper --json output: %v\n%s", err, out)
 	}
 	return rows
 }
 
 func TestBenchJSONAllMethods(t *testing.T) {
 	train, test := benchFiles(t)
-	out, errOut, code := runCtl(t, "bench", train, "--test", test, "--p", "128",
+	out, errOut, code := runBench(t, "paper", train, "--test", test, "--p", "128",
 		"--sigma-grid", "0.25,1", "--c-grid", "0.1,10", "--isolate=false", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -92,10 +117,10 @@ func TestBenchJSONAllMethods(t *testing.T) {
 
 func TestBenchIsDeterministic(t *testing.T) {
 	train, test := benchFiles(t)
-	args := []string{"bench", train, "--test", test, "--p", "64", "--sigma-grid", "0.5,2", "--c-grid", "1",
+	args := []string{"paper", train, "--test", test, "--p", "64", "--sigma-grid", "0.5,2", "--c-grid", "1",
 		"--methods", "bcsik,trit-ternary", "--isolate=false", "--json"}
-	a, _, c1 := runCtl(t, args...)
-	b, _, c2 := runCtl(t, append(args, "--workers", "1")...)
+	a, _, c1 := runBench(t, args...)
+	b, _, c2 := runBench(t, append(args, "--workers", "1")...)
 	if c1 != 0 || c2 != 0 {
 		t.Fatalf("exit codes %d, %d", c1, c2)
 	}
@@ -111,7 +136,7 @@ func TestBenchIsDeterministic(t *testing.T) {
 // reported; the Markdown table has a row per method.
 func TestBenchIsolatedMarkdown(t *testing.T) {
 	train, test := benchFiles(t)
-	out, errOut, code := runCtl(t, "bench", train, "--test", test, "--p", "64", "--sigma", "1", "--c", "1",
+	out, errOut, code := runBench(t, "paper", train, "--test", test, "--p", "64", "--sigma", "1", "--c", "1",
 		"--methods", "rfe,trit-ternary")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -142,22 +167,22 @@ func TestBenchIsolatedMarkdown(t *testing.T) {
 func TestBenchUsageErrors(t *testing.T) {
 	train, test := benchFiles(t)
 	cases := [][]string{
-		{"bench"},
-		{"bench", train},
-		{"bench", train, "--test", test, "--methods", "svm"},
-		{"bench", train, "--test", test, "--grid", "huge"},
-		{"bench", train, "--test", test, "--c-grid", "1,-2"},
-		{"bench", train, "--test", test, "--p", "0"},
-		{"bench", "--standard", "usps", "--test", test},
-		{"bench", "figures", "--only", "nope"},
-		{"bench", "figures", "--only", "p"},
+		{"paper"},
+		{"paper", train},
+		{"paper", train, "--test", test, "--methods", "svm"},
+		{"paper", train, "--test", test, "--grid", "huge"},
+		{"paper", train, "--test", test, "--c-grid", "1,-2"},
+		{"paper", train, "--test", test, "--p", "0"},
+		{"paper", "--standard", "usps", "--test", test},
+		{"figures", "--only", "nope"},
+		{"figures", "--only", "p"},
 	}
 	for _, args := range cases {
-		if _, _, code := runCtl(t, args...); code != 2 {
+		if _, _, code := runBench(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)
 		}
 	}
-	if _, errOut, code := runCtl(t, "bench", filepath.Join(t.TempDir(), "missing"), "--test", test, "--isolate=false"); code != 1 || !strings.Contains(errOut, "missing") {
+	if _, errOut, code := runBench(t, "paper", filepath.Join(t.TempDir(), "missing"), "--test", test, "--isolate=false"); code != 1 || !strings.Contains(errOut, "missing") {
 		t.Errorf("missing file: exit %d, %q", code, errOut)
 	}
 }
@@ -191,7 +216,7 @@ func TestFiguresCirclesAndTime(t *testing.T) {
 	if err := os.WriteFile(from, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code := runCtl(t, "bench", "figures", "--only", "circles,time", "--from", from, "--out", dir)
+	_, errOut, code := runBench(t, "figures", "--only", "circles,time", "--from", from, "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -206,7 +231,7 @@ func TestFiguresCirclesAndTime(t *testing.T) {
 
 func TestBenchTableFromJSON(t *testing.T) {
 	train, test := benchFiles(t)
-	out, _, code := runCtl(t, "bench", train, "--test", test, "--p", "64", "--sigma", "1", "--c", "1",
+	out, _, code := runBench(t, "paper", train, "--test", test, "--p", "64", "--sigma", "1", "--c", "1",
 		"--methods", "trit-full", "--isolate=false", "--json")
 	if code != 0 {
 		t.Fatal("bench failed")
@@ -215,14 +240,14 @@ func TestBenchTableFromJSON(t *testing.T) {
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	table, errOut, code := runCtl(t, "bench", "table", path, path)
+	table, errOut, code := runBench(t, "table", path, path)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if n := strings.Count(table, "| trit-full |"); n != 2 {
 		t.Errorf("%d trit-full rows, want 2:\n%s", n, table)
 	}
-	if _, _, code := runCtl(t, "bench", "table", filepath.Join(t.TempDir(), "none.json")); code != 1 {
+	if _, _, code := runBench(t, "table", filepath.Join(t.TempDir(), "none.json")); code != 1 {
 		t.Errorf("missing file: exit %d, want 1", code)
 	}
 }

@@ -1,4 +1,4 @@
-package ctl
+package benchmark
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 )
 
 // benchRow is one (dataset, method) result: a row of the comparison table
-// and an element of `tritctl bench --json`.
+// and an element of `trit-bench paper --json`.
 type benchRow struct {
 	Dataset      string          `json:"dataset"`
 	Method       string          `json:"method"`
@@ -78,10 +78,10 @@ type benchFlags struct {
 	json       bool
 }
 
-func newBenchCmd(e *env) *cobra.Command {
+func newPaperCmd(e *env) *cobra.Command {
 	f := &benchFlags{}
 	cmd := &cobra.Command{
-		Use:   "bench [flags] [TRAIN_FILE]",
+		Use:   "paper [flags] [TRAIN_FILE]",
 		Short: "Compare trit with the paper's baselines (RFE, Fastfood, BJLE, BCSIK)",
 		Long: `Train and evaluate, at the same p, the methods of Lei & Lan's comparison:
 rfe, fastfood, bjle, bcsik (full-precision linear SVMs on random features),
@@ -93,7 +93,8 @@ bundle size of trit-ternary, memory reduction against RFE, training time,
 inference time per sample (one goroutine) and peak RSS.
 
 Datasets are standard names (--standard usps,mnist,…; see tritctl train) or a
-TRAIN_FILE with --test in any supported format. Each (dataset, method) runs in
+TRAIN_FILE with --test in any supported format (read with the loader's
+detection; --label-column picks the label). Each (dataset, method) runs in
 its own child process so that its peak RSS can be measured (--isolate=false
 runs in-process and reports none).
 
@@ -101,11 +102,11 @@ runs in-process and reports none).
 --grid coarse takes every second point of it (σ 2^-5,2^-3,…,2^5 × C
 10^-3,10^-1,10,10^3, 24 points); --sigma-grid/--c-grid give any grid. BJLE's
 sign(Rx) does not depend on σ, so it searches C only.`,
-		Example: `  tritctl bench --standard usps
-  tritctl bench --standard a9a,w8a --grid coarse --methods rfe,trit-ternary --json
-  tritctl bench train.svm --test test.svm --p 1024`,
+		Example: `  trit-bench paper --standard usps
+  trit-bench paper --standard a9a,w8a --grid coarse --methods rfe,trit-ternary --json
+  trit-bench paper train.svm --test test.svm --p 1024`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runBench(e, f, args) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runPaper(e, f, args) },
 	}
 	f.data.add(cmd)
 	fl := cmd.Flags()
@@ -127,33 +128,55 @@ sign(Rx) does not depend on σ, so it searches C only.`,
 	fl.BoolVar(&f.worker, "worker", false, "internal: run one dataset/method and print its row as JSON")
 	fl.BoolVar(&f.json, "json", false, "print JSON instead of a Markdown table")
 	_ = fl.MarkHidden("worker")
-	cmd.AddCommand(newFiguresCmd(e), newBenchTableCmd(e))
 	return cmd
 }
 
-// newBenchTableCmd re-renders saved `bench --json` outputs as one Markdown
+// newTableCmd re-renders saved `paper --json` outputs as one Markdown
 // table, so long runs done separately can be reported together.
-func newBenchTableCmd(e *env) *cobra.Command {
+func newTableCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "table FILE.json...",
-		Short: "Print saved 'tritctl bench --json' outputs as one Markdown table",
+		Short: "Print saved 'trit-bench paper --json' or 'peers --json' outputs as one Markdown table",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var rows []*benchRow
+			var peers []*PeersReport
 			for _, path := range args {
+				if rs, err := readPeersReports(path); err == nil && isPeers(rs) {
+					peers = append(peers, rs...)
+					continue
+				}
 				rs, err := readBenchRows(path)
 				if err != nil {
 					return err
 				}
 				rows = append(rows, rs...)
 			}
-			writeBenchTable(e.stdout, rows)
+			if len(rows) > 0 {
+				writeBenchTable(e.stdout, rows)
+			}
+			if len(peers) > 0 {
+				if len(rows) > 0 {
+					fmt.Fprintln(e.stdout)
+				}
+				writePeersTable(e.stdout, peers)
+			}
 			return nil
 		},
 	}
 }
 
-// readBenchRows reads one `tritctl bench --json` output.
+// isPeers tells a peers output from a paper one (both are JSON arrays).
+func isPeers(rs []*PeersReport) bool {
+	for _, r := range rs {
+		if len(r.Results) == 0 {
+			return false
+		}
+	}
+	return len(rs) > 0
+}
+
+// readBenchRows reads one `trit-bench paper --json` output.
 func readBenchRows(path string) ([]*benchRow, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -161,7 +184,7 @@ func readBenchRows(path string) ([]*benchRow, error) {
 	}
 	var rows []*benchRow
 	if err := json.Unmarshal(b, &rows); err != nil {
-		return nil, fmt.Errorf("%s: not a 'tritctl bench --json' output: %w", path, err)
+		return nil, fmt.Errorf("%s: not a 'trit-bench paper --json' output: %w", path, err)
 	}
 	return rows, nil
 }
@@ -264,10 +287,8 @@ func (f *benchFlags) datasets(args []string) ([]benchData, error) {
 		return nil, usagef("--test cannot be combined with --standard (its test split is used)")
 	}
 	var out []benchData
-	for _, s := range strings.Split(f.data.standard, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, benchData{standard: s})
-		}
+	for _, s := range f.data.names() {
+		out = append(out, benchData{standard: s})
 	}
 	return out, nil
 }
@@ -276,9 +297,8 @@ func (f *benchFlags) datasets(args []string) ([]benchData, error) {
 // if --train-rows says so.
 func (f *benchFlags) load(d benchData) (train, test *data.Dataset, err error) {
 	if d.standard != "" {
-		train, test, err = data.LoadStandard(f.data.dataDir, d.standard)
-		if err != nil {
-			return nil, nil, fmt.Errorf("standard dataset %s in %s: %w", d.standard, f.data.dataDir, err)
+		if train, test, err = f.data.loadStandard(d.standard); err != nil {
+			return nil, nil, err
 		}
 	} else {
 		if train, err = f.data.load(d.train); err != nil {
@@ -296,7 +316,7 @@ func (f *benchFlags) load(d benchData) (train, test *data.Dataset, err error) {
 	return train, test, nil
 }
 
-func runBench(e *env, f *benchFlags, args []string) error {
+func runPaper(e *env, f *benchFlags, args []string) error {
 	methods, err := f.methodList()
 	if err != nil {
 		return err
@@ -335,7 +355,7 @@ func runBench(e *env, f *benchFlags, args []string) error {
 			}
 			rows = append(rows, row)
 			if !f.json {
-				fmt.Fprintf(e.stderr, "bench: %s %v: %.2f%% (train %.1f s, search %.1f s)\n",
+				fmt.Fprintf(e.stderr, "paper: %s %v: %.2f%% (train %.1f s, search %.1f s)\n",
 					row.Dataset, m, row.Accuracy, row.TrainSeconds, row.SearchSeconds)
 			}
 		}
@@ -347,14 +367,14 @@ func runBench(e *env, f *benchFlags, args []string) error {
 	return nil
 }
 
-// benchChild runs one dataset/method in a child tritctl and returns its row
+// benchChild runs one dataset/method in a child trit-bench and returns its row
 // with the child's peak RSS.
 func benchChild(e *env, f *benchFlags, d benchData, m baseline.Method) (*benchRow, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("bench: cannot find own executable for --isolate: %w", err)
+		return nil, fmt.Errorf("paper: cannot find own executable for --isolate: %w", err)
 	}
-	args := []string{"bench", "--worker", "--methods", m.String(),
+	args := []string{"paper", "--worker", "--methods", m.String(),
 		"--p", strconv.Itoa(f.p), "--grid", f.grid, "--sigma-grid", f.sigmaGrid, "--c-grid", f.cGrid,
 		"--sigma", fmtFloat(f.sigma), "--c", fmtFloat(f.c), "--validation", fmtFloat(f.validation),
 		"--search-rows", strconv.Itoa(f.searchRows), "--train-rows", strconv.Itoa(f.trainRows),
@@ -383,9 +403,9 @@ func benchChild(e *env, f *benchFlags, d benchData, m baseline.Method) (*benchRo
 	return &row, nil
 }
 
-// benchChildEnv is set in the environment of bench's child processes (tests
-// use it to run the test binary as tritctl).
-const benchChildEnv = "TRITCTL_BENCH_CHILD"
+// benchChildEnv is set in the environment of paper's child processes
+// (tests use it to run the test binary as trit-bench).
+const benchChildEnv = "TRIT_BENCH_CHILD"
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
@@ -459,7 +479,7 @@ func signedBundleSize(res *baseline.Result, name string) (int, error) {
 	}
 	b := &bundle.Bundle{
 		Header: bundle.Header{ModelID: label, Release: 1, CreatedAt: time.Unix(1795000000, 0)},
-		Compat: bundle.Compat{MinAgentVersion: "0.1.0"},
+		Compat: bundle.Compat{MinAgentVersion: training.MinAgentVersion},
 		Spec:   &spec,
 	}
 	unsigned, err := bundle.Encode(b)

@@ -1,0 +1,182 @@
+package benchmark
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/training"
+	"github.com/trit-iot/trit/training/data"
+)
+
+// mlpInt8 is the peers' one-hidden-layer MLP as a gateway would run it:
+// trit's scaler, int8 weights with a float32 scale and bias per output
+// channel, ReLU, argmax (scripts/peers/peers.py's quantised forward pass).
+type mlpInt8 struct {
+	d, h, k int
+	lo, mul []float32 // the scaler, prepared: x ↦ clip((x−lo)·mul − 1)
+	w1      []int8    // h rows of d
+	s1, b1  []float32
+	w2      []int8 // k rows of h
+	s2, b2  []float32
+}
+
+// randomMLP returns an MLP of width h with random weights (speed does not
+// depend on their values).
+func randomMLP(sc inference.Scaler, d, h, k int, rng *rand.Rand) *mlpInt8 {
+	m := &mlpInt8{d: d, h: h, k: k, lo: sc.Lo, mul: scaleMul(sc),
+		w1: make([]int8, h*d), s1: make([]float32, h), b1: make([]float32, h),
+		w2: make([]int8, k*h), s2: make([]float32, k), b2: make([]float32, k)}
+	for i := range m.w1 {
+		m.w1[i] = int8(rng.IntN(255) - 127)
+	}
+	for i := range m.w2 {
+		m.w2[i] = int8(rng.IntN(255) - 127)
+	}
+	for i := range m.s1 {
+		m.s1[i], m.b1[i] = 1/127.0, rng.Float32()-0.5
+	}
+	for i := range m.s2 {
+		m.s2[i], m.b2[i] = 1/127.0, rng.Float32()-0.5
+	}
+	return m
+}
+
+// scaleMul is 2/(hi−lo) per feature (0 for a constant one), as the
+// inference scaler computes it.
+func scaleMul(sc inference.Scaler) []float32 {
+	k := make([]float32, len(sc.Lo))
+	for i, lo := range sc.Lo {
+		if hi := sc.Hi[i]; hi > lo {
+			k[i] = float32(2 / (float64(hi) - float64(lo)))
+		}
+	}
+	return k
+}
+
+// predict classifies x; xs (d) and hid (h) are the caller's workspace, so
+// a prediction allocates nothing.
+func (m *mlpInt8) predict(xs, hid, x []float32) (int, error) {
+	if len(x) != m.d {
+		return 0, fmt.Errorf("%d features, want %d", len(x), m.d)
+	}
+	for i, v := range x {
+		xs[i] = min(1, max(-1, float32((v-m.lo[i])*m.mul[i])-1))
+	}
+	for j := range m.h {
+		w := m.w1[j*m.d : (j+1)*m.d]
+		var s float32
+		for i, v := range xs {
+			s += v * float32(w[i])
+		}
+		hid[j] = max(0, s*m.s1[j]+m.b1[j])
+	}
+	best, bestScore := 0, float32(math.Inf(-1))
+	for c := range m.k {
+		w := m.w2[c*m.h : (c+1)*m.h]
+		var s float32
+		for j, v := range hid {
+			s += v * float32(w[j])
+		}
+		if s = s*m.s2[c] + m.b2[c]; s > bestScore {
+			best, bestScore = c, s
+		}
+	}
+	if m.k == 1 { // one score for two classes
+		if bestScore > 0 {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return best, nil
+}
+
+// blobs is usps-shaped generated data: d features, k classes, Gaussian
+// clusters around random means.
+func blobs(n, d, k int, seed uint64) *data.Dataset {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	means := make([]float32, k*d)
+	for i := range means {
+		means[i] = float32(rng.NormFloat64())
+	}
+	ds := &data.Dataset{Name: "blobs", N: n, D: d, X: make([]float32, n*d), Y: make([]int32, n)}
+	for c := range k {
+		ds.Classes = append(ds.Classes, string(rune('a'+c)))
+	}
+	for i := range n {
+		c := i % k
+		ds.Y[i] = int32(c)
+		for j := range d {
+			ds.X[i*d+j] = means[c*d+j] + 1.5*float32(rng.NormFloat64())
+		}
+	}
+	return ds
+}
+
+// BenchmarkPredictVsMLP: one prediction of a trit model trained at the
+// default 30 KiB budget on usps-shaped data (256 features, 10 classes)
+// against one of the int8 MLP that fills the same budget (MLPWidth), both
+// from raw features (scaling included) with no allocation.
+//
+//	go test -run '^$' -bench PredictVsMLP -benchmem ./benchmark
+func BenchmarkPredictVsMLP(b *testing.B) {
+	const d, k = 256, 10
+	ds := blobs(2000, d, k, 1)
+	res, err := training.Train(ds, &training.Config{Budget: training.DefaultBudget, Sigma: 8, C: 1, Weights: "ternary", Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := res.Bundle(ds, training.BundleMeta{ModelID: "blobs", Release: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := MLPWidth(d, k, training.DefaultBudget, 1024)
+	mlp := randomMLP(res.Spec.Scaler, d, h, k, rand.New(rand.NewPCG(2, 2)))
+	x := ds.Row(7)
+	b.Run("trit", func(b *testing.B) {
+		scores := make([]float32, k)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := res.Model.Predict(scores, x); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(res.Structure.P), "p")
+		b.ReportMetric(float64(len(raw)), "model-bytes")
+	})
+	b.Run("mlp-int8", func(b *testing.B) {
+		xs, hid := make([]float32, d), make([]float32, h)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := mlp.predict(xs, hid, x); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(h), "hidden")
+		b.ReportMetric(float64(MLPBytes(d, k, h)), "model-bytes")
+	})
+}
+
+// The Go forward pass is the one the benchmark times: on a two-unit
+// network it computes what the formula says.
+func TestMLPInt8Predict(t *testing.T) {
+	m := &mlpInt8{d: 2, h: 2, k: 2, lo: []float32{-1, -1}, mul: scaleMul(inference.Scaler{Lo: []float32{-1, -1}, Hi: []float32{1, 1}}),
+		w1: []int8{127, 0, 0, 127}, s1: []float32{1.0 / 127, 1.0 / 127}, b1: []float32{0, 0},
+		w2: []int8{127, -127, -127, 127}, s2: []float32{1, 1}, b2: []float32{0, 0}}
+	xs, hid := make([]float32, 2), make([]float32, 2)
+	for _, c := range []struct {
+		x    []float32
+		want int
+	}{{[]float32{0.9, 0.1}, 0}, {[]float32{0.1, 0.9}, 1}, {[]float32{-0.5, 0.2}, 1}} {
+		got, err := m.predict(xs, hid, c.x)
+		if err != nil || got != c.want {
+			t.Errorf("%v: class %d (%v), want %d", c.x, got, err, c.want)
+		}
+	}
+	x := []float32{0.3, 0.4}
+	if allocs := testing.AllocsPerRun(100, func() { m.predict(xs, hid, x) }); allocs != 0 {
+		t.Errorf("%g allocations per prediction", allocs)
+	}
+}

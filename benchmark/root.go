@@ -1,0 +1,93 @@
+// Package benchmark implements trit-bench, the benchmarks behind
+// docs/BENCHMARKS.md: the paper's comparison with its baselines (paper,
+// table, figures) and the comparison with general-purpose peers at the
+// same byte budget (peers). It is a research tool, not part of the
+// operator's tritctl; cmd/trit-bench is a thin main around Main.
+package benchmark
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trit-iot/trit/internal/buildinfo"
+)
+
+// env is what commands read and write, so tests can run them in-process.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// Main runs trit-bench with args (without the program name) and returns
+// the process exit code: 0 on success, 1 on failure, 2 on a usage error.
+func Main(args []string) int {
+	return run(&env{stdout: os.Stdout, stderr: os.Stderr}, args)
+}
+
+func run(e *env, args []string) int {
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(e.stderr, "trit-bench: %v\n", err)
+	var u usageError
+	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "required flag") || strings.HasPrefix(err.Error(), "unknown command") {
+		return 2
+	}
+	return 1
+}
+
+// usageError marks errors in how a command was called.
+type usageError struct{ error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "trit-bench",
+		Short: "Benchmark trit against the paper's baselines and against general-purpose peers",
+		Long: `trit-bench measures what docs/BENCHMARKS.md reports:
+  paper    the paper's Table 2: trit against RFE, Fastfood, BJLE and BCSIK at the same p
+  table    re-render saved 'paper --json' outputs as one Markdown table
+  figures  the paper's figures and the peers' accuracy-against-bytes curve as PNGs
+  peers    trit at its default byte budget against an int8 MLP, XGBoost and linear and
+           RBF SVMs (scikit-learn, via scripts/peers/peers.py) on the same splits and scaling`,
+		Version:       buildinfo.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newPaperCmd(e), newTableCmd(e), newFiguresCmd(e), newPeersCmd(e))
+	markArgErrors(root)
+	return root
+}
+
+// markArgErrors makes every command's argument-count errors usage errors.
+func markArgErrors(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		markArgErrors(sub)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
