@@ -7,15 +7,13 @@ package benchmark
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/internal/buildinfo"
+	"github.com/trit-iot/trit/internal/cli"
 )
 
 // env is what commands read and write, so tests can run them in-process.
@@ -24,32 +22,18 @@ type env struct {
 }
 
 // Main runs trit-bench with args (without the program name) and returns
-// the process exit code: 0 on success, 1 on failure, 2 on a usage error.
+// the process exit code under the binaries' one command-line policy
+// (internal/cli): 0 on success, 1 on failure, 2 on a usage error.
 func Main(args []string) int {
 	return run(&env{stdout: os.Stdout, stderr: os.Stderr}, args)
 }
 
 func run(e *env, args []string) int {
-	root := newRoot(e)
-	root.SetArgs(args)
-	root.SetOut(e.stdout)
-	root.SetErr(e.stderr)
-	err := root.Execute()
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintf(e.stderr, "trit-bench: %v\n", err)
-	var u usageError
-	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "required flag") || strings.HasPrefix(err.Error(), "unknown command") {
-		return 2
-	}
-	return 1
+	return cli.Run(newRoot(e), args, e.stdout, e.stderr)
 }
 
-// usageError marks errors in how a command was called.
-type usageError struct{ error }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+// usagef returns an error in how a command was called (exit code 2).
+func usagef(format string, a ...any) error { return cli.Usagef(format, a...) }
 
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
@@ -65,25 +49,8 @@ func newRoot(e *env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newPaperCmd(e), newTableCmd(e), newFiguresCmd(e), newPeersCmd(e))
-	markArgErrors(root)
 	return root
-}
-
-// markArgErrors makes every command's argument-count errors usage errors.
-func markArgErrors(cmd *cobra.Command) {
-	if check := cmd.Args; check != nil {
-		cmd.Args = func(c *cobra.Command, args []string) error {
-			if err := check(c, args); err != nil {
-				return usageError{err}
-			}
-			return nil
-		}
-	}
-	for _, sub := range cmd.Commands() {
-		markArgErrors(sub)
-	}
 }
 
 func writeJSON(w io.Writer, v any) error {
