@@ -22,7 +22,7 @@ FUZZ_TARGETS ?= \
 	./agent:FuzzLoadConfig \
 	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
 	./fleet:FuzzParseConfig ./fleet:FuzzParseCredentials ./fleet:FuzzAPI ./fleet/console:FuzzRolloutForm \
-	./ctl:FuzzFeaturesTable
+	./tritctl:FuzzFeaturesTable
 # Budgets are execution counts, not durations: Go 1.26's coordinator can
 # report a spurious "context deadline exceeded" when a -fuzztime duration
 # expires (golang/go#75804, fixed in Go 1.27). Minimizing a new input is

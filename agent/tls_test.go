@@ -28,7 +28,7 @@ import (
 )
 
 // fleetIdentity is the fleet service's certificate name and MQTT user in
-// fleet/mosquitto/acl (ctl.FleetIdentity; agent may not import ctl).
+// fleet/mosquitto/acl (tritctl.FleetIdentity; agent may not import tritctl).
 const fleetIdentity = "trit-fleet"
 
 // testPKI is a throw-away CA with a server certificate for 127.0.0.1 and

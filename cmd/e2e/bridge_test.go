@@ -13,8 +13,8 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/trit-iot/trit/ctl"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/tritctl"
 	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/mqtttest"
 )
@@ -46,7 +46,7 @@ func TestBridgedSites(t *testing.T) {
 		{"certs", "client", "--ca-dir", pki, "--out", pki, "--id", "site-a"},
 		{"certs", "client", "--ca-dir", pki, "--out", pki, "--id", "site-b"},
 	} {
-		if code := ctl.Main(args); code != 0 {
+		if code := tritctl.Main(args); code != 0 {
 			t.Fatalf("tritctl %s: exit %d", strings.Join(args, " "), code)
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/agent"
-	"github.com/trit-iot/trit/ctl"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/tritctl"
 )
 
 // TestExampleConfigs: the configurations the README's first rollout copies
@@ -31,7 +31,7 @@ func TestExampleConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"release", "command"} {
-		if code := ctl.Main([]string{"keys", "gen", "--out", k}); code != 0 {
+		if code := tritctl.Main([]string{"keys", "gen", "--out", k}); code != 0 {
 			t.Fatalf("tritctl keys gen --out %s: exit %d", k, code)
 		}
 	}

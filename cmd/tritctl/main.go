@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/trit-iot/trit/ctl"
+	"github.com/trit-iot/trit/tritctl"
 )
 
-func main() { os.Exit(ctl.Main(os.Args[1:])) }
+func main() { os.Exit(tritctl.Main(os.Args[1:])) }

@@ -26,10 +26,10 @@ var allowed = map[string][]string{
 	"api":       {"inference", "training", "wire"},
 	"agent":     {"inference", "sensors", "store", "wire", "internal"},
 	"fleet":     {"api", "inference", "training", "store", "wire", "internal"},
-	"ctl":       {"api", "inference", "training", "sensors", "wire", "internal"},
+	"tritctl":   {"api", "inference", "training", "sensors", "wire", "internal"},
 	"benchmark": {"inference", "training", "internal"},
 	"internal":  {"inference", "training", "sensors", "store", "wire"},
-	"cmd":       {"agent", "fleet", "ctl", "benchmark", "api", "inference", "training", "sensors", "store", "wire"},
+	"cmd":       {"agent", "fleet", "tritctl", "benchmark", "api", "inference", "training", "sensors", "store", "wire"},
 }
 
 // stdlibOnly lists folders that may import nothing outside the standard

@@ -1,7 +1,7 @@
-// Package ctl implements tritctl, the operator's command line: training and
+// Package tritctl implements tritctl, the operator's command line: training and
 // evaluation of models, keys and bundles, and (with a fleet) publishing and
 // rollouts. cmd/tritctl is a thin main around Main.
-package ctl
+package tritctl
 
 import (
 	"io"

@@ -1,4 +1,4 @@
-package ctl
+package tritctl
 
 import (
 	"bytes"
