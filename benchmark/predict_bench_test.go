@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/data"
 )
@@ -179,4 +181,60 @@ func TestMLPInt8Predict(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() { m.predict(xs, hid, x) }); allocs != 0 {
 		t.Errorf("%g allocations per prediction", allocs)
 	}
+}
+
+// BenchmarkPredictBundleVsMLP times a real bundle — the one `tritctl train`
+// wrote at the default budget, e.g. for usps — against the int8 MLP that
+// fills the same budget for its shape. TRIT_BENCH_BUNDLE names the bundle
+// file (signed or not); without it the benchmark is skipped.
+//
+//	tritctl train --standard usps -o usps.trit
+//	TRIT_BENCH_BUNDLE=$PWD/usps.trit go test -run '^$' -bench PredictBundleVsMLP -benchmem ./benchmark
+func BenchmarkPredictBundleVsMLP(b *testing.B) {
+	path := os.Getenv("TRIT_BENCH_BUNDLE")
+	if path == "" {
+		b.Skip("TRIT_BENCH_BUNDLE is not set")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bd, err := bundle.Decode(raw, &bundle.DecodeOptions{AllowUnsigned: true, MaxSize: len(raw)})
+	if err != nil {
+		b.Fatalf("%s: %v", path, err)
+	}
+	m, err := inference.New(bd.Spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, k := bd.Spec.NumFeatures(), len(m.Classes())
+	rng := rand.New(rand.NewPCG(3, 3))
+	x := make([]float32, d)
+	for i := range x {
+		lo, hi := bd.Spec.Scaler.Lo[i], bd.Spec.Scaler.Hi[i]
+		x[i] = lo + (hi-lo)*float32(rng.Float64())
+	}
+	h := MLPWidth(d, k, len(raw), 1024)
+	mlp := randomMLP(bd.Spec.Scaler, d, h, k, rng)
+	b.Run("trit", func(b *testing.B) {
+		scores := make([]float32, k)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := m.Predict(scores, x); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(raw)), "model-bytes")
+	})
+	b.Run("mlp-int8", func(b *testing.B) {
+		xs, hid := make([]float32, d), make([]float32, h)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := mlp.predict(xs, hid, x); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(h), "hidden")
+		b.ReportMetric(float64(MLPBytes(d, k, h)), "model-bytes")
+	})
 }
