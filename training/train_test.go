@@ -124,10 +124,9 @@ func TestTrainRejectsBadConfig(t *testing.T) {
 	}
 }
 
-// TestUSPSAccuracy is the accuracy bar on real data: usps, standard
-// 7,291/2,007 split, p = 2048, ternary coefficients, σ and C chosen on a
-// validation split of the training data. It needs TRIT_DATA: make
-// test-accuracy sets it to ../shared/data.
+// TestUSPSAccuracy is a regression check of the budgeted pipeline on real
+// data: usps, standard 7,291/2,007 split, one fit at the 30 KiB default
+// budget. It needs TRIT_DATA: make test-accuracy sets it to ../shared/data.
 func TestUSPSAccuracy(t *testing.T) {
 	dir := realDataDir(t)
 	train, test, err := data.LoadStandard(dir, "usps")
