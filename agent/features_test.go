@@ -186,8 +186,16 @@ func TestFeaturesPipelineSeveralSensors(t *testing.T) {
 		}
 		return false
 	})
-	st := f.lastState()
-	if len(st.Sensors) != 2 || st.Sensors[0].Sensor != "accel" || st.Sensors[1].Sensor != "s" || st.Health != "ok" {
+	// The retained state is published on its own schedule: wait for the
+	// one that reports both sensors.
+	ok := func() bool {
+		st := f.lastState()
+		return len(st.Sensors) == 2 && st.Sensors[0].Sensor == "accel" && st.Sensors[1].Sensor == "s" && st.Health == "ok"
+	}
+	for deadline := time.Now().Add(10 * time.Second); !ok() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := f.lastState(); !ok() {
 		t.Errorf("state sensors %+v health %q, want accel and s, ok", st.Sensors, st.Health)
 	}
 	for _, tm := range f.telemetry() {
