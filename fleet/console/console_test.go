@@ -476,6 +476,31 @@ func attr(n *html.Node, key string) string {
 	return ""
 }
 
+// TestAgreementAndDrift: a device's shadow report and drift score show on
+// its page, and a drift score past the fleet's threshold is an overview
+// alert.
+func TestAgreementAndDrift(t *testing.T) {
+	f := newFixture(t)
+	populate(f)
+	f.device("gw-9", nil, nil)
+	f.deliver(f.svc.Topics().Telemetry("gw-9"), &wire.Telemetry{Device: "gw-9", Session: 1, Seq: 1, From: 1, To: 2, Predictions: 40,
+		Counts: map[string]uint64{"normal": 40},
+		Shadow: &wire.ShadowReport{Rollout: "r9", Seq: 1, Bundle: strings.Repeat("ab", 32), Windows: 40, Agree: 30,
+			ActiveClasses: []string{"normal", "fault"}, CandidateClasses: []string{"normal", "fault"},
+			Confusion: [][]uint64{{30, 10}, {0, 0}}, ActiveLowMargin: 4, CandidateLowMargin: 8, LowMargin: 0.1},
+		Drift: &wire.DriftReport{Score: 0.067, Windows: 40, Top: []wire.DriftBit{{Column: 17}}}})
+	c := f.client().login()
+	page := c.get("/console/devices/gw-9")
+	for _, w := range []string{"Shadow candidate", "75% (30 of 40)", "active 10%, candidate 20%", "<td>10</td>", "0.0670", "past the alert threshold", "<code>17</code>"} {
+		if !strings.Contains(page.body, w) {
+			t.Errorf("device page does not show %q", w)
+		}
+	}
+	if over := c.get("/console/"); !strings.Contains(over.body, "1 device is past the drift alert threshold") || !strings.Contains(over.body, "gw-9") {
+		t.Errorf("overview has no drift alert for gw-9")
+	}
+}
+
 func TestPages(t *testing.T) {
 	f := newFixture(t)
 	h1, h2 := populate(f)
@@ -488,7 +513,7 @@ func TestPages(t *testing.T) {
 		{"/console/devices", []string{"Devices 1–2 of 2 matching", "gw-1", "gw-2", "site=north", "10 (76.9%)"}},
 		{"/console/devices?selector=site%3Dsouth", []string{"No device matches", "(2 in the inventory)"}},
 		{"/console/devices?selector=site", []string{"label selector: &#34;site&#34; is not key=value"}},
-		{"/console/devices/gw-1", []string{"gw-1", ">r1<", "notified", "Agreement and drift", "Not measured yet"}},
+		{"/console/devices/gw-1", []string{"gw-1", ">r1<", "notified", "Agreement and drift", "No shadow candidate and no drift report yet"}},
 		{"/console/rollouts", []string{">r1<", "running", "0 / 2 succeeded, 1 in progress"}},
 		{"/console/rollouts/r1", []string{"2 phases", "up to 1 device (1 in all)", "up to 100% of devices (2 in all)",
 			"Not checked yet: 0 of the 1 finished devices it needs.", "Pause…", "Abort…", "ph-running", "ph-waiting"}},

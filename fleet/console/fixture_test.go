@@ -82,7 +82,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := fleet.NewRegistry(db, ks, 0, f.clk.now)
-	f.svc, err = fleet.NewService(db, reg, "test", nopPublisher{}, seedKey(2), &fleet.Options{Now: f.clk.now, Logger: quiet})
+	f.svc, err = fleet.NewService(db, reg, "test", nopPublisher{}, seedKey(2), &fleet.Options{Now: f.clk.now, Logger: quiet, DriftAlert: 0.03})
 	if err != nil {
 		t.Fatal(err)
 	}

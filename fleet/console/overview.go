@@ -67,7 +67,7 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 	data := &overviewData{Total: len(devices)}
 	uses := map[string]*modelUse{}
 	counts := map[string]uint64{}
-	var dropping, failedSensors []string
+	var dropping, failedSensors, drifting []string
 	for i := range devices {
 		d := &devices[i]
 		if d.Online {
@@ -90,6 +90,9 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 		}
 		for k, v := range d.Counts {
 			counts[k] += v
+		}
+		if d.Drifting {
+			drifting = append(drifting, d.ID)
 		}
 		if d.Outbox != nil && d.Outbox.Dropped > 0 {
 			dropping = append(dropping, d.ID)
@@ -129,6 +132,9 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 	}
 	if len(failedSensors) > 0 {
 		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s a failed sensor: %s.", plural(len(failedSensors), "device has", "devices have"), firstFew(failedSensors))})
+	}
+	if len(drifting) > 0 {
+		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s past the drift alert threshold (inputs unlike the training data): %s.", plural(len(drifting), "device is", "devices are"), firstFew(drifting))})
 	}
 	if len(dropping) > 0 {
 		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s telemetry because %s outbox was full: %s.", plural(len(dropping), "device dropped", "devices dropped"), map[bool]string{true: "its", false: "their"}[len(dropping) == 1], firstFew(dropping))})
