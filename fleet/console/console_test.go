@@ -499,6 +499,21 @@ func TestAgreementAndDrift(t *testing.T) {
 	if over := c.get("/console/"); !strings.Contains(over.body, "1 device is past the drift alert threshold") || !strings.Contains(over.body, "gw-9") {
 		t.Errorf("overview has no drift alert for gw-9")
 	}
+	// A shadow rollout's page lists its gates and each device's agreement.
+	f.device("gw-8", map[string]string{"site": "east"}, map[string]uint64{"normal": 5})
+	h3 := f.bundle("vib", 3, nil)
+	if _, err := f.svc.CreateRollout(fleet.RolloutRequest{ID: "rs", Bundle: h3, Selector: map[string]string{"site": "east"},
+		Pace:   fleet.Pace{Phases: []fleet.Phase{{Percent: 100}}},
+		Shadow: &api.ShadowPolicy{MinAgreement: 0.9, MaxLowMargin: 0.2}}); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	ro := c.get("/console/rollouts/rs")
+	for _, w := range []string{"Shadow gates", "agreement with the active model at least 90%", "low-margin predictions at most 20%", ">Agreement<"} {
+		if !strings.Contains(ro.body, w) {
+			t.Errorf("shadow rollout page does not show %q", w)
+		}
+	}
 }
 
 func TestPages(t *testing.T) {

@@ -24,6 +24,7 @@ func (c *Console) funcs() template.FuncMap {
 		"pathesc": url.PathEscape,
 		"num":     func(n any) string { return thousands(toUint(n)) },
 		"pct":     func(f float64) string { return fmt.Sprintf("%.0f%%", f) },
+		"mul100":  func(f float64) float64 { return 100 * f },
 		// percent is 100·a/b (0 when b is 0), for counts such as agreeing
 		// windows of windows scored.
 		"percent": func(a, b uint64) float64 {

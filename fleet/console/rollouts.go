@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/wire"
 )
 
 // rolloutRow summarises a rollout for lists.
@@ -131,6 +132,7 @@ type deviceProgressRow struct {
 	Reason   string
 	Notified time.Time
 	Updated  time.Time
+	Shadow   *wire.ShadowReport // the candidate's shadow report, in a shadow rollout
 }
 
 type rolloutData struct {
@@ -243,7 +245,7 @@ func (c *Console) rolloutData(ro *fleet.Rollout, q url.Values) *rolloutData {
 			continue
 		}
 		rows = append(rows, deviceProgressRow{ID: id, Phase: phaseOf[id], State: d.State, Attempts: d.Attempts, Seq: d.Seq,
-			Reason: d.Reason, Notified: d.NotifiedAt, Updated: d.UpdatedAt})
+			Reason: d.Reason, Notified: d.NotifiedAt, Updated: d.UpdatedAt, Shadow: d.Shadow})
 	}
 	for st := range seen {
 		data.States = append(data.States, st)
