@@ -119,6 +119,27 @@ type slotsState struct {
 	failed                   *FailedInstall
 }
 
+// candidateSlots returns the slots for installing or shadowing the stored
+// bundle hash: ErrNoBundle if it is not stored, ErrAlreadyActive if it is
+// the active one.
+func candidateSlots(tx *bolt.Tx, hash string) (slotsState, error) {
+	bundles, err := bucket(tx, bucketBundles)
+	if err != nil {
+		return slotsState{}, err
+	}
+	if bundles.Get([]byte(hash)) == nil {
+		return slotsState{}, ErrNoBundle
+	}
+	s, err := readSlots(tx)
+	if err != nil {
+		return slotsState{}, err
+	}
+	if s.active != nil && s.active.Hash == hash {
+		return slotsState{}, ErrAlreadyActive
+	}
+	return s, nil
+}
+
 func readSlots(tx *bolt.Tx) (slotsState, error) {
 	var s slotsState
 	b, err := bucket(tx, bucketSlots)
@@ -202,19 +223,9 @@ func (db *DB) Activate(hash string, meta SlotMeta) error {
 	next := &Slot{Hash: hash, SlotMeta: meta}
 
 	err := db.essential(func(tx *bolt.Tx) error {
-		bundles, err := bucket(tx, bucketBundles)
+		s, err := candidateSlots(tx, hash)
 		if err != nil {
 			return err
-		}
-		if bundles.Get([]byte(hash)) == nil {
-			return ErrNoBundle
-		}
-		s, err := readSlots(tx)
-		if err != nil {
-			return err
-		}
-		if s.active != nil && s.active.Hash == hash {
-			return ErrAlreadyActive
 		}
 
 		rel, err := bucket(tx, bucketReleases)
@@ -402,19 +413,8 @@ func (db *DB) SetShadow(hash string, meta SlotMeta) error {
 		meta.InstalledAt = time.Now().UTC()
 	}
 	err := db.essential(func(tx *bolt.Tx) error {
-		bundles, err := bucket(tx, bucketBundles)
-		if err != nil {
+		if _, err := candidateSlots(tx, hash); err != nil {
 			return err
-		}
-		if bundles.Get([]byte(hash)) == nil {
-			return ErrNoBundle
-		}
-		s, err := readSlots(tx)
-		if err != nil {
-			return err
-		}
-		if s.active != nil && s.active.Hash == hash {
-			return ErrAlreadyActive
 		}
 		slots, err := bucket(tx, bucketSlots)
 		if err != nil {
