@@ -49,6 +49,14 @@ func (r *ShadowReport) LowMarginRate() float64 {
 	return float64(r.CandidateLowMargin) / float64(r.Windows)
 }
 
+// ActiveLowMarginRate is the active model's share of low-margin windows.
+func (r *ShadowReport) ActiveLowMarginRate() float64 {
+	if r.Windows == 0 {
+		return 0
+	}
+	return float64(r.ActiveLowMargin) / float64(r.Windows)
+}
+
 // Histograms returns each model's windows per class label, from the
 // confusion matrix (nil without one).
 func (r *ShadowReport) Histograms() (active, candidate map[string]uint64) {

@@ -25,24 +25,16 @@ func (c *Console) funcs() template.FuncMap {
 		"num":     func(n any) string { return thousands(toUint(n)) },
 		"pct":     func(f float64) string { return fmt.Sprintf("%.0f%%", f) },
 		"mul100":  func(f float64) float64 { return 100 * f },
-		// percent is 100·a/b (0 when b is 0), for counts such as agreeing
-		// windows of windows scored.
-		"percent": func(a, b uint64) float64 {
-			if b == 0 {
-				return 0
-			}
-			return 100 * float64(a) / float64(b)
-		},
-		"f1":     func(f float64) string { return fmt.Sprintf("%.1f", f) },
-		"join":   strings.Join,
-		"labels": sortedLabels,
-		"list":   func(s ...string) []string { return s },
-		"plural": func(n any, one, many string) string { return plural(int(toUint(n)), one, many) },
-		"dur":    shortDuration,
-		"add":    func(a, b any) float64 { return toFloat(a) + toFloat(b) },
-		"sub":    func(a, b any) float64 { return toFloat(a) - toFloat(b) },
-		"mul":    func(a, b any) float64 { return toFloat(a) * toFloat(b) },
-		"div":    func(a, b any) float64 { return toFloat(a) / toFloat(b) },
+		"f1":      func(f float64) string { return fmt.Sprintf("%.1f", f) },
+		"join":    strings.Join,
+		"labels":  sortedLabels,
+		"list":    func(s ...string) []string { return s },
+		"plural":  func(n any, one, many string) string { return plural(int(toUint(n)), one, many) },
+		"dur":     shortDuration,
+		"add":     func(a, b any) float64 { return toFloat(a) + toFloat(b) },
+		"sub":     func(a, b any) float64 { return toFloat(a) - toFloat(b) },
+		"mul":     func(a, b any) float64 { return toFloat(a) * toFloat(b) },
+		"div":     func(a, b any) float64 { return toFloat(a) / toFloat(b) },
 	}
 }
 
