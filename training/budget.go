@@ -133,13 +133,16 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 	return out, nil
 }
 
-// maxRandomFeatures caps P for d input features: max(4096, 256·d). A
-// Gaussian kernel on a few sensors is approximated well by a few thousand
-// random features; the tens of thousands a 30 KiB budget would allow for
-// five inputs only cost training time and overfit (a search may choose
-// fewer anyway). Image-like data are not capped in practice.
-func maxRandomFeatures(d int) int {
-	return min(inference.MaxP, max(4096, 256*d))
+// maxRandomFeatures caps P for d input features and n training rows:
+// max(4096, 256·d, n/4). A Gaussian kernel on a few sensors is approximated
+// well by a few thousand random features; the tens of thousands a 30 KiB
+// budget would allow for five inputs only cost training time and overfit a
+// small noisy set (a search may choose fewer anyway). Many rows support
+// more features (ijcnn1's 50,000 rows of 22 features stopped at 5,632
+// features, 2.6 KB of 30 KiB, 2.6 points behind a same-size MLP), so the
+// cap grows with them. Image-like data are not capped in practice.
+func maxRandomFeatures(d, n int) int {
+	return min(inference.MaxP, max(4096, 256*d, n/4))
 }
 
 // memoryCap is the largest P whose embedding of n rows (thresholds nt
@@ -166,7 +169,7 @@ func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 	}
 	// The size grows with P; find the largest multiple of 64 that fits,
 	// up to the cap for this many features.
-	lo, hi := 1, min(maxRandomFeatures(p.ds.D), c.memoryCap(p.ds.N, base.NumThresholds()))/64
+	lo, hi := 1, min(maxRandomFeatures(p.ds.D, p.ds.N), c.memoryCap(p.ds.N, base.NumThresholds()))/64
 	if hi < 1 {
 		return 0, nil
 	}

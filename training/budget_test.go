@@ -70,7 +70,7 @@ func TestBudgetRespected(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if over <= tc.budget-cfg.Reserve && res.Structure.P < maxRandomFeatures(ds.D) {
+		if over <= tc.budget-cfg.Reserve && res.Structure.P < maxRandomFeatures(ds.D, ds.N) {
 			t.Errorf("%+v: p = %d leaves room: p+64 would take %d of %d bytes", tc, res.Structure.P, over, tc.budget-cfg.Reserve)
 		}
 		t.Logf("%+v: p = %d, bundle %d bytes (worst case at p+64: %d)", tc, res.Structure.P, len(raw), over)

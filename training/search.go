@@ -21,6 +21,10 @@ import (
 //  4. the best two at the final size; the best of them is refitted on all
 //     rows.
 //
+// Rounds 3 and 4 also carry the best candidate of every embedding kind
+// (kernel, mix, thresholds, projection; see keepBest), since kinds scale
+// differently with size.
+//
 // C is carried between sizes as the objective's λ = 1/(2nC): a fit on n'
 // rows uses C·n/n', where n is the size of the final training set, so a
 // candidate means the same model at every size. Search "grid" instead fits
@@ -132,7 +136,11 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		cmid := cs[len(cs)/2]
 		screen := grid(structures, sigmas, []float64{cmid})
 		nPairs := min(screenPairs, len(screen))
-		sr.total = len(folds) * (len(screen) + nPairs*(len(cs)-1) + screenKeep + 2*finalists)
+		kinds := map[string]bool{}
+		for _, s := range structures {
+			kinds[s.Embedding()] = true
+		}
+		sr.total = len(folds) * (len(screen) + nPairs*(len(cs)-1) + screenKeep + len(kinds) + 2*(finalists+len(kinds)))
 		if err := sr.evaluate(screen, small); err != nil {
 			return err
 		}
@@ -150,19 +158,9 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		if err := sr.evaluate(round2, small); err != nil {
 			return err
 		}
-		pool := append(append([]*candidate(nil), screen[:nPairs]...), round2...)
-		rank(pool)
-		pool = pool[:min(len(pool), screenKeep)]
-		// The best threshold-bits-alone candidate always goes on (it is
-		// cheap, and choose may prefer it).
-		if !slices.ContainsFunc(pool, func(cd *candidate) bool { return cd.s.P == 0 }) {
-			for _, cd := range screen {
-				if cd.s.P == 0 && cd.sel.Degenerate == "" {
-					pool = append(pool, cd)
-					break
-				}
-			}
-		}
+		all := append(append([]*candidate(nil), screen...), round2...)
+		rank(all)
+		pool := keepBest(all, screenKeep)
 		// Rounds 3 and 4: more features and rows, then the final size;
 		// a round whose size was already scored is skipped. Every fit on
 		// all the training rows competes for the final choice, whatever
@@ -183,12 +181,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 			if err := sr.evaluate(pool, sz); err != nil {
 				return err
 			}
-			simple := slices.IndexFunc(pool, func(cd *candidate) bool { return cd.s.P == 0 })
-			keep := pool[:min(len(pool), finalists)]
-			if simple >= finalists {
-				keep = append(keep, pool[simple])
-			}
-			pool = keep
+			pool = keepBest(pool, finalists)
 			if sz.rows == full.rows {
 				for _, cd := range pool {
 					onAllRows = append(onAllRows, *cd)
@@ -212,6 +205,27 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	sel := best.point
 	res.Selected = &sel
 	return nil
+}
+
+// keepBest returns the first n of the ranked candidates and, after them,
+// the best usable candidate of every other embedding kind (see
+// Structure.Embedding). Kinds scale differently — random features judged
+// at 512 features on 2,000 rows lose to threshold bits, whose size does not
+// grow, yet win at full size — so no kind is dropped on small fits alone:
+// each kind's best reaches the final size.
+func keepBest(ranked []*candidate, n int) []*candidate {
+	out := ranked[:min(n, len(ranked)):min(n, len(ranked))]
+	seen := map[string]bool{}
+	for _, cd := range out {
+		seen[cd.s.Embedding()] = true
+	}
+	for _, cd := range ranked[len(out):] {
+		if k := cd.s.Embedding(); !seen[k] && cd.sel.Degenerate == "" {
+			seen[k] = true
+			out = append(out, cd)
+		}
+	}
+	return out
 }
 
 // choose returns the final candidate: the best by balanced accuracy — but

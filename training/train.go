@@ -51,6 +51,22 @@ type Structure struct {
 	ThresholdWeight int `json:"threshold_weight,omitempty"`
 }
 
+// Embedding names the structure's kind as --embedding does: "projection"
+// (random features on principal directions), "thresholds" (threshold bits
+// alone), "mix" (threshold bits beside random features) or "kernel"
+// (random features alone).
+func (s Structure) Embedding() string {
+	switch {
+	case s.Projection > 0:
+		return "projection"
+	case s.P == 0:
+		return "thresholds"
+	case s.Thresholds > 0:
+		return "mix"
+	}
+	return "kernel"
+}
+
 // SearchPoint is one candidate of the hyper-parameter search.
 type SearchPoint struct {
 	Structure

@@ -1,0 +1,61 @@
+package training
+
+import (
+	"slices"
+	"testing"
+)
+
+// A kind that loses every small fit still reaches the final size: the flaw
+// cod-rna showed, where random features judged at 512 features lost to
+// threshold bits and never got the full-size fit they win.
+func TestKeepBestCarriesEveryKind(t *testing.T) {
+	cand := func(s Structure, balanced float64, degenerate string) *candidate {
+		return &candidate{s: s, sel: selection{Balanced: balanced, Degenerate: degenerate}}
+	}
+	alone := Structure{Thresholds: 128}
+	mix := Structure{Thresholds: 16, ThresholdWeight: 16, P: 4096}
+	kernel := Structure{P: 8192}
+	ranked := []*candidate{
+		cand(alone, 91, ""),
+		cand(alone, 90.8, ""),
+		cand(mix, 90.5, ""),
+		cand(alone, 90.1, ""),
+		cand(kernel, 89.4, "constant"), // degenerate: never carried
+		cand(kernel, 89.0, ""),
+		cand(kernel, 88.0, ""),
+		cand(mix, 87.0, ""),
+	}
+	got := keepBest(ranked, 2)
+	want := []*candidate{ranked[0], ranked[1], ranked[2], ranked[5]}
+	if !slices.Equal(got, want) {
+		var kinds []string
+		for _, cd := range got {
+			kinds = append(kinds, cd.s.Embedding())
+		}
+		t.Fatalf("keepBest(ranked, 2) kept %v, want the top two, the best mix and the best usable kernel", kinds)
+	}
+	// keepBest must not write into the ranked slice's backing array.
+	if ranked[2].s != mix || ranked[3].s != alone {
+		t.Fatal("keepBest modified its input")
+	}
+	if got := keepBest(ranked[:1], 4); len(got) != 1 {
+		t.Fatalf("keepBest of one candidate returned %d", len(got))
+	}
+}
+
+func TestStructureEmbedding(t *testing.T) {
+	for _, tc := range []struct {
+		s    Structure
+		want string
+	}{
+		{Structure{P: 2048}, "kernel"},
+		{Structure{P: 2048, Binary: true}, "kernel"},
+		{Structure{Thresholds: 16, ThresholdWeight: 16, P: 2048}, "mix"},
+		{Structure{Thresholds: 128}, "thresholds"},
+		{Structure{Projection: 48, P: 8192}, "projection"},
+	} {
+		if got := tc.s.Embedding(); got != tc.want {
+			t.Errorf("%+v.Embedding() = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
