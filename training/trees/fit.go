@@ -115,13 +115,16 @@ type booster[T uint8 | uint16] struct {
 	n, d, k  int
 	y        []int32
 	cuts     [][]float32
-	bins     []T       // column-major: bins[f*n+i]
-	scores   []float64 // n×k
-	gh       []float64 // n×2k: gradient and Hessian of score c at 2c, 2c+1
-	leaf     []uint8   // current leaf of every row
-	rows     []int32   // the rows of the current tree, ascending
-	counts   [][]int32 // per feature: sampled rows per bin
-	hist     [][]float64
+	bins     []T         // column-major: bins[f*n+i]
+	scores   []float64   // n×k
+	gh       []float64   // n×2k: gradient and Hessian of score c at 2c, 2c+1
+	leaf     []uint8     // current leaf of every row
+	rows     []int32     // the rows of the current tree, ascending
+	counts   [][]int32   // per feature: sampled rows per bin
+	hists    [][]float64 // per feature, kept across levels; nil if too big
+	hist     [][]float64 // per worker, when hists is nil
+	scratch  [][]float64 // per worker
+	sideBuf  []int32
 	maxBins  int
 	workers  int
 	chunkSum []float64
@@ -182,6 +185,18 @@ func grow[T uint8 | uint16](xs []float32, n, d int, y []int32, classes int, cuts
 		b.counts[f] = make([]int32, len(cuts[f])+1)
 	}
 	b.hist = make([][]float64, b.workers)
+	b.scratch = make([][]float64, b.workers)
+	cells := 0
+	for _, c := range cuts {
+		cells += (len(c) + 1) << (o.Depth - 1) * 2 * k
+	}
+	if cells*8 <= keepBytes {
+		b.hists = make([][]float64, d)
+		for f, c := range cuts {
+			b.hists[f] = make([]float64, (len(c)+1)<<(o.Depth-1)*2*k)
+		}
+	}
+	b.sideBuf = make([]int32, 0, n)
 	b.chunkSum = make([]float64, (n+chunk-1)/chunk)
 
 	rng := splitmix.New(o.Seed)
@@ -299,8 +314,9 @@ func (b *booster[T]) tree(t int, e *ensemble) {
 		for j := 0; j < len(sums); j += 2 {
 			parent += sums[j] * sums[j] / (sums[j+1] + lambda)
 		}
+		sd := b.levelSide(l, b.sideBuf)
 		parallel(b.workers, b.d, func(w, f int) {
-			best[f] = b.bestSplit(w, f, leaves)
+			best[f] = b.bestSplit(w, f, leaves, sd)
 		})
 		bf, bs := -1, split{score: math.Inf(-1)}
 		for f, s := range best {
@@ -372,31 +388,72 @@ func (b *booster[T]) sumLeaves(sums []float64) {
 	}
 }
 
-// bestSplit builds feature f's histogram per (leaf, bin) on worker w's
-// buffer and returns its best cut for a level of the given leaves.
-func (b *booster[T]) bestSplit(w, f, leaves int) split {
+// Histograms: feature f's sums of gradients and Hessians per (bin, leaf),
+// bin-major with a fixed stride of leaf slots per bin, cell (bn, leaf) at
+// (bn·stride + leaf)·2k. When they fit in keepBytes, every feature keeps
+// its histogram from level to level (stride 2^(Depth−1)) and a level sums
+// only the rows of the smaller side of the previous level's split, getting
+// the other side by subtracting from the parent cell (LightGBM's trick):
+// half the row passes or fewer. Otherwise each worker rebuilds the
+// histogram from all rows at every level (stride = the level's leaves).
+var keepBytes = 256 << 20
+
+// side is the row set a level's histograms are summed over.
+type side struct {
+	rows  []int32
+	delta bool // rows are one side of the last split: complete by subtraction
+	right bool // rows are the right (bit set) side
+}
+
+// levelSide returns the rows level l sums over, with buf as storage.
+func (b *booster[T]) levelSide(l int, buf []int32) side {
+	if b.hists == nil || l == 0 {
+		return side{rows: b.rows}
+	}
+	bit := uint8(1) << (l - 1)
+	set := 0
+	for _, i := range b.rows {
+		if b.leaf[i]&bit != 0 {
+			set++
+		}
+	}
+	right := 2*set <= len(b.rows)
+	buf = buf[:0]
+	for _, i := range b.rows {
+		if (b.leaf[i]&bit != 0) == right {
+			buf = append(buf, i)
+		}
+	}
+	return side{rows: buf, delta: true, right: right}
+}
+
+// histogram fills feature f's histogram h for a level of the given leaves
+// and returns the stride.
+func (b *booster[T]) histogram(f, leaves int, sd side, h []float64) int {
 	nb := len(b.cuts[f]) + 1
-	if nb < 2 {
-		return split{cut: -1}
-	}
 	k2 := 2 * b.k
-	size := leaves * nb * k2
-	if cap(b.hist[w]) < size+2*leaves*k2 {
-		maxLeaves := 1 << (b.o.Depth - 1)
-		b.hist[w] = make([]float64, (b.maxBins+2)*maxLeaves*k2)
+	stride := leaves
+	if b.hists != nil {
+		stride = 1 << (b.o.Depth - 1)
 	}
-	h := b.hist[w][:size]
-	clear(h)
+	lo, hi := 0, leaves // the slots summed into
+	if sd.delta {
+		lo = leaves / 2
+	}
+	for bn := range nb {
+		clear(h[(bn*stride+lo)*k2 : (bn*stride+hi)*k2])
+	}
 	col := b.bins[f*b.n : (f+1)*b.n]
+	slot := uint8(lo) // delta rows of either side go to the upper slots
 	if k2 == 2 {
-		for _, i := range b.rows {
-			o := (int(b.leaf[i])*nb + int(col[i])) * 2
+		for _, i := range sd.rows {
+			o := (int(col[i])*stride + int(b.leaf[i]|slot)) * 2
 			h[o] += b.gh[2*i]
 			h[o+1] += b.gh[2*i+1]
 		}
 	} else {
-		for _, i := range b.rows {
-			o := (int(b.leaf[i])*nb + int(col[i])) * k2
+		for _, i := range sd.rows {
+			o := (int(col[i])*stride + int(b.leaf[i]|slot)) * k2
 			g := b.gh[int(i)*k2 : int(i)*k2+k2]
 			hh := h[o : o+k2]
 			for j := range g {
@@ -404,17 +461,54 @@ func (b *booster[T]) bestSplit(w, f, leaves int) split {
 			}
 		}
 	}
-	// Totals and running left sums per (leaf, score), after the histogram.
-	extra := b.hist[w][size : size+2*leaves*k2]
-	tot, cum := extra[:leaves*k2], extra[leaves*k2:]
-	clear(extra)
-	for lf := range leaves {
-		t := tot[lf*k2 : (lf+1)*k2]
+	if sd.delta {
+		half := lo * k2
 		for bn := range nb {
-			hh := h[(lf*nb+bn)*k2 : (lf*nb+bn+1)*k2]
-			for j := range t {
-				t[j] += hh[j]
+			par := h[bn*stride*k2 : bn*stride*k2+half]
+			sub := h[bn*stride*k2+half : bn*stride*k2+2*half]
+			if sd.right {
+				for j, v := range sub {
+					par[j] -= v
+				}
+			} else {
+				for j, v := range sub {
+					par[j], sub[j] = v, par[j]-v
+				}
 			}
+		}
+	}
+	return stride
+}
+
+// bestSplit returns feature f's best cut for a level of the given leaves,
+// using worker w's buffers.
+func (b *booster[T]) bestSplit(w, f, leaves int, sd side) split {
+	nb := len(b.cuts[f]) + 1
+	if nb < 2 {
+		return split{cut: -1}
+	}
+	k2 := 2 * b.k
+	var h []float64
+	if b.hists != nil {
+		h = b.hists[f]
+	} else {
+		if need := nb * leaves * k2; cap(b.hist[w]) < need {
+			b.hist[w] = make([]float64, b.maxBins<<(b.o.Depth-1)*k2)
+		}
+		h = b.hist[w]
+	}
+	stride := b.histogram(f, leaves, sd, h)
+	// Totals and running left sums per (leaf, score).
+	width := leaves * k2
+	if cap(b.scratch[w]) < 2*width {
+		b.scratch[w] = make([]float64, 2<<(b.o.Depth-1)*k2)
+	}
+	tot, cum := b.scratch[w][:width], b.scratch[w][width:2*width]
+	clear(tot)
+	clear(cum)
+	for bn := range nb {
+		for j, v := range h[bn*stride*k2 : bn*stride*k2+width] {
+			tot[j] += v
 		}
 	}
 	lambda, minLeaf := b.o.Lambda, int32(b.o.MinLeaf)
@@ -427,21 +521,18 @@ func (b *booster[T]) bestSplit(w, f, leaves int) split {
 		if cnt[bn] == 0 {
 			continue // same sums as the previous cut
 		}
-		for lf := range leaves {
-			c := cum[lf*k2 : (lf+1)*k2]
-			hh := h[(lf*nb+bn)*k2 : (lf*nb+bn+1)*k2]
-			for j := range c {
-				c[j] += hh[j]
-			}
+		for j, v := range h[bn*stride*k2 : bn*stride*k2+width] {
+			cum[j] += v
 		}
 		if left < minLeaf || total-left < minLeaf {
 			continue
 		}
+		// Σ gl²/(hl+λ) + gr²/(hr+λ), one division per term.
 		s := 0.0
-		for j := 0; j < len(cum); j += 2 {
-			gl, hl := cum[j], cum[j+1]
-			gr, hr := tot[j]-gl, tot[j+1]-hl
-			s += gl*gl/(hl+lambda) + gr*gr/(max(hr, 0)+lambda)
+		for j := 0; j < width; j += 2 {
+			gl, hl := cum[j], max(cum[j+1], 0)+lambda
+			gr, hr := tot[j]-gl, max(tot[j+1]-cum[j+1], 0)+lambda
+			s += (gl*gl*hr + gr*gr*hl) / (hl * hr)
 		}
 		if s > best.score {
 			best = split{score: s, cut: bn}

@@ -323,7 +323,7 @@ func TestRefusals(t *testing.T) {
 func TestWideBins(t *testing.T) {
 	const n, d = 2000, 3
 	xs, y := checkerboard(n, d, 2, 0, 14, board4)
-	e, err := fit(xs, n, d, y, 2, grid(d, 1000), &Options{Trees: 40, Depth: 3})
+	e, err := fit(xs, n, d, y, 2, grid(d, 1000), &Options{Trees: 60, Depth: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
