@@ -14,7 +14,9 @@ import (
 // scaled features xs (row-major) with labels y in [0, classes). cuts[f]
 // holds feature f's candidate thresholds (finite, ascending; e.g. quantiles
 // of the scaled training values): a split of f is always x' > cuts[f][k]
-// for some k, and the returned Value is exactly that float32. A feature
+// for some k, and the returned Value is exactly that float32 — so pass the
+// cuts in the precision the model ships them in, and the shipped tests are
+// the learned ones. A feature
 // without cuts is never split. NaN values compare false, as in
 // inference.Trees. Level l's test of tree t is bit l of its leaf.
 //
