@@ -114,6 +114,8 @@ func checkData(xs []float32, n, d int, y []int32, classes int, cuts [][]float32)
 	switch {
 	case n <= 0 || d <= 0:
 		return fmt.Errorf("%w: %d rows of %d features", ErrData, n, d)
+	case n > math.MaxInt32:
+		return fmt.Errorf("%w: %d rows, at most %d", ErrData, n, math.MaxInt32)
 	case d > math.MaxUint16+1:
 		return fmt.Errorf("%w: %d features, at most %d", ErrData, d, math.MaxUint16+1)
 	case len(xs) != n*d:
