@@ -377,3 +377,35 @@ func TestDirectHistograms(t *testing.T) {
 		t.Errorf("direct histograms: training accuracy %.4f, want ≥ 0.9", a)
 	}
 }
+
+// Every split leaves at least MinLeaf rows each side; an impossible
+// MinLeaf leaves only the fallback test.
+func TestMinLeaf(t *testing.T) {
+	const n, d = 1000, 3
+	xs, y := checkerboard(n, d, 2, 0.1, 17, board4)
+	cuts := grid(d, 63)
+	tr, err := Fit(xs, n, d, y, 2, cuts, &Options{Trees: 20, Depth: 4, MinLeaf: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, f := range tr.Feature {
+		right := 0
+		for i := range n {
+			if xs[i*d+int(f)] > tr.Value[j] {
+				right++
+			}
+		}
+		if right < 300 || n-right < 300 {
+			t.Errorf("test %d (x[%d] > %g) splits %d | %d rows, MinLeaf 300", j, f, tr.Value[j], n-right, right)
+		}
+	}
+	tr, err = Fit(xs, n, d, y, 2, cuts, &Options{Trees: 2, Depth: 3, MinLeaf: n/2 + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, f := range tr.Feature {
+		if f != 0 || tr.Value[j] != cuts[0][62] {
+			t.Errorf("test %d is x[%d] > %g, want the fallback x[0] > %g", j, f, tr.Value[j], cuts[0][62])
+		}
+	}
+}
