@@ -1,0 +1,573 @@
+package trees
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/training/internal/splitmix"
+)
+
+// Fit learns opt.Trees oblivious trees by gradient boosting on n rows of d
+// scaled features xs (row-major) with labels y in [0, classes). cuts[f]
+// holds feature f's candidate thresholds (finite, ascending; e.g. quantiles
+// of the scaled training values): a split of f is always x' > cuts[f][k]
+// for some k, and the returned Value is exactly that float32 — so pass the
+// cuts in the precision the model ships them in, and the shipped tests are
+// the learned ones. A feature
+// without cuts is never split. NaN values compare false, as in
+// inference.Trees. Level l's test of tree t is bit l of its leaf.
+//
+// A level whose best split gains nothing (all gradients already fitted)
+// repeats the previous level's test, or at level 0 tests feature f's
+// largest cut for the first f that has cuts, so the trees are always valid
+// for d features.
+func Fit(xs []float32, n, d int, y []int32, classes int, cuts [][]float32, opt *Options) (*inference.Trees, error) {
+	e, err := fit(xs, n, d, y, classes, cuts, opt)
+	if err != nil {
+		return nil, err
+	}
+	return e.trees, nil
+}
+
+// ensemble is the boosted model itself: the trees with their leaf values,
+// kept for tests of the boosting (the embedding uses only the trees).
+type ensemble struct {
+	trees *inference.Trees
+	k     int       // score dimensions: 1 for two classes, else classes
+	base  []float64 // initial scores (log prior)
+	// values[(t<<Depth+leaf)*k+c] is tree t's leaf value for score c.
+	values []float64
+	// loss[r] is the mean training log-loss before round r; loss[Trees]
+	// after the last.
+	loss []float64
+	// train holds the training rows' final scores (n×k) as boosting
+	// computed them from its own leaf assignment.
+	train []float64
+}
+
+// scores sets dst (len k) to the ensemble's scores of the scaled row x.
+func (e *ensemble) scores(dst []float64, x []float32) {
+	copy(dst, e.base)
+	for t := range e.trees.Count() {
+		o := (t<<e.trees.Depth + e.trees.Leaf(t, x)) * e.k
+		for c := range dst {
+			dst[c] += e.values[o+c]
+		}
+	}
+}
+
+// predict returns the ensemble's class of the scaled row x.
+func (e *ensemble) predict(x []float32) int {
+	s := make([]float64, e.k)
+	e.scores(s, x)
+	if e.k == 1 {
+		if s[0] > 0 {
+			return 1
+		}
+		return 0
+	}
+	best := 0
+	for c := range s {
+		if s[c] > s[best] {
+			best = c
+		}
+	}
+	return best
+}
+
+func fit(xs []float32, n, d int, y []int32, classes int, cuts [][]float32, opt *Options) (*ensemble, error) {
+	o, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkData(xs, n, d, y, classes, cuts); err != nil {
+		return nil, err
+	}
+	maxBins := 0
+	for _, c := range cuts {
+		maxBins = max(maxBins, len(c)+1)
+	}
+	if maxBins <= 1<<8 {
+		return grow[uint8](xs, n, d, y, classes, cuts, &o)
+	}
+	return grow[uint16](xs, n, d, y, classes, cuts, &o)
+}
+
+// bin returns #{c in cuts : x > c}, so x > cuts[k] ⇔ bin > k (cuts
+// ascending); NaN gets 0.
+func bin(x float32, cuts []float32) int {
+	lo, hi := 0, len(cuts) // cuts[:lo] are < x, cuts[hi:] are not
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if x > cuts[m] {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// booster holds the state of one Fit.
+type booster[T uint8 | uint16] struct {
+	o        *Options
+	n, d, k  int
+	y        []int32
+	cuts     [][]float32
+	bins     []T         // column-major: bins[f*n+i]
+	scores   []float64   // n×k
+	gh       []float64   // n×2k: gradient and Hessian of score c at 2c, 2c+1
+	leaf     []uint8     // current leaf of every row
+	rows     []int32     // the rows of the current tree, ascending
+	counts   [][]int32   // per feature: sampled rows per bin
+	hists    [][]float64 // per feature, kept across levels; nil if too big
+	hist     [][]float64 // per worker, when hists is nil
+	scratch  [][]float64 // per worker
+	sideBuf  []int32
+	maxBins  int
+	workers  int
+	chunkSum []float64
+}
+
+// chunk is the row block of parallel row passes; sums over rows are taken
+// per block and then in block order, so they do not depend on Workers.
+const chunk = 4096
+
+func grow[T uint8 | uint16](xs []float32, n, d int, y []int32, classes int, cuts [][]float32, o *Options) (*ensemble, error) {
+	k := classes
+	if classes == 2 {
+		k = 1
+	}
+	b := &booster[T]{o: o, n: n, d: d, k: k, y: y, cuts: cuts, workers: o.Workers}
+	for _, c := range cuts {
+		b.maxBins = max(b.maxBins, len(c)+1)
+	}
+	b.bins = make([]T, n*d)
+	parallel(b.workers, d, func(_, f int) {
+		col := b.bins[f*n : (f+1)*n]
+		for i := range col {
+			col[i] = T(bin(xs[i*d+f], cuts[f]))
+		}
+	})
+
+	e := &ensemble{
+		trees:  &inference.Trees{Depth: o.Depth, Feature: make([]uint16, o.Trees*o.Depth), Value: make([]float32, o.Trees*o.Depth)},
+		k:      k,
+		base:   make([]float64, k),
+		values: make([]float64, (o.Trees<<o.Depth)*k),
+		loss:   make([]float64, o.Trees+1),
+	}
+	// Initial scores: the smoothed log prior (log-odds for two classes).
+	freq := make([]float64, classes)
+	for _, c := range y {
+		freq[c]++
+	}
+	for c := range freq {
+		freq[c] = (freq[c] + 1) / float64(n+classes)
+	}
+	if k == 1 {
+		e.base[0] = math.Log(freq[1] / freq[0])
+	} else {
+		for c := range k {
+			e.base[c] = math.Log(freq[c])
+		}
+	}
+	b.scores = make([]float64, n*k)
+	for i := range n {
+		copy(b.scores[i*k:(i+1)*k], e.base)
+	}
+	b.gh = make([]float64, n*2*k)
+	b.leaf = make([]uint8, n)
+	b.rows = make([]int32, 0, n)
+	b.counts = make([][]int32, d)
+	for f := range d {
+		b.counts[f] = make([]int32, len(cuts[f])+1)
+	}
+	b.hist = make([][]float64, b.workers)
+	b.scratch = make([][]float64, b.workers)
+	cells := 0
+	for _, c := range cuts {
+		cells += (len(c) + 1) << (o.Depth - 1) * 2 * k
+	}
+	if cells*8 <= keepBytes {
+		b.hists = make([][]float64, d)
+		for f, c := range cuts {
+			b.hists[f] = make([]float64, (len(c)+1)<<(o.Depth-1)*2*k)
+		}
+	}
+	b.sideBuf = make([]int32, 0, n)
+	b.chunkSum = make([]float64, (n+chunk-1)/chunk)
+
+	rng := splitmix.New(o.Seed)
+	for t := range o.Trees {
+		e.loss[t] = b.gradients()
+		b.sample(rng)
+		b.tree(t, e)
+	}
+	e.loss[o.Trees] = b.gradients()
+	e.train = b.scores
+	return e, nil
+}
+
+// gradients sets gh from the current scores and returns the mean
+// log-loss.
+func (b *booster[T]) gradients() float64 {
+	k := b.k
+	parallel(b.workers, len(b.chunkSum), func(_, ch int) {
+		lo, hi := ch*chunk, min((ch+1)*chunk, b.n)
+		p := make([]float64, k)
+		loss := 0.0
+		for i := lo; i < hi; i++ {
+			s := b.scores[i*k : (i+1)*k]
+			g := b.gh[i*2*k : (i+1)*2*k]
+			yi := int(b.y[i])
+			if k == 1 {
+				// p = σ(s); log-loss = log(1+e^{−s}) for y = 1, log(1+e^{s}) for y = 0
+				pr := 1 / (1 + math.Exp(-s[0]))
+				g[0] = pr - float64(yi)
+				g[1] = max(pr*(1-pr), 1e-16)
+				m := s[0]
+				if yi == 1 {
+					m = -m
+				}
+				loss += softplus(m)
+				continue
+			}
+			m := slices.Max(s)
+			z := 0.0
+			for c := range s {
+				p[c] = math.Exp(s[c] - m)
+				z += p[c]
+			}
+			for c := range s {
+				pc := p[c] / z
+				g[2*c] = pc
+				g[2*c+1] = max(pc*(1-pc), 1e-16)
+			}
+			g[2*yi]--
+			loss += m + math.Log(z) - s[yi]
+		}
+		b.chunkSum[ch] = loss
+	})
+	sum := 0.0
+	for _, v := range b.chunkSum {
+		sum += v
+	}
+	return sum / float64(b.n)
+}
+
+// softplus returns log(1+e^x) without overflow.
+func softplus(x float64) float64 {
+	if x > 0 {
+		return x + math.Log1p(math.Exp(-x))
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+// sample sets rows to this tree's rows and counts to their bin counts.
+func (b *booster[T]) sample(rng *splitmix.Source) {
+	b.rows = b.rows[:0]
+	if b.o.Subsample >= 1 {
+		for i := range b.n {
+			b.rows = append(b.rows, int32(i))
+		}
+	} else {
+		for i := range b.n {
+			if rng.Float64() < b.o.Subsample {
+				b.rows = append(b.rows, int32(i))
+			}
+		}
+		if len(b.rows) == 0 {
+			b.rows = append(b.rows, int32(rng.Intn(b.n)))
+		}
+	}
+	parallel(b.workers, b.d, func(_, f int) {
+		cnt := b.counts[f]
+		clear(cnt)
+		col := b.bins[f*b.n : (f+1)*b.n]
+		for _, i := range b.rows {
+			cnt[col[i]]++
+		}
+	})
+}
+
+// split is one feature's best cut at a level.
+type split struct {
+	score float64 // Σ over children and scores of G²/(H+λ); −1 if none
+	cut   int
+}
+
+// tree grows tree t and adds it to e and to the scores.
+func (b *booster[T]) tree(t int, e *ensemble) {
+	n, k, lambda := b.n, b.k, b.o.Lambda
+	clear(b.leaf)
+	best := make([]split, b.d)
+	leafSum := make([]float64, (1<<b.o.Depth)*2*k)
+	for l := range b.o.Depth {
+		leaves := 1 << l
+		// The current leaves' score, the baseline of every split's gain.
+		sums := leafSum[:leaves*2*k]
+		clear(sums)
+		b.sumLeaves(sums)
+		parent := 0.0
+		for j := 0; j < len(sums); j += 2 {
+			parent += sums[j] * sums[j] / (sums[j+1] + lambda)
+		}
+		sd := b.levelSide(l, b.sideBuf)
+		parallel(b.workers, b.d, func(w, f int) {
+			best[f] = b.bestSplit(w, f, leaves, sd)
+		})
+		bf, bs := -1, split{score: math.Inf(-1)}
+		for f, s := range best {
+			if s.cut >= 0 && s.score > bs.score {
+				bf, bs = f, s
+			}
+		}
+		i := t*b.o.Depth + l
+		if bf < 0 || !(bs.score-parent > 1e-9*parent) {
+			// No gain: a harmless test (see Fit).
+			if l > 0 {
+				bf, bs.cut = int(e.trees.Feature[i-1]), b.cutIndex(int(e.trees.Feature[i-1]), e.trees.Value[i-1])
+			} else {
+				for f := range b.cuts {
+					if len(b.cuts[f]) > 0 {
+						bf, bs.cut = f, len(b.cuts[f])-1
+						break
+					}
+				}
+			}
+		}
+		e.trees.Feature[i] = uint16(bf)
+		e.trees.Value[i] = b.cuts[bf][bs.cut]
+		col := b.bins[bf*n : (bf+1)*n]
+		cut, bit := T(bs.cut), uint8(1)<<l
+		for r, c := range col {
+			if c > cut {
+				b.leaf[r] |= bit
+			}
+		}
+	}
+	// Leaf values: Newton steps on the sampled rows, shrunk by η.
+	sums := leafSum
+	clear(sums)
+	b.sumLeaves(sums)
+	vals := e.values[(t<<b.o.Depth)*k : ((t+1)<<b.o.Depth)*k]
+	for j := range vals {
+		vals[j] = -b.o.LearningRate * sums[2*j] / (sums[2*j+1] + lambda)
+	}
+	parallel(b.workers, len(b.chunkSum), func(_, ch int) {
+		for i := ch * chunk; i < min((ch+1)*chunk, n); i++ {
+			v := vals[int(b.leaf[i])*k : (int(b.leaf[i])+1)*k]
+			s := b.scores[i*k : (i+1)*k]
+			for c := range s {
+				s[c] += v[c]
+			}
+		}
+	})
+}
+
+// cutIndex returns the index of value v in feature f's cuts (the first, if
+// repeated).
+func (b *booster[T]) cutIndex(f int, v float32) int {
+	k, _ := slices.BinarySearch(b.cuts[f], v)
+	return k
+}
+
+// sumLeaves adds the sampled rows' gradients and Hessians into sums, per
+// leaf (leaf-major, 2k per leaf), in row order.
+func (b *booster[T]) sumLeaves(sums []float64) {
+	k2 := 2 * b.k
+	for _, i := range b.rows {
+		o := int(b.leaf[i]) * k2
+		g := b.gh[int(i)*k2 : int(i)*k2+k2]
+		s := sums[o : o+k2]
+		for j := range g {
+			s[j] += g[j]
+		}
+	}
+}
+
+// Histograms: feature f's sums of gradients and Hessians per (bin, leaf),
+// bin-major with a fixed stride of leaf slots per bin, cell (bn, leaf) at
+// (bn·stride + leaf)·2k. When they fit in keepBytes, every feature keeps
+// its histogram from level to level (stride 2^(Depth−1)) and a level sums
+// only the rows of the smaller side of the previous level's split, getting
+// the other side by subtracting from the parent cell (LightGBM's trick):
+// half the row passes or fewer. Otherwise each worker rebuilds the
+// histogram from all rows at every level (stride = the level's leaves).
+var keepBytes = 256 << 20
+
+// side is the row set a level's histograms are summed over.
+type side struct {
+	rows  []int32
+	delta bool // rows are one side of the last split: complete by subtraction
+	right bool // rows are the right (bit set) side
+}
+
+// levelSide returns the rows level l sums over, with buf as storage.
+func (b *booster[T]) levelSide(l int, buf []int32) side {
+	if b.hists == nil || l == 0 {
+		return side{rows: b.rows}
+	}
+	bit := uint8(1) << (l - 1)
+	set := 0
+	for _, i := range b.rows {
+		if b.leaf[i]&bit != 0 {
+			set++
+		}
+	}
+	right := 2*set <= len(b.rows)
+	buf = buf[:0]
+	for _, i := range b.rows {
+		if (b.leaf[i]&bit != 0) == right {
+			buf = append(buf, i)
+		}
+	}
+	return side{rows: buf, delta: true, right: right}
+}
+
+// histogram fills feature f's histogram h for a level of the given leaves
+// and returns the stride.
+func (b *booster[T]) histogram(f, leaves int, sd side, h []float64) int {
+	nb := len(b.cuts[f]) + 1
+	k2 := 2 * b.k
+	stride := leaves
+	if b.hists != nil {
+		stride = 1 << (b.o.Depth - 1)
+	}
+	lo, hi := 0, leaves // the slots summed into
+	if sd.delta {
+		lo = leaves / 2
+	}
+	for bn := range nb {
+		clear(h[(bn*stride+lo)*k2 : (bn*stride+hi)*k2])
+	}
+	col := b.bins[f*b.n : (f+1)*b.n]
+	slot := uint8(lo) // delta rows of either side go to the upper slots
+	if k2 == 2 {
+		for _, i := range sd.rows {
+			o := (int(col[i])*stride + int(b.leaf[i]|slot)) * 2
+			h[o] += b.gh[2*i]
+			h[o+1] += b.gh[2*i+1]
+		}
+	} else {
+		for _, i := range sd.rows {
+			o := (int(col[i])*stride + int(b.leaf[i]|slot)) * k2
+			g := b.gh[int(i)*k2 : int(i)*k2+k2]
+			hh := h[o : o+k2]
+			for j := range g {
+				hh[j] += g[j]
+			}
+		}
+	}
+	if sd.delta {
+		half := lo * k2
+		for bn := range nb {
+			par := h[bn*stride*k2 : bn*stride*k2+half]
+			sub := h[bn*stride*k2+half : bn*stride*k2+2*half]
+			if sd.right {
+				for j, v := range sub {
+					par[j] -= v
+				}
+			} else {
+				for j, v := range sub {
+					par[j], sub[j] = v, par[j]-v
+				}
+			}
+		}
+	}
+	return stride
+}
+
+// bestSplit returns feature f's best cut for a level of the given leaves,
+// using worker w's buffers.
+func (b *booster[T]) bestSplit(w, f, leaves int, sd side) split {
+	nb := len(b.cuts[f]) + 1
+	if nb < 2 {
+		return split{cut: -1}
+	}
+	k2 := 2 * b.k
+	var h []float64
+	if b.hists != nil {
+		h = b.hists[f]
+	} else {
+		if need := nb * leaves * k2; cap(b.hist[w]) < need {
+			b.hist[w] = make([]float64, b.maxBins<<(b.o.Depth-1)*k2)
+		}
+		h = b.hist[w]
+	}
+	stride := b.histogram(f, leaves, sd, h)
+	// Totals and running left sums per (leaf, score).
+	width := leaves * k2
+	if cap(b.scratch[w]) < 2*width {
+		b.scratch[w] = make([]float64, 2<<(b.o.Depth-1)*k2)
+	}
+	tot, cum := b.scratch[w][:width], b.scratch[w][width:2*width]
+	clear(tot)
+	clear(cum)
+	for bn := range nb {
+		for j, v := range h[bn*stride*k2 : bn*stride*k2+width] {
+			tot[j] += v
+		}
+	}
+	lambda, minLeaf := b.o.Lambda, int32(b.o.MinLeaf)
+	cnt := b.counts[f]
+	total := int32(len(b.rows))
+	left := int32(0)
+	best := split{score: math.Inf(-1), cut: -1}
+	for bn := range nb - 1 {
+		left += cnt[bn]
+		if cnt[bn] == 0 {
+			continue // same sums as the previous cut
+		}
+		for j, v := range h[bn*stride*k2 : bn*stride*k2+width] {
+			cum[j] += v
+		}
+		if left < minLeaf || total-left < minLeaf {
+			continue
+		}
+		// Σ gl²/(hl+λ) + gr²/(hr+λ), one division per term.
+		s := 0.0
+		for j := 0; j < width; j += 2 {
+			gl, hl := cum[j], max(cum[j+1], 0)+lambda
+			gr, hr := tot[j]-gl, max(tot[j+1]-cum[j+1], 0)+lambda
+			s += (gl*gl*hr + gr*gr*hl) / (hl * hr)
+		}
+		if s > best.score {
+			best = split{score: s, cut: bn}
+		}
+	}
+	return best
+}
+
+// parallel calls fn(w, i) for i in [0, n) on up to workers goroutines; w is
+// the worker's index, for per-worker buffers. Which worker runs which i
+// varies, so fn's result must not depend on w.
+func parallel(workers, n int, fn func(w, i int)) {
+	workers = min(workers, n)
+	if workers <= 1 {
+		for i := range n {
+			fn(0, i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(w, i)
+			}
+		}()
+	}
+	wg.Wait()
+}
