@@ -153,7 +153,7 @@ func (tc *treeColumns) embed(dst []uint64, xs []float32) {
 			if xs[f] > value[l] {
 				b = 1
 			}
-			leaf |= b << l
+			leaf |= b << (l & (MaxTreeDepth - 1)) // l < MaxTreeDepth: the mask drops the shift's range check
 		}
 		if p := tc.pos[t<<d|leaf]; p >= 0 {
 			dst[p>>6] |= 1 << (p & 63)
