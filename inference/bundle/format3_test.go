@@ -304,6 +304,12 @@ func TestFormat3Refusals(t *testing.T) {
 			}
 		}
 	}
+	// Every column kept of more than the rest of the bundle can weigh:
+	// refused before the kept list is allocated (P = 131,072 here).
+	huge := replaceSection(t, tinyBundles(t)["tiny"], "transform", unhex(t, "01 0500000000000000 000000000000f03f 02 808008"))
+	if _, err := Decode(huge, lax); !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "all 131075 columns kept") {
+		t.Errorf("all of 131,075 columns kept in a small bundle: %v, want ErrTruncated", err)
+	}
 	// Format 2 has no trees section: the same bytes labelled format 2 do
 	// not decode (the tree count is read as the projection form).
 	v2 := bytes.Clone(trees)
