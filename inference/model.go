@@ -12,11 +12,14 @@ import (
 //
 // The pipeline: the D raw features are scaled (Scaler); the embedding is
 // the threshold bits of the scaled features (Thresholds, optional; see
-// ThresholdBits) followed by the random transform's P bits, computed on the
-// scaled features or, with a Projection, on their projection (then
-// Transform.D is the projection's output count). Embedding column c < NT
-// (the number of thresholds) is threshold c; column NT + j is transform
-// column j. P may be 0 when there are thresholds (no random features).
+// ThresholdBits), then the leaf bits of oblivious trees on the scaled
+// features (Trees, optional; see Trees), then the random transform's P
+// bits, computed on the scaled features or, with a Projection, on their
+// projection (then Transform.D is the projection's output count).
+// Embedding column c < NT (the number of thresholds) is threshold c;
+// column NT + l, l < NL (Trees.Leaves()), is tree leaf l; column NT + NL +
+// j is transform column j. P may be 0 when there are thresholds or trees
+// (no random features).
 //
 // Weight vectors: one for a two-class problem (a positive score means
 // Classes[1]), else one per class (one-vs-all; the highest score wins).
@@ -29,13 +32,15 @@ type ModelSpec struct {
 	Features   []string    // ordered input feature names; optional (nil or len D)
 	Scaler     Scaler      // range scaling of the D raw features
 	Thresholds [][]float32 // optional: per input feature, ascending thresholds on its scaled value
-	// ThresholdWeight ρ weighs threshold bits against random features:
-	// a vector scores α·(Σ_transform w_j z_j + ρ·Σ_thresholds w_j z_j),
-	// still an integer times α. 0 means 1. At most MaxThresholdWeight.
+	Trees      *Trees      // optional (nil: none): oblivious trees, one column per leaf
+	// ThresholdWeight ρ weighs the axis-aligned bits (thresholds and tree
+	// leaves) against random features: a vector scores
+	// α·(Σ_transform w_j z_j + ρ·Σ_thresholds,leaves w_j z_j), still an
+	// integer times α. 0 means 1. At most MaxThresholdWeight.
 	ThresholdWeight int32
 	Projection      *Projection   // optional: ternary linear map applied before the transform
 	Transform       TransformSpec // the random projection (P = 0: none)
-	Kept            []int32       // kept embedding columns, strictly ascending, each < NT + P
+	Kept            []int32       // kept embedding columns, strictly ascending, each < NT + NL + P
 	Sign            [][]uint64    // per weight vector: sign plane
 	NonZero         [][]uint64    // per weight vector: non-zero plane
 	Alpha           []float32     // per weight vector: scale α > 0 (score = α·wᵀz)
@@ -67,8 +72,17 @@ func (s *ModelSpec) NumThresholds() int {
 	return n
 }
 
-// Columns returns NT + P, the width of the full embedding.
-func (s *ModelSpec) Columns() int { return s.NumThresholds() + s.Transform.P }
+// NumTreeColumns returns NL, the number of tree leaf columns
+// (Trees.Leaves(); 0 without trees).
+func (s *ModelSpec) NumTreeColumns() int { return s.Trees.Leaves() }
+
+// AxisColumns returns NT + NL, the embedding's axis-aligned prefix: the
+// threshold and tree columns, which ThresholdWeight weighs. The transform's
+// columns start there.
+func (s *ModelSpec) AxisColumns() int { return s.NumThresholds() + s.NumTreeColumns() }
+
+// Columns returns NT + NL + P, the width of the full embedding.
+func (s *ModelSpec) Columns() int { return s.AxisColumns() + s.Transform.P }
 
 // Errors returned by New and Predict.
 var (
@@ -92,9 +106,10 @@ func NewTernarySpec(tr TransformSpec, sc Scaler, classes []string, weights [][]i
 	return NewSpec(&ModelSpec{Classes: classes, Scaler: sc, Transform: tr}, weights, alpha)
 }
 
-// NewSpec completes base (Classes, Features, Scaler, Thresholds, Projection
-// and Transform set) with full-length ternary weights (weights[c] has one
-// coordinate per embedding column, NT + P), dropping the columns that are
+// NewSpec completes base (Classes, Features, Scaler, Thresholds, Trees,
+// ThresholdWeight, Projection and Transform set) with full-length ternary
+// weights (weights[c] has one coordinate per embedding column, NT + NL +
+// P), dropping the columns that are
 // zero in every vector. base is copied; its slices are shared.
 func NewSpec(base *ModelSpec, weights [][]int8, alpha []float32) (*ModelSpec, error) {
 	if len(weights) != Vectors(len(base.Classes)) || len(alpha) != len(weights) {
@@ -172,8 +187,15 @@ func (s *ModelSpec) Validate() error {
 	if s.ThresholdWeight < 0 || s.ThresholdWeight > MaxThresholdWeight {
 		return fmt.Errorf("%w: threshold weight %d, want 0..%d", ErrModel, s.ThresholdWeight, MaxThresholdWeight)
 	}
-	if nt == 0 && s.ThresholdWeight > 1 {
-		return fmt.Errorf("%w: threshold weight %d without thresholds", ErrModel, s.ThresholdWeight)
+	nl := 0
+	if s.Trees != nil {
+		if err := s.Trees.Validate(d); err != nil {
+			return err
+		}
+		nl = s.Trees.Leaves()
+	}
+	if nt+nl == 0 && s.ThresholdWeight > 1 {
+		return fmt.Errorf("%w: threshold weight %d without thresholds or trees", ErrModel, s.ThresholdWeight)
 	}
 	transformIn := d
 	if s.Projection != nil {
@@ -183,8 +205,8 @@ func (s *ModelSpec) Validate() error {
 		transformIn = s.Projection.Out()
 	}
 	switch {
-	case s.Transform.P == 0 && nt == 0:
-		return fmt.Errorf("%w: neither thresholds nor random features", ErrModel)
+	case s.Transform.P == 0 && nt+nl == 0:
+		return fmt.Errorf("%w: neither thresholds, trees nor random features", ErrModel)
 	case s.Transform.P == 0 && (s.Transform != TransformSpec{} || s.Projection != nil):
 		return fmt.Errorf("%w: a transform without columns must be all zero and have no projection", ErrModel)
 	case s.Transform.P != 0:
@@ -209,7 +231,7 @@ func (s *ModelSpec) Validate() error {
 	if s.Features != nil && len(s.Features) != d {
 		return fmt.Errorf("%w: %d feature names for %d features", ErrModel, len(s.Features), d)
 	}
-	cols := nt + s.Transform.P
+	cols := nt + nl + s.Transform.P
 	for i, j := range s.Kept {
 		if j < 0 || int(j) >= cols || (i > 0 && j <= s.Kept[i-1]) {
 			return fmt.Errorf("%w: kept column %d (%d) out of order or range", ErrModel, i, j)
@@ -255,10 +277,13 @@ type embedding struct {
 	sc     scaling          // the scaler, prepared
 	th     thresholdColumns // kept threshold columns (the first kt kept columns)
 	kt     int              // kept threshold columns
+	trees  treeColumns      // kept tree columns (the next ka − kt kept columns)
+	ka     int              // kept axis-aligned (threshold and tree) columns, weighed by ρ
 	proj   *projector       // nil without a projection
 	tr     *Transform       // nil when P = 0
-	ffKept []int32          // kept transform columns (kept[kt:] − NT)
+	ffKept []int32          // kept transform columns (kept[ka:] − NT − NL)
 	ranges []blockRange     // ffKept grouped by transform block
+	cols   int              // embedding columns computed: len(kept)
 	words  int              // (len(kept)+63)/64
 }
 
@@ -268,16 +293,23 @@ func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
 	if err != nil {
 		return embedding{}, err
 	}
-	nt := spec.NumThresholds()
+	nt, na := spec.NumThresholds(), spec.AxisColumns()
 	kt := 0
 	for kt < len(kept) && int(kept[kt]) < nt {
 		kt++
+	}
+	ka := kt
+	for ka < len(kept) && int(kept[ka]) < na {
+		ka++
 	}
 	e := embedding{
 		d:     d,
 		sc:    sc,
 		th:    newThresholdColumns(spec.Thresholds, kept[:kt]),
 		kt:    kt,
+		trees: newTreeColumns(spec.Trees, nt, kt, kept[kt:ka]),
+		ka:    ka,
+		cols:  len(kept),
 		words: (len(kept) + 63) / 64,
 	}
 	if spec.Projection != nil {
@@ -288,9 +320,9 @@ func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
 		if e.tr, err = NewTransform(spec.Transform); err != nil {
 			return embedding{}, err
 		}
-		e.ffKept = make([]int32, len(kept)-kt)
-		for i, c := range kept[kt:] {
-			e.ffKept[i] = c - int32(nt)
+		e.ffKept = make([]int32, len(kept)-ka)
+		for i, c := range kept[ka:] {
+			e.ffKept[i] = c - int32(na)
 		}
 		e.ranges = e.tr.columnBlocks(e.ffKept)
 	}
@@ -325,6 +357,7 @@ func (e *embedding) embed(w *workspace, x []float32) {
 	e.sc.apply(w.xs, x)
 	clear(w.z)
 	e.th.embed(w.z, w.xs)
+	e.trees.embed(w.z, w.xs)
 	if e.tr == nil {
 		return
 	}
@@ -333,7 +366,7 @@ func (e *embedding) embed(w *workspace, x []float32) {
 		e.proj.apply(w.v, w.xs)
 		in = w.v
 	}
-	e.tr.embedColumns(w.z, e.kt, in, e.ffKept, e.ranges, w.ws)
+	e.tr.embedColumns(w.z, e.ka, in, e.ffKept, e.ranges, w.ws)
 }
 
 // New validates spec, regenerates its transform and returns the model. The
@@ -357,16 +390,16 @@ func New(spec *ModelSpec) (*Model, error) {
 	return m, nil
 }
 
-// Embedder computes every column of a model's embedding (thresholds, then
-// transform): what training learns weights for. Its bits are exactly those
+// Embedder computes every column of a model's embedding (thresholds, tree
+// leaves, then transform): what training learns weights for. Its bits are exactly those
 // Predict computes for the columns a model keeps. Safe for concurrent use.
 type Embedder struct {
 	emb  embedding
 	pool sync.Pool
 }
 
-// NewEmbedder returns the embedder of spec's Scaler, Thresholds, Projection
-// and Transform (its classes and weights are ignored and may be empty).
+// NewEmbedder returns the embedder of spec's Scaler, Thresholds, Trees,
+// Projection and Transform (its classes and weights are ignored and may be empty).
 func NewEmbedder(spec *ModelSpec) (*Embedder, error) {
 	s := *spec
 	s.Classes, s.Kept, s.Sign, s.NonZero, s.Alpha = []string{"0", "1"}, nil, [][]uint64{nil}, [][]uint64{nil}, []float32{1}
@@ -386,8 +419,8 @@ func NewEmbedder(spec *ModelSpec) (*Embedder, error) {
 	return e, nil
 }
 
-// Columns returns NT + P, the number of bits Embed writes.
-func (e *Embedder) Columns() int { return len(e.emb.th.feature) + len(e.emb.ffKept) }
+// Columns returns NT + NL + P, the number of bits Embed writes.
+func (e *Embedder) Columns() int { return e.emb.cols }
 
 // Embed writes every embedding bit of the raw input x (len D) into dst
 // ((Columns()+63)/64 words), bit c = column c.
@@ -444,8 +477,8 @@ func (m *Model) PredictEmbed(scores []float32, z []uint64, x []float32) (int, er
 }
 
 // PredictRaw is Predict with the integer scores: raw (len >= the number
-// of weight vectors) receives each vector's w_cᵀz (threshold columns
-// counted ρ times), the exact integers a gateway computes before the
+// of weight vectors) receives each vector's w_cᵀz (threshold and tree
+// columns counted ρ times), the exact integers a gateway computes before the
 // float scales α_c; the self-test compares them.
 func (m *Model) PredictRaw(raw []int32, x []float32) (int, error) {
 	if len(x) != m.emb.d {
@@ -464,8 +497,8 @@ func (m *Model) score(scores []float32, raw []int32, z []uint64) int {
 	rho := m.spec.thresholdWeight()
 	for c := range m.nv {
 		raw[c] = int32(TernaryDot(z, m.spec.Sign[c], m.spec.NonZero[c]))
-		if rho != 1 && m.emb.kt > 0 {
-			raw[c] += (rho - 1) * int32(ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], m.emb.kt))
+		if rho != 1 && m.emb.ka > 0 {
+			raw[c] += (rho - 1) * int32(ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], m.emb.ka))
 		}
 	}
 	if m.nv == 1 {

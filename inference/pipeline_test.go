@@ -157,8 +157,9 @@ func pipelineSpec(t testing.TB, seed uint64, d, p, classes int, project bool) *M
 	return spec
 }
 
-// refEmbedding computes the full embedding (NT + P bits as ±1) from the
-// definitions: scale and clip, threshold comparisons, reference projection,
+// refEmbedding computes the full embedding (NT + NL + P bits as ±1) from
+// the definitions: scale and clip, threshold comparisons, each tree's leaf
+// by the formula of Trees' doc comment, reference projection,
 // sign(cos(u+b)+t) in float64.
 func refEmbedding(spec *ModelSpec, x []float32) []int8 {
 	xs := make([]float32, len(x))
@@ -171,6 +172,23 @@ func refEmbedding(spec *ModelSpec, x []float32) []int8 {
 				b = 1
 			}
 			z = append(z, b)
+		}
+	}
+	if tr := spec.Trees; tr != nil {
+		for t := range len(tr.Feature) / tr.Depth {
+			leaf := 0
+			for l := range tr.Depth {
+				if xs[tr.Feature[t*tr.Depth+l]] > tr.Value[t*tr.Depth+l] {
+					leaf += 1 << l
+				}
+			}
+			for k := range 1 << tr.Depth {
+				b := int8(-1)
+				if k == leaf {
+					b = 1
+				}
+				z = append(z, b)
+			}
 		}
 	}
 	if spec.Transform.P == 0 {

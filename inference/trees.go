@@ -101,3 +101,62 @@ func (t *Trees) Leaf(tr int, xs []float32) int {
 	}
 	return leaf
 }
+
+// treeColumns is the kept tree columns of a model, prepared for Predict:
+// the trees with at least one kept leaf, their tests copied together, and
+// per tree a table from leaf to the output bit of that leaf's column (−1:
+// not kept). Predict then does Depth comparisons and one lookup per tree,
+// whatever the number of leaves, and allocates nothing.
+type treeColumns struct {
+	depth   int
+	feature []uint16  // per tree and level, as Trees.Feature
+	value   []float32 // per tree and level, as Trees.Value
+	pos     []int32   // per tree, 2^depth entries: output bit of the leaf, or −1
+}
+
+// newTreeColumns prepares the kept tree columns of t: kept are embedding
+// columns in [nt, nt+Leaves()), ascending, and the bit of kept[i] is output
+// bit at+i.
+func newTreeColumns(t *Trees, nt, at int, kept []int32) treeColumns {
+	tc := treeColumns{depth: t.depth()}
+	leaves := 1 << tc.depth
+	for i := 0; i < len(kept); {
+		tr := (int(kept[i]) - nt) >> tc.depth
+		tc.feature = append(tc.feature, t.Feature[tr*tc.depth:][:tc.depth]...)
+		tc.value = append(tc.value, t.Value[tr*tc.depth:][:tc.depth]...)
+		table := make([]int32, leaves)
+		for l := range table {
+			table[l] = -1
+		}
+		for ; i < len(kept) && (int(kept[i])-nt)>>tc.depth == tr; i++ {
+			table[(int(kept[i])-nt)&(leaves-1)] = int32(at + i)
+		}
+		tc.pos = append(tc.pos, table...)
+	}
+	return tc
+}
+
+// embed ORs the kept tree bits of the scaled input xs into dst (cleared by
+// the caller): Trees' reference loop, over the trees with a kept leaf, with
+// the column's output bit looked up.
+func (tc *treeColumns) embed(dst []uint64, xs []float32) {
+	d := tc.depth
+	if d == 0 {
+		return
+	}
+	n := len(tc.pos) >> d
+	for t := range n {
+		feature, value := tc.feature[t*d:][:d], tc.value[t*d:][:d]
+		leaf := 0
+		for l, f := range feature {
+			b := 0
+			if xs[f] > value[l] {
+				b = 1
+			}
+			leaf |= b << (l & (MaxTreeDepth - 1)) // l < MaxTreeDepth: the mask drops the shift's range check
+		}
+		if p := tc.pos[t<<d|leaf]; p >= 0 {
+			dst[p>>6] |= 1 << (p & 63)
+		}
+	}
+}

@@ -401,6 +401,17 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 			}
 			row("thresholds", "%d on %d features (%s, weight %d), per feature: %s", b.ThresholdCount, len(b.Thresholds), b.ThresholdsForm, b.ThresholdWeight, shorten(per, limit))
 		}
+		if b.FormatVersion >= 3 {
+			if b.TreeCount == 0 {
+				row("trees", "none")
+			} else {
+				per := make([]string, len(b.TreeFeatures))
+				for i, n := range b.TreeFeatures {
+					per[i] = strconv.Itoa(n)
+				}
+				row("trees", "%d of depth %d, %d leaf columns (weight %d), tests per feature: %s", b.TreeCount, b.TreeDepth, b.TreeColumns, b.ThresholdWeight, shorten(per, limit))
+			}
+		}
 		if p := b.Projection; p == nil {
 			row("projection", "none")
 		} else {

@@ -342,3 +342,29 @@ func TestInspectFormat2(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectFormat3 renders the format-3 golden of inference/bundle: the
+// trees row, the trees section's bytes and the JSON fields.
+func TestInspectFormat3(t *testing.T) {
+	path := filepath.Join("..", "inference", "bundle", "testdata", "golden", "machine-v3.trit")
+	out, stderr, code := runCtl(t, "bundle", "inspect", path)
+	if code != 0 {
+		t.Fatalf("inspect: %s", stderr)
+	}
+	for _, want := range []string{"format version 3", "40 of depth 4, 640 leaf columns (weight 2), tests per feature: 11 17 16 8",
+		"905 of 913", "trees     274    482"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect text lacks %q:\n%s", want, out)
+		}
+	}
+	in := inspectJSON(t, path)
+	var names []string
+	for _, s := range in["sections"].([]any) {
+		names = append(names, s.(map[string]any)["name"].(string))
+	}
+	if in["format_version"].(float64) != 3 || in["tree_count"].(float64) != 40 || in["tree_depth"].(float64) != 4 ||
+		in["tree_columns"].(float64) != 640 || in["columns"].(float64) != 913 || len(in["tree_features"].([]any)) != 12 ||
+		!strings.Contains(strings.Join(names, " "), "scaler thresholds trees projection transform") {
+		t.Errorf("inspect --json: %v", in)
+	}
+}

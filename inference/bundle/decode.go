@@ -31,14 +31,14 @@ type DecodeOptions struct {
 // Decode checks and decodes a bundle, in this order:
 //
 //  1. size: len(data) <= MaxSize (ErrTooLarge), before anything is read;
-//  2. magic (ErrBadMagic), format version 1 or 2 (ErrVersion), minimum
+//  2. magic (ErrBadMagic), format version 1, 2 or 3 (ErrVersion), minimum
 //     length (ErrTruncated);
 //  3. the trailer: an all-zero one is unsigned (ErrUnsigned unless
 //     AllowUnsigned); otherwise the key ID must be in Trusted
 //     (ErrUnknownKey) and the signature must verify (ErrSignature) — before
 //     any field is parsed;
 //  4. every section of that format, bounds-checked before each allocation
-//     (ErrTruncated, ErrInvalid; in format 2 a form that is not the
+//     (ErrTruncated, ErrInvalid; from format 2 on a form that is not the
 //     canonical one is ErrInvalid too), and nothing left between the last
 //     section and the trailer (ErrTrailing);
 //  5. expiry: ExpiresAt set and before Now (ErrExpired);
@@ -229,6 +229,7 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	end()
 
 	var th [][]float32
+	var trees *inference.Trees
 	var proj *inference.Projection
 	var rho int32
 	nt := 0
@@ -236,6 +237,11 @@ func parse(data []byte) (*Bundle, *layout, error) {
 		begin("thresholds")
 		th, nt, rho = r.thresholds(d, l)
 		end()
+		if format >= 3 {
+			begin("trees")
+			trees, rho = r.trees(d, nt, rho)
+			end()
+		}
 		begin("projection")
 		proj = r.projection(d, format, l)
 		end()
@@ -265,10 +271,10 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	switch {
 	case r.err != nil:
 	case tr.P == 0:
-		// Format 2 only: threshold bits alone, no random features.
+		// Format 2 on: threshold and tree bits alone, no random features.
 		switch {
-		case nt == 0:
-			r.fail(ErrInvalid, at2, "p = 0 and no thresholds: the model has no features")
+		case nt == 0 && trees == nil:
+			r.fail(ErrInvalid, at2, "p = 0 and no thresholds or trees: the model has no features")
 		case proj != nil:
 			r.fail(ErrInvalid, at2, "p = 0 with a projection: the projection would feed nothing")
 		case gen != 0 || tr.Seed != 0 || sigmaBits != 0 || td != 0:
@@ -291,7 +297,8 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	end()
 
 	begin("kept")
-	cols := nt + tr.P
+	na := nt + trees.Leaves() // the axis-aligned columns, weighed by ρ
+	cols := na + tr.P
 	kept, form := r.kept(cols, v2)
 	l.keptForm = form
 	if r.err == nil && v2 {
@@ -330,14 +337,14 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	begin("selftest")
 	b.SelfTest.Class = r.count("self-test class", 0, nc-1, 0)
 	b.SelfTest.Scores = make([]int32, 0, nv)
-	// |wᵀz| ≤ K, plus (ρ−1) for each kept threshold column.
+	// |wᵀz| ≤ K, plus (ρ−1) for each kept threshold or tree column.
 	limit := int64(k)
 	if rho > 1 {
-		kt := 0
-		for kt < len(kept) && int(kept[kt]) < nt {
-			kt++
+		ka := 0
+		for ka < len(kept) && int(kept[ka]) < na {
+			ka++
 		}
-		limit += int64(rho-1) * int64(kt)
+		limit += int64(rho-1) * int64(ka)
 	}
 	for c := 0; c < nv && r.err == nil; c++ {
 		at := r.pos
@@ -374,6 +381,7 @@ func parse(data []byte) (*Bundle, *layout, error) {
 		Features:        b.Compat.Features,
 		Scaler:          sc,
 		Thresholds:      th,
+		Trees:           trees,
 		ThresholdWeight: rho,
 		Projection:      proj,
 		Transform:       tr,
@@ -629,6 +637,12 @@ func (r *reader) kept(p int, v2 bool) ([]int32, byte) {
 	}
 	switch {
 	case form == keptAll && v2:
+		// Every weight vector then takes at least p/8 bytes: refuse a
+		// p the rest cannot hold before allocating for it.
+		if (p+7)/8 > r.left() {
+			r.fail(ErrTruncated, at, "all %d columns kept: their weights need at least %d bytes, %d left", p, (p+7)/8, r.left())
+			return nil, form
+		}
 		kept := make([]int32, p)
 		for i := range kept {
 			kept[i] = int32(i)

@@ -30,30 +30,39 @@ const (
 // would, builds the model once to compute the self-test (b.SelfTest, KeyID,
 // Signature and Signed are ignored), and never modifies b.
 //
-// It writes format b.Format (0: FormatVersion). Every choice of form is the
-// canonical one (the smallest; see docs/BUNDLE.md), so a model has exactly
-// one format-2 encoding. The scaler ships as float16 when every value is a
-// float16 value, as float32 when some |value| exceeds MaxHalf, and is
-// refused otherwise: snap it with CompactScaler before training, and the
-// thresholds with CompactThresholds. Times are stored as whole seconds.
+// It writes format b.Format, or with b.Format 0 the oldest of formats 2
+// and 3 that can express the model: 3 for a model with trees, else 2, so
+// a model without trees reads on agents that predate format 3. Every
+// choice of form is the canonical one (the smallest; see docs/BUNDLE.md),
+// so a model has exactly one encoding in each format from 2 on. The scaler
+// ships as float16 when every value is a float16 value, as float32 when
+// some |value| exceeds MaxHalf, and is refused otherwise: snap it with
+// CompactScaler before training, the thresholds with CompactThresholds and
+// the trees with CompactTrees. Times are stored as whole seconds.
 func Encode(b *Bundle) ([]byte, error) {
 	if b == nil || b.Spec == nil {
 		return nil, encodeErr("model", "no model spec")
 	}
+	spec := b.Spec
 	format := b.Format
 	if format == 0 {
-		format = FormatVersion
+		format = 2
+		if spec.Trees != nil {
+			format = 3
+		}
 	}
 	if format < OldestFormat || format > FormatVersion {
 		return nil, encodeErr("magic", "format version %d, this encoder writes %d..%d", format, OldestFormat, FormatVersion)
 	}
-	spec := b.Spec
 	if err := spec.Validate(); err != nil {
 		return nil, &FormatError{Section: "model", Offset: -1, Err: ErrInvalid, Cause: err}
 	}
 	d, nv, k := spec.NumFeatures(), len(spec.Sign), len(spec.Kept)
-	nt := spec.NumThresholds()
-	v2 := format >= 2
+	nt, na := spec.NumThresholds(), spec.AxisColumns()
+	v2, v3 := format >= 2, format >= 3
+	if !v3 && spec.Trees != nil {
+		return nil, encodeErr("trees", "format %d has no trees; write format 3", format)
+	}
 	if !v2 {
 		switch {
 		case spec.Scaler.Clip:
@@ -121,6 +130,9 @@ func Encode(b *Bundle) ([]byte, error) {
 	if err := checkThresholds(spec.Thresholds); err != nil {
 		return nil, encodeErr("thresholds", "%v", err)
 	}
+	if err := checkTrees(spec.Trees); err != nil {
+		return nil, encodeErr("trees", "%v", err)
+	}
 	if spec.Transform.P == 0 && math.Float64bits(spec.Transform.Sigma) != 0 {
 		return nil, encodeErr("transform", "no random features (p = 0) but σ = %g: every field must be 0", spec.Transform.Sigma)
 	}
@@ -159,7 +171,11 @@ func Encode(b *Bundle) ([]byte, error) {
 	}
 
 	le := binary.LittleEndian
-	out := make([]byte, 0, 1024+4*d+2*nt+nv*(k/4+8))
+	tests := 0
+	if spec.Trees != nil {
+		tests = len(spec.Trees.Feature)
+	}
+	out := make([]byte, 0, 1024+4*d+2*nt+4*tests+nv*(k/4+8))
 	out = append(out, Magic...)
 	out = append(out, byte(format))
 
@@ -217,6 +233,9 @@ func Encode(b *Bundle) ([]byte, error) {
 				}
 			}
 		}
+		if v3 {
+			out = appendTrees(out, spec, d, nt)
+		}
 
 		if pr := spec.Projection; pr == nil {
 			out = append(out, projectionNone)
@@ -238,7 +257,7 @@ func Encode(b *Bundle) ([]byte, error) {
 	out = binary.AppendUvarint(out, uint64(tr.D))
 	out = binary.AppendUvarint(out, uint64(tr.P))
 
-	out = appendKept(out, spec.Kept, nt+tr.P, format)
+	out = appendKept(out, spec.Kept, na+tr.P, format)
 
 	for c := range nv {
 		form := canonicalPack(k, hasZero(spec.NonZero[c], k))

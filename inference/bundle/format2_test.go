@@ -448,7 +448,7 @@ func TestRoundTripFormat2(t *testing.T) {
 	}
 }
 
-// checkBreakdown checks what Inspect says of a format-2 bundle against the
+// checkBreakdown checks what Inspect says of a format-2 or -3 bundle against the
 // spec: sections in order and adding up, and each section's size against
 // the size formulas of docs/BUNDLE.md, computed here independently.
 func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.ModelSpec) {
@@ -468,6 +468,9 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 		t.Fatalf("sections add up to %d, Size %d, bundle has %d bytes", total, bd.Size, len(data))
 	}
 	want := []string{"magic", "header", "compat", "classes", "scaler", "thresholds", "projection", "transform", "kept", "weights", "alpha", "selftest", "fingerprint", "info", "signature"}
+	if bd.FormatVersion >= 3 {
+		want = slices.Insert(want, 6, "trees")
+	}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("sections %v, want %v", names, want)
 	}
@@ -496,6 +499,21 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 			thresholds += uv(len(list)) + 2*len(list)
 		}
 	}
+	trees := 1 // format 3: the tree count
+	if tr := spec.Trees; tr != nil {
+		trees = uv(tr.Count()) + 1 // the depth
+		if nt == 0 {
+			trees++ // the weight ρ (< 128)
+		}
+		fw := 1
+		if d > 256 {
+			fw = 2
+		}
+		trees += (fw + 2) * len(tr.Feature)
+	}
+	if bd.TreeCount != spec.Trees.Count() || bd.TreeColumns != spec.NumTreeColumns() || bd.Columns != spec.Columns() {
+		t.Errorf("breakdown: %d trees, %d tree columns, %d columns", bd.TreeCount, bd.TreeColumns, bd.Columns)
+	}
 	projection := 1
 	if p := spec.Projection; p != nil {
 		projection += uv(p.Out())
@@ -512,8 +530,9 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 		gaps += uv(int(j) - prev)
 		prev = int(j)
 	}
-	kept := 1 + min((nt+tr.P+7)/8, gaps)
-	if len(spec.Kept) == nt+tr.P {
+	cols := nt + spec.NumTreeColumns() + tr.P
+	kept := 1 + min((cols+7)/8, gaps)
+	if len(spec.Kept) == cols {
 		kept = 1 // the all-columns form
 	}
 	weights := 0
@@ -535,10 +554,14 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 	for key, v := range bd.Info {
 		info += uv(len(key)) + len(key) + uv(len(v)) + len(v)
 	}
-	for name, want := range map[string]int{
+	sizes := map[string]int{
 		"magic": 5, "scaler": scaler, "thresholds": thresholds, "projection": projection, "transform": transform,
 		"kept": kept, "weights": weights, "alpha": 4 * len(spec.Alpha), "fingerprint": fingerprint, "info": info, "signature": 72,
-	} {
+	}
+	if bd.FormatVersion >= 3 {
+		sizes["trees"] = trees
+	}
+	for name, want := range sizes {
 		if size[name] != want {
 			t.Errorf("%s section: %d bytes, the formula says %d", name, size[name], want)
 		}
@@ -576,7 +599,7 @@ func TestEncodeRejectsFormat2(t *testing.T) {
 				b.Info[strings.Repeat("k", i+1)] = ""
 			}
 		}, "info", "65 pairs"},
-		{"format 3", func(b *Bundle) { b.Format = 3 }, "magic", "format version 3"},
+		{"format 4", func(b *Bundle) { b.Format = 4 }, "magic", "format version 4"},
 		{"format 1, thresholds", func(b *Bundle) { b.Format = 1; b.Spec.Scaler.Clip = false }, "thresholds", "format 1 has no thresholds"},
 		{"format 1, clip", func(b *Bundle) { b.Format = 1 }, "scaler", "format 1 cannot clip"},
 		{"format 1, info", func(b *Bundle) {

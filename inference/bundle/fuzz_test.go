@@ -24,11 +24,11 @@ var sentinels = []error{ErrTooLarge, ErrBadMagic, ErrVersion, ErrTruncated, ErrS
 // panic, never allocate more than allocBound, fail only with a
 // *FormatError wrapping a sentinel, succeed only within the size cap, and
 // whatever decodes must re-encode to the same model, in the same format —
-// and for format 2, whose every model has one encoding, to the same bytes
-// whenever the bundle's self-test holds. The parser is reached through
-// unsigned bundles (AllowUnsigned); the seed corpus is the golden bundles
-// of both formats, signed and unsigned, mutations of them, and the format-2
-// fixtures.
+// and from format 2 on, where every model has one encoding per format, to
+// the same bytes whenever the bundle's self-test holds. The parser is
+// reached through unsigned bundles (AllowUnsigned); the seed corpus is the
+// golden bundles of every format, signed and unsigned, mutations of them,
+// and the format-2 and format-3 fixtures.
 func FuzzDecode(f *testing.F) {
 	pub, _ := testKey(f)
 	var goldens []string
@@ -71,6 +71,9 @@ func FuzzDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(projected)
+	f.Add(encodeTiny(f, tinyTreeSpec(f)))
+	f.Add(encodeTiny(f, tinyTreeThresholdSpec(f)))
+	f.Add(encodeTiny(f, shapedSpec(45, shape{d: 300, p: 32, classes: 3, trees: 3, depth: 2, rho: 3, zeroFrac: 0.5})))
 
 	ks, err := NewKeySet(pub)
 	if err != nil {
@@ -131,7 +134,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("decoded model does not build: %v", err)
 		}
 		if SelfTest(m, b) == nil && !bytes.Equal(raw[:len(raw)-trailerSize], data[:len(data)-trailerSize]) {
-			t.Fatal("a format-2 model with two encodings")
+			t.Fatalf("a format-%d model with two encodings", b.Format)
 		}
 	})
 }

@@ -206,8 +206,8 @@ func TestGoldenBreakdown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s (format %d, %d features × %d classes, %d thresholds, p = %d, %d of %d columns kept): %d bytes",
-			name, bd.FormatVersion, bd.Features, len(bd.Classes), bd.ThresholdCount, bd.P, len(bd.KeptColumns), bd.Columns, bd.Size)
+		t.Logf("%s (format %d, %d features × %d classes, %d thresholds, %d trees of depth %d, p = %d, %d of %d columns kept): %d bytes",
+			name, bd.FormatVersion, bd.Features, len(bd.Classes), bd.ThresholdCount, bd.TreeCount, bd.TreeDepth, bd.P, len(bd.KeptColumns), bd.Columns, bd.Size)
 		for _, s := range bd.Sections {
 			t.Logf("  %-10s %6d", s.Name, s.Size)
 		}
@@ -221,8 +221,8 @@ func TestGoldenBreakdown(t *testing.T) {
 	}
 }
 
-// goldenV2Cases are the format-2 goldens, generated on amd64 by
-// `go test ./inference/bundle -run GoldenV2 -update` and checked on every
+// goldenV2Cases are the format-2 and format-3 goldens, generated on amd64
+// by `go test ./inference/bundle -run GoldenV2 -update` and checked on every
 // architecture by TestGoldenV2 (make test-arm runs it under qemu):
 //
 //   - sensor-v2: a sensor-like model as issue 12's data calls for — 5
@@ -231,7 +231,11 @@ func TestGoldenBreakdown(t *testing.T) {
 //   - image-v2: a usps-like 256×10 model with every format-2 part —
 //     thresholds weighted ρ = 5, a 256→32 ternary projection, p = 2048 random features,
 //     base-3 weight vectors and one dense vector (sign plane only), base-3
-//     projection rows and one dense row.
+//     projection rows and one dense row;
+//   - machine-v3 (format 3): a vibration-like model with trees — 12 named,
+//     clipped features, thresholds, 40 oblivious trees of depth 4 (some
+//     leaves dropped), p = 256 random features, ρ = 2, 4 classes, a
+//     fingerprint and an info section.
 var goldenV2Cases = []struct {
 	name      string
 	seed      uint64
@@ -252,6 +256,11 @@ var goldenV2Cases = []struct {
 		denseRow:  true,
 		rho:       5,
 		wantForms: []string{"sign", "base3", "base3", "base3", "base3", "base3", "base3", "base3", "base3", "base3"}},
+	{name: "machine-v3", seed: 13, shape: shape{d: 12, p: 256, classes: 4, thresholds: 3, trees: 40, depth: 4, zeroFrac: 0.3, clip: true},
+		features: []string{"rms_x", "rms_y", "rms_z", "peak_x", "peak_y", "peak_z", "crest", "kurtosis", "band_1", "band_2", "band_3", "temp"},
+		info:     map[string]string{"train.accuracy": "0.9412", "trees": "depth=4,count=40"},
+		rho:      2,
+		print:    true},
 }
 
 func goldenV2Bundle(t *testing.T, i int) *Bundle {
@@ -363,7 +372,11 @@ func TestGoldenV2(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
-			if b.Format != 2 || !reflect.DeepEqual(b.Info, c.info) {
+			wantFormat := 2
+			if c.shape.trees > 0 {
+				wantFormat = 3
+			}
+			if b.Format != wantFormat || (b.Spec.Trees.Count() != c.shape.trees) || !reflect.DeepEqual(b.Info, c.info) {
 				t.Fatalf("format %d, info %v", b.Format, b.Info)
 			}
 			m, err := inference.New(b.Spec)
@@ -423,6 +436,17 @@ func TestGoldenV2(t *testing.T) {
 			for v, want := range c.wantForms {
 				if bd.Vectors[v].Form != want {
 					t.Errorf("vector %d: form %s, want %s", v, bd.Vectors[v].Form, want)
+				}
+			}
+			if c.shape.trees > 0 {
+				treeKept := 0
+				for _, j := range b.Spec.Kept {
+					if int(j) >= b.Spec.NumThresholds() && int(j) < b.Spec.AxisColumns() {
+						treeKept++
+					}
+				}
+				if treeKept == 0 || treeKept == b.Spec.NumTreeColumns() || bd.TreeDepth != c.shape.depth {
+					t.Errorf("%d of %d tree columns kept, depth %d: the golden should drop some leaves", treeKept, b.Spec.NumTreeColumns(), bd.TreeDepth)
 				}
 			}
 			if c.shape.p == 0 && (bd.P != 0 || bd.ThresholdCount == 0) {

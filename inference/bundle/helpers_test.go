@@ -142,6 +142,8 @@ func randomInputs(rnd *rand.Rand, sc inference.Scaler, n int) [][]float32 {
 type shape struct {
 	d, p, classes int
 	thresholds    int     // at most this many thresholds per feature (0: none)
+	trees, depth  int     // oblivious trees (0: none) and their depth
+	rho           int32   // threshold weight
 	proj          int     // projection outputs (0: none)
 	zeroFrac      float64 // fraction of zero weights
 	projZeroFrac  float64 // fraction of zero projection coefficients
@@ -150,7 +152,8 @@ type shape struct {
 
 // shapedSpec builds a random model of the given shape: float16 scaler
 // (CompactScaler) with a constant feature, thresholds snapped with
-// CompactThresholds, a random ternary projection, and a real transform.
+// CompactThresholds, trees snapped with CompactTrees, a random ternary
+// projection, and a real transform.
 func shapedSpec(seed uint64, s shape) *inference.ModelSpec {
 	rnd := rand.New(rand.NewPCG(seed, 0x5ca1e))
 	base := &inference.ModelSpec{Scaler: inference.Scaler{Lo: make([]float32, s.d), Hi: make([]float32, s.d), Clip: s.clip}}
@@ -172,6 +175,15 @@ func shapedSpec(seed uint64, s shape) *inference.ModelSpec {
 		th[0] = append(th[0], 0.5) // at least one threshold
 		base.Thresholds = CompactThresholds(th)
 	}
+	if s.trees > 0 {
+		tr := &inference.Trees{Depth: s.depth}
+		for range s.trees * s.depth {
+			tr.Feature = append(tr.Feature, uint16(rnd.IntN(s.d)))
+			tr.Value = append(tr.Value, float32(rnd.Float64()*2.4-1.2))
+		}
+		base.Trees = CompactTrees(tr)
+	}
+	base.ThresholdWeight = s.rho
 	in := s.d
 	if s.proj > 0 {
 		p := &inference.Projection{}

@@ -45,9 +45,16 @@ type Breakdown struct {
 
 	ThresholdsForm  string      `json:"thresholds_form,omitempty"`  // "none" or "float16"; empty in format 1
 	ThresholdCount  int         `json:"threshold_count"`            // NT, over all features
-	ThresholdWeight int         `json:"threshold_weight,omitempty"` // ρ; 0 when there are no thresholds
+	ThresholdWeight int         `json:"threshold_weight,omitempty"` // ρ; 0 when there are neither thresholds nor trees
 	Fingerprint     int         `json:"fingerprint_columns"`        // columns of the drift fingerprint; 0 = none
 	Thresholds      [][]float32 `json:"thresholds,omitempty"`       // per feature
+
+	TreeCount   int `json:"tree_count"`           // oblivious trees (format 3); 0 = none
+	TreeDepth   int `json:"tree_depth,omitempty"` // levels of every tree
+	TreeColumns int `json:"tree_columns"`         // NL = TreeCount·2^TreeDepth leaf columns
+	// TreeFeatures counts the tree tests on each input feature (nil
+	// without trees): which sensors the trees' interactions use.
+	TreeFeatures []int `json:"tree_features,omitempty"`
 
 	Projection *ProjectionInfo `json:"projection,omitempty"` // nil: none
 
@@ -57,7 +64,7 @@ type Breakdown struct {
 	TransformD int     `json:"transform_d"` // the transform's inputs: D, the projection's outputs, or 0 when P = 0
 	P          int     `json:"p"`           // random features; 0: none
 
-	Columns     int     `json:"columns"`   // embedding width NT + P
+	Columns     int     `json:"columns"`   // embedding width NT + NL + P
 	KeptForm    string  `json:"kept_form"` // "bitmap", "deltas" or "all"
 	KeptColumns []int32 `json:"kept_columns"`
 
@@ -74,9 +81,10 @@ type Breakdown struct {
 
 	// Sections are every section in order, with its offset and size;
 	// their sizes add up to Size. Names: magic, header, compat, classes,
-	// scaler, thresholds, projection, transform, kept, weights, alpha,
-	// selftest, info, signature (the 72-byte trailer). Format 1 has no
-	// thresholds, projection or info section.
+	// scaler, thresholds, trees, projection, transform, kept, weights,
+	// alpha, selftest, fingerprint, info, signature (the 72-byte trailer).
+	// Format 2 has no trees section; format 1 no thresholds, trees,
+	// projection, fingerprint or info section.
 	Sections []Section `json:"sections"`
 
 	// Bundle is the decoded bundle itself (Signed there means only that
@@ -174,6 +182,8 @@ func Inspect(data []byte) (*Breakdown, error) {
 		ScalerHi:        s.Scaler.Hi,
 		ThresholdCount:  s.NumThresholds(),
 		ThresholdWeight: thresholdWeight(s),
+		TreeCount:       s.Trees.Count(),
+		TreeColumns:     s.NumTreeColumns(),
 		Fingerprint:     fingerprintColumns(s),
 		Generator:       s.Transform.Generator,
 		Seed:            s.Transform.Seed,
@@ -200,6 +210,13 @@ func Inspect(data []byte) (*Breakdown, error) {
 		out.Thresholds = make([][]float32, len(s.Thresholds))
 		for i, list := range s.Thresholds {
 			out.Thresholds[i] = append([]float32{}, list...)
+		}
+	}
+	if tr := s.Trees; tr != nil {
+		out.TreeDepth = tr.Depth
+		out.TreeFeatures = make([]int, s.NumFeatures())
+		for _, f := range tr.Feature {
+			out.TreeFeatures[f]++
 		}
 	}
 	if l.scalerForm == scalerFloat32 {
@@ -253,10 +270,10 @@ func Inspect(data []byte) (*Breakdown, error) {
 }
 
 // thresholdWeight is ρ as the bundle stores it: 1 for an unset weight, 0
-// without thresholds.
+// without thresholds or trees.
 func thresholdWeight(s *inference.ModelSpec) int {
 	switch {
-	case s.NumThresholds() == 0:
+	case s.AxisColumns() == 0:
 		return 0
 	case s.ThresholdWeight == 0:
 		return 1
