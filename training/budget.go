@@ -42,6 +42,9 @@ const (
 	mixWeight       = 16  // their weight ρ
 	aloneThresholds = 128 // thresholds per feature without random features
 	projectionDims  = 48  // principal directions
+	treeDepth       = 6   // levels of each boosted tree: 64 leaf columns
+	treesMaxD       = 320 // at most this many features: boosted trees too
+	maxTreeCount    = 1024
 )
 
 // structures returns the embedding structures to consider, each with the
@@ -64,7 +67,10 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 		mix := cand{Structure{Thresholds: mixThresholds, ThresholdWeight: mixWeight}, true}
 		alone := cand{Structure{Thresholds: aloneThresholds}, false}
 		proj := cand{Structure{Projection: min(projectionDims, d)}, true}
+		forest := cand{Structure{Trees: 1, Depth: treeDepth}, true}
 		switch c.Embedding {
+		case "trees":
+			cands = append(cands, forest)
 		case "kernel":
 			cands = append(cands, kernel)
 		case "mix":
@@ -80,6 +86,9 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 			}
 			if d >= lowD {
 				cands = append(cands, proj)
+			}
+			if d <= treesMaxD {
+				cands = append(cands, forest)
 			}
 		}
 	}
@@ -113,6 +122,17 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 						out = append(out, s)
 						break
 					}
+				}
+				continue
+			}
+			if s.Trees > 0 {
+				n, err := c.maxTrees(p, s)
+				if err != nil {
+					return nil, err
+				}
+				if n > 0 {
+					s.Trees = n
+					out = append(out, s)
 				}
 				continue
 			}
@@ -186,6 +206,46 @@ func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 		}
 	}
 	return lo * 64, nil
+}
+
+// maxTrees returns the largest number of trees of s.Depth levels (at most
+// maxTreeCount, and as many leaf columns as memoryCap allows) for which a
+// bundle of boosted trees alone fits the budget in the worst case; 0 if
+// not even one does. The bundle's size does not depend on the trees'
+// tests, so none are fitted here.
+func (c *Config) maxTrees(p *prepared, s Structure) (int, error) {
+	base, err := p.learned(Structure{}, c.Seed)
+	if err != nil {
+		return 0, err
+	}
+	limit := c.Budget - c.Reserve
+	fits := func(n int) (bool, error) {
+		spec := *base
+		spec.Trees = &inference.Trees{Depth: s.Depth, Feature: make([]uint16, n*s.Depth), Value: make([]float32, n*s.Depth)}
+		b, err := c.worstCaseBytes(&spec, 0, s.Binary)
+		return b <= limit, err
+	}
+	hi := min(maxTreeCount, inference.MaxTrees, c.memoryCap(p.ds.N, 0)>>s.Depth)
+	if hi < 1 {
+		return 0, nil
+	}
+	if ok, err := fits(1); err != nil || !ok {
+		return 0, err
+	}
+	lo := 1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		ok, err := fits(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo, nil
 }
 
 // worstCaseBytes is the size of the unsigned bundle (the same size as the

@@ -126,22 +126,13 @@ func TestTrainContextCancelled(t *testing.T) {
 // kind the data's shape allows.
 func TestEmbeddingLimitsStructures(t *testing.T) {
 	ds := blobs(200, 6, 3, 1)
-	kind := func(s Structure) string {
-		switch {
-		case s.P == 0:
-			return "thresholds"
-		case s.Projection > 0:
-			return "projection"
-		case s.Thresholds > 0:
-			return "mix"
-		}
-		return "kernel"
-	}
+	kind := Structure.Embedding
 	for _, tc := range []struct {
 		embedding string
 		want      map[string]bool
 	}{
-		{"", map[string]bool{"kernel": true, "mix": true, "thresholds": true}},
+		{"", map[string]bool{"kernel": true, "mix": true, "thresholds": true, "trees": true}},
+		{"trees", map[string]bool{"trees": true}},
 		{"kernel", map[string]bool{"kernel": true}},
 		{"mix", map[string]bool{"mix": true}},
 		{"thresholds", map[string]bool{"thresholds": true}},

@@ -81,7 +81,8 @@ type Config struct {
 	// docs/TRAINING.md), "kernel" (random features alone, the paper's),
 	// "mix" (threshold bits beside random features), "thresholds"
 	// (threshold bits alone) or "projection" (random features on
-	// principal directions). For ablations; ignored when Thresholds,
+	// principal directions) or "trees" (the leaves of boosted oblivious
+	// trees). For ablations; ignored when Thresholds,
 	// Projection or P are given.
 	Embedding string
 	// Weights is "ternary" ({−1, 0, +1}: the paper's method, 1.6 bits a
@@ -209,7 +210,7 @@ func (c *Config) withDefaults() (Config, error) {
 	case v.Weights == "auto" && v.P > 0:
 		return v, fmt.Errorf("%w: weights auto needs a budget, not a fixed p", ErrConfig)
 	case !validEmbedding(v.Embedding):
-		return v, fmt.Errorf("%w: embedding %q, want auto, kernel, mix, thresholds or projection", ErrConfig, v.Embedding)
+		return v, fmt.Errorf("%w: embedding %q, want auto, kernel, mix, thresholds, projection or trees", ErrConfig, v.Embedding)
 	case v.Scaling != "robust" && v.Scaling != "minmax":
 		return v, fmt.Errorf("%w: scaling %q, want robust or minmax", ErrConfig, v.Scaling)
 	case v.Sigma < 0 || math.IsNaN(v.Sigma) || math.IsInf(v.Sigma, 0):
@@ -242,7 +243,7 @@ func (c *Config) report(stage string, done, total int) {
 
 func validEmbedding(e string) bool {
 	switch e {
-	case "auto", "kernel", "mix", "thresholds", "projection":
+	case "auto", "kernel", "mix", "thresholds", "projection", "trees":
 		return true
 	}
 	return false

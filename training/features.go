@@ -11,6 +11,7 @@ import (
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training/internal/splitmix"
+	"github.com/trit-iot/trit/training/trees"
 )
 
 // Learned parts of the embedding, fitted on training rows only: the
@@ -180,4 +181,53 @@ func ternarise(w []int8, c []float64) float64 {
 		}
 	}
 	return sum / float64(bestK)
+}
+
+// Boosted trees (package training/trees) are fitted on at most treeRows
+// scaled training rows (a seeded subset), splitting only at treeCuts
+// quantile thresholds per feature — already in the bundle's float16 form,
+// so the trees ship exactly as trained.
+const (
+	treeRows = 100000
+	treeCuts = 128
+)
+
+// trees returns the first count boosted trees of the given depth, fitting
+// them (or more of them) when not cached. Boosting is sequential and
+// deterministic, so the first k trees of a longer run are the trees of a
+// run of k: the search's smaller rounds use a prefix.
+func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error) {
+	t := p.forest[depth]
+	if t == nil || t.Count() < count {
+		ds := p.ds
+		rows := make([]int, ds.N)
+		for i := range rows {
+			rows[i] = i
+		}
+		if ds.N > treeRows {
+			rows = splitmix.New(seed^0x7ee5).Sample(ds.N, treeRows)
+		}
+		xs := make([]float32, len(rows)*ds.D)
+		y := make([]int32, len(rows))
+		for k, i := range rows {
+			if err := p.sc.Apply(xs[k*ds.D:(k+1)*ds.D], ds.Row(i)); err != nil {
+				return nil, err
+			}
+			y[k] = ds.Y[i]
+		}
+		sample, n, err := p.scaledSample(seed)
+		if err != nil {
+			return nil, err
+		}
+		cuts := fitThresholds(sample, n, ds.D, treeCuts)
+		t, err = trees.Fit(xs, len(rows), ds.D, y, len(ds.Classes), cuts, &trees.Options{Trees: count, Depth: depth, Seed: seed})
+		if err != nil {
+			return nil, fmt.Errorf("training: boosting trees: %w", err)
+		}
+		// The cuts are float16 already; snapping only makes −0 +0.
+		t = bundle.CompactTrees(t)
+		p.forest[depth] = t
+	}
+	d := t.Depth
+	return &inference.Trees{Depth: d, Feature: t.Feature[:count*d], Value: t.Value[:count*d]}, nil
 }

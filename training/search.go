@@ -32,20 +32,37 @@ import (
 
 // size is how large a round's fits are.
 type size struct {
-	p    int // random features of the structure with the largest P; the others in proportion
-	rows int // training rows at most
+	p     int     // random features of the structure with the largest P; the others in proportion
+	rows  int     // training rows at most
+	trees float64 // fraction of each tree structure's trees
 }
+
+// same reports whether two sizes fit the same models but for the trees
+// (a round that would only add trees is not worth a round of its own).
+func (a size) same(b size) bool { return a.p == b.p && a.rows == b.rows }
 
 // roundP is structure s's random features in a round of size sz when the
 // largest structure has pmax: in proportion, so structures compare at the
 // same fraction of their budgets (binary weights get more features than
 // ternary ones at every size, as in the final bundle).
 func roundP(s Structure, sz size, pmax int) int {
+	if s.P == 0 {
+		return 0
+	}
 	if sz.p >= pmax {
 		return s.P
 	}
 	p := (s.P*sz.p/pmax + 63) / 64 * 64
 	return min(s.P, max(p, 128))
+}
+
+// roundTrees is structure s's trees in a round of size sz: the first
+// sz.trees of them (at least 16), the boosted sequence's prefix.
+func roundTrees(s Structure, sz size) int {
+	if sz.trees >= 1 || s.Trees == 0 {
+		return s.Trees
+	}
+	return min(s.Trees, max(int(float64(s.Trees)*sz.trees), 16))
 }
 
 const (
@@ -89,6 +106,15 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		if sr.preps[i], err = prepare(f.train, c.fitScaler(f.train)); err != nil {
 			return err
 		}
+		// Boost each fold's trees once, as many as any structure asks for:
+		// smaller rounds use their first trees.
+		for _, s := range structures {
+			if s.Trees > 0 {
+				if _, err := sr.preps[i].learned(s, c.Seed); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	sigmas, cs := c.SigmaGrid, c.CGrid
 	if c.Sigma != 0 {
@@ -104,7 +130,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	for _, f := range folds {
 		rows = max(rows, f.train.N)
 	}
-	full := size{p: pmax, rows: rows}
+	full := size{p: pmax, rows: rows, trees: 1}
 	grid := func(ss []Structure, sg, cv []float64) []*candidate {
 		var out []*candidate
 		for _, s := range ss {
@@ -129,9 +155,9 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		}
 		best = cands[0]
 	} else {
-		clamp := func(s size) size { return size{p: min(s.p, full.p), rows: min(s.rows, full.rows)} }
-		small := clamp(size{p: 512, rows: 2000})
-		mid := clamp(size{p: 2048, rows: 8000})
+		clamp := func(s size) size { return size{p: min(s.p, full.p), rows: min(s.rows, full.rows), trees: s.trees} }
+		small := clamp(size{p: 512, rows: 2000, trees: 1.0 / 8})
+		mid := clamp(size{p: 2048, rows: 8000, trees: 1.0 / 2})
 		// Round 1: σ and structure at the middle C.
 		cmid := cs[len(cs)/2]
 		screen := grid(structures, sigmas, []float64{cmid})
@@ -175,11 +201,28 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 			}
 		}
 		for _, sz := range []size{mid, full} {
-			if sz == last {
+			switch fits := pool; {
+			case !sz.same(last):
+				if err := sr.evaluate(fits, sz); err != nil {
+					return err
+				}
+			case sz.trees > last.trees:
+				// Only the trees grow: refit the tree candidates alone.
+				fits = nil
+				for _, cd := range pool {
+					if cd.s.Trees > 0 {
+						fits = append(fits, cd)
+					}
+				}
+				if len(fits) == 0 {
+					continue
+				}
+				if err := sr.evaluate(fits, sz); err != nil {
+					return err
+				}
+				rank(pool)
+			default:
 				continue
-			}
-			if err := sr.evaluate(pool, sz); err != nil {
-				return err
 			}
 			pool = keepBest(pool, finalists)
 			if sz.rows == full.rows {
@@ -190,7 +233,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 			last = sz
 		}
 		best = choose(onAllRows)
-		best.s.P = best.point.P
+		best.s.P, best.s.Trees = best.point.P, best.point.Trees
 	}
 	if best.sel.Degenerate != "" {
 		return fmt.Errorf("%w: every candidate model is degenerate (the best is %s); the data may be too few or carry no signal the model can use", ErrDegenerate, best.sel.Degenerate)
@@ -243,7 +286,7 @@ func choose(cands []candidate) *candidate {
 	var simple *candidate
 	for i := range cands {
 		cd := &cands[i]
-		if cd.s.P == 0 && cd.sel.Degenerate == "" && cd.sel.Balanced >= best.sel.Balanced-best.sel.SE &&
+		if cd.s.Embedding() == "thresholds" && cd.sel.Degenerate == "" && cd.sel.Balanced >= best.sel.Balanced-best.sel.SE &&
 			(simple == nil || cd.sel.better(simple.sel)) {
 			simple = cd
 		}
@@ -290,6 +333,7 @@ func (sr *searcher) evaluate(cands []*candidate, sz size) error {
 		tallies[cd] = newTally(len(ds.Classes))
 		cd.point = SearchPoint{Structure: cd.s, Sigma: cd.sigma, C: cd.c, Stage: sr.round}
 		cd.point.P = roundP(cd.s, sz, sr.pmax)
+		cd.point.Trees = roundTrees(cd.s, sz)
 	}
 	for fi, f := range sr.folds {
 		sub := f.train
@@ -302,6 +346,7 @@ func (sr *searcher) evaluate(cands []*candidate, sz size) error {
 		for _, g := range order {
 			s := g.s
 			s.P = roundP(s, sz, sr.pmax)
+			s.Trees = roundTrees(s, sz)
 			t0 := time.Now()
 			base, err := sr.preps[fi].features(s, g.sigma, c.Seed)
 			if err != nil {

@@ -49,14 +49,21 @@ type Structure struct {
 	// ThresholdWeight ρ weighs threshold bits against random features
 	// (inference.ModelSpec.ThresholdWeight); 0 means 1.
 	ThresholdWeight int `json:"threshold_weight,omitempty"`
+	// Trees is the number of boosted oblivious trees of Depth levels whose
+	// leaves are embedding columns (inference.Trees); 0 = none.
+	Trees int `json:"trees,omitempty"`
+	Depth int `json:"depth,omitempty"`
 }
 
-// Embedding names the structure's kind as --embedding does: "projection"
-// (random features on principal directions), "thresholds" (threshold bits
-// alone), "mix" (threshold bits beside random features) or "kernel"
-// (random features alone).
+// Embedding names the structure's kind as --embedding does: "trees"
+// (boosted oblivious trees' leaves), "projection" (random features on
+// principal directions), "thresholds" (threshold bits alone), "mix"
+// (threshold bits beside random features) or "kernel" (random features
+// alone).
 func (s Structure) Embedding() string {
 	switch {
+	case s.Trees > 0:
+		return "trees"
 	case s.Projection > 0:
 		return "projection"
 	case s.P == 0:
@@ -91,6 +98,7 @@ type prepared struct {
 	sample []float32                          // scaled rows of a subset, for fitting thresholds and projection
 	rows   int                                // rows in sample
 	cache  map[Structure]*inference.ModelSpec // learned parts by structure (P = 0)
+	forest map[int]*inference.Trees           // boosted trees by depth (the most asked for so far)
 }
 
 // fitRows bounds the rows thresholds are fitted on (quantiles of 20,000
@@ -102,7 +110,7 @@ const (
 )
 
 func prepare(ds *data.Dataset, sc inference.Scaler) (*prepared, error) {
-	return &prepared{ds: ds, sc: sc, cache: map[Structure]*inference.ModelSpec{}}, nil
+	return &prepared{ds: ds, sc: sc, cache: map[Structure]*inference.ModelSpec{}, forest: map[int]*inference.Trees{}}, nil
 }
 
 // scaledSample returns the scaled rows of a seeded subset of at most
@@ -129,13 +137,32 @@ func (p *prepared) scaledSample(seed uint64) ([]float32, int, error) {
 	return out, len(rows), nil
 }
 
-// learned returns the fitted parts of structure v (thresholds and
-// projection) with the scaler, classes and feature names; no transform.
+// learned returns the fitted parts of structure v (thresholds, projection
+// and trees) with the scaler, classes and feature names; no transform.
 func (p *prepared) learned(v Structure, seed uint64) (*inference.ModelSpec, error) {
 	key := Structure{Thresholds: v.Thresholds, Projection: v.Projection}
-	if l, ok := p.cache[key]; ok {
+	l, ok := p.cache[key]
+	if !ok {
+		var err error
+		if l, err = p.learnParts(key, seed); err != nil {
+			return nil, err
+		}
+		p.cache[key] = l
+	}
+	if v.Trees == 0 {
 		return l, nil
 	}
+	t, err := p.trees(v.Depth, v.Trees, seed)
+	if err != nil {
+		return nil, err
+	}
+	spec := *l
+	spec.Trees = t
+	return &spec, nil
+}
+
+// learnParts fits structure v's thresholds and projection.
+func (p *prepared) learnParts(v Structure, seed uint64) (*inference.ModelSpec, error) {
 	ds := p.ds
 	l := &inference.ModelSpec{Classes: ds.Classes, Features: ds.Features, Scaler: p.sc}
 	xs, n, err := p.scaledSample(seed)
@@ -148,7 +175,6 @@ func (p *prepared) learned(v Structure, seed uint64) (*inference.ModelSpec, erro
 		return nil, err
 	}
 	l.Projection = proj
-	p.cache[key] = l
 	return l, nil
 }
 
@@ -260,6 +286,8 @@ func fit(p *prepared, v Structure, sigma, cv float64, c *Config, stage string) (
 func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Dataset, cv float64, binary bool, c *Config, stage string) (*inference.ModelSpec, [][]ternary.Step, error) {
 	nv := inference.Vectors(len(ds.Classes))
 	lambda := 1 / (2 * float64(ds.N) * cv)
+	full := cols.P
+	cols, solved := emptyLeavesDropped(base, cols)
 
 	// Threshold columns (the first NT) count ρ times in every score.
 	var mult []int32
@@ -268,8 +296,10 @@ func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Datas
 		for j := range mult {
 			mult[j] = 1
 		}
-		for j := range base.NumThresholds() {
-			mult[j] = rho
+		for j, col := range solved {
+			if col < base.AxisColumns() {
+				mult[j] = rho
+			}
 		}
 	}
 	inits, err := initialWeights(cols, mult, ds, nv, lambda, c)
@@ -319,11 +349,53 @@ func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Datas
 			return nil, nil, err
 		}
 	}
+	if len(solved) < full {
+		for v, w := range weights {
+			all := make([]int8, full)
+			for j, col := range solved {
+				all[col] = w[j]
+			}
+			weights[v] = all
+		}
+	}
 	spec, err := inference.NewSpec(base, weights, alphas)
 	if err != nil {
 		return nil, nil, err
 	}
 	return spec, hist, nil
+}
+
+// emptyLeavesDropped returns cols without the tree-leaf columns that no
+// training row reaches, and the embedding column of each column it keeps.
+// A boosted tree of depth 6 on a few thousand rows leaves many of its 64
+// leaves empty; their weight cannot be learned from these rows, so it is
+// 0, and the solver (whose cost grows with the columns) never sees them.
+func emptyLeavesDropped(base *inference.ModelSpec, cols *ternary.Columns) (*ternary.Columns, []int) {
+	nt, nl := base.NumThresholds(), base.NumTreeColumns()
+	solved := make([]int, 0, cols.P)
+	for j := range cols.P {
+		if j >= nt && j < nt+nl && !anyBit(cols.Col(j)) {
+			continue
+		}
+		solved = append(solved, j)
+	}
+	if len(solved) == cols.P {
+		return cols, solved
+	}
+	out := ternary.NewColumns(cols.N, len(solved))
+	for k, j := range solved {
+		copy(out.Col(k), cols.Col(j))
+	}
+	return out, solved
+}
+
+func anyBit(words []uint64) bool {
+	for _, w := range words {
+		if w != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // classSigns returns the ±1 labels of weight vector v: for two classes the

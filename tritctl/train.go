@@ -126,7 +126,7 @@ bundle predicts what was evaluated here.`,
 	fl.IntVar(&f.budget, "budget", training.DefaultBudget, "size of the signed bundle to fill, in bytes: training chooses the embedding and the number of random features to fit it")
 	fl.IntVar(&f.p, "p", 0, "fix the number of random features (the paper's experiments) instead of filling --budget")
 	fl.StringVar(&f.weights, "weights", "", "weights: ternary, binary or auto (default: auto with --budget, ternary with --p)")
-	fl.StringVar(&f.embedding, "embedding", "auto", "with --budget: which embeddings the search considers: auto (from the data's shape), kernel (random features alone, the paper's), mix, thresholds or projection (for ablations)")
+	fl.StringVar(&f.embedding, "embedding", "auto", "with --budget: which embeddings the search considers: auto (from the data's shape), kernel (random features alone, the paper's), mix, thresholds, projection or trees (for ablations)")
 	fl.IntVar(&f.thresholds, "thresholds", 0, "threshold bits per input feature (0: the search decides with --budget, none with --p)")
 	fl.IntVar(&f.projection, "projection", 0, "principal directions before the random features (0: the search decides with --budget, none with --p)")
 	fl.StringVar(&f.search, "search", "halving", "search: halving (small fits first, the best at full size) or grid (every σ×C at full size)")
@@ -302,7 +302,11 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result) {
 	if s.Read != "" {
 		fmt.Fprintf(w, "  read as: %s\n", s.Read)
 	}
-	fmt.Fprintf(w, "  embedding: %d threshold bits", s.Columns-s.P)
+	leaves := st.Trees << st.Depth
+	fmt.Fprintf(w, "  embedding: %d threshold bits", s.Columns-s.P-leaves)
+	if st.Trees > 0 {
+		fmt.Fprintf(w, ", %d boosted trees of depth %d (%d leaf columns)", st.Trees, st.Depth, leaves)
+	}
 	if st.Projection > 0 {
 		fmt.Fprintf(w, ", %d random features on %d principal directions", s.P, st.Projection)
 	} else {
