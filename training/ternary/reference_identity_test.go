@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -194,4 +195,57 @@ func benchSolve(b *testing.B, solve func(*Columns, []uint64, []int8, float64, *O
 		}
 	}
 	b.ReportMetric(float64(res.Sweeps), "sweeps")
+}
+
+// TestHingeFilterIsSound runs hinge sweeps and checks after each that the
+// filter's sets, kept up to date move by move, equal a fresh rebuild, and
+// that lowerTrial is a lower bound of trial for every column and move, and
+// a close one (so the filter does skip work).
+func TestHingeFilterIsSound(t *testing.T) {
+	for _, mult := range []int32{1, 3} {
+		z, yb, y := featureProblem(21, 2500, 300, 3)
+		o := Options{Lambda: 1e-3, Mult: make([]int32, z.P)}
+		for j := range o.Mult {
+			o.Mult[j] = 1
+			if j < 10 {
+				o.Mult[j] = mult
+			}
+		}
+		od := o.withDefaults()
+		bound := 0
+		for _, m := range o.Mult {
+			bound += int(m)
+		}
+		s := newSolver(z, yb, centroidStart(z, y), 0.01, &od, bound)
+		s.setAlpha(s.alpha)
+		for round := range 4 {
+			s.alphaStep()
+			changed := s.sweep()
+			deep, band := append([]uint64(nil), s.deep...), append([]uint64(nil), s.band...)
+			nDeep, sumDeep := s.nDeep, s.sumDeep
+			active := len(s.active)
+			s.rebuildActive()
+			if d := slices.Compare(deep, s.deep); d != 0 || slices.Compare(band, s.band) != 0 || nDeep != s.nDeep || sumDeep != s.sumDeep {
+				t.Fatalf("mult %d round %d: kept sets (%d deep, Σ %d) differ from a rebuild (%d, Σ %d)", mult, round, nDeep, sumDeep, s.nDeep, s.sumDeep)
+			}
+			if s.nDeep == 0 || len(s.active) == active {
+				t.Logf("mult %d round %d: %d deep, active %d → %d", mult, round, s.nDeep, active, len(s.active))
+			}
+			for j := range z.P {
+				for _, d := range [][2]int32{{1, -1}, {2, -2}, {1, 2}, {-1, -2}} {
+					l1, l2 := s.trial(j, d[0], d[1])
+					lo1, lo2 := s.lowerTrial(j, d[0], d[1])
+					if !(lo1 <= l1 && lo2 <= l2) {
+						t.Fatalf("mult %d round %d column %d moves %v: bounds (%v, %v) above sums (%v, %v)", mult, round, j, d, lo1, lo2, l1, l2)
+					}
+					if l1-lo1 > 1e-9*l1 || l2-lo2 > 1e-9*l2 {
+						t.Fatalf("mult %d round %d column %d: bounds (%v, %v) far below sums (%v, %v)", mult, round, j, lo1, lo2, l1, l2)
+					}
+				}
+			}
+			if changed == 0 {
+				break
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"sync"
 )
@@ -152,6 +153,19 @@ type solver struct {
 	zeroFrom  int32
 	active    []int32
 	isActive  []bool // membership of active, so no sample is listed twice
+
+	// The hinge filter (see lowerTrial). With D = 2·maxMult, a move shifts
+	// a margin by at most D: a "deep" sample (m_i < zeroFrom-D) stays on the
+	// linear part of the hinge whatever the move, a "band" sample
+	// (zeroFrom-D <= m_i < zeroFrom+D) may cross the hinge, and the others
+	// add 0. deep and band are bit sets of samples, nDeep the number of deep
+	// samples and sumDeep the sum of their margins. rebuildActive computes
+	// them and addColumn keeps them up to date; deep is nil when the filter
+	// is off (losses other than hinge).
+	deep    []uint64
+	band    []uint64
+	nDeep   int64
+	sumDeep int64
 }
 
 func newSolver(z *Columns, y []uint64, w0 []int8, alpha0 float64, o *Options, bound int) *solver {
@@ -194,27 +208,85 @@ func (s *solver) mult(j int) int32 {
 	return s.o.Mult[j]
 }
 
-// addColumn adds delta·mult(j)·y_i·z_ij to every margin, and appends to the
-// active set the samples whose margin drops below the activity bound.
+// addColumn adds delta·mult(j)·y_i·z_ij to every margin, appends to the
+// active set the samples whose margin drops below the activity bound, and
+// keeps the hinge filter's sets up to date.
 func (s *solver) addColumn(j int, delta int32) {
 	delta *= s.mult(j)
 	col := s.z.Col(j)
 	m := s.m
-	bound := s.zeroFrom + 2*s.maxMult
-	track := s.useActive && s.active != nil
-	for wi, zw := range col {
-		c := ^(zw ^ s.y[wi]) // bit set: y_i z_ij = +1
-		base := wi * 64
-		end := min(64, len(m)-base)
-		mm := m[base : base+end]
-		for b := range mm {
-			old := mm[b]
-			mm[b] = old + (int32(c>>b&1)*2-1)*delta
-			if track && old >= bound && mm[b] < bound && !s.isActive[base+b] {
-				s.active = append(s.active, int32(base+b))
-				s.isActive[base+b] = true
+	y := s.y[:len(col)]
+	if !s.useActive || s.active == nil {
+		for wi, zw := range col {
+			c := ^(zw ^ y[wi]) // bit set: y_i z_ij = +1
+			base := wi * 64
+			mm := m[base:min(base+64, len(m))]
+			for b := range mm {
+				mm[b] += (int32(c>>b&1)*2 - 1) * delta
 			}
 		}
+		return
+	}
+	// Only a sample whose old margin is within |delta| of the filter's
+	// or the active set's bounds can change membership: the zone
+	// [deepLo-|delta|, bound+|delta|).
+	ad := max(delta, -delta)
+	zlo := s.zeroFrom - 2*s.maxMult - ad
+	zw := uint32(4*s.maxMult + 2*ad)
+	filter := s.deep != nil
+	var deep []uint64
+	if filter {
+		deep = s.deep[:len(col)]
+	}
+	for wi, zw0 := range col {
+		c := ^(zw0 ^ y[wi])
+		base := wi * 64
+		mm := m[base:min(base+64, len(m))]
+		if filter && deep[wi] != 0 {
+			// Every deep sample's margin moves by ±delta; cross corrects
+			// for those that leave.
+			dw := deep[wi]
+			s.sumDeep += int64(delta) * int64(2*bits.OnesCount64(dw&c)-bits.OnesCount64(dw))
+		}
+		for b := range mm {
+			old := mm[b]
+			nw := old + (int32(c>>b&1)*2-1)*delta
+			mm[b] = nw
+			if uint32(old-zlo) < zw {
+				s.cross(base+b, old, nw)
+			}
+		}
+	}
+}
+
+// cross updates the active set and the filter's sets for sample i, whose
+// margin moved from old to nw.
+func (s *solver) cross(i int, old, nw int32) {
+	bound := s.zeroFrom + 2*s.maxMult
+	if old >= bound && nw < bound && !s.isActive[i] {
+		s.active = append(s.active, int32(i))
+		s.isActive[i] = true
+	}
+	if s.deep == nil {
+		return
+	}
+	deepLo := s.zeroFrom - 2*s.maxMult
+	bit := uint64(1) << (i & 63)
+	was, is := old < deepLo, nw < deepLo
+	switch {
+	case was && !is:
+		s.deep[i>>6] &^= bit
+		s.nDeep--
+		s.sumDeep -= int64(nw)
+	case !was && is:
+		s.deep[i>>6] |= bit
+		s.nDeep++
+		s.sumDeep += int64(nw)
+	}
+	if !is && nw < bound {
+		s.band[i>>6] |= bit
+	} else {
+		s.band[i>>6] &^= bit
 	}
 }
 
@@ -239,6 +311,27 @@ func (s *solver) rebuildActive() {
 		s.isActive[i] = m < bound
 		if s.isActive[i] {
 			s.active = append(s.active, int32(i))
+		}
+	}
+	if s.o.Loss != Hinge {
+		return
+	}
+	if s.deep == nil {
+		s.deep = make([]uint64, s.z.Words)
+		s.band = make([]uint64, s.z.Words)
+	}
+	clear(s.deep)
+	clear(s.band)
+	s.nDeep, s.sumDeep = 0, 0
+	deepLo := s.zeroFrom - 2*s.maxMult
+	for i, m := range s.m {
+		switch {
+		case m < deepLo:
+			s.deep[i>>6] |= 1 << (i & 63)
+			s.nDeep++
+			s.sumDeep += int64(m)
+		case m < bound:
+			s.band[i>>6] |= 1 << (i & 63)
 		}
 	}
 }
@@ -333,15 +426,26 @@ func (s *solver) sweep() int {
 			cand = [2]int8{-v0, -v0}
 		}
 		d1, d2 := int32(cand[0]-v0), int32(cand[1]-v0)
-		l1, l2 := s.trial(j, d1, d2)
 		cur := s.objective()
 		nnz0 := s.nnz - int(v0*v0)
-		o1 := l1/n + lam*reg.penalty(s.alpha, nnz0+int(cand[0]*cand[0]))
-		o2 := l2/n + lam*reg.penalty(s.alpha, nnz0+int(cand[1]*cand[1]))
-		best, bestObj, bestLoss, delta := v0, cur, s.loss, int32(0)
 		// A move must beat the current value by more than rounding noise, so
 		// the objective strictly decreases and the sweep cannot cycle.
 		eps := 1e-12 * math.Max(1, math.Abs(cur))
+		if s.deep != nil {
+			// The filter bounds l1 and l2 from below; the objective is
+			// monotone in them, so if even the bounds do not beat cur-eps,
+			// the exact sums would not either, and w_j stays.
+			lo1, lo2 := s.lowerTrial(j, d1, d2)
+			o1 := lo1/n + lam*reg.penalty(s.alpha, nnz0+int(cand[0]*cand[0]))
+			o2 := lo2/n + lam*reg.penalty(s.alpha, nnz0+int(cand[1]*cand[1]))
+			if !(o1 < cur-eps) && !(o2 < cur-eps) {
+				continue
+			}
+		}
+		l1, l2 := s.trial(j, d1, d2)
+		o1 := l1/n + lam*reg.penalty(s.alpha, nnz0+int(cand[0]*cand[0]))
+		o2 := l2/n + lam*reg.penalty(s.alpha, nnz0+int(cand[1]*cand[1]))
+		best, bestObj, bestLoss, delta := v0, cur, s.loss, int32(0)
 		if o1 < bestObj-eps {
 			best, bestObj, bestLoss, delta = cand[0], o1, l1, d1
 		}
@@ -407,6 +511,65 @@ func (s *solver) trial(j int, d1, d2 int32) (float64, float64) {
 		b += p[1]
 	}
 	return a, b
+}
+
+// lowerTrial returns lower bounds of the two sums trial(j, d1, d2) returns,
+// from O(n/64) popcounts and the band samples instead of a pass over the
+// active set. For hinge loss the table is ℓ_k = fl(1 - fl(α·k)) > 0 below
+// zeroFrom, within u·(1 + 2α|k|)·(1+u) of 1 - α·k (u = 2^-53, whether or
+// not the compiler fuses the two operations). A deep sample's new margin
+// m_i + d·y_i z_ij stays below zeroFrom, so the deep samples add up to
+// about nDeep - α·(sumDeep + d·Σ_deep y_i z_ij), an exact integer scaled
+// once; the band samples are summed from the table; the other samples add
+// exactly 0. Bounding the error of that estimate, and that of the
+// reference's own float summation over the active set (at most γ_{A+2}
+// times the true sum, whatever the chunking), gives an interval around the
+// value trial returns; the lower end, with the error doubled for margin,
+// is returned.
+func (s *solver) lowerTrial(j int, d1, d2 int32) (float64, float64) {
+	col := s.z.Col(j)
+	y := s.y[:len(col)]
+	deep := s.deep[:len(col)]
+	band := s.band[:len(col)]
+	d1, d2 = d1*s.mult(j), d2*s.mult(j)
+	table := s.table
+	m := s.m
+	off := int32(s.bound)
+	pos, nb := 0, 0
+	var b1, b2 float64
+	for w, zw := range col {
+		c := ^(zw ^ y[w]) // bit set: y_i z_ij = +1
+		pos += bits.OnesCount64(deep[w] & c)
+		for bw := band[w]; bw != 0; bw &= bw - 1 {
+			b := bits.TrailingZeros64(bw)
+			sign := int32(c>>b&1)*2 - 1
+			k := m[w*64+b] + off
+			b1 += table[k+sign*d1]
+			b2 += table[k+sign*d2]
+			nb++
+		}
+	}
+	sumS := 2*int64(pos) - s.nDeep // Σ_deep y_i z_ij
+	return s.lowerBound(d1, sumS, b1, nb), s.lowerBound(d2, sumS, b2, nb)
+}
+
+// lowerBound is lowerTrial's bound for one move d (times mult(j)), given
+// Σ_deep y_i z_ij and the band samples' sum.
+func (s *solver) lowerBound(d int32, sumS int64, band float64, nBand int) float64 {
+	const u = 0x1p-53
+	x := s.sumDeep + int64(d)*sumS // Σ_deep of the new margins, exact
+	lin := float64(s.nDeep) - s.alpha*float64(x)
+	est := lin + band
+	// The estimate's error: the deep table entries against 1 - α·k (with
+	// |k| <= bound), rounding α·x and the subtraction, the band's sum and
+	// the final addition.
+	nd, nb := float64(s.nDeep), float64(nBand)
+	e := 1.01 * u * (nd*(1+2.01*s.alpha*float64(s.bound)) + s.alpha*math.Abs(float64(x)) + math.Abs(lin) +
+		(nb+1)*math.Abs(band) + math.Abs(est))
+	// The reference's summation error over the active set.
+	a := float64(len(s.active) + 2)
+	g := a * u / (1 - a*u)
+	return est - 2*(e+g*(math.Abs(est)+e))
 }
 
 // activeTrial is trial over the listed samples of column col.
