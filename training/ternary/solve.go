@@ -195,9 +195,71 @@ func newSolver(z *Columns, y []uint64, w0 []int8, alpha0 float64, o *Options, bo
 			s.w[j] = -1
 		}
 		s.nnz++
-		s.addColumn(j, int32(s.w[j]))
+		if o.Mult != nil {
+			s.addColumn(j, int32(s.w[j]))
+		}
+	}
+	if o.Mult == nil {
+		s.initMargins()
 	}
 	return s
+}
+
+// initBlock is the number of 64-sample words initMargins counts at once.
+const initBlock = 8
+
+// initMargins sets every margin from w when all multipliers are 1:
+// m_i = y_i·(2·(pos_i - neg_i) - Σ_j w_j), where pos_i and neg_i count the
+// columns with w_j = +1 and -1 that have z_ij = 1. It counts 64 samples at
+// once in bit-sliced counters (plane b holds bit b of 64 counts), so a
+// column costs a few word operations per 64 samples instead of one update
+// per sample as addColumn would; the margins are the same integers.
+func (s *solver) initMargins() {
+	z := s.z
+	planes := bits.Len(uint(z.P))
+	var sumW int32
+	for _, v := range s.w {
+		sumW += int32(v)
+	}
+	// cnt[(k*2+sign)*planes+b] is plane b of word k's counter for sign
+	// (0: w_j = +1, 1: w_j = -1).
+	cnt := make([]uint64, initBlock*2*planes)
+	for w0 := 0; w0 < z.Words; w0 += initBlock {
+		w1 := min(w0+initBlock, z.Words)
+		clear(cnt)
+		for j, v := range s.w {
+			if v == 0 {
+				continue
+			}
+			sign := 0
+			if v < 0 {
+				sign = 1
+			}
+			for k, x := range z.Data[j*z.Words+w0 : j*z.Words+w1] {
+				c := cnt[(k*2+sign)*planes : (k*2+sign+1)*planes]
+				for b := 0; x != 0; b++ {
+					c[b], x = c[b]^x, c[b]&x
+				}
+			}
+		}
+		for k := range w1 - w0 {
+			base := (w0 + k) * 64
+			pos := cnt[k*2*planes : (k*2+1)*planes]
+			neg := cnt[(k*2+1)*planes : (k*2+2)*planes]
+			yw := s.y[w0+k]
+			for i := range min(64, z.N-base) {
+				var d int32
+				for b := range planes {
+					d += (int32(pos[b]>>i&1) - int32(neg[b]>>i&1)) << b
+				}
+				h := 2*d - sumW
+				if yw>>i&1 == 0 {
+					h = -h
+				}
+				s.m[base+i] = h
+			}
+		}
+	}
 }
 
 // mult is column j's multiplier.
