@@ -166,6 +166,13 @@ type solver struct {
 	band    []uint64
 	nDeep   int64
 	sumDeep int64
+
+	inc []incTable // addColumn's increment tables, by delta
+}
+
+type incTable struct {
+	delta int32
+	tab   *[256][8]int32
 }
 
 func newSolver(z *Columns, y []uint64, w0 []int8, alpha0 float64, o *Options, bound int) *solver {
@@ -300,25 +307,79 @@ func (s *solver) addColumn(j int, delta int32) {
 	if filter {
 		deep = s.deep[:len(col)]
 	}
+	tab := s.incTable(delta)
 	for wi, zw0 := range col {
 		c := ^(zw0 ^ y[wi])
 		base := wi * 64
-		mm := m[base:min(base+64, len(m))]
 		if filter && deep[wi] != 0 {
 			// Every deep sample's margin moves by ±delta; cross corrects
 			// for those that leave.
 			dw := deep[wi]
 			s.sumDeep += int64(delta) * int64(2*bits.OnesCount64(dw&c)-bits.OnesCount64(dw))
 		}
-		for b := range mm {
-			old := mm[b]
-			nw := old + (int32(c>>b&1)*2-1)*delta
-			mm[b] = nw
+		mm := m[base:min(base+64, len(m))]
+		// The samples in the zone are handled after the word, so that
+		// addWord makes no call and keeps its state in registers.
+		hit := addWord(mm, c, tab, zlo, zw)
+		for ; hit != 0; hit &= hit - 1 {
+			b := bits.TrailingZeros64(hit)
+			nw := mm[b]
+			old := nw + delta
+			if c>>b&1 == 1 {
+				old = nw - delta
+			}
+			s.cross(base+b, old, nw)
+		}
+	}
+}
+
+// addWord adds tab's increments for sign bits c to the margins mm of one
+// word (at most 64) and returns the mask of the samples whose old margin
+// was in the zone [zlo, zlo+zw).
+func addWord(mm []int32, c uint64, tab *[256][8]int32, zlo int32, zw uint32) uint64 {
+	var hit uint64
+	q := 0
+	for ; q+8 <= len(mm); q += 8 {
+		g := (*[8]int32)(mm[q : q+8])
+		t := &tab[byte(c>>q)]
+		for b := range 8 {
+			old := g[b]
+			g[b] = old + t[b]
 			if uint32(old-zlo) < zw {
-				s.cross(base+b, old, nw)
+				hit |= 1 << (q + b)
 			}
 		}
 	}
+	for ; q < len(mm); q++ {
+		old := mm[q]
+		mm[q] = old + tab[byte(c>>(q&^7))][q&7]
+		if uint32(old-zlo) < zw {
+			hit |= 1 << q
+		}
+	}
+	return hit
+}
+
+// incTable returns the increments of delta by byte of sign bits:
+// tab[c][b] is delta if bit b of c is set, else -delta. The tables are
+// built on first use; a solve needs at most four per distinct multiplier.
+func (s *solver) incTable(delta int32) *[256][8]int32 {
+	for _, t := range s.inc {
+		if t.delta == delta {
+			return t.tab
+		}
+	}
+	tab := new([256][8]int32)
+	for c := range tab {
+		for b := range tab[c] {
+			tab[c][b] = -delta
+			if c>>b&1 == 1 {
+				tab[c][b] = delta
+			}
+		}
+	}
+	s.inc = append(s.inc, incTable{delta, tab})
+	return tab
 }
 
 // cross updates the active set and the filter's sets for sample i, whose
