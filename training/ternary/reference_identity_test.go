@@ -232,7 +232,7 @@ func TestHingeFilterIsSound(t *testing.T) {
 				t.Logf("mult %d round %d: %d deep, active %d → %d", mult, round, s.nDeep, active, len(s.active))
 			}
 			for j := range z.P {
-				for _, d := range [][2]int32{{1, -1}, {2, -2}, {1, 2}, {-1, -2}} {
+				for _, d := range [][2]int32{{1, -1}, {2, -2}, {1, 2}, {-1, -2}, {2, 2}, {-2, -2}} {
 					l1, l2 := s.trial(j, d[0], d[1])
 					lo1, lo2 := s.lowerTrial(j, d[0], d[1])
 					if !(lo1 <= l1 && lo2 <= l2) {

@@ -660,8 +660,23 @@ func (s *solver) lowerTrial(j int, d1, d2 int32) (float64, float64) {
 	off := int32(s.bound)
 	pos, nb := 0, 0
 	var b1, b2 float64
+	if d1 == d2 {
+		// Binary weights: one move, one band sum.
+		for w, zw := range col {
+			c := ^(zw ^ y[w]) // bit set: y_i z_ij = +1
+			pos += bits.OnesCount64(deep[w] & c)
+			for bw := band[w]; bw != 0; bw &= bw - 1 {
+				b := bits.TrailingZeros64(bw)
+				sign := int32(c>>b&1)*2 - 1
+				b1 += table[m[w*64+b]+off+sign*d1]
+				nb++
+			}
+		}
+		lo := s.lowerBound(d1, 2*int64(pos)-s.nDeep, b1, nb)
+		return lo, lo
+	}
 	for w, zw := range col {
-		c := ^(zw ^ y[w]) // bit set: y_i z_ij = +1
+		c := ^(zw ^ y[w])
 		pos += bits.OnesCount64(deep[w] & c)
 		for bw := band[w]; bw != 0; bw &= bw - 1 {
 			b := bits.TrailingZeros64(bw)
@@ -699,11 +714,22 @@ func (s *solver) lowerBound(d int32, sumS int64, band float64, nBand int) float6
 func (s *solver) activeTrial(col []uint64, idx []int32, d1, d2 int32) [2]float64 {
 	table := s.table
 	off := int32(s.bound)
+	y, m := s.y, s.m
+	if d1 == d2 {
+		// Binary weights: both sums are the same, one pass suffices.
+		var a float64
+		for _, i := range idx {
+			c := ^(col[i>>6] ^ y[i>>6]) >> (i & 63) & 1
+			sign := int32(c)*2 - 1
+			a += table[m[i]+off+sign*d1]
+		}
+		return [2]float64{a, a}
+	}
 	var a, b float64
 	for _, i := range idx {
-		c := ^(col[i>>6] ^ s.y[i>>6]) >> (i & 63) & 1
+		c := ^(col[i>>6] ^ y[i>>6]) >> (i & 63) & 1
 		sign := int32(c)*2 - 1
-		k := s.m[i] + off
+		k := m[i] + off
 		a += table[k+sign*d1]
 		b += table[k+sign*d2]
 	}
