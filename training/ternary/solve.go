@@ -557,11 +557,12 @@ func (s *solver) sweep() int {
 		if s.deep != nil {
 			// The filter bounds l1 and l2 from below; the objective is
 			// monotone in them, so if even the bounds do not beat cur-eps,
-			// the exact sums would not either, and w_j stays.
+			// the exact sums would not either, and w_j stays. (Written so
+			// that a NaN bound falls through to the exact sums.)
 			lo1, lo2 := s.lowerTrial(j, d1, d2)
 			o1 := lo1/n + lam*reg.penalty(s.alpha, nnz0+int(cand[0]*cand[0]))
 			o2 := lo2/n + lam*reg.penalty(s.alpha, nnz0+int(cand[1]*cand[1]))
-			if !(o1 < cur-eps) && !(o2 < cur-eps) {
+			if o1 >= cur-eps && o2 >= cur-eps {
 				continue
 			}
 		}
