@@ -166,6 +166,11 @@ type solver struct {
 	band    []uint64
 	nDeep   int64
 	sumDeep int64
+	// bandList lists the band's samples for lowerTrial, so that its pass
+	// over the words has no branch on band membership; it is rebuilt from
+	// band when stale (after a move or a rebuild).
+	bandList  []int32
+	bandStale bool
 
 	inc []incTable // addColumn's increment tables, by delta
 }
@@ -306,6 +311,7 @@ func (s *solver) addColumn(j int, delta int32) {
 	var deep []uint64
 	if filter {
 		deep = s.deep[:len(col)]
+		s.bandStale = true
 	}
 	tab := s.incTable(delta)
 	for wi, zw0 := range col {
@@ -445,6 +451,7 @@ func (s *solver) rebuildActive() {
 	}
 	clear(s.deep)
 	clear(s.band)
+	s.bandStale = true
 	s.nDeep, s.sumDeep = 0, 0
 	deepLo := s.zeroFrom - 2*s.maxMult
 	for i, m := range s.m {
@@ -654,41 +661,42 @@ func (s *solver) lowerTrial(j int, d1, d2 int32) (float64, float64) {
 	col := s.z.Col(j)
 	y := s.y[:len(col)]
 	deep := s.deep[:len(col)]
-	band := s.band[:len(col)]
+	pos := 0
+	for w, zw := range col {
+		pos += bits.OnesCount64(deep[w] &^ (zw ^ y[w])) // deep, y_i z_ij = +1
+	}
+	sumS := 2*int64(pos) - s.nDeep // Σ_deep y_i z_ij
+	if s.bandStale {
+		s.bandList = s.bandList[:0]
+		for w, bw := range s.band {
+			for ; bw != 0; bw &= bw - 1 {
+				s.bandList = append(s.bandList, int32(w*64+bits.TrailingZeros64(bw)))
+			}
+		}
+		s.bandStale = false
+	}
 	d1, d2 = d1*s.mult(j), d2*s.mult(j)
 	table := s.table
 	m := s.m
 	off := int32(s.bound)
-	pos, nb := 0, 0
+	nb := len(s.bandList)
 	var b1, b2 float64
 	if d1 == d2 {
 		// Binary weights: one move, one band sum.
-		for w, zw := range col {
-			c := ^(zw ^ y[w]) // bit set: y_i z_ij = +1
-			pos += bits.OnesCount64(deep[w] & c)
-			for bw := band[w]; bw != 0; bw &= bw - 1 {
-				b := bits.TrailingZeros64(bw)
-				sign := int32(c>>b&1)*2 - 1
-				b1 += table[m[w*64+b]+off+sign*d1]
-				nb++
-			}
+		for _, i := range s.bandList {
+			c := ^(col[i>>6] ^ y[i>>6]) >> (i & 63) & 1
+			b1 += table[m[i]+off+(int32(c)*2-1)*d1]
 		}
-		lo := s.lowerBound(d1, 2*int64(pos)-s.nDeep, b1, nb)
+		lo := s.lowerBound(d1, sumS, b1, nb)
 		return lo, lo
 	}
-	for w, zw := range col {
-		c := ^(zw ^ y[w])
-		pos += bits.OnesCount64(deep[w] & c)
-		for bw := band[w]; bw != 0; bw &= bw - 1 {
-			b := bits.TrailingZeros64(bw)
-			sign := int32(c>>b&1)*2 - 1
-			k := m[w*64+b] + off
-			b1 += table[k+sign*d1]
-			b2 += table[k+sign*d2]
-			nb++
-		}
+	for _, i := range s.bandList {
+		c := ^(col[i>>6] ^ y[i>>6]) >> (i & 63) & 1
+		sign := int32(c)*2 - 1
+		k := m[i] + off
+		b1 += table[k+sign*d1]
+		b2 += table[k+sign*d2]
 	}
-	sumS := 2*int64(pos) - s.nDeep // Σ_deep y_i z_ij
 	return s.lowerBound(d1, sumS, b1, nb), s.lowerBound(d2, sumS, b2, nb)
 }
 
