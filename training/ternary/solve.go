@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"sync"
 )
@@ -152,6 +153,31 @@ type solver struct {
 	zeroFrom  int32
 	active    []int32
 	isActive  []bool // membership of active, so no sample is listed twice
+
+	// The hinge filter (see lowerTrial). With D = 2·maxMult, a move shifts
+	// a margin by at most D: a "deep" sample (m_i < zeroFrom-D) stays on the
+	// linear part of the hinge whatever the move, a "band" sample
+	// (zeroFrom-D <= m_i < zeroFrom+D) may cross the hinge, and the others
+	// add 0. deep and band are bit sets of samples, nDeep the number of deep
+	// samples and sumDeep the sum of their margins. rebuildActive computes
+	// them and addColumn keeps them up to date; deep is nil when the filter
+	// is off (losses other than hinge).
+	deep    []uint64
+	band    []uint64
+	nDeep   int64
+	sumDeep int64
+	// bandList lists the band's samples for lowerTrial, so that its pass
+	// over the words has no branch on band membership; it is rebuilt from
+	// band when stale (after a move or a rebuild).
+	bandList  []int32
+	bandStale bool
+
+	inc []incTable // addColumn's increment tables, by delta
+}
+
+type incTable struct {
+	delta int32
+	tab   *[256][8]int32
 }
 
 func newSolver(z *Columns, y []uint64, w0 []int8, alpha0 float64, o *Options, bound int) *solver {
@@ -181,9 +207,71 @@ func newSolver(z *Columns, y []uint64, w0 []int8, alpha0 float64, o *Options, bo
 			s.w[j] = -1
 		}
 		s.nnz++
-		s.addColumn(j, int32(s.w[j]))
+		if o.Mult != nil {
+			s.addColumn(j, int32(s.w[j]))
+		}
+	}
+	if o.Mult == nil {
+		s.initMargins()
 	}
 	return s
+}
+
+// initBlock is the number of 64-sample words initMargins counts at once.
+const initBlock = 8
+
+// initMargins sets every margin from w when all multipliers are 1:
+// m_i = y_i·(2·(pos_i - neg_i) - Σ_j w_j), where pos_i and neg_i count the
+// columns with w_j = +1 and -1 that have z_ij = 1. It counts 64 samples at
+// once in bit-sliced counters (plane b holds bit b of 64 counts), so a
+// column costs a few word operations per 64 samples instead of one update
+// per sample as addColumn would; the margins are the same integers.
+func (s *solver) initMargins() {
+	z := s.z
+	planes := bits.Len(uint(z.P))
+	var sumW int32
+	for _, v := range s.w {
+		sumW += int32(v)
+	}
+	// cnt[(k*2+sign)*planes+b] is plane b of word k's counter for sign
+	// (0: w_j = +1, 1: w_j = -1).
+	cnt := make([]uint64, initBlock*2*planes)
+	for w0 := 0; w0 < z.Words; w0 += initBlock {
+		w1 := min(w0+initBlock, z.Words)
+		clear(cnt)
+		for j, v := range s.w {
+			if v == 0 {
+				continue
+			}
+			sign := 0
+			if v < 0 {
+				sign = 1
+			}
+			for k, x := range z.Data[j*z.Words+w0 : j*z.Words+w1] {
+				c := cnt[(k*2+sign)*planes : (k*2+sign+1)*planes]
+				for b := 0; x != 0; b++ {
+					c[b], x = c[b]^x, c[b]&x
+				}
+			}
+		}
+		for k := range w1 - w0 {
+			base := (w0 + k) * 64
+			pos := cnt[k*2*planes : (k*2+1)*planes]
+			neg := cnt[(k*2+1)*planes : (k*2+2)*planes]
+			yw := s.y[w0+k]
+			for i := range min(64, z.N-base) {
+				var d int32
+				for b := range planes {
+					d += (int32(pos[b]>>i&1) - int32(neg[b]>>i&1)) << b
+				}
+				h := 2*d - sumW
+				if yw>>i&1 == 0 {
+					h = -h
+				}
+				s.m[base+i] = h
+			}
+		}
+	}
 }
 
 // mult is column j's multiplier.
@@ -194,27 +282,140 @@ func (s *solver) mult(j int) int32 {
 	return s.o.Mult[j]
 }
 
-// addColumn adds delta·mult(j)·y_i·z_ij to every margin, and appends to the
-// active set the samples whose margin drops below the activity bound.
+// addColumn adds delta·mult(j)·y_i·z_ij to every margin, appends to the
+// active set the samples whose margin drops below the activity bound, and
+// keeps the hinge filter's sets up to date.
 func (s *solver) addColumn(j int, delta int32) {
 	delta *= s.mult(j)
 	col := s.z.Col(j)
 	m := s.m
-	bound := s.zeroFrom + 2*s.maxMult
-	track := s.useActive && s.active != nil
-	for wi, zw := range col {
-		c := ^(zw ^ s.y[wi]) // bit set: y_i z_ij = +1
-		base := wi * 64
-		end := min(64, len(m)-base)
-		mm := m[base : base+end]
-		for b := range mm {
-			old := mm[b]
-			mm[b] = old + (int32(c>>b&1)*2-1)*delta
-			if track && old >= bound && mm[b] < bound && !s.isActive[base+b] {
-				s.active = append(s.active, int32(base+b))
-				s.isActive[base+b] = true
+	y := s.y[:len(col)]
+	if !s.useActive || s.active == nil {
+		for wi, zw := range col {
+			c := ^(zw ^ y[wi]) // bit set: y_i z_ij = +1
+			base := wi * 64
+			mm := m[base:min(base+64, len(m))]
+			for b := range mm {
+				mm[b] += (int32(c>>b&1)*2 - 1) * delta
 			}
 		}
+		return
+	}
+	// Only a sample whose old margin is within |delta| of the filter's
+	// or the active set's bounds can change membership: the zone
+	// [deepLo-|delta|, bound+|delta|).
+	ad := max(delta, -delta)
+	zlo := s.zeroFrom - 2*s.maxMult - ad
+	zw := uint32(4*s.maxMult + 2*ad)
+	filter := s.deep != nil
+	var deep []uint64
+	if filter {
+		deep = s.deep[:len(col)]
+		s.bandStale = true
+	}
+	tab := s.incTable(delta)
+	for wi, zw0 := range col {
+		c := ^(zw0 ^ y[wi])
+		base := wi * 64
+		if filter && deep[wi] != 0 {
+			// Every deep sample's margin moves by ±delta; cross corrects
+			// for those that leave.
+			dw := deep[wi]
+			s.sumDeep += int64(delta) * int64(2*bits.OnesCount64(dw&c)-bits.OnesCount64(dw))
+		}
+		mm := m[base:min(base+64, len(m))]
+		// The samples in the zone are handled after the word, so that
+		// addWord makes no call and keeps its state in registers.
+		hit := addWord(mm, c, tab, zlo, zw)
+		for ; hit != 0; hit &= hit - 1 {
+			b := bits.TrailingZeros64(hit)
+			nw := mm[b]
+			old := nw + delta
+			if c>>b&1 == 1 {
+				old = nw - delta
+			}
+			s.cross(base+b, old, nw)
+		}
+	}
+}
+
+// addWord adds tab's increments for sign bits c to the margins mm of one
+// word (at most 64) and returns the mask of the samples whose old margin
+// was in the zone [zlo, zlo+zw).
+func addWord(mm []int32, c uint64, tab *[256][8]int32, zlo int32, zw uint32) uint64 {
+	var hit uint64
+	q := 0
+	for ; q+8 <= len(mm); q += 8 {
+		g := (*[8]int32)(mm[q : q+8])
+		t := &tab[byte(c>>q)]
+		for b := range 8 {
+			old := g[b]
+			g[b] = old + t[b]
+			if uint32(old-zlo) < zw {
+				hit |= 1 << (q + b)
+			}
+		}
+	}
+	for ; q < len(mm); q++ {
+		old := mm[q]
+		mm[q] = old + tab[byte(c>>(q&^7))][q&7]
+		if uint32(old-zlo) < zw {
+			hit |= 1 << q
+		}
+	}
+	return hit
+}
+
+// incTable returns the increments of delta by byte of sign bits:
+// tab[c][b] is delta if bit b of c is set, else -delta. The tables are
+// built on first use; a solve needs at most four per distinct multiplier.
+func (s *solver) incTable(delta int32) *[256][8]int32 {
+	for _, t := range s.inc {
+		if t.delta == delta {
+			return t.tab
+		}
+	}
+	tab := new([256][8]int32)
+	for c := range tab {
+		for b := range tab[c] {
+			tab[c][b] = -delta
+			if c>>b&1 == 1 {
+				tab[c][b] = delta
+			}
+		}
+	}
+	s.inc = append(s.inc, incTable{delta, tab})
+	return tab
+}
+
+// cross updates the active set and the filter's sets for sample i, whose
+// margin moved from old to nw.
+func (s *solver) cross(i int, old, nw int32) {
+	bound := s.zeroFrom + 2*s.maxMult
+	if old >= bound && nw < bound && !s.isActive[i] {
+		s.active = append(s.active, int32(i))
+		s.isActive[i] = true
+	}
+	if s.deep == nil {
+		return
+	}
+	deepLo := s.zeroFrom - 2*s.maxMult
+	bit := uint64(1) << (i & 63)
+	was, is := old < deepLo, nw < deepLo
+	switch {
+	case was && !is:
+		s.deep[i>>6] &^= bit
+		s.nDeep--
+		s.sumDeep -= int64(nw)
+	case !was && is:
+		s.deep[i>>6] |= bit
+		s.nDeep++
+		s.sumDeep += int64(nw)
+	}
+	if !is && nw < bound {
+		s.band[i>>6] |= bit
+	} else {
+		s.band[i>>6] &^= bit
 	}
 }
 
@@ -239,6 +440,28 @@ func (s *solver) rebuildActive() {
 		s.isActive[i] = m < bound
 		if s.isActive[i] {
 			s.active = append(s.active, int32(i))
+		}
+	}
+	if s.o.Loss != Hinge {
+		return
+	}
+	if s.deep == nil {
+		s.deep = make([]uint64, s.z.Words)
+		s.band = make([]uint64, s.z.Words)
+	}
+	clear(s.deep)
+	clear(s.band)
+	s.bandStale = true
+	s.nDeep, s.sumDeep = 0, 0
+	deepLo := s.zeroFrom - 2*s.maxMult
+	for i, m := range s.m {
+		switch {
+		case m < deepLo:
+			s.deep[i>>6] |= 1 << (i & 63)
+			s.nDeep++
+			s.sumDeep += int64(m)
+		case m < bound:
+			s.band[i>>6] |= 1 << (i & 63)
 		}
 	}
 }
@@ -333,15 +556,27 @@ func (s *solver) sweep() int {
 			cand = [2]int8{-v0, -v0}
 		}
 		d1, d2 := int32(cand[0]-v0), int32(cand[1]-v0)
-		l1, l2 := s.trial(j, d1, d2)
 		cur := s.objective()
 		nnz0 := s.nnz - int(v0*v0)
-		o1 := l1/n + lam*reg.penalty(s.alpha, nnz0+int(cand[0]*cand[0]))
-		o2 := l2/n + lam*reg.penalty(s.alpha, nnz0+int(cand[1]*cand[1]))
-		best, bestObj, bestLoss, delta := v0, cur, s.loss, int32(0)
 		// A move must beat the current value by more than rounding noise, so
 		// the objective strictly decreases and the sweep cannot cycle.
 		eps := 1e-12 * math.Max(1, math.Abs(cur))
+		if s.deep != nil {
+			// The filter bounds l1 and l2 from below; the objective is
+			// monotone in them, so if even the bounds do not beat cur-eps,
+			// the exact sums would not either, and w_j stays. (Written so
+			// that a NaN bound falls through to the exact sums.)
+			lo1, lo2 := s.lowerTrial(j, d1, d2)
+			o1 := lo1/n + lam*reg.penalty(s.alpha, nnz0+int(cand[0]*cand[0]))
+			o2 := lo2/n + lam*reg.penalty(s.alpha, nnz0+int(cand[1]*cand[1]))
+			if o1 >= cur-eps && o2 >= cur-eps {
+				continue
+			}
+		}
+		l1, l2 := s.trial(j, d1, d2)
+		o1 := l1/n + lam*reg.penalty(s.alpha, nnz0+int(cand[0]*cand[0]))
+		o2 := l2/n + lam*reg.penalty(s.alpha, nnz0+int(cand[1]*cand[1]))
+		best, bestObj, bestLoss, delta := v0, cur, s.loss, int32(0)
 		if o1 < bestObj-eps {
 			best, bestObj, bestLoss, delta = cand[0], o1, l1, d1
 		}
@@ -409,15 +644,101 @@ func (s *solver) trial(j int, d1, d2 int32) (float64, float64) {
 	return a, b
 }
 
+// lowerTrial returns lower bounds of the two sums trial(j, d1, d2) returns,
+// from O(n/64) popcounts and the band samples instead of a pass over the
+// active set. For hinge loss the table is ℓ_k = fl(1 - fl(α·k)) > 0 below
+// zeroFrom, within u·(1 + 2α|k|)·(1+u) of 1 - α·k (u = 2^-53, whether or
+// not the compiler fuses the two operations). A deep sample's new margin
+// m_i + d·y_i z_ij stays below zeroFrom, so the deep samples add up to
+// about nDeep - α·(sumDeep + d·Σ_deep y_i z_ij), an exact integer scaled
+// once; the band samples are summed from the table; the other samples add
+// exactly 0. Bounding the error of that estimate, and that of the
+// reference's own float summation over the active set (at most γ_{A+2}
+// times the true sum, whatever the chunking), gives an interval around the
+// value trial returns; the lower end, with the error doubled for margin,
+// is returned.
+func (s *solver) lowerTrial(j int, d1, d2 int32) (float64, float64) {
+	col := s.z.Col(j)
+	y := s.y[:len(col)]
+	deep := s.deep[:len(col)]
+	pos := 0
+	for w, zw := range col {
+		pos += bits.OnesCount64(deep[w] &^ (zw ^ y[w])) // deep, y_i z_ij = +1
+	}
+	sumS := 2*int64(pos) - s.nDeep // Σ_deep y_i z_ij
+	if s.bandStale {
+		s.bandList = s.bandList[:0]
+		for w, bw := range s.band {
+			for ; bw != 0; bw &= bw - 1 {
+				s.bandList = append(s.bandList, int32(w*64+bits.TrailingZeros64(bw)))
+			}
+		}
+		s.bandStale = false
+	}
+	d1, d2 = d1*s.mult(j), d2*s.mult(j)
+	table := s.table
+	m := s.m
+	off := int32(s.bound)
+	nb := len(s.bandList)
+	var b1, b2 float64
+	if d1 == d2 {
+		// Binary weights: one move, one band sum.
+		for _, i := range s.bandList {
+			c := ^(col[i>>6] ^ y[i>>6]) >> (i & 63) & 1
+			b1 += table[m[i]+off+(int32(c)*2-1)*d1]
+		}
+		lo := s.lowerBound(d1, sumS, b1, nb)
+		return lo, lo
+	}
+	for _, i := range s.bandList {
+		c := ^(col[i>>6] ^ y[i>>6]) >> (i & 63) & 1
+		sign := int32(c)*2 - 1
+		k := m[i] + off
+		b1 += table[k+sign*d1]
+		b2 += table[k+sign*d2]
+	}
+	return s.lowerBound(d1, sumS, b1, nb), s.lowerBound(d2, sumS, b2, nb)
+}
+
+// lowerBound is lowerTrial's bound for one move d (times mult(j)), given
+// Σ_deep y_i z_ij and the band samples' sum.
+func (s *solver) lowerBound(d int32, sumS int64, band float64, nBand int) float64 {
+	const u = 0x1p-53
+	x := s.sumDeep + int64(d)*sumS // Σ_deep of the new margins, exact
+	lin := float64(s.nDeep) - s.alpha*float64(x)
+	est := lin + band
+	// The estimate's error: the deep table entries against 1 - α·k (with
+	// |k| <= bound), rounding α·x and the subtraction, the band's sum and
+	// the final addition.
+	nd, nb := float64(s.nDeep), float64(nBand)
+	e := 1.01 * u * (nd*(1+2.01*s.alpha*float64(s.bound)) + s.alpha*math.Abs(float64(x)) + math.Abs(lin) +
+		(nb+1)*math.Abs(band) + math.Abs(est))
+	// The reference's summation error over the active set.
+	a := float64(len(s.active) + 2)
+	g := a * u / (1 - a*u)
+	return est - 2*(e+g*(math.Abs(est)+e))
+}
+
 // activeTrial is trial over the listed samples of column col.
 func (s *solver) activeTrial(col []uint64, idx []int32, d1, d2 int32) [2]float64 {
 	table := s.table
 	off := int32(s.bound)
+	y, m := s.y, s.m
+	if d1 == d2 {
+		// Binary weights: both sums are the same, one pass suffices.
+		var a float64
+		for _, i := range idx {
+			c := ^(col[i>>6] ^ y[i>>6]) >> (i & 63) & 1
+			sign := int32(c)*2 - 1
+			a += table[m[i]+off+sign*d1]
+		}
+		return [2]float64{a, a}
+	}
 	var a, b float64
 	for _, i := range idx {
-		c := ^(col[i>>6] ^ s.y[i>>6]) >> (i & 63) & 1
+		c := ^(col[i>>6] ^ y[i>>6]) >> (i & 63) & 1
 		sign := int32(c)*2 - 1
-		k := s.m[i] + off
+		k := m[i] + off
 		a += table[k+sign*d1]
 		b += table[k+sign*d2]
 	}
