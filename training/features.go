@@ -197,8 +197,8 @@ const (
 // deterministic, so the first k trees of a longer run are the trees of a
 // run of k: the search's smaller rounds use a prefix.
 func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error) {
-	t := p.forest[depth]
-	if t == nil || t.Count() < count {
+	m := p.forest[depth]
+	if m == nil || m.Trees.Count() < count {
 		ds := p.ds
 		rows := make([]int, ds.N)
 		for i := range rows {
@@ -220,14 +220,28 @@ func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error
 			return nil, err
 		}
 		cuts := fitThresholds(sample, n, ds.D, treeCuts)
-		t, err = trees.Fit(xs, len(rows), ds.D, y, len(ds.Classes), cuts, &trees.Options{Trees: count, Depth: depth, Seed: seed})
+		m, err = trees.FitModel(xs, len(rows), ds.D, y, len(ds.Classes), cuts, &trees.Options{Trees: count, Depth: depth, Seed: seed})
 		if err != nil {
 			return nil, fmt.Errorf("training: boosting trees: %w", err)
 		}
 		// The cuts are float16 already; snapping only makes −0 +0.
-		t = bundle.CompactTrees(t)
-		p.forest[depth] = t
+		m.Trees = bundle.CompactTrees(m.Trees)
+		p.forest[depth] = m
 	}
-	d := t.Depth
-	return &inference.Trees{Depth: d, Feature: t.Feature[:count*d], Value: t.Value[:count*d]}, nil
+	d := m.Trees.Depth
+	return &inference.Trees{Depth: d, Feature: m.Trees.Feature[:count*d], Value: m.Trees.Value[:count*d]}, nil
+}
+
+// leafStart returns, for the trees of spec (a prefix of this prepared
+// set's boosted trees), the boosting's leaf values, from which the solver
+// starts: nil when spec has no trees.
+func (p *prepared) leafStart(spec *inference.ModelSpec) *trees.Model {
+	if spec.Trees.Count() == 0 {
+		return nil
+	}
+	m := p.forest[spec.Trees.Depth]
+	if m == nil {
+		return nil
+	}
+	return &trees.Model{Trees: spec.Trees, K: m.K, Values: m.Values[:spec.Trees.Leaves()*m.K]}
 }

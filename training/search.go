@@ -365,7 +365,7 @@ func (sr *searcher) evaluate(cands []*candidate, sz size) error {
 				// Same λ as the final fit on all of ds: C scales with the
 				// row count.
 				cfit := cd.c * float64(ds.N) / float64(sub.N)
-				spec, _, err := fitWeights(base, cols, sub, cfit, cd.s.Binary, c, "")
+				spec, _, err := fitWeights(base, sr.preps[fi].leafStart(base), cols, sub, cfit, cd.s.Binary, c, "")
 				if err != nil {
 					return err
 				}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/trit-iot/trit/training/internal/splitmix"
 	"github.com/trit-iot/trit/training/linear"
 	"github.com/trit-iot/trit/training/ternary"
+	"github.com/trit-iot/trit/training/trees"
 )
 
 // Result is a trained model and how it was obtained.
@@ -98,7 +100,7 @@ type prepared struct {
 	sample []float32                          // scaled rows of a subset, for fitting thresholds and projection
 	rows   int                                // rows in sample
 	cache  map[Structure]*inference.ModelSpec // learned parts by structure (P = 0)
-	forest map[int]*inference.Trees           // boosted trees by depth (the most asked for so far)
+	forest map[int]*trees.Model               // boosted trees by depth (the most asked for so far)
 }
 
 // fitRows bounds the rows thresholds are fitted on (quantiles of 20,000
@@ -110,7 +112,7 @@ const (
 )
 
 func prepare(ds *data.Dataset, sc inference.Scaler) (*prepared, error) {
-	return &prepared{ds: ds, sc: sc, cache: map[Structure]*inference.ModelSpec{}, forest: map[int]*inference.Trees{}}, nil
+	return &prepared{ds: ds, sc: sc, cache: map[Structure]*inference.ModelSpec{}, forest: map[int]*trees.Model{}}, nil
 }
 
 // scaledSample returns the scaled rows of a seeded subset of at most
@@ -278,12 +280,13 @@ func fit(p *prepared, v Structure, sigma, cv float64, c *Config, stage string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	return fitWeights(base, cols, p.ds, cv, v.Binary, c, stage)
+	return fitWeights(base, p.leafStart(base), cols, p.ds, cv, v.Binary, c, stage)
 }
 
 // fitWeights learns the ternary weights over the embedding cols of ds's rows
-// and completes base into a model.
-func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Dataset, cv float64, binary bool, c *Config, stage string) (*inference.ModelSpec, [][]ternary.Step, error) {
+// and completes base into a model. leaves, when base has trees, is the
+// boosting's model of them: the solver starts the leaf weights from it.
+func fitWeights(base *inference.ModelSpec, leaves *trees.Model, cols *ternary.Columns, ds *data.Dataset, cv float64, binary bool, c *Config, stage string) (*inference.ModelSpec, [][]ternary.Step, error) {
 	nv := inference.Vectors(len(ds.Classes))
 	lambda := 1 / (2 * float64(ds.N) * cv)
 	full := cols.P
@@ -305,6 +308,9 @@ func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Datas
 	inits, err := initialWeights(cols, mult, ds, nv, lambda, c)
 	if err != nil {
 		return nil, nil, err
+	}
+	if leaves != nil && c.Init == "svm" {
+		leafStarts(inits, leaves, solved, base.NumThresholds(), binary)
 	}
 	weights := make([][]int8, nv)
 	alphas := make([]float32, nv)
@@ -363,6 +369,51 @@ func fitWeights(base *inference.ModelSpec, cols *ternary.Columns, ds *data.Datas
 		return nil, nil, err
 	}
 	return spec, hist, nil
+}
+
+// leafStarts replaces the starting weights of tree-leaf columns (solved[j]
+// is column j's embedding column, leaf columns start at nt) with the signs
+// of the boosting's leaf values: for vector v its score v's (the single
+// score, positive meaning class 1, for two classes), zero for the smaller
+// half of the leaves by magnitude with ternary weights. A linear SVM's
+// signs over thousands of one-hot leaf columns leave the solver at a
+// point it cannot leave by single-coordinate moves — on wall-following
+// the rarest class (6% of rows) was never predicted — while the boosting's
+// own values are a model of the right shape already.
+func leafStarts(inits []start, leaves *trees.Model, solved []int, nt int, binary bool) {
+	nl := leaves.Trees.Leaves()
+	for v := range inits {
+		score := 0
+		if leaves.K > 1 {
+			score = v
+		}
+		var mags []float64
+		for _, col := range solved {
+			if l := col - nt; l >= 0 && l < nl {
+				mags = append(mags, math.Abs(leaves.Values[l*leaves.K+score]))
+			}
+		}
+		cut := 0.0
+		if !binary && len(mags) > 0 {
+			slices.Sort(mags)
+			cut = mags[len(mags)/2]
+		}
+		w := inits[v].w
+		for j, col := range solved {
+			l := col - nt
+			if l < 0 || l >= nl {
+				continue
+			}
+			switch x := leaves.Values[l*leaves.K+score]; {
+			case binary && x >= 0, !binary && x > 0 && x >= cut:
+				w[j] = 1
+			case binary, !binary && x < 0 && -x >= cut:
+				w[j] = -1
+			default:
+				w[j] = 0
+			}
+		}
+	}
 }
 
 // emptyLeavesDropped returns cols without the tree-leaf columns that no

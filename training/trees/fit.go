@@ -25,11 +25,32 @@ import (
 // largest cut for the first f that has cuts, so the trees are always valid
 // for d features.
 func Fit(xs []float32, n, d int, y []int32, classes int, cuts [][]float32, opt *Options) (*inference.Trees, error) {
+	m, err := FitModel(xs, n, d, y, classes, cuts, opt)
+	if err != nil {
+		return nil, err
+	}
+	return m.Trees, nil
+}
+
+// Model is the boosted trees with their leaf values: what a caller that
+// re-learns the leaves' weights starts from (trit's ternary solver starts
+// from their signs).
+type Model struct {
+	Trees *inference.Trees
+	// K is the number of scores: 1 for two classes (positive means class
+	// 1), else one per class.
+	K int
+	// Values[(t<<Depth+leaf)*K+c] is tree t's leaf value for score c.
+	Values []float64
+}
+
+// FitModel is Fit that also returns the leaf values.
+func FitModel(xs []float32, n, d int, y []int32, classes int, cuts [][]float32, opt *Options) (*Model, error) {
 	e, err := fit(xs, n, d, y, classes, cuts, opt)
 	if err != nil {
 		return nil, err
 	}
-	return e.trees, nil
+	return &Model{Trees: e.trees, K: e.k, Values: e.values}, nil
 }
 
 // ensemble is the boosted model itself: the trees with their leaf values,
