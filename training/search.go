@@ -106,11 +106,15 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		if sr.preps[i], err = prepare(f.train, c.fitScaler(f.train)); err != nil {
 			return err
 		}
-		// Boost each fold's trees once, as many as any structure asks for:
-		// smaller rounds use their first trees.
+		// Boost each fold's trees once, as many as any structure of that
+		// depth asks for: the others and smaller rounds use the first ones.
+		most := map[int]int{}
 		for _, s := range structures {
-			if s.Trees > 0 {
-				if _, err := sr.preps[i].learned(s, c.Seed); err != nil {
+			most[s.Depth] = max(most[s.Depth], s.Trees)
+		}
+		for depth, n := range most {
+			if n > 0 {
+				if _, err := sr.preps[i].trees(depth, n, c.Seed); err != nil {
 					return err
 				}
 			}

@@ -409,3 +409,29 @@ func TestMinLeaf(t *testing.T) {
 		}
 	}
 }
+
+// Boosting is sequential: the first k trees of a run of n are the trees of
+// a run of k, leaf values included. Training relies on it — the search's
+// smaller rounds and the structures with fewer trees use a prefix of one
+// boosted run.
+func TestPrefixIsShorterRun(t *testing.T) {
+	const n, d = 3000, 6
+	xs, y := checkerboard(n, d, 3, 0.1, 4, func(x []float32) int { return xor4(x) % 3 })
+	cuts := grid(d, 30)
+	long, err := FitModel(xs, n, d, y, 3, cuts, &Options{Trees: 24, Depth: 4, Subsample: 0.8, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, err := FitModel(xs, n, d, y, 3, cuts, &Options{Trees: 9, Depth: 4, Subsample: 0.8, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := 9 * 4
+	if !slices.Equal(short.Trees.Feature, long.Trees.Feature[:k]) || !slices.Equal(short.Trees.Value, long.Trees.Value[:k]) ||
+		!slices.Equal(short.Values, long.Values[:len(short.Values)]) {
+		t.Fatal("the first 9 of 24 boosted trees differ from a run of 9")
+	}
+	if short.K != 3 || len(short.Values) != 9<<4*3 {
+		t.Fatalf("K = %d, %d leaf values, want 3 and %d", short.K, len(short.Values), 9<<4*3)
+	}
+}
