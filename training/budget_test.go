@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,4 +167,43 @@ func TestEmbeddingLimitsStructures(t *testing.T) {
 	if _, err := (&Config{Embedding: "wavelet"}).withDefaults(); !errors.Is(err, ErrConfig) {
 		t.Errorf("embedding wavelet: err %v, want ErrConfig", err)
 	}
+}
+
+// With more rows than MaxFitRows the weights are fitted on a subsample, so
+// the memory bound on the embedding allows more columns: rows are traded
+// for width, which is what the gateway's bytes buy.
+func TestMaxFitRowsTradesRowsForColumns(t *testing.T) {
+	ds := blobs(3000, 6, 3, 7)
+	train := func(maxRows int) *Result {
+		res, err := Train(ds, &Config{Budget: 30720, MaxEmbeddingBytes: 64 << 10, MaxFitRows: maxRows,
+			Embedding: "kernel", Weights: "ternary", Sigma: 1, C: 1, Seed: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	all, sub := train(-1), train(1000)
+	if sub.Structure.P <= all.Structure.P {
+		t.Errorf("p = %d on 1,000 of 3,000 rows, %d on all: want more columns on fewer rows", sub.Structure.P, all.Structure.P)
+	}
+	noted := false
+	for _, n := range sub.Notes {
+		noted = noted || strings.Contains(n, "1000-row stratified subsample of the 3000")
+	}
+	if !noted {
+		t.Errorf("no note of the subsample in %q", sub.Notes)
+	}
+	for _, n := range all.Notes {
+		if strings.Contains(n, "subsample") {
+			t.Errorf("MaxFitRows -1 noted a subsample: %q", n)
+		}
+	}
+	ev, err := Evaluate(sub.Model, ds, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Accuracy < 90 {
+		t.Errorf("accuracy %.1f%% on the training rows after a subsampled fit", ev.Accuracy)
+	}
+	t.Logf("p = %d (all rows) → %d (1,000 rows); accuracy %.2f%%", all.Structure.P, sub.Structure.P, ev.Accuracy)
 }

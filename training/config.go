@@ -25,6 +25,13 @@ type Config struct {
 	// P is at most 8·MaxEmbeddingBytes/rows. Default 256 MiB, so a fit of
 	// covtype's 464,810 rows stays near 1 GB in all.
 	MaxEmbeddingBytes int64
+	// MaxFitRows bounds the rows the weights are fitted on (default
+	// 100,000; negative: all rows). With more rows a seeded stratified
+	// subsample is used, in row order, and validation is unchanged: the
+	// embedding of every row is capped by MaxEmbeddingBytes, so on
+	// covtype's 464,810 rows all of them allow 4,608 columns (2 KB of a
+	// 30 KiB budget) where 100,000 allow 21,000.
+	MaxFitRows int
 	// Reserve is the part of Budget kept for what the caller adds to the
 	// bundle after training (its info section: how the data were read,
 	// training figures); default 512 bytes.
@@ -154,6 +161,9 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if v.Search == "" {
 		v.Search = "halving"
+	}
+	if v.MaxFitRows == 0 {
+		v.MaxFitRows = 100000
 	}
 	if v.Scaling == "" {
 		v.Scaling = "robust"

@@ -134,6 +134,9 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	for _, f := range folds {
 		rows = max(rows, f.train.N)
 	}
+	if c.MaxFitRows > 0 {
+		rows = min(rows, c.MaxFitRows)
+	}
 	full := size{p: pmax, rows: rows, trees: 1}
 	grid := func(ss []Structure, sg, cv []float64) []*candidate {
 		var out []*candidate

@@ -229,7 +229,14 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 	// The scaler is snapped to the bundle's compact (float16) form before
 	// anything is fitted, so the model a bundle ships is exactly the model
 	// trained and evaluated here.
-	full, err := prepare(ds, c.fitScaler(ds))
+	fitSet := ds
+	if c.MaxFitRows > 0 && ds.N > c.MaxFitRows {
+		if _, fitSet, err = data.SplitCount(ds, c.MaxFitRows, c.Seed^0xf17); err != nil {
+			return nil, err
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("weights fitted on a %d-row stratified subsample of the %d training rows (MaxFitRows)", fitSet.N, ds.N))
+	}
+	full, err := prepare(fitSet, c.fitScaler(ds))
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +254,10 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 		return nil, err
 	}
 	t0 := time.Now()
-	spec, hist, err := fit(full, res.Structure, res.Sigma, res.C, &c, "train")
+	// C means the same at every row count (see search): λ = 1/(2·N·C)
+	// with N all of ds's rows.
+	cfit := res.C * float64(ds.N) / float64(fitSet.N)
+	spec, hist, err := fit(full, res.Structure, res.Sigma, cfit, &c, "train")
 	if err != nil {
 		return nil, err
 	}
