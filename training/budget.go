@@ -184,48 +184,16 @@ func (c *Config) maxP(p *prepared, s Structure) (int, error) {
 		n, err := c.worstCaseBytes(base, units*64, s.Binary)
 		return n <= limit, err
 	}
-	if ok, err := fits(1); err != nil || !ok {
-		return 0, err
-	}
 	// The size grows with P; find the largest multiple of 64 that fits,
 	// up to the cap for this many features.
-	lo, hi := 1, min(maxRandomFeatures(p.ds.D, p.ds.N), c.memoryCap(p.ds.N, base.NumThresholds()))/64
-	if hi < 1 {
-		return 0, nil
-	}
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		ok, err := fits(mid)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo * 64, nil
+	units, err := largest(min(maxRandomFeatures(p.ds.D, p.ds.N), c.memoryCap(p.ds.N, base.NumThresholds()))/64, fits)
+	return units * 64, err
 }
 
-// maxTrees returns the largest number of trees of s.Depth levels (at most
-// maxTreeCount, and as many leaf columns as memoryCap allows) for which a
-// bundle of boosted trees alone fits the budget in the worst case; 0 if
-// not even one does. The bundle's size does not depend on the trees'
-// tests, so none are fitted here.
-func (c *Config) maxTrees(p *prepared, s Structure) (int, error) {
-	base, err := p.learned(Structure{}, c.Seed)
-	if err != nil {
-		return 0, err
-	}
-	limit := c.Budget - c.Reserve
-	fits := func(n int) (bool, error) {
-		spec := *base
-		spec.Trees = &inference.Trees{Depth: s.Depth, Feature: make([]uint16, n*s.Depth), Value: make([]float32, n*s.Depth)}
-		b, err := c.worstCaseBytes(&spec, 0, s.Binary)
-		return b <= limit, err
-	}
-	hi := min(maxTreeCount, inference.MaxTrees, c.memoryCap(p.ds.N, 0)>>s.Depth)
+// largest returns the largest n in 1..hi for which fits(n), or 0 if there
+// is none, by bisection: fits must hold up to some n and fail above it
+// (a bundle's size grows with its columns).
+func largest(hi int, fits func(int) (bool, error)) (int, error) {
 	if hi < 1 {
 		return 0, nil
 	}
@@ -246,6 +214,26 @@ func (c *Config) maxTrees(p *prepared, s Structure) (int, error) {
 		}
 	}
 	return lo, nil
+}
+
+// maxTrees returns the largest number of trees of s.Depth levels (at most
+// maxTreeCount, and as many leaf columns as memoryCap allows) for which a
+// bundle of boosted trees alone fits the budget in the worst case; 0 if
+// not even one does. The bundle's size does not depend on the trees'
+// tests, so none are fitted here.
+func (c *Config) maxTrees(p *prepared, s Structure) (int, error) {
+	base, err := p.learned(Structure{}, c.Seed)
+	if err != nil {
+		return 0, err
+	}
+	limit := c.Budget - c.Reserve
+	fits := func(n int) (bool, error) {
+		spec := *base
+		spec.Trees = &inference.Trees{Depth: s.Depth, Feature: make([]uint16, n*s.Depth), Value: make([]float32, n*s.Depth)}
+		b, err := c.worstCaseBytes(&spec, 0, s.Binary)
+		return b <= limit, err
+	}
+	return largest(min(maxTreeCount, inference.MaxTrees, c.memoryCap(p.ds.N, 0)>>s.Depth), fits)
 }
 
 // worstCaseBytes is the size of the unsigned bundle (the same size as the
