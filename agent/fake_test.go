@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -119,15 +120,24 @@ func (c *fakeConn) Close() {
 }
 
 // TestInstallFake runs an install and a rejection through the fake broker:
-// the install logic without Mosquitto.
+// the install logic without Mosquitto; once with a random-feature model and
+// once with a tree model (a format-3 bundle: trees section, leaf columns).
 func TestInstallFake(t *testing.T) {
+	t.Run("random-features", func(t *testing.T) { testInstallFake(t, 0) })
+	t.Run("trees", func(t *testing.T) { testInstallFake(t, 40) })
+}
+
+func testInstallFake(t *testing.T, trees int) {
 	k := newKeys(t)
 	b := newFakeBroker()
 	cfg := testConfig(t, k, "tcp://fake:1883")
 	startAgent(t, cfg, &Options{Dialer: b})
 	tp, _ := wire.NewTopics(testFleet)
 
-	data := makeBundle(t, bundleOpts{release: 3, signer: k.release})
+	data := makeBundle(t, bundleOpts{release: 3, signer: k.release, trees: trees})
+	if v := data[len(bundle.Magic)]; trees > 0 && v != 3 {
+		t.Fatalf("a bundle with trees is format %d, want 3", v)
+	}
 	h := hashOf(data)
 	b.publish(Message{Topic: tp.Bundle(h), Payload: data, Retained: true})
 	deploy := func(hash string, seq uint64) {

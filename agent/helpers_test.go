@@ -88,6 +88,7 @@ type bundleOpts struct {
 	created  time.Time // zero: an hour ago
 	p        int       // embedding bits; zero: 64 (a bundle of a few hundred bytes)
 	weights  uint64    // seeds the weights; zero: seed+release
+	trees    int       // depth-3 oblivious trees before the random features (a format-3 bundle); zero: none
 }
 
 // makeBundle builds a small signed two-class model bundle.
@@ -111,7 +112,15 @@ func makeBundle(t testing.TB, o bundleOpts) []byte {
 		ws = o.weights
 	}
 	rng := rand.New(rand.NewPCG(ws, 9))
-	w := make([]int8, p)
+	var trees *inference.Trees
+	if o.trees > 0 {
+		trees = &inference.Trees{Depth: 3}
+		for range o.trees * trees.Depth {
+			trees.Feature = append(trees.Feature, uint16(rng.IntN(d)))
+			trees.Value = append(trees.Value, float32(rng.IntN(9)-4)/4) // float16-exact
+		}
+	}
+	w := make([]int8, trees.Leaves()+p)
 	for j := range w {
 		w[j] = int8(rng.IntN(3)) - 1
 	}
@@ -120,8 +129,9 @@ func makeBundle(t testing.TB, o bundleOpts) []byte {
 	for i := range d {
 		sc.Lo[i], sc.Hi[i] = -1, 1
 	}
-	spec, err := inference.NewTernarySpec(inference.TransformSpec{Generator: inference.GeneratorV1, Seed: 42 + o.seed, Sigma: 1, D: d, P: p},
-		sc, []string{"normal", "fault"}, [][]int8{w}, []float32{0.5})
+	spec, err := inference.NewSpec(&inference.ModelSpec{Classes: []string{"normal", "fault"}, Scaler: sc, Trees: trees,
+		Transform: inference.TransformSpec{Generator: inference.GeneratorV1, Seed: 42 + o.seed, Sigma: 1, D: d, P: p}},
+		[][]int8{w}, []float32{0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
