@@ -1,6 +1,7 @@
 package training
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,8 +12,14 @@ import (
 )
 
 // MinAgentVersion is the oldest agent that runs the bundles training
-// writes: the first to read bundle format 2.
-const MinAgentVersion = "0.2.0"
+// writes: the first to read bundle format 2. A model with trees needs
+// MinAgentVersionTrees, the first to read format 3; Bundle raises a lower
+// minimum to it, so the fleet and `bundle inspect` show which agents can
+// run it (an older agent refuses it already at the format version).
+const (
+	MinAgentVersion      = "0.2.0"
+	MinAgentVersionTrees = "0.3.0"
+)
 
 // BundleMeta is what a bundle carries besides the model.
 type BundleMeta struct {
@@ -46,6 +53,9 @@ func (res *Result) Bundle(train *data.Dataset, meta BundleMeta) ([]byte, error) 
 	}
 	if meta.MinAgent == "" {
 		meta.MinAgent = MinAgentVersion
+	}
+	if res.Spec.Trees != nil && errors.Is((bundle.Compat{MinAgentVersion: MinAgentVersionTrees}).CheckAgent(meta.MinAgent), bundle.ErrAgentTooOld) {
+		meta.MinAgent = MinAgentVersionTrees
 	}
 	b := &bundle.Bundle{
 		Header: bundle.Header{ModelID: meta.ModelID, Release: meta.Release, CreatedAt: meta.Created, ExpiresAt: meta.Expires},

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training/data"
 	"github.com/trit-iot/trit/training/internal/splitmix"
 )
@@ -120,5 +121,35 @@ func TestTreesBudgetRespected(t *testing.T) {
 			t.Errorf("%+v: %d trees leave room: one more would take %d of %d bytes", tc, most, b, limit)
 		}
 		t.Logf("%+v: %d trees, bundle %d bytes", tc, res.Structure.Trees, len(raw))
+	}
+}
+
+// A bundle with trees asks for an agent that reads format 3, unless the
+// caller asked for a newer one.
+func TestTreesBundleMinAgent(t *testing.T) {
+	ds := blobs(300, 4, 2, 3)
+	res, err := Train(ds, &Config{Budget: 4096, Embedding: "trees", Weights: "binary", Sigma: 1, C: 1, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ asked, want string }{
+		{"", MinAgentVersionTrees},
+		{"0.1.0", MinAgentVersionTrees},
+		{"1.4.0", "1.4.0"},
+	} {
+		raw, err := res.Bundle(ds, BundleMeta{ModelID: "m", Release: 1, MinAgent: tc.asked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := bundle.Decode(raw, &bundle.DecodeOptions{AllowUnsigned: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.Compat.MinAgentVersion; got != tc.want {
+			t.Errorf("min agent %q asked: bundle says %q, want %q", tc.asked, got, tc.want)
+		}
+		if b.Format != 3 {
+			t.Errorf("a model with trees in format %d", b.Format)
+		}
 	}
 }
