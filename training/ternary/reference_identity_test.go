@@ -252,13 +252,7 @@ func TestHingeFilterIsSound(t *testing.T) {
 
 // BenchmarkSweepReference is BenchmarkSweep on the old solver.
 func BenchmarkSweepReference(b *testing.B) {
-	z, yb, _ := randomProblem(12, 7291, 2048)
-	w0 := make([]int8, z.P)
-	for j := range w0 {
-		w0[j] = int8(j%3 - 1)
-	}
-	o := Options{Lambda: 1e-4}
-	od := o.withDefaults()
+	z, yb, w0, od := sweepProblem()
 	s := newRefSolver(z, yb, w0, 0.01, &od, z.P)
 	s.alphaStep()
 	b.ResetTimer()

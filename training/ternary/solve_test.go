@@ -319,15 +319,19 @@ func TestColumnsTransposeAndSubset(t *testing.T) {
 	}
 }
 
-func BenchmarkSweep(b *testing.B) {
-	// usps-sized: 7,291 samples × 2,048 bits, one class.
-	z, yb, _ := randomProblem(12, 7291, 2048)
-	w0 := make([]int8, z.P)
+// sweepProblem is BenchmarkSweep's problem, usps-sized: 7,291 samples ×
+// 2,048 bits, one class, with fixed starting weights.
+func sweepProblem() (z *Columns, y []uint64, w0 []int8, o Options) {
+	z, y, _ = randomProblem(12, 7291, 2048)
+	w0 = make([]int8, z.P)
 	for j := range w0 {
 		w0[j] = int8(j%3 - 1)
 	}
-	o := Options{Lambda: 1e-4}
-	od := o.withDefaults()
+	return z, y, w0, (&Options{Lambda: 1e-4}).withDefaults()
+}
+
+func BenchmarkSweep(b *testing.B) {
+	z, yb, w0, od := sweepProblem()
 	s := newSolver(z, yb, w0, 0.01, &od, z.P)
 	s.alphaStep()
 	b.ResetTimer()
