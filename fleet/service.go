@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -601,6 +602,12 @@ func listIDs(ids []string) string {
 // an earlier rollout of this fleet — since the rollback flag lets a device
 // install a release below its highest: it must not become a way around the
 // devices' anti-rollback check to any old bundle.
+//
+// A device whose last report says it cannot run the bundle — its agent is
+// older than the bundle's minimum agent version (a model with trees needs
+// 0.3.0), or its hardware label differs from the bundle's — is refused by
+// name before anything is sent: its agent would refuse the bundle, and the
+// failures would count towards the rollout's abort policy.
 func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 	if err := wire.CheckRolloutID(req.ID); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
@@ -647,6 +654,9 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 			return nil, fmt.Errorf("%w: %d device(s) not in the inventory: %s (a typo? give allow_unknown, tritctl --allow-unknown, to target devices that have not reported yet)",
 				ErrRollout, len(unknown), listIDs(unknown))
 		}
+	}
+	if err := checkCompatible(info, devices, known); err != nil {
+		return nil, err
 	}
 	if req.Rollback {
 		if err := s.checkRollbackTarget(info, devices, known); err != nil {
@@ -752,6 +762,43 @@ func (s *Service) ranBefore(devices []string, known map[string]*Device) (map[str
 }
 
 // checkRollbackTarget refuses a rollback to a bundle some device never ran.
+// checkCompatible refuses a rollout to devices whose last report says they
+// cannot run the bundle: an agent older than its minimum agent version, or
+// another hardware label than the one it was built for. Devices that have
+// not said (no report, or no version or label in it) pass: their agents
+// check the same on install.
+func checkCompatible(info *BundleInfo, devices []string, known map[string]*Device) error {
+	compat := bundle.Compat{MinAgentVersion: info.MinAgent, Hardware: info.Hardware}
+	var old, other []string
+	for _, id := range devices {
+		d := known[id]
+		if d == nil {
+			continue
+		}
+		if d.AgentVersion != "" && compat.MinAgentVersion != "" {
+			if err := compat.CheckAgent(d.AgentVersion); errors.Is(err, bundle.ErrAgentTooOld) {
+				old = append(old, fmt.Sprintf("%s (agent %s)", id, clip(d.AgentVersion, 32)))
+			}
+		}
+		if compat.Hardware != "" && d.Hardware != "" && d.Hardware != compat.Hardware {
+			other = append(other, fmt.Sprintf("%s (%s)", id, clip(d.Hardware, 32)))
+		}
+	}
+	var why []string
+	if len(old) > 0 {
+		why = append(why, fmt.Sprintf("%d device(s) run an agent older than %s, which bundle %.12s needs: %s; upgrade their trit-agent package first",
+			len(old), compat.MinAgentVersion, info.Hash, listIDs(old)))
+	}
+	if len(other) > 0 {
+		why = append(why, fmt.Sprintf("%d device(s) are not %q hardware, which bundle %.12s is built for: %s",
+			len(other), compat.Hardware, info.Hash, listIDs(other)))
+	}
+	if len(why) > 0 {
+		return fmt.Errorf("%w: %s; or leave them out of the rollout", ErrRollout, strings.Join(why, "; "))
+	}
+	return nil
+}
+
 func (s *Service) checkRollbackTarget(info *BundleInfo, devices []string, known map[string]*Device) error {
 	ran, err := s.ranBefore(devices, known)
 	if err != nil {

@@ -708,3 +708,43 @@ func TestLastJobNeverGoesBack(t *testing.T) {
 		t.Fatalf("a newer job did not replace the last: %+v", d.LastJob)
 	}
 }
+
+// A rollout is refused, naming the devices, when their last report says
+// they cannot run the bundle: an agent older than its minimum agent version
+// (a tree model needs 0.3.0) or another hardware label. Devices that have
+// not said pass (their agents check on install).
+func TestRolloutRefusesIncompatibleDevices(t *testing.T) {
+	f := newFixture(t)
+	for id, v := range map[string]string{"gw-old": "0.2.5", "gw-new": "0.3.0", "gw-next": "1.0.0"} {
+		f.state(t, &wire.State{Device: id, Session: 1, Online: true, Health: "ok", AgentVersion: v, Hardware: "pi4"})
+	}
+	f.state(t, &wire.State{Device: "gw-quiet", Session: 1, Online: true, Health: "ok"})
+	f.state(t, &wire.State{Device: "gw-zero", Session: 1, Online: true, Health: "ok", AgentVersion: "0.3.0", Hardware: "pi-zero"})
+	add := func(compat bundle.Compat, release uint64) string {
+		t.Helper()
+		info, err := f.svc.Registry().Add(signedBundleFor(t, "vib", release, f.release, compat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Hash
+	}
+	trees := add(bundle.Compat{MinAgentVersion: "0.3.0"}, 1)
+	_, err := f.svc.CreateRollout(RolloutRequest{ID: "r1", Bundle: trees, Devices: []string{"gw-old", "gw-new", "gw-next", "gw-quiet"}})
+	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-old (agent 0.2.5)") || !strings.Contains(err.Error(), "0.3.0") ||
+		strings.Contains(err.Error(), "gw-new") || strings.Contains(err.Error(), "gw-next") || strings.Contains(err.Error(), "gw-quiet") {
+		t.Fatalf("agent 0.2.5 and a bundle needing 0.3.0: %v", err)
+	}
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r2", Bundle: trees, Devices: []string{"gw-new", "gw-next", "gw-quiet", "gw-zero"}}); err != nil {
+		t.Fatalf("agents that can run it: %v", err)
+	}
+	pi4 := add(bundle.Compat{MinAgentVersion: "0.1.0", Hardware: "pi4"}, 2)
+	_, err = f.svc.CreateRollout(RolloutRequest{ID: "r3", Bundle: pi4, Devices: []string{"gw-new", "gw-zero", "gw-quiet"}})
+	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), `gw-zero (pi-zero)`) || !strings.Contains(err.Error(), `"pi4"`) ||
+		strings.Contains(err.Error(), "gw-new") || strings.Contains(err.Error(), "gw-quiet") {
+		t.Fatalf("a pi4 bundle to a pi-zero: %v", err)
+	}
+	// Left out, the rest of the rollout starts.
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r4", Bundle: pi4, Devices: []string{"gw-new", "gw-quiet"}}); err != nil {
+		t.Fatal(err)
+	}
+}
