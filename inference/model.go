@@ -74,7 +74,7 @@ func (s *ModelSpec) NumThresholds() int {
 
 // NumTreeColumns returns NL, the number of tree leaf columns
 // (Trees.Leaves(); 0 without trees).
-func (s *ModelSpec) NumTreeColumns() int { return s.Trees.Leaves() }
+func (s *ModelSpec) NumTreeColumns() int { return s.Trees.Columns() }
 
 // AxisColumns returns NT + NL, the embedding's axis-aligned prefix: the
 // threshold and tree columns, which ThresholdWeight weighs. The transform's
@@ -192,7 +192,7 @@ func (s *ModelSpec) Validate() error {
 		if err := s.Trees.Validate(d); err != nil {
 			return err
 		}
-		nl = s.Trees.Leaves()
+		nl = s.Trees.Columns()
 	}
 	if nt+nl == 0 && s.ThresholdWeight > 1 {
 		return fmt.Errorf("%w: threshold weight %d without thresholds or trees", ErrModel, s.ThresholdWeight)
@@ -273,18 +273,21 @@ type Model struct {
 
 // embedding computes a chosen set of embedding columns of raw inputs.
 type embedding struct {
-	d      int              // raw input features
-	sc     scaling          // the scaler, prepared
-	th     thresholdColumns // kept threshold columns (the first kt kept columns)
-	kt     int              // kept threshold columns
-	trees  treeColumns      // kept tree columns (the next ka − kt kept columns)
-	ka     int              // kept axis-aligned (threshold and tree) columns, weighed by ρ
-	proj   *projector       // nil without a projection
-	tr     *Transform       // nil when P = 0
-	ffKept []int32          // kept transform columns (kept[ka:] − NT − NL)
-	ranges []blockRange     // ffKept grouped by transform block
-	cols   int              // embedding columns computed: len(kept)
-	words  int              // (len(kept)+63)/64
+	d     int              // raw input features
+	sc    scaling          // the scaler, prepared
+	th    thresholdColumns // kept threshold columns (the first kt kept columns)
+	kt    int              // kept threshold columns
+	trees treeColumns      // kept tree columns (the next ka − kt kept columns)
+	ka    int              // kept axis-aligned (threshold and tree) columns, weighed by ρ
+	// planes[b-1] is the first kept column of tree plane b ≥ 1 (weighed
+	// ρ·2^b); plane b ends where plane b+1 starts, the last at ka.
+	planes []int
+	proj   *projector   // nil without a projection
+	tr     *Transform   // nil when P = 0
+	ffKept []int32      // kept transform columns (kept[ka:] − NT − NL)
+	ranges []blockRange // ffKept grouped by transform block
+	cols   int          // embedding columns computed: len(kept)
+	words  int          // (len(kept)+63)/64
 }
 
 func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
@@ -311,6 +314,15 @@ func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
 		ka:    ka,
 		cols:  len(kept),
 		words: (len(kept) + 63) / 64,
+	}
+	if b := spec.Trees.NumPlanes(); b > 1 {
+		nl, k := spec.Trees.Leaves(), kt
+		for plane := 1; plane < b; plane++ {
+			for k < ka && int(kept[k]) < nt+plane*nl {
+				k++
+			}
+			e.planes = append(e.planes, k)
+		}
 	}
 	if spec.Projection != nil {
 		pr := newProjector(spec.Projection, d)
@@ -499,6 +511,17 @@ func (m *Model) score(scores []float32, raw []int32, z []uint64) int {
 		raw[c] = int32(TernaryDot(z, m.spec.Sign[c], m.spec.NonZero[c]))
 		if rho != 1 && m.emb.ka > 0 {
 			raw[c] += (rho - 1) * int32(ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], m.emb.ka))
+		}
+		// Tree plane b counts ρ·2^b times: ρ of them above, 2^b − 1 more.
+		for b, from := range m.emb.planes {
+			to := m.emb.ka
+			if b+1 < len(m.emb.planes) {
+				to = m.emb.planes[b+1]
+			}
+			if to > from {
+				dot := ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], to) - ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], from)
+				raw[c] += rho * (2<<b - 1) * int32(dot)
+			}
 		}
 	}
 	if m.nv == 1 {

@@ -174,7 +174,8 @@ func refEmbedding(spec *ModelSpec, x []float32) []int8 {
 			z = append(z, b)
 		}
 	}
-	if tr := spec.Trees; tr != nil {
+	for range spec.Trees.NumPlanes() * min(spec.Trees.Count(), 1) { // every plane repeats the leaf bits
+		tr := spec.Trees
 		for t := range len(tr.Feature) / tr.Depth {
 			leaf := 0
 			for l := range tr.Depth {

@@ -26,6 +26,7 @@ type treeShape struct {
 	trees, depth     int
 	project          bool
 	rho              int32
+	planes           int     // Trees.Planes
 	zeroFrac         float64 // fraction of zero weights
 	deadTrees        int     // trees whose every leaf weight is zero (not kept)
 	clip, nanInputs  bool
@@ -42,6 +43,7 @@ func treeSpec(t testing.TB, seed uint64, s treeShape) *ModelSpec {
 		Trees:           randomTrees(rnd, s.d, s.trees, s.depth),
 		ThresholdWeight: s.rho,
 	}
+	base.Trees.Planes = s.planes
 	for i := range s.d {
 		base.Scaler.Lo[i] = float32(-rnd.Float64() * 3)
 		base.Scaler.Hi[i] = base.Scaler.Lo[i] + float32(rnd.Float64()*5)
@@ -67,7 +69,9 @@ func treeSpec(t testing.TB, seed uint64, s treeShape) *ModelSpec {
 		weights[c] = randomTernary(rnd, base.Columns(), s.zeroFrac)
 		for k := range s.deadTrees {
 			tr := (k * 7) % s.trees
-			clear(weights[c][nt+tr<<s.depth:][:1<<s.depth])
+			for b := range base.Trees.NumPlanes() {
+				clear(weights[c][nt+b*base.Trees.Leaves()+tr<<s.depth:][:1<<s.depth])
+			}
 		}
 		alpha[c] = float32(0.01 + rnd.Float64())
 	}
@@ -79,7 +83,8 @@ func treeSpec(t testing.TB, seed uint64, s treeShape) *ModelSpec {
 }
 
 // refRawScores computes each vector's integer score from the full
-// reference embedding: Σ w_j z_j, columns below NT + NL counted ρ times.
+// reference embedding: Σ w_j z_j, columns below NT + NL counted ρ times,
+// and tree plane b's columns ρ·2^b times.
 func refRawScores(spec *ModelSpec, z []int8) []int {
 	nv := Vectors(len(spec.Classes))
 	w := make([]int8, len(spec.Kept))
@@ -95,6 +100,9 @@ func refRawScores(spec *ModelSpec, z []int8) []int {
 			if int(j) < spec.AxisColumns() {
 				r = rho
 			}
+			if nt := spec.NumThresholds(); int(j) >= nt && int(j) < spec.AxisColumns() {
+				r <<= (int(j) - nt) / spec.Trees.Leaves()
+			}
 			out[c] += r * int(w[i]) * int(z[j])
 		}
 	}
@@ -108,6 +116,9 @@ var treeShapes = []treeShape{
 	{name: "depth 8, sparse", d: 30, classes: 2, trees: 4, depth: 8, zeroFrac: 0.97, wantDroppedLeafs: true},
 	{name: "trees+projection+transform", d: 12, p: 100, classes: 4, trees: 10, depth: 2, project: true, zeroFrac: 0.3, clip: true, nanInputs: true},
 	{name: "thresholds+trees, one word boundary", d: 3, classes: 2, thresholds: true, trees: 8, depth: 3, rho: 2, zeroFrac: 0.5, wantDroppedLeafs: true},
+	{name: "trees alone, 2 planes", d: 6, classes: 4, trees: 30, depth: 6, planes: 2, zeroFrac: 0.3, deadTrees: 2, nanInputs: true, wantDroppedLeafs: true},
+	{name: "thresholds+trees+transform, 4 planes, ρ", d: 9, p: 130, classes: 2, thresholds: true, trees: 7, depth: 3, planes: 4, rho: 5, zeroFrac: 0.5, deadTrees: 1, clip: true},
+	{name: "trees, 3 planes, sparse", d: 5, classes: 3, trees: 5, depth: 2, planes: 3, zeroFrac: 0.9, wantDroppedLeafs: true},
 }
 
 // TestTreesEmbedMatchesDefinition: the kept bits Predict computes, the
@@ -119,7 +130,7 @@ func TestTreesEmbedMatchesDefinition(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(51, 52))
 	for k, s := range treeShapes {
 		spec := treeSpec(t, uint64(100+k), s)
-		if got, want := spec.Columns(), spec.NumThresholds()+s.trees<<s.depth+s.p; got != want {
+		if got, want := spec.Columns(), spec.NumThresholds()+s.trees<<s.depth*max(s.planes, 1)+s.p; got != want {
 			t.Fatalf("%s: Columns = %d, want %d", s.name, got, want)
 		}
 		treeKept := 0

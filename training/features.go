@@ -243,5 +243,5 @@ func (p *prepared) leafStart(spec *inference.ModelSpec) *trees.Model {
 	if m == nil {
 		return nil
 	}
-	return &trees.Model{Trees: spec.Trees, K: m.K, Values: m.Values[:spec.Trees.Leaves()*m.K]}
+	return &trees.Model{Trees: spec.Trees, K: m.K, Values: m.Values[:spec.Trees.Leaves()*m.K], Base: m.Base}
 }

@@ -42,6 +42,10 @@ type Model struct {
 	K int
 	// Values[(t<<Depth+leaf)*K+c] is tree t's leaf value for score c.
 	Values []float64
+	// Base is the initial score of each of the K scores (the log prior;
+	// log-odds for two classes): a row's score c is Base[c] plus its leaves'
+	// values.
+	Base []float64
 }
 
 // FitModel is Fit that also returns the leaf values.
@@ -50,7 +54,7 @@ func FitModel(xs []float32, n, d int, y []int32, classes int, cuts [][]float32, 
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Trees: e.trees, K: e.k, Values: e.values}, nil
+	return &Model{Trees: e.trees, K: e.k, Values: e.values, Base: e.base}, nil
 }
 
 // ensemble is the boosted model itself: the trees with their leaf values,
