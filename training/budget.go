@@ -67,7 +67,7 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 		mix := cand{Structure{Thresholds: mixThresholds, ThresholdWeight: mixWeight}, true}
 		alone := cand{Structure{Thresholds: aloneThresholds}, false}
 		proj := cand{Structure{Projection: min(projectionDims, d)}, true}
-		forest := cand{Structure{Trees: 1, Depth: treeDepth}, true}
+		forest := cand{Structure{Trees: 1, Depth: treeDepth, Planes: c.TreePlanes}, true}
 		switch c.Embedding {
 		case "trees":
 			cands = append(cands, forest)
@@ -229,11 +229,11 @@ func (c *Config) maxTrees(p *prepared, s Structure) (int, error) {
 	limit := c.Budget - c.Reserve
 	fits := func(n int) (bool, error) {
 		spec := *base
-		spec.Trees = &inference.Trees{Depth: s.Depth, Feature: make([]uint16, n*s.Depth), Value: make([]float32, n*s.Depth)}
+		spec.Trees = &inference.Trees{Depth: s.Depth, Feature: make([]uint16, n*s.Depth), Value: make([]float32, n*s.Depth), Planes: s.Planes}
 		b, err := c.worstCaseBytes(&spec, 0, s.Binary)
 		return b <= limit, err
 	}
-	return largest(min(maxTreeCount, inference.MaxTrees, c.memoryCap(p.ds.N, 0)>>s.Depth), fits)
+	return largest(min(maxTreeCount, inference.MaxTrees, c.memoryCap(p.ds.N, 0)>>s.Depth/max(s.Planes, 1)), fits)
 }
 
 // worstCaseBytes is the size of the unsigned bundle (the same size as the

@@ -92,6 +92,12 @@ type Config struct {
 	// trees). For ablations; ignored when Thresholds,
 	// Projection or P are given.
 	Embedding string
+	// TreePlanes is the columns per leaf of boosted trees
+	// (inference.Trees.Planes): with B planes a leaf's weight is an integer
+	// in ±(2^B−1), so the trees keep the boosting's leaf magnitudes (B = 1:
+	// one ternary weight per leaf). Default 2; at most
+	// inference.MaxTreePlanes.
+	TreePlanes int
 	// Weights is "ternary" ({−1, 0, +1}: the paper's method, 1.6 bits a
 	// weight in a bundle), "binary" ({−1, +1}: 1 bit, so more random
 	// features fit the budget) or "auto" (the default: the search compares
@@ -164,6 +170,12 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if v.MaxFitRows == 0 {
 		v.MaxFitRows = 100000
+	}
+	if v.TreePlanes == 0 {
+		v.TreePlanes = 2
+	}
+	if v.TreePlanes < 1 || v.TreePlanes > inference.MaxTreePlanes {
+		return v, fmt.Errorf("%w: tree planes %d, want 1..%d", ErrConfig, v.TreePlanes, inference.MaxTreePlanes)
 	}
 	if v.Scaling == "" {
 		v.Scaling = "robust"

@@ -7,19 +7,35 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training/data"
 )
 
 // MinAgentVersion is the oldest agent that runs the bundles training
 // writes: the first to read bundle format 2. A model with trees needs
-// MinAgentVersionTrees, the first to read format 3; Bundle raises a lower
-// minimum to it, so the fleet and `bundle inspect` show which agents can
-// run it (an older agent refuses it already at the format version).
+// MinAgentVersionTrees, the first to read format 3, and one whose trees
+// have leaf planes MinAgentVersionTreePlanes, the first to read format 4;
+// Bundle raises a lower minimum to it, so the fleet and `bundle inspect`
+// show which agents can run it (an older agent refuses it already at the
+// format version, and the fleet refuses a rollout to agents it knows are
+// older).
 const (
-	MinAgentVersion      = "0.2.0"
-	MinAgentVersionTrees = "0.3.0"
+	MinAgentVersion           = "0.2.0"
+	MinAgentVersionTrees      = "0.3.0"
+	MinAgentVersionTreePlanes = "0.4.0"
 )
+
+// minAgent is the oldest agent that reads spec's bundle format.
+func minAgent(spec *inference.ModelSpec) string {
+	switch {
+	case spec.Trees.NumPlanes() > 1:
+		return MinAgentVersionTreePlanes
+	case spec.Trees != nil:
+		return MinAgentVersionTrees
+	}
+	return MinAgentVersion
+}
 
 // BundleMeta is what a bundle carries besides the model.
 type BundleMeta struct {
@@ -54,8 +70,8 @@ func (res *Result) Bundle(train *data.Dataset, meta BundleMeta) ([]byte, error) 
 	if meta.MinAgent == "" {
 		meta.MinAgent = MinAgentVersion
 	}
-	if res.Spec.Trees != nil && errors.Is((bundle.Compat{MinAgentVersion: MinAgentVersionTrees}).CheckAgent(meta.MinAgent), bundle.ErrAgentTooOld) {
-		meta.MinAgent = MinAgentVersionTrees
+	if need := minAgent(res.Spec); errors.Is((bundle.Compat{MinAgentVersion: need}).CheckAgent(meta.MinAgent), bundle.ErrAgentTooOld) {
+		meta.MinAgent = need
 	}
 	b := &bundle.Bundle{
 		Header: bundle.Header{ModelID: meta.ModelID, Release: meta.Release, CreatedAt: meta.Created, ExpiresAt: meta.Expires},

@@ -55,6 +55,9 @@ type Structure struct {
 	// leaves are embedding columns (inference.Trees); 0 = none.
 	Trees int `json:"trees,omitempty"`
 	Depth int `json:"depth,omitempty"`
+	// Planes is the columns per tree leaf (inference.Trees.Planes): with B
+	// planes a leaf's weight is an integer in ±(2^B−1); 0 means 1.
+	Planes int `json:"planes,omitempty"`
 }
 
 // Embedding names the structure's kind as --embedding does: "trees"
@@ -158,6 +161,7 @@ func (p *prepared) learned(v Structure, seed uint64) (*inference.ModelSpec, erro
 	if err != nil {
 		return nil, err
 	}
+	t.Planes = v.Planes
 	spec := *l
 	spec.Trees = t
 	return &spec, nil
@@ -302,25 +306,39 @@ func fitWeights(base *inference.ModelSpec, leaves *trees.Model, cols *ternary.Co
 	full := cols.P
 	cols, solved := emptyLeavesDropped(base, cols)
 
-	// Threshold columns (the first NT) count ρ times in every score.
+	// Threshold and tree columns (the first NT + NL) count ρ times in every
+	// score, tree plane b's 2^b·ρ times.
 	var mult []int32
-	if rho := base.ThresholdWeight; rho > 1 {
+	if rho, planes := max(base.ThresholdWeight, 1), base.Trees.NumPlanes(); rho > 1 || planes > 1 {
+		nt, nl := base.NumThresholds(), base.Trees.Leaves()
 		mult = make([]int32, cols.P)
-		for j := range mult {
-			mult[j] = 1
-		}
 		for j, col := range solved {
-			if col < base.AxisColumns() {
+			switch {
+			case col >= base.AxisColumns():
+				mult[j] = 1
+			case col >= nt:
+				mult[j] = rho << ((col - nt) / nl)
+			default:
 				mult[j] = rho
 			}
 		}
 	}
-	inits, err := initialWeights(cols, mult, ds, nv, lambda, c)
-	if err != nil {
-		return nil, nil, err
+	var inits []start
+	if leaves != nil && c.Init == "svm" && base.NumThresholds() == 0 && base.Transform.P == 0 {
+		// Tree leaves alone: leafStarts sets every weight and α, so the
+		// linear SVM would be fitted for nothing.
+		inits = make([]start, nv)
+		for v := range inits {
+			inits[v] = start{w: make([]int8, cols.P), alpha: 1}
+		}
+	} else {
+		var err error
+		if inits, err = initialWeights(cols, mult, ds, nv, lambda, c); err != nil {
+			return nil, nil, err
+		}
 	}
 	if leaves != nil && c.Init == "svm" {
-		leafStarts(inits, leaves, solved, base.NumThresholds(), binary)
+		leafStarts(inits, leaves, solved, base, binary)
 	}
 	weights := make([][]int8, nv)
 	alphas := make([]float32, nv)
@@ -382,48 +400,155 @@ func fitWeights(base *inference.ModelSpec, leaves *trees.Model, cols *ternary.Co
 }
 
 // leafStarts replaces the starting weights of tree-leaf columns (solved[j]
-// is column j's embedding column, leaf columns start at nt) with the signs
-// of the boosting's leaf values: for vector v its score v's (the single
-// score, positive meaning class 1, for two classes), zero for the smaller
-// half of the leaves by magnitude with ternary weights. A linear SVM's
-// signs over thousands of one-hot leaf columns leave the solver at a
-// point it cannot leave by single-coordinate moves — on wall-following
-// the rarest class (6% of rows) was never predicted — while the boosting's
-// own values are a model of the right shape already.
-func leafStarts(inits []start, leaves *trees.Model, solved []int, nt int, binary bool) {
-	nl := leaves.Trees.Leaves()
+// is column j's embedding column) with the boosting's own model, quantised:
+// for vector v, score v's leaf values (the single score, positive meaning
+// class 1, for two classes). A linear SVM's signs over thousands of one-hot
+// leaf columns leave the solver at a point it cannot leave by
+// single-coordinate moves — on wall-following the rarest class (6% of
+// rows) was never predicted — while the boosting's values are a model of
+// the right shape already.
+//
+// An embedding bit means ±1, so a tree adds 2·w[leaf] − Σ_l w[l] to a
+// score, not w[leaf]: leaf values u[l] (the boosting's, with its base score
+// spread over the trees) are reproduced exactly by w[l] = (u[l] + m)/2
+// with m = −Σ_l u[l]/(n−2) over the tree's n solved leaves. Those w are
+// rounded to the integers the planes can hold (±(2^B−1); odd ones for
+// binary weights) at the per-vector scale that minimises the squared
+// rounding error, written into the planes from the highest, and the start's
+// α is that scale (over ρ). With one ternary plane the smaller half of the
+// leaves by magnitude round to 0.
+func leafStarts(inits []start, leaves *trees.Model, solved []int, base *inference.ModelSpec, binary bool) {
+	nt, nl := base.NumThresholds(), leaves.Trees.Leaves()
+	planes, depth := base.Trees.NumPlanes(), leaves.Trees.Depth
+	count := leaves.Trees.Count()
+	rho := float64(max(base.ThresholdWeight, 1))
+	// solved index of each (plane, leaf) column, −1 if not solved
+	at := make([]int, planes*nl)
+	for i := range at {
+		at[i] = -1
+	}
+	for j, col := range solved {
+		if l := col - nt; l >= 0 && l < planes*nl {
+			at[l] = j
+		}
+	}
+	top := 1<<planes - 1
 	for v := range inits {
 		score := 0
 		if leaves.K > 1 {
 			score = v
 		}
-		var mags []float64
-		for _, col := range solved {
-			if l := col - nt; l >= 0 && l < nl {
-				mags = append(mags, math.Abs(leaves.Values[l*leaves.K+score]))
+		// Exact real weights per leaf (0 for leaves not solved).
+		w := make([]float64, nl)
+		for t := range count {
+			n, sum := 0, 0.0
+			for l := t << depth; l < (t+1)<<depth; l++ {
+				if at[l] >= 0 {
+					n++
+					sum += leaves.Values[l*leaves.K+score] + leaves.Base[score]/float64(count)
+				}
+			}
+			m := 0.0
+			if n > 2 {
+				m = -sum / float64(n-2)
+			}
+			for l := t << depth; l < (t+1)<<depth; l++ {
+				if at[l] >= 0 {
+					w[l] = (leaves.Values[l*leaves.K+score] + leaves.Base[score]/float64(count) + m) / 2
+				}
 			}
 		}
-		cut := 0.0
-		if !binary && len(mags) > 0 {
-			slices.Sort(mags)
-			cut = mags[len(mags)/2]
-		}
-		w := inits[v].w
-		for j, col := range solved {
-			l := col - nt
-			if l < 0 || l >= nl {
+		scale, q := quantiseLeaves(w, at[:nl], top, binary)
+		ws := inits[v].w
+		for l, k := range q {
+			if at[l] < 0 {
 				continue
 			}
-			switch x := leaves.Values[l*leaves.K+score]; {
-			case binary && x >= 0, !binary && x > 0 && x >= cut:
-				w[j] = 1
-			case binary, !binary && x < 0 && -x >= cut:
-				w[j] = -1
-			default:
-				w[j] = 0
+			for b := planes - 1; b >= 0; b-- {
+				j := at[b*nl+l]
+				if j < 0 {
+					continue
+				}
+				ws[j] = 0
+				switch p := 1 << b; {
+				case binary && k >= 0, !binary && k >= p:
+					ws[j], k = 1, k-p
+				case binary, !binary && k <= -p:
+					ws[j], k = -1, k+p
+				}
 			}
 		}
+		if scale > 0 {
+			inits[v].alpha = scale / rho
+		}
 	}
+}
+
+// quantiseLeaves rounds the weights w (of the leaves whose at is ≥ 0) to
+// integers in [−top, top] — odd ones for binary planes, whose sums of ±2^b
+// are odd — at the scale s that minimises Σ (w − s·q)², searched over 64
+// candidates up to max|w|/top·2. With one ternary plane (top 1), q is 0
+// for the smaller half by magnitude and ±1 for the rest, at their mean
+// magnitude (what the solver started from before planes).
+func quantiseLeaves(w []float64, at []int, top int, binary bool) (float64, []int) {
+	q := make([]int, len(w))
+	var mags []float64
+	big := 0.0
+	for l, x := range w {
+		if at[l] >= 0 {
+			mags = append(mags, math.Abs(x))
+			big = max(big, math.Abs(x))
+		}
+	}
+	if big == 0 {
+		return 0, q
+	}
+	round := func(x, s float64) int {
+		if binary {
+			k := 2*int(math.Floor(x/s/2)) + 1 // nearest odd
+			return min(max(k, -top), top)
+		}
+		return min(max(int(math.Round(x/s)), -top), top)
+	}
+	if top == 1 && !binary {
+		slices.Sort(mags)
+		cut := mags[len(mags)/2]
+		sum, n := 0.0, 0
+		for l, x := range w {
+			if at[l] >= 0 && math.Abs(x) >= cut && x != 0 {
+				q[l] = 1
+				if x < 0 {
+					q[l] = -1
+				}
+				sum += math.Abs(x)
+				n++
+			}
+		}
+		if n == 0 {
+			return 0, q
+		}
+		return sum / float64(n), q
+	}
+	bestS, bestE := 0.0, math.Inf(1)
+	for g := 1; g <= 64; g++ {
+		s := 2 * big / float64(top) * float64(g) / 64
+		e := 0.0
+		for l, x := range w {
+			if at[l] >= 0 {
+				d := x - s*float64(round(x, s))
+				e += d * d
+			}
+		}
+		if e < bestE {
+			bestS, bestE = s, e
+		}
+	}
+	for l, x := range w {
+		if at[l] >= 0 {
+			q[l] = round(x, bestS)
+		}
+	}
+	return bestS, q
 }
 
 // emptyLeavesDropped returns cols without the tree-leaf columns that no

@@ -1,6 +1,8 @@
 package training
 
 import (
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -71,13 +73,15 @@ func TestTreesBudgetRespected(t *testing.T) {
 	for _, tc := range []struct {
 		budget, classes int
 		weights         string
+		planes          int
 	}{
-		{2048, 2, "ternary"},
-		{4096, 5, "binary"},
-		{8192, 3, "ternary"},
+		{2048, 2, "ternary", 1},
+		{4096, 5, "binary", 2},
+		{8192, 3, "ternary", 2},
+		{6000, 4, "ternary", 3},
 	} {
 		ds := blobs(600, 7, tc.classes, uint64(tc.budget))
-		c := &Config{Budget: tc.budget, Embedding: "trees", Weights: tc.weights, Sigma: 1, C: 1, Seed: 2}
+		c := &Config{Budget: tc.budget, Embedding: "trees", Weights: tc.weights, Sigma: 1, C: 1, Seed: 2, TreePlanes: tc.planes}
 		res, err := Train(ds, c)
 		if err != nil {
 			t.Fatal(err)
@@ -106,7 +110,7 @@ func TestTreesBudgetRespected(t *testing.T) {
 		}
 		size := func(n int) int {
 			spec := *base
-			spec.Trees = &inference.Trees{Depth: res.Structure.Depth, Feature: make([]uint16, n*res.Structure.Depth), Value: make([]float32, n*res.Structure.Depth)}
+			spec.Trees = &inference.Trees{Depth: res.Structure.Depth, Feature: make([]uint16, n*res.Structure.Depth), Value: make([]float32, n*res.Structure.Depth), Planes: tc.planes}
 			b, err := cfg.worstCaseBytes(&spec, 0, res.Structure.Binary)
 			if err != nil {
 				t.Fatal(err)
@@ -120,21 +124,35 @@ func TestTreesBudgetRespected(t *testing.T) {
 		if b := size(most + 1); b <= limit && most < maxTreeCount {
 			t.Errorf("%+v: %d trees leave room: one more would take %d of %d bytes", tc, most, b, limit)
 		}
+		if got := res.Spec.Trees.NumPlanes(); got != tc.planes || res.Structure.Planes != tc.planes {
+			t.Errorf("%+v: model has %d planes, structure says %d", tc, got, res.Structure.Planes)
+		}
 		t.Logf("%+v: %d trees, bundle %d bytes", tc, res.Structure.Trees, len(raw))
 	}
 }
 
-// A bundle with trees asks for an agent that reads format 3, unless the
-// caller asked for a newer one.
+// A bundle with trees asks for an agent that reads its format — 3 for one
+// plane, 4 for more — unless the caller asked for a newer one.
 func TestTreesBundleMinAgent(t *testing.T) {
 	ds := blobs(300, 4, 2, 3)
-	res, err := Train(ds, &Config{Budget: 4096, Embedding: "trees", Weights: "binary", Sigma: 1, C: 1, Seed: 2})
-	if err != nil {
-		t.Fatal(err)
+	for _, planes := range []int{1, 2} {
+		res, err := Train(ds, &Config{Budget: 4096, Embedding: "trees", Weights: "binary", Sigma: 1, C: 1, Seed: 2, TreePlanes: planes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		need, format := MinAgentVersionTrees, 3
+		if planes > 1 {
+			need, format = MinAgentVersionTreePlanes, 4
+		}
+		bundleMinAgent(t, ds, res, need, format)
 	}
+}
+
+func bundleMinAgent(t *testing.T, ds *data.Dataset, res *Result, need string, format int) {
+	t.Helper()
 	for _, tc := range []struct{ asked, want string }{
-		{"", MinAgentVersionTrees},
-		{"0.1.0", MinAgentVersionTrees},
+		{"", need},
+		{"0.1.0", need},
 		{"1.4.0", "1.4.0"},
 	} {
 		raw, err := res.Bundle(ds, BundleMeta{ModelID: "m", Release: 1, MinAgent: tc.asked})
@@ -148,8 +166,107 @@ func TestTreesBundleMinAgent(t *testing.T) {
 		if got := b.Compat.MinAgentVersion; got != tc.want {
 			t.Errorf("min agent %q asked: bundle says %q, want %q", tc.asked, got, tc.want)
 		}
-		if b.Format != 3 {
-			t.Errorf("a model with trees in format %d", b.Format)
+		if b.Format != format {
+			t.Errorf("a model with %d tree planes in format %d, want %d", res.Spec.Trees.NumPlanes(), b.Format, format)
 		}
+	}
+}
+
+// The solver starts tree-leaf weights from the boosting's own model: with
+// enough planes the start alone classifies the training rows as the
+// boosting's float leaves and base scores do. This checks the start's
+// arithmetic — an embedding bit means ±1, so a tree adds 2·w[leaf] − Σ w,
+// and the base score has no column of its own — and the rounding.
+func TestLeafStartsReproduceBoosting(t *testing.T) {
+	// Three classes, and two classes 1:4, whose log-odds base score is far
+	// from 0.
+	skewed := corners(2000, 6, 9)
+	skewed.Classes = []string{"most", "few"}
+	for i := range skewed.N {
+		skewed.Y[i] = 0
+		if x := skewed.Row(i); x[0] > 0.6 || x[0]*x[1] > 0.5 {
+			skewed.Y[i] = 1
+		}
+	}
+	for _, ds := range []*data.Dataset{corners(2000, 6, 7), skewed} {
+		leafStartsAgree(t, ds)
+	}
+}
+
+func leafStartsAgree(t *testing.T, ds *data.Dataset) {
+	agree := map[int]float64{}
+	for _, planes := range []int{1, 2, 4} {
+		c, err := (&Config{Seed: 1, TreePlanes: planes}).withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := prepare(ds, c.fitScaler(ds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := Structure{Trees: 40, Depth: 4, Planes: planes}
+		base, err := p.features(v, 1, c.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaves := p.leafStart(base)
+		all, err := embedRows(base, ds, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, solved := emptyLeavesDropped(base, all)
+		nv := inference.Vectors(len(ds.Classes))
+		inits := make([]start, nv)
+		for k := range inits {
+			inits[k] = start{w: make([]int8, cols.P), alpha: 1}
+		}
+		leafStarts(inits, leaves, solved, base, false)
+		nl := base.Trees.Leaves()
+		same := 0
+		for i := range ds.N {
+			best, bestScore := 0, math.Inf(-1)
+			for k := range nv {
+				s := 0.0
+				for j, col := range solved {
+					z := -1.0
+					if cols.Col(j)[i/64]>>(i%64)&1 == 1 {
+						z = 1
+					}
+					s += float64(int(inits[k].w[j])<<(col/nl)) * z
+				}
+				if s *= inits[k].alpha; s > bestScore {
+					best, bestScore = k, s
+				}
+			}
+			// The boosting's own class for row i.
+			scores := append([]float64(nil), leaves.Base...)
+			for tr := range leaves.Trees.Count() {
+				for l := tr << 4; l < (tr+1)<<4; l++ {
+					if all.Col(l)[i/64]>>(i%64)&1 == 1 {
+						for k := range scores {
+							scores[k] += leaves.Values[l*leaves.K+k]
+						}
+					}
+				}
+			}
+			want := slices.Index(scores, slices.Max(scores))
+			if nv == 1 {
+				best, want = 0, 0
+				if bestScore >= 0 {
+					best = 1
+				}
+				if scores[0] > 0 {
+					want = 1
+				}
+			}
+			if best == want {
+				same++
+			}
+		}
+		agree[planes] = 100 * float64(same) / float64(ds.N)
+	}
+	t.Logf("%d classes: start agrees with the boosting on %% of rows, by planes: %v", len(ds.Classes), agree)
+	if agree[4] < 99.6 || agree[2] < 97 {
+		t.Errorf("%d classes: the start agrees with the boosting on %v%% of rows (by planes); want ≥ 99.6 with 4 planes, ≥ 97 with 2", len(ds.Classes), agree)
 	}
 }

@@ -63,6 +63,7 @@ type trainFlags struct {
 	budget     int
 	weights    string
 	embedding  string
+	treePlanes int
 	thresholds int
 	projection int
 	search     string
@@ -126,6 +127,7 @@ bundle predicts what was evaluated here.`,
 	fl.IntVar(&f.budget, "budget", training.DefaultBudget, "size of the signed bundle to fill, in bytes: training chooses the embedding and the number of random features to fit it")
 	fl.IntVar(&f.p, "p", 0, "fix the number of random features (the paper's experiments) instead of filling --budget")
 	fl.StringVar(&f.weights, "weights", "", "weights: ternary, binary or auto (default: auto with --budget, ternary with --p)")
+	fl.IntVar(&f.treePlanes, "tree-planes", 2, "columns per leaf of boosted trees: B planes give each leaf an integer weight in ±(2^B−1) (1: one ternary weight per leaf)")
 	fl.StringVar(&f.embedding, "embedding", "auto", "with --budget: which embeddings the search considers: auto (from the data's shape), kernel (random features alone, the paper's), mix, thresholds, projection or trees (for ablations)")
 	fl.IntVar(&f.thresholds, "thresholds", 0, "threshold bits per input feature (0: the search decides with --budget, none with --p)")
 	fl.IntVar(&f.projection, "projection", 0, "principal directions before the random features (0: the search decides with --budget, none with --p)")
@@ -215,7 +217,7 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	}
 	prog := &progress{e: e, quiet: f.json}
 	cfg := &training.Config{
-		Budget: f.budget, P: f.p, Weights: f.weights, Embedding: f.embedding, Thresholds: f.thresholds, Projection: f.projection,
+		Budget: f.budget, P: f.p, Weights: f.weights, Embedding: f.embedding, TreePlanes: f.treePlanes, Thresholds: f.thresholds, Projection: f.projection,
 		Search: f.search, Scaling: f.scaling, Folds: f.folds,
 		Sigma: f.sigma, C: f.c, SigmaGrid: sg, CGrid: cg, Validation: f.validation,
 		Seed: f.seed, Loss: loss, Reg: reg, Init: f.init, InitRows: f.initRows, Workers: f.workers,
@@ -302,10 +304,14 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result) {
 	if s.Read != "" {
 		fmt.Fprintf(w, "  read as: %s\n", s.Read)
 	}
-	leaves := st.Trees << st.Depth
+	leaves := st.Trees << st.Depth * max(st.Planes, 1)
 	fmt.Fprintf(w, "  embedding: %d threshold bits", s.Columns-s.P-leaves)
 	if st.Trees > 0 {
-		fmt.Fprintf(w, ", %d boosted trees of depth %d (%d leaf columns)", st.Trees, st.Depth, leaves)
+		fmt.Fprintf(w, ", %d boosted trees of depth %d (%d leaf columns", st.Trees, st.Depth, leaves)
+		if st.Planes > 1 {
+			fmt.Fprintf(w, ": %d planes, leaf weights in ±%d", st.Planes, 1<<st.Planes-1)
+		}
+		fmt.Fprintf(w, ")")
 	}
 	if st.Projection > 0 {
 		fmt.Fprintf(w, ", %d random features on %d principal directions", s.P, st.Projection)
