@@ -121,22 +121,24 @@ func (c *fakeConn) Close() {
 
 // TestInstallFake runs an install and a rejection through the fake broker:
 // the install logic without Mosquitto; once with a random-feature model and
-// once with a tree model (a format-3 bundle: trees section, leaf columns).
+// once with a tree model (a format-3 bundle: trees section, leaf columns)
+// and once with trees of two leaf planes (format 4).
 func TestInstallFake(t *testing.T) {
-	t.Run("random-features", func(t *testing.T) { testInstallFake(t, 0) })
-	t.Run("trees", func(t *testing.T) { testInstallFake(t, 40) })
+	t.Run("random-features", func(t *testing.T) { testInstallFake(t, 0, 0) })
+	t.Run("trees", func(t *testing.T) { testInstallFake(t, 40, 1) })
+	t.Run("tree-planes", func(t *testing.T) { testInstallFake(t, 40, 2) })
 }
 
-func testInstallFake(t *testing.T, trees int) {
+func testInstallFake(t *testing.T, trees, planes int) {
 	k := newKeys(t)
 	b := newFakeBroker()
 	cfg := testConfig(t, k, "tcp://fake:1883")
 	startAgent(t, cfg, &Options{Dialer: b})
 	tp, _ := wire.NewTopics(testFleet)
 
-	data := makeBundle(t, bundleOpts{release: 3, signer: k.release, trees: trees})
-	if v := data[len(bundle.Magic)]; trees > 0 && v != 3 {
-		t.Fatalf("a bundle with trees is format %d, want 3", v)
+	data := makeBundle(t, bundleOpts{release: 3, signer: k.release, trees: trees, planes: planes})
+	if v, want := data[len(bundle.Magic)], byte(2+planes); trees > 0 && v != want {
+		t.Fatalf("a bundle with trees of %d planes is format %d, want %d", planes, v, want)
 	}
 	h := hashOf(data)
 	b.publish(Message{Topic: tp.Bundle(h), Payload: data, Retained: true})

@@ -89,6 +89,7 @@ type bundleOpts struct {
 	p        int       // embedding bits; zero: 64 (a bundle of a few hundred bytes)
 	weights  uint64    // seeds the weights; zero: seed+release
 	trees    int       // depth-3 oblivious trees before the random features (a format-3 bundle); zero: none
+	planes   int       // the trees' leaf planes (more than 1: a format-4 bundle)
 }
 
 // makeBundle builds a small signed two-class model bundle.
@@ -114,13 +115,13 @@ func makeBundle(t testing.TB, o bundleOpts) []byte {
 	rng := rand.New(rand.NewPCG(ws, 9))
 	var trees *inference.Trees
 	if o.trees > 0 {
-		trees = &inference.Trees{Depth: 3}
+		trees = &inference.Trees{Depth: 3, Planes: o.planes}
 		for range o.trees * trees.Depth {
 			trees.Feature = append(trees.Feature, uint16(rng.IntN(d)))
 			trees.Value = append(trees.Value, float32(rng.IntN(9)-4)/4) // float16-exact
 		}
 	}
-	w := make([]int8, trees.Leaves()+p)
+	w := make([]int8, trees.Columns()+p)
 	for j := range w {
 		w[j] = int8(rng.IntN(3)) - 1
 	}
