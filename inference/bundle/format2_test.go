@@ -448,7 +448,7 @@ func TestRoundTripFormat2(t *testing.T) {
 	}
 }
 
-// checkBreakdown checks what Inspect says of a format-2 or -3 bundle against the
+// checkBreakdown checks what Inspect says of a format-2, -3 or -4 bundle against the
 // spec: sections in order and adding up, and each section's size against
 // the size formulas of docs/BUNDLE.md, computed here independently.
 func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.ModelSpec) {
@@ -502,6 +502,9 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 	trees := 1 // format 3: the tree count
 	if tr := spec.Trees; tr != nil {
 		trees = uv(tr.Count()) + 1 // the depth
+		if tr.NumPlanes() > 1 {
+			trees++ // format 4: the planes
+		}
 		if nt == 0 {
 			trees++ // the weight ρ (< 128)
 		}
@@ -511,8 +514,9 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 		}
 		trees += (fw + 2) * len(tr.Feature)
 	}
-	if bd.TreeCount != spec.Trees.Count() || bd.TreeColumns != spec.NumTreeColumns() || bd.Columns != spec.Columns() {
-		t.Errorf("breakdown: %d trees, %d tree columns, %d columns", bd.TreeCount, bd.TreeColumns, bd.Columns)
+	if bd.TreeCount != spec.Trees.Count() || bd.TreeColumns != spec.NumTreeColumns() || bd.Columns != spec.Columns() ||
+		bd.TreeColumns != bd.TreeCount<<bd.TreeDepth*bd.TreePlanes || (spec.Trees != nil && bd.TreePlanes != spec.Trees.NumPlanes()) {
+		t.Errorf("breakdown: %d trees, %d planes, %d tree columns, %d columns", bd.TreeCount, bd.TreePlanes, bd.TreeColumns, bd.Columns)
 	}
 	projection := 1
 	if p := spec.Projection; p != nil {
