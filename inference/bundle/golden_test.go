@@ -294,6 +294,9 @@ func goldenV2Bundle(t *testing.T, i int) *Bundle {
 		spec.NonZero[0] = onesPlane(len(spec.Kept), len(spec.NonZero[0]))
 	}
 	b := testBundle(spec)
+	if c.shape.planes > 1 {
+		b.Compat.MinAgentVersion = "0.4.0" // the first agents that read format 4
+	}
 	b.Header.ModelID = c.name
 	b.Header.ExpiresAt = time.Time{}
 	b.Info = c.info
