@@ -8,7 +8,7 @@ import (
 	"github.com/trit-iot/trit/inference"
 )
 
-// Trees (format 3) ship as the tests of each tree, level by level: the
+// Trees (formats 3 and 4) ship as the tests of each tree, level by level: the
 // feature index (one byte when D ≤ 256, else two, little-endian) and the
 // threshold as float16. A threshold is any finite float16 but −0, which
 // compares like +0 (a second encoding of the same model). The trees section
