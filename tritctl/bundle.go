@@ -409,7 +409,16 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 				for i, n := range b.TreeFeatures {
 					per[i] = strconv.Itoa(n)
 				}
-				row("trees", "%d of depth %d, %d leaf columns (weight %d), tests per feature: %s", b.TreeCount, b.TreeDepth, b.TreeColumns, b.ThresholdWeight, shorten(per, limit))
+				if b.TreePlanes > 1 {
+					// Plane p's columns weigh ρ·2^p.
+					weights := make([]string, b.TreePlanes)
+					for p := range weights {
+						weights[p] = strconv.Itoa(b.ThresholdWeight << p)
+					}
+					row("trees", "%d of depth %d, %d planes: %d leaf columns (weights %s), tests per feature: %s", b.TreeCount, b.TreeDepth, b.TreePlanes, b.TreeColumns, strings.Join(weights, ", "), shorten(per, limit))
+				} else {
+					row("trees", "%d of depth %d, %d leaf columns (weight %d), tests per feature: %s", b.TreeCount, b.TreeDepth, b.TreeColumns, b.ThresholdWeight, shorten(per, limit))
+				}
 			}
 		}
 		if p := b.Projection; p == nil {

@@ -368,3 +368,31 @@ func TestInspectFormat3(t *testing.T) {
 		t.Errorf("inspect --json: %v", in)
 	}
 }
+
+// TestInspectFormat4 renders the format-4 golden of inference/bundle (tree
+// leaf planes): the trees row with the planes and their weights ρ·2^b, the
+// trees section's bytes and the JSON fields.
+func TestInspectFormat4(t *testing.T) {
+	path := filepath.Join("..", "inference", "bundle", "testdata", "golden", "machine-v4.trit")
+	out, stderr, code := runCtl(t, "bundle", "inspect", path)
+	if code != 0 {
+		t.Fatalf("inspect: %s", stderr)
+	}
+	for _, want := range []string{"format version 4", "min agent         0.4.0",
+		"24 of depth 3, 2 planes: 384 leaf columns (weights 3, 6), tests per feature: 6 5 10 5",
+		"498 of 512", "trees     219    220", "self-test         class 1, pass"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect text lacks %q:\n%s", want, out)
+		}
+	}
+	in := inspectJSON(t, path)
+	if in["format_version"].(float64) != 4 || in["tree_count"].(float64) != 24 || in["tree_depth"].(float64) != 3 ||
+		in["tree_planes"].(float64) != 2 || in["tree_columns"].(float64) != 384 || in["columns"].(float64) != 512 ||
+		in["threshold_weight"].(float64) != 3 {
+		t.Errorf("inspect --json: %v", in)
+	}
+	// The format-3 golden reports one plane.
+	if v3 := inspectJSON(t, filepath.Join("..", "inference", "bundle", "testdata", "golden", "machine-v3.trit")); v3["tree_planes"].(float64) != 1 {
+		t.Errorf("machine-v3: tree_planes %v, want 1", v3["tree_planes"])
+	}
+}

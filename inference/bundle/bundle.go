@@ -7,17 +7,20 @@
 // under 10 KB.
 //
 // The byte layout, decoding order, key IDs, error types and versioning
-// policy are specified in docs/BUNDLE.md. In short (format 3):
+// policy are specified in docs/BUNDLE.md. In short (formats 3 and 4):
 //
 //	"TRIT" | version | header | compat | classes | scaler | thresholds |
 //	trees | projection | transform | kept columns | weights | α |
 //	self-test | fingerprint | info | key ID (8) | Ed25519 signature (64)
 //
-// Format 2 is format 3 without the trees section; format 1, the legacy
-// layout (no thresholds, projection, clipping, fingerprint or info), still
-// decodes. Encode writes the oldest of formats 2 and 3 that can express the
-// model — 3 only for a model with trees, so every other model still reads
-// on agents that predate format 3 — unless Bundle.Format asks for one.
+// Format 4 is format 3 with one more byte in the trees section, the leaf
+// planes (inference.Trees.Planes, 2..MaxTreePlanes); format 2 is format 3
+// without the trees section; format 1, the legacy layout (no thresholds,
+// projection, clipping, fingerprint or info), still decodes. Encode writes
+// the oldest of formats 2 to 4 that can express the model — 4 only for a
+// model with tree leaf planes, 3 only for one with one-plane trees, so
+// every other model still reads on agents that predate formats 3 and 4 —
+// unless Bundle.Format asks for one.
 //
 // The signature covers every byte before it, key ID included. Decode checks
 // the size cap, magic and version, then the signature, and only then parses
@@ -41,7 +44,7 @@ import (
 // Format constants.
 const (
 	Magic          = "TRIT"    // first four bytes of every bundle
-	FormatVersion  = 3         // the newest byte layout (Decode reads up to it; Encode writes it for trees)
+	FormatVersion  = 4         // the newest byte layout (Decode reads up to it; Encode writes it for tree leaf planes)
 	OldestFormat   = 1         // the oldest layout Decode reads (and Encode can write)
 	DefaultMaxSize = 30 * 1024 // Decode's default size cap, in bytes
 
@@ -69,9 +72,11 @@ const (
 // Bundle is a decoded bundle, or the input to Encode.
 type Bundle struct {
 	// Format is the format version: Decode sets it to the version read,
-	// Encode writes it, 0 meaning 3 for a model with trees and 2 for any
-	// other. Encode writes a format only for a model it can express: format
-	// 2 has no trees; format 1 (for agents that predate format 2) no
+	// Encode writes it, 0 meaning 4 for a model with tree leaf planes
+	// (Trees.NumPlanes() > 1), 3 for a model with one-plane trees and 2 for
+	// any other. Encode writes a format only for a model it can express:
+	// format 4 holds only models with leaf planes, format 3 no planes,
+	// format 2 no trees; format 1 (for agents that predate format 2) no
 	// thresholds, trees, projection, clipping, fingerprint or info.
 	Format int
 	Header Header

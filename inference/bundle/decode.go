@@ -31,7 +31,7 @@ type DecodeOptions struct {
 // Decode checks and decodes a bundle, in this order:
 //
 //  1. size: len(data) <= MaxSize (ErrTooLarge), before anything is read;
-//  2. magic (ErrBadMagic), format version 1, 2 or 3 (ErrVersion), minimum
+//  2. magic (ErrBadMagic), format version 1 to 4 (ErrVersion), minimum
 //     length (ErrTruncated);
 //  3. the trailer: an all-zero one is unsigned (ErrUnsigned unless
 //     AllowUnsigned); otherwise the key ID must be in Trusted
@@ -239,7 +239,7 @@ func parse(data []byte) (*Bundle, *layout, error) {
 		end()
 		if format >= 3 {
 			begin("trees")
-			trees, rho = r.trees(d, nt, rho)
+			trees, rho = r.trees(d, nt, rho, format)
 			end()
 		}
 		begin("projection")
@@ -297,7 +297,7 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	end()
 
 	begin("kept")
-	na := nt + trees.Leaves() // the axis-aligned columns, weighed by ρ
+	na := nt + trees.Columns() // the axis-aligned columns, weighed by ρ (tree plane b by ρ·2^b)
 	cols := na + tr.P
 	kept, form := r.kept(cols, v2)
 	l.keptForm = form
@@ -337,15 +337,23 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	begin("selftest")
 	b.SelfTest.Class = r.count("self-test class", 0, nc-1, 0)
 	b.SelfTest.Scores = make([]int32, 0, nv)
-	// |wᵀz| ≤ K, plus (ρ−1) for each kept threshold or tree column.
+	// |wᵀz| is at most the sum of the kept columns' multipliers: 1 for a
+	// random feature, ρ for a threshold or a tree column of plane 0, and
+	// ρ·2^b for one of tree plane b. Capped at the int32 the score is.
 	limit := int64(k)
-	if rho > 1 {
-		ka := 0
-		for ka < len(kept) && int(kept[ka]) < na {
-			ka++
+	if nl, w := trees.Leaves(), max(int64(rho), 1); (w > 1 || trees.NumPlanes() > 1) && r.err == nil {
+		for _, j := range kept {
+			if int(j) >= na {
+				break
+			}
+			m := w
+			if int(j) >= nt {
+				m <<= (int(j) - nt) / nl
+			}
+			limit += m - 1
 		}
-		limit += int64(rho-1) * int64(ka)
 	}
+	limit = min(limit, math.MaxInt32)
 	for c := 0; c < nv && r.err == nil; c++ {
 		at := r.pos
 		s := r.varint("self-test score")

@@ -31,10 +31,13 @@ const (
 // Signature and Signed are ignored), and never modifies b.
 //
 // It writes format b.Format, or with b.Format 0 the oldest of formats 2
-// and 3 that can express the model: 3 for a model with trees, else 2, so
-// a model without trees reads on agents that predate format 3. Every
-// choice of form is the canonical one (the smallest; see docs/BUNDLE.md),
-// so a model has exactly one encoding in each format from 2 on. The scaler
+// to 4 that can express the model: 4 for a model with tree leaf planes
+// (Trees.NumPlanes() > 1), 3 for one with one-plane trees, else 2, so a
+// model reads on every agent that can run it. Format 4 holds only models
+// with leaf planes and formats 1 to 3 none, so such a model has one format.
+// Every choice of form is the canonical one (the smallest; see
+// docs/BUNDLE.md), so a model has exactly one encoding in each format from
+// 2 on. The scaler
 // ships as float16 when every value is a float16 value, as float32 when
 // some |value| exceeds MaxHalf, and is refused otherwise: snap it with
 // CompactScaler before training, the thresholds with CompactThresholds and
@@ -46,10 +49,7 @@ func Encode(b *Bundle) ([]byte, error) {
 	spec := b.Spec
 	format := b.Format
 	if format == 0 {
-		format = 2
-		if spec.Trees != nil {
-			format = 3
-		}
+		format = treeFormat(spec.Trees)
 	}
 	if format < OldestFormat || format > FormatVersion {
 		return nil, encodeErr("magic", "format version %d, this encoder writes %d..%d", format, OldestFormat, FormatVersion)
@@ -60,8 +60,13 @@ func Encode(b *Bundle) ([]byte, error) {
 	d, nv, k := spec.NumFeatures(), len(spec.Sign), len(spec.Kept)
 	nt, na := spec.NumThresholds(), spec.AxisColumns()
 	v2, v3 := format >= 2, format >= 3
-	if !v3 && spec.Trees != nil {
-		return nil, encodeErr("trees", "format %d has no trees; write format 3", format)
+	switch need := treeFormat(spec.Trees); {
+	case !v3 && need > 2:
+		return nil, encodeErr("trees", "format %d has no trees; write format %d", format, need)
+	case format == 3 && need == 4:
+		return nil, encodeErr("trees", "format 3 has no tree leaf planes (the trees have %d); write format 4", spec.Trees.NumPlanes())
+	case format == 4 && need < 4:
+		return nil, encodeErr("trees", "format 4 is for tree leaf planes, and this model has %s; write format %d", planesText(spec.Trees), need)
 	}
 	if !v2 {
 		switch {
@@ -303,6 +308,14 @@ func appendFingerprint(out []byte, fp *inference.Fingerprint) []byte {
 		prev = c
 	}
 	return append(out, fp.Rates...)
+}
+
+// planesText describes the trees of a model that format 4 cannot hold.
+func planesText(t *inference.Trees) string {
+	if t == nil {
+		return "no trees"
+	}
+	return "one plane"
 }
 
 func encodeErr(section, format string, args ...any) *FormatError {

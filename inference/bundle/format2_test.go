@@ -448,7 +448,7 @@ func TestRoundTripFormat2(t *testing.T) {
 	}
 }
 
-// checkBreakdown checks what Inspect says of a format-2 or -3 bundle against the
+// checkBreakdown checks what Inspect says of a format-2, -3 or -4 bundle against the
 // spec: sections in order and adding up, and each section's size against
 // the size formulas of docs/BUNDLE.md, computed here independently.
 func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.ModelSpec) {
@@ -502,6 +502,9 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 	trees := 1 // format 3: the tree count
 	if tr := spec.Trees; tr != nil {
 		trees = uv(tr.Count()) + 1 // the depth
+		if tr.NumPlanes() > 1 {
+			trees++ // format 4: the planes
+		}
 		if nt == 0 {
 			trees++ // the weight ρ (< 128)
 		}
@@ -511,8 +514,9 @@ func checkBreakdown(t *testing.T, bd *Breakdown, data []byte, spec *inference.Mo
 		}
 		trees += (fw + 2) * len(tr.Feature)
 	}
-	if bd.TreeCount != spec.Trees.Count() || bd.TreeColumns != spec.NumTreeColumns() || bd.Columns != spec.Columns() {
-		t.Errorf("breakdown: %d trees, %d tree columns, %d columns", bd.TreeCount, bd.TreeColumns, bd.Columns)
+	if bd.TreeCount != spec.Trees.Count() || bd.TreeColumns != spec.NumTreeColumns() || bd.Columns != spec.Columns() ||
+		bd.TreeColumns != bd.TreeCount<<bd.TreeDepth*bd.TreePlanes || (spec.Trees != nil && bd.TreePlanes != spec.Trees.NumPlanes()) {
+		t.Errorf("breakdown: %d trees, %d planes, %d tree columns, %d columns", bd.TreeCount, bd.TreePlanes, bd.TreeColumns, bd.Columns)
 	}
 	projection := 1
 	if p := spec.Projection; p != nil {
@@ -599,7 +603,8 @@ func TestEncodeRejectsFormat2(t *testing.T) {
 				b.Info[strings.Repeat("k", i+1)] = ""
 			}
 		}, "info", "65 pairs"},
-		{"format 4", func(b *Bundle) { b.Format = 4 }, "magic", "format version 4"},
+		{"format 5", func(b *Bundle) { b.Format = 5 }, "magic", "format version 5"},
+		{"format 4 without trees", func(b *Bundle) { b.Format = 4 }, "trees", "format 4 is for tree leaf planes, and this model has no trees; write format 2"},
 		{"format 1, thresholds", func(b *Bundle) { b.Format = 1; b.Spec.Scaler.Clip = false }, "thresholds", "format 1 has no thresholds"},
 		{"format 1, clip", func(b *Bundle) { b.Format = 1 }, "scaler", "format 1 cannot clip"},
 		{"format 1, info", func(b *Bundle) {

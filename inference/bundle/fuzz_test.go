@@ -28,7 +28,7 @@ var sentinels = []error{ErrTooLarge, ErrBadMagic, ErrVersion, ErrTruncated, ErrS
 // the same bytes whenever the bundle's self-test holds. The parser is
 // reached through unsigned bundles (AllowUnsigned); the seed corpus is the
 // golden bundles of every format, signed and unsigned, mutations of them,
-// and the format-2 and format-3 fixtures.
+// and the format-2, format-3 and format-4 fixtures.
 func FuzzDecode(f *testing.F) {
 	pub, _ := testKey(f)
 	var goldens []string
@@ -74,6 +74,17 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encodeTiny(f, tinyTreeSpec(f)))
 	f.Add(encodeTiny(f, tinyTreeThresholdSpec(f)))
 	f.Add(encodeTiny(f, shapedSpec(45, shape{d: 300, p: 32, classes: 3, trees: 3, depth: 2, rho: 3, zeroFrac: 0.5})))
+	// Format 4: leaf planes, with ρ after the planes byte and without.
+	planes := encodeTiny(f, tinyPlanesSpec(f))
+	f.Add(planes)
+	f.Add(encodeTiny(f, tinyPlanesThresholdSpec(f)))
+	f.Add(encodeTiny(f, shapedSpec(46, shape{d: 300, p: 32, classes: 3, trees: 3, depth: 2, planes: 3, rho: 3, zeroFrac: 0.5})))
+	f.Add(encodeTiny(f, shapedSpec(47, shape{d: 4, classes: 2, thresholds: 2, trees: 5, depth: 2, planes: 4, rho: 2, zeroFrac: 0.4, clip: true})))
+	for _, p := range []byte{0, 1, 5} { // refused planes bytes, one mutation away from valid
+		bad := replaceSection(f, planes, "trees", unhex(f, "02 02 02 03 00 00b8 01 0034 01 0000 01 0038"))
+		bad[bytes.Index(bad, unhex(f, "02 02 02 03 00 00b8"))+2] = p
+		f.Add(bad)
+	}
 
 	ks, err := NewKeySet(pub)
 	if err != nil {

@@ -206,8 +206,8 @@ func TestGoldenBreakdown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s (format %d, %d features × %d classes, %d thresholds, %d trees of depth %d, p = %d, %d of %d columns kept): %d bytes",
-			name, bd.FormatVersion, bd.Features, len(bd.Classes), bd.ThresholdCount, bd.TreeCount, bd.TreeDepth, bd.P, len(bd.KeptColumns), bd.Columns, bd.Size)
+		t.Logf("%s (format %d, %d features × %d classes, %d thresholds, %d trees of depth %d with %d planes, p = %d, %d of %d columns kept): %d bytes",
+			name, bd.FormatVersion, bd.Features, len(bd.Classes), bd.ThresholdCount, bd.TreeCount, bd.TreeDepth, bd.TreePlanes, bd.P, len(bd.KeptColumns), bd.Columns, bd.Size)
 		for _, s := range bd.Sections {
 			t.Logf("  %-10s %6d", s.Name, s.Size)
 		}
@@ -235,7 +235,12 @@ func TestGoldenBreakdown(t *testing.T) {
 //   - machine-v3 (format 3): a vibration-like model with trees — 12 named,
 //     clipped features, thresholds, 40 oblivious trees of depth 4 (some
 //     leaves dropped), p = 256 random features, ρ = 2, 4 classes, a
-//     fingerprint and an info section.
+//     fingerprint and an info section;
+//   - machine-v4 (format 4): a vibration-like model with tree leaf planes —
+//     12 named, clipped features, no thresholds (so ρ = 3 follows the
+//     planes byte in the trees section), 24 oblivious trees of depth 3 with
+//     2 planes (384 leaf columns, plane 1 weighing 6; some dropped), p =
+//     128 random features, 3 classes, a fingerprint and an info section.
 var goldenV2Cases = []struct {
 	name      string
 	seed      uint64
@@ -261,6 +266,11 @@ var goldenV2Cases = []struct {
 		info:     map[string]string{"train.accuracy": "0.9412", "trees": "depth=4,count=40"},
 		rho:      2,
 		print:    true},
+	{name: "machine-v4", seed: 14, shape: shape{d: 12, p: 128, classes: 3, trees: 24, depth: 3, planes: 2, zeroFrac: 0.3, clip: true},
+		features: []string{"rms_x", "rms_y", "rms_z", "peak_x", "peak_y", "peak_z", "crest", "kurtosis", "band_1", "band_2", "band_3", "temp"},
+		info:     map[string]string{"train.accuracy": "0.9655", "trees": "depth=3,count=24,planes=2"},
+		rho:      3,
+		print:    true},
 }
 
 func goldenV2Bundle(t *testing.T, i int) *Bundle {
@@ -284,6 +294,9 @@ func goldenV2Bundle(t *testing.T, i int) *Bundle {
 		spec.NonZero[0] = onesPlane(len(spec.Kept), len(spec.NonZero[0]))
 	}
 	b := testBundle(spec)
+	if c.shape.planes > 1 {
+		b.Compat.MinAgentVersion = "0.4.0" // the first agents that read format 4
+	}
 	b.Header.ModelID = c.name
 	b.Header.ExpiresAt = time.Time{}
 	b.Info = c.info
@@ -373,7 +386,10 @@ func TestGoldenV2(t *testing.T) {
 				t.Fatalf("Decode: %v", err)
 			}
 			wantFormat := 2
-			if c.shape.trees > 0 {
+			switch {
+			case c.shape.planes > 1:
+				wantFormat = 4
+			case c.shape.trees > 0:
 				wantFormat = 3
 			}
 			if b.Format != wantFormat || (b.Spec.Trees.Count() != c.shape.trees) || !reflect.DeepEqual(b.Info, c.info) {
@@ -440,13 +456,18 @@ func TestGoldenV2(t *testing.T) {
 			}
 			if c.shape.trees > 0 {
 				treeKept := 0
+				perPlane := make([]int, b.Spec.Trees.NumPlanes())
 				for _, j := range b.Spec.Kept {
-					if int(j) >= b.Spec.NumThresholds() && int(j) < b.Spec.AxisColumns() {
+					if nt := b.Spec.NumThresholds(); int(j) >= nt && int(j) < b.Spec.AxisColumns() {
 						treeKept++
+						perPlane[(int(j)-nt)/b.Spec.Trees.Leaves()]++
 					}
 				}
 				if treeKept == 0 || treeKept == b.Spec.NumTreeColumns() || bd.TreeDepth != c.shape.depth {
 					t.Errorf("%d of %d tree columns kept, depth %d: the golden should drop some leaves", treeKept, b.Spec.NumTreeColumns(), bd.TreeDepth)
+				}
+				if bd.TreePlanes != max(c.shape.planes, 1) || slices.Contains(perPlane, 0) {
+					t.Errorf("%d planes, kept tree columns per plane %v", bd.TreePlanes, perPlane)
 				}
 			}
 			if c.shape.p == 0 && (bd.P != 0 || bd.ThresholdCount == 0) {

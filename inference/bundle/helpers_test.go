@@ -143,6 +143,7 @@ type shape struct {
 	d, p, classes int
 	thresholds    int     // at most this many thresholds per feature (0: none)
 	trees, depth  int     // oblivious trees (0: none) and their depth
+	planes        int     // the trees' leaf planes (Trees.Planes; 0: one)
 	rho           int32   // threshold weight
 	proj          int     // projection outputs (0: none)
 	zeroFrac      float64 // fraction of zero weights
@@ -176,7 +177,7 @@ func shapedSpec(seed uint64, s shape) *inference.ModelSpec {
 		base.Thresholds = CompactThresholds(th)
 	}
 	if s.trees > 0 {
-		tr := &inference.Trees{Depth: s.depth}
+		tr := &inference.Trees{Depth: s.depth, Planes: s.planes}
 		for range s.trees * s.depth {
 			tr.Feature = append(tr.Feature, uint16(rnd.IntN(s.d)))
 			tr.Value = append(tr.Value, float32(rnd.Float64()*2.4-1.2))

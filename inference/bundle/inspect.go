@@ -49,9 +49,12 @@ type Breakdown struct {
 	Fingerprint     int         `json:"fingerprint_columns"`        // columns of the drift fingerprint; 0 = none
 	Thresholds      [][]float32 `json:"thresholds,omitempty"`       // per feature
 
-	TreeCount   int `json:"tree_count"`           // oblivious trees (format 3); 0 = none
-	TreeDepth   int `json:"tree_depth,omitempty"` // levels of every tree
-	TreeColumns int `json:"tree_columns"`         // NL = TreeCount·2^TreeDepth leaf columns
+	TreeCount  int `json:"tree_count"`            // oblivious trees (format 3 or 4); 0 = none
+	TreeDepth  int `json:"tree_depth,omitempty"`  // levels of every tree
+	TreePlanes int `json:"tree_planes,omitempty"` // columns per leaf: 2..4 in format 4, 1 in format 3, 0 without trees
+	// TreeColumns is NL = TreeCount·2^TreeDepth·TreePlanes, the tree leaf
+	// columns; plane b's weigh ρ·2^b.
+	TreeColumns int `json:"tree_columns"`
 	// TreeFeatures counts the tree tests on each input feature (nil
 	// without trees): which sensors the trees' interactions use.
 	TreeFeatures []int `json:"tree_features,omitempty"`
@@ -83,8 +86,8 @@ type Breakdown struct {
 	// their sizes add up to Size. Names: magic, header, compat, classes,
 	// scaler, thresholds, trees, projection, transform, kept, weights,
 	// alpha, selftest, fingerprint, info, signature (the 72-byte trailer).
-	// Format 2 has no trees section; format 1 no thresholds, trees,
-	// projection, fingerprint or info section.
+	// Formats 3 and 4 have them all; format 2 has no trees section; format
+	// 1 no thresholds, trees, projection, fingerprint or info section.
 	Sections []Section `json:"sections"`
 
 	// Bundle is the decoded bundle itself (Signed there means only that
@@ -214,6 +217,7 @@ func Inspect(data []byte) (*Breakdown, error) {
 	}
 	if tr := s.Trees; tr != nil {
 		out.TreeDepth = tr.Depth
+		out.TreePlanes = tr.NumPlanes()
 		out.TreeFeatures = make([]int, s.NumFeatures())
 		for _, f := range tr.Feature {
 			out.TreeFeatures[f]++

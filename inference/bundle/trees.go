@@ -8,13 +8,20 @@ import (
 	"github.com/trit-iot/trit/inference"
 )
 
-// Trees (format 3) ship as the tests of each tree, level by level: the
+// Trees (formats 3 and 4) ship as the tests of each tree, level by level: the
 // feature index (one byte when D ≤ 256, else two, little-endian) and the
 // threshold as float16. A threshold is any finite float16 but −0, which
 // compares like +0 (a second encoding of the same model). The trees section
 // is a tree count (0: none) and, when there are trees, the depth, then —
-// only when the bundle has no thresholds, whose section would otherwise
-// carry it — the threshold weight ρ, then the tests. See docs/BUNDLE.md.
+// format 4 only — the leaf planes (2..MaxTreePlanes), then — only when the
+// bundle has no thresholds, whose section would otherwise carry it — the
+// threshold weight ρ, then the tests. See docs/BUNDLE.md.
+//
+// Format 4 exists for tree leaf planes (inference.Trees.Planes > 1) and
+// only for them: a format-4 bundle has trees of 2 or more planes, a model
+// with one plane (Planes 0 or 1) is format 3 and decodes with Planes 0, so
+// each model has one encoding and every model without planes still reads
+// on agents that predate format 4.
 
 // CompactTrees returns the trees that ship in a bundle: every threshold
 // clamped to ±MaxHalf and rounded to the nearest float16 (−0 becoming +0),
@@ -30,6 +37,7 @@ func CompactTrees(t *inference.Trees) *inference.Trees {
 		Depth:   t.Depth,
 		Feature: append([]uint16(nil), t.Feature...),
 		Value:   make([]float32, len(t.Value)),
+		Planes:  t.Planes,
 	}
 	for i, v := range t.Value {
 		v = min(max(v, -MaxHalf), MaxHalf) // NaN passes through
@@ -78,8 +86,21 @@ func treeFeatureBytes(d int) int {
 	return 2
 }
 
-// appendTrees writes the trees section (format 3) of spec, which has d
-// features and nt thresholds.
+// treeFormat is the format a model's trees need: 4 with leaf planes, 3
+// with one plane, 2 (any) without trees.
+func treeFormat(t *inference.Trees) int {
+	switch {
+	case t == nil:
+		return 2
+	case t.NumPlanes() > 1:
+		return 4
+	}
+	return 3
+}
+
+// appendTrees writes the trees section (format 3 or 4) of spec, which has
+// d features and nt thresholds; the planes byte is written when the trees
+// have more than one plane (Encode writes those as format 4 only).
 func appendTrees(out []byte, spec *inference.ModelSpec, d, nt int) []byte {
 	t := spec.Trees
 	if t == nil {
@@ -87,6 +108,9 @@ func appendTrees(out []byte, spec *inference.ModelSpec, d, nt int) []byte {
 	}
 	out = binary.AppendUvarint(out, uint64(t.Count()))
 	out = append(out, byte(t.Depth))
+	if b := t.NumPlanes(); b > 1 {
+		out = append(out, byte(b))
+	}
 	if nt == 0 {
 		rho := uint64(spec.ThresholdWeight)
 		if rho == 0 {
@@ -106,14 +130,21 @@ func appendTrees(out []byte, spec *inference.ModelSpec, d, nt int) []byte {
 	return out
 }
 
-// trees reads the trees section (format 3) of a bundle with d features and
-// nt thresholds; rho is the threshold weight the thresholds section gave
-// (0 for 1). It returns the trees (nil for none) and the threshold weight.
-func (r *reader) trees(d, nt int, rho int32) (*inference.Trees, int32) {
+// trees reads the trees section (format 3 or 4) of a bundle with d
+// features and nt thresholds; rho is the threshold weight the thresholds
+// section gave (0 for 1). It returns the trees (nil for none) and the
+// threshold weight. In format 4 the section must hold trees, and their
+// planes byte must be 2..MaxTreePlanes; in format 3 Planes stays 0.
+func (r *reader) trees(d, nt int, rho int32, format byte) (*inference.Trees, int32) {
 	at := r.pos
 	n := r.uvarint("tree count")
 	switch {
-	case r.err != nil || n == 0:
+	case r.err != nil:
+		return nil, rho
+	case n == 0 && format >= 4:
+		r.fail(ErrInvalid, at, "no trees in format 4, which is for tree leaf planes: a model without trees is format 2 or 3")
+		return nil, rho
+	case n == 0:
 		return nil, rho
 	case n > inference.MaxTrees:
 		r.fail(ErrInvalid, at, "%d trees, at most %d", n, inference.MaxTrees)
@@ -123,6 +154,14 @@ func (r *reader) trees(d, nt int, rho int32) (*inference.Trees, int32) {
 	depth := int(r.u8("tree depth"))
 	if r.err == nil && (depth < 1 || depth > inference.MaxTreeDepth) {
 		r.fail(ErrInvalid, at, "tree depth %d, want 1..%d", depth, inference.MaxTreeDepth)
+	}
+	planes := 0
+	if format >= 4 {
+		at := r.pos
+		planes = int(r.u8("tree planes"))
+		if r.err == nil && (planes < 2 || planes > inference.MaxTreePlanes) {
+			r.fail(ErrInvalid, at, "%d tree planes, want 2..%d in format 4 (one plane is format 3)", planes, inference.MaxTreePlanes)
+		}
 	}
 	if nt == 0 {
 		at := r.pos
@@ -143,7 +182,7 @@ func (r *reader) trees(d, nt int, rho int32) (*inference.Trees, int32) {
 		r.fail(ErrTruncated, r.pos, "%d trees of depth %d need %d bytes, %d left", n, depth, tests*(fw+2), r.left())
 		return nil, 0
 	}
-	t := &inference.Trees{Depth: depth, Feature: make([]uint16, tests), Value: make([]float32, tests)}
+	t := &inference.Trees{Depth: depth, Feature: make([]uint16, tests), Value: make([]float32, tests), Planes: planes}
 	for i := range tests {
 		at := r.pos
 		var f uint16
