@@ -1,6 +1,7 @@
 package training
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -268,5 +269,83 @@ func leafStartsAgree(t *testing.T, ds *data.Dataset) {
 	t.Logf("%d classes: start agrees with the boosting on %% of rows, by planes: %v", len(ds.Classes), agree)
 	if agree[4] < 99.6 || agree[2] < 97 {
 		t.Errorf("%d classes: the start agrees with the boosting on %v%% of rows (by planes); want ≥ 99.6 with 4 planes, ≥ 97 with 2", len(ds.Classes), agree)
+	}
+}
+
+// The search fits tree finalists on all the validation fold's training
+// rows with fewer trees too (the first 1/8, 1/4 and 1/2), so the number of
+// trees is chosen on all the rows, where boosting's later trees may fit
+// noise.
+func TestSearchTriesTreePrefixesOnAllRows(t *testing.T) {
+	ds := corners(3000, 8, 5)
+	res, err := Train(ds, &Config{Budget: 8192, Embedding: "trees", Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	most, rows := 0, 0
+	for _, p := range res.Search {
+		most, rows = max(most, p.Trees), max(rows, p.Rows)
+	}
+	counts := map[int]bool{}
+	for _, p := range res.Search {
+		if p.Rows == rows {
+			counts[p.Trees] = true
+		}
+	}
+	for _, f := range []int{8, 4, 2, 1} {
+		if n := max(most/f, 16); !counts[n] {
+			t.Errorf("no fit with %d of %d trees on all %d rows; tree counts fitted on all rows: %v", n, most, rows, counts)
+		}
+	}
+	// Trees also compete unsolved (C = 0: the boosting's leaves rounded to
+	// the planes), and only trees.
+	unsolved := 0
+	for _, p := range res.Search {
+		if p.C == 0 {
+			unsolved++
+			if p.Trees == 0 || p.P > 0 || p.Thresholds > 0 {
+				t.Errorf("an unsolved candidate that is not trees alone: %+v", p)
+			}
+		}
+	}
+	if unsolved == 0 {
+		t.Error("no unsolved tree candidate in the search")
+	}
+}
+
+// Unsolved tree weights (C = 0) are exactly the rounded boosting leaves,
+// and C = 0 with anything but tree leaves is refused.
+func TestUnsolvedTreeWeights(t *testing.T) {
+	ds := corners(1500, 6, 11)
+	c, err := (&Config{Seed: 1}).withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := prepare(ds, c.fitScaler(ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, hist, err := fit(p, Structure{Trees: 30, Depth: 4, Planes: 2}, 0, 0, &c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hist {
+		if len(h) != 0 {
+			t.Fatalf("unsolved weights have a solver history: %v", h)
+		}
+	}
+	m, err := inference.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Evaluate(m, corners(1500, 6, 12), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Accuracy < 90 {
+		t.Errorf("the boosting's own leaves, rounded: accuracy %.1f%% on new rows", ev.Accuracy)
+	}
+	if _, _, err := fit(p, Structure{P: 256}, 1, 0, &c, ""); !errors.Is(err, ErrConfig) {
+		t.Errorf("C = 0 with random features: %v, want ErrConfig", err)
 	}
 }
