@@ -239,9 +239,12 @@ func (c *Config) maxTrees(p *prepared, s Structure) (int, error) {
 // worstCaseBytes is the size of the unsigned bundle (the same size as the
 // signed one) of learned parts base with p random features, with its drift
 // fingerprint, when every column is kept and every weight vector has zeros (base-3 packed; sign
-// planes with binary weights), with a model ID of the longest allowed
-// length: an upper bound on what training produces, since it ships a model
-// that drops columns only when that makes the bundle smaller (see
+// planes with binary weights), the self-test's scores at their longest —
+// with trees, when one column is not kept,
+// since leaves no training row reaches are dropped whatever the kept
+// columns then cost — with a model ID of the longest allowed length: an
+// upper bound on what training produces, since it ships a model that
+// drops other columns only when that makes the bundle smaller (see
 // smallerKept).
 func (c *Config) worstCaseBytes(base *inference.ModelSpec, p int, binary bool) (int, error) {
 	spec := *base
@@ -267,6 +270,13 @@ func (c *Config) worstCaseBytes(base *inference.ModelSpec, p int, binary bool) (
 		for j := range cols {
 			weights[v][j] = pattern[(j+v)%len(pattern)]
 		}
+		// Leaves no training row reaches are not kept: then the kept
+		// columns ship as a bitmap of every column (cols/8 bytes; 2.5 KB
+		// for 20,000 leaf columns), more than the weights they save.
+		// Dropping one column is the worst case.
+		if nl := spec.NumTreeColumns(); nl > 0 {
+			weights[v][spec.NumThresholds()] = 0
+		}
 		alpha[v] = 1
 	}
 	full, err := inference.NewSpec(&spec, weights, alpha)
@@ -284,7 +294,9 @@ func (c *Config) worstCaseBytes(base *inference.ModelSpec, p int, binary bool) (
 	if err != nil {
 		return 0, fmt.Errorf("training: sizing the bundle: %w", err)
 	}
-	return len(raw), nil
+	// The self-test's integer scores are varints whose length depends on
+	// the weights: count each at its longest.
+	return len(raw) + nv*(5-1), nil // a zigzag varint of an int32 takes 1 to 5 bytes
 }
 
 // smallerKept returns whichever of spec and its all-columns form (see
