@@ -286,17 +286,23 @@ func (c *Config) worstCaseBytes(base *inference.ModelSpec, p int, binary bool) (
 	if idx := fingerprintIndexes(full); len(idx) > 0 {
 		full.Fingerprint = &inference.Fingerprint{Columns: idx, Rates: make([]uint8, len(idx))}
 	}
-	raw, err := bundle.Encode(&bundle.Bundle{
-		Header: bundle.Header{ModelID: strings.Repeat("m", bundle.MaxModelID), Release: 1, CreatedAt: time.Unix(1, 0)},
-		Compat: bundle.Compat{MinAgentVersion: "0.0.0"},
-		Spec:   full,
-	})
+	raw, err := sizingBundle(full)
 	if err != nil {
 		return 0, fmt.Errorf("training: sizing the bundle: %w", err)
 	}
 	// The self-test's integer scores are varints whose length depends on
 	// the weights: count each at its longest.
 	return len(raw) + nv*(5-1), nil // a zigzag varint of an int32 takes 1 to 5 bytes
+}
+
+// sizingBundle encodes spec as worstCaseBytes sizes it: unsigned (as long
+// as signed), with a model ID of the longest allowed length.
+func sizingBundle(spec *inference.ModelSpec) ([]byte, error) {
+	return bundle.Encode(&bundle.Bundle{
+		Header: bundle.Header{ModelID: strings.Repeat("m", bundle.MaxModelID), Release: 1, CreatedAt: time.Unix(1, 0)},
+		Compat: bundle.Compat{MinAgentVersion: "0.0.0"},
+		Spec:   spec,
+	})
 }
 
 // smallerKept returns whichever of spec and its all-columns form (see

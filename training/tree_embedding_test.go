@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -414,11 +413,7 @@ func TestWorstCaseBytesWithDroppedLeaves(t *testing.T) {
 				if idx := fingerprintIndexes(full); len(idx) > 0 {
 					full.Fingerprint = &inference.Fingerprint{Columns: idx, Rates: make([]uint8, len(idx))}
 				}
-				raw, err := bundle.Encode(&bundle.Bundle{
-					Header: bundle.Header{ModelID: strings.Repeat("m", bundle.MaxModelID), Release: 1, CreatedAt: time.Unix(1, 0)},
-					Compat: bundle.Compat{MinAgentVersion: "0.0.0"},
-					Spec:   full,
-				})
+				raw, err := sizingBundle(full)
 				if err != nil {
 					t.Fatal(err)
 				}

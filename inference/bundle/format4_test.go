@@ -3,9 +3,6 @@ package bundle
 import (
 	"bytes"
 	"errors"
-	"math/rand/v2"
-	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,7 +172,6 @@ func TestFormat4Predicts(t *testing.T) {
 // and predict exactly what the in-memory model predicts; re-encoding gives
 // the same bytes.
 func TestRoundTripFormat4(t *testing.T) {
-	pub, priv := testKey(t)
 	for _, c := range []struct {
 		name string
 		s    shape
@@ -192,51 +188,7 @@ func TestRoundTripFormat4(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := shapedSpec(uint64(c.s.d*37+c.s.trees), c.s)
-			in := testBundle(spec)
-			in.Info = c.info
-			data := signed(t, in, priv)
-			out, err := Decode(data, trusting(t, pub))
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			if out.Format != 4 || data[4] != 4 {
-				t.Fatalf("format %d / byte %d, want 4", out.Format, data[4])
-			}
-			if !reflect.DeepEqual(out.Spec, spec) {
-				t.Fatalf("decoded spec differs:\n got %+v\nwant %+v", out.Spec, spec)
-			}
-			m1, err := inference.New(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m2, err := inference.New(out.Spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := SelfTest(m2, out); err != nil {
-				t.Fatalf("SelfTest: %v", err)
-			}
-			rnd := rand.New(rand.NewPCG(7, 8))
-			nv := inference.Vectors(c.s.classes)
-			s1, s2 := make([]float32, c.s.classes), make([]float32, c.s.classes)
-			r1, r2 := make([]int32, nv), make([]int32, nv)
-			for _, x := range randomInputs(rnd, spec.Scaler, 200) {
-				p1, _ := m1.Predict(s1, x)
-				p2, _ := m2.Predict(s2, x)
-				m1.PredictRaw(r1, x)
-				m2.PredictRaw(r2, x)
-				if p1 != p2 || !slices.Equal(s1, s2) || !slices.Equal(r1, r2) {
-					t.Fatalf("x = %v: predicts %d %v %v after the round trip, %d %v %v before", x, p2, s2, r2, p1, s1, r1)
-				}
-			}
-			if again := signed(t, out, priv); !bytes.Equal(again, data) {
-				t.Error("re-encoding gives different bytes")
-			}
-			bd, err := Inspect(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkBreakdown(t, bd, data, spec)
+			_, bd := roundTrip(t, spec, c.info, 4, 7)
 			if bd.TreePlanes != c.s.planes || bd.TreeColumns != c.s.trees<<c.s.depth*c.s.planes || bd.TreeDepth != c.s.depth {
 				t.Errorf("breakdown: %d planes, %d tree columns, depth %d", bd.TreePlanes, bd.TreeColumns, bd.TreeDepth)
 			}

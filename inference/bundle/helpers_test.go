@@ -1,9 +1,12 @@
 package bundle
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -237,4 +240,60 @@ func randomTrits(rnd *rand.Rand, n int, zeroFrac float64) []int8 {
 		}
 	}
 	return w
+}
+
+// roundTrip signs a bundle of spec carrying info, decodes it and checks
+// that it is the given format, decodes to spec, passes its self-test,
+// predicts as spec does on random inputs (seeded with seed), re-encodes to
+// the same bytes and inspects consistently. It returns the signed bytes
+// and their breakdown.
+func roundTrip(t *testing.T, spec *inference.ModelSpec, info map[string]string, format byte, seed uint64) ([]byte, *Breakdown) {
+	t.Helper()
+	pub, priv := testKey(t)
+	in := testBundle(spec)
+	in.Info = info
+	data := signed(t, in, priv)
+	out, err := Decode(data, trusting(t, pub))
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if out.Format != int(format) || data[4] != format {
+		t.Fatalf("format %d / byte %d, want %d", out.Format, data[4], format)
+	}
+	if !reflect.DeepEqual(out.Spec, spec) {
+		t.Fatalf("decoded spec differs:\n got %+v\nwant %+v", out.Spec, spec)
+	}
+	m1, err := inference.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := inference.New(out.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SelfTest(m2, out); err != nil {
+		t.Fatalf("SelfTest: %v", err)
+	}
+	rnd := rand.New(rand.NewPCG(seed, seed+1))
+	nc, nv := len(spec.Classes), inference.Vectors(len(spec.Classes))
+	s1, s2 := make([]float32, nc), make([]float32, nc)
+	r1, r2 := make([]int32, nv), make([]int32, nv)
+	for _, x := range randomInputs(rnd, spec.Scaler, 200) {
+		p1, _ := m1.Predict(s1, x)
+		p2, _ := m2.Predict(s2, x)
+		m1.PredictRaw(r1, x)
+		m2.PredictRaw(r2, x)
+		if p1 != p2 || !slices.Equal(s1, s2) || !slices.Equal(r1, r2) {
+			t.Fatalf("x = %v: predicts %d %v %v after the round trip, %d %v %v before", x, p2, s2, r2, p1, s1, r1)
+		}
+	}
+	if again := signed(t, out, priv); !bytes.Equal(again, data) {
+		t.Error("re-encoding gives different bytes")
+	}
+	bd, err := Inspect(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBreakdown(t, bd, data, spec)
+	return data, bd
 }
