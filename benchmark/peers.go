@@ -347,7 +347,7 @@ func (f *peersFlags) trit(train, test *data.Dataset, budget int, prog *progress,
 		Bytes: len(signed), BytesFormula: "signed bundle (docs/BUNDLE.md): header, scaler, embedding, weights, info, signature",
 		TrainSeconds: res.TrainSeconds, FitSeconds: res.FitSeconds, FitRows: train.N,
 		Params: map[string]any{"sigma": res.Sigma, "c": res.C, "p": st.P, "thresholds": st.Thresholds,
-			"projection": st.Projection, "trees": st.Trees, "depth": st.Depth, "weights": weights, "nonzero": res.NonZero},
+			"projection": st.Projection, "trees": st.Trees, "depth": st.Depth, "planes": st.Planes, "weights": weights, "nonzero": res.NonZero},
 	}, res, nil
 }
 
