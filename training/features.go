@@ -200,19 +200,12 @@ func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error
 	m := p.forest[depth]
 	if m == nil || m.Trees.Count() < count {
 		ds := p.ds
-		rows := make([]int, ds.N)
-		for i := range rows {
-			rows[i] = i
+		rows, xs, err := p.scaledRows(treeRows, seed^0x7ee5)
+		if err != nil {
+			return nil, err
 		}
-		if ds.N > treeRows {
-			rows = splitmix.New(seed^0x7ee5).Sample(ds.N, treeRows)
-		}
-		xs := make([]float32, len(rows)*ds.D)
 		y := make([]int32, len(rows))
 		for k, i := range rows {
-			if err := p.sc.Apply(xs[k*ds.D:(k+1)*ds.D], ds.Row(i)); err != nil {
-				return nil, err
-			}
 			y[k] = ds.Y[i]
 		}
 		sample, n, err := p.scaledSample(seed)

@@ -124,22 +124,33 @@ func (p *prepared) scaledSample(seed uint64) ([]float32, int, error) {
 	if p.sample != nil {
 		return p.sample, p.rows, nil
 	}
+	rows, out, err := p.scaledRows(fitRows, seed^0x5ca1e)
+	if err != nil {
+		return nil, 0, err
+	}
+	p.sample, p.rows = out, len(rows)
+	return out, len(rows), nil
+}
+
+// scaledRows returns the indexes of a subset of at most limit rows, in row
+// order (every row when there are no more; else a sample seeded with
+// seed), and those rows scaled, row-major.
+func (p *prepared) scaledRows(limit int, seed uint64) ([]int, []float32, error) {
 	ds := p.ds
 	rows := make([]int, ds.N)
 	for i := range rows {
 		rows[i] = i
 	}
-	if ds.N > fitRows {
-		rows = splitmix.New(seed^0x5ca1e).Sample(ds.N, fitRows)
+	if ds.N > limit {
+		rows = splitmix.New(seed).Sample(ds.N, limit)
 	}
 	out := make([]float32, len(rows)*ds.D)
 	for k, i := range rows {
 		if err := p.sc.Apply(out[k*ds.D:(k+1)*ds.D], ds.Row(i)); err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 	}
-	p.sample, p.rows = out, len(rows)
-	return out, len(rows), nil
+	return rows, out, nil
 }
 
 // learned returns the fitted parts of structure v (thresholds, projection

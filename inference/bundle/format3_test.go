@@ -60,10 +60,7 @@ func encodeTiny(t testing.TB, spec *inference.ModelSpec) []byte {
 func TestFormat3Sections(t *testing.T) {
 	trees := encodeTiny(t, tinyTreeSpec(t))
 	both := encodeTiny(t, tinyTreeThresholdSpec(t))
-	for _, c := range []struct {
-		data            []byte
-		name, sec, want string
-	}{
+	checkSections(t, []sectionCase{
 		{trees, "trees", "thresholds", "00"},
 		// 2 trees of depth 2; no thresholds, so ρ = 3 here; then per
 		// test the feature (1 byte: D ≤ 256) and the float16 threshold:
@@ -78,12 +75,7 @@ func TestFormat3Sections(t *testing.T) {
 		{both, "both", "trees", "01 01  01 00b4"},
 		// 13 of 13 columns: the all-columns form.
 		{both, "both", "kept", "02"},
-	} {
-		got := section(t, c.data, c.sec)
-		if want := unhex(t, c.want); !bytes.Equal(got, want) {
-			t.Errorf("%s: %s section = % x, want % x", c.name, c.sec, got, want)
-		}
-	}
+	})
 	if trees[4] != 3 || both[4] != 3 {
 		t.Errorf("format versions %d, %d, want 3", trees[4], both[4])
 	}

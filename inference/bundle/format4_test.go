@@ -52,10 +52,7 @@ func tinyPlanesThresholdSpec(t testing.TB) *inference.ModelSpec {
 func TestFormat4Sections(t *testing.T) {
 	planes := encodeTiny(t, tinyPlanesSpec(t))
 	both := encodeTiny(t, tinyPlanesThresholdSpec(t))
-	for _, c := range []struct {
-		data            []byte
-		name, sec, want string
-	}{
+	checkSections(t, []sectionCase{
 		{planes, "planes", "thresholds", "00"},
 		// 2 trees of depth 2, 2 planes, then (no thresholds) ρ = 3, then
 		// the tests as in format 3.
@@ -71,12 +68,7 @@ func TestFormat4Sections(t *testing.T) {
 		{both, "both", "trees", "01 01 04  01 00b4"},
 		// 19 of 19 columns (3 thresholds + 2·4 tree + 8 transform).
 		{both, "both", "kept", "02"},
-	} {
-		got := section(t, c.data, c.sec)
-		if want := unhex(t, c.want); !bytes.Equal(got, want) {
-			t.Errorf("%s: %s section = % x, want % x", c.name, c.sec, got, want)
-		}
-	}
+	})
 	if planes[4] != 4 || both[4] != 4 {
 		t.Errorf("format versions %d, %d, want 4", planes[4], both[4])
 	}

@@ -297,3 +297,20 @@ func roundTrip(t *testing.T, spec *inference.ModelSpec, info map[string]string, 
 	checkBreakdown(t, bd, data, spec)
 	return data, bd
 }
+
+// sectionCase pins one section of an encoded bundle: its bytes in hex.
+type sectionCase struct {
+	data            []byte
+	name, sec, want string
+}
+
+// checkSections compares each case's section with its pinned bytes.
+func checkSections(t *testing.T, cases []sectionCase) {
+	t.Helper()
+	for _, c := range cases {
+		got := section(t, c.data, c.sec)
+		if want := unhex(t, c.want); !bytes.Equal(got, want) {
+			t.Errorf("%s: %s section = % x, want % x", c.name, c.sec, got, want)
+		}
+	}
+}
