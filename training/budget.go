@@ -217,7 +217,8 @@ func largest(hi int, fits func(int) (bool, error)) (int, error) {
 }
 
 // maxTrees returns the largest number of trees of s.Depth levels (at most
-// maxTreeCount, and as many leaf columns as memoryCap allows) for which a
+// maxTreeCount, and as many leaves as memoryCap allows: a leaf's planes
+// share one stored column, see sharedPlanes) for which a
 // bundle of boosted trees alone fits the budget in the worst case; 0 if
 // not even one does. The bundle's size does not depend on the trees'
 // tests, so none are fitted here.
@@ -233,7 +234,7 @@ func (c *Config) maxTrees(p *prepared, s Structure) (int, error) {
 		b, err := c.worstCaseBytes(&spec, 0, s.Binary)
 		return b <= limit, err
 	}
-	return largest(min(maxTreeCount, inference.MaxTrees, c.memoryCap(p.ds.N, 0)>>s.Depth/max(s.Planes, 1)), fits)
+	return largest(min(maxTreeCount, inference.MaxTrees, c.memoryCap(p.ds.N, 0)>>s.Depth), fits)
 }
 
 // worstCaseBytes is the size of the unsigned bundle (the same size as the

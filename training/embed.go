@@ -20,6 +20,11 @@ func embedRows(base *inference.ModelSpec, ds *data.Dataset, workers int) (*terna
 	}
 	p, n, d := e.Columns(), ds.N, ds.D
 	cols := ternary.NewColumns(n, p)
+	if same := sharedPlanes(base); same != nil {
+		if cols, err = ternary.NewSharedColumns(n, same); err != nil {
+			return nil, fmt.Errorf("training: embedding: %w", err)
+		}
+	}
 	stripes := (n + 63) / 64
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -51,6 +56,31 @@ func embedRows(base *inference.ModelSpec, ds *data.Dataset, workers int) (*terna
 	}
 	wg.Wait()
 	return cols, nil
+}
+
+// sharedPlanes maps each embedding column of base to the stored column
+// holding its bits when base's trees have several leaf planes: every plane
+// of a leaf is the same bit (inference.Trees), so the planes above the first
+// share its storage and the trees take a plane's memory, not planes times
+// it. nil when nothing is shared.
+func sharedPlanes(base *inference.ModelSpec) []int32 {
+	planes := base.Trees.NumPlanes()
+	if planes < 2 {
+		return nil
+	}
+	nt, nl := base.NumThresholds(), base.Trees.Leaves()
+	same := make([]int32, base.Columns())
+	for j := range same {
+		switch {
+		case j < nt+nl:
+			same[j] = int32(j)
+		case j < nt+planes*nl:
+			same[j] = int32(nt + (j-nt)%nl)
+		default:
+			same[j] = int32(j - (planes-1)*nl)
+		}
+	}
+	return same
 }
 
 // denseSigns returns rows of cols as ±1 float32 values, row-major, for the

@@ -580,6 +580,7 @@ func quantiseLeaves(w []float64, at []int, top int, binary bool) (float64, []int
 // A boosted tree of depth 6 on a few thousand rows leaves many of its 64
 // leaves empty; their weight cannot be learned from these rows, so it is
 // 0, and the solver (whose cost grows with the columns) never sees them.
+// The kept columns share cols's storage: nothing is copied.
 func emptyLeavesDropped(base *inference.ModelSpec, cols *ternary.Columns) (*ternary.Columns, []int) {
 	nt, nl := base.NumThresholds(), base.NumTreeColumns()
 	solved := make([]int, 0, cols.P)
@@ -592,11 +593,7 @@ func emptyLeavesDropped(base *inference.ModelSpec, cols *ternary.Columns) (*tern
 	if len(solved) == cols.P {
 		return cols, solved
 	}
-	out := ternary.NewColumns(cols.N, len(solved))
-	for k, j := range solved {
-		copy(out.Col(k), cols.Col(j))
-	}
-	return out, solved
+	return cols.Select(solved), solved
 }
 
 func anyBit(words []uint64) bool {

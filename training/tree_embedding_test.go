@@ -424,3 +424,56 @@ func TestWorstCaseBytesWithDroppedLeaves(t *testing.T) {
 		}
 	}
 }
+
+// A tree leaf's planes are stored once: the embedding of rows with two or
+// three planes takes the memory of one plane's bits yet reads every column
+// exactly as the gateway computes it, so the memory bound allows as many
+// trees with planes as without.
+func TestTreePlanesShareMemory(t *testing.T) {
+	ds := corners(700, 6, 11)
+	trees := map[int]int{}
+	for _, planes := range []int{1, 2, 3} {
+		c, err := (&Config{Seed: 1, TreePlanes: planes, MaxEmbeddingBytes: 700 * 40 * 16 / 8}).withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := prepare(ds, c.fitScaler(ds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := Structure{Trees: 30, Depth: 4, Planes: planes}
+		base, err := p.features(v, 1, c.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, err := embedRows(base, ds, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := base.Columns() / planes; cols.P != base.Columns() || cols.Stored() != want {
+			t.Fatalf("%d planes: %d columns stored in %d, want %d in %d", planes, cols.P, cols.Stored(), base.Columns(), want)
+		}
+		e, err := inference.NewEmbedder(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := make([]uint64, (cols.P+63)/64)
+		for i := range ds.N {
+			if err := e.Embed(row, ds.Row(i)); err != nil {
+				t.Fatal(err)
+			}
+			for j := range cols.P {
+				if got, want := cols.Bit(i, j), row[j/64]>>(j%64)&1; got != want {
+					t.Fatalf("%d planes: row %d column %d is %d, the gateway's bit %d", planes, i, j, got, want)
+				}
+			}
+		}
+		if trees[planes], err = c.maxTrees(p, Structure{Depth: 4, Planes: planes}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 40 trees' leaves fit the memory bound; the budget allows more.
+	if trees[1] != 40 || trees[2] != 40 || trees[3] != 40 {
+		t.Fatalf("trees allowed by planes: %v, want 40 for each", trees)
+	}
+}

@@ -19,7 +19,7 @@ const (
 func refSolve(z *Columns, y []uint64, w0 []int8, alpha0 float64, opt *Options) (*Result, error) {
 	o := opt.withDefaults()
 	switch {
-	case z == nil || z.N < 1 || z.P < 1 || len(z.Data) != z.Words*z.P || z.Words != (z.N+63)/64:
+	case !z.wellFormed():
 		return nil, fmt.Errorf("%w: malformed feature matrix", ErrInput)
 	case len(y) != z.Words:
 		return nil, fmt.Errorf("%w: %d label words for %d samples", ErrInput, len(y), z.N)

@@ -95,7 +95,7 @@ const parallelMinN = 1 << 15
 func Solve(z *Columns, y []uint64, w0 []int8, alpha0 float64, opt *Options) (*Result, error) {
 	o := opt.withDefaults()
 	switch {
-	case z == nil || z.N < 1 || z.P < 1 || len(z.Data) != z.Words*z.P || z.Words != (z.N+63)/64:
+	case !z.wellFormed():
 		return nil, fmt.Errorf("%w: malformed feature matrix", ErrInput)
 	case len(y) != z.Words:
 		return nil, fmt.Errorf("%w: %d label words for %d samples", ErrInput, len(y), z.N)
@@ -247,7 +247,7 @@ func (s *solver) initMargins() {
 			if v < 0 {
 				sign = 1
 			}
-			for k, x := range z.Data[j*z.Words+w0 : j*z.Words+w1] {
+			for k, x := range z.Col(j)[w0:w1] {
 				c := cnt[(k*2+sign)*planes : (k*2+sign+1)*planes]
 				for b := 0; x != 0; b++ {
 					c[b], x = c[b]^x, c[b]&x
