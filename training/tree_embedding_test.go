@@ -12,6 +12,7 @@ import (
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training/data"
 	"github.com/trit-iot/trit/training/internal/splitmix"
+	"github.com/trit-iot/trit/training/ternary"
 )
 
 // corners returns n rows of d features uniform in [−1, 1] whose class is
@@ -205,24 +206,8 @@ func TestLeafStartsReproduceBoosting(t *testing.T) {
 func leafStartsAgree(t *testing.T, ds *data.Dataset) {
 	agree := map[int]float64{}
 	for _, planes := range []int{1, 2, 4} {
-		c, err := (&Config{Seed: 1, TreePlanes: planes}).withDefaults()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := prepare(ds, c.fitScaler(ds))
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := Structure{Trees: 40, Depth: 4, Planes: planes}
-		base, err := p.features(v, 1, c.Seed)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, p, base, all := treeEmbedding(t, ds, &Config{Seed: 1, TreePlanes: planes}, 40)
 		leaves := p.leafStart(base)
-		all, err := embedRows(base, ds, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
 		cols, solved := emptyLeavesDropped(base, all)
 		nv := inference.Vectors(len(ds.Classes))
 		inits := make([]start, nv)
@@ -433,23 +418,7 @@ func TestTreePlanesShareMemory(t *testing.T) {
 	ds := corners(700, 6, 11)
 	trees := map[int]int{}
 	for _, planes := range []int{1, 2, 3} {
-		c, err := (&Config{Seed: 1, TreePlanes: planes, MaxEmbeddingBytes: 700 * 40 * 16 / 8}).withDefaults()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := prepare(ds, c.fitScaler(ds))
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := Structure{Trees: 30, Depth: 4, Planes: planes}
-		base, err := p.features(v, 1, c.Seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, err := embedRows(base, ds, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, p, base, cols := treeEmbedding(t, ds, &Config{Seed: 1, TreePlanes: planes, MaxEmbeddingBytes: 700 * 40 * 16 / 8}, 30)
 		if want := base.Columns() / planes; cols.P != base.Columns() || cols.Stored() != want {
 			t.Fatalf("%d planes: %d columns stored in %d, want %d in %d", planes, cols.P, cols.Stored(), base.Columns(), want)
 		}
@@ -476,4 +445,28 @@ func TestTreePlanesShareMemory(t *testing.T) {
 	if trees[1] != 40 || trees[2] != 40 || trees[3] != 40 {
 		t.Fatalf("trees allowed by planes: %v, want 40 for each", trees)
 	}
+}
+
+// treeEmbedding returns cfg with its defaults, ds prepared, a model of n
+// boosted trees of depth 4 with cfg's planes, and the embedding of ds's
+// rows.
+func treeEmbedding(t *testing.T, ds *data.Dataset, cfg *Config, n int) (Config, *prepared, *inference.ModelSpec, *ternary.Columns) {
+	t.Helper()
+	c, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := prepare(ds, c.fitScaler(ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := p.features(Structure{Trees: n, Depth: 4, Planes: c.TreePlanes}, 1, c.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := embedRows(base, ds, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, p, base, cols
 }
