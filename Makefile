@@ -155,6 +155,9 @@ bench-peers: bench-peers-deps
 
 ## bench-peers-curve: accuracy against bytes (PEERS_CURVE budgets) for trit,
 ## the int8 MLP and XGBoost, then docs/figures/peers_curve_*.png from it.
+## mnist's XGBoost tuning on 20,000 rows of 784 features takes over an hour:
+## docs/BENCHMARKS.md's mnist curve was run alone with
+## PEERS_CURVE_SETS=mnist PEERS_FLAGS=--tune-rows=5000.
 bench-peers-curve: bench-peers-deps
 	$(GO) run ./cmd/trit-bench peers --standard $(PEERS_CURVE_SETS) --methods mlp-int8,xgboost \
 	  --curve $(PEERS_CURVE) --json peers-curve.json $(PEERS_FLAGS)
