@@ -19,11 +19,13 @@ func embedRows(base *inference.ModelSpec, ds *data.Dataset, workers int) (*terna
 		return nil, fmt.Errorf("training: embedding: %w", err)
 	}
 	p, n, d := e.Columns(), ds.N, ds.D
-	cols := ternary.NewColumns(n, p)
+	var cols *ternary.Columns
 	if same := sharedPlanes(base); same != nil {
 		if cols, err = ternary.NewSharedColumns(n, same); err != nil {
 			return nil, fmt.Errorf("training: embedding: %w", err)
 		}
+	} else {
+		cols = ternary.NewColumns(n, p)
 	}
 	stripes := (n + 63) / 64
 	if workers <= 0 {
