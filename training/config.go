@@ -24,8 +24,8 @@ type Config struct {
 	// bit per row and column; the fit's largest allocation): with a budget,
 	// P is at most 8·MaxEmbeddingBytes/rows, and the trees' leaves as many.
 	// Default 512 MiB: covtype's 100,000 fitted rows then allow 649 boosted
-	// trees instead of 335 (89.40% against 87.34% on test; the search
-	// peaks at 2.0 GB instead of 1.4 GB). mnist's and usps's models are
+	// trees instead of 335 (89.40% against 87.34% on test; a trees-only
+	// search peaks at 1.7 GB). mnist's and usps's models are
 	// bounded by the budget, not by this.
 	MaxEmbeddingBytes int64
 	// MaxFitRows bounds the rows the weights are fitted on (default
