@@ -139,14 +139,7 @@ func TestEmbeddingLimitsStructures(t *testing.T) {
 		{"thresholds", map[string]bool{"thresholds": true}},
 		{"projection", map[string]bool{"projection": true}},
 	} {
-		c, err := (&Config{Budget: 8192, Embedding: tc.embedding}).withDefaults()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := prepare(ds, c.fitScaler(ds))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, p := prepareTest(t, ds, &Config{Budget: 8192, Embedding: tc.embedding})
 		ss, err := c.structures(p)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.embedding, err)

@@ -310,14 +310,7 @@ func TestSearchTriesTreePrefixesOnAllRows(t *testing.T) {
 // and C = 0 with anything but tree leaves is refused.
 func TestUnsolvedTreeWeights(t *testing.T) {
 	ds := corners(1500, 6, 11)
-	c, err := (&Config{Seed: 1}).withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := prepare(ds, c.fitScaler(ds))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, p := prepareTest(t, ds, &Config{Seed: 1})
 	spec, hist, err := fit(p, Structure{Trees: 30, Depth: 4, Planes: 2}, 0, 0, &c, "")
 	if err != nil {
 		t.Fatal(err)
@@ -350,14 +343,7 @@ func TestUnsolvedTreeWeights(t *testing.T) {
 // shipped 1.3 KB over the budget.)
 func TestWorstCaseBytesWithDroppedLeaves(t *testing.T) {
 	ds := blobs(300, 7, 10, 1)
-	c, err := (&Config{Seed: 1}).withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := prepare(ds, c.fitScaler(ds))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, p := prepareTest(t, ds, &Config{Seed: 1})
 	base, err := p.learned(Structure{}, c.Seed)
 	if err != nil {
 		t.Fatal(err)
@@ -452,14 +438,7 @@ func TestTreePlanesShareMemory(t *testing.T) {
 // rows.
 func treeEmbedding(t *testing.T, ds *data.Dataset, cfg *Config, n int) (Config, *prepared, *inference.ModelSpec, *ternary.Columns) {
 	t.Helper()
-	c, err := cfg.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := prepare(ds, c.fitScaler(ds))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, p := prepareTest(t, ds, cfg)
 	base, err := p.features(Structure{Trees: n, Depth: 4, Planes: c.TreePlanes}, 1, c.Seed)
 	if err != nil {
 		t.Fatal(err)
@@ -469,4 +448,18 @@ func treeEmbedding(t *testing.T, ds *data.Dataset, cfg *Config, n int) (Config, 
 		t.Fatal(err)
 	}
 	return c, p, base, cols
+}
+
+// prepareTest returns cfg with its defaults and ds prepared with its scaler.
+func prepareTest(t *testing.T, ds *data.Dataset, cfg *Config) (Config, *prepared) {
+	t.Helper()
+	c, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := prepare(ds, c.fitScaler(ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, p
 }
