@@ -149,3 +149,13 @@ func unquoteARFF(s string) string {
 	}
 	return s
 }
+
+// numericValues reports whether every nominal value is a number.
+func numericValues(values []string) bool {
+	for _, v := range values {
+		if _, err := parseValue(v); err != nil {
+			return false
+		}
+	}
+	return len(values) > 0
+}

@@ -72,6 +72,24 @@ func TestARFF(t *testing.T) {
 	}
 }
 
+// TestARFFNumericNominal: a nominal attribute whose values are numbers
+// (electricity's day of the week {1,…,7}) is a feature holding them.
+func TestARFFNumericNominal(t *testing.T) {
+	const in = "@relation r\n@attribute day {1,2,3,4,5,6,7}\n@attribute v real\n@attribute c {UP,DOWN}\n@data\n2,0.5,UP\n7,0.25,DOWN\n"
+	d, err := readString(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDataset(t, d)
+	if !slices.Equal(d.X, []float32{2, 0.5, 7, 0.25}) || !slices.Equal(d.Features, []string{"day", "v"}) {
+		t.Fatalf("X %v features %q", d.X, d.Features)
+	}
+	if _, err := readString("@relation r\n@attribute day {1,x}\n@attribute c {UP,DOWN}\n@data\n1,UP\n", nil); err == nil ||
+		!strings.Contains(err.Error(), "only numeric attributes can be features") {
+		t.Fatalf("nominal feature with a non-number: %v", err)
+	}
+}
+
 func TestARFFMalformed(t *testing.T) {
 	head := "@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\n"
 	tests := []struct {

@@ -466,8 +466,10 @@ func (t *table) resolveFeatures(first *row, role []string) error {
 	}
 	if t.kinds != nil {
 		for _, i := range t.feats {
-			if t.kinds[i] != kindNumeric {
-				return t.errorf(first, i, "%w: attribute is %v, and only numeric attributes can be features (ignore it, or make it the label)", ErrColumn, t.kinds[i])
+			// A nominal attribute whose values are all numbers (a day of
+			// the week {1,…,7}) is read as the numbers it names.
+			if t.kinds[i] != kindNumeric && !(t.kinds[i] == kindNominal && numericValues(t.nominal[i])) {
+				return t.errorf(first, i, "%w: attribute is %v, and only numeric attributes can be features, or nominal ones whose values are all numbers (ignore it, or make it the label)", ErrColumn, t.kinds[i])
 			}
 		}
 	}
