@@ -13,12 +13,24 @@ import (
 // Fuzz targets: parsing arbitrary bytes must never panic, and whatever
 // parses must satisfy the Dataset invariants. maxValues is lowered so that
 // a fuzzed header or index cannot make a worker allocate gigabytes, and the
-// buffers shrunk for speed (and to exercise lines longer than a buffer).
+// buffers and the sniff window shrunk for speed (and to exercise lines
+// longer than a buffer or the window); the line limit is lowered so that
+// inputs reach it.
 
 func fuzzSetup(f *testing.F) {
-	mv, bs := maxValues, bufSize
-	maxValues, bufSize = 1<<20, 64
-	f.Cleanup(func() { maxValues, bufSize = mv, bs })
+	mv, bs, ss, ml := maxValues, bufSize, sniffSize, maxLine
+	maxValues, bufSize, sniffSize, maxLine = 1<<20, 64, 64, 1<<10
+	f.Cleanup(func() { maxValues, bufSize, sniffSize, maxLine = mv, bs, ss, ml })
+}
+
+// wideSeeds are inputs whose lines are longer than the fuzz tests' sniff
+// window or than their line limit.
+func wideSeeds() []string {
+	return []string{
+		string(wideText(30, 2, ",")), string(wideText(30, 2, "\t")), string(wideText(30, 1, " ")),
+		"\n# c\n" + string(wideText(20, 2, ";")),
+		string(wideText(200, 2, ",")), // over the 1 KiB line limit
+	}
 }
 
 func FuzzLIBSVM(f *testing.F) {
@@ -29,6 +41,7 @@ func FuzzLIBSVM(f *testing.F) {
 		small, bz2, gzipBytes(f, small), xzBytes(f, small),
 		[]byte("+1 1:0.5 3:-2 # c\n-1 qid:2 2:1e3\n\n1\n"),
 		[]byte("1 0:1\n"), []byte("1 2:1 1:1\n"), []byte("1 1:nan\n"), []byte("a 9999999:1\n"),
+		genText(2, 30, true), genText(2, 200, true), // longer than the window, than the line limit
 	} {
 		f.Add(s, 0, 0)
 	}
@@ -55,6 +68,9 @@ func FuzzDense(f *testing.F) {
 		"2596,51,3,5\n1859,-173,0,2\n",
 		"1 2\n1 2 3\n", "x;1;2\n", "1 nan\n", "# c\n\n1\t2\r\n",
 	} {
+		f.Add([]byte(s), 0, rune(0))
+	}
+	for _, s := range wideSeeds() {
 		f.Add([]byte(s), 0, rune(0))
 	}
 	f.Add(gzipBytes(f, []byte("1 2 3\n")), -1, ',')
@@ -92,6 +108,9 @@ func FuzzCSV(f *testing.F) {
 		"a,a,y\n1,2,3\n",
 		"ts;v;lab\n2019-03-31 02:30:00;1;a\n2019-03-31 01:30:00;2;b\n",
 	} {
+		f.Add([]byte(s), uint8(0), uint8(0), "", "", "")
+	}
+	for _, s := range wideSeeds() {
 		f.Add([]byte(s), uint8(0), uint8(0), "", "", "")
 	}
 	f.Add([]byte("1,2,3\n4,5,6\n"), uint8(2), uint8(1), "1", "", "2")
@@ -144,6 +163,7 @@ func FuzzARFF(f *testing.F) {
 	f.Add([]byte("@relation r\n@attribute 'a b' real\n@attribute c {x,'y z'}\n@data\n1,x\n% c\n2,'y z'\n"))
 	f.Add([]byte("@RELATION r\n@ATTRIBUTE when DATE\n@ATTRIBUTE v NUMERIC\n@ATTRIBUTE c STRING\n@DATA\n2001-01-01T00:00:00,1,a\n"))
 	f.Add([]byte("@relation r\n@attribute a numeric\n@attribute c {0,1}\n@data\n{0 1, 1 0}\n"))
+	f.Add([]byte("@relation r\n@attribute a numeric\n@attribute c {0,1}\n@data\n" + strings.Repeat("1", 2000) + ",0\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := Read(bytes.NewReader(in), "fuzz.arff", &Options{Format: FormatARFF})
 		if err != nil {

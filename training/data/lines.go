@@ -8,8 +8,32 @@ import (
 	"io"
 )
 
+// maxLine is the longest line of text the readers accept, in bytes: far
+// more than any real header or row (10,000 columns of 20 characters are
+// 200 KB), and a bound on what one malformed line can make a reader hold.
+// A longer line is an ErrTooLarge *ParseError naming it. Tests lower it.
+var maxLine = 16 << 20
+
+// errLongLine is the error for line n of file name, longer than maxLine.
+func errLongLine(name string, n int) error {
+	return &ParseError{File: name, Line: n, Err: fmt.Errorf("%w: the line is longer than %s, the longest line trit reads (a row with no line breaks, or not a text file?)",
+		ErrTooLarge, byteSize(maxLine))}
+}
+
+// byteSize formats n bytes for messages: "16 MiB", "4 KiB" or "100 bytes".
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // lineReader yields the lines of a text stream without their "\n" or
-// "\r\n" terminators, counting them for error messages.
+// "\r\n" terminators, counting them for error messages. A line longer
+// than maxLine is an error.
 type lineReader struct {
 	r    *bufio.Reader
 	name string
@@ -25,10 +49,16 @@ func (lr *lineReader) next() ([]byte, error) {
 	if errors.Is(err, bufio.ErrBufferFull) {
 		lr.long = append(lr.long[:0], b...)
 		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(lr.long) > maxLine {
+				return nil, errLongLine(lr.name, lr.line+1)
+			}
 			b, err = lr.r.ReadSlice('\n')
 			lr.long = append(lr.long, b...)
 		}
 		b = lr.long
+	}
+	if len(bytes.TrimSuffix(b, []byte{'\n'})) > maxLine {
+		return nil, errLongLine(lr.name, lr.line+1)
 	}
 	if err != nil && err != io.EOF {
 		return nil, &ParseError{File: lr.name, Line: lr.line + 1, Err: fmt.Errorf("read: %w", err)}
@@ -40,6 +70,46 @@ func (lr *lineReader) next() ([]byte, error) {
 	b = bytes.TrimSuffix(b, []byte{'\n'})
 	b = bytes.TrimSuffix(b, []byte{'\r'})
 	return b, nil
+}
+
+// lineLimiter passes a stream through and fails, with an errLongLine,
+// once a line runs past maxLine bytes: encoding/csv (under csvRecords) has
+// no bound of its own and would hold any line whole. The lines before the
+// long one are passed on first, so that they read as they would without it.
+type lineLimiter struct {
+	r    io.Reader
+	name string
+	line int // lines completed so far
+	run  int // bytes of the current line so far
+	err  error
+}
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	for i := 0; i < n; {
+		j := bytes.IndexByte(p[i:n], '\n')
+		end := n
+		if j >= 0 {
+			end = i + j
+		}
+		if l.run+end-i > maxLine {
+			l.err = errLongLine(l.name, l.line+1)
+			if i > 0 {
+				return i, nil // the whole lines before it; the error comes next
+			}
+			return 0, l.err
+		}
+		if j < 0 {
+			l.run += end - i
+			break
+		}
+		l.line++
+		l.run, i = 0, end+1
+	}
+	return n, err
 }
 
 // errorf returns a *ParseError for the line last returned.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -285,8 +286,11 @@ func read(r *bufio.Reader, name string, format Format, o *Options) (*Dataset, er
 func readCSV(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 	delim := o.Delimiter
 	if delim == 0 {
-		head, err := r.Peek(sniffSize)
-		delim = sniffDelimiter(head, err == nil)
+		head, more, r2, err := sniffHead(r, name)
+		if err != nil {
+			return nil, err
+		}
+		delim, r = sniffDelimiter(head, more), r2
 	}
 	var rs records
 	if delim == ' ' {
@@ -295,6 +299,62 @@ func readCSV(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 		rs = newCSVRecords(r, name, delim, '#', 0)
 	}
 	return readTable(rs, name, delim, o)
+}
+
+// sniffHead returns the start of delimited text for sniffDelimiter, and a
+// reader of the whole text again. The start is the first sniffSize bytes,
+// or, when they do not hold two whole data lines (a wide file), the first
+// two data lines however long (up to maxLine each): a line cut by the
+// window says nothing reliable about the delimiter. more reports whether
+// the text goes on after head.
+func sniffHead(r *bufio.Reader, name string) (head []byte, more bool, _ *bufio.Reader, _ error) {
+	head, err := r.Peek(sniffSize)
+	if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+		return head, false, r, nil // the whole text
+	}
+	if err == nil && dataLines(head) >= 2 {
+		return head, true, r, nil
+	}
+	// Read whole lines, then serve them again ahead of the rest. Blank and
+	// comment lines count towards the bound on what is held.
+	var buf []byte
+	lines, data, start, ended := 0, 0, 0, false
+	for data < 2 && len(buf) <= 2*maxLine && !ended {
+		b, err := r.ReadSlice('\n')
+		buf = append(buf, b...)
+		if len(buf)-start > maxLine+1 {
+			return nil, false, nil, errLongLine(name, lines+1)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return nil, false, nil, &ParseError{File: name, Line: lines + 1, Err: fmt.Errorf("read: %w", err)}
+		}
+		ended = err == io.EOF
+		lines++
+		if t := trimSpace(bytes.TrimSuffix(buf[start:], []byte{'\n'})); len(t) > 0 && t[0] != '#' {
+			data++
+		}
+		start = len(buf)
+	}
+	return buf, !ended, bufio.NewReaderSize(io.MultiReader(bytes.NewReader(buf), r), bufSize), nil
+}
+
+// dataLines counts the whole (newline-terminated) lines of head that are
+// neither blank nor '#' comments.
+func dataLines(head []byte) int {
+	n := 0
+	for {
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 {
+			return n
+		}
+		if t := trimSpace(head[:i]); len(t) > 0 && t[0] != '#' {
+			n++
+		}
+		head = head[i+1:]
+	}
 }
 
 // IDXLabelsPath derives the labels file of an MNIST IDX images file:
@@ -307,8 +367,9 @@ func IDXLabelsPath(images string) string {
 	return dir + base
 }
 
-// sniffSize is how much decompressed input sniff looks at.
-const sniffSize = 64 << 10
+// sniffSize is how much decompressed input sniff looks at (fuzz tests
+// lower it).
+var sniffSize = 64 << 10
 
 // sniff guesses the format of the (decompressed) stream r: IDX by file name
 // or magic number; ARFF if the first line that is not blank or a '%'

@@ -60,7 +60,8 @@ func (w *wsRecords) next() ([]string, error) {
 func (w *wsRecords) line(int) int { return w.lr.line }
 
 // csvRecords reads RFC 4180 text with encoding/csv: quoted fields may hold
-// the delimiter, doubled quotes and line breaks.
+// the delimiter, doubled quotes and line breaks. Lines are bounded by
+// maxLine (lineLimiter).
 type csvRecords struct {
 	r    *csv.Reader
 	name string
@@ -69,7 +70,8 @@ type csvRecords struct {
 }
 
 func newCSVRecords(r io.Reader, name string, delim rune, comment rune, off int) *csvRecords {
-	cr := csv.NewReader(r)
+	lim := &lineLimiter{r: r, name: name, line: off}
+	cr := csv.NewReader(bufio.NewReaderSize(lim, min(bufSize, 64<<10)))
 	cr.Comma = delim
 	cr.Comment = comment
 	cr.FieldsPerRecord = -1 // the table reader checks, with its own message
@@ -85,7 +87,10 @@ func (c *csvRecords) next() ([]string, error) {
 			return nil, io.EOF
 		}
 		var pe *csv.ParseError
+		var long *ParseError // from lineLimiter
 		switch {
+		case errors.As(err, &long):
+			return nil, long
 		case errors.As(err, &pe):
 			return nil, &ParseError{File: c.name, Line: pe.Line + c.off, Err: fmt.Errorf("byte %d of the line: %w", pe.Column, pe.Err)}
 		case err != nil:
