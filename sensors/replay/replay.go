@@ -7,6 +7,7 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
 	"compress/bzip2"
 	"compress/gzip"
 	"context"
@@ -35,8 +36,58 @@ const (
 // MaxDims bounds the number of LIBSVM features.
 const MaxDims = 1 << 16
 
-// maxLine bounds one line of input.
-const maxLine = 16 << 20
+// maxLine bounds one line of input, in bytes: far more than a real header
+// or row (65,536 LIBSVM features are about 1 MB), and a bound on what one
+// malformed line can make the reader hold. Tests lower it.
+var maxLine = 16 << 20
+
+// errLongLine reports line n (1-based), longer than maxLine.
+func errLongLine(n int) error {
+	size := fmt.Sprintf("%d KiB", maxLine>>10)
+	if maxLine%(1<<20) == 0 {
+		size = fmt.Sprintf("%d MiB", maxLine>>20)
+	}
+	return fmt.Errorf("line %d is longer than %s, the longest line replay reads", n, size)
+}
+
+// lineLimiter passes a stream through and fails, with an errLongLine, once
+// a line runs past maxLine bytes: encoding/csv has no bound of its own and
+// would hold any line whole. The lines before the long one are passed on
+// first.
+type lineLimiter struct {
+	r    io.Reader
+	line int // lines completed so far
+	run  int // bytes of the current line so far
+	err  error
+}
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	for i := 0; i < n; {
+		j := bytes.IndexByte(p[i:n], '\n')
+		end := n
+		if j >= 0 {
+			end = i + j
+		}
+		if l.run+end-i > maxLine {
+			l.err = errLongLine(l.line + 1)
+			if i > 0 {
+				return i, nil // the whole lines before it; the error comes next
+			}
+			return 0, l.err
+		}
+		if j < 0 {
+			l.run += end - i
+			break
+		}
+		l.line++
+		l.run, i = 0, end+1
+	}
+	return n, err
+}
 
 // Options configures a Source. Zero fields mean defaults; a nil *Options
 // means all defaults.
@@ -162,15 +213,17 @@ func (s *Source) scanDims() (int, error) {
 	}
 	defer rc.Close()
 	sc := bufio.NewScanner(rc)
-	sc.Buffer(nil, maxLine)
-	dims := 0
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(nil, maxLine+1) // the line and its newline
+	dims, line := 0, 1
+	for ; sc.Scan(); line++ {
 		dims = max(dims, maxIndexLIBSVM(sc.Text()))
 		if dims > MaxDims {
 			return 0, fmt.Errorf("replay: %s line %d: feature index %d is above %d", s.name, line, dims, MaxDims)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return 0, fmt.Errorf("replay: %s: %w", s.name, errLongLine(line))
+	} else if err != nil {
 		return 0, fmt.Errorf("replay: %s: %w", s.name, err)
 	}
 	if dims == 0 {
@@ -192,11 +245,11 @@ func (s *Source) rewind() error {
 	s.n = 0
 	if s.o.Format == LIBSVM {
 		sc := bufio.NewScanner(rc)
-		sc.Buffer(nil, maxLine)
+		sc.Buffer(nil, maxLine+1) // the line and its newline
 		s.rc, s.rows = rc, &libsvmRows{name: s.name, sc: sc}
 		return nil
 	}
-	r := csv.NewReader(rc)
+	r := csv.NewReader(&lineLimiter{r: rc})
 	r.Comment = '#'
 	r.TrimLeadingSpace = true
 	r.ReuseRecord = true
@@ -327,7 +380,9 @@ func (l *libsvmRows) next(dst []float64) (time.Time, error) {
 			return time.Time{}, nil
 		}
 	}
-	if err := l.sc.Err(); err != nil {
+	if err := l.sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return time.Time{}, fmt.Errorf("replay: %s: %w", l.name, errLongLine(l.line+1))
+	} else if err != nil {
 		return time.Time{}, fmt.Errorf("replay: %s line %d: %w", l.name, l.line+1, err)
 	}
 	return time.Time{}, io.EOF

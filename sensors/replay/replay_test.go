@@ -235,8 +235,17 @@ func FuzzLIBSVMLine(f *testing.F) {
 	})
 }
 
+// lowerMaxLine lets fuzzed inputs reach the line limit.
+func lowerMaxLine(f *testing.F) {
+	m := maxLine
+	maxLine = 1 << 10
+	f.Cleanup(func() { maxLine = m })
+}
+
 func FuzzCSV(f *testing.F) {
-	for _, s := range []string{"a,b\n1,2\n", "time,a\n2025-01-02T03:04:05Z,1\n1.5,2\n", "a\n\"1\"\n", "a,b\n1\n", "\"a\nb\",c\n1,2\n"} {
+	lowerMaxLine(f)
+	for _, s := range []string{"a,b\n1,2\n", "time,a\n2025-01-02T03:04:05Z,1\n1.5,2\n", "a\n\"1\"\n", "a,b\n1\n", "\"a\nb\",c\n1,2\n",
+		wideCSV(30, 2), wideCSV(100, 2)} { // wide; over the 1 KiB line limit
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
@@ -254,7 +263,9 @@ func FuzzCSV(f *testing.F) {
 }
 
 func FuzzLIBSVMFile(f *testing.F) {
+	lowerMaxLine(f)
 	f.Add("+1 1:0.5 3:-2\n-1 2:7\n")
+	f.Add("1" + strings.Repeat(" 1:1", 300) + "\n") // over the 1 KiB line limit
 	f.Add("1 99999999:1\n")
 	f.Fuzz(func(t *testing.T, data string) {
 		s, err := New("fuzz", fromString(data), &Options{Format: LIBSVM})
