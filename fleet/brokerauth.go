@@ -28,7 +28,7 @@ func (h *brokerAuth) ID() string { return "trit-auth" }
 
 // Provides implements mochi.Hook.
 func (h *brokerAuth) Provides(b byte) bool {
-	return b == mochi.OnConnectAuthenticate || b == mochi.OnACLCheck
+	return b == mochi.OnConnectAuthenticate || b == mochi.OnACLCheck || b == mochi.OnPacketRead
 }
 
 // OnConnectAuthenticate admits a client whose user name is the fleet's
@@ -59,6 +59,26 @@ func (h *brokerAuth) OnConnectAuthenticate(cl *mochi.Client, pk packets.Packet) 
 		return refuse("Last Will on a topic the client may not write: " + pk.Connect.WillTopic)
 	}
 	return true
+}
+
+// OnPacketRead closes the connection of a client that publishes at QoS 1
+// or 2 where it may not write, whatever the topic. mochi itself closes it
+// for a topic its ACL check refuses, but drops a publish to a $SYS topic
+// without a PUBACK and without a word, which left the client waiting for
+// an acknowledgement that never came. (A refused QoS 0 publish is dropped
+// silently, as Mosquitto does: nothing waits for it.) Returning
+// ErrRejectPacket from this hook ends the client's read loop.
+func (h *brokerAuth) OnPacketRead(cl *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	if pk.FixedHeader.Type != packets.Publish || pk.FixedHeader.Qos == 0 || cl.Net.Inline {
+		return pk, nil
+	}
+	user := string(cl.Properties.Username)
+	if !brokerACL(user, h.fleetID, pk.TopicName, true) {
+		h.log.Warn("embedded broker: publish refused; connection closed", "remote", cl.Net.Remote, "user", clip(user, 100),
+			"topic", clip(pk.TopicName, 100), "qos", pk.FixedHeader.Qos)
+		return pk, packets.ErrRejectPacket
+	}
+	return pk, nil
 }
 
 // OnACLCheck implements mochi.Hook: topic is a subscription filter

@@ -686,3 +686,29 @@ func TestEmbeddedListenInUse(t *testing.T) {
 		t.Fatalf("listen on a taken port: %v", err)
 	}
 }
+
+// TestEmbeddedRefusedPublishDisconnects: a QoS 1 publish the broker
+// refuses closes the client's connection whatever the topic — one the ACL
+// refuses, a $SYS topic, a topic with a wildcard — rather than leaving the
+// client waiting for a PUBACK that never comes (mochi dropped the last two
+// without a word). Nothing is delivered or retained.
+func TestEmbeddedRefusedPublishDisconnects(t *testing.T) {
+	e := startEmbeddedEnv(t, nil, "gw-1")
+	for _, topic := range []string{"$SYS/x", "$sys/x", e.tp.Telemetry("gw-1") + "/+", "trit/v1/#", e.tp.State("gw-2")} {
+		t.Run(topic, func(t *testing.T) {
+			lost := make(chan error, 1)
+			gw1 := e.device(t, "gw-1", func(o *mqtt.ClientOptions) {
+				o.SetConnectionLostHandler(func(_ mqtt.Client, err error) { lost <- err })
+			})
+			gw1.Publish(topic, 1, true, []byte("refused")) // never acknowledged
+			select {
+			case <-lost:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("a refused QoS 1 publish to %s left the connection open", topic)
+			}
+			if _, ok := e.b.srv.Topics.Retained.Get(topic); ok {
+				t.Errorf("%s retained", topic)
+			}
+		})
+	}
+}
