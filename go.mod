@@ -16,6 +16,7 @@ require (
 	go.etcd.io/bbolt v1.4.3
 	golang.org/x/net v0.59.0
 	golang.org/x/term v0.46.0
+	golang.org/x/time v0.16.0
 	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.16.0
 	periph.io/x/conn/v3 v3.7.2

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"time"
 
 	"github.com/trit-iot/trit/wire"
@@ -40,6 +41,51 @@ type Device struct {
 	LastSeq uint64 `json:"last_seq,omitempty"`
 	// LastJob is the device's latest job event.
 	LastJob *JobRecord `json:"last_job,omitempty"`
+	// Limited counts the device's messages the fleet's per-device limits
+	// dropped or held back; absent while none was.
+	Limited *Limited `json:"limited,omitempty"`
+}
+
+// Limited counts what the fleet's per-device limits did to one device's
+// messages (docs/FLEET.md, "Per-device limits"), since its record was
+// made. Each count saturates rather than wraps.
+type Limited struct {
+	// Rate and Bytes count QoS 0 messages the embedded broker dropped: over
+	// the device's message rate, or its byte rate.
+	Rate  uint64 `json:"rate,omitempty"`
+	Bytes uint64 `json:"bytes,omitempty"`
+	// Queue counts messages the fleet's intake dropped: its queue was full
+	// and the device held the largest share of it.
+	Queue uint64 `json:"queue,omitempty"`
+	// Throttled counts QoS 1 messages the embedded broker held back until
+	// the device's budget allowed them: delayed, not lost.
+	Throttled uint64 `json:"throttled,omitempty"`
+	// Last is when the latest of them was counted.
+	Last time.Time `json:"last,omitzero"`
+}
+
+// Dropped is the messages lost: Rate + Bytes + Queue (saturating).
+func (l *Limited) Dropped() uint64 {
+	if l == nil {
+		return 0
+	}
+	return satAdd(satAdd(l.Rate, l.Bytes), l.Queue)
+}
+
+// Add adds o's counts to l's (saturating) and keeps the later Last.
+func (l *Limited) Add(o Limited) {
+	l.Rate, l.Bytes = satAdd(l.Rate, o.Rate), satAdd(l.Bytes, o.Bytes)
+	l.Queue, l.Throttled = satAdd(l.Queue, o.Queue), satAdd(l.Throttled, o.Throttled)
+	if o.Last.After(l.Last) {
+		l.Last = o.Last
+	}
+}
+
+func satAdd(a, b uint64) uint64 {
+	if a+b < a {
+		return math.MaxUint64
+	}
+	return a + b
 }
 
 // JobRecord is the latest job event of a device.

@@ -32,6 +32,12 @@ import (
 //   - retained messages never expire (mochi's default drops them after
 //     24 h, which lost the bundles and commands of devices offline for a
 //     day), and at most 1000 queued messages per offline device.
+//   - per-device limits on message rate and bytes (brokerlimit.go): a
+//     device's QoS 0 messages beyond its budget are dropped and counted,
+//     its QoS 1 messages wait; one device cannot crowd out the others.
+//     (Mosquitto 2.0 has no equivalent: docs/FLEET.md.)
+//   - a refused QoS 1 publish closes the client's connection, whatever
+//     the topic (brokerauth.go).
 //   - plain TCP on loopback only; any other address needs a TLS server
 //     certificate (EmbeddedOptions.CertFile), so that secrets never cross
 //     a network in the clear.
@@ -41,6 +47,7 @@ import (
 // Mosquitto.
 type EmbeddedBroker struct {
 	srv         *mochi.Server
+	limits      *brokerLimits
 	url         string // for devices
 	local       string // for the fleet's own connection
 	fleetID     string
@@ -64,6 +71,8 @@ type EmbeddedOptions struct {
 	// broker then listens with TLS on Listen, and for the fleet's own
 	// connection with plain TCP on a private loopback port.
 	CertFile, KeyFile string
+	// Limit is every device's budget; nil means defaultDeviceLimit.
+	Limit *Limit
 }
 
 // Embedded broker limits.
@@ -119,6 +128,13 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 	if err := wire.CheckID(fleetID); err != nil {
 		return nil, fmt.Errorf("embedded broker: fleet identity: %v", err)
 	}
+	limit := defaultDeviceLimit
+	if o.Limit != nil {
+		limit = *o.Limit
+	}
+	if err := limit.check(); err != nil {
+		return nil, fmt.Errorf("embedded broker: %w", err)
+	}
 	creds, err := openCredentials(o.Credentials, log.Warn)
 	if err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
@@ -151,6 +167,10 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 	if err := srv.AddHook(auth, nil); err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}
+	limits := newBrokerLimits(fleetID, limit, log)
+	if err := srv.AddHook(limits, nil); err != nil {
+		return nil, fmt.Errorf("embedded broker: %w", err)
+	}
 	dev, err := listen("devices", o.Listen, tlsConf)
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return nil, fmt.Errorf("embedded broker: %w (another broker, such as a system Mosquitto, or another trit-fleet? set mqtt.embedded_listen to a free port)", err)
@@ -161,7 +181,7 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 	if err := srv.AddListener(dev); err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}
-	b := &EmbeddedBroker{srv: srv, fleetID: fleetID, fleetSecret: secret}
+	b := &EmbeddedBroker{srv: srv, limits: limits, fleetID: fleetID, fleetSecret: secret}
 	if tlsConf != nil {
 		b.url = "ssl://" + dev.Address()
 		local, err := listen("fleet", "127.0.0.1:0", nil)
@@ -195,6 +215,11 @@ func (b *EmbeddedBroker) FleetURL() string { return b.local }
 // FleetCredentials returns the user name and the secret of the fleet's own
 // connection. The secret is made at start-up and never stored.
 func (b *EmbeddedBroker) FleetCredentials() (user, secret string) { return b.fleetID, b.fleetSecret }
+
+// TakeLimited returns, per device, what its limits did to its messages
+// since the last call (dropped, delayed), and forgets it. The service
+// adds the counts to the devices' records (Service.CountLimited).
+func (b *EmbeddedBroker) TakeLimited() map[string]Limited { return b.limits.TakeLimited() }
 
 // Close stops the broker.
 func (b *EmbeddedBroker) Close() error { return b.srv.Close() }

@@ -712,3 +712,88 @@ func TestEmbeddedRefusedPublishDisconnects(t *testing.T) {
 		})
 	}
 }
+
+// countArrivals subscribes c to filter and counts the messages that arrive
+// per topic, without ever blocking the client's handler.
+type arrivals struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func countArrivals(t *testing.T, c mqtt.Client, filter string) *arrivals {
+	t.Helper()
+	a := &arrivals{n: map[string]int{}}
+	tok := c.Subscribe(filter, 1, func(_ mqtt.Client, m mqtt.Message) {
+		a.mu.Lock()
+		a.n[m.Topic()]++
+		a.mu.Unlock()
+	})
+	if !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe %s: %v", filter, tok.Error())
+	}
+	return a
+}
+
+func (a *arrivals) of(topic string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n[topic]
+}
+
+// TestEmbeddedDeviceLimits: a device that floods QoS 0 messages is cut to
+// its budget (burst plus rate over the time it flooded) and the rest is
+// dropped and counted for it; its QoS 1 messages over the budget wait
+// (the broker reads its connection more slowly) and are all delivered;
+// another device publishing at the same time loses nothing.
+func TestEmbeddedDeviceLimits(t *testing.T) {
+	e := startEmbeddedEnv(t, nil, "gw-1", "gw-2")
+	lim := defaultDeviceLimit
+	seen := countArrivals(t, e.fleet, "trit/v1/#")
+	gw1, gw2 := e.device(t, "gw-1", nil), e.device(t, "gw-2", nil)
+	const flood, others, queued = 5000, 50, 20
+	payload := bytes.Repeat([]byte("t"), 100)
+	start := time.Now()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range others {
+			if err := pub(t, gw2, e.tp.Telemetry("gw-2"), 1, false, payload); err != nil {
+				t.Errorf("gw-2: %v", err)
+				return
+			}
+		}
+	}()
+	for range flood {
+		gw1.Publish(e.tp.Telemetry("gw-1"), 0, false, payload)
+	}
+	// QoS 1 after the flood: over the budget, so each waits for a token.
+	for range queued {
+		if err := pub(t, gw1, e.tp.Events("gw-1"), 1, false, payload); err != nil {
+			t.Fatalf("gw-1's QoS 1 publish over its budget: %v", err)
+		}
+	}
+	wg.Wait()
+	waitUntil(t, "gw-1's QoS 1 messages and gw-2's", func() bool {
+		return seen.of(e.tp.Events("gw-1")) == queued && seen.of(e.tp.Telemetry("gw-2")) == others
+	})
+	elapsed := time.Since(start)
+	got := seen.of(e.tp.Telemetry("gw-1"))
+	budget := lim.Burst + int(lim.Rate*elapsed.Seconds()) + 1
+	if got > budget {
+		t.Errorf("gw-1 flooded %d QoS 0 messages and %d were delivered in %v, over its budget of %d", flood, got, elapsed, budget)
+	}
+	if got == 0 {
+		t.Error("none of gw-1's QoS 0 messages was delivered")
+	}
+	counts := e.b.TakeLimited()
+	if c := counts["gw-1"]; c.Rate != uint64(flood-got) || c.Throttled == 0 {
+		t.Errorf("gw-1's counts %+v: want %d dropped for its rate (%d of %d delivered) and some throttled", c, flood-got, got, flood)
+	}
+	if c, ok := counts["gw-2"]; ok {
+		t.Errorf("gw-2 within its budget was limited: %+v", c)
+	}
+	if again := e.b.TakeLimited(); len(again) != 0 {
+		t.Errorf("counts taken twice: %v", again)
+	}
+}
