@@ -22,7 +22,8 @@ DEFAULT="trit-agent:amd64 trit-agent:arm64 trit-agent:armhf trit-agent:armel tri
 TARGETS=${DIST_ONLY:-$DEFAULT}
 
 mkdir -p "$DIST" "$WORK"
-MKDEB=$(pwd)/$WORK/mkdeb
+WORK=$(cd "$WORK" && pwd) # absolute: tools/mkdeb is built from tools/ (go -C)
+MKDEB=$WORK/mkdeb
 "$GO" -C tools build -o "$MKDEB" ./mkdeb
 
 ldflags="-s -w -X github.com/trit-iot/trit/internal/buildinfo.Version=$VERSION"

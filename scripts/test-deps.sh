@@ -4,8 +4,11 @@
 # (ARM builds of the tests run under it) and chromium (the web console's
 # browser test drives it headless), lintian and adduser (scripts/test-dist.sh
 # checks and installs the Debian packages). As root it installs what is missing
-# from Debian's packages; otherwise it fails and says how to install them.
+# from Debian's packages, waiting (at most TRIT_APT_LOCK_WAIT seconds,
+# default 600) while another apt-get holds apt's lock (scripts/apt-wait.sh);
+# otherwise it fails and says how to install them.
 set -euo pipefail
+cd "$(dirname "$0")"
 
 missing=()
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing+=(mosquitto)
@@ -20,8 +23,8 @@ command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || [ -n "${TRIT_
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "test-deps: installing ${missing[*]} from Debian's packages" >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  ./apt-wait.sh apt-get update -qq
+  ./apt-wait.sh apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   exit 0
 fi
 

@@ -5,7 +5,9 @@
 # machine installs the amd64 packages with dpkg, runs the installed
 # binaries' --version and config check, upgrades to packages rebuilt with a
 # new version (the edited configuration must be kept), removes and purges
-# them (nothing may be left but the files the operator added).
+# them (nothing may be left but the files the operator added). Building
+# them must leave nothing in the checkout either (git status --ignored
+# before and after).
 #
 # Refuses to run where a trit package is already installed.
 set -euo pipefail
@@ -23,6 +25,15 @@ for p in $PKGS; do
 		fail "$p is installed on this machine; the test installs and purges its own"
 	fi
 done
+
+# checkout_files: the untracked and ignored files in the checkout, but for
+# new .go and .md files (in a shared working tree someone may be writing
+# sources meanwhile; no build writes those).
+checkout_files() {
+	git status --porcelain --ignored --untracked-files=all | grep -E '^(\?\?|!!) ' | grep -vE '^\?\? .*\.(go|md)$' | sort || true
+}
+in_git=
+git rev-parse --is-inside-work-tree >/dev/null 2>&1 && in_git=1 && before=$(checkout_files)
 
 tmp=$(mktemp -d)
 user_existed=
@@ -128,4 +139,13 @@ done
 left=$(cd /etc/trit && ls -A | grep -v '^test-dist-' || true)
 [ -z "$left" ] || fail "purge left in /etc/trit: $left"
 [ -f /etc/trit/test-dist-release.key ] || fail "purge deleted the operator's own files"
+
+echo "== nothing left in the checkout"
+if [ -n "$in_git" ]; then
+	left=$(comm -13 <(echo "$before") <(checkout_files))
+	[ -z "$left" ] || fail "building the packages left in the checkout:
+$left"
+else
+	echo "test-dist: not a git checkout; not checked" >&2
+fi
 echo "test-dist: ok (8 packages lintian-clean; amd64 install, $v1 -> $v2 upgrade with the edited configuration kept, remove, purge)"
