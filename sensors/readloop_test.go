@@ -16,7 +16,9 @@ import (
 
 func TestReadLoop(t *testing.T) {
 	clock := sensortest.NewFakeClock(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
-	src := synthetic.New(&synthetic.Options{Rate: 1000, Seed: 1, Clock: clock})
+	// Paced as the registry opens it: readings are stamped when read, 1 ms
+	// apart in virtual time.
+	src := sensors.Paced(synthetic.New(&synthetic.Options{Rate: 1000, Seed: 1, Clock: clock}), 1000, clock)
 	spec := features.PipelineSpec{Rate: 1000, Features: []features.Spec{{Channel: "accel.x", Window: 4, Stats: []string{"rms"}}}}
 	p, err := features.NewPipeline(spec, src.Channels())
 	if err != nil {

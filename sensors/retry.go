@@ -55,6 +55,9 @@ type State string
 const (
 	StateOK     State = "ok"     // the last open or read succeeded
 	StateFailed State = "failed" // the last open or read failed after retries
+	// StateSlow: reads succeed but fewer per second than configured (the
+	// device or the machine cannot keep up); LastError says how many.
+	StateSlow State = "slow"
 )
 
 // Health is a snapshot of a Retrying source's condition, as the agent reports
@@ -66,11 +69,18 @@ type Health struct {
 	LastError string    `json:"last_error,omitempty"` // most recent error, even if recovered since
 	Failures  int       `json:"failures,omitempty"`   // consecutive failures; 0 when ok
 	NextRetry time.Time `json:"next_retry,omitzero"`  // when a failed sensor is reopened
+	// Rate is the readings per second delivered over the last measurement
+	// (0: none finished yet, or no configured rate to measure against);
+	// ConfiguredRate is what the configuration asks for.
+	Rate           float64 `json:"rate,omitempty"`
+	ConfiguredRate float64 `json:"configured_rate,omitempty"`
 }
 
 // Retrying is a Source that survives its device: it retries failed reads
 // with exponential backoff, reopens a failed device (re-initialising it),
-// and reports its Health. Read keeps returning errors while the device is
+// and reports its Health. With a configured rate (OpenRetrying) it also
+// measures the readings it delivers per second and reports StateSlow while
+// they fall short (ratewatch.go). Read keeps returning errors while the device is
 // down, but each failed Read first waits for the backoff, so a read loop
 // never spins.
 //
@@ -90,26 +100,34 @@ type Retrying struct {
 	nextOpen time.Time
 	closed   bool
 
-	mu     sync.Mutex // guards health
+	mu     sync.Mutex // guards health and rate
 	health Health
+	rate   rateWatch
 }
 
 // NewRetrying wraps open, which opens the device, in a Retrying source named
 // name with the given channels. It tries open once right away, so Health is
 // meaningful on return, and never fails: a device that is down is retried.
 func NewRetrying(name string, channels []string, open func() (Source, error), p *RetryPolicy) *Retrying {
+	return newRetrying(name, channels, open, p, 0)
+}
+
+// newRetrying is NewRetrying for a source configured at rate readings per
+// second (0: none), which it then watches.
+func newRetrying(name string, channels []string, open func() (Source, error), p *RetryPolicy, rate float64) *Retrying {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Retrying{name: name, channels: channels, open: open, p: p.orDefaults(), ctx: ctx, cancel: cancel}
-	r.health = Health{Sensor: name, State: StateOK, Since: r.p.Clock.Now()}
+	r := &Retrying{name: name, channels: channels, open: open, p: p.orDefaults(), ctx: ctx, cancel: cancel, rate: newRateWatch(rate)}
+	r.health = Health{Sensor: name, State: StateOK, Since: r.p.Clock.Now(), ConfiguredRate: rate}
 	r.rmu.Lock()
 	defer r.rmu.Unlock()
 	r.tryOpen()
 	return r
 }
 
-// OpenRetrying validates cfg and returns a Retrying source for it. The error
-// is non-nil only for an invalid config (a *ConfigError); a device that does
-// not answer shows up in Health and in Read's errors instead.
+// OpenRetrying validates cfg and returns a Retrying source for it, watching
+// the rate it delivers against cfg's rate. The error is non-nil only for an
+// invalid config (a *ConfigError); a device that does not answer shows up
+// in Health and in Read's errors instead.
 func OpenRetrying(cfg Config, env *Env, p *RetryPolicy) (*Retrying, error) {
 	c, k, err := cfg.prepare()
 	if err != nil {
@@ -120,7 +138,7 @@ func OpenRetrying(cfg Config, env *Env, p *RetryPolicy) (*Retrying, error) {
 		return nil, withSensor(err, c.Name, c.Kind)
 	}
 	e := env.orDefaults()
-	return NewRetrying(c.Name, channels, func() (Source, error) { return k.Open(c, e) }, p), nil
+	return newRetrying(c.Name, channels, func() (Source, error) { return k.Open(c, e) }, p, c.Rate), nil
 }
 
 // Name returns the sensor's name.
@@ -166,7 +184,7 @@ func (r *Retrying) Read(ctx context.Context) (Reading, error) {
 		rd, err = r.src.Read(ctx)
 		switch {
 		case err == nil:
-			r.succeeded()
+			r.delivered()
 			return rd, nil
 		case errors.Is(err, io.EOF):
 			return Reading{}, err // end of a finite source, not a fault
@@ -215,15 +233,43 @@ func (r *Retrying) tryOpen() error {
 	return nil
 }
 
+// succeeded records a successful open or read.
 func (r *Retrying) succeeded() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.health.State != StateOK {
+	r.succeededLocked(r.p.Clock.Now())
+}
+
+func (r *Retrying) succeededLocked(now time.Time) {
+	if r.health.State == StateFailed {
 		r.health.State = StateOK
-		r.health.Since = r.p.Clock.Now()
+		r.health.Since = now
+		r.rate.restart()
 	}
 	r.health.Failures = 0
 	r.health.NextRetry = time.Time{}
+}
+
+// delivered records a successful read and counts it against the rate.
+func (r *Retrying) delivered() {
+	now := r.p.Clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.succeededLocked(now)
+	if !r.rate.tick(now) {
+		if r.rate.got > 0 {
+			r.health.Rate = r.rate.got
+		}
+		return
+	}
+	r.health.Rate = r.rate.got
+	r.health.Since = now
+	if r.rate.slow {
+		r.health.State = StateSlow
+		r.health.LastError = r.rate.describe()
+	} else {
+		r.health.State = StateOK
+	}
 }
 
 func (r *Retrying) note(err error) {
@@ -241,6 +287,7 @@ func (r *Retrying) failed(err error) {
 		r.health.State = StateFailed
 		r.health.Since = now
 	}
+	r.rate.restart()
 	r.health.LastError = err.Error()
 	r.health.Failures++
 	d := r.p.ReopenDelay

@@ -208,12 +208,15 @@ func TestOpenRetryingConfigOnly(t *testing.T) {
 
 func TestPacer(t *testing.T) {
 	clock := sensortest.NewFakeClock(time.Unix(0, 0))
-	p := sensors.NewPacer(4, clock) // 250 ms
+	p := sensors.NewPacer(4, clock) // 250 ms; catches up at most 500 ms
 	ctx := context.Background()
 	var at []time.Duration
-	for i := range 6 {
-		if i == 3 {
-			clock.Advance(2 * time.Second) // a slow consumer
+	for i := range 8 {
+		switch i {
+		case 3:
+			clock.Advance(2 * time.Second) // a consumer stalled too long
+		case 6:
+			clock.Advance(400 * time.Millisecond) // a short stall
 		}
 		if err := p.Wait(ctx); err != nil {
 			t.Fatal(err)
@@ -221,9 +224,14 @@ func TestPacer(t *testing.T) {
 		at = append(at, clock.Now().Sub(time.Unix(0, 0)))
 	}
 	ms := time.Millisecond
-	// No burst after the stall: the schedule restarts from then.
-	if want := []time.Duration{0, 250 * ms, 500 * ms, 2500 * ms, 2750 * ms, 3000 * ms}; !slices.Equal(at, want) {
+	// After the long stall the schedule restarts from then, the 7 samples
+	// due meanwhile skipped; after the short one the late sample comes at
+	// once and the schedule goes on (3500 ms, not 3650).
+	if want := []time.Duration{0, 250 * ms, 500 * ms, 2500 * ms, 2750 * ms, 3000 * ms, 3400 * ms, 3500 * ms}; !slices.Equal(at, want) {
 		t.Fatalf("waits ended at %v, want %v", at, want)
+	}
+	if p.Skipped() != 7 {
+		t.Fatalf("skipped %d samples, want 7", p.Skipped())
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	cancel()

@@ -231,8 +231,11 @@ func ParseSpec(doc string) (features.PipelineSpec, error) {
 
 func describeHealth(h sensors.Health) string {
 	s := fmt.Sprintf("%s %s", h.Sensor, h.State)
-	if h.State == sensors.StateFailed {
+	switch h.State {
+	case sensors.StateFailed:
 		s += fmt.Sprintf(" since %s (%d failures): %s", h.Since.UTC().Format("15:04:05"), h.Failures, h.LastError)
+	case sensors.StateSlow:
+		s += fmt.Sprintf(" since %s: %s", h.Since.UTC().Format("15:04:05"), h.LastError)
 	}
 	return s
 }

@@ -15,18 +15,19 @@ type Options struct {
 	State State         // initial state
 	Cycle time.Duration // if > 0, move to the next state every Cycle
 	Seed  uint64
-	Clock sensors.Clock // for the start time (default SystemClock)
+	Clock sensors.Clock // stamps the readings (default SystemClock)
 }
 
 // Source is a simulated machine as a sensors.Source, with channels
 // <name>.x, <name>.y, <name>.z (g) and <name>.temperature (°C). It does not
-// pace itself: Read returns the next sample at once, stamped with its
-// simulated time (start + n/rate); the registry wraps it with
-// sensors.Paced to run in real time.
+// pace itself: Read returns the next sample at once (the simulation
+// advances 1/rate per sample), stamped with the time it was read; the
+// registry wraps it with sensors.Paced to run in real time. (Stamping
+// start + n/rate instead fell behind the clock whenever the machine could
+// not keep the rate.)
 type Source struct {
 	m        *Machine
 	o        Options
-	start    time.Time
 	n        int64
 	segment  int64 // samples per segment
 	channels []string
@@ -49,7 +50,7 @@ func New(o *Options) *Source {
 		c.Clock = sensors.SystemClock
 	}
 	return &Source{
-		m: NewMachine(c.State, c.Rate, c.Seed), o: c, start: c.Clock.Now(),
+		m: NewMachine(c.State, c.Rate, c.Seed), o: c,
 		segment: max(1, int64(c.Rate)), channels: Channels(c.Name),
 	}
 }
@@ -83,10 +84,9 @@ func (s *Source) Read(ctx context.Context) (sensors.Reading, error) {
 			s.m.Redraw()
 		}
 	}
-	t := s.start.Add(time.Duration(float64(s.n) / s.o.Rate * float64(time.Second)))
 	s.n++
 	x, y, z, c := s.m.Next()
-	return sensors.Reading{Time: t, Values: []float64{x, y, z, c}}, nil
+	return sensors.Reading{Time: s.o.Clock.Now(), Values: []float64{x, y, z, c}}, nil
 }
 
 // cycleLen is the cycle in samples, rounded to whole segments.

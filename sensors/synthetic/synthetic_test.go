@@ -240,8 +240,8 @@ func TestSourceAndCycle(t *testing.T) {
 			states = append(states, s.State()) // the state r was sampled in
 		}
 		zsum += r.Values[2]
-		if i == 1500 && !r.Time.Equal(time.Unix(51, 500_000_000)) {
-			t.Fatalf("sample 1500 at %v", r.Time)
+		if !r.Time.Equal(clock.Now()) {
+			t.Fatalf("sample %d stamped %v, read at %v", i, r.Time, clock.Now())
 		}
 	}
 	if !slices.Equal(states, []State{Normal, Imbalance, BearingFault}) {
@@ -289,5 +289,23 @@ func TestRegistry(t *testing.T) {
 	}
 	if State(7).String() != "State(7)" || BearingFault.String() != "bearing_fault" {
 		t.Fatal("State.String")
+	}
+}
+
+// TestReadingsStampedWhenRead: a reading carries the time it was read,
+// not start + n/rate, which falls behind the clock when the machine cannot
+// keep the rate (here each read takes 1 ms at 20 kHz).
+func TestReadingsStampedWhenRead(t *testing.T) {
+	clock := sensortest.NewFakeClock(time.Unix(50, 0))
+	s := New(&Options{Rate: 20000, Clock: clock})
+	for i := range 100 {
+		clock.Advance(time.Millisecond)
+		r, err := s.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Time.Equal(clock.Now()) {
+			t.Fatalf("reading %d stamped %v, read at %v", i, r.Time, clock.Now())
+		}
 	}
 }
