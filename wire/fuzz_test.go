@@ -67,6 +67,11 @@ func FuzzDecodePayloads(f *testing.F) {
 	st := &State{Device: "d", Session: 1, Online: true, Model: &ModelRef{ID: "m", Bundle: hashA}}
 	b, _ := st.Marshal()
 	f.Add(b)
+	st = &State{Device: "d", Session: 2, Online: true, Health: "degraded", Sensors: []SensorHealth{
+		{Sensor: "accel", State: SensorSlow, Since: 1, LastError: "reads 1.8 kHz of the configured 20 kHz"},
+		{Sensor: "env", State: SensorFailed, Since: 1, LastError: "device did not respond", Failures: 3}}}
+	b, _ = st.Marshal()
+	f.Add(b)
 	ev := &Event{Device: "d", Rollout: "r", Seq: 1, State: JobQueued}
 	b, _ = ev.Marshal()
 	f.Add(b)

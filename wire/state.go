@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // ModelRef names an installed model.
@@ -16,11 +17,52 @@ type ModelRef struct {
 
 // SensorHealth is one sensor's condition as a device reports it.
 type SensorHealth struct {
-	Sensor    string `json:"sensor"`
-	State     string `json:"state"`                // "ok" or "failed"
-	Since     int64  `json:"since"`                // Unix seconds of the last change
-	LastError string `json:"last_error,omitempty"` // most recent error, even if recovered since
-	Failures  int    `json:"failures,omitempty"`   // consecutive failures
+	Sensor string `json:"sensor"`
+	State  string `json:"state"` // SensorOK, SensorFailed or SensorSlow
+	Since  int64  `json:"since"` // Unix seconds of the last change
+	// LastError is the most recent error, even if recovered since; for a
+	// slow sensor, its rates ("reads 1.8 kHz of the configured 20 kHz").
+	LastError string `json:"last_error,omitempty"`
+	Failures  int    `json:"failures,omitempty"` // consecutive failures
+}
+
+// Sensor states. SensorSlow came after the others, as a value of the
+// existing field, so fleets older than it store and show it as it is.
+const (
+	SensorOK     = "ok"
+	SensorFailed = "failed" // reads fail (retried with backoff)
+	SensorSlow   = "slow"   // reads succeed, fewer per second than configured
+)
+
+// Describe says what is wrong with a sensor, "" when it is ok:
+// "accel reads 1.8 kHz of the configured 20 kHz", "env failed: device did
+// not respond".
+func (h SensorHealth) Describe() string {
+	switch {
+	case h.State == SensorOK:
+		return ""
+	case h.State == SensorSlow && h.LastError != "":
+		return h.Sensor + " " + h.LastError
+	case h.LastError != "":
+		return h.Sensor + " " + h.State + ": " + h.LastError
+	}
+	return h.Sensor + " " + h.State
+}
+
+// HealthDetail is a device's health with what makes it so, for people:
+// "degraded: accel reads 1.8 kHz of the configured 20 kHz; env failed: …",
+// or health alone when no sensor explains it.
+func HealthDetail(health string, sensors []SensorHealth) string {
+	var why []string
+	for _, h := range sensors {
+		if d := h.Describe(); d != "" {
+			why = append(why, d)
+		}
+	}
+	if len(why) == 0 {
+		return health
+	}
+	return health + ": " + strings.Join(why, "; ")
 }
 
 // OutboxInfo summarizes a device's store-and-forward queue.
@@ -63,7 +105,7 @@ type State struct {
 	Shadow       *ModelRef         `json:"shadow,omitempty"`   // candidate scored in shadow
 	Sensors      []SensorHealth    `json:"sensors,omitempty"`
 	Outbox       *OutboxInfo       `json:"outbox,omitempty"`
-	// Health is "ok", "degraded" (a sensor failed or inference errors) or
+	// Health is "ok", "degraded" (a sensor failed or is slow) or
 	// "no-model".
 	Health string `json:"health,omitempty"`
 }
