@@ -395,14 +395,16 @@ func (a *Agent) state(session uint64, online bool) ([]byte, error) {
 }
 
 // telemetry queues a report every telemetry.interval and republishes the
-// state when sensor health changes or the outbox dropped messages (so the
-// fleet sees data loss in the retained state, not only in telemetry that
-// may itself be dropped).
+// state when sensor health changes (checked every healthCheckEvery) or the
+// outbox dropped messages (so the fleet sees data loss in the retained
+// state, not only in telemetry that may itself be dropped).
 func (a *Agent) telemetry(ctx context.Context) {
 	interval := a.live.Load().interval
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	lastHealth := ""
+	healthTick := time.NewTicker(healthCheckEvery)
+	defer healthTick.Stop()
+	var sw sensorWatch
 	var lastDropped uint64
 	failures := newRepeatLimiter(telemetryErrorEvery)
 	statFailures := newRepeatLimiter(telemetryErrorEvery)
@@ -417,6 +419,11 @@ func (a *Agent) telemetry(ctx context.Context) {
 			if d := a.live.Load().interval; d != interval {
 				interval = d
 				tick.Reset(d)
+			}
+			continue
+		case <-healthTick.C:
+			if a.checkSensors(&sw) {
+				a.sess.publishState(ctx)
 			}
 			continue
 		case <-tick.C:
@@ -474,26 +481,13 @@ func (a *Agent) telemetry(ctx context.Context) {
 			a.log.Info("telemetry queued again", "reports_lost", n)
 		}
 		a.pub.kickNow()
-		h := fmt.Sprint(a.healthSummary())
-		if h != lastHealth || dropsChanged {
-			if lastHealth != "" && h != lastHealth {
-				a.log.Info("sensor health changed", "sensors", h)
-			}
+		if a.checkSensors(&sw) || dropsChanged {
 			if dropsChanged {
 				a.log.Warn("outbox full: oldest queued messages dropped", "dropped_total", lastDropped, "max_bytes", maxBytes)
 			}
-			lastHealth = h
 			a.sess.publishState(ctx)
 		}
 	}
-}
-
-func (a *Agent) healthSummary() []string {
-	var out []string
-	for _, h := range a.in.Load().health() {
-		out = append(out, h.Sensor+"="+string(h.State))
-	}
-	return out
 }
 
 // watchdog pings systemd's watchdog at half its interval, but only while

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/sensors/features"
@@ -34,15 +33,15 @@ func openInput(cfgs []sensors.Config, spec *features.PipelineSpec, env *sensors.
 
 // read takes one reading: the pacing sensor's next sample and the latest
 // of the others.
-func (in *input) read(ctx context.Context) ([]float64, time.Time, error) {
+func (in *input) read(ctx context.Context) ([]float64, error) {
 	r, err := in.src.Read(ctx)
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, err
 	}
 	if len(r.Values) != len(in.channels) {
-		return nil, time.Time{}, fmt.Errorf("sensors returned %d values for %d channels", len(r.Values), len(in.channels))
+		return nil, fmt.Errorf("sensors returned %d values for %d channels", len(r.Values), len(in.channels))
 	}
-	return r.Values, r.Time, nil
+	return r.Values, nil
 }
 
 func (in *input) health() []sensors.Health { return sensors.Healths(in.src.Sensors) }

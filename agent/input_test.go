@@ -59,7 +59,7 @@ func TestInputFastSensorPaces(t *testing.T) {
 	lastFast, lastSlow := -1.0, math.NaN()
 	slowChanges := 0
 	for i := range cycles {
-		v, _, err := in.read(ctx)
+		v, err := in.read(ctx)
 		if err != nil {
 			t.Fatalf("cycle %d: %v", i, err)
 		}

@@ -59,8 +59,13 @@ func (l *loop) run(ctx context.Context) error {
 	lastErr := ""
 	for ctx.Err() == nil {
 		in := l.in.Load()
-		values, at, err := in.read(ctx)
-		l.progress.Store(time.Now().UnixNano())
+		values, err := in.read(ctx)
+		// A window is stamped with the agent's clock when its last reading
+		// arrived, not with the source's time: a recording's, or one that
+		// fell behind the clock, would make "last prediction" lag the
+		// telemetry that reports it.
+		at := time.Now()
+		l.progress.Store(at.UnixNano())
 		r := l.cur.Load()
 		if err != nil {
 			if ctx.Err() != nil {
