@@ -17,6 +17,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/internal/cli"
+	"github.com/trit-iot/trit/wire"
 )
 
 // The fleet commands talk to trit-fleet's HTTP API (docs/OPERATIONS.md)
@@ -591,7 +592,11 @@ func newDevicesCmd(e *env) *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show everything the fleet knows about one device (JSON)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Show everything the fleet knows about one device, as the fleet's JSON on
+standard output. When the device is degraded, a line on standard error says
+why, sensor by sensor ("gw-1: degraded: accel reads 1.8 kHz of the
+configured 20 kHz"), so the JSON stays fit for scripts.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
 			if err != nil {
@@ -604,8 +609,16 @@ func newDevicesCmd(e *env) *cobra.Command {
 			var buf bytes.Buffer
 			json.Indent(&buf, raw, "", "  ")
 			buf.WriteByte('\n')
-			_, err = e.stdout.Write(buf.Bytes())
-			return err
+			if _, err = e.stdout.Write(buf.Bytes()); err != nil {
+				return err
+			}
+			var d api.Device
+			if json.Unmarshal(raw, &d) == nil {
+				if why := wire.HealthDetail(d.Health, d.Sensors); why != d.Health || d.Health == "degraded" {
+					fmt.Fprintf(e.stderr, "%s: %s\n", d.ID, why)
+				}
+			}
+			return nil
 		},
 	}
 	forget := &cobra.Command{

@@ -98,6 +98,10 @@ type deviceRow struct {
 	Model     *wire.ModelRef
 	SensorsOK int
 	Failed    []string // failed sensors
+	Slow      []string // sensors below their configured rate
+	// Why says what makes the health what it is, sensor by sensor ("accel
+	// reads 1.8 kHz of the configured 20 kHz"); empty when all are ok.
+	Why       string
 	Last      *wire.Prediction
 	Predicted uint64
 }
@@ -105,13 +109,21 @@ type deviceRow struct {
 func newDeviceRow(d *fleet.Device) deviceRow {
 	row := deviceRow{ID: d.ID, Online: d.Online, LastSeen: d.LastSeen, Health: health(d), Labels: sortedLabels(d.Labels),
 		Model: d.Model, Last: d.Last, Predicted: d.Predictions}
+	var why []string
 	for _, s := range d.Sensors {
-		if s.State == "ok" {
+		switch s.State {
+		case wire.SensorOK:
 			row.SensorsOK++
-		} else {
+		case wire.SensorSlow:
+			row.Slow = append(row.Slow, s.Sensor)
+		default:
 			row.Failed = append(row.Failed, s.Sensor)
 		}
+		if w := s.Describe(); w != "" {
+			why = append(why, w)
+		}
 	}
+	row.Why = strings.Join(why, "; ")
 	return row
 }
 
