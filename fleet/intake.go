@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/trit-iot/trit/store"
@@ -14,15 +15,114 @@ type message struct {
 	payload []byte
 }
 
-// Deliver hands an incoming message to the service loop. It never blocks:
-// when the queue is full the message is dropped and counted (devices re-send
-// unacknowledged events, and states are retained).
+// intake is the service's incoming side: the fair queue of device messages
+// (fairqueue.go) and the per-device counts of limited messages waiting to
+// be added to the devices' records.
+type intake struct {
+	q *fairQueue
+
+	mu      sync.Mutex
+	pending map[string]Limited        // counts not yet in the records
+	source  func() map[string]Limited // the embedded broker's counts (TakeLimited), or nil
+	logAt   time.Time                 // of the last "incoming queue full" line
+	logN    uint64                    // drops since that line
+	logBy   map[string]uint64         // … per device (bounded by maxDropCounted)
+}
+
+func newIntake(queue int) *intake {
+	return &intake{q: newFairQueue(queue), pending: map[string]Limited{}, logBy: map[string]uint64{}}
+}
+
+// queueLogEvery bounds the "incoming queue full" lines.
+const queueLogEvery = time.Minute
+
+// CountLimitedBy makes the service add, every tick, the counts take
+// returns (the embedded broker's TakeLimited) to the devices' records.
+// Call it before Run.
+func (s *Service) CountLimitedBy(take func() map[string]Limited) {
+	s.in.mu.Lock()
+	defer s.in.mu.Unlock()
+	s.in.source = take
+}
+
+// Deliver hands an incoming message to the service loop. It never blocks.
+// Messages wait in one queue per device, served in turn; when the total
+// reaches Options.Queue, a message of the device holding the most is
+// dropped, counted on its record (Limited.Queue) and in
+// trit_fleet_dropped_messages_total, and logged at most once a minute with
+// the counts (devices re-send unacknowledged events, and states are
+// retained).
 func (s *Service) Deliver(topic string, payload []byte) {
-	select {
-	case s.in <- message{topic: topic, payload: payload}:
-	default:
-		s.metrics.dropped.Add(1)
-		s.log.Warn("incoming queue full; message dropped", "topic", topic)
+	device := "" // a topic the decoder will refuse shares one queue
+	if t, err := wire.ParseTopic(topic); err == nil {
+		device = t.Device
+	}
+	dropped := s.in.q.push(device, message{topic: topic, payload: payload})
+	if dropped == "" {
+		return
+	}
+	s.metrics.dropped.Add(1)
+	now := s.opt.Now()
+	in := s.in
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.logN++
+	if _, ok := in.logBy[dropped]; ok || len(in.logBy) < maxDropCounted {
+		in.logBy[dropped]++
+	}
+	if now.Sub(in.logAt) >= queueLogEvery {
+		top, n := "", uint64(0)
+		for id, k := range in.logBy {
+			if k > n || k == n && id < top {
+				top, n = id, k
+			}
+		}
+		s.log.Warn("incoming queue full; messages of the devices holding most of it dropped",
+			"dropped", in.logN, "devices", len(in.logBy), "most_from", clip(top, 100), "most", n, "queue", s.opt.Queue)
+		in.logAt, in.logN = now, 0
+		clear(in.logBy)
+	}
+}
+
+// takeLimited returns the counts to add to the records: the queue's drops,
+// those the source gave since, and any left from a failed write.
+func (in *intake) takeLimited(now time.Time) map[string]Limited {
+	drops := in.q.takeDropped()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for id, n := range drops {
+		c := in.pending[id]
+		c.Add(Limited{Queue: n, Last: now})
+		in.pending[id] = c
+	}
+	if len(in.pending) == 0 {
+		return nil
+	}
+	out := in.pending
+	in.pending = map[string]Limited{}
+	return out
+}
+
+// pull adds the source's counts to the pending ones.
+func (in *intake) pull() {
+	in.mu.Lock()
+	source := in.source
+	in.mu.Unlock()
+	if source == nil {
+		return
+	}
+	counts := source()
+	in.putBack(counts)
+}
+
+// putBack adds counts to the pending ones (after a failed write).
+func (in *intake) putBack(counts map[string]Limited) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for id, c := range counts {
+		p := in.pending[id]
+		p.Add(c)
+		in.pending[id] = p
 	}
 }
 
@@ -32,7 +132,8 @@ const maxBatch = 512
 // Run handles incoming messages and steps the rollouts until ctx ends.
 // Messages that arrive together are handled in one store transaction (a
 // group commit): with a thousand devices reporting, one fsync per message
-// would be the fleet's bottleneck.
+// would be the fleet's bottleneck. A batch takes one message per device in
+// turn, so a device with a thousand waiting does not delay the others'.
 func (s *Service) Run(ctx context.Context) error {
 	tick := time.NewTicker(s.opt.Tick)
 	defer tick.Stop()
@@ -41,35 +142,30 @@ func (s *Service) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case m := <-s.in:
-			s.handleBatch(s.collect(m))
+		case <-s.in.q.ready:
+			s.handleBatch(s.in.q.take(maxBatch))
+			if s.in.q.len() > 0 {
+				select { // more than one batch waits: come back after any tick
+				case s.in.q.ready <- struct{}{}:
+				default:
+				}
+			}
 		case <-tick.C:
+			s.in.pull()
+			s.handleBatch(nil) // records the limited counts, if any
 			s.Tick()
 		}
 	}
 }
 
-// collect returns first and whatever else is queued, up to maxBatch.
-func (s *Service) collect(first message) []message {
-	batch := []message{first}
-	for len(batch) < maxBatch {
-		select {
-		case m := <-s.in:
-			batch = append(batch, m)
-		default:
-			return batch
-		}
-	}
-	return batch
-}
-
-// Drain handles every message queued so far (for tests and shutdown).
+// Drain handles every message queued so far and records the limited
+// counts (for tests and shutdown).
 func (s *Service) Drain() {
+	s.in.pull()
 	for {
-		select {
-		case m := <-s.in:
-			s.handleBatch(s.collect(m))
-		default:
+		batch := s.in.q.take(maxBatch)
+		s.handleBatch(batch)
+		if len(batch) == 0 {
 			return
 		}
 	}
@@ -144,10 +240,11 @@ func (s *Service) handleBatch(batch []message) {
 			msgs = append(msgs, d)
 		}
 	}
-	if len(msgs) == 0 {
+	now := s.opt.Now()
+	limited := s.in.takeLimited(now)
+	if len(msgs) == 0 && len(limited) == 0 {
 		return
 	}
-	now := s.opt.Now()
 	acks := map[string][]string{} // device -> event IDs
 	var finished []DeviceState
 	var alerts []string // devices whose drift crossed the alert threshold
@@ -241,6 +338,19 @@ func (s *Service) handleBatch(batch []message) {
 				acks[ev.Device] = append(acks[ev.Device], ev.ID)
 			}
 		}
+		for id, c := range limited {
+			if wire.CheckID(id) != nil {
+				continue // no device: a topic the decoder refused
+			}
+			d, err := device(id)
+			if err != nil {
+				return err
+			}
+			if d.Limited == nil {
+				d.Limited = &Limited{}
+			}
+			d.Limited.Add(c)
+		}
 		for id, d := range devices {
 			if err := tx.Put(store.FleetDevices, id, d); err != nil {
 				return err
@@ -257,6 +367,7 @@ func (s *Service) handleBatch(batch []message) {
 	})
 	s.mu.Unlock()
 	if err != nil {
+		s.in.putBack(limited)
 		s.log.Error("storing device messages failed; events not acknowledged, devices will re-send them", "messages", len(msgs), "err", err)
 		return
 	}

@@ -1,0 +1,121 @@
+package fleet
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+// telemetryFrom delivers n telemetry reports of one prediction each from
+// device, with sequence numbers from seq.
+func (f *fixture) telemetryFrom(t *testing.T, device string, seq uint64, n int) {
+	t.Helper()
+	for i := range n {
+		tm := &wire.Telemetry{Device: device, Session: 1, Seq: seq + uint64(i), From: 1, To: 2, Predictions: 1}
+		raw, err := tm.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.svc.Deliver(f.svc.Topics().Telemetry(device), raw)
+	}
+}
+
+func (f *fixture) predictions(t *testing.T, device string) uint64 {
+	t.Helper()
+	d, err := DeviceByID(f.db, device)
+	if err != nil {
+		t.Fatalf("%s: %v", device, err)
+	}
+	return d.Predictions
+}
+
+// TestIntakeFairShare: one device fills the fleet's incoming queue, then
+// five others report while it is full. Every report of the five is
+// stored; only the flooder's messages are dropped, and they are counted on
+// its record. (With one shared queue the five lost everything.)
+func TestIntakeFairShare(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Queue = 100 })
+	const flood, each = 1000, 10
+	others := []string{"gw-1", "gw-2", "gw-3", "gw-4", "gw-5"}
+	f.telemetryFrom(t, "flood", 1, flood)
+	for _, id := range others {
+		f.telemetryFrom(t, id, 1, each)
+	}
+	f.svc.Drain()
+	for _, id := range others {
+		if got := f.predictions(t, id); got != each {
+			t.Errorf("%s: %d of its %d reports stored while another device flooded", id, got, each)
+		}
+	}
+	stored := f.predictions(t, "flood")
+	if stored == 0 || stored > 100 {
+		t.Errorf("the flooder had %d reports stored; want some, at most the queue's 100", stored)
+	}
+	d, err := DeviceByID(f.db, "flood")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Limited == nil || d.Limited.Queue != flood-stored || d.Limited.Dropped() != flood-stored {
+		t.Errorf("the flooder's record counts %+v; want %d dropped from the queue (%d of %d stored)", d.Limited, flood-stored, stored, flood)
+	}
+	for _, id := range others {
+		if d, _ := DeviceByID(f.db, id); d != nil && d.Limited != nil {
+			t.Errorf("%s counted as limited: %+v", id, d.Limited)
+		}
+	}
+	if got := f.svc.metrics.dropped.Load(); got != flood-stored {
+		t.Errorf("trit_fleet_dropped_messages_total %d, want %d", got, flood-stored)
+	}
+}
+
+// TestFairQueue: the queue serves devices in turn, drops only from the
+// device holding the most, never lets the total pass its bound, and keeps
+// no entry for a device with nothing queued.
+func TestFairQueue(t *testing.T) {
+	q := newFairQueue(10)
+	msg := func(s string) message { return message{topic: s} }
+	for i := range 8 {
+		if d := q.push("flood", msg(fmt.Sprint("f", i))); d != "" {
+			t.Fatalf("dropped %s below the bound", d)
+		}
+	}
+	q.push("a", msg("a0"))
+	q.push("b", msg("b0"))
+	// Full: a newcomer pushes out the flooder's oldest, never a's or b's.
+	for i, d := range []string{"c", "d", "a", "b"} {
+		if got := q.push(d, msg(d+"1")); got != "flood" {
+			t.Fatalf("push %d from %s dropped %q's message, want flood's", i, d, got)
+		}
+	}
+	if q.len() != 10 {
+		t.Fatalf("%d queued, want the bound 10", q.len())
+	}
+	// Now flood holds 4, a and b 2, c and d 1: flood pays for itself.
+	if got := q.push("flood", msg("f8")); got != "flood" {
+		t.Fatalf("the flooder's own push dropped %q's message", got)
+	}
+	var order []string
+	for _, m := range q.take(6) {
+		order = append(order, m.topic)
+	}
+	// One per device in turn, oldest first; f0…f4 were dropped.
+	if want := "f5 a0 b0 c1 d1 f6"; strings.Join(order, " ") != want {
+		t.Errorf("served %v, want %s", order, want)
+	}
+	if got := q.takeDropped(); got["flood"] != 5 || len(got) != 1 {
+		t.Errorf("drops %v, want flood: 5", got)
+	}
+	rest := q.take(100)
+	if len(rest) != 4 || q.len() != 0 || len(q.by) != 0 || len(q.byLen) != 0 || q.longest != 0 {
+		t.Errorf("after taking all: %d taken, %d left, %d devices, %v lengths, longest %d", len(rest), q.len(), len(q.by), q.byLen, q.longest)
+	}
+	// Every device holds one: a newcomer's message is the one refused.
+	for i := range 10 {
+		q.push(fmt.Sprint("gw-", i), msg("x"))
+	}
+	if got := q.push("gw-new", msg("y")); got != "gw-new" || q.len() != 10 {
+		t.Errorf("a newcomer to a queue of ten single messages dropped %q's", got)
+	}
+}
