@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/sensors"
+	"github.com/trit-iot/trit/sensors/features"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -143,5 +144,65 @@ func TestLastPredictionIsClockTime(t *testing.T) {
 			t.Errorf("report %d covers [%d, %d] ms and its last prediction is at %d (%v before its end)",
 				tm.Seq, tm.From, tm.To, tm.Last.Time, time.Duration(tm.To-tm.Last.Time)*time.Millisecond)
 		}
+	}
+}
+
+// TestTwentyKHzSensorKeepsUpOrIsReported is the bar on this
+// machine: a 20 kHz synthetic sensor with 256-sample windows either runs
+// at its rate (78 windows/s; today's main made 7) or the state reports it
+// slow within 10 s. Which of the two depends on the machine's load, not
+// on the test: both pass, silence fails.
+func TestTwentyKHzSensorKeepsUpOrIsReported(t *testing.T) {
+	k := newKeys(t)
+	f := newFakeFleet(t, k)
+	cfg := testConfig(t, k, "tcp://fake:1883")
+	cfg.Telemetry.Interval = Duration{time.Second}
+	cfg.Sensors = []sensors.Config{{Kind: "synthetic", Name: "accel", Rate: 20000, Seed: 7}}
+	cfg.Features = &features.PipelineSpec{Rate: 20000, Features: []features.Spec{
+		{Channel: "accel.x", Window: 256, Stats: []string{features.StatRMS, features.StatP2P}, Bands: [][2]float64{{0, 500}, {500, 2000}}},
+		{Channel: "accel.y", Window: 256, Stats: []string{features.StatRMS}},
+	}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	names, err := cfg.Features.FeatureNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	startAgent(t, cfg, &Options{Dialer: f.b})
+	f.waitOnline()
+	h := f.bundle(makeBundle(t, bundleOpts{release: 1, signer: k.release, features: names}))
+	if ev := f.terminal(f.deploy(h, "r")); ev.State != wire.JobSucceeded {
+		t.Fatalf("install: %s %q %q", ev.State, ev.Code, ev.Reason)
+	}
+	reported := time.Duration(-1)
+	for time.Since(start) < 10*time.Second {
+		if st := f.lastState(); reported < 0 && st != nil && len(st.Sensors) == 1 && st.Sensors[0].State == wire.SensorSlow {
+			reported = time.Since(start)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The rate over the reports that began 2 s after the start.
+	var n uint64
+	var ms int64
+	for _, tm := range f.telemetry() {
+		if tm.From >= start.Add(2*time.Second).UnixMilli() {
+			n += tm.Predictions
+			ms += tm.To - tm.From
+		}
+	}
+	if ms < 5000 {
+		t.Fatalf("reports over %d ms only", ms)
+	}
+	rate := float64(n) * 1000 / float64(ms)
+	want := 20000.0 / 256
+	switch {
+	case reported >= 0:
+		t.Logf("reported slow %v after the start (%.1f windows/s of %.1f)", reported.Round(time.Millisecond), rate, want)
+	case rate >= 0.9*want:
+		t.Logf("keeps its rate: %.1f windows/s of %.1f", rate, want)
+	default:
+		t.Fatalf("%.1f windows/s of %.1f and nothing reported within 10 s", rate, want)
 	}
 }

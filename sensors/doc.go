@@ -13,7 +13,7 @@
 //	src, err := sensors.OpenRetrying(cfg, nil, nil) // err only for bad config
 //	...
 //	r, err := src.Read(ctx) // paced at cfg.Rate
-//	h := src.Health()       // ok / failed + last error + since
+//	h := src.Health()       // ok / failed / slow + last error + since
 //
 // Invariants:
 //   - Channel names are "<name>.<channel>" where <name> is Config.Name (or the
@@ -21,7 +21,12 @@
 //     is touched (Config.Channels), so a model's features can be checked at
 //     start-up even when a sensor is missing.
 //   - Reading.Values is parallel to Source.Channels() and is owned by the
-//     caller once returned.
+//     caller once returned; Reading.Time is when it was read (a replay's
+//     time column, when it has one).
+//   - A paced source keeps its rate on average: sample n is due at
+//     start + n/rate by the clock, and a late wake-up is made up by the
+//     next reads (Pacer); a Retrying source configured with a rate
+//     reports StateSlow while it delivers less than 90% of it.
 //   - Opening real hardware calls host.Init exactly once per process.
 //   - A device that does not answer fails with ErrNoResponse, one that
 //     answers with the wrong identity with ErrWrongDevice, and one that
