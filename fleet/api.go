@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +24,8 @@ import (
 // are {"error": "..."} with a status that says whose fault it was: 400 bad
 // request (a body that is not one JSON object, an ID or hash that is not
 // well-formed, a value out of bounds), 401 no or wrong token, 404 unknown,
-// 409 conflict, 429 too many training jobs, 500 ours. Logged request paths
+// 409 conflict, 429 too many training jobs or too many wrong tokens from
+// one address (SignIns; with Retry-After), 500 ours. Logged request paths
 // and errors are clipped to maxLogField bytes.
 //
 //	GET  /v1/devices                    inventory
@@ -53,7 +55,8 @@ import (
 // fleet/console sets it when it is linked into the binary, as cmd/trit-fleet
 // does; the console reads the service and its store and checks the same
 // token at its own login.
-var Console func(s *Service, db *store.DB, token string, log *slog.Logger) (http.Handler, error)
+// signIns is the sign-in throttle the API shares with it.
+var Console func(s *Service, db *store.DB, token string, signIns *SignIns, log *slog.Logger) (http.Handler, error)
 
 // maxRequestBody bounds request bodies: a bundle plus headroom.
 const maxRequestBody = 1 << 20
@@ -98,10 +101,18 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		return nil, errors.New("fleet: the API token must be at least 16 characters")
 	}
 	mux := http.NewServeMux()
-	// guarded wraps a handler with the token check and body bound.
+	signIns := NewSignIns(s.log)
+	// guarded wraps a handler with the token check, throttled per source
+	// address (signin.go), and the body bound.
 	guarded := func(pattern string, h http.HandlerFunc) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if !authorized(r, token) {
+			switch signIns.Attempt(r, "api", func() bool { return authorized(r, token) }) {
+			case Throttled:
+				retry := signIns.RetryAfter(r)
+				w.Header().Set("Retry-After", strconv.Itoa(retry))
+				writeJSON(w, http.StatusTooManyRequests, api.Error{Error: fmt.Sprintf("too many wrong API tokens from this address; try again in %d s", retry)})
+				return
+			case WrongToken:
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trit-fleet"`)
 				writeJSON(w, http.StatusUnauthorized, api.Error{Error: "missing or wrong API token"})
 				return
@@ -297,7 +308,7 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 	})
 	guarded("GET /metrics", s.MetricsHandler().ServeHTTP)
 	if Console != nil {
-		ui, err := Console(s, s.db, token, s.log)
+		ui, err := Console(s, s.db, token, signIns, s.log)
 		if err != nil {
 			return nil, err
 		}

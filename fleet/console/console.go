@@ -57,8 +57,8 @@ var staticFS embed.FS
 const htmxFile = "htmx-2.0.11.min.js"
 
 func init() {
-	fleet.Console = func(s *fleet.Service, db *store.DB, token string, log *slog.Logger) (http.Handler, error) {
-		return New(&Options{Service: s, DB: db, Token: token, Logger: log})
+	fleet.Console = func(s *fleet.Service, db *store.DB, token string, signIns *fleet.SignIns, log *slog.Logger) (http.Handler, error) {
+		return New(&Options{Service: s, DB: db, Token: token, SignIns: signIns, Logger: log})
 	}
 }
 
@@ -67,7 +67,10 @@ type Options struct {
 	Service *fleet.Service // required
 	DB      *store.DB      // the service's store; required
 	Token   string         // the fleet's API token; at least 16 characters
-	Logger  *slog.Logger   // default slog.Default()
+	// SignIns throttles sign-ins per source address, shared with the API's
+	// token check; nil: one of the console's own.
+	SignIns *fleet.SignIns
+	Logger  *slog.Logger // default slog.Default()
 	// IdleTimeout ends a session after this long without a page view or an
 	// action (live refreshes do not count); default 30 minutes.
 	IdleTimeout time.Duration
@@ -141,6 +144,9 @@ func New(opt *Options) (*Console, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.SignIns == nil {
+		o.SignIns = fleet.NewSignIns(o.Logger)
 	}
 	c := &Console{opt: o, svc: o.Service, db: o.DB, log: o.Logger, info: map[string]*trainInfo{},
 		sessions: newSessions(o.IdleTimeout, o.MaxAge, o.MaxSessions, o.Now)}

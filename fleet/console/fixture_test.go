@@ -95,7 +95,9 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	saved := fleet.Console
-	fleet.Console = func(*fleet.Service, *store.DB, string, *slog.Logger) (http.Handler, error) { return f.console, nil }
+	fleet.Console = func(*fleet.Service, *store.DB, string, *fleet.SignIns, *slog.Logger) (http.Handler, error) {
+		return f.console, nil
+	}
 	h, err := f.svc.Handler(testToken)
 	fleet.Console = saved
 	if err != nil {

@@ -7,9 +7,12 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trit-iot/trit/fleet"
 )
 
 // Sessions. Invariants:
@@ -235,20 +238,28 @@ func (c *Console) showLogin(w http.ResponseWriter, r *http.Request, status int, 
 }
 
 // login checks the form's double-submit token and the fleet token, then
-// starts a session.
+// starts a session. Sign-ins are throttled per source address together
+// with the API's token checks (fleet.SignIns), which also logs refusals:
+// a line for an address's first, then counts at most once a minute.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	ck, err := r.Cookie(loginCookie)
 	form := r.PostFormValue(csrfField)
-	if err != nil || ck.Value == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(form)) != 1 {
-		c.log.Warn("console: login without the form's token refused", "remote", r.RemoteAddr)
-		c.showLogin(w, r, http.StatusForbidden, "The sign-in form had expired. Enter the token again.")
-		return
-	}
+	formOK := err == nil && ck.Value != "" && subtle.ConstantTimeCompare([]byte(ck.Value), []byte(form)) == 1
 	token := strings.TrimSpace(r.PostFormValue("token"))
-	if subtle.ConstantTimeCompare([]byte(token), []byte(c.opt.Token)) != 1 {
-		c.log.Warn("console: login with a wrong token", "remote", r.RemoteAddr)
-		c.showLogin(w, r, http.StatusUnauthorized, "That is not the fleet's API token.")
+	switch c.opt.SignIns.Attempt(r, "console", func() bool {
+		return formOK && subtle.ConstantTimeCompare([]byte(token), []byte(c.opt.Token)) == 1
+	}) {
+	case fleet.Throttled:
+		w.Header().Set("Retry-After", strconv.Itoa(c.opt.SignIns.RetryAfter(r)))
+		c.showLogin(w, r, http.StatusTooManyRequests, "Too many wrong tokens from this address. Wait a minute and try again.")
+		return
+	case fleet.WrongToken:
+		if !formOK {
+			c.showLogin(w, r, http.StatusForbidden, "The sign-in form had expired. Enter the token again.")
+		} else {
+			c.showLogin(w, r, http.StatusUnauthorized, "That is not the fleet's API token.")
+		}
 		return
 	}
 	id := c.sessions.create()

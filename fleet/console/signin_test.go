@@ -1,0 +1,86 @@
+package console
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/trit-iot/trit/fleet"
+)
+
+// TestLoginThrottled: 300 wrong tokens from one address in a burst. After
+// the first few the address is refused without a check (429), even with
+// the right token, until its budget refills; the log gets a line for the
+// first refusal and then counts, not 300 lines.
+func TestLoginThrottled(t *testing.T) {
+	f := newFixture(t)
+	logs := &lockedBuffer{}
+	f.swapConsoleLog(slog.New(slog.NewTextHandler(logs, nil)))
+	c := f.client()
+	c.get("/console/login")
+	codes := map[int]int{}
+	for range 300 {
+		r := c.post("/console/login", url.Values{"csrf": {c.csrf}, "token": {"not-the-token-at-all"}})
+		codes[r.code]++
+	}
+	if codes[http.StatusUnauthorized] == 0 || codes[http.StatusTooManyRequests] < 250 {
+		t.Errorf("300 wrong tokens answered %v: want a few 401s, then 429s", codes)
+	}
+	r := c.post("/console/login", url.Values{"csrf": {c.csrf}, "token": {testToken}})
+	if r.code != http.StatusTooManyRequests || cookie(r, sessionCookie) != nil {
+		t.Errorf("the right token from a throttled address: %d, session cookie %v", r.code, cookie(r, sessionCookie))
+	}
+	f.flushSignIns()
+	lines := strings.Count(logs.String(), "\n")
+	if lines > 3 {
+		t.Errorf("%d log lines for 301 refused sign-ins:\n%.3000s", lines, logs.String())
+	}
+	if got := refusedCounted(logs.String()); got != 301 {
+		t.Errorf("the log lines count %d refused sign-ins, want 301:\n%s", got, logs.String())
+	}
+}
+
+// swapConsoleLog makes the console log to l, with a sign-in throttle of
+// its own that logs there too.
+func (f *fixture) swapConsoleLog(l *slog.Logger) {
+	f.console.log = l
+	f.console.opt.SignIns = fleet.NewSignIns(l)
+}
+
+func (f *fixture) flushSignIns() { f.console.opt.SignIns.Flush() }
+
+var refusedRE = regexp.MustCompile(`\brefused=(\d+)`)
+
+// refusedCounted sums the refused=N of the log's lines.
+func refusedCounted(logs string) int {
+	n := 0
+	for _, m := range refusedRE.FindAllStringSubmatch(logs, -1) {
+		k, _ := strconv.Atoi(m[1])
+		n += k
+	}
+	return n
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
