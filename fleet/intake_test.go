@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -67,6 +68,12 @@ func TestIntakeFairShare(t *testing.T) {
 	}
 	if got := f.svc.metrics.dropped.Load(); got != flood-stored {
 		t.Errorf("trit_fleet_dropped_messages_total %d, want %d", got, flood-stored)
+	}
+	rec := httptest.NewRecorder()
+	f.svc.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	want := fmt.Sprintf(`trit_fleet_device_dropped_messages_total{device="flood",reason="queue"} %d`, flood-stored)
+	if m := rec.Body.String(); !strings.Contains(m, want) || strings.Contains(m, `device="gw-1"`) {
+		t.Errorf("metrics lack %s, or count another device:\n%s", want, m)
 	}
 }
 

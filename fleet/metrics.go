@@ -49,8 +49,11 @@ var (
 	descJobs     = prometheus.NewDesc("trit_fleet_jobs_finished_total", "Device jobs finished, by result.", []string{"result"}, nil)
 	descTelem    = prometheus.NewDesc("trit_fleet_telemetry_reports_total", "Telemetry reports received.", nil, nil)
 	descInvalid  = prometheus.NewDesc("trit_fleet_invalid_messages_total", "Incoming messages refused by the strict decoders.", nil, nil)
-	descDropped  = prometheus.NewDesc("trit_fleet_dropped_messages_total", "Incoming messages dropped because the queue was full.", nil, nil)
-	descBroker   = prometheus.NewDesc("trit_fleet_broker_connected", "1 when connected to the MQTT broker with every subscription granted, else 0.", nil, nil)
+	descDropped  = prometheus.NewDesc("trit_fleet_dropped_messages_total", "Incoming messages dropped because the queue was full (each from the device holding the most of it).", nil, nil)
+
+	descDevDropped   = prometheus.NewDesc("trit_fleet_device_dropped_messages_total", "A device's messages dropped by its per-device limits: reason rate or bytes (the embedded broker), queue (the fleet's intake).", []string{"device", "reason"}, nil)
+	descDevThrottled = prometheus.NewDesc("trit_fleet_device_throttled_messages_total", "A device's QoS 1 messages the embedded broker delayed to keep it within its limits (not lost).", []string{"device"}, nil)
+	descBroker       = prometheus.NewDesc("trit_fleet_broker_connected", "1 when connected to the MQTT broker with every subscription granted, else 0.", nil, nil)
 
 	descDrift       = prometheus.NewDesc("trit_fleet_device_drift", "Drift score of each device's active model (mean Jensen-Shannon divergence in bits of its fingerprinted embedding bits, 0-1).", []string{"device"}, nil)
 	descDrifting    = prometheus.NewDesc("trit_fleet_devices_drifting", "Devices whose drift score is at or above the alert threshold.", nil, nil)
@@ -63,7 +66,7 @@ var (
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker,
-		descDrift, descDrifting, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow} {
+		descDevDropped, descDevThrottled, descDrift, descDrifting, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow} {
 		ch <- d
 	}
 }
@@ -94,6 +97,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		drifting := 0
 		for _, d := range devices {
+			if l := d.Limited; l != nil {
+				for reason, n := range map[string]uint64{"rate": l.Rate, "bytes": l.Bytes, "queue": l.Queue} {
+					ch <- prometheus.MustNewConstMetric(descDevDropped, prometheus.CounterValue, float64(n), d.ID, reason)
+				}
+				ch <- prometheus.MustNewConstMetric(descDevThrottled, prometheus.CounterValue, float64(l.Throttled), d.ID)
+			}
 			if d.Drift != nil {
 				ch <- prometheus.MustNewConstMetric(descDrift, prometheus.GaugeValue, d.Drift.Score, d.ID)
 			}
