@@ -595,7 +595,9 @@ func newDevicesCmd(e *env) *cobra.Command {
 		Long: `Show everything the fleet knows about one device, as the fleet's JSON on
 standard output. When the device is degraded, a line on standard error says
 why, sensor by sensor ("gw-1: degraded: accel reads 1.8 kHz of the
-configured 20 kHz"), so the JSON stays fit for scripts.`,
+configured 20 kHz"), so the JSON stays fit for scripts; so does one when
+its per-device limits dropped or delayed any of its messages ("gw-1: 44552
+messages dropped by its per-device limits (rate 44552, bytes 0, queue 0)").`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
@@ -616,6 +618,10 @@ configured 20 kHz"), so the JSON stays fit for scripts.`,
 			if json.Unmarshal(raw, &d) == nil {
 				if why := wire.HealthDetail(d.Health, d.Sensors); why != d.Health || d.Health == "degraded" {
 					fmt.Fprintf(e.stderr, "%s: %s\n", d.ID, why)
+				}
+				if l := d.Limited; l != nil {
+					fmt.Fprintf(e.stderr, "%s: %d messages dropped by its per-device limits (rate %d, bytes %d, queue %d), %d delayed; the latest at %s\n",
+						d.ID, l.Dropped(), l.Rate, l.Bytes, l.Queue, l.Throttled, l.Last.UTC().Format("2006-01-02 15:04:05 MST"))
 				}
 			}
 			return nil
