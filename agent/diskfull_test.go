@@ -92,7 +92,9 @@ func limitFileSize(t *testing.T, n int64) (restore func()) {
 // and its job events are still queued — from the store's reserve — so the
 // fleet receives the FAILED event instead of seeing the job hang until it
 // times out; the telemetry that cannot be queued is logged once, not every
-// interval; and reports flow again once there is space.
+// interval; and reports flow again once there is space. The disk is
+// simulated with RLIMIT_FSIZE, which needs no privilege;
+// TestDiskFullRealFS fills a real filesystem.
 func TestDiskFull(t *testing.T) {
 	if !inChild(t) {
 		return
