@@ -39,8 +39,18 @@ type Device struct {
 	// LastSeq is the highest deployment command sequence sent to the device;
 	// the next command carries LastSeq+1.
 	LastSeq uint64 `json:"last_seq,omitempty"`
-	// LastJob is the device's latest job event.
+	// LastJob is the device's latest job event about a command the fleet
+	// sent it (one of Sent).
 	LastJob *JobRecord `json:"last_job,omitempty"`
+	// Sent is the fleet's own record of the latest deployment commands it
+	// sent the device, oldest first (at most 8): a job event counts as the
+	// device's job only if it names one of them.
+	Sent []JobRef `json:"sent,omitempty"`
+	// ForeignJobs counts job events about commands the fleet never sent
+	// (most often a forged or altered command the device refused);
+	// LastForeignJob is the latest. They never become LastJob.
+	ForeignJobs    uint64     `json:"foreign_jobs,omitempty"`
+	LastForeignJob *JobRecord `json:"last_foreign_job,omitempty"`
 	// Limited counts the device's messages the fleet's per-device limits
 	// dropped or held back; absent while none was.
 	Limited *Limited `json:"limited,omitempty"`
@@ -86,6 +96,12 @@ func satAdd(a, b uint64) uint64 {
 		return math.MaxUint64
 	}
 	return a + b
+}
+
+// JobRef names a deployment command: (rollout, seq) identifies a job.
+type JobRef struct {
+	Rollout string `json:"rollout"`
+	Seq     uint64 `json:"seq"`
 }
 
 // JobRecord is the latest job event of a device.

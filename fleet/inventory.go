@@ -107,21 +107,67 @@ func (d *Device) raiseSeq(highest uint64) bool {
 	return true
 }
 
+// maxSent bounds the record of commands sent to a device (Device.Sent):
+// enough for the late events of every job a device can still be
+// reporting on, small enough to keep every record short.
+const maxSent = 8
+
+// noteSent records that the fleet sent the device the command (rollout,
+// seq): the fleet's own job record, against which events are checked.
+func (d *Device) noteSent(rollout string, seq uint64) {
+	d.Sent = append(d.Sent, api.JobRef{Rollout: rollout, Seq: seq})
+	if n := len(d.Sent); n > maxSent {
+		d.Sent = append(d.Sent[:0], d.Sent[n-maxSent:]...)
+	}
+}
+
+// sentJob reports whether the fleet sent the device the command (rollout,
+// seq). A record kept by a trit-fleet older than Sent has none: for it
+// the command counter bounds what the fleet can have sent.
+func (d *Device) sentJob(rollout string, seq uint64) bool {
+	if len(d.Sent) == 0 {
+		return seq > 0 && seq <= d.LastSeq
+	}
+	for _, j := range d.Sent {
+		if j.Rollout == rollout && j.Seq == seq {
+			return true
+		}
+	}
+	return false
+}
+
 // applyEvent records a job event as the device's latest job, unless it is
 // older than the one recorded: an event of an earlier command (lower
 // sequence), or an earlier step of the same job — a device re-sends an
 // event until it is acknowledged, so a re-sent INSTALLING can arrive after
 // the job's FAILED. A SUCCEEDED event also says which model now runs.
-func (d *Device) applyEvent(ev *wire.Event, now time.Time) {
+//
+// Only a job the fleet sent counts (sentJob): an event's rollout and
+// sequence are an echo of the command the device received, which may be
+// one the fleet never signed — a command altered on the broker, which the
+// device refuses (REJECTED) with the altered sequence, however high. Such
+// an event is counted (ForeignJobs, LastForeignJob) and changes nothing
+// else; applyEvent reports false for it.
+func (d *Device) applyEvent(ev *wire.Event, now time.Time) bool {
 	d.LastSeen = now
 	d.raiseSeq(ev.HighestSeq)
-	if j := d.LastJob; j != nil && (ev.Seq < j.Seq || ev.Seq == j.Seq && ev.Rollout == j.Rollout && jobRank(ev.State) <= jobRank(j.State)) {
-		return
+	rec := &JobRecord{Rollout: ev.Rollout, Seq: ev.Seq, State: ev.State, Code: ev.Code, Reason: ev.Reason, Time: time.UnixMilli(ev.Time).UTC()}
+	if !d.sentJob(ev.Rollout, ev.Seq) {
+		// A device re-sends an event until it is acknowledged: count it once.
+		if f := d.LastForeignJob; f == nil || f.Rollout != ev.Rollout || f.Seq != ev.Seq || f.State != ev.State {
+			d.ForeignJobs = min(d.ForeignJobs, math.MaxUint64-1) + 1
+		}
+		d.LastForeignJob = rec
+		return false
 	}
-	d.LastJob = &JobRecord{Rollout: ev.Rollout, Seq: ev.Seq, State: ev.State, Code: ev.Code, Reason: ev.Reason, Time: time.UnixMilli(ev.Time).UTC()}
+	if j := d.LastJob; j != nil && (ev.Seq < j.Seq || ev.Seq == j.Seq && ev.Rollout == j.Rollout && jobRank(ev.State) <= jobRank(j.State)) {
+		return true
+	}
+	d.LastJob = rec
 	if ev.State == wire.JobSucceeded && ev.Model != nil {
 		d.Model = ev.Model
 	}
+	return true
 }
 
 // jobRank orders a job's states: the terminal ones last.

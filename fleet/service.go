@@ -203,6 +203,7 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 				return 0
 			}
 			d.LastSeq++
+			d.noteSent(id, d.LastSeq)
 			if err := tx.Put(store.FleetDevices, device, d); err != nil {
 				seqErr = err
 			}

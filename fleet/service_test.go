@@ -690,20 +690,20 @@ func TestTickWritesOnlyChanges(t *testing.T) {
 func TestLastJobNeverGoesBack(t *testing.T) {
 	f := newFixture(t)
 	f.online(t, "gw-1", nil)
-	send := func(rollout string, seq uint64, state wire.JobState) {
-		ev := &wire.Event{Device: "gw-1", Rollout: rollout, Seq: seq, State: state, Time: f.clk.t.UnixMilli()}
-		raw, _ := ev.Marshal()
-		f.svc.Deliver(f.svc.Topics().Events("gw-1"), raw)
-		f.svc.Drain()
+	old := f.rolloutOne(t, "old", "gw-1", 1)
+	r := f.rolloutOne(t, "r", "gw-1", 2)
+	send := func(c *wire.Command, state wire.JobState) {
+		f.deliverEvent(t, &wire.Event{Device: "gw-1", Rollout: c.Rollout, Seq: c.Seq, State: state})
 	}
-	send("r", 3, wire.JobInstalling)
-	send("r", 3, wire.JobFailed)
-	send("r", 3, wire.JobInstalling)  // re-sent, late
-	send("old", 2, wire.JobSucceeded) // an earlier command's, late
-	if d, _ := DeviceByID(f.db, "gw-1"); d.LastJob == nil || d.LastJob.State != wire.JobFailed || d.LastJob.Seq != 3 {
-		t.Fatalf("last job %+v, want r/3 FAILED", d.LastJob)
+	send(r, wire.JobInstalling)
+	send(r, wire.JobFailed)
+	send(r, wire.JobInstalling)  // re-sent, late
+	send(old, wire.JobSucceeded) // an earlier command's, late
+	if d, _ := DeviceByID(f.db, "gw-1"); d.LastJob == nil || d.LastJob.State != wire.JobFailed || d.LastJob.Seq != r.Seq {
+		t.Fatalf("last job %+v, want r/%d FAILED", d.LastJob, r.Seq)
 	}
-	send("next", 4, wire.JobQueued)
+	next := f.rolloutOne(t, "next", "gw-1", 3)
+	send(next, wire.JobQueued)
 	if d, _ := DeviceByID(f.db, "gw-1"); d.LastJob.Rollout != "next" {
 		t.Fatalf("a newer job did not replace the last: %+v", d.LastJob)
 	}

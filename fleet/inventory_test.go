@@ -1,0 +1,126 @@
+package fleet
+
+import (
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/wire"
+)
+
+// rolloutOne creates rollout id of a new release to device, sends its
+// command and returns it.
+func (f *fixture) rolloutOne(t *testing.T, id, device string, release uint64) *wire.Command {
+	t.Helper()
+	hash := f.addBundle(t, release)
+	if _, err := f.svc.CreateRollout(RolloutRequest{ID: id, Bundle: hash, Devices: []string{device}}); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	cs := f.commands(t)
+	if len(cs) != 1 {
+		t.Fatalf("rollout %s sent %d commands, want 1", id, len(cs))
+	}
+	return cs[0]
+}
+
+// deliverEvent hands a device's job event to the service.
+func (f *fixture) deliverEvent(t *testing.T, ev *wire.Event) {
+	t.Helper()
+	if ev.Time == 0 {
+		ev.Time = f.clk.t.UnixMilli()
+	}
+	raw, err := ev.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Deliver(f.svc.Topics().Events(ev.Device), raw)
+	f.svc.Drain()
+}
+
+// A command altered after signing (its sequence 17 → 1017) is refused by
+// the device, whose REJECTED event echoes the altered rollout and
+// sequence. The fleet never sent that job: the event must not become the
+// device's last job, whatever sequence it names, and every later real job
+// must. (Before the fleet checked events against its own record, the
+// highest echoed sequence won, and `devices show` reported the forgery
+// after any number of later rollouts.)
+func TestForgedCommandCannotPinLastJob(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	c := f.rolloutOne(t, "r1", "gw-1", 1)
+	f.report(t, c, wire.JobSucceeded)
+
+	for _, forged := range []struct {
+		rollout string
+		seq     uint64
+	}{
+		{"att-tamper", c.Seq + 1000}, // a rollout the fleet never had
+		{"r1", c.Seq + 1000},         // a real rollout, a sequence never sent
+	} {
+		f.deliverEvent(t, &wire.Event{Device: "gw-1", Rollout: forged.rollout, Seq: forged.seq, State: wire.JobRejected,
+			Code: wire.CodeCommandSignature, Reason: "signature does not verify", Bundle: c.Bundle})
+		f.pub.take("/acks") // acknowledged like any event, so the device stops re-sending it
+		d, err := DeviceByID(f.db, "gw-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := d.LastJob; j == nil || j.Rollout != "r1" || j.Seq != c.Seq || j.State != wire.JobSucceeded {
+			t.Fatalf("after an event about %s/%d the fleet never sent: last job %+v, want r1/%d SUCCEEDED", forged.rollout, forged.seq, j, c.Seq)
+		}
+	}
+	if d, _ := DeviceByID(f.db, "gw-1"); d.ForeignJobs != 2 || d.LastForeignJob == nil || d.LastForeignJob.Rollout != "r1" || d.LastForeignJob.Seq != c.Seq+1000 {
+		t.Fatalf("foreign job events %d, last %+v; want 2, the latest r1/%d", d.ForeignJobs, d.LastForeignJob, c.Seq+1000)
+	}
+	for i, id := range []string{"r2", "r3", "r4"} {
+		f.clk.t = f.clk.t.Add(time.Minute)
+		c := f.rolloutOne(t, id, "gw-1", uint64(i+2))
+		f.report(t, c, wire.JobSucceeded)
+		d, err := DeviceByID(f.db, "gw-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := d.LastJob; j == nil || j.Rollout != id || j.Seq != c.Seq || j.State != wire.JobSucceeded {
+			t.Fatalf("after rollout %s: last job %+v, want %s/%d SUCCEEDED", id, j, id, c.Seq)
+		}
+	}
+}
+
+// The record of sent commands is bounded (the latest maxSent), and a
+// record written before it existed falls back to the command counter: an
+// event names a job the fleet may have sent only if its sequence is at
+// most the counter.
+func TestSentJobsRecord(t *testing.T) {
+	var d Device
+	for seq := uint64(1); seq <= maxSent+2; seq++ {
+		d.LastSeq = seq
+		d.noteSent("r", seq)
+	}
+	if len(d.Sent) != maxSent || d.Sent[0].Seq != 3 || d.Sent[maxSent-1].Seq != maxSent+2 {
+		t.Fatalf("sent %+v, want the latest %d", d.Sent, maxSent)
+	}
+	for _, c := range []struct {
+		rollout string
+		seq     uint64
+		want    bool
+	}{{"r", 3, true}, {"r", maxSent + 2, true}, {"r", 2, false}, {"other", 5, false}, {"r", maxSent + 3, false}} {
+		if got := d.sentJob(c.rollout, c.seq); got != c.want {
+			t.Errorf("sentJob(%s, %d) = %v, want %v", c.rollout, c.seq, got, c.want)
+		}
+	}
+
+	legacy := Device{}
+	legacy.LastSeq = 5
+	now := t0
+	if !legacy.applyEvent(&wire.Event{Rollout: "old", Seq: 5, State: wire.JobSucceeded, Time: now.UnixMilli()}, now) ||
+		legacy.LastJob == nil || legacy.LastJob.Seq != 5 {
+		t.Fatalf("legacy record: an event within the counter not taken: %+v", legacy.LastJob)
+	}
+	for range 2 { // re-sent until acknowledged: counted once
+		if legacy.applyEvent(&wire.Event{Rollout: "old", Seq: 1017, State: wire.JobRejected, Code: wire.CodeCommandSignature, Time: now.UnixMilli()}, now) {
+			t.Fatal("legacy record: an event above the counter taken")
+		}
+	}
+	if legacy.LastJob.Seq != 5 || legacy.ForeignJobs != 1 || legacy.LastForeignJob.Seq != 1017 {
+		t.Fatalf("legacy record: last job %+v, foreign %d %+v", legacy.LastJob, legacy.ForeignJobs, legacy.LastForeignJob)
+	}
+}
