@@ -117,7 +117,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if broker == "embedded" {
 		m := &cfg.MQTT
 		eb, err = StartEmbedded(&EmbeddedOptions{Listen: m.EmbeddedListen, FleetID: m.ClientID,
-			Credentials: m.EmbeddedCredentials, CertFile: m.EmbeddedCertFile, KeyFile: m.EmbeddedKeyFile}, log)
+			Credentials: m.EmbeddedCredentials, CertFile: m.EmbeddedCertFile, KeyFile: m.EmbeddedKeyFile, Limit: new(m.deviceLimit())}, log)
 		if err != nil {
 			return err
 		}
@@ -142,6 +142,9 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 			DriftAlert: cfg.Alerts.Drift})
 	if err != nil {
 		return err
+	}
+	if eb != nil { // the broker's per-device limit counts go to the devices' records
+		svc.CountLimitedBy(eb.TakeLimited)
 	}
 	if err := conn.Connect(svc.Subscriptions(), svc.Deliver, svc.Resync); err != nil {
 		return err

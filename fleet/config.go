@@ -99,6 +99,33 @@ type MQTTConfig struct {
 	// (events after their ack_retry). Raise it for rollouts to thousands of
 	// devices at once (docs/SCALING.md).
 	Queue int `toml:"queue"`
+	// DeviceRate and DeviceBurst (messages per second, at once) and
+	// DeviceByteRate and DeviceByteBurst (payload bytes) are every device's
+	// budget at the embedded broker (Limit; 0: defaultDeviceLimit's). A
+	// device's QoS 0 messages beyond it are dropped and counted, its QoS 1
+	// ones wait. Mosquitto has no such limit (docs/FLEET.md).
+	DeviceRate      float64 `toml:"device_rate"`
+	DeviceBurst     int     `toml:"device_burst"`
+	DeviceByteRate  float64 `toml:"device_byte_rate"`
+	DeviceByteBurst int     `toml:"device_byte_burst"`
+}
+
+// deviceLimit is the per-device budget the keys give, with defaults.
+func (m *MQTTConfig) deviceLimit() Limit {
+	l := defaultDeviceLimit
+	if m.DeviceRate != 0 {
+		l.Rate = m.DeviceRate
+	}
+	if m.DeviceBurst != 0 {
+		l.Burst = m.DeviceBurst
+	}
+	if m.DeviceByteRate != 0 {
+		l.ByteRate = m.DeviceByteRate
+	}
+	if m.DeviceByteBurst != 0 {
+		l.ByteBurst = m.DeviceByteBurst
+	}
+	return l
 }
 
 // APIConfig is the HTTP API for tritctl.
@@ -241,6 +268,13 @@ func (c *Config) setDefaults() error {
 	}
 	if m.Queue < 0 || m.Queue > 1<<20 {
 		return fail("mqtt.queue", "%d: want 0 (default 4096) to %d", m.Queue, 1<<20)
+	}
+	if set := m.DeviceRate != 0 || m.DeviceBurst != 0 || m.DeviceByteRate != 0 || m.DeviceByteBurst != 0; set && m.Broker != "embedded" {
+		return fail("mqtt.device_rate", "the per-device limits (device_rate, device_burst, device_byte_rate, device_byte_burst) apply to the embedded broker only: "+
+			"Mosquitto 2.0 has no per-client rate limit (docs/FLEET.md, \"Per-device limits\")")
+	}
+	if err := m.deviceLimit().check(); err != nil {
+		return fail("mqtt.device_rate", "%v (keys device_rate, device_burst, device_byte_rate, device_byte_burst)", err)
 	}
 	if c.API.Listen == "" {
 		c.API.Listen = "127.0.0.1:8080"
