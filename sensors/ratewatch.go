@@ -36,6 +36,7 @@ type rateWatch struct {
 	runs   int       // consecutive windows contradicting slow
 	slow   bool
 	got    float64 // readings per second over the last full window
+	ended  uint64  // full windows so far
 }
 
 func newRateWatch(want float64) rateWatch {
@@ -63,6 +64,7 @@ func (w *rateWatch) tick(now time.Time) bool {
 	}
 	w.got = float64(w.n) / el.Seconds()
 	w.start, w.n = now, 0
+	w.ended++
 	contradicts := w.got < slowBelow*w.want
 	if w.slow {
 		contradicts = w.got >= okFrom*w.want

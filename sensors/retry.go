@@ -256,19 +256,21 @@ func (r *Retrying) delivered() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.succeededLocked(now)
-	if !r.rate.tick(now) {
-		if r.rate.got > 0 {
-			r.health.Rate = r.rate.got
-		}
-		return
+	ended := r.rate.ended
+	changed := r.rate.tick(now)
+	if r.rate.ended == ended {
+		return // within a window: nothing new
 	}
 	r.health.Rate = r.rate.got
-	r.health.Since = now
+	if changed {
+		r.health.Since = now
+		r.health.State = StateOK
+	}
 	if r.rate.slow {
+		// Kept current while slow: the rates, not a read error retried
+		// meanwhile, say what is wrong.
 		r.health.State = StateSlow
 		r.health.LastError = r.rate.describe()
-	} else {
-		r.health.State = StateOK
 	}
 }
 
