@@ -138,7 +138,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	}
 	reg := NewRegistry(db, trusted, 0, nil)
 	svc, err := NewService(db, reg, cfg.Fleet, conn, cmdKey,
-		&Options{Queue: cfg.MQTT.Queue, CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Logger: log, TrainingDir: cfg.Training.DataDir,
+		&Options{Queue: cfg.MQTT.Queue, CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Reconcile: cfg.Rollouts.Reconcile.Duration, Logger: log, TrainingDir: cfg.Training.DataDir,
 			DriftAlert: cfg.Alerts.Drift})
 	if err != nil {
 		return err

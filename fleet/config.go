@@ -144,6 +144,10 @@ type KeysConfig struct {
 type RolloutsConfig struct {
 	CommandTTL Duration `toml:"command_ttl"` // default 24h
 	Tick       Duration `toml:"tick"`        // default 1s
+	// Reconcile is how often the deployment commands of online devices
+	// whose job is unfinished are published again (docs/PROTOCOL.md,
+	// "Reconciliation"); default 1m, between tick and command_ttl.
+	Reconcile Duration `toml:"reconcile"`
 }
 
 // AlertsConfig sets when the fleet warns about a device.
@@ -303,6 +307,13 @@ func (c *Config) setDefaults() error {
 	}
 	if r.Tick.Duration < 10*time.Millisecond {
 		return fail("rollouts.tick", "%v is too short", r.Tick.Duration)
+	}
+	if r.Reconcile.Duration == 0 {
+		r.Reconcile.Duration = DefaultReconcile
+	}
+	if r.Reconcile.Duration < r.Tick.Duration || r.Reconcile.Duration > r.CommandTTL.Duration {
+		return fail("rollouts.reconcile", "%v: want a period from rollouts.tick (%v) to rollouts.command_ttl (%v)",
+			r.Reconcile.Duration, r.Tick.Duration, r.CommandTTL.Duration)
 	}
 	if d := c.Alerts.Drift; !(d >= 0 && d <= 1) {
 		return fail("alerts.drift", "%v, want a drift score in [0, 1] (0: no alert)", d)

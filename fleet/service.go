@@ -43,6 +43,10 @@ type Options struct {
 	// DriftAlert is the drift score at or above which a device is
 	// reported as drifting (a warning in the log, a metric); 0 disables.
 	DriftAlert float64
+	// Reconcile is how often the desired command of every online device
+	// whose job is unfinished is published again (reconcile.go); default
+	// DefaultReconcile.
+	Reconcile time.Duration
 }
 
 // Service is trit-fleet's core: registry, inventory and rollouts over one
@@ -64,6 +68,8 @@ type Service struct {
 	// running indexes the rollouts that are not done, so a tick reads only
 	// those; nil until the first Tick loads it (guarded by mu).
 	running map[string]bool
+	// recon re-asserts the devices' desired commands (reconcile.go).
+	recon reconciler
 }
 
 // NewService returns a service for fleet that signs deployment commands
@@ -95,6 +101,9 @@ func NewService(db *store.DB, reg *Registry, fleet string, pub Publisher, cmdKey
 	if o.Queue <= 0 {
 		o.Queue = 4096
 	}
+	if o.Reconcile <= 0 {
+		o.Reconcile = DefaultReconcile
+	}
 	return &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger,
 		in: newIntake(o.Queue), metrics: newMetrics(),
 		trainer: &trainer{dir: o.TrainingDir, jobs: map[string]*TrainJob{}}}, nil
@@ -114,11 +123,12 @@ func (s *Service) Subscriptions() []string {
 }
 
 // Tick steps every running rollout once and sends the deployment commands
-// it asks for. The rollout's new state and the devices' sequence counters
-// are stored before the commands are published; a command lost to a crash
-// in between is re-sent by the retry policy or reported as timed out. Only
-// rollouts that are not done are read (an index kept in memory), and one
-// is written back only when the step changed it.
+// it asks for, then goes on re-asserting desired commands (reconcile). The
+// rollout's new state and the devices' sequence counters are stored before
+// the commands are published; a command lost to a crash in between is
+// published by the reconciliation after the restart. Only rollouts that
+// are not done are read (an index kept in memory), and one is written
+// back only when the step changed it.
 func (s *Service) Tick() {
 	now := s.opt.Now()
 	ids, err := s.runningIDs()
@@ -131,6 +141,7 @@ func (s *Service) Tick() {
 			s.log.Error("rollout step failed", "rollout", id, "err", err)
 		}
 	}
+	s.reconcile(now)
 }
 
 // runningIDs returns the rollouts that are not done, sorted, loading the
@@ -231,11 +242,14 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 	return nil
 }
 
-// sendCommand signs and publishes one deployment command, retained on the
-// device's desired topic so an offline device receives it when it returns.
-func (s *Service) sendCommand(r *Rollout, n Notification, now time.Time) error {
+// sendCommand signs and publishes one deployment command, issued at the
+// time the device was notified, retained on the device's desired topic so
+// an offline device receives it when it returns. The same notification
+// gives the same bytes (Ed25519 signatures are deterministic), so a
+// command re-asserted by the reconciliation is the one first sent.
+func (s *Service) sendCommand(r *Rollout, n Notification, issued time.Time) error {
 	c := &wire.Command{Fleet: s.topics.Fleet(), Device: n.Device, Bundle: r.Bundle, Rollout: r.ID, Seq: n.Seq,
-		IssuedAt: now.Unix(), ExpiresAt: now.Add(s.opt.CommandTTL).Unix(), Rollback: r.Rollback}
+		IssuedAt: issued.Unix(), ExpiresAt: issued.Add(s.opt.CommandTTL).Unix(), Rollback: r.Rollback}
 	if n.Shadow {
 		c.Mode = wire.ModeShadow
 	}
@@ -264,18 +278,30 @@ func (s *Service) PublishBundle(hash string) error {
 }
 
 // Resync publishes again, retained, the bundle of every rollout that is not
-// done. It runs on every (re)connection: a broker that lost its retained
-// messages (no persistence, a replaced broker) would otherwise leave
-// devices waiting for a bundle that never comes. Publishing the same bytes
-// again is harmless.
+// done, and asks the next ticks for a full reconciliation pass: the
+// desired command of every device whose job is unfinished, online or not
+// (reconcile.go). It runs on every (re)connection: a broker that lost its
+// retained messages (Mosquitto killed between autosaves, the embedded
+// broker restarted with trit-fleet, a replaced broker) would otherwise
+// leave devices waiting for a bundle or a command that never comes.
+// Publishing the same bytes again is harmless.
 func (s *Service) Resync() {
-	rs, err := s.Rollouts()
+	defer s.recon.full.Store(true)
+	ids, err := s.runningIDs()
 	if err != nil {
 		s.log.Error("resync: listing rollouts failed", "err", err)
 		return
 	}
 	seen := map[string]bool{}
-	for _, r := range rs {
+	for _, id := range ids {
+		r, err := s.GetRollout(id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			s.log.Error("resync: reading a rollout failed", "rollout", id, "err", err)
+			continue
+		}
 		if r.State.Done() || seen[r.Bundle] {
 			continue
 		}

@@ -1,0 +1,414 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/trit-iot/trit/agent"
+	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/sensors"
+	"github.com/trit-iot/trit/wire"
+)
+
+// reconcilePeriod is the fleet's rollouts.reconcile in these tests.
+const reconcilePeriod = 2 * time.Second
+
+// installSlack bounds what a returning device takes to reconnect, install
+// and health-check a model and report it (a few seconds on a quiet
+// machine; generous for a loaded one).
+const installSlack = time.Minute
+
+// brokerNoAutosave is the test broker with persistence on but an autosave
+// interval of an hour: a SIGKILL loses every retained message and session
+// since it started, as a production Mosquitto killed between autosaves
+// does.
+const brokerNoAutosave = `per_listener_settings false
+listener {{PORT}} 127.0.0.1
+allow_anonymous true
+persistence true
+persistence_location {{DIR}}/
+autosave_interval 3600
+log_dest file {{DIR}}/mosquitto.log
+log_type error
+log_type warning
+log_type notice
+log_type information
+connection_messages true
+max_queued_messages 10000
+`
+
+// withReconcile sets rollouts.reconcile in a fleet configuration.
+func withReconcile(conf string) string {
+	return strings.Replace(conf, "[rollouts]\n", fmt.Sprintf("[rollouts]\nreconcile = %q\n", reconcilePeriod), 1)
+}
+
+// startFleetConf is startFleet with edit applied to the configuration.
+func (w *world) startFleetConf(edit func(string) string) {
+	w.t.Helper()
+	listen := "127.0.0.1:0"
+	if w.api != "" {
+		listen = w.api
+	}
+	cfg, err := fleet.ParseConfig("e2e.toml", edit(w.fleetConfig(listen)))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan fleet.Ready, 1)
+	done := make(chan error, 1)
+	go func() { done <- fleet.Serve(ctx, cfg, quiet(), ready) }()
+	select {
+	case r := <-ready:
+		w.api, w.stopFleet, w.fleetDone = r.API, cancel, done
+	case err := <-done:
+		cancel()
+		w.t.Fatalf("fleet: %v", err)
+	case <-time.After(20 * time.Second):
+		cancel()
+		w.t.Fatal("fleet did not start")
+	}
+}
+
+// waitDeviceStates waits until every device of want is in its state in
+// rollout id.
+func (w *world) waitDeviceStates(id string, want map[string]fleet.DeviceState) {
+	w.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var r fleet.Rollout
+		w.call("GET", "/v1/rollouts/"+id, nil, &r)
+		ok := true
+		for dev, s := range want {
+			if p := r.Devices[dev]; p == nil || p.State != s {
+				ok = false
+			}
+		}
+		if ok {
+			return
+		}
+		if r.State.Done() || time.Now().After(deadline) {
+			w.t.Fatalf("rollout %s: %s %v, waiting for %v", id, r.State, r.Counts(), want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkNoRetry requires rollout r to have completed with every device
+// succeeding at its first attempt.
+func checkNoRetry(t *testing.T, r *fleet.Rollout, n int) {
+	t.Helper()
+	if r.State != fleet.RolloutCompleted || r.Successes != n {
+		t.Fatalf("rollout %s: %s (%s), %d of %d succeeded", r.ID, r.State, r.Reason, r.Successes, n)
+	}
+	for _, id := range r.Order {
+		if p := r.Devices[id]; p.Attempts != 1 || p.Resends != 0 {
+			t.Errorf("%s: %d attempts, %d resends; want the first command to do", id, p.Attempts, p.Resends)
+		}
+	}
+}
+
+// TestRolloutSurvivesBrokerKill: a device is offline when a rollout
+// starts; Mosquitto is then SIGKILLed before it saved anything and
+// restarted, losing the retained command (and the device's session with
+// its queued copy). When the device comes back the fleet has published
+// its command again (it re-asserts every unfinished job's command after it
+// reconnects), and the rollout completes with no retry configured,
+// within one reconciliation period of the device's return (plus its
+// install).
+func TestRolloutSurvivesBrokerKill(t *testing.T) {
+	w := newWorldBroker(t, brokerNoAutosave)
+	w.startFleetConf(withReconcile)
+	on := w.startAgents("on", 1, nil)
+	off := w.startAgents("off", 1, nil)
+	ids := append(on, off...)
+	w.waitKnown(ids)
+	w.stopAgent(off[0])
+	w.waitInventory(off[0]+" offline", time.Minute, func(ds map[string]fleet.Device) bool { return !ds[off[0]].Online })
+
+	hash := w.publish(w.bundle("vib", 1))
+	w.rollout(fleet.RolloutRequest{ID: "kill", Bundle: hash, Devices: ids})
+	w.waitDeviceStates("kill", map[string]fleet.DeviceState{on[0]: fleet.DeviceSucceeded, off[0]: fleet.DeviceNotified})
+
+	if err := syscall.Kill(w.broker.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	w.broker.Restart()
+	back := time.Now()
+	w.startAgents("off", 1, nil)
+	r := w.waitRollout("kill", reconcilePeriod+installSlack, nil)
+	t.Logf("rollout completed %v after the device returned", time.Since(back).Round(100*time.Millisecond))
+	checkNoRetry(t, r, len(ids))
+}
+
+// embeddedFleet is trit-fleet run as a process with its embedded broker,
+// on fixed ports so that a restarted one is where the agents look.
+type embeddedFleet struct {
+	w          *world
+	bin, conf  string
+	broker     string // tcp://127.0.0.1:port, for the agents
+	cmd        *exec.Cmd
+	exited     chan struct{}
+	passwords  map[string]string // device -> password file
+	stderrPath string
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// newEmbeddedFleet builds trit-fleet, writes its configuration (embedded
+// broker, credentials for devices) and starts it.
+func newEmbeddedFleet(w *world, devices []string) *embeddedFleet {
+	t := w.t.(*testing.T)
+	t.Helper()
+	e := &embeddedFleet{w: w, bin: filepath.Join(w.dir, "trit-fleet"), conf: filepath.Join(w.dir, "fleet-embedded.toml"),
+		passwords: map[string]string{}, stderrPath: filepath.Join(w.dir, "trit-fleet.log")}
+	build := exec.Command("go", "build", "-o", e.bin, "github.com/trit-iot/trit/cmd/trit-fleet")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("building trit-fleet: %v", err)
+	}
+	mqttAddr := freeAddr(t)
+	w.api = freeAddr(t)
+	e.broker = "tcp://" + mqttAddr
+	conf := fmt.Sprintf(`fleet = %q
+database = %q
+[mqtt]
+broker = "embedded"
+embedded_listen = %q
+embedded_credentials = %q
+[api]
+listen = %q
+token_file = %q
+[keys]
+command_key = %q
+release_keys = [%q]
+[rollouts]
+tick = "200ms"
+`, fleetName, w.fleetDB(), mqttAddr, filepath.Join(w.dir, "mqtt-credentials"), w.api, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub)
+	if err := os.WriteFile(e.conf, []byte(withReconcile(conf)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(w.fleetDB()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range devices {
+		pw := filepath.Join(w.dir, id+".password")
+		var out, errs strings.Builder
+		if code := fleet.Main([]string{"credentials", "add", id, "--config", e.conf, "--password-file", pw}, &out, &errs); code != 0 {
+			t.Fatalf("credentials add %s: exit %d: %s", id, code, errs.String())
+		}
+		e.passwords[id] = pw
+	}
+	e.start()
+	t.Cleanup(func() {
+		if e.cmd != nil {
+			e.cmd.Process.Signal(syscall.SIGTERM)
+			<-e.exited
+		}
+		if t.Failed() {
+			if log, err := os.ReadFile(e.stderrPath); err == nil {
+				t.Logf("trit-fleet log:\n%s", tailLines(string(log), 40))
+			}
+		}
+	})
+	return e
+}
+
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// start runs trit-fleet and waits until its API answers.
+func (e *embeddedFleet) start() {
+	t := e.w.t
+	t.Helper()
+	logf, err := os.OpenFile(e.stderrPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(e.bin, "run", "--config", e.conf)
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	e.cmd, e.exited = cmd, exited
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", e.w.api); err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(e.stderrPath)
+			t.Fatalf("trit-fleet exited at start-up:\n%s", tailLines(string(log), 20))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("trit-fleet did not start listening")
+		}
+	}
+}
+
+// kill SIGKILLs trit-fleet, and with it the embedded broker and everything
+// it held in memory.
+func (e *embeddedFleet) kill() {
+	e.w.t.Helper()
+	if err := e.cmd.Process.Kill(); err != nil {
+		e.w.t.Fatal(err)
+	}
+	<-e.exited
+	e.cmd = nil
+}
+
+// startAgent starts one agent that logs in to the embedded broker with its
+// credentials; otherwise configured as startAgents does.
+func (e *embeddedFleet) startAgent(id string) {
+	w := e.w
+	w.t.Helper()
+	cfg := &agent.Config{
+		DeviceID: id, Fleet: fleetName, StateDir: filepath.Join(w.dir, "agents", id),
+		ReleaseKeys: []string{w.releasePub}, CommandKeys: []string{w.cmdPub},
+		MQTT: agent.MQTTConfig{Broker: e.broker, Username: id, PasswordFile: e.passwords[id], Timeout: agent.Duration{Duration: 10 * time.Second},
+			ReconnectMin: agent.Duration{Duration: 200 * time.Millisecond}, ReconnectMax: agent.Duration{Duration: 2 * time.Second}},
+		Install:   agent.InstallConfig{HealthCycles: 3, HealthTimeout: agent.Duration{Duration: 20 * time.Second}, DownloadTimeout: agent.Duration{Duration: 30 * time.Second}},
+		Telemetry: agent.TelemetryConfig{Interval: agent.Duration{Duration: 2 * time.Second}, AckRetry: agent.Duration{Duration: 5 * time.Second}},
+		Sensors:   []sensors.Config{{Kind: "replay", Name: "vib", File: w.replay, Rate: 20, Loop: true}},
+	}
+	if err := cfg.Validate(); err != nil {
+		w.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	w.mu.Lock()
+	w.agents[id], w.stopped[id] = cancel, stopped
+	w.mu.Unlock()
+	w.agentDone.Add(1)
+	go func() {
+		defer w.agentDone.Done()
+		defer close(stopped)
+		if err := agent.Run(ctx, cfg, &agent.Options{Logger: quiet().With("device", id)}); err != nil {
+			w.t.Errorf("agent %s: %v", id, err)
+		}
+	}()
+}
+
+// TestRolloutSurvivesEmbeddedFleetKill: the same with the embedded broker,
+// which keeps nothing on disk, so any restart of trit-fleet loses every
+// retained command: a device is offline when a rollout starts, trit-fleet
+// is SIGKILLed and started again, the device comes back, and the rollout
+// completes with no retry, within one reconciliation period of its return
+// (plus its install).
+func TestRolloutSurvivesEmbeddedFleetKill(t *testing.T) {
+	w := newWorld(t)
+	ids := []string{"on-000", "off-000"}
+	e := newEmbeddedFleet(w, ids)
+	for _, id := range ids {
+		e.startAgent(id)
+	}
+	w.waitKnown(ids)
+	w.stopAgent("off-000")
+	w.waitInventory("off-000 offline", time.Minute, func(ds map[string]fleet.Device) bool { return !ds["off-000"].Online })
+
+	hash := w.publish(w.bundle("vib", 1))
+	w.rollout(fleet.RolloutRequest{ID: "kill", Bundle: hash, Devices: ids})
+	w.waitDeviceStates("kill", map[string]fleet.DeviceState{"on-000": fleet.DeviceSucceeded, "off-000": fleet.DeviceNotified})
+
+	e.kill()
+	e.start()
+	back := time.Now()
+	e.startAgent("off-000")
+	r := w.waitRollout("kill", reconcilePeriod+installSlack, nil)
+	t.Logf("rollout completed %v after the device returned", time.Since(back).Round(100*time.Millisecond))
+	checkNoRetry(t, r, len(ids))
+}
+
+// TestForgedCommandDoesNotPinLastJob: someone who can write a device's
+// desired topic (the test broker has no ACL) takes the retained command,
+// changes its rollout and sequence (17 → 1017, as in issue 25) and puts it
+// back. The agent refuses it, and its REJECTED event echoes the forged
+// rollout and sequence; the fleet records that as an event about a job it
+// never sent, and the device's last job follows the real rollouts after it.
+func TestForgedCommandDoesNotPinLastJob(t *testing.T) {
+	w := newWorld(t)
+	w.startFleet()
+	ids := w.startAgents("gw", 1, nil)
+	id := ids[0]
+	w.waitKnown(ids)
+	w.rolloutAll("r1", w.publish(w.bundle("vib", 1)), ids)
+
+	topics, err := wire.NewTopics(fleetName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(w.broker.URL()).SetClientID("x-forger"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("forger connect: %v", tok.Error())
+	}
+	defer c.Disconnect(100)
+	got := make(chan []byte, 1)
+	if tok := c.Subscribe(topics.Desired(id), 1, func(_ mqtt.Client, m mqtt.Message) {
+		select {
+		case got <- m.Payload():
+		default:
+		}
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("forger subscribe: %v", tok.Error())
+	}
+	var cmd map[string]any
+	select {
+	case raw := <-got:
+		if err := json.Unmarshal(raw, &cmd); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no retained command")
+	}
+	cmd["rollout"], cmd["seq"] = "att-tamper", 1017
+	forged, _ := json.Marshal(cmd)
+	if tok := c.Publish(topics.Desired(id), 1, true, forged); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("forger publish: %v", tok.Error())
+	}
+	// The fleet has heard of the forgery once the device's record names it.
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(w.rawCall("/v1/devices/"+id), "att-tamper") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the REJECTED event of the forged command never reached the fleet: %s", w.rawCall("/v1/devices/"+id))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	for i, r := range []string{"r2", "r3"} {
+		w.rolloutAll(r, w.publish(w.bundle("vib", uint64(i+2))), ids)
+		d := w.devices()[id]
+		if j := d.LastJob; j == nil || j.Rollout != r || j.State != wire.JobSucceeded {
+			t.Fatalf("after rollout %s: last job %+v, want %s SUCCEEDED", r, j, r)
+		}
+	}
+	d := w.devices()[id]
+	if d.ForeignJobs != 1 || d.LastForeignJob == nil || d.LastForeignJob.Rollout != "att-tamper" || d.LastForeignJob.Seq != 1017 ||
+		d.LastForeignJob.Code != wire.CodeCommandSignature {
+		t.Errorf("foreign job events %d, last %+v; want 1, att-tamper/1017 command-signature", d.ForeignJobs, d.LastForeignJob)
+	}
+}
