@@ -311,7 +311,10 @@ func (s *Service) handleBatch(batch []message) {
 				}
 			case m.event != nil:
 				ev := m.event
-				d.applyEvent(ev, now)
+				if !d.applyEvent(ev, now) { // counted on the record; acknowledged below
+					s.log.Warn("job event about a command the fleet never sent it (a forged or altered command?): not taken as the device's job",
+						"device", d.ID, "rollout", clip(ev.Rollout, 128), "seq", ev.Seq, "state", ev.State, "code", ev.Code, "foreign_jobs", d.ForeignJobs)
+				}
 				r, err := rollout(ev.Rollout)
 				if err != nil {
 					return err
