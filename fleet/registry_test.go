@@ -21,13 +21,13 @@ func testKey(seed byte) ed25519.PrivateKey {
 }
 
 // signedBundle builds a small signed bundle of model id at release.
-func signedBundle(t *testing.T, id string, release uint64, priv ed25519.PrivateKey) []byte {
+func signedBundle(t testing.TB, id string, release uint64, priv ed25519.PrivateKey) []byte {
 	t.Helper()
 	return signedBundleFor(t, id, release, priv, bundle.Compat{MinAgentVersion: "0.1.0"})
 }
 
 // signedBundleFor is signedBundle with the given compatibility section.
-func signedBundleFor(t *testing.T, id string, release uint64, priv ed25519.PrivateKey, compat bundle.Compat) []byte {
+func signedBundleFor(t testing.TB, id string, release uint64, priv ed25519.PrivateKey, compat bundle.Compat) []byte {
 	t.Helper()
 	const d, p = 4, 128
 	lo, hi := make([]float32, d), make([]float32, d)
