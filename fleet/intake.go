@@ -62,7 +62,6 @@ func (s *Service) Deliver(topic string, payload []byte) {
 		return
 	}
 	s.metrics.dropped.Add(1)
-	now := s.opt.Now()
 	in := s.in
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -70,18 +69,26 @@ func (s *Service) Deliver(topic string, payload []byte) {
 	if _, ok := in.logBy[dropped]; ok || len(in.logBy) < maxDropCounted {
 		in.logBy[dropped]++
 	}
-	if now.Sub(in.logAt) >= queueLogEvery {
-		top, n := "", uint64(0)
-		for id, k := range in.logBy {
-			if k > n || k == n && id < top {
-				top, n = id, k
-			}
-		}
-		s.log.Warn("incoming queue full; messages of the devices holding most of it dropped",
-			"dropped", in.logN, "devices", len(in.logBy), "most_from", clip(top, 100), "most", n, "queue", s.opt.Queue)
-		in.logAt, in.logN = now, 0
-		clear(in.logBy)
+	s.logDrops(s.opt.Now())
+}
+
+// logDrops logs the queue's drops since the last line if a line is due
+// (at most one per queueLogEvery). Called with s.in.mu held.
+func (s *Service) logDrops(now time.Time) {
+	in := s.in
+	if in.logN == 0 || now.Sub(in.logAt) < queueLogEvery {
+		return
 	}
+	top, n := "", uint64(0)
+	for id, k := range in.logBy {
+		if k > n || k == n && id < top {
+			top, n = id, k
+		}
+	}
+	s.log.Warn("incoming queue full; messages of the devices holding most of it dropped",
+		"dropped", in.logN, "devices", len(in.logBy), "most_from", clip(top, 100), "most", n, "queue", s.opt.Queue)
+	in.logAt, in.logN = now, 0
+	clear(in.logBy)
 }
 
 // takeLimited returns the counts to add to the records: the queue's drops,
@@ -151,6 +158,9 @@ func (s *Service) Run(ctx context.Context) error {
 				}
 			}
 		case <-tick.C:
+			s.in.mu.Lock()
+			s.logDrops(s.opt.Now()) // drops since the last line, once it is due
+			s.in.mu.Unlock()
 			s.in.pull()
 			s.handleBatch(nil) // records the limited counts, if any
 			s.Tick()

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -37,7 +38,8 @@ func (f *fixture) predictions(t *testing.T, device string) uint64 {
 // stored; only the flooder's messages are dropped, and they are counted on
 // its record. (With one shared queue the five lost everything.)
 func TestIntakeFairShare(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.Queue = 100 })
+	logs := &lockedBuffer{}
+	f := newFixture(t, func(o *Options) { o.Queue = 100; o.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	const flood, each = 1000, 10
 	others := []string{"gw-1", "gw-2", "gw-3", "gw-4", "gw-5"}
 	f.telemetryFrom(t, "flood", 1, flood)
@@ -68,6 +70,9 @@ func TestIntakeFairShare(t *testing.T) {
 	}
 	if got := f.svc.metrics.dropped.Load(); got != flood-stored {
 		t.Errorf("trit_fleet_dropped_messages_total %d, want %d", got, flood-stored)
+	}
+	if n := strings.Count(logs.String(), "incoming queue full"); n != 1 {
+		t.Errorf("%d log lines for %d drops, want 1 (then at most one a minute):\n%.2000s", n, flood-stored, logs.String())
 	}
 	rec := httptest.NewRecorder()
 	f.svc.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
