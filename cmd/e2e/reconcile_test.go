@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -283,15 +284,21 @@ func (e *embeddedFleet) kill() {
 }
 
 // startAgent starts one agent that logs in to the embedded broker with its
-// credentials; otherwise configured as startAgents does.
+// credentials.
 func (e *embeddedFleet) startAgent(id string) {
-	w := e.w
+	e.w.t.Helper()
+	e.w.startAgentWith(id, agent.MQTTConfig{Broker: e.broker, Username: id, PasswordFile: e.passwords[id]}, quiet().With("device", id))
+}
+
+// startAgentWith starts one agent configured as startAgents does, but on
+// the broker connection mc (its timeouts filled in) and logging to log.
+func (w *world) startAgentWith(id string, mc agent.MQTTConfig, log *slog.Logger) {
 	w.t.Helper()
+	mc.Timeout = agent.Duration{Duration: 10 * time.Second}
+	mc.ReconnectMin, mc.ReconnectMax = agent.Duration{Duration: 200 * time.Millisecond}, agent.Duration{Duration: 2 * time.Second}
 	cfg := &agent.Config{
 		DeviceID: id, Fleet: fleetName, StateDir: filepath.Join(w.dir, "agents", id),
-		ReleaseKeys: []string{w.releasePub}, CommandKeys: []string{w.cmdPub},
-		MQTT: agent.MQTTConfig{Broker: e.broker, Username: id, PasswordFile: e.passwords[id], Timeout: agent.Duration{Duration: 10 * time.Second},
-			ReconnectMin: agent.Duration{Duration: 200 * time.Millisecond}, ReconnectMax: agent.Duration{Duration: 2 * time.Second}},
+		ReleaseKeys: []string{w.releasePub}, CommandKeys: []string{w.cmdPub}, MQTT: mc,
 		Install:   agent.InstallConfig{HealthCycles: 3, HealthTimeout: agent.Duration{Duration: 20 * time.Second}, DownloadTimeout: agent.Duration{Duration: 30 * time.Second}},
 		Telemetry: agent.TelemetryConfig{Interval: agent.Duration{Duration: 2 * time.Second}, AckRetry: agent.Duration{Duration: 5 * time.Second}},
 		Sensors:   []sensors.Config{{Kind: "replay", Name: "vib", File: w.replay, Rate: 20, Loop: true}},
@@ -308,7 +315,7 @@ func (e *embeddedFleet) startAgent(id string) {
 	go func() {
 		defer w.agentDone.Done()
 		defer close(stopped)
-		if err := agent.Run(ctx, cfg, &agent.Options{Logger: quiet().With("device", id)}); err != nil {
+		if err := agent.Run(ctx, cfg, &agent.Options{Logger: log}); err != nil {
 			w.t.Errorf("agent %s: %v", id, err)
 		}
 	}()
@@ -362,34 +369,14 @@ func TestForgedCommandDoesNotPinLastJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(w.broker.URL()).SetClientID("x-forger"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("forger connect: %v", tok.Error())
-	}
-	defer c.Disconnect(100)
-	got := make(chan []byte, 1)
-	if tok := c.Subscribe(topics.Desired(id), 1, func(_ mqtt.Client, m mqtt.Message) {
-		select {
-		case got <- m.Payload():
-		default:
-		}
-	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("forger subscribe: %v", tok.Error())
-	}
+	c := w.mqttClient("x-forger")
 	var cmd map[string]any
-	select {
-	case raw := <-got:
-		if err := json.Unmarshal(raw, &cmd); err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no retained command")
+	if err := json.Unmarshal(retained(t, c, topics.Desired(id)), &cmd); err != nil {
+		t.Fatal(err)
 	}
 	cmd["rollout"], cmd["seq"] = "att-tamper", 1017
 	forged, _ := json.Marshal(cmd)
-	if tok := c.Publish(topics.Desired(id), 1, true, forged); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("forger publish: %v", tok.Error())
-	}
+	publishRetained(t, c, topics.Desired(id), forged)
 	// The fleet has heard of the forgery once the device's record names it.
 	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(w.rawCall("/v1/devices/"+id), "att-tamper") {
@@ -411,4 +398,89 @@ func TestForgedCommandDoesNotPinLastJob(t *testing.T) {
 		d.LastForeignJob.Code != wire.CodeCommandSignature {
 		t.Errorf("foreign job events %d, last %+v; want 1, att-tamper/1017 command-signature", d.ForeignJobs, d.LastForeignJob)
 	}
+}
+
+// mqttClient connects a plain client (clean session) to the world's
+// broker, which has no ACL: it may read and write any topic.
+func (w *world) mqttClient(id string) mqtt.Client {
+	w.t.Helper()
+	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(w.broker.URL()).SetClientID(id))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		w.t.Fatalf("%s: connect: %v", id, tok.Error())
+	}
+	w.t.Cleanup(func() { c.Disconnect(100) })
+	return c
+}
+
+// retained returns the message retained on topic.
+func retained(t *testing.T, c mqtt.Client, topic string) []byte {
+	t.Helper()
+	got := make(chan []byte, 1)
+	if tok := c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) {
+		select {
+		case got <- m.Payload():
+		default:
+		}
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe %s: %v", topic, tok.Error())
+	}
+	defer c.Unsubscribe(topic)
+	select {
+	case raw := <-got:
+		return raw
+	case <-time.After(10 * time.Second):
+		t.Fatalf("nothing retained on %s", topic)
+	}
+	return nil
+}
+
+func publishRetained(t *testing.T, c mqtt.Client, topic string, payload []byte) {
+	t.Helper()
+	if tok := c.Publish(topic, 1, true, payload); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("publish %s: %v", topic, tok.Error())
+	}
+}
+
+// TestResentCommandOfFinishedJobIgnored: the agent is idempotent by job,
+// which is what makes re-asserting commands safe. The command of a job it
+// finished, published again byte for byte (as the reconciliation does when
+// a device's last event and a re-send cross), is recognised as handled and
+// ignored: no job event, the model and the rollout unchanged.
+func TestResentCommandOfFinishedJobIgnored(t *testing.T) {
+	w := newWorld(t)
+	w.startFleet()
+	const id = "gw-000"
+	var logs syncBuffer
+	w.startAgentWith(id, agent.MQTTConfig{Broker: w.broker.URL()}, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	w.waitKnown([]string{id})
+	hash := w.publish(w.bundle("vib", 1))
+	w.rolloutAll("r1", hash, []string{id})
+	before := w.devices()[id]
+
+	topics, err := wire.NewTopics(fleetName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.mqttClient("x-replayer")
+	raw := retained(t, c, topics.Desired(id))
+	events := strings.Count(logs.String(), `msg="job event"`)
+	handled := strings.Count(logs.String(), "deployment command already handled")
+	for range 3 {
+		publishRetained(t, c, topics.Desired(id), raw)
+	}
+	for deadline := time.Now().Add(time.Minute); strings.Count(logs.String(), "deployment command already handled") == handled; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent never handled the re-sent command; its log:\n%s", tailLines(logs.String(), 30))
+		}
+	}
+	if n := strings.Count(logs.String(), `msg="job event"`); n != events {
+		t.Fatalf("%d job events after the re-sent command, want none; log:\n%s", n-events, tailLines(logs.String(), 30))
+	}
+	after := w.devices()[id]
+	if after.Model == nil || after.Model.Bundle != hash || after.LastJob == nil || *after.LastJob != *before.LastJob {
+		t.Fatalf("device after the re-sent command: model %+v, last job %+v; before %+v", after.Model, after.LastJob, before.LastJob)
+	}
+	var r fleet.Rollout
+	w.call("GET", "/v1/rollouts/r1", nil, &r)
+	checkNoRetry(t, &r, 1)
 }
