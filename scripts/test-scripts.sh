@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests the helper scripts that `make test` relies on, without root and
 # without touching the system: scripts/apt-wait.sh against a fake apt-get
-# that reports a held lock. (scripts/test-dist.sh checks that building the
-# packages leaves nothing in the checkout.)
+# that reports a held lock, and scripts/fuzz.sh against a fake go that
+# reports how many executions a fuzz target made. (scripts/test-dist.sh
+# checks that building the packages leaves nothing in the checkout.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,5 +59,52 @@ run 0 "Unable to locate package x" 30
 echo "== test-deps.sh runs apt-get through apt-wait.sh"
 grep -q 'apt-wait.sh apt-get update' scripts/test-deps.sh && grep -q 'apt-wait.sh apt-get install' scripts/test-deps.sh ||
 	fail "scripts/test-deps.sh does not use apt-wait.sh"
+
+# fake-go: prints $FAKE_OUT as `go test -fuzz` would, exits $FAKE_RC, and
+# records its arguments in $tmp/go-args.
+cat >"$tmp/fake-go" <<'FAKE'
+#!/usr/bin/env bash
+echo "$*" >>"$GO_ARGS"
+printf '%b' "$FAKE_OUT"
+exit "$FAKE_RC"
+FAKE
+chmod +x "$tmp/fake-go"
+export GO_ARGS=$tmp/go-args
+# fuzz OUT RC [TARGET...]: runs fuzz.sh with the fake on the targets
+# (default ./a:FuzzA ./b:FuzzB); sets rc and out.
+fuzz() {
+	local o=$1 r=$2
+	shift 2
+	[ $# -gt 0 ] || set -- ./a:FuzzA ./b:FuzzB
+	rm -f "$GO_ARGS"
+	rc=0
+	out=$(GO=$tmp/fake-go FAKE_OUT=$o FAKE_RC=$r FUZZTIME=20000x FUZZMINIMIZETIME= scripts/fuzz.sh "$@" 2>&1) || rc=$?
+}
+progress='fuzz: elapsed: 0s, gathering baseline coverage: 0/5 completed\nfuzz: elapsed: 3s, execs: 8000 (2667/sec), new interesting: 1 (total: 6)\n'
+
+echo "== fuzz.sh: prints the executions and time of each target"
+fuzz "${progress}fuzz: elapsed: 7s, execs: 20000 (2857/sec), new interesting: 3 (total: 8)\nPASS\nok\n" 0
+[ "$rc" -eq 0 ] || fail "fuzz.sh failed on two passing targets: $out"
+grep -qE '^FuzzA +\./a +20000 +[0-9.]+ s +7s +3$' <<<"$out" && grep -qE '^FuzzB +\./b +20000 ' <<<"$out" &&
+	grep -q '^total [0-9.]* s$' <<<"$out" || fail "no executions and time per target: $out"
+grep -q -- '-fuzz ^FuzzA$ -fuzztime 20000x -fuzzminimizetime 100x -timeout 5m ./a' "$GO_ARGS" ||
+	fail "go test arguments: $(cat "$GO_ARGS")"
+
+echo "== fuzz.sh: a target that makes fewer executions than asked fails the pass"
+fuzz "${progress}PASS\n" 0
+[ "$rc" -ne 0 ] && grep -q 'FuzzA .* 8000 .*FAILED: fewer than 20000 executions' <<<"$out" ||
+	fail "rc $rc: $out"
+
+echo "== fuzz.sh: a target given with a larger count runs, and is checked, at that count"
+fuzz "fuzz: elapsed: 7s, execs: 20000 (2857/sec)\nPASS\n" 0 ./a:FuzzA ./c:FuzzC:50000x ./d:FuzzD:100x
+[ "$rc" -ne 0 ] && grep -q 'FuzzC .*FAILED: fewer than 50000 executions' <<<"$out" && ! grep -q 'FuzzA .*FAILED' <<<"$out" &&
+	! grep -q 'FuzzD .*FAILED' <<<"$out" || fail "rc $rc: $out"
+grep -q -- '-fuzz ^FuzzC$ -fuzztime 50000x ' "$GO_ARGS" && grep -q -- '-fuzz ^FuzzD$ -fuzztime 20000x ' "$GO_ARGS" ||
+	fail "go test arguments: $(cat "$GO_ARGS")"
+
+echo "== fuzz.sh: a failing target fails the pass, with its output"
+fuzz "${progress}--- FAIL: FuzzA\nFAIL\n" 1
+[ "$rc" -ne 0 ] && grep -q -- '--- FAIL: FuzzA' <<<"$out" && grep -q 'FuzzA .*FAILED (exit 1)' <<<"$out" &&
+	grep -q 'fuzz: FAILED: FuzzA FuzzB' <<<"$out" || fail "rc $rc: $out"
 
 echo "test-scripts: ok"
