@@ -43,8 +43,9 @@ import (
 //   - Only Tick (the service loop) runs a pass; Resync, from the
 //     connection's goroutine, only asks for one (reconciler.full), so a
 //     re-sent command never races the step that sends a newer one.
-//   - A pass never sends a command the store does not hold as its
-//     device's latest unfinished job at the tick it is sent.
+//   - A pass sends only a command that, when its tick read the store, was
+//     its device's latest and unfinished (device messages are applied on
+//     the same loop, never in between).
 
 // DefaultReconcile is how often the commands of online devices with an
 // unfinished job are re-asserted unless configured (rollouts.reconcile).
