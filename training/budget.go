@@ -31,126 +31,37 @@ func (c *Config) fitScaler(ds *data.Dataset) inference.Scaler {
 	return sc
 }
 
-// Structures the search considers with a budget. Low-dimensional data
-// (sensors) get threshold bits — alone, as an additive model of step
-// functions, and mixed with random features weighted ρ so a few hundred
-// threshold bits are not drowned by thousands of random ones; image-like
-// data get the principal-direction projection.
-const (
-	lowD            = 64  // at most this many features: thresholds; at least: projection
-	mixThresholds   = 16  // thresholds per feature beside random features
-	mixWeight       = 16  // their weight ρ
-	aloneThresholds = 128 // thresholds per feature without random features
-	projectionDims  = 48  // principal directions
-	treeDepth       = 6   // levels of each boosted tree: 64 leaf columns
-	treesMaxD       = 320 // at most this many features: boosted trees too
-	maxTreeCount    = 1024
-)
-
-// structures returns the embedding structures to consider, each with the
-// largest P that fits the budget (or the fixed P); a structure with P = 0
-// is threshold bits alone.
-func (c *Config) structures(p *prepared) ([]Structure, error) {
-	if c.P > 0 {
-		return []Structure{{Thresholds: c.Thresholds, Projection: c.Projection, P: c.P, Binary: c.Weights == "binary"}}, nil
-	}
-	d := p.ds.D
-	type cand struct {
-		s    Structure
-		fill bool // P fills the budget; false: no random features
-	}
-	var cands []cand
-	if c.Thresholds > 0 || c.Projection > 0 {
-		cands = append(cands, cand{Structure{Thresholds: c.Thresholds, Projection: c.Projection}, true})
-	} else {
-		kernel := cand{Structure{}, true}
-		mix := cand{Structure{Thresholds: mixThresholds, ThresholdWeight: mixWeight}, true}
-		alone := cand{Structure{Thresholds: aloneThresholds}, false}
-		proj := cand{Structure{Projection: min(projectionDims, d)}, true}
-		forest := cand{Structure{Trees: 1, Depth: treeDepth, Planes: c.TreePlanes}, true}
-		switch c.Embedding {
-		case "trees":
-			cands = append(cands, forest)
-		case "kernel":
-			cands = append(cands, kernel)
-		case "mix":
-			cands = append(cands, mix)
-		case "thresholds":
-			cands = append(cands, alone)
-		case "projection":
-			cands = append(cands, proj)
-		default:
-			cands = append(cands, kernel)
-			if d <= lowD {
-				cands = append(cands, mix, alone)
-			}
-			if d >= lowD {
-				cands = append(cands, proj)
-			}
-			if d <= treesMaxD {
-				cands = append(cands, forest)
-			}
-		}
-	}
-	var weights []bool
-	switch c.Weights {
-	case "ternary":
-		weights = []bool{false}
-	case "binary":
-		weights = []bool{true}
-	default:
-		weights = []bool{false, true}
-	}
-	var out []Structure
-	for _, cd := range cands {
-		for _, binary := range weights {
-			s := cd.s
-			s.Binary = binary
-			if !cd.fill {
-				// Threshold bits alone: as many per feature as fit, halving
-				// from the preferred count.
-				for ; s.Thresholds >= 4; s.Thresholds /= 2 {
-					base, err := p.learned(s, c.Seed)
-					if err != nil {
-						return nil, err
-					}
-					n, err := c.worstCaseBytes(base, 0, binary)
-					if err != nil {
-						return nil, err
-					}
-					if base.NumThresholds() > 0 && n <= c.Budget-c.Reserve {
-						out = append(out, s)
-						break
-					}
-				}
-				continue
-			}
-			if s.Trees > 0 {
-				n, err := c.maxTrees(p, s)
-				if err != nil {
-					return nil, err
-				}
-				if n > 0 {
-					s.Trees = n
-					out = append(out, s)
-				}
-				continue
-			}
-			pmax, err := c.maxP(p, s)
+// size sizes structure s to the budget as by says (see kinds), and
+// reports whether it fits at all.
+func (c *Config) size(p *prepared, s *Structure, by sizing) (bool, error) {
+	switch by {
+	case halveThreshold:
+		// Threshold bits alone: as many per feature as fit, halving from
+		// the preferred count.
+		for ; s.Thresholds >= 4; s.Thresholds /= 2 {
+			base, err := p.learned(*s, c.Seed)
 			if err != nil {
-				return nil, err
+				return false, err
 			}
-			if pmax < 64 {
-				continue
+			n, err := c.worstCaseBytes(base, 0, s.Binary)
+			if err != nil {
+				return false, err
 			}
-			s.P = pmax
-			out = append(out, s)
+			if base.NumThresholds() > 0 && n <= c.Budget-c.Reserve {
+				return true, nil
+			}
 		}
+		return false, nil
+	case fillTrees:
+		n, err := c.maxTrees(p, *s)
+		s.Trees = n
+		return n > 0, err
+	case fillP:
+		pmax, err := c.maxP(p, *s)
+		s.P = pmax
+		return pmax >= 64, err
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: a %d-byte budget cannot hold even 64 random features for %d features and %d classes", ErrConfig, c.Budget, d, len(p.ds.Classes))
-	}
-	return out, nil
+	return true, nil
 }
 
 // maxRandomFeatures caps P for d input features and n training rows:

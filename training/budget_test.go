@@ -146,7 +146,7 @@ func TestEmbeddingLimitsStructures(t *testing.T) {
 		}
 		got := map[string]bool{}
 		for _, s := range ss {
-			got[kind(s)] = true
+			got[string(kind(s))] = true
 		}
 		if len(got) != len(tc.want) {
 			t.Errorf("embedding %q: kinds %v, want %v", tc.embedding, got, tc.want)

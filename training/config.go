@@ -47,17 +47,22 @@ type Config struct {
 	C     float64 // regularisation as a linear SVM's C; 0 = search CGrid
 	// The ternary objective's λ is 1/(2·n·C), which makes C mean the same as
 	// in LIBLINEAR's ½‖w‖² + C Σ ξ (and the paper's grid 10⁻³…10³ apply to both).
-	SigmaGrid  []float64 // default 2⁻⁵ … 2⁵
-	CGrid      []float64 // default 10⁻³ … 10³
-	Validation float64   // fraction of training rows held out for the search; default 0.2
-	// Folds > 1 validates on that many folds instead of one hold-out:
-	// forward-chaining blocks for time-ordered data, stratified folds
-	// otherwise. 0 = one hold-out (time-ordered data switch to 3 folds by
-	// themselves when the latest rows lack a class).
+	SigmaGrid []float64 // default: five octaves around the median distance between rows (search "grid": 2⁻⁵ … 2⁵)
+	CGrid     []float64 // default 10⁻³ … 10³
+	// Validation is the share of the training rows the search validates
+	// on: a stratified random sample of shuffled rows (default 0.2), the
+	// latest rows of a recording (default 0.3, in Folds blocks). See
+	// validation.go.
+	Validation float64
+	// Folds is the number of validation folds: forward folds for a
+	// recording (default 3), stratified folds of shuffled rows (default
+	// 0: one hold-out; at least 2 otherwise).
 	Folds int
-	// TimeOrdered declares the rows to be in time order (also implied by
-	// data.Dataset.Ordered): validation rows are then always later than
-	// the rows the candidate was trained on, never a random sample.
+	// TimeOrdered declares the rows to be in time order (as
+	// data.Dataset.Ordered does): validation rows are then always later
+	// than the rows the candidate was trained on, never a random sample.
+	// Without it or a Dataset.Shuffled declaration, the order is detected
+	// (data.DetectOrder).
 	TimeOrdered bool
 	// Search is "halving" (the default: successive halving, small fits
 	// first, only the best candidates at full size) or "grid" (every σ×C
@@ -148,6 +153,9 @@ func PaperCGrid() []float64 { return []float64{1e-3, 1e-2, 1e-1, 1, 10, 100, 100
 // agents accept by default.
 const DefaultBudget = 30 * 1024
 
+// defaultValidation is the share of shuffled rows held out for the search.
+const defaultValidation = 0.2
+
 // minBudget is the smallest budget training accepts.
 const minBudget = 512
 
@@ -192,14 +200,8 @@ func (c *Config) withDefaults() (Config, error) {
 	if v.Embedding == "" {
 		v.Embedding = "auto"
 	}
-	if len(v.SigmaGrid) == 0 {
-		v.SigmaGrid = PaperSigmaGrid()
-	}
 	if len(v.CGrid) == 0 {
 		v.CGrid = PaperCGrid()
-	}
-	if v.Validation == 0 {
-		v.Validation = 0.2
 	}
 	if v.Init == "" {
 		v.Init = "svm"
@@ -242,7 +244,7 @@ func (c *Config) withDefaults() (Config, error) {
 		return v, fmt.Errorf("%w: σ = %g", ErrConfig, v.Sigma)
 	case v.C < 0 || math.IsNaN(v.C) || math.IsInf(v.C, 0):
 		return v, fmt.Errorf("%w: C = %g", ErrConfig, v.C)
-	case !(v.Validation > 0 && v.Validation < 1):
+	case v.Validation != 0 && !(v.Validation > 0 && v.Validation < 1):
 		return v, fmt.Errorf("%w: validation fraction %g, want (0, 1)", ErrConfig, v.Validation)
 	case v.Init != "svm" && v.Init != "random" && v.Init != "centroid":
 		return v, fmt.Errorf("%w: init %q, want svm, centroid or random", ErrConfig, v.Init)
@@ -264,12 +266,4 @@ func (c *Config) report(stage string, done, total int) {
 	if c.Progress != nil {
 		c.Progress(Event{Stage: stage, Done: done, Total: total})
 	}
-}
-
-func validEmbedding(e string) bool {
-	switch e {
-	case "auto", "kernel", "mix", "thresholds", "projection", "trees":
-		return true
-	}
-	return false
 }

@@ -81,7 +81,7 @@ func fitProjection(xs []float32, n, d, r, maxRows int, seed uint64) (*inference.
 		rows[i] = i
 	}
 	if n > maxRows {
-		rows = splitmix.New(seed^0x9ca).Sample(n, maxRows)
+		rows = splitmix.New(seed^seedProjection).Sample(n, maxRows)
 	}
 	m := len(rows)
 	mean := make([]float64, d)
@@ -198,9 +198,10 @@ const (
 // run of k: the search's smaller rounds use a prefix.
 func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error) {
 	m := p.forest[depth]
-	if m == nil || m.Trees.Count() < count {
+	// A fold that stopped early (stopOn) has all the trees worth having.
+	if m == nil || m.Trees.Count() < count && p.stopOn == nil {
 		ds := p.ds
-		rows, xs, err := p.scaledRows(treeRows, seed^0x7ee5)
+		rows, xs, err := p.scaledRows(treeRows, seed^seedTreeRows)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +214,20 @@ func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error
 			return nil, err
 		}
 		cuts := fitThresholds(sample, n, ds.D, treeCuts)
-		m, err = trees.FitModel(xs, len(rows), ds.D, y, len(ds.Classes), cuts, &trees.Options{Trees: count, Depth: depth, Seed: seed})
+		opt := &trees.Options{Trees: count, Depth: depth, Seed: seed}
+		if v := p.stopOn; v != nil {
+			// A validation fold's boosting stops early on the fold's own
+			// held-out rows: trees that no longer lower their loss are not
+			// worth boosting, and the search's tree counts stop there too.
+			vx := make([]float32, v.N*v.D)
+			for i := range v.N {
+				if err := p.sc.Apply(vx[i*v.D:(i+1)*v.D], v.Row(i)); err != nil {
+					return nil, err
+				}
+			}
+			opt.Valid = &trees.Rows{X: vx, N: v.N, Y: v.Y}
+		}
+		m, err = trees.FitModel(xs, len(rows), ds.D, y, len(ds.Classes), cuts, opt)
 		if err != nil {
 			return nil, fmt.Errorf("training: boosting trees: %w", err)
 		}
@@ -222,13 +236,24 @@ func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error
 		p.forest[depth] = m
 	}
 	d := m.Trees.Depth
+	count = min(count, m.Trees.Count()) // boosting may have stopped early (stopOn)
 	return &inference.Trees{Depth: d, Feature: m.Trees.Feature[:count*d], Value: m.Trees.Value[:count*d]}, nil
+}
+
+// boosted returns the number of trees of the given depth boosted so far.
+func (p *prepared) boosted(depth int) int {
+	if m := p.forest[depth]; m != nil {
+		return m.Trees.Count()
+	}
+	return 0
 }
 
 // leafStart returns, for the trees of spec (a prefix of this prepared
 // set's boosted trees), the boosting's leaf values, from which the solver
 // starts: nil when spec has no trees.
 func (p *prepared) leafStart(spec *inference.ModelSpec) *trees.Model {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if spec.Trees.Count() == 0 {
 		return nil
 	}

@@ -62,7 +62,7 @@ func fingerprint(spec *inference.ModelSpec, ds *data.Dataset, seed uint64, worke
 		rows[i] = i
 	}
 	if ds.N > fitRows {
-		rows = splitmix.New(seed^0xf1a9).Sample(ds.N, fitRows)
+		rows = splitmix.New(seed^seedRowsPrint).Sample(ds.N, fitRows)
 	}
 	fp := &inference.Fingerprint{Columns: cols, Rates: make([]uint8, len(cols))}
 	if workers <= 0 {

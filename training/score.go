@@ -80,24 +80,71 @@ func hinge(scores []float32, y int) float64 {
 	return l
 }
 
-// selection is a candidate's validation score.
+// selection is a candidate's validation score over its folds.
 type selection struct {
-	Balanced   float64 // balanced accuracy, percent
-	SE         float64 // its standard error, percentage points
-	Accuracy   float64 // plain accuracy, percent
-	Loss       float64 // class-balanced mean hinge loss
-	Degenerate string  // why the model is unusable; "" if it is not
+	// Score ranks candidates: the mean over folds of the balanced accuracy
+	// minus half its spread across them, percent. A model that is
+	// excellent in one later period and poor in another ranks below one
+	// that holds up in all of them (see stabilityPenalty).
+	Score    float64
+	Balanced float64   // mean over folds of the balanced accuracy, percent
+	Folds    []float64 // balanced accuracy per fold, percent
+	Spread   float64   // standard deviation of Folds, points (0 for one fold)
+	SE       float64   // standard error of Score, points: class sampling and fold spread
+	Accuracy float64   // plain accuracy over all folds' rows, percent
+	Recall   []float64 // per class over all folds' rows, percent; NaN for a class without rows
+	Loss     float64   // class-balanced mean hinge loss over all folds' rows
+	// Degenerate says why the model is unusable; "" if it is not.
+	Degenerate string
 }
 
-// better reports whether a beats b.
-func (a selection) better(b selection) bool {
-	if (a.Degenerate == "") != (b.Degenerate == "") {
-		return a.Degenerate == ""
+// stabilityPenalty weighs the spread of a candidate's balanced accuracy
+// across forward folds against its mean. Each fold is a later period; the
+// period the model meets next is another one, so a score that swings from
+// fold to fold is worth less than a steady one. Half a standard deviation
+// keeps the mean in charge: three folds estimate the spread poorly, and a
+// larger weight would let a steady but weak model (a constant one is very
+// steady) win; the worst fold alone would be noisier still.
+const stabilityPenalty = 0.5
+
+// scoreFolds summarises a candidate's tallies, one per fold (see
+// selection); degenerate is judged on all folds' rows together.
+func scoreFolds(ts []*tally) selection {
+	all := newTally(ts[0].classes)
+	all.names = ts[0].names
+	var sum, sumSq float64
+	var folds []float64
+	for _, t := range ts {
+		for y, row := range t.confusion {
+			for p, n := range row {
+				all.confusion[y][p] += n
+			}
+			all.loss[y] += t.loss[y]
+		}
+		for p, n := range t.predicted {
+			all.predicted[p] += n
+		}
+		f := t.score()
+		if f.Degenerate == "no held-out rows" {
+			continue
+		}
+		folds = append(folds, f.Balanced)
+		sum += f.Balanced
+		sumSq += f.Balanced * f.Balanced
 	}
-	if a.Balanced != b.Balanced {
-		return a.Balanced > b.Balanced
+	s := all.score()
+	if len(folds) == 0 {
+		return s
 	}
-	return a.Loss < b.Loss
+	k := float64(len(folds))
+	s.Folds = folds
+	s.Balanced = sum / k
+	if len(folds) > 1 {
+		s.Spread = math.Sqrt(max(0, (sumSq-sum*sum/k)/(k-1)))
+	}
+	s.Score = s.Balanced - stabilityPenalty*s.Spread
+	s.SE = math.Sqrt(s.SE*s.SE + s.Spread*s.Spread/k)
+	return s
 }
 
 // score summarises the tally. A model is degenerate if it predicts a single
@@ -108,6 +155,7 @@ func (t *tally) score() selection {
 	var s selection
 	present, correct, total := 0, 0, 0
 	var recall, loss, variance float64
+	s.Recall = make([]float64, len(t.confusion))
 	for c, row := range t.confusion {
 		n := 0
 		for _, v := range row {
@@ -116,8 +164,10 @@ func (t *tally) score() selection {
 		total += n
 		correct += row[c]
 		if n == 0 {
+			s.Recall[c] = math.NaN()
 			continue
 		}
+		s.Recall[c] = 100 * float64(row[c]) / float64(n)
 		present++
 		r := float64(row[c]) / float64(n)
 		recall += r
@@ -128,6 +178,7 @@ func (t *tally) score() selection {
 		return selection{Degenerate: "no held-out rows"}
 	}
 	s.Balanced = 100 * recall / float64(present)
+	s.Score = s.Balanced
 	// The mean of independent per-class recalls; rows of a time series are
 	// not independent, so this is a lower bound on the real uncertainty.
 	s.SE = 100 * math.Sqrt(variance) / float64(present)

@@ -52,15 +52,15 @@ func TestSelectionFlagsMajorityClassModel(t *testing.T) {
 }
 
 func TestSelectionOrder(t *testing.T) {
-	good := selection{Balanced: 80, Loss: 0.5}
-	tie := selection{Balanced: 80, Loss: 0.4}
-	worse := selection{Balanced: 79, Loss: 0.1}
-	degenerate := selection{Balanced: 99, Loss: 0, Degenerate: "predicts class 0 for every held-out row"}
+	good := selection{Score: 80, Loss: 0.5}
+	tie := selection{Score: 80, Loss: 0.4}
+	worse := selection{Score: 79, Loss: 0.1}
+	degenerate := selection{Score: 99, Loss: 0, Degenerate: "predicts class 0 for every held-out row"}
 	if !tie.better(good) || good.better(tie) {
 		t.Fatal("equal balanced accuracy: the lower loss must win")
 	}
 	if !good.better(worse) {
-		t.Fatal("higher balanced accuracy must win over lower loss")
+		t.Fatal("a higher score must win over lower loss")
 	}
 	if !worse.better(degenerate) || degenerate.better(worse) {
 		t.Fatal("a degenerate model must lose to any usable one")
@@ -72,5 +72,36 @@ func TestHinge(t *testing.T) {
 	// s2 = -3 → losses 1, 0, 0.
 	if l := hinge([]float32{0, 2, -3}, 1); l != 1 {
 		t.Fatalf("hinge = %g, want 1", l)
+	}
+}
+
+// TestScoreFoldsPenalisesSpread: of two candidates with the same mean over
+// three later periods, the one that holds up in all of them ranks first;
+// degenerate is judged on all folds' rows together.
+func TestScoreFoldsPenalisesSpread(t *testing.T) {
+	fold := func(r0, r1 int) *tally { // 100 rows of each class, r0 and r1 right
+		return tallyOf([][]int{{r0, 100 - r0}, {100 - r1, r1}}, []float64{1, 1})
+	}
+	steady := scoreFolds([]*tally{fold(80, 80), fold(80, 80), fold(80, 80)})
+	swinging := scoreFolds([]*tally{fold(100, 100), fold(80, 80), fold(60, 60)})
+	if math.Abs(steady.Balanced-80) > 1e-9 || math.Abs(swinging.Balanced-80) > 1e-9 {
+		t.Fatalf("means %g and %g, want 80", steady.Balanced, swinging.Balanced)
+	}
+	if swinging.Spread != 20 || math.Abs(swinging.Score-(80-stabilityPenalty*20)) > 1e-9 || len(swinging.Folds) != 3 {
+		t.Fatalf("swinging: %+v", swinging)
+	}
+	if !steady.better(swinging) || swinging.better(steady) {
+		t.Fatalf("steady %+v must beat swinging %+v", steady, swinging)
+	}
+	if swinging.SE <= steady.SE {
+		t.Fatalf("the spread must widen the standard error: %g vs %g", swinging.SE, steady.SE)
+	}
+	// One class per fold, each predicted everywhere: every fold alone looks
+	// perfect, yet the model predicts one class for each period's rows —
+	// across both folds it is right half the time, which is chance.
+	a := tallyOf([][]int{{100, 0}, {0, 0}}, []float64{1, 0})
+	b := tallyOf([][]int{{0, 0}, {100, 0}}, []float64{0, 1})
+	if s := scoreFolds([]*tally{a, b}); s.Degenerate == "" {
+		t.Fatalf("a constant model is not flagged across folds: %+v", s)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // threshold bits and never got the full-size fit they win.
 func TestKeepBestCarriesEveryKind(t *testing.T) {
 	cand := func(s Structure, balanced float64, degenerate string) *candidate {
-		return &candidate{s: s, sel: selection{Balanced: balanced, Degenerate: degenerate}}
+		return &candidate{s: s, sel: selection{Score: balanced, Degenerate: degenerate}}
 	}
 	alone := Structure{Thresholds: 128}
 	mix := Structure{Thresholds: 16, ThresholdWeight: 16, P: 4096}
@@ -28,11 +28,11 @@ func TestKeepBestCarriesEveryKind(t *testing.T) {
 	got := keepBest(ranked, 2)
 	want := []*candidate{ranked[0], ranked[1], ranked[2], ranked[5]}
 	if !slices.Equal(got, want) {
-		var kinds []string
+		var got2 []Kind
 		for _, cd := range got {
-			kinds = append(kinds, cd.s.Embedding())
+			got2 = append(got2, cd.s.Embedding())
 		}
-		t.Fatalf("keepBest(ranked, 2) kept %v, want the top two, the best mix and the best usable kernel", kinds)
+		t.Fatalf("keepBest(ranked, 2) kept %v, want the top two, the best mix and the best usable kernel", got2)
 	}
 	// keepBest must not write into the ranked slice's backing array.
 	if ranked[2].s != mix || ranked[3].s != alone {
@@ -46,7 +46,7 @@ func TestKeepBestCarriesEveryKind(t *testing.T) {
 func TestStructureEmbedding(t *testing.T) {
 	for _, tc := range []struct {
 		s    Structure
-		want string
+		want Kind
 	}{
 		{Structure{P: 2048}, "kernel"},
 		{Structure{P: 2048, Binary: true}, "kernel"},

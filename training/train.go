@@ -38,6 +38,7 @@ type Result struct {
 	History      [][]ternary.Step // per weight vector: the solver's objective per step
 	NonZero      int              // non-zero ternary coefficients over all weight vectors
 	Notes        []string         // what the search decided and why, for the user
+	Warnings     []string         // why the validation score may not hold on later data (see warnings.go)
 }
 
 // Structure is the shape of a model's embedding besides σ: threshold bits
@@ -60,38 +61,44 @@ type Structure struct {
 	Planes int `json:"planes,omitempty"`
 }
 
-// Embedding names the structure's kind as --embedding does: "trees"
-// (boosted oblivious trees' leaves), "projection" (random features on
-// principal directions), "thresholds" (threshold bits alone), "mix"
-// (threshold bits beside random features) or "kernel" (random features
-// alone).
-func (s Structure) Embedding() string {
+// Embedding returns the structure's kind: Trees (boosted oblivious
+// trees' leaves), Projection (random features on principal directions),
+// Thresholds (threshold bits alone), Mix (threshold bits beside random
+// features) or Kernel (random features alone).
+func (s Structure) Embedding() Kind {
 	switch {
 	case s.Trees > 0:
-		return "trees"
+		return Trees
 	case s.Projection > 0:
-		return "projection"
+		return Projection
 	case s.P == 0:
-		return "thresholds"
+		return Thresholds
 	case s.Thresholds > 0:
-		return "mix"
+		return Mix
 	}
-	return "kernel"
+	return Kernel
 }
 
 // SearchPoint is one candidate of the hyper-parameter search.
 type SearchPoint struct {
 	Structure
-	Sigma      float64 `json:"sigma"`
-	C          float64 `json:"c"`
-	Stage      int     `json:"stage"`    // 1 = smallest; the last stage fits at the final size
-	Rows       int     `json:"rows"`     // training rows of the fit(s)
-	Accuracy   float64 `json:"accuracy"` // percent correct on the held-out rows
-	Balanced   float64 `json:"balanced"` // balanced accuracy (mean per-class recall), percent: the selection criterion
-	Loss       float64 `json:"loss"`     // class-balanced hinge loss: the tie-break
-	Degenerate string  `json:"degenerate,omitempty"`
-	NonZero    int     `json:"nonzero"`
-	FitSeconds float64 `json:"fit_seconds"`
+	Sigma    float64 `json:"sigma"`
+	C        float64 `json:"c"`
+	Stage    int     `json:"stage"`    // 1 = smallest; the last stage fits at the final size
+	Rows     int     `json:"rows"`     // training rows of the fit(s)
+	Accuracy float64 `json:"accuracy"` // percent correct on the held-out rows
+	Balanced float64 `json:"balanced"` // balanced accuracy (mean per-class recall), percent; the mean over folds
+	// Score is the selection criterion: Balanced less half its spread
+	// across folds (see selection).
+	Score      float64   `json:"score"`
+	Spread     float64   `json:"spread,omitempty"` // standard deviation of the folds' balanced accuracy, points
+	SE         float64   `json:"se"`               // standard error of Score, points
+	Folds      []float64 `json:"folds,omitempty"`  // balanced accuracy per validation fold, percent
+	Bytes      int       `json:"bytes"`            // size of the candidate's bundle (the largest of its folds' fits)
+	Loss       float64   `json:"loss"`             // class-balanced hinge loss: the tie-break
+	Degenerate string    `json:"degenerate,omitempty"`
+	NonZero    int       `json:"nonzero"`
+	FitSeconds float64   `json:"fit_seconds"`
 }
 
 // prepared is a training set with its fitted scaler, ready to fit the
@@ -104,6 +111,13 @@ type prepared struct {
 	rows   int                                // rows in sample
 	cache  map[Structure]*inference.ModelSpec // learned parts by structure (P = 0)
 	forest map[int]*trees.Model               // boosted trees by depth (the most asked for so far)
+	// stopOn, for a validation fold, is its held-out rows: boosting stops
+	// early on them (see trees).
+	stopOn *data.Dataset
+
+	// mu serialises features and leafStart, which the search's parallel
+	// tasks call; the caches above are filled under it.
+	mu sync.Mutex
 }
 
 // fitRows bounds the rows thresholds are fitted on (quantiles of 20,000
@@ -124,7 +138,7 @@ func (p *prepared) scaledSample(seed uint64) ([]float32, int, error) {
 	if p.sample != nil {
 		return p.sample, p.rows, nil
 	}
-	rows, out, err := p.scaledRows(fitRows, seed^0x5ca1e)
+	rows, out, err := p.scaledRows(fitRows, seed^seedScaledRows)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -198,6 +212,8 @@ func (p *prepared) learnParts(v Structure, seed uint64) (*inference.ModelSpec, e
 // features returns the embedding of structure v with kernel width σ: the
 // scaler, the fitted thresholds and projection, and the transform spec.
 func (p *prepared) features(v Structure, sigma float64, seed uint64) (*inference.ModelSpec, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	l, err := p.learned(v, seed)
 	if err != nil {
 		return nil, err
@@ -246,7 +262,7 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 	// trained and evaluated here.
 	fitSet := ds
 	if c.MaxFitRows > 0 && ds.N > c.MaxFitRows {
-		if _, fitSet, err = data.SplitCount(ds, c.MaxFitRows, c.Seed^0xf17); err != nil {
+		if _, fitSet, err = data.SplitCount(ds, c.MaxFitRows, c.Seed^seedFitRows); err != nil {
 			return nil, err
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("weights fitted on a %d-row stratified subsample of the %d training rows (MaxFitRows)", fitSet.N, ds.N))
@@ -635,7 +651,7 @@ type start struct {
 func initialWeights(cols *ternary.Columns, mult []int32, ds *data.Dataset, nv int, lambda float64, c *Config) ([]start, error) {
 	p := cols.P
 	out := make([]start, nv)
-	rnd := splitmix.New(c.Seed ^ 0x1417)
+	rnd := splitmix.New(c.Seed ^ seedInit)
 	if c.Init == "random" {
 		for v := range out {
 			w := make([]int8, p)

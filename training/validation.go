@@ -6,25 +6,37 @@ import (
 	"github.com/trit-iot/trit/training/data"
 )
 
-// Validation. Candidates are scored on rows they were not trained on.
-// Rows in time order (Config.TimeOrdered, or a dataset read with a
-// timestamp column) are never validated on a random sample: neighbouring
-// readings would sit on both sides and reward memorising. Instead the
-// latest rows are held out, and every validation row is later than every
-// row its candidate was trained on. When the latest rows lack a class the
-// earlier ones have (a sensor series often ends in one state), one
-// hold-out would score only that class, so the search switches to
-// forward-chaining folds: the rows are cut into K+1 consecutive blocks and
-// fold i trains on blocks 0…i−1 and validates on block i. Unordered data
-// are held out by a stratified random split.
+// Validation. Candidates are scored on rows they were not trained on, and
+// which rows those are depends on the rows' order:
+//
+//   - A recording — a time column, rows declared in time order
+//     (data.Dataset.Ordered, --time-ordered), or rows that look recorded
+//     (data.DetectOrder) — is never validated on a random sample: its
+//     neighbouring readings would sit on both sides and reward a model that
+//     memorises them. It is validated forward: the latest Validation share
+//     of the rows (30% by default) is cut into Folds consecutive blocks
+//     (3), and fold i trains on every row before block i and validates on
+//     block i. Every validation row is later than every row its candidate
+//     was trained on, each fold is a later period the model must hold up
+//     in (see selection), and the last fold trains on 90% of the rows, so
+//     close to the final model. When those latest rows lack a class that
+//     the earlier ones have (a sensor log that ends with an empty room),
+//     they could only ever score the classes they have, so the folds are
+//     spread over the whole recording instead: K+1 equal consecutive
+//     blocks, fold i training on blocks 0…i and validating on block i+1.
+//   - Shuffled rows (declared, or not detected as a recording) are held
+//     out by a stratified random split, or Folds stratified folds.
 
+// fold is a validation fold as datasets.
 type fold struct {
 	train, val *data.Dataset
 }
 
-// defaultTimeFolds is the number of forward-chaining folds used when the
-// latest rows alone cannot validate.
-const defaultTimeFolds = 3
+// Defaults of forward validation.
+const (
+	defaultTimeFolds      = 3   // folds for recorded rows
+	defaultTimeValidation = 0.3 // share of the rows the folds validate on
+)
 
 // validation returns the folds candidates are scored on, a description,
 // and notes on choices the user should know about.
@@ -57,42 +69,85 @@ func ValidationFolds(ds *data.Dataset, cfg *Config) ([]data.Fold, string, error)
 	return rows, how, err
 }
 
+// recorded decides whether ds's rows are validated forward, and says why.
+func (c *Config) recorded(ds *data.Dataset) (bool, string) {
+	switch {
+	case c.TimeOrdered, ds.Ordered:
+		if ds.Times != nil {
+			return true, "rows in time order by their time column"
+		}
+		return true, "rows declared in time order"
+	case ds.Shuffled:
+		return false, "rows declared shuffled"
+	}
+	o := data.DetectOrder(ds)
+	return o.Recorded, o.String()
+}
+
 // validationRows is validation as row indices into ds.
 func (c *Config) validationRows(ds *data.Dataset) ([]data.Fold, string, []string, error) {
-	ordered := c.TimeOrdered || ds.Ordered
-	var notes []string
-	switch {
-	case ordered && c.Folds >= 2:
-		f, err := forwardFolds(ds, c.Folds)
-		return f, fmt.Sprintf("%d forward-chaining folds (time order)", c.Folds), nil, err
-	case ordered:
-		n := int(float64(ds.N) * c.Validation)
-		if n < 1 || n >= ds.N {
+	recorded, why := c.recorded(ds)
+	notes := []string{"row order: " + why}
+	if !recorded {
+		if c.Folds >= 2 {
+			f, err := stratifiedFolds(ds, c.Folds, c.Seed^seedValidation)
+			return f, fmt.Sprintf("%d stratified folds", c.Folds), notes, err
+		}
+		frac := c.Validation
+		if frac == 0 {
+			frac = defaultValidation
+		}
+		tr, va, err := data.SplitRows(ds, frac, c.Seed^seedValidation)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("training: validation split: %w", err)
+		}
+		if len(tr) < 2 || len(va) < 1 {
 			return nil, "", nil, fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, ds.N)
 		}
-		order := data.TimeOrder(ds)
-		older, latest := order[:ds.N-n], order[ds.N-n:]
-		if missing := missingClasses(ds, older, latest); missing > 0 {
-			f, err := forwardFolds(ds, defaultTimeFolds)
-			if err != nil {
-				return nil, "", nil, err
-			}
-			notes = append(notes, fmt.Sprintf("the latest %.0f%% of rows lack %d of the classes; validating on %d forward-chaining folds instead", 100*c.Validation, missing, defaultTimeFolds))
-			return f, fmt.Sprintf("%d forward-chaining folds (time order)", defaultTimeFolds), notes, nil
-		}
-		return []data.Fold{{Train: older, Valid: latest}}, fmt.Sprintf("latest %.0f%% of rows (time order)", 100*c.Validation), nil, nil
-	case c.Folds >= 2:
-		f, err := stratifiedFolds(ds, c.Folds, c.Seed^0x5eed)
-		return f, fmt.Sprintf("%d stratified folds", c.Folds), nil, err
+		return []data.Fold{{Train: tr, Valid: va}}, fmt.Sprintf("random stratified %.0f%% of rows", 100*frac), notes, nil
 	}
-	tr, va, err := data.SplitRows(ds, c.Validation, c.Seed^0x5eed)
+	k := c.Folds
+	if k == 0 {
+		k = defaultTimeFolds
+	}
+	frac := c.Validation
+	if frac == 0 {
+		frac = defaultTimeValidation
+	}
+	folds, err := latestFolds(ds, k, frac)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("training: validation split: %w", err)
+		return nil, "", nil, err
 	}
-	if len(tr) < 2 || len(va) < 1 {
-		return nil, "", nil, fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, ds.N)
+	var later []int
+	for _, f := range folds {
+		later = append(later, f.Valid...)
 	}
-	return []data.Fold{{Train: tr, Valid: va}}, fmt.Sprintf("random stratified %.0f%% of rows", 100*c.Validation), nil, nil
+	if missing := missingClasses(ds, folds[0].Train, later); missing > 0 {
+		if folds, err = forwardFolds(ds, k); err != nil {
+			return nil, "", nil, err
+		}
+		notes = append(notes, fmt.Sprintf("the latest %.0f%% of rows lack %d of the classes; validating on %d forward-chaining folds over the whole recording instead", 100*frac, missing, k))
+		return folds, fmt.Sprintf("%d forward-chaining folds over the whole recording (time order)", k), notes, nil
+	}
+	return folds, fmt.Sprintf("%d forward folds over the latest %.0f%% of rows (time order)", k, 100*frac), notes, nil
+}
+
+// latestFolds returns k forward folds whose validation blocks are
+// consecutive and together the latest frac of ds's rows in time order:
+// fold i validates on block i and trains on every row before it.
+func latestFolds(ds *data.Dataset, k int, frac float64) ([]data.Fold, error) {
+	order := data.TimeOrder(ds)
+	n := int(float64(ds.N) * frac)
+	start := ds.N - n
+	if n < k || start < 2 {
+		return nil, fmt.Errorf("%w: %d rows are too few for %d forward folds over the latest %.0f%%", ErrConfig, ds.N, k, 100*frac)
+	}
+	folds := make([]data.Fold, k)
+	for i := range folds {
+		lo, hi := start+i*n/k, start+(i+1)*n/k
+		folds[i] = data.Fold{Train: order[:lo:lo], Valid: order[lo:hi:hi]}
+	}
+	return folds, nil
 }
 
 // missingClasses counts the classes of ds present in rows a but not in

@@ -50,7 +50,7 @@ func TestTimeOrderedValidationNeverLooksBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := max(folds, 1); len(fs) != want {
+		if want := max(folds, defaultTimeFolds); folds == 0 && len(fs) != want || folds > 0 && len(fs) != folds {
 			t.Fatalf("folds=%d: %d folds (%s)", folds, len(fs), how)
 		}
 		for i, f := range fs {
@@ -97,6 +97,7 @@ func TestRandomValidationIsStratified(t *testing.T) {
 		labels[i*10] = 1
 	}
 	ds := indexed(labels, 2)
+	ds.Shuffled = true // its feature, the row index, would look recorded
 	c, _ := (&Config{}).withDefaults()
 	fs, _, _, err := c.validation(ds)
 	if err != nil {

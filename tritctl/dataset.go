@@ -24,6 +24,7 @@ type dataFlags struct {
 	labelColumn string
 	timeColumns []string
 	timeOrdered bool
+	shuffled    bool
 	delimiter   string
 	ignore      []string
 	numFeatures int
@@ -34,7 +35,7 @@ type dataFlags struct {
 
 // dataReadFlags are the flags that say how to read a file (as opposed to
 // which file): eval reads with the model's read spec unless one is given.
-var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "delimiter", "ignore-column", "features"}
+var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "shuffled", "delimiter", "ignore-column", "features"}
 
 func (f *dataFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -43,7 +44,8 @@ func (f *dataFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.header, "header", "auto", "CSV: the first row names the columns: auto (detect), yes or no")
 	fl.StringVar(&f.labelColumn, "label-column", "", "CSV/ARFF: the label column: a header name, a column number counted from 1, or last\n(default: the one column named label, class, target or y, else the last column)")
 	fl.StringSliceVar(&f.timeColumns, "time-column", nil, "CSV/ARFF: time-stamp column, by name or number from 1; repeat or comma-separate (a date column\nand a time column make one time stamp); none: no time column (default: detect, by the header\nnames time, timestamp, date, datetime or by values that are dates). Time columns order the\nrows and are not features")
-	fl.BoolVar(&f.timeOrdered, "time-ordered", false, "the rows are in time order, oldest first, even without a time column")
+	fl.BoolVar(&f.timeOrdered, "time-ordered", false, "the rows are a recording in time order, oldest first, even without a time column\n(default: detected from the rows; docs/TRAINING.md)")
+	fl.BoolVar(&f.shuffled, "shuffled", false, "the rows are independent samples in no particular order, not a recording\n(default: detected from the rows; docs/TRAINING.md)")
 	fl.StringVar(&f.delimiter, "delimiter", "auto", "CSV: column delimiter: auto (',', ';' or tab, else white space), tab, space (runs of white space) or one character")
 	fl.StringSliceVar(&f.ignore, "ignore-column", nil, "CSV/ARFF: column to skip, by name or number from 1; repeat or comma-separate")
 	fl.IntVar(&f.numFeatures, "features", 0, "LIBSVM: number of features (0: the largest index seen)")
@@ -83,7 +85,10 @@ func (f *dataFlags) options() (*data.Options, error) {
 	if err != nil {
 		return nil, bad("delimiter", err)
 	}
-	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Ordered: f.timeOrdered}
+	if f.timeOrdered && f.shuffled {
+		return nil, usagef("--time-ordered and --shuffled contradict each other")
+	}
+	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Ordered: f.timeOrdered, Shuffled: f.shuffled}
 	if f.labelColumn != "" {
 		if o.LabelColumn, err = data.ParseColumn(f.labelColumn); err != nil {
 			return nil, bad("label-column", err)

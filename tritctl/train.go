@@ -2,6 +2,7 @@ package tritctl
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -46,11 +47,15 @@ type trainSummary struct {
 	Validation   string                `json:"validation,omitempty"` // how candidates were validated
 	Selected     *training.SearchPoint `json:"selected,omitempty"`   // the chosen candidate's validation scores
 	Notes        []string              `json:"notes,omitempty"`      // what the search decided and why
-	SearchPoints int                   `json:"search_points"`
-	Seed         uint64                `json:"seed"`
-	Loss         string                `json:"loss"`
-	Reg          string                `json:"reg"`
-	// Search lists every candidate the search scored.
+	// Warnings say why the scores above may not hold on later data: a
+	// class recalled near zero, validation folds that disagree, validation
+	// far above the test score.
+	Warnings     []string `json:"warnings,omitempty"`
+	SearchPoints int      `json:"search_points"`
+	Seed         uint64   `json:"seed"`
+	Loss         string   `json:"loss"`
+	Reg          string   `json:"reg"`
+	// Search lists every candidate the search scored (with --verbose).
 	Search []training.SearchPoint `json:"search,omitempty"`
 }
 
@@ -79,6 +84,7 @@ type trainFlags struct {
 	initRows   int
 	workers    int
 	json       bool
+	verbose    bool
 	modelID    string
 	release    uint64
 	hardware   string
@@ -133,12 +139,12 @@ bundle predicts what was evaluated here.`,
 	fl.IntVar(&f.projection, "projection", 0, "principal directions before the random features (0: the search decides with --budget, none with --p)")
 	fl.StringVar(&f.search, "search", "halving", "search: halving (small fits first, the best at full size) or grid (every σ×C at full size)")
 	fl.StringVar(&f.scaling, "scaling", "robust", "input scaling: robust (quantile ranges, clipped) or minmax (training extremes, the paper's)")
-	fl.IntVar(&f.folds, "folds", 0, "validate on K folds (forward-chaining for time-ordered data) instead of one hold-out; 0: one hold-out")
+	fl.IntVar(&f.folds, "folds", 0, "validation folds: forward folds of a recording (0: 3), stratified folds of shuffled rows (0: one hold-out)")
 	fl.Float64Var(&f.sigma, "sigma", 0, "Gaussian kernel width σ (0: search --sigma-grid)")
 	fl.Float64Var(&f.c, "c", 0, "regularisation C, as in a linear SVM (0: search --c-grid)")
 	fl.StringVar(&f.sigmaGrid, "sigma-grid", "", "comma-separated σ values to search (default 2^-5…2^5)")
 	fl.StringVar(&f.cGrid, "c-grid", "", "comma-separated C values to search (default 1e-3…1e3)")
-	fl.Float64Var(&f.validation, "validation", 0.2, "fraction of training rows held out for the search")
+	fl.Float64Var(&f.validation, "validation", 0, "share of the training rows the search validates on (0: the latest 30% of a recording, a random 20% of shuffled rows)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the transform, splits and initialisation")
 	fl.StringVar(&f.loss, "loss", "hinge", "loss: hinge, squared-hinge, logistic or square")
 	fl.StringVar(&f.reg, "reg", "l2", "regulariser: l2 or l1")
@@ -146,6 +152,7 @@ bundle predicts what was evaluated here.`,
 	fl.IntVar(&f.initRows, "init-rows", 2000, "rows for the linear SVM initialisation")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines (0: all cores)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of text")
+	fl.BoolVar(&f.verbose, "verbose", false, "also list every candidate the search scored (in --json, the search array)")
 	return cmd
 }
 
@@ -268,7 +275,10 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 		ModelID: modelID, Release: f.release,
 		Sigma: res.Sigma, C: res.C, Lambda: res.Lambda, Validation: res.Validation, Selected: res.Selected, Notes: res.Notes,
 		SearchPoints: len(res.Search), Seed: f.seed,
-		Loss: loss.String(), Reg: reg.String(), Search: res.Search,
+		Loss: loss.String(), Reg: reg.String(), Warnings: res.Warnings,
+	}
+	if f.verbose {
+		s.Search = res.Search
 	}
 	if train.Spec != nil {
 		s.Read = train.Spec.Describe()
@@ -286,14 +296,17 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 		return err
 	}
 	s.Accuracy, s.Balanced, s.EvalRows, s.PerClass = ev.Accuracy, ev.Balanced, ev.N, ev.PerClass
+	if test != nil {
+		s.Warnings = append(s.Warnings, training.TestWarnings(res.Selected, ev)...)
+	}
 	if f.json {
 		return writeJSON(e.stdout, s)
 	}
-	printTrainSummary(e, &s, res)
+	printTrainSummary(e, &s, res, f.verbose)
 	return nil
 }
 
-func printTrainSummary(e *env, s *trainSummary, res *training.Result) {
+func printTrainSummary(e *env, s *trainSummary, res *training.Result, verbose bool) {
 	w := e.stdout
 	st := s.Structure
 	weights := "ternary"
@@ -341,6 +354,13 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result) {
 		fmt.Fprintln(w, " (recall)")
 	}
 	fmt.Fprintf(w, "  training time: %.1f s (final fit %.1f s)\n", s.TrainSeconds, s.FitSeconds)
+	if f := s.Selected; f != nil && len(f.Folds) > 1 {
+		fmt.Fprintf(w, "  validation per fold (balanced accuracy, earliest first):")
+		for _, b := range f.Folds {
+			fmt.Fprintf(w, " %.1f%%", b)
+		}
+		fmt.Fprintln(w)
+	}
 	budget := ""
 	if s.Budget > 0 {
 		budget = fmt.Sprintf(" of a %d-byte budget", s.Budget)
@@ -353,6 +373,38 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result) {
 		}
 	}
 	fmt.Fprintln(w)
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	if verbose {
+		printSearch(w, res.Search)
+	}
+}
+
+// printSearch lists the candidates the search scored, in the order it
+// scored them.
+func printSearch(w io.Writer, points []training.SearchPoint) {
+	fmt.Fprintf(w, "search (%d candidates):\n", len(points))
+	fmt.Fprintf(w, "  %-5s %-10s %-7s %8s %8s %6s %7s %9s %7s %7s %7s %8s\n", "round", "embedding", "weights", "size", "σ", "C", "rows", "balanced", "spread", "score", "bytes", "fit s")
+	for _, p := range points {
+		size := fmt.Sprintf("p %d", p.P)
+		switch p.Embedding() {
+		case "trees":
+			size = fmt.Sprintf("%d×d%d", p.Trees, p.Depth)
+		case "thresholds":
+			size = fmt.Sprintf("t %d", p.Thresholds)
+		}
+		weights := "ternary"
+		if p.Binary {
+			weights = "binary"
+		}
+		deg := ""
+		if p.Degenerate != "" {
+			deg = " degenerate"
+		}
+		fmt.Fprintf(w, "  %-5d %-10s %-7s %8s %8g %6g %7d %8.2f%% %7.2f %7.2f %7d %8.2f%s\n",
+			p.Stage, p.Embedding(), weights, size, p.Sigma, p.C, p.Rows, p.Balanced, p.Spread, p.Score, p.Bytes, p.FitSeconds, deg)
+	}
 }
 
 func btoi(b bool) int {

@@ -23,6 +23,11 @@ type Dataset struct {
 	// dataset is declared chronological (Standard), or the caller said so
 	// (Options.Ordered). Time-ordered model selection relies on it.
 	Ordered bool
+	// Shuffled says the caller knows the rows are independent samples in
+	// no particular order, not a recording (Options.Shuffled): model
+	// selection then validates on a random sample without looking at the
+	// order (see DetectOrder). Never set together with Ordered.
+	Shuffled bool
 	// Spec records how the rows were read from a file, so that another
 	// file can be read the same way (nil for data made in memory). It is
 	// shared by datasets derived from this one: do not modify it.
@@ -80,6 +85,7 @@ func (d *Dataset) Subset(rows []int) *Dataset {
 		Classes:  slices.Clone(d.Classes),
 		Features: slices.Clone(d.Features),
 		Ordered:  d.Ordered && slices.IsSorted(rows),
+		Shuffled: d.Shuffled,
 		Spec:     d.Spec,
 	}
 	if d.Times != nil {
@@ -111,6 +117,7 @@ func (d *Dataset) OneVsRest(positive string) (*Dataset, error) {
 		Features: slices.Clone(d.Features),
 		Times:    slices.Clone(d.Times),
 		Ordered:  d.Ordered,
+		Shuffled: d.Shuffled,
 		Spec:     d.Spec,
 	}
 	if err := b.oneVsRest(positive); err != nil {

@@ -105,6 +105,9 @@ type Options struct {
 	// Ordered says the rows are in time order even without a time column
 	// (the caller knows it); it sets Dataset.Ordered.
 	Ordered bool
+	// Shuffled says the rows are independent samples in no particular
+	// order (not a recording); it sets Dataset.Shuffled. Not with Ordered.
+	Shuffled bool
 
 	Labels  string // IDX: path of the labels file that goes with an images file (derived by IDXLabelsPath if empty)
 	MaxRows int    // 0 = all; stop after this many rows (for quick runs / subsets)
@@ -124,6 +127,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("%w: MaxRows %d < 0", ErrOptions, o.MaxRows)
 	case o.NoTime && len(o.TimeColumns) > 0:
 		return fmt.Errorf("%w: NoTime with %d time columns", ErrOptions, len(o.TimeColumns))
+	case o.Ordered && o.Shuffled:
+		return fmt.Errorf("%w: rows both in time order and shuffled", ErrOptions)
 	}
 	if err := checkDelimiter(o.Delimiter); err != nil {
 		return err
@@ -192,8 +197,8 @@ func Load(path string, opt *Options) (*Dataset, error) {
 	}
 	defer lsrc.close()
 	ds, err := readIDX(src, lsrc, o)
-	if err == nil && o.Ordered {
-		ds.Ordered = true
+	if err == nil {
+		ds.Ordered, ds.Shuffled = ds.Ordered || o.Ordered, o.Shuffled
 	}
 	return ds, err
 }
@@ -278,6 +283,12 @@ func read(r *bufio.Reader, name string, format Format, o *Options) (*Dataset, er
 	}
 	if o.Ordered {
 		ds.Ordered = true
+	}
+	if o.Shuffled {
+		if ds.Times != nil {
+			return nil, fmt.Errorf("%w: %s has a time column, so its rows are in time order, not shuffled", ErrOptions, name)
+		}
+		ds.Shuffled = true
 	}
 	return ds, nil
 }

@@ -1,6 +1,7 @@
 package trees
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -46,6 +47,9 @@ type Model struct {
 	// log-odds for two classes): a row's score c is Base[c] plus its leaves'
 	// values.
 	Base []float64
+	// Best is the number of trees at which Options.Valid's log-loss was
+	// lowest; the count fitted without Valid.
+	Best int
 }
 
 // FitModel is Fit that also returns the leaf values.
@@ -54,7 +58,7 @@ func FitModel(xs []float32, n, d int, y []int32, classes int, cuts [][]float32, 
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Trees: e.trees, K: e.k, Values: e.values, Base: e.base}, nil
+	return &Model{Trees: e.trees, K: e.k, Values: e.values, Base: e.base, Best: e.best}, nil
 }
 
 // ensemble is the boosted model itself: the trees with their leaf values,
@@ -71,6 +75,9 @@ type ensemble struct {
 	// train holds the training rows' final scores (n×k) as boosting
 	// computed them from its own leaf assignment.
 	train []float64
+	// best is the tree count at the lowest held-out loss (Options.Valid),
+	// else the count fitted.
+	best int
 }
 
 // scores sets dst (len k) to the ensemble's scores of the scaled row x.
@@ -110,6 +117,16 @@ func fit(xs []float32, n, d int, y []int32, classes int, cuts [][]float32, opt *
 	}
 	if err := checkData(xs, n, d, y, classes, cuts); err != nil {
 		return nil, err
+	}
+	if v := o.Valid; v != nil {
+		if v.N < 0 || len(v.X) != v.N*d || len(v.Y) != v.N {
+			return nil, fmt.Errorf("%w: held-out rows: %d values and %d labels for %d rows of %d features", ErrData, len(v.X), len(v.Y), v.N, d)
+		}
+		for i, c := range v.Y {
+			if c < 0 || int(c) >= classes {
+				return nil, fmt.Errorf("%w: held-out row %d has label %d, want 0..%d", ErrData, i, c, classes-1)
+			}
+		}
 	}
 	maxBins := 0
 	for _, c := range cuts {
@@ -227,14 +244,95 @@ func grow[T uint8 | uint16](xs []float32, n, d int, y []int32, classes int, cuts
 	b.chunkSum = make([]float64, (n+chunk-1)/chunk)
 
 	rng := splitmix.New(o.Seed)
+	stop := newStopper(o, e, classes)
+	count := o.Trees
 	for t := range o.Trees {
 		e.loss[t] = b.gradients()
 		b.sample(rng)
 		b.tree(t, e)
+		if stop != nil && stop.after(t) {
+			count = t + 1
+			break
+		}
 	}
-	e.loss[o.Trees] = b.gradients()
+	e.loss[count] = b.gradients()
 	e.train = b.scores
+	e.best = count
+	if stop != nil {
+		e.best = stop.best
+		e.trees.Feature, e.trees.Value = e.trees.Feature[:count*o.Depth], e.trees.Value[:count*o.Depth]
+		e.values = e.values[:(count<<o.Depth)*k]
+		e.loss = e.loss[:count+1]
+	}
 	return e, nil
+}
+
+// stopper scores the held-out rows of Options.Valid after every tree and
+// says when to stop (early stopping).
+type stopper struct {
+	o        *Options
+	e        *ensemble
+	scores   []float64 // N×k held-out scores
+	best     int       // trees at the lowest loss
+	bestLoss float64
+}
+
+func newStopper(o *Options, e *ensemble, classes int) *stopper {
+	v := o.Valid
+	if v == nil || v.N == 0 {
+		return nil
+	}
+	s := &stopper{o: o, e: e, scores: make([]float64, v.N*e.k), bestLoss: math.Inf(1)}
+	for i := range v.N {
+		copy(s.scores[i*e.k:(i+1)*e.k], e.base)
+	}
+	return s
+}
+
+// after adds tree t to the held-out scores and reports whether boosting
+// should stop: no lower loss for Patience trees.
+func (s *stopper) after(t int) bool {
+	v, e, k := s.o.Valid, s.e, s.e.k
+	d := len(v.X) / max(v.N, 1)
+	loss := 0.0
+	for i := range v.N {
+		sc := s.scores[i*k : (i+1)*k]
+		o := (t<<e.trees.Depth + e.trees.Leaf(t, v.X[i*d:(i+1)*d])) * k
+		for c := range sc {
+			sc[c] += e.values[o+c]
+		}
+		loss += logLoss(sc, int(v.Y[i]))
+	}
+	loss /= float64(v.N)
+	if loss < s.bestLoss {
+		s.bestLoss, s.best = loss, t+1
+	}
+	patience := s.o.Patience
+	if patience == 0 {
+		patience = max(20, s.best/2)
+	}
+	return t+1-s.best >= patience
+}
+
+// logLoss is the log-loss of scores s (one log-odds for two classes,
+// softmax scores otherwise) for label y.
+func logLoss(s []float64, y int) float64 {
+	if len(s) == 1 {
+		m := s[0]
+		if y == 1 {
+			m = -m
+		}
+		return softplus(m)
+	}
+	top := s[0]
+	for _, v := range s[1:] {
+		top = max(top, v)
+	}
+	z := 0.0
+	for _, v := range s {
+		z += math.Exp(v - top)
+	}
+	return top + math.Log(z) - s[y]
 }
 
 // gradients sets gh from the current scores and returns the mean

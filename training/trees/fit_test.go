@@ -435,3 +435,37 @@ func TestPrefixIsShorterRun(t *testing.T) {
 		t.Fatalf("K = %d, %d leaf values, want 3 and %d", short.K, len(short.Values), 9<<4*3)
 	}
 }
+
+// TestEarlyStopping: with held-out rows, boosting on noisy labels stops
+// long before its ceiling, returns the trees it fitted (a prefix of the
+// full run) and says where the held-out loss was lowest.
+func TestEarlyStopping(t *testing.T) {
+	const n, d = 2000, 4
+	xs, y := checkerboard(n, d, 2, 0.3, 8, board4)
+	vx, vy := checkerboard(500, d, 2, 0.3, 9, board4)
+	cuts := grid(d, 30)
+	opt := &Options{Trees: 600, Depth: 3, LearningRate: 0.5, Seed: 1}
+	full, err := FitModel(xs, n, d, y, 2, cuts, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Valid = &Rows{X: vx, N: 500, Y: vy}
+	early, err := FitModel(xs, n, d, y, 2, cuts, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := early.Trees.Count()
+	if count >= 600 || early.Best < 1 || early.Best > count || count-early.Best < 20 {
+		t.Fatalf("stopped at %d trees, best %d (ceiling 600, patience ≥ 20)", count, early.Best)
+	}
+	if !slices.Equal(early.Trees.Feature, full.Trees.Feature[:count*3]) || !slices.Equal(early.Values, full.Values[:len(early.Values)]) {
+		t.Fatal("the early-stopped trees are not the first trees of the full run")
+	}
+	if full.Best != 600 {
+		t.Fatalf("without held-out rows Best = %d, want the count fitted", full.Best)
+	}
+	opt.Valid = &Rows{X: vx[:10], N: 500, Y: vy}
+	if _, err := FitModel(xs, n, d, y, 2, cuts, opt); !errors.Is(err, ErrData) {
+		t.Fatalf("held-out rows of the wrong shape: %v", err)
+	}
+}

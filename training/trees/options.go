@@ -47,6 +47,21 @@ type Options struct {
 	// Workers is the number of goroutines (0 = GOMAXPROCS). The trees do
 	// not depend on it.
 	Workers int
+	// Valid, if set, are held-out rows scored after every tree: boosting
+	// stops once their log-loss has not fallen for Patience trees, so
+	// Trees is then a ceiling (early stopping). Every tree fitted is
+	// returned; Model.Best is the count at the lowest held-out loss.
+	Valid *Rows
+	// Patience is how many trees without a lower held-out loss stop the
+	// boosting (default max(20, half the best count so far)).
+	Patience int
+}
+
+// Rows are scaled rows with their labels (see Fit).
+type Rows struct {
+	X []float32 // N rows of d features, row-major
+	N int
+	Y []int32
 }
 
 // Defaults.
@@ -102,6 +117,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if v.Workers == 0 {
 		v.Workers = runtime.GOMAXPROCS(0)
+	}
+	if v.Patience < 0 {
+		return v, fmt.Errorf("%w: Patience = %d, want ≥ 0", ErrOptions, v.Patience)
 	}
 	return v, nil
 }

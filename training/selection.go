@@ -1,0 +1,450 @@
+package training
+
+import (
+	"fmt"
+	"slices"
+)
+
+// How the model is chosen: this file is the answer.
+//
+//  1. Which kinds of embedding compete (kinds): each kind is a row of one
+//     table — which data it is eligible for, and its structures before the
+//     byte budget sizes them (budget.go).
+//  2. Which rows judge them (validation.go): forward folds of a recording,
+//     a random sample of shuffled rows.
+//  3. In which order candidates are fitted (schedule): successive halving,
+//     small fits on the latest fold first, the few best at full size on
+//     every fold.
+//  4. What "best" means (selection in score.go, better, choose): the mean
+//     balanced accuracy over the folds less half its spread; then the
+//     smallest model within one standard error of the best.
+//
+// C is carried between sizes as the objective's λ = 1/(2nC): a fit on n'
+// rows uses C·n/n', where n is the size of the final training set, so a
+// candidate means the same model at every size. Search "grid" instead fits
+// every structure × σ × C at the final size on every fold (the paper's
+// procedure).
+
+// Kind is a kind of embedding (see Structure.Embedding), as --embedding
+// names it.
+type Kind string
+
+// The kinds, and Auto for "whatever suits the data" (Config.Embedding).
+const (
+	Auto       Kind = "auto"
+	Kernel     Kind = "kernel"     // random features alone: the paper's
+	Mix        Kind = "mix"        // threshold bits beside random features, weighted ρ
+	Thresholds Kind = "thresholds" // threshold bits alone: an additive model of steps
+	Projection Kind = "projection" // random features on principal directions
+	Trees      Kind = "trees"      // the leaves of boosted oblivious trees
+)
+
+// Data shapes that decide eligibility.
+const (
+	lowD      = 64  // at most this many features: threshold bits; at least: projection
+	treesMaxD = 320 // at most this many features: boosted trees
+)
+
+// Structures of each kind before the budget sizes them.
+const (
+	mixThresholds   = 16  // thresholds per feature beside random features
+	mixWeight       = 16  // their weight ρ
+	aloneThresholds = 128 // thresholds per feature without random features (halved until they fit)
+	fewThresholds   = 8   // the small threshold model: a few steps per feature
+	projectionDims  = 48  // principal directions
+	treeDepth       = 6   // levels of the deep trees: 64 leaf columns each
+	shallowDepth    = 2   // levels of the shallow trees: pairs of thresholds
+	maxTreeCount    = 1024
+)
+
+// sizing says how the budget sizes a structure (budget.go).
+type sizing int
+
+const (
+	fillP          sizing = iota // as many random features as fit
+	fillTrees                    // as many trees as fit (and the folds' boosting found useful)
+	halveThreshold               // the thresholds per feature, halved until they fit
+	asGiven                      // nothing to size
+)
+
+// kindSpec is one row of the kinds table.
+type kindSpec struct {
+	kind Kind
+	// eligible reports whether the automatic search considers the kind
+	// for data of d features.
+	eligible func(d int) bool
+	shapes   func(c *Config, d int) []shape
+}
+
+// shape is a structure before sizing, and how to size it.
+type shape struct {
+	s  Structure
+	by sizing
+}
+
+// kinds is the table of embedding kinds, in the order the search lists
+// them.
+var kinds = []kindSpec{
+	{Kernel, func(int) bool { return true }, func(*Config, int) []shape {
+		return []shape{{Structure{}, fillP}}
+	}},
+	{Mix, func(d int) bool { return d <= lowD }, func(*Config, int) []shape {
+		return []shape{{Structure{Thresholds: mixThresholds, ThresholdWeight: mixWeight}, fillP}}
+	}},
+	{Thresholds, func(d int) bool { return d <= lowD }, func(*Config, int) []shape {
+		return []shape{{Structure{Thresholds: aloneThresholds}, halveThreshold}, {Structure{Thresholds: fewThresholds}, halveThreshold}}
+	}},
+	{Projection, func(d int) bool { return d >= lowD }, func(_ *Config, d int) []shape {
+		return []shape{{Structure{Projection: min(projectionDims, d)}, fillP}}
+	}},
+	{Trees, func(d int) bool { return d <= treesMaxD }, func(c *Config, _ int) []shape {
+		return []shape{
+			{Structure{Trees: 1, Depth: treeDepth, Planes: c.TreePlanes}, fillTrees},
+			{Structure{Trees: 1, Depth: shallowDepth, Planes: c.TreePlanes}, fillTrees},
+		}
+	}},
+}
+
+// kindOf returns the table's row for k.
+func kindOf(k Kind) (kindSpec, bool) {
+	for _, ks := range kinds {
+		if ks.kind == k {
+			return ks, true
+		}
+	}
+	return kindSpec{}, false
+}
+
+// validEmbedding reports whether e names Auto or a kind.
+func validEmbedding(e string) bool {
+	_, ok := kindOf(Kind(e))
+	return ok || Kind(e) == Auto
+}
+
+// structures returns the embedding structures to consider, each sized to
+// the budget (or the fixed P); a structure with P = 0 and no trees is
+// threshold bits alone.
+func (c *Config) structures(p *prepared) ([]Structure, error) {
+	if c.P > 0 {
+		return []Structure{{Thresholds: c.Thresholds, Projection: c.Projection, P: c.P, Binary: c.Weights == "binary"}}, nil
+	}
+	d := p.ds.D
+	var shapes []shape
+	switch {
+	case c.Thresholds > 0 || c.Projection > 0:
+		shapes = []shape{{Structure{Thresholds: c.Thresholds, Projection: c.Projection}, fillP}}
+	case Kind(c.Embedding) == Auto:
+		for _, ks := range kinds {
+			if ks.eligible(d) {
+				shapes = append(shapes, ks.shapes(c, d)...)
+			}
+		}
+	default:
+		ks, _ := kindOf(Kind(c.Embedding))
+		shapes = ks.shapes(c, d)
+	}
+	var weights []bool
+	switch c.Weights {
+	case "ternary":
+		weights = []bool{false}
+	case "binary":
+		weights = []bool{true}
+	default:
+		weights = []bool{true, false}
+	}
+	var out []Structure
+	for _, sh := range shapes {
+		for _, binary := range weights {
+			s := sh.s
+			s.Binary = binary
+			ok, err := c.size(p, &s, sh.by)
+			if err != nil {
+				return nil, err
+			}
+			if ok && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: a %d-byte budget cannot hold even 64 random features for %d features and %d classes", ErrConfig, c.Budget, d, len(p.ds.Classes))
+	}
+	return out, nil
+}
+
+// The schedule: successive halving. Each stage fits its candidates at a
+// size (random features of the largest structure, the others in
+// proportion; rows at most; the share of each tree structure's trees) on
+// the latest validation fold or on all of them, ranks them, and keeps the
+// best few for the next stage — and the best of every other kind, since
+// kinds scale differently: random features judged at 512 features on 2,000
+// rows lose to threshold bits, whose size does not grow, yet win at full
+// size (cod-rna: 93.08% when only the best went on, 96.09% with every
+// kind carried). The first stages look at one fold because ranking many
+// candidates roughly is cheap on one; the stability across folds decides
+// among the few that reach the full size.
+type stage struct {
+	name    string
+	size    size
+	allFold bool // every validation fold; else the latest only
+	keep    int  // candidates that go on (besides each kind's best)
+}
+
+var schedule = []stage{
+	// Every structure × σ at the grid's middle C; the best pairs go on.
+	{name: "screen", size: size{p: 512, rows: 2000, trees: 1.0 / 8}, keep: 4},
+	// Every C for those pairs.
+	{name: "regularise", size: size{p: 512, rows: 2000, trees: 1.0 / 8}, keep: 6},
+	// The best with more features, rows and trees, on every fold.
+	{name: "grow", size: size{p: 2048, rows: 8000, trees: 1.0 / 2}, allFold: true, keep: 2},
+	// The best two at the final size, with their ternary twins when the
+	// weights are for the search to choose.
+	{name: "final", size: size{p: 1 << 30, rows: 1 << 30, trees: 1}, allFold: true, keep: 2},
+}
+
+// treePrefixes are the fractions of a tree finalist's trees also fitted on
+// all the rows and folds: the number of trees is chosen where it matters.
+// The boosting's later trees can fit noise (a9a: 128 trees 85.1%, 515
+// trees 84.6% on the test rows), and only smaller stages saw prefixes.
+var treePrefixes = []float64{1.0 / 8, 1.0 / 4, 1.0 / 2}
+
+// halving runs the schedule and returns every candidate fitted on all the
+// training rows and every fold: the ones that compete in choose.
+func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full size) ([]candidate, error) {
+	c := sr.c
+	clamp := func(s size) size {
+		return size{p: min(s.p, full.p), rows: min(s.rows, full.rows), trees: min(s.trees, 1)}
+	}
+	latest := []int{len(sr.folds) - 1}
+	foldsOf := func(st stage) []int {
+		if st.allFold {
+			return sr.all
+		}
+		return latest
+	}
+	// Screening uses one weight per kind when the search chooses them:
+	// binary (more features or trees fit the same bytes); the ternary
+	// twins meet the finalists at full size.
+	screened := structures
+	if c.Weights == "auto" {
+		screened = nil
+		for _, s := range structures {
+			if s.Binary || !slices.ContainsFunc(structures, func(t Structure) bool { return t.Binary && twin(t, s) }) {
+				screened = append(screened, s)
+			}
+		}
+	}
+	st := schedule[0]
+	cmid := cs[len(cs)/2]
+	var screen []*candidate
+	for _, s := range screened {
+		for _, sigma := range sigmasOf(s, sigmas) {
+			screen = append(screen, &candidate{s: s, sigma: sigma, c: cmid})
+		}
+	}
+	sr.total = len(screen) + min(st.keep, len(screen))*len(cs) + len(sr.folds)*(schedule[2].keep+len(kinds))*(3+len(treePrefixes))
+	if err := sr.evaluate(screen, clamp(st.size), foldsOf(st)); err != nil {
+		return nil, err
+	}
+	// Every C for the best pairs; trees also compete unsolved (C = 0: the
+	// boosting's leaves rounded to the planes).
+	st = schedule[1]
+	var more []*candidate
+	for _, cd := range screen[:min(schedule[0].keep, len(screen))] {
+		cv := cs
+		if cd.s.Trees > 0 && c.C == 0 {
+			cv = append([]float64{0}, cs...)
+		}
+		for _, v := range cv {
+			if v != cmid {
+				more = append(more, &candidate{s: cd.s, sigma: cd.sigma, c: v})
+			}
+		}
+	}
+	if err := sr.evaluate(more, clamp(st.size), foldsOf(st)); err != nil {
+		return nil, err
+	}
+	pool := append(append([]*candidate(nil), screen...), more...)
+	rank(pool)
+	pool = keepBest(pool, st.keep)
+	var onAll []candidate
+	last, lastFolds := clamp(st.size), len(foldsOf(st))
+	if last.rows == full.rows && lastFolds == len(sr.all) {
+		// Small data: the screening fits are on all the rows already.
+		for _, cd := range pool {
+			onAll = append(onAll, *cd)
+		}
+	}
+	for _, st := range schedule[2:] {
+		sz := clamp(st.size)
+		var twins []*candidate
+		if st.name == "final" && c.Weights == "auto" {
+			// The finalists' ternary twins.
+			for _, cd := range pool[:min(st.keep, len(pool))] {
+				if i := slices.IndexFunc(structures, func(t Structure) bool { return !t.Binary && twin(t, cd.s) }); i >= 0 && cd.s.Binary {
+					twins = append(twins, &candidate{s: structures[i], sigma: cd.sigma, c: cd.c})
+				}
+			}
+		}
+		fits := append(slices.Clone(pool), twins...)
+		if sz.same(last) && len(foldsOf(st)) == lastFolds {
+			// The pool is scored at this size already, but for its trees
+			// if they grow.
+			fits = twins
+			for _, cd := range pool {
+				if cd.s.Trees > 0 && sz.trees > last.trees {
+					fits = append(fits, cd)
+				}
+			}
+		}
+		if len(fits) == 0 {
+			continue
+		}
+		if err := sr.evaluate(fits, sz, foldsOf(st)); err != nil {
+			return nil, err
+		}
+		if sz.rows == full.rows && len(foldsOf(st)) == len(sr.all) {
+			for _, cd := range fits {
+				onAll = append(onAll, *cd)
+			}
+		}
+		pool = append(pool, twins...)
+		rank(pool)
+		pool = keepBest(pool, st.keep)
+		if st.allFold {
+			pool = inReach(pool, st.keep)
+		}
+		last, lastFolds = sz, len(foldsOf(st))
+	}
+	for _, f := range treePrefixes {
+		var fits []*candidate
+		for _, cd := range pool {
+			if cd.s.Trees > 0 {
+				fits = append(fits, &candidate{s: cd.s, sigma: cd.sigma, c: cd.c})
+			}
+		}
+		if len(fits) == 0 || last.rows != full.rows {
+			break
+		}
+		if err := sr.evaluate(fits, size{p: full.p, rows: full.rows, trees: f}, sr.all); err != nil {
+			return nil, err
+		}
+		for _, cd := range fits {
+			onAll = append(onAll, *cd)
+		}
+	}
+	return onAll, nil
+}
+
+// twin reports whether a and b are the same structure but for the weights
+// and the sizes the budget gave them.
+func twin(a, b Structure) bool {
+	a.Binary, a.P, a.Trees = b.Binary, b.P, b.Trees
+	return a == b
+}
+
+// sigmasOf is the kernel widths structure s is tried at: σ means nothing
+// without random features.
+func sigmasOf(s Structure, sigmas []float64) []float64 {
+	if s.P == 0 {
+		return []float64{0}
+	}
+	return sigmas
+}
+
+// better reports whether a beats b: usable before degenerate, then the
+// higher score, then the lower loss.
+func (a selection) better(b selection) bool {
+	if (a.Degenerate == "") != (b.Degenerate == "") {
+		return a.Degenerate == ""
+	}
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Loss < b.Loss
+}
+
+// rank sorts candidates best first. Stable: among equal scores the earlier
+// candidate (smaller σ, then smaller C, in grid order) stays ahead.
+func rank(cands []*candidate) {
+	slices.SortStableFunc(cands, func(a, b *candidate) int {
+		switch {
+		case a.sel.better(b.sel):
+			return -1
+		case b.sel.better(a.sel):
+			return 1
+		}
+		return 0
+	})
+}
+
+// keepBest returns the first n of the ranked candidates and, after them,
+// the best usable candidate of every other embedding kind (see
+// Structure.Embedding): no kind is dropped on small fits alone.
+func keepBest(ranked []*candidate, n int) []*candidate {
+	out := ranked[:min(n, len(ranked)):min(n, len(ranked))]
+	seen := map[Kind]bool{}
+	for _, cd := range out {
+		seen[cd.s.Embedding()] = true
+	}
+	for _, cd := range ranked[len(out):] {
+		if k := cd.s.Embedding(); !seen[k] && cd.sel.Degenerate == "" {
+			seen[k] = true
+			out = append(out, cd)
+		}
+	}
+	return out
+}
+
+// reach is how many standard errors behind the best a kind's best may be,
+// scored on every fold, and still go on to a larger size.
+const reach = 2
+
+// inReach returns the first n of the kept candidates and those after them
+// (other kinds' best; see keepBest) whose score is within reach of the
+// first's. Kinds that are that far behind on every fold at a large size do
+// not catch up at the final one, and a full-size fit on every fold is the
+// search's most expensive step (noaa-weather: random features at 4,096
+// features scored 72.4% against the trees' 75.1% on the folds, and cost
+// more than half the search).
+func inReach(kept []*candidate, n int) []*candidate {
+	if len(kept) <= n {
+		return kept
+	}
+	lead := kept[0].sel
+	out := kept[:n:n]
+	for _, cd := range kept[n:] {
+		if cd.sel.Score >= lead.Score-reach*lead.SE {
+			out = append(out, cd)
+		}
+	}
+	return out
+}
+
+// choose returns the final candidate by the one-standard-error rule
+// (Breiman et al.'s, for pruning trees): the best candidate by score, or
+// the smallest model — fewest bundle bytes — whose score is within one
+// standard error of the best's. A difference that size is noise on these
+// validation rows, and of two models that carry forward equally well the
+// simpler is the one to ship: it has fewer ways to have fitted the past,
+// and costs the gateway less. Among equally small models the better score
+// wins.
+func choose(cands []candidate) *candidate {
+	best := &cands[0]
+	for i := range cands {
+		if cands[i].sel.better(best.sel) {
+			best = &cands[i]
+		}
+	}
+	pick := best
+	for i := range cands {
+		cd := &cands[i]
+		if cd.sel.Degenerate != "" || cd.sel.Score < best.sel.Score-best.sel.SE {
+			continue
+		}
+		if cd.point.Bytes < pick.point.Bytes || cd.point.Bytes == pick.point.Bytes && cd.sel.better(pick.sel) {
+			pick = cd
+		}
+	}
+	return pick
+}
