@@ -187,17 +187,26 @@ func fitTernary(train *data.Dataset, c *Config, res *Result) error {
 }
 
 // searchLinear fills res.Sigma, res.C and res.Search from a grid search on
-// a validation split of set: the same split training.Train uses for the
-// same seed, so every method sees the same rows.
+// the validation folds training.Train scores trit on for the same
+// configuration (training.ValidationFolds), so every method sees the same
+// rows; a point's accuracy is its mean over the folds.
 func searchLinear(m Method, set *data.Dataset, c *Config, res *Result) error {
-	tr, va, err := data.Split(set, c.Validation, c.Seed^0x5eed)
+	folds, _, err := training.ValidationFolds(set, ternaryConfig(c, c.Sigma, c.C))
 	if err != nil {
-		return fmt.Errorf("baseline: validation split: %w", err)
+		return fmt.Errorf("baseline: validation folds: %w", err)
 	}
-	if tr.N < 2 || va.N < 1 {
-		return fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, set.N)
+	type split struct {
+		tr, va *data.Dataset
+		sc     inference.Scaler
 	}
-	sc := data.FitScaler(tr)
+	splits := make([]split, len(folds))
+	for i, f := range folds {
+		tr, va := set.Subset(f.Train), set.Subset(f.Valid)
+		if tr.N < 2 || va.N < 1 {
+			return fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, set.N)
+		}
+		splits[i] = split{tr, va, data.FitScaler(tr)}
+	}
 	sigmas, cs := c.SigmaGrid, c.CGrid
 	switch {
 	case c.Sigma != 0:
@@ -211,32 +220,37 @@ func searchLinear(m Method, set *data.Dataset, c *Config, res *Result) error {
 	}
 	total, done, best := len(sigmas)*len(cs), 0, -1.0
 	for _, sigma := range sigmas {
-		fm, err := newMap(m, tr.D, c.P, sigma, c.Seed)
-		if err != nil {
-			return err
-		}
-		ztr, err := featureMatrix(fm, &sc, tr.X, tr.N, tr.D, c.Workers)
-		if err != nil {
-			return err
-		}
-		zva, err := featureMatrix(fm, &sc, va.X, va.N, va.D, c.Workers)
-		if err != nil {
-			return err
-		}
-		for _, cv := range cs {
-			t0 := time.Now()
-			models, _, err := trainLinear(ztr, tr, c.P, cv, c)
+		type features struct{ ztr, zva []float32 }
+		zs := make([]features, len(splits))
+		for i, sp := range splits {
+			fm, err := newMap(m, sp.tr.D, c.P, sigma, c.Seed)
 			if err != nil {
 				return err
 			}
-			correct := 0
-			for i := range va.N {
-				if int32(decide(models, zva[i*c.P:(i+1)*c.P])) == va.Y[i] {
-					correct++
-				}
+			if zs[i].ztr, err = featureMatrix(fm, &sp.sc, sp.tr.X, sp.tr.N, sp.tr.D, c.Workers); err != nil {
+				return err
 			}
-			pt := training.SearchPoint{Sigma: sigma, C: cv, Accuracy: 100 * float64(correct) / float64(va.N),
-				FitSeconds: time.Since(t0).Seconds()}
+			if zs[i].zva, err = featureMatrix(fm, &sp.sc, sp.va.X, sp.va.N, sp.va.D, c.Workers); err != nil {
+				return err
+			}
+		}
+		for _, cv := range cs {
+			t0 := time.Now()
+			acc := 0.0
+			for i, sp := range splits {
+				models, _, err := trainLinear(zs[i].ztr, sp.tr, c.P, cv, c)
+				if err != nil {
+					return err
+				}
+				correct := 0
+				for r := range sp.va.N {
+					if int32(decide(models, zs[i].zva[r*c.P:(r+1)*c.P])) == sp.va.Y[r] {
+						correct++
+					}
+				}
+				acc += 100 * float64(correct) / float64(sp.va.N) / float64(len(splits))
+			}
+			pt := training.SearchPoint{Sigma: sigma, C: cv, Accuracy: acc, FitSeconds: time.Since(t0).Seconds()}
 			res.Search = append(res.Search, pt)
 			if pt.Accuracy > best { // ties keep the earlier (smaller σ, then C)
 				best, res.Sigma, res.C = pt.Accuracy, sigma, cv
