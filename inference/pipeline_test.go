@@ -15,13 +15,13 @@ func TestScalerClip(t *testing.T) {
 	if err := sc.Apply(dst, x); err != nil {
 		t.Fatal(err)
 	}
-	if dst[0] != -1 || dst[1] != 0 || dst[2] != 1 || !math.IsNaN(float64(dst[3])) {
-		t.Fatalf("clipped scaling = %v, want [-1 0 1 NaN]", dst)
+	if dst[0] != -1 || dst[1] != 0 || dst[2] != 1 || dst[3] != 0 {
+		t.Fatalf("clipped scaling = %v, want [-1 0 1 0]: a missing value takes the middle of the range", dst)
 	}
 	sc.Clip = false
 	sc.Apply(dst, x)
-	if dst[0] != -2 || dst[2] <= 1 {
-		t.Fatalf("unclipped scaling = %v, want values beyond [-1, 1]", dst)
+	if dst[0] != -2 || dst[2] <= 1 || dst[3] != 0 {
+		t.Fatalf("unclipped scaling = %v, want values beyond [-1, 1] and 0 for the missing one", dst)
 	}
 }
 

@@ -8,10 +8,14 @@ import (
 // Scaler maps raw features into [-1, 1] with per-feature range scaling,
 // fitted on training data only and shipped with the model:
 //
+//	x'[i] = 0                                         if x[i] is NaN (missing)
 //	x'[i] = (x[i] - Lo[i]) * 2/(Hi[i]-Lo[i]) - 1    if Hi[i] > Lo[i]
 //	x'[i] = 0                                         otherwise
 //
-// With Clip, x'[i] is then clamped to [-1, 1] (and NaN stays NaN): training
+// A missing value thus takes the middle of its feature's training range,
+// the same in training and on every gateway (an agent never classifies a
+// window with a failed reading, so there it does not arise).
+// With Clip, x'[i] is then clamped to [-1, 1]: training
 // fits Lo and Hi robustly (quantiles, not extremes), so a glitch that reads
 // 100× the usual range saturates one feature instead of squashing every
 // ordinary reading into a sliver of the range. Without Clip (format-1
@@ -56,7 +60,7 @@ func (sc *scaling) apply(dst, x []float32) {
 	lo, k := sc.lo[:len(x)], sc.k[:len(x)]
 	dst = dst[:len(x)]
 	for i, v := range x {
-		if k[i] == 0 {
+		if k[i] == 0 || v != v {
 			dst[i] = 0
 			continue
 		}
@@ -64,7 +68,6 @@ func (sc *scaling) apply(dst, x []float32) {
 	}
 	if sc.clip {
 		for i, v := range dst {
-			// Comparisons leave NaN untouched: the agent's NaN guard sees it.
 			if v > 1 {
 				dst[i] = 1
 			} else if v < -1 {

@@ -96,6 +96,9 @@ type selection struct {
 	Loss     float64   // class-balanced mean hinge loss over all folds' rows
 	// Degenerate says why the model is unusable; "" if it is not.
 	Degenerate string
+	// Constant: it is degenerate because it predicts one class for every
+	// held-out row (else: no better than chance).
+	Constant bool
 }
 
 // stabilityPenalty weighs the spread of a candidate's balanced accuracy
@@ -192,6 +195,7 @@ func (t *tally) score() selection {
 				label = strconv.Quote(t.names[c])
 			}
 			s.Degenerate = "one that predicts class " + label + " for every held-out row"
+			s.Constant = true
 		}
 	case present > 1 && s.Balanced <= 100/float64(present)+1e-9:
 		s.Degenerate = "one no better than chance on the held-out rows"

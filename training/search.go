@@ -172,11 +172,17 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		best = choose(onAll)
 		best.s.P, best.s.Trees = best.point.P, best.point.Trees
 	}
-	if best.sel.Degenerate != "" {
+	switch {
+	case best.sel.Constant:
 		return fmt.Errorf("%w: every candidate model is degenerate (the best is %s); the data may be too few or carry no signal the model can use", ErrDegenerate, best.sel.Degenerate)
+	case best.sel.Degenerate != "":
+		// Not refused: the user may still want to look at it, and the
+		// warning says what to expect.
+		res.Warnings = append(res.Warnings, fmt.Sprintf("no candidate beat chance on the validation rows (the best: balanced accuracy %.1f%% on %s): the validation rows were not predictable from the rows before them by any model tried, so expect chance on later data; more rows, other features or a shorter horizon may help",
+			best.sel.Balanced, how))
 	}
 	for _, p := range res.Search {
-		if p.Degenerate != "" {
+		if p.Degenerate != "" && best.sel.Degenerate == "" {
 			res.Notes = append(res.Notes, "skipped degenerate candidates (e.g. "+p.Degenerate+")")
 			break
 		}
@@ -426,6 +432,6 @@ func parallel[T any](items []T, n int, f func(T) error) error {
 	return first
 }
 
-// ErrDegenerate reports that no candidate model was better than a constant
-// prediction on the held-out rows.
+// ErrDegenerate reports that every candidate model predicted one class for
+// every held-out row: there is no model to ship.
 var ErrDegenerate = errors.New("training: no usable model")

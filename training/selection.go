@@ -352,11 +352,15 @@ func sigmasOf(s Structure, sigmas []float64) []float64 {
 	return sigmas
 }
 
-// better reports whether a beats b: usable before degenerate, then the
-// higher score, then the lower loss.
+// better reports whether a beats b: usable before degenerate, and no
+// better than chance before constant; then the higher score, then the
+// lower loss.
 func (a selection) better(b selection) bool {
 	if (a.Degenerate == "") != (b.Degenerate == "") {
 		return a.Degenerate == ""
+	}
+	if a.Constant != b.Constant {
+		return !a.Constant
 	}
 	if a.Score != b.Score {
 		return a.Score > b.Score

@@ -257,6 +257,15 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 	c.ctx = ctx
 	start := time.Now()
 	res := &Result{Sigma: c.Sigma, C: c.C}
+	if ds.Missing > 0 {
+		rows := 0
+		for i := range ds.N {
+			if slices.ContainsFunc(ds.Row(i), func(v float32) bool { return v != v }) {
+				rows++
+			}
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("%d missing values in %d of the %d rows take the middle of their feature's range (as on a gateway)", ds.Missing, rows, ds.N))
+	}
 	// The scaler is snapped to the bundle's compact (float16) form before
 	// anything is fitted, so the model a bundle ships is exactly the model
 	// trained and evaluated here.

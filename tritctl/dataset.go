@@ -19,23 +19,24 @@ import (
 // dataFlags are the flags that say how to read a dataset file; train and eval
 // share them. Columns are numbered from 1, as in error messages.
 type dataFlags struct {
-	format      string
-	header      string
-	labelColumn string
-	timeColumns []string
-	timeOrdered bool
-	shuffled    bool
-	delimiter   string
-	ignore      []string
-	numFeatures int
-	standard    string
-	dataDir     string
-	cmd         *cobra.Command // to tell which flags were given
+	format        string
+	header        string
+	labelColumn   string
+	timeColumns   []string
+	timeOrdered   bool
+	shuffled      bool
+	refuseMissing bool
+	delimiter     string
+	ignore        []string
+	numFeatures   int
+	standard      string
+	dataDir       string
+	cmd           *cobra.Command // to tell which flags were given
 }
 
 // dataReadFlags are the flags that say how to read a file (as opposed to
 // which file): eval reads with the model's read spec unless one is given.
-var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "shuffled", "delimiter", "ignore-column", "features"}
+var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "shuffled", "refuse-missing", "delimiter", "ignore-column", "features"}
 
 func (f *dataFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -45,6 +46,7 @@ func (f *dataFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.labelColumn, "label-column", "", "CSV/ARFF: the label column: a header name, a column number counted from 1, or last\n(default: the one column named label, class, target or y, else the last column)")
 	fl.StringSliceVar(&f.timeColumns, "time-column", nil, "CSV/ARFF: time-stamp column, by name or number from 1; repeat or comma-separate (a date column\nand a time column make one time stamp); none: no time column (default: detect, by the header\nnames time, timestamp, date, datetime or by values that are dates). Time columns order the\nrows and are not features")
 	fl.BoolVar(&f.timeOrdered, "time-ordered", false, "the rows are a recording in time order, oldest first, even without a time column\n(default: detected from the rows; docs/TRAINING.md)")
+	fl.BoolVar(&f.refuseMissing, "refuse-missing", false, "CSV/ARFF: a missing value (empty, ?, NA, N/A, NaN, nan, null) is an error\n(default: read as missing; it takes the middle of its feature's range)")
 	fl.BoolVar(&f.shuffled, "shuffled", false, "the rows are independent samples in no particular order, not a recording\n(default: detected from the rows; docs/TRAINING.md)")
 	fl.StringVar(&f.delimiter, "delimiter", "auto", "CSV: column delimiter: auto (',', ';' or tab, else white space), tab, space (runs of white space) or one character")
 	fl.StringSliceVar(&f.ignore, "ignore-column", nil, "CSV/ARFF: column to skip, by name or number from 1; repeat or comma-separate")
@@ -88,7 +90,7 @@ func (f *dataFlags) options() (*data.Options, error) {
 	if f.timeOrdered && f.shuffled {
 		return nil, usagef("--time-ordered and --shuffled contradict each other")
 	}
-	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Ordered: f.timeOrdered, Shuffled: f.shuffled}
+	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Ordered: f.timeOrdered, Shuffled: f.shuffled, RefuseMissing: f.refuseMissing}
 	if f.labelColumn != "" {
 		if o.LabelColumn, err = data.ParseColumn(f.labelColumn); err != nil {
 			return nil, bad("label-column", err)

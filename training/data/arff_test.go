@@ -105,7 +105,7 @@ func TestARFFMalformed(t *testing.T) {
 		{"no type", "@relation r\n@attribute a\n", nil, 2, `has no type`},
 		{"duplicate attribute", "@relation r\n@attribute a real\n@attribute a real\n", nil, 3, `attributes 1 and 2 are both named "a"`},
 		{"label not declared", head + "1,x\n2,z\n", nil, 6, `column 2 "c": data: unknown label "z": not among the attribute's values "x", "y"`},
-		{"missing value", head + "?,x\n", nil, 5, `column 1 "a": invalid number "?"`},
+		{"missing value refused", head + "?,x\n", &Options{RefuseMissing: true}, 5, `column 1 "a": data: missing value: "?"`},
 		{"missing label", head + "1,?\n", nil, 5, `column 2 "c": missing label`},
 		{"nominal feature", "@relation r\n@attribute a {p,q}\n@attribute b real\n@attribute c {x,y}\n@data\np,1,x\n", nil, 6,
 			`column 1 "a": data: column: attribute is nominal, and only numeric attributes can be features`},

@@ -92,6 +92,12 @@ func Standards() []Standard {
 		{Name: "electricity", Train: "electricity/electricity.arff.xz",
 			Opt:           Options{Format: FormatARFF, LabelColumn: Column{Name: "class"}, Ignore: []Column{{Name: "date"}}, NoTime: true, Ordered: true},
 			Chronological: true, TestRows: 45312 - 31718},
+		// ozone-eighthr: no header; the date first, M/D/YYYY, strictly
+		// increasing (so ignored, the rows declared in order); "?" for
+		// 14,937 missing values (read as missing); labels "0." and "1.".
+		{Name: "ozone-eighthr", Train: "ozone-eighthr/eighthr.data",
+			Opt:           Options{Format: FormatCSV, Header: HeaderNo, LabelColumn: Column{Index: -1}, Ignore: []Column{{Index: 1}}, NoTime: true, Ordered: true},
+			Chronological: true, TestRows: 2534 - 1773},
 		{Name: "noaa-weather", Train: "noaa-weather/weather.csv",
 			Opt:           Options{Format: FormatCSV, LabelColumn: Column{Name: "target"}, NoTime: true, Ordered: true},
 			Chronological: true, TestRows: 18159 - 12711},

@@ -28,6 +28,10 @@ type Dataset struct {
 	// selection then validates on a random sample without looking at the
 	// order (see DetectOrder). Never set together with Ordered.
 	Shuffled bool
+	// Missing counts the values read as missing (NaN in X): empty fields,
+	// "?", "NA" and the like (see Options.RefuseMissing). Scaling maps
+	// them to the middle of their feature's range (inference.Scaler).
+	Missing int
 	// Spec records how the rows were read from a file, so that another
 	// file can be read the same way (nil for data made in memory). It is
 	// shared by datasets derived from this one: do not modify it.

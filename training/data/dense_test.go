@@ -1,7 +1,9 @@
 package data
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -73,10 +75,10 @@ func TestDenseMalformed(t *testing.T) {
 		{"invalid number", "1 2 3 4 5\n" + "1 2 3 4 x\n", first, 2, `column 5: invalid number "x"`},
 		{"too few columns", "1 2 3\n\n1 2\n", nil, 3, "2 columns, want 3 as on line 1"},
 		{"too many columns", "# c\n1,2\n1,2,3\n", nil, 3, "3 columns, want 2 as on line 2"},
-		{"NaN", "1 2\n1 nan\n", first, 2, `column 2: not a finite number "nan"`},
+		{"NaN refused", "1 2\n1 nan\n", &Options{Format: FormatDense, LabelColumn: Column{Index: 1}, RefuseMissing: true}, 2, `column 2: data: missing value: "nan" (read missing values without --refuse-missing`},
 		{"Inf", "1 +Inf\n", first, 1, "not a finite number"},
 		{"overflow", "1 -1e40\n", first, 1, "out of float32 range"},
-		{"empty field", "1,,2\n", nil, 1, `column 2: invalid number ""`},
+		{"empty field refused", "1,,2\n", &Options{RefuseMissing: true}, 1, `column 2: data: missing value: ""`},
 		{"empty label", ",1,2\n", first, 1, "column 1: empty label"},
 		{"single column", "5\n", &Options{Format: FormatDense}, 1, "need a label and at least one feature"},
 		{"label column out of range", "1 2\n", &Options{LabelColumn: Column{Index: 3}}, 1, "label column 3 but the line has 2 columns"},
@@ -89,5 +91,32 @@ func TestDenseMalformed(t *testing.T) {
 			_, err := readString(tt.in, tt.opt)
 			wantParseError(t, err, "t.txt", tt.line, tt.msg)
 		})
+	}
+}
+
+// TestMissingValues: empty fields, "?", "NA", "NaN" and the like read as
+// NaN and are counted; a missing label is still an error.
+func TestMissingValues(t *testing.T) {
+	d, err := readString("a,b,c,label\n1,,2,x\n?,NA,NaN,y\n3,4,null,x\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.N != 3 || d.D != 3 || d.Missing != 5 {
+		t.Fatalf("%d×%d with %d missing, want 3×3 with 5", d.N, d.D, d.Missing)
+	}
+	nan := 0
+	for _, v := range d.X {
+		if v != v {
+			nan++
+		}
+	}
+	if nan != 5 || d.X[0] != 1 || d.X[6] != 3 {
+		t.Fatalf("X = %v", d.X)
+	}
+	if _, err := readString("a,b,label\n1,2,\n", nil); err == nil || !strings.Contains(err.Error(), "empty label") {
+		t.Fatalf("missing label: %v", err)
+	}
+	if _, err := readString("a,b,label\n1,?,x\n", &Options{RefuseMissing: true}); !errors.Is(err, ErrMissing) {
+		t.Fatalf("refused: %v", err)
 	}
 }

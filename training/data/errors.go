@@ -26,6 +26,9 @@ var (
 	ErrTimeOrder = errors.New("data: rows out of time order")
 	// ErrReadSpec reports a ReadSpec text that cannot be parsed.
 	ErrReadSpec = errors.New("data: invalid read spec")
+	// ErrMissing reports a missing feature value where
+	// Options.RefuseMissing refuses them.
+	ErrMissing = errors.New("data: missing value")
 )
 
 // ParseError reports malformed input. Line is the 1-based line of text

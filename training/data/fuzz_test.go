@@ -107,6 +107,7 @@ func FuzzCSV(f *testing.F) {
 		",a,b\n0,1,2\n1,3,4\n",
 		"a,a,y\n1,2,3\n",
 		"ts;v;lab\n2019-03-31 02:30:00;1;a\n2019-03-31 01:30:00;2;b\n",
+		"1/1/1998,?,2.5,NA,0.\n1/2/1998,1,,nan,1.\n", // missing values, as in UCI's ozone data
 	} {
 		f.Add([]byte(s), uint8(0), uint8(0), "", "", "")
 	}

@@ -108,6 +108,11 @@ type Options struct {
 	// Shuffled says the rows are independent samples in no particular
 	// order (not a recording); it sets Dataset.Shuffled. Not with Ordered.
 	Shuffled bool
+	// RefuseMissing makes a missing feature value (an empty CSV or ARFF
+	// field, "?", "NA", "N/A", "NaN", "nan" or "null") an error wrapping
+	// ErrMissing; by default it is read as NaN and counted
+	// (Dataset.Missing). A missing label is always an error.
+	RefuseMissing bool
 
 	Labels  string // IDX: path of the labels file that goes with an images file (derived by IDXLabelsPath if empty)
 	MaxRows int    // 0 = all; stop after this many rows (for quick runs / subsets)

@@ -100,3 +100,14 @@ func grow(x []float32, n, limit int) []float32 {
 	}
 	return slices.Grow(x, c-len(x))
 }
+
+// isMissing reports whether a CSV or ARFF field (trimmed) marks a missing
+// value: empty, "?" (ARFF's and UCI's mark), "NA" or "N/A" (R's), "NaN"
+// or "nan" (pandas', numpy's) or "null".
+func isMissing(s string) bool {
+	switch s {
+	case "", "?", "NA", "N/A", "NaN", "nan", "null":
+		return true
+	}
+	return false
+}

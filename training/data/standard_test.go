@@ -44,6 +44,9 @@ func TestStandards(t *testing.T) {
 		// Classes sort lexically: Move-Forward, Sharp-Right-Turn, Slight-Left-Turn, Slight-Right-Turn.
 		{"wall-following", 3817, 1639, 24, wallClasses, []int{1543, 1467, 229, 578}, []int{662, 630, 99, 248}},
 		{"wall-following-chrono", 3819, 1637, 24, wallClasses, []int{1535, 1480, 221, 583}, []int{670, 617, 107, 243}},
+		{"electricity", 31718, 13594, 7, []string{"DOWN", "UP"}, []int{18323, 13395}, []int{7752, 5842}},
+		{"noaa-weather", 12711, 5448, 8, []string{"0", "1"}, []int{8955, 3756}, []int{3506, 1942}},
+		{"ozone-eighthr", 1773, 761, 72, []string{"0", "1"}, []int{1642, 131}, []int{732, 29}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 )
@@ -187,6 +188,9 @@ func looksLikeHeader(r0, r1 []string) bool {
 
 func isValue(s string) bool {
 	s = strings.TrimSpace(s)
+	if isMissing(s) {
+		return true
+	}
 	_, err := parseValue(s)
 	return err == nil || sniffTime(s) != 0
 }
@@ -538,6 +542,7 @@ func (t *table) rows(first row) (*Dataset, error) {
 	if len(t.times) > 0 {
 		times = []int64{}
 	}
+	missing := 0
 	var nominal map[string]bool
 	if t.nominal != nil && t.nominal[t.label] != nil {
 		nominal = make(map[string]bool)
@@ -561,6 +566,14 @@ func (t *table) rows(first row) (*Dataset, error) {
 		x = grow(x, d, 0)
 		for _, c := range t.feats {
 			s := strings.TrimSpace(r.f[c])
+			if isMissing(s) {
+				if o.RefuseMissing {
+					return nil, t.errorf(&r, c, "%w: %s (read missing values without --refuse-missing: they take the middle of the feature's range)", ErrMissing, quote(s))
+				}
+				x = append(x, float32(math.NaN()))
+				missing++
+				continue
+			}
 			v, err := parseValue(s)
 			if err != nil {
 				hint := ""
@@ -599,7 +612,7 @@ func (t *table) rows(first row) (*Dataset, error) {
 		}
 	}
 	ds := &Dataset{Name: t.name, X: x, N: len(y), D: d, Y: y, Classes: lab.finish(y), Features: t.featName,
-		Times: times, Ordered: len(t.times) > 0 || o.Ordered}
+		Times: times, Ordered: len(t.times) > 0 || o.Ordered, Missing: missing}
 	ds.Spec = t.spec(d)
 	return ds, nil
 }
