@@ -151,7 +151,7 @@ bench-paper:
 ## python3-xgboost: installed with apt when run as root. Results go to
 ## PEERS_OUT (JSON) and the Markdown table to stdout. Hours for all sets;
 ## pass PEERS_SETS=usps,occupancy for fewer.
-PEERS_SETS ?= usps,occupancy,wall-following,eeg-eye-state,ijcnn1,a9a,w8a,cod-rna,mnist,covtype
+PEERS_SETS ?= usps,occupancy,wall-following,eeg-eye-state,electricity,noaa-weather,ozone-eighthr,ijcnn1,a9a,w8a,cod-rna,mnist,covtype
 PEERS_OUT ?= peers.json
 PEERS_CURVE_SETS ?= usps,mnist,wall-following
 PEERS_CURVE ?= 512,1024,2048,4096,8192,16384,30720

@@ -34,6 +34,11 @@ type PeerResult struct {
 	Budget       int                   `json:"budget"`             // bytes the method was sized to; 0: not sized (reference)
 	Accuracy     float64               `json:"accuracy"`           // percent, on the test split
 	Balanced     float64               `json:"balanced_accuracy"`  // mean per-class recall, percent
+	// Validation is the balanced accuracy on the validation folds of the
+	// setting chosen (the mean over the folds), percent; nil when the
+	// method was not tuned. Validation − Balanced is how far the choice's
+	// forecast was from what the test rows gave.
+	Validation *float64 `json:"validation_balanced,omitempty"`
 	PerClass     []training.ClassScore `json:"per_class"`          // recall (and precision) per class on the test split
 	Bytes        int                   `json:"bytes"`              // as stored on the gateway
 	BytesFormula string                `json:"bytes_formula"`      // how Bytes was counted
@@ -342,8 +347,13 @@ func (f *peersFlags) trit(train, test *data.Dataset, budget int, prog *progress,
 	if st.Binary {
 		weights = "binary"
 	}
+	var val *float64
+	if res.Selected != nil {
+		v := res.Selected.Balanced
+		val = &v
+	}
 	return &PeerResult{
-		Method: "trit", Budget: budget, Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass,
+		Method: "trit", Budget: budget, Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass, Validation: val,
 		Bytes: len(signed), BytesFormula: "signed bundle (docs/BUNDLE.md): header, scaler, embedding, weights, info, signature",
 		TrainSeconds: res.TrainSeconds, FitSeconds: res.FitSeconds, FitRows: train.N,
 		Params: map[string]any{"sigma": res.Sigma, "c": res.C, "p": st.P, "thresholds": st.Thresholds,
@@ -365,6 +375,13 @@ func readPeersOutput(path string) (*peersOutput, error) {
 	var out peersOutput
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, fmt.Errorf("peers output %s: %w", path, err)
+	}
+	for _, rs := range [][]PeerResult{out.Results, out.Curve} {
+		for i := range rs {
+			if v, ok := rs[i].Params["validation_balanced"].(float64); ok && rs[i].Validation == nil {
+				rs[i].Validation = &v
+			}
+		}
 	}
 	return &out, nil
 }
@@ -395,8 +412,8 @@ func recalls(cs []training.ClassScore) string {
 // writePeersTable writes one Markdown table of the reports at their
 // budget, then the curve if any.
 func writePeersTable(w io.Writer, reports []*PeersReport) {
-	fmt.Fprintln(w, "| dataset | method | accuracy % | balanced % | Δ accuracy vs trit | Δ balanced vs trit | bytes | train s | recall per class % | notes |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|---|---|")
+	fmt.Fprintln(w, "| dataset | method | accuracy % | balanced % | Δ accuracy vs trit | Δ balanced vs trit | validation balanced % | gap | bytes | train s | recall per class % | notes |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|")
 	for _, r := range reports {
 		var trit *PeerResult
 		for i := range r.Results {
@@ -406,7 +423,7 @@ func writePeersTable(w io.Writer, reports []*PeersReport) {
 		}
 		for _, p := range r.Results {
 			if p.Skipped != "" {
-				fmt.Fprintf(w, "| %s | %s | – | – | – | – | – | – | – | skipped: %s |\n", r.Dataset, p.Method, p.Skipped)
+				fmt.Fprintf(w, "| %s | %s | – | – | – | – | – | – | – | – | – | skipped: %s |\n", r.Dataset, p.Method, p.Skipped)
 				continue
 			}
 			bytesCol := strconv.Itoa(p.Bytes)
@@ -419,8 +436,12 @@ func writePeersTable(w io.Writer, reports []*PeersReport) {
 			if trit != nil && p.Method != "trit" {
 				dAcc, dBal = fmt.Sprintf("%+.2f", p.Accuracy-trit.Accuracy), fmt.Sprintf("%+.2f", p.Balanced-trit.Balanced)
 			}
-			fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %s | %s | %s | %.1f | %s | %s |\n", r.Dataset, p.Method, p.Accuracy, p.Balanced,
-				dAcc, dBal, bytesCol, p.TrainSeconds, recalls(p.PerClass), strings.Join(p.Notes, "; "))
+			val, gap := "–", "–"
+			if p.Validation != nil {
+				val, gap = fmt.Sprintf("%.2f", *p.Validation), fmt.Sprintf("%+.2f", *p.Validation-p.Balanced)
+			}
+			fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %s | %s | %s | %s | %s | %.1f | %s | %s |\n", r.Dataset, p.Method, p.Accuracy, p.Balanced,
+				dAcc, dBal, val, gap, bytesCol, p.TrainSeconds, recalls(p.PerClass), strings.Join(p.Notes, "; "))
 		}
 	}
 	fmt.Fprintln(w)

@@ -176,31 +176,41 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 // size (random features of the largest structure, the others in
 // proportion; rows at most; the share of each tree structure's trees) on
 // the latest validation fold or on all of them, ranks them, and keeps the
-// best few for the next stage — and the best of every other kind, since
-// kinds scale differently: random features judged at 512 features on 2,000
-// rows lose to threshold bits, whose size does not grow, yet win at full
-// size (cod-rna: 93.08% when only the best went on, 96.09% with every
-// kind carried). The first stages look at one fold because ranking many
-// candidates roughly is cheap on one; the stability across folds decides
-// among the few that reach the full size.
+// best few for the next stage. The first stages look at one fold because
+// ranking many candidates roughly is cheap on one; stability across the
+// folds decides among the few that grow.
+//
+// The screening stages also keep the best of every kind, since kinds scale
+// differently: random features judged at 512 features on 2,000 rows lose
+// to threshold bits, whose size does not grow, yet win at a larger size
+// (cod-rna: 93.08% when only the best went on, 96.09% with every kind
+// carried). Each kind's best is judged grown, on every fold; only the two
+// best go on to the full size, whose fits on every fold are the search's
+// most expensive step (electricity: one random-feature candidate at 7,872
+// features, 150 s of fitting, two thirds of the search, to score 1.6
+// points below the trees on the folds).
 type stage struct {
 	name    string
 	size    size
 	allFold bool // every validation fold; else the latest only
-	keep    int  // candidates that go on (besides each kind's best)
+	keep    int  // candidates that go on
+	kinds   bool // …and the best of every other kind
+	twins   bool // the kept ones' ternary twins join the next stage, when the search chooses the weights
 }
 
 var schedule = []stage{
 	// Every structure × σ at the grid's middle C; the best pairs go on.
 	{name: "screen", size: size{p: 512, rows: 2000, trees: 1.0 / 8}, keep: 4},
 	// Every C for those pairs.
-	{name: "regularise", size: size{p: 512, rows: 2000, trees: 1.0 / 8}, keep: 6},
-	// The best with more features, rows and trees, on every fold.
+	{name: "regularise", size: size{p: 512, rows: 2000, trees: 1.0 / 8}, keep: 6, kinds: true, twins: true},
+	// More features, rows and trees, on every fold.
 	{name: "grow", size: size{p: 2048, rows: 8000, trees: 1.0 / 2}, allFold: true, keep: 2},
-	// The best two at the final size, with their ternary twins when the
-	// weights are for the search to choose.
+	// The best two at the final size.
 	{name: "final", size: size{p: 1 << 30, rows: 1 << 30, trees: 1}, allFold: true, keep: 2},
 }
+
+// finalistTwins is how many of the kept candidates get ternary twins.
+const finalistTwins = 2
 
 // treePrefixes are the fractions of a tree finalist's trees also fitted on
 // all the rows and folds: the number of trees is chosen where it matters.
@@ -242,7 +252,10 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 			screen = append(screen, &candidate{s: s, sigma: sigma, c: cmid})
 		}
 	}
-	sr.total = len(screen) + min(st.keep, len(screen))*len(cs) + len(sr.folds)*(schedule[2].keep+len(kinds))*(3+len(treePrefixes))
+	// About: screening on one fold, then the grown pool with twins, the
+	// finalists and their tree prefixes on every fold.
+	sr.total = len(screen) + min(st.keep, len(screen))*len(cs) +
+		len(sr.folds)*(schedule[1].keep+len(kinds)+finalistTwins+schedule[2].keep*(1+len(treePrefixes)))
 	if err := sr.evaluate(screen, clamp(st.size), foldsOf(st)); err != nil {
 		return nil, err
 	}
@@ -266,7 +279,7 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 	}
 	pool := append(append([]*candidate(nil), screen...), more...)
 	rank(pool)
-	pool = keepBest(pool, st.keep)
+	pool = keep(pool, st)
 	var onAll []candidate
 	last, lastFolds := clamp(st.size), len(foldsOf(st))
 	if last.rows == full.rows && lastFolds == len(sr.all) {
@@ -275,12 +288,12 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 			onAll = append(onAll, *cd)
 		}
 	}
+	prev := st
 	for _, st := range schedule[2:] {
 		sz := clamp(st.size)
 		var twins []*candidate
-		if st.name == "final" && c.Weights == "auto" {
-			// The finalists' ternary twins.
-			for _, cd := range pool[:min(st.keep, len(pool))] {
+		if prev.twins && c.Weights == "auto" {
+			for _, cd := range pool[:min(finalistTwins, len(pool))] {
 				if i := slices.IndexFunc(structures, func(t Structure) bool { return !t.Binary && twin(t, cd.s) }); i >= 0 && cd.s.Binary {
 					twins = append(twins, &candidate{s: structures[i], sigma: cd.sigma, c: cd.c})
 				}
@@ -297,24 +310,20 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 				}
 			}
 		}
-		if len(fits) == 0 {
-			continue
-		}
-		if err := sr.evaluate(fits, sz, foldsOf(st)); err != nil {
-			return nil, err
-		}
-		if sz.rows == full.rows && len(foldsOf(st)) == len(sr.all) {
-			for _, cd := range fits {
-				onAll = append(onAll, *cd)
+		if len(fits) > 0 {
+			if err := sr.evaluate(fits, sz, foldsOf(st)); err != nil {
+				return nil, err
+			}
+			if sz.rows == full.rows && len(foldsOf(st)) == len(sr.all) {
+				for _, cd := range fits {
+					onAll = append(onAll, *cd)
+				}
 			}
 		}
 		pool = append(pool, twins...)
 		rank(pool)
-		pool = keepBest(pool, st.keep)
-		if st.allFold {
-			pool = inReach(pool, st.keep)
-		}
-		last, lastFolds = sz, len(foldsOf(st))
+		pool = keep(pool, st)
+		last, lastFolds, prev = sz, len(foldsOf(st)), st
 	}
 	for _, f := range treePrefixes {
 		var fits []*candidate
@@ -400,29 +409,12 @@ func keepBest(ranked []*candidate, n int) []*candidate {
 	return out
 }
 
-// reach is how many standard errors behind the best a kind's best may be,
-// scored on every fold, and still go on to a larger size.
-const reach = 2
-
-// inReach returns the first n of the kept candidates and those after them
-// (other kinds' best; see keepBest) whose score is within reach of the
-// first's. Kinds that are that far behind on every fold at a large size do
-// not catch up at the final one, and a full-size fit on every fold is the
-// search's most expensive step (noaa-weather: random features at 4,096
-// features scored 72.4% against the trees' 75.1% on the folds, and cost
-// more than half the search).
-func inReach(kept []*candidate, n int) []*candidate {
-	if len(kept) <= n {
-		return kept
+// keep returns the candidates of a ranked pool that go on from stage st.
+func keep(ranked []*candidate, st stage) []*candidate {
+	if st.kinds {
+		return keepBest(ranked, st.keep)
 	}
-	lead := kept[0].sel
-	out := kept[:n:n]
-	for _, cd := range kept[n:] {
-		if cd.sel.Score >= lead.Score-reach*lead.SE {
-			out = append(out, cd)
-		}
-	}
-	return out
+	return ranked[:min(st.keep, len(ranked)):min(st.keep, len(ranked))]
 }
 
 // choose returns the final candidate by the one-standard-error rule
