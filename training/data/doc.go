@@ -23,7 +23,8 @@
 // Column{Index: -1} is the last column.
 //
 // Invariants of a Dataset returned by this package:
-//   - len(X) == N*D and len(Y) == N; every value in X is finite.
+//   - len(X) == N*D and len(Y) == N; every value in X is finite, but for
+//     the Missing values read as missing, which are NaN.
 //   - 0 <= Y[i] < len(Classes); Classes holds distinct strings.
 //   - Numeric labels are canonical: "+1", "1.0" and "1" are all class "1".
 //     Classes are sorted by value when every label is numeric, else

@@ -52,10 +52,17 @@ func checkDataset(t testing.TB, d *Dataset) {
 	if len(d.X) != d.N*d.D || len(d.Y) != d.N {
 		t.Fatalf("%s: len(X)=%d len(Y)=%d for N=%d D=%d", d.Name, len(d.X), len(d.Y), d.N, d.D)
 	}
+	nan := 0
 	for i, v := range d.X {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		if math.IsInf(float64(v), 0) {
 			t.Fatalf("%s: X[%d] = %v", d.Name, i, v)
 		}
+		if math.IsNaN(float64(v)) {
+			nan++
+		}
+	}
+	if nan != d.Missing { // NaN only as counted missing values
+		t.Fatalf("%s: %d NaN in X, %d values counted missing", d.Name, nan, d.Missing)
 	}
 	for i, y := range d.Y {
 		if y < 0 || int(y) >= len(d.Classes) {
@@ -96,7 +103,7 @@ func sameData(a, b *Dataset) string {
 	switch {
 	case a.N != b.N || a.D != b.D:
 		return fmt.Sprintf("%d×%d vs %d×%d", a.N, a.D, b.N, b.D)
-	case !slices.Equal(a.X, b.X):
+	case !slices.EqualFunc(a.X, b.X, func(u, v float32) bool { return u == v || u != u && v != v }): // NaN: missing in both
 		return "X differs"
 	case !slices.Equal(labelsOf(a), labelsOf(b)):
 		return "labels differ"
