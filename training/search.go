@@ -188,6 +188,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		}
 	}
 	res.Structure, res.Sigma, res.C = best.s, best.sigma, best.c
+	res.Notes = append(res.Notes, edgeNotes(best, sigmas, cs)...)
 	sel := best.point
 	res.Selected = &sel
 	valRows := make([]int, len(ds.Classes))
@@ -241,7 +242,7 @@ func (sr *searcher) evaluate(cands []*candidate, sz size, folds []int) error {
 		slot int // its place in folds
 		g    group
 		sub  *data.Dataset
-		size int64 // embedding bytes
+		size int64 // memory of its fits
 	}
 	var tasks []task
 	var biggest int64
@@ -256,7 +257,13 @@ func (sr *searcher) evaluate(cands []*candidate, sz size, folds []int) error {
 		}
 		for _, g := range order {
 			cols := roundP(g.s, sz, sr.pmax) + g.s.Thresholds*ds.D + roundTrees(g.s, sz)<<g.s.Depth
-			t := task{fi: fi, slot: slot, g: g, sub: sub, size: int64(sub.N) * int64(cols) / 8}
+			// The embedding's bits, and the linear SVM start's dense signs
+			// (float32), which models of trees alone do without.
+			bytes := int64(sub.N) * int64(cols) / 8
+			if g.s.P > 0 || g.s.Thresholds > 0 {
+				bytes += int64(min(c.InitRows, sub.N)) * int64(cols) * 4
+			}
+			t := task{fi: fi, slot: slot, g: g, sub: sub, size: bytes}
 			biggest = max(biggest, t.size)
 			tasks = append(tasks, t)
 		}
@@ -342,6 +349,31 @@ func (sr *searcher) evaluate(cands []*candidate, sz size, folds []int) error {
 	return nil
 }
 
+// edgeNotes says when the chosen σ or C sits on the edge of the grid it
+// was chosen from: the best may lie beyond it.
+func edgeNotes(best *candidate, sigmas, cs []float64) []string {
+	var out []string
+	edge := func(name, flag string, v float64, grid []float64) {
+		if len(grid) < 2 {
+			return
+		}
+		lo, hi := slices.Min(grid), slices.Max(grid)
+		switch v {
+		case lo:
+			out = append(out, fmt.Sprintf("%s = %g is the smallest value searched; a smaller one may be better (%s)", name, v, flag))
+		case hi:
+			out = append(out, fmt.Sprintf("%s = %g is the largest value searched; a larger one may be better (%s)", name, v, flag))
+		}
+	}
+	if best.s.P > 0 {
+		edge("σ", "--sigma-grid", best.sigma, sigmas)
+	}
+	if best.c > 0 {
+		edge("C", "--c-grid", best.c, cs)
+	}
+	return out
+}
+
 // sigmaGrid returns the kernel widths the search tries around m, the
 // median distance between two scaled rows: the powers of two from m/4 to
 // 4m (nearest to m in the middle). A Gaussian kernel much narrower than the
@@ -384,8 +416,9 @@ func medianDistance(xs []float32, n, d int, seed uint64) float64 {
 	return dist[len(dist)/2]
 }
 
-// parallelEmbedBytes bounds the embedding of a search task that runs
-// beside others (see evaluate): above it, tasks run one at a time.
+// parallelEmbedBytes bounds the memory of a search task's fits (its
+// embedding and its start's dense signs) that runs beside others (see
+// evaluate): above it, tasks run one at a time.
 const parallelEmbedBytes = 32 << 20
 
 // parallel runs f on every item with at most n at a time and returns the

@@ -325,10 +325,20 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 		pool = keep(pool, st)
 		last, lastFolds, prev = sz, len(foldsOf(st)), st
 	}
+	fitted := map[candidateKey]bool{}
+	for _, cd := range onAll {
+		fitted[cd.key()] = true
+	}
 	for _, f := range treePrefixes {
 		var fits []*candidate
 		for _, cd := range pool {
-			if cd.s.Trees > 0 {
+			if cd.s.Trees == 0 {
+				continue
+			}
+			p := &candidate{s: cd.s, sigma: cd.sigma, c: cd.c}
+			p.s.Trees = roundTrees(cd.s, size{trees: f})
+			if k := p.key(); !fitted[k] { // small counts round to the same
+				fitted[k] = true
 				fits = append(fits, &candidate{s: cd.s, sigma: cd.sigma, c: cd.c})
 			}
 		}
@@ -343,6 +353,20 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 		}
 	}
 	return onAll, nil
+}
+
+// candidateKey identifies a fit: its structure at its size, σ and C.
+type candidateKey struct {
+	s        Structure
+	sigma, c float64
+}
+
+func (cd *candidate) key() candidateKey {
+	s := cd.s
+	if cd.point.Trees > 0 {
+		s.Trees = cd.point.Trees
+	}
+	return candidateKey{s, cd.sigma, cd.c}
 }
 
 // twin reports whether a and b are the same structure but for the weights
@@ -410,11 +434,28 @@ func keepBest(ranked []*candidate, n int) []*candidate {
 }
 
 // keep returns the candidates of a ranked pool that go on from stage st.
+// Of candidates that scored exactly alike — the same structure and σ, the
+// same balanced accuracy on every fold and the same loss: in effect one
+// model, as large Cs often give with binary weights — only the first goes
+// on.
 func keep(ranked []*candidate, st stage) []*candidate {
-	if st.kinds {
-		return keepBest(ranked, st.keep)
+	var distinct []*candidate
+	for _, cd := range ranked {
+		if !slices.ContainsFunc(distinct, func(o *candidate) bool { return sameModel(o, cd) }) {
+			distinct = append(distinct, cd)
+		}
 	}
-	return ranked[:min(st.keep, len(ranked)):min(st.keep, len(ranked))]
+	if st.kinds {
+		return keepBest(distinct, st.keep)
+	}
+	return distinct[:min(st.keep, len(distinct)):min(st.keep, len(distinct))]
+}
+
+// sameModel reports whether two candidates scored exactly alike with the
+// same structure and σ.
+func sameModel(a, b *candidate) bool {
+	return a.s == b.s && a.sigma == b.sigma && a.sel.Loss == b.sel.Loss &&
+		a.sel.Score == b.sel.Score && slices.Equal(a.sel.Folds, b.sel.Folds)
 }
 
 // choose returns the final candidate by the one-standard-error rule
