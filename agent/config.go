@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/config"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/sensors/features"
 	"github.com/trit-iot/trit/wire"
@@ -140,10 +141,16 @@ func (e *ConfigError) Error() string {
 }
 
 // LoadConfig reads, defaults and validates the TOML file at path. Unknown
-// keys are errors, so a typo does not silently fall back to a default.
+// keys are errors (*config.UnknownKeyError, with the line and the nearest
+// known key), so a typo does not silently fall back to a default; other
+// errors are *ConfigError.
 func LoadConfig(path string) (*Config, error) {
 	var c Config
-	md, err := toml.DecodeFile(path, &c)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ConfigError{File: path, Msg: err.Error()}
+	}
+	md, err := toml.Decode(string(raw), &c)
 	if err != nil {
 		// err names the line. (toml's ParseError.ErrorWithPosition would
 		// quote it too, but it panics on some inputs, such as an
@@ -151,8 +158,9 @@ func LoadConfig(path string) (*Config, error) {
 		// testdata/fuzz/FuzzLoadConfig.)
 		return nil, &ConfigError{File: path, Msg: err.Error()}
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return nil, &ConfigError{File: path, Key: und[0].String(), Msg: "unknown key (check spelling; docs/OPERATIONS.md lists every key)"}
+	// Unknown keys are reported as trit-fleet reports them (internal/config).
+	if err := config.Unknown(path, string(raw), md, &c, "docs/OPERATIONS.md"); err != nil {
+		return nil, err
 	}
 	if err := c.Validate(); err != nil {
 		var ce *ConfigError

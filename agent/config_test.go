@@ -10,6 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/trit-iot/trit/internal/config"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -76,6 +77,13 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 	}
 	for name, c := range cases {
 		_, err := LoadConfig(writeConfig(t, k, c.edit))
+		var uk *config.UnknownKeyError
+		if errors.As(err, &uk) {
+			if uk.Key != c.key || uk.File == "" {
+				t.Errorf("%s: key %q file %q (%v), want key %q", name, uk.Key, uk.File, err, c.key)
+			}
+			continue
+		}
 		var ce *ConfigError
 		if !errors.As(err, &ce) {
 			t.Errorf("%s: err = %v, want a *ConfigError", name, err)
@@ -146,5 +154,32 @@ func TestDurationNeedsUnit(t *testing.T) {
 	}
 	if _, err := toml.Decode("d = 30", &c); err == nil {
 		t.Fatalf("d = 30 decoded as %v; want an error (no unit)", c.D)
+	}
+}
+
+// TestUnknownKeyLineAndSuggestion: an unknown key is reported with its line
+// and the nearest known key, in the wording trit-fleet uses too
+// (internal/config), and trit-agent prints it once, without another prefix.
+func TestUnknownKeyLineAndSuggestion(t *testing.T) {
+	k := newKeys(t)
+	for _, c := range []struct{ edit, want string }{
+		// goodConfig's line 9 is "timeout = ..." under [mqtt].
+		{strings.Replace(goodConfig, "timeout =", "timeuot =", 1), ":9: unknown key mqtt.timeuot; did you mean mqtt.timeout? (docs/OPERATIONS.md lists every key)"},
+		// A key of [mqtt] written above it, at the top level.
+		{"# comment\nbroker = \"tcp://x:1\"\n" + goodConfig, ":2: unknown key broker; did you mean mqtt.broker? (docs/OPERATIONS.md lists every key)"},
+		{strings.Replace(goodConfig, "loop = true", "lop = true", 1), ":17: unknown key sensor.lop; did you mean sensor.loop? (docs/OPERATIONS.md lists every key)"},
+		{goodConfig + "[telemetri]\ninterval = \"1s\"\n", ":18: unknown key telemetri; did you mean telemetry? (docs/OPERATIONS.md lists every key)"},
+		{"colour = \"red\"\n" + goodConfig, ":1: unknown key colour (docs/OPERATIONS.md lists every key)"},
+	} {
+		path := writeConfig(t, k, c.edit)
+		_, err := LoadConfig(path)
+		if err == nil || err.Error() != path+c.want {
+			t.Errorf("error\n  %v\nwant\n  %s%s", err, path, c.want)
+		}
+		var out, errOut strings.Builder
+		code := Main([]string{"check-config", "--config", path}, &out, &errOut)
+		if want := "trit-agent: " + path + c.want + "\n"; code != 2 || errOut.String() != want {
+			t.Errorf("check-config: exit %d, stderr %q, want 2 and %q", code, errOut.String(), want)
+		}
 	}
 }

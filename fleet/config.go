@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/trit-iot/trit/internal/cli"
+	"github.com/trit-iot/trit/internal/config"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -177,6 +178,13 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 // command line exits with code 2 (internal/cli).
 var ErrConfig error = &cli.UsageError{Err: errors.New("fleet: invalid configuration")}
 
+// configError is an ErrConfig whose own text says everything (an unknown
+// key's, worded as the agent's): it prints without ErrConfig's prefix.
+type configError struct{ err error }
+
+func (e configError) Error() string   { return e.err.Error() }
+func (e configError) Unwrap() []error { return []error{ErrConfig, e.err} }
+
 // LoadConfig reads, defaults and validates the configuration at path.
 func LoadConfig(path string) (*Config, error) {
 	raw, err := os.ReadFile(path)
@@ -198,12 +206,9 @@ func ParseConfig(name, text string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, name, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
-		}
-		return nil, fmt.Errorf("%w: %s: unknown key %s", ErrConfig, name, strings.Join(keys, ", "))
+	// Unknown keys are reported as trit-agent reports them (internal/config).
+	if err := config.Unknown(name, text, md, &c, "docs/FLEET.md"); err != nil {
+		return nil, configError{err}
 	}
 	if err := c.setDefaults(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

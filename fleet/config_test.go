@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +98,32 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("accepted an incomplete configuration: %+v", c)
 		}
 	})
+}
+
+// TestUnknownKeyLineAndSuggestion: an unknown key is reported with its line
+// and the nearest known key, in the wording trit-agent uses too
+// (internal/config); it is still ErrConfig (exit code 2), and trit-fleet
+// prints it once, without another prefix.
+func TestUnknownKeyLineAndSuggestion(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		// minimalConfig's line 3 is the broker under [mqtt].
+		{strings.Replace(minimalConfig, "broker =", "brokr =", 1), "fleet.toml:3: unknown key mqtt.brokr; did you mean mqtt.broker? (docs/FLEET.md lists every key)"},
+		{"# the API\nlisten = \"127.0.0.1:8080\"\n" + minimalConfig, "fleet.toml:2: unknown key listen; did you mean api.listen? (docs/FLEET.md lists every key)"},
+		{minimalConfig + "[rollout]\ntick = \"1s\"\n", "fleet.toml:9: unknown key rollout; did you mean rollouts? (docs/FLEET.md lists every key)"},
+		{minimalConfig + "[alerts]\ndrfit = 0.1\n", "fleet.toml:10: unknown key alerts.drfit; did you mean alerts.drift? (docs/FLEET.md lists every key)"},
+	} {
+		_, err := ParseConfig("fleet.toml", c.text)
+		if !errors.Is(err, ErrConfig) || err.Error() != c.want {
+			t.Errorf("error\n  %v\nwant ErrConfig\n  %s", err, c.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "fleet.toml")
+	if err := os.WriteFile(path, []byte(strings.Replace(minimalConfig, "broker =", "brokr =", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	code := Main([]string{"check-config", "--config", path}, &out, &errOut)
+	if want := "trit-fleet: " + path + ":3: unknown key mqtt.brokr; did you mean mqtt.broker? (docs/FLEET.md lists every key)\n"; code != 2 || errOut.String() != want {
+		t.Errorf("check-config: exit %d, stderr %q, want 2 and %q", code, errOut.String(), want)
+	}
 }
