@@ -26,6 +26,7 @@ type dataFlags struct {
 	timeOrdered   bool
 	shuffled      bool
 	refuseMissing bool
+	keepRowNums   bool
 	delimiter     string
 	ignore        []string
 	numFeatures   int
@@ -36,7 +37,7 @@ type dataFlags struct {
 
 // dataReadFlags are the flags that say how to read a file (as opposed to
 // which file): eval reads with the model's read spec unless one is given.
-var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "shuffled", "refuse-missing", "delimiter", "ignore-column", "features"}
+var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "shuffled", "refuse-missing", "keep-row-numbers", "delimiter", "ignore-column", "features"}
 
 func (f *dataFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -48,6 +49,7 @@ func (f *dataFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.timeOrdered, "time-ordered", false, "the rows are a recording in time order, oldest first, even without a time column\n(default: detected from the rows; docs/TRAINING.md)")
 	fl.BoolVar(&f.refuseMissing, "refuse-missing", false, "CSV/ARFF: a missing value (empty, ?, NA, N/A, NaN, nan, null) is an error\n(default: read as missing; it takes the middle of its feature's range)")
 	fl.BoolVar(&f.shuffled, "shuffled", false, "the rows are independent samples in no particular order, not a recording\n(default: detected from the rows; docs/TRAINING.md)")
+	fl.BoolVar(&f.keepRowNums, "keep-row-numbers", false, "CSV/ARFF: keep a column that holds just the row number (each value one more than the one before,\nas R and pandas write an index) as a feature (default: left out, and said so)")
 	fl.StringVar(&f.delimiter, "delimiter", "auto", "CSV: column delimiter: auto (',', ';' or tab, else white space), tab, space (runs of white space) or one character")
 	fl.StringSliceVar(&f.ignore, "ignore-column", nil, "CSV/ARFF: column to skip, by name or number from 1; repeat or comma-separate")
 	fl.IntVar(&f.numFeatures, "features", 0, "LIBSVM: number of features (0: the largest index seen)")
@@ -90,7 +92,7 @@ func (f *dataFlags) options() (*data.Options, error) {
 	if f.timeOrdered && f.shuffled {
 		return nil, usagef("--time-ordered and --shuffled contradict each other")
 	}
-	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Ordered: f.timeOrdered, Shuffled: f.shuffled, RefuseMissing: f.refuseMissing}
+	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Ordered: f.timeOrdered, Shuffled: f.shuffled, RefuseMissing: f.refuseMissing, KeepRowNumbers: f.keepRowNums}
 	if f.labelColumn != "" {
 		if o.LabelColumn, err = data.ParseColumn(f.labelColumn); err != nil {
 			return nil, bad("label-column", err)

@@ -24,7 +24,7 @@ func loggerCSV(n int, delim rune) string {
 		at := t0.Add(time.Duration(i) * 30 * time.Second)
 		state := []string{"empty", "one", "many"}[i/3%3]
 		fmt.Fprintf(&b, "%s%s%s%s%.2f%s%d%s%s%s%d%s%d\n", at.Format("2006/01/02"), d, at.Format("15:04:05"), d,
-			24.5+float64(i%7)*0.1, d, 100+i%13, d, state, d, 400+i, d, i%2)
+			24.5+float64(i%7)*0.1, d, 100+i%13, d, state, d, 400+2*i, d, i%2)
 	}
 	return b.String()
 }
@@ -43,7 +43,7 @@ func TestLoggerCSV(t *testing.T) {
 			if !slices.Equal(d.Classes, []string{"empty", "many", "one"}) || !slices.Equal(labelsOf(d)[:4], []string{"empty", "empty", "empty", "one"}) {
 				t.Fatalf("classes %q labels %q", d.Classes, labelsOf(d))
 			}
-			if !slices.Equal(d.Row(1), []float32{24.6, 101, 401, 1}) {
+			if !slices.Equal(d.Row(1), []float32{24.6, 101, 402, 1}) {
 				t.Fatalf("row 1 %v", d.Row(1))
 			}
 			want := time.Date(2017, 12, 22, 23, 59, 11, 0, time.UTC).UnixNano()
@@ -318,7 +318,7 @@ func TestCSVMalformed(t *testing.T) {
 		{"named time column that is no time", "time,b,c\nsoon,1,2\n", nil, 2, `column 1 "time": "soon" is not a time`},
 		{"time of another kind", "Date,a,y\n2017-01-01,1,p\n2017-01-01 10:00,2,q\n", nil, 3, `column 1 "Date": "2017-01-01 10:00" is not a date like the first row's`},
 		{"duplicate feature names", "a,a,y\n1,2,3\n", nil, 2, `column 1 "a": data: column: columns 1 and 2 are both named "a"`},
-		{"unnamed feature (pandas index)", ",a,y\n0,1,2\n", nil, 2, `column 1: data: column: the feature column has no name`},
+		{"unnamed feature", "a,,y\n0,1,2\n", nil, 2, `column 2: data: column: the feature column has no name`},
 		{"ragged row", "a,b,y\n1,2,3\n1,2\n", nil, 3, "2 columns, want 3 as on line 1"},
 		{"header longer than rows", "a,b,c,y\n1,2,3\n", nil, 2, "3 columns, want 4 as on line 1"},
 		{"bare quote", "a,b,y\n1,2\"x,3\n", nil, 2, `byte 4 of the line: bare " in non-quoted-field`},

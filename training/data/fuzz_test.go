@@ -114,6 +114,10 @@ func FuzzCSV(f *testing.F) {
 	for _, s := range wideSeeds() {
 		f.Add([]byte(s), uint8(0), uint8(0), "", "", "")
 	}
+	for _, s := range rowNameSeeds() { // R's and pandas' row names and index columns
+		f.Add([]byte(s), uint8(0), uint8(0), "", "", "")
+	}
+	f.Add([]byte(occupancyR), uint8(1), uint8(1), "Occupancy", "date", "1")
 	f.Add([]byte("1,2,3\n4,5,6\n"), uint8(2), uint8(1), "1", "", "2")
 	f.Add([]byte("x;y;z\n1;2;a\n"), uint8(1), uint8(2), "z", "x", "")
 	f.Fuzz(func(t *testing.T, in []byte, header, delim uint8, label, times, ignore string) {

@@ -21,7 +21,7 @@ func wideText(d, n int, delim string) []byte {
 	b.WriteString("label\n")
 	for i := range n {
 		for j := range d {
-			fmt.Fprintf(&b, "%d.%d%s", i, j%10, delim)
+			fmt.Fprintf(&b, "%d.%d5%s", i, j%10, delim) // never whole numbers: not the row number
 		}
 		fmt.Fprintf(&b, "c%d\n", i%2)
 	}
@@ -49,8 +49,8 @@ func TestWideCSV(t *testing.T) {
 				if ds.D != d || ds.N != 3 || ds.Features[d-1] != fmt.Sprintf("sensor_%05d", d-1) || ds.Spec.Delimiter != rune(delim[0]) {
 					t.Fatalf("%d×%d, last feature %q, delimiter %q", ds.N, ds.D, ds.Features[d-1], ds.Spec.Delimiter)
 				}
-				if got := ds.Row(2)[d-1]; got != 2.9 {
-					t.Fatalf("row 3's last feature %v, want 2.9", got)
+				if got := ds.Row(2)[d-1]; got != 2.95 {
+					t.Fatalf("row 3's last feature %v, want 2.95", got)
 				}
 				if labels := labelsOf(ds); strings.Join(labels, " ") != "c0 c1 c0" {
 					t.Fatalf("labels %q", labels)

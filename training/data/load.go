@@ -113,6 +113,12 @@ type Options struct {
 	// ErrMissing; by default it is read as NaN and counted
 	// (Dataset.Missing). A missing label is always an error.
 	RefuseMissing bool
+	// KeepRowNumbers keeps a feature column that holds just the row
+	// number (integers, each one more than the one before, over at least
+	// 10 rows: an index column R or pandas wrote) as a feature. By default
+	// such a column is left out and listed in ReadSpec.RowNumbers. Only
+	// when the reader chooses the features (Features nil, NumFeatures 0).
+	KeepRowNumbers bool
 
 	Labels  string // IDX: path of the labels file that goes with an images file (derived by IDXLabelsPath if empty)
 	MaxRows int    // 0 = all; stop after this many rows (for quick runs / subsets)

@@ -26,14 +26,22 @@ type ReadSpec struct {
 	Ignore       []Column // CSV/ARFF: columns skipped on request (kept only for positional reads)
 	Features     []string // the feature columns' names in order; nil: by position
 	NumFeatures  int      // the number of features, D
+
+	// What the reader left out on its own, for people (Describe); not in
+	// the text form, because the next file's reader finds them again (by
+	// the header) or they are also in Ignore (without a header).
+	RowNames   Column   // CSV: the unnamed first column read as row names (R, pandas); zero: none
+	RowNumbers []Column // columns left out because they hold just the row number (Options.KeepRowNumbers)
 }
 
 // Options returns the Options that read a file as s says: with Features
 // set, the feature columns are found by name, so a file with its columns
 // in another order, or with extra columns, reads the same.
 func (s *ReadSpec) Options() *Options {
+	// The spec lists the columns to read (by name, or by position with
+	// Ignore): nothing more is left out as a row number.
 	o := &Options{Format: s.Format, NumFeatures: s.NumFeatures, Delimiter: s.Delimiter,
-		TimeFeatures: s.TimeFeatures, Features: slices.Clone(s.Features)}
+		TimeFeatures: s.TimeFeatures, Features: slices.Clone(s.Features), KeepRowNumbers: true}
 	switch s.Format {
 	case FormatCSV, FormatARFF:
 		o.LabelColumn = s.Label
@@ -99,12 +107,20 @@ func (s *ReadSpec) Describe() string {
 		}
 		fmt.Fprintf(&b, "; time column%s %s", plural(len(parts)), strings.Join(parts, " + "))
 	}
-	if len(s.Ignore) > 0 {
-		parts := make([]string, len(s.Ignore))
-		for i, c := range s.Ignore {
-			parts[i] = strings.TrimPrefix(c.describe(), "column ")
+	if !s.RowNames.IsZero() {
+		fmt.Fprintf(&b, "; row names in %s (not a feature)", s.RowNames.describe())
+	}
+	var parts []string
+	for _, c := range s.Ignore {
+		if !slices.Contains(s.RowNumbers, c) {
+			parts = append(parts, strings.TrimPrefix(c.describe(), "column "))
 		}
+	}
+	if len(parts) > 0 {
 		fmt.Fprintf(&b, "; ignored column%s %s", plural(len(parts)), strings.Join(parts, ", "))
+	}
+	for _, c := range s.RowNumbers {
+		fmt.Fprintf(&b, "; %s is the row number: left out", c.describe())
 	}
 	fmt.Fprintf(&b, "; %d feature%s", s.NumFeatures, plural(s.NumFeatures))
 	if s.Features == nil && (s.Format == FormatCSV || s.Format == FormatARFF) {

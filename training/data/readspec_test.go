@@ -81,7 +81,7 @@ func TestReadSpecOptions(t *testing.T) {
 		Times: []Column{{Name: "Date", Index: 1}}, Ignore: []Column{{Name: "id", Index: 2}}, Features: []string{"a"}, NumFeatures: 1}
 	o := s.Options()
 	want := &Options{Format: FormatCSV, NumFeatures: 1, Header: HeaderYes, Delimiter: ';', LabelColumn: Column{Name: "y"},
-		TimeColumns: []Column{{Name: "Date"}}, Features: []string{"a"}}
+		TimeColumns: []Column{{Name: "Date"}}, Features: []string{"a"}, KeepRowNumbers: true}
 	if !reflect.DeepEqual(o, want) {
 		t.Fatalf("Options() = %+v\nwant %+v", o, want)
 	}

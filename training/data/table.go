@@ -34,6 +34,12 @@ type table struct {
 	times    []timeCol
 	combine  bool // times[0] is a date and times[1] a time of day: one instant
 	ignore   []Column
+
+	// shortHeader: the header names every column but the first, the row
+	// names (R's write.table); names then starts with "" for it.
+	shortHeader bool
+	rowNames    int      // 0-based column of row names (an unnamed first column), or -1
+	rowNumbers  []Column // feature columns left out as the row number
 }
 
 // colKind is an ARFF attribute's type.
@@ -144,6 +150,9 @@ func readTable(rs records, name string, delim rune, o *Options) (*Dataset, error
 		var r1 []string
 		if ok {
 			r1 = second.f
+			if len(r1) == len(first.f)+1 {
+				r1 = r1[1:] // a header that does not name the row names (R's write.table)
+			}
 			t.queue = append(t.queue, second)
 		}
 		t.header = looksLikeHeader(first.f, r1)
@@ -226,6 +235,13 @@ func (t *table) read() (*Dataset, error) {
 	}
 	if t.ncols == 0 {
 		t.ncols = len(first.f)
+	}
+	if t.header && t.kinds == nil && len(first.f) == t.ncols+1 {
+		// R's write.table names every column but the first, which holds
+		// the row names: give it the empty name pandas and write.csv give it.
+		t.shortHeader = true
+		t.names = append([]string{""}, t.names...)
+		t.ncols++
 	}
 	if len(first.f) != t.ncols {
 		return nil, t.errorf(&first, -1, "%d columns, want %d as on line %d", len(first.f), t.ncols, t.headerLine)
@@ -320,6 +336,12 @@ func (t *table) resolve(first *row) error {
 	}
 	if err := t.resolveTimes(first, role); err != nil {
 		return err
+	}
+	// An unnamed first column (R's write.csv, pandas' to_csv with its
+	// index) holds row names: never a feature, unless given a role above.
+	t.rowNames = -1
+	if t.header && t.kinds == nil && t.names[0] == "" && role[0] == "" {
+		t.rowNames, role[0] = 0, "row names"
 	}
 	if t.label < 0 {
 		if o.Features != nil && t.header {
@@ -550,6 +572,17 @@ func (t *table) rows(first row) (*Dataset, error) {
 			nominal[v] = true
 		}
 	}
+	// step[k]: feature k has held the row number so far (an integer one
+	// more than on the row before); only when the reader picks the
+	// features, and never for a time column read as a feature.
+	var step []bool
+	if o.Features == nil && o.NumFeatures == 0 && !o.KeepRowNumbers {
+		step = make([]bool, d)
+		for k, c := range t.feats {
+			step[k] = t.timeKind(c) == 0
+		}
+	}
+	firstLine := first.line(0)
 	r := first
 	for n := 0; o.MaxRows == 0 || n < o.MaxRows; n++ {
 		if n > 0 {
@@ -560,11 +593,14 @@ func (t *table) rows(first row) (*Dataset, error) {
 				return nil, err
 			}
 			if len(r.f) != t.ncols {
+				if t.shortHeader {
+					return nil, t.errorf(&r, -1, "%d columns, want %d: a row name and the %d columns named on line %d", len(r.f), t.ncols, t.ncols-1, t.headerLine)
+				}
 				return nil, t.errorf(&r, -1, "%d columns, want %d as on line %d", len(r.f), t.ncols, t.columnsLine(&first))
 			}
 		}
 		x = grow(x, d, 0)
-		for _, c := range t.feats {
+		for k, c := range t.feats {
 			s := strings.TrimSpace(r.f[c])
 			if isMissing(s) {
 				if o.RefuseMissing {
@@ -572,6 +608,9 @@ func (t *table) rows(first row) (*Dataset, error) {
 				}
 				x = append(x, float32(math.NaN()))
 				missing++
+				if step != nil {
+					step[k] = false
+				}
 				continue
 			}
 			v, err := parseValue(s)
@@ -581,6 +620,13 @@ func (t *table) rows(first row) (*Dataset, error) {
 					hint = " (if the column is not a feature, ignore it; if it is the label, choose it as the label column)"
 				}
 				return nil, t.errorf(&r, c, "%v %s%s", err, quote(s), hint)
+			}
+			if step != nil && step[k] {
+				if n == 0 {
+					step[k] = v == float32(math.Trunc(float64(v)))
+				} else {
+					step[k] = v == x[(n-1)*d+k]+1
+				}
 			}
 			x = append(x, v)
 		}
@@ -611,10 +657,63 @@ func (t *table) rows(first row) (*Dataset, error) {
 			times = append(times, at)
 		}
 	}
+	if step != nil && len(y) >= minRowNumberRows {
+		var err error
+		if x, d, err = t.dropRowNumbers(x, d, step, firstLine); err != nil {
+			return nil, err
+		}
+	}
 	ds := &Dataset{Name: t.name, X: x, N: len(y), D: d, Y: y, Classes: lab.finish(y), Features: t.featName,
 		Times: times, Ordered: len(t.times) > 0 || o.Ordered, Missing: missing}
 	ds.Spec = t.spec(d)
 	return ds, nil
+}
+
+// minRowNumberRows is how many rows it takes to call a column the row
+// number: in fewer, a measurement may step by one by chance.
+const minRowNumberRows = 10
+
+// dropRowNumbers removes the feature columns k with step[k] (they hold
+// just the row number) from x, whose rows have d values, and returns the
+// new x and d. line is the first data row's, for the error when no
+// feature would be left.
+func (t *table) dropRowNumbers(x []float32, d int, step []bool, line int) ([]float32, int, error) {
+	var keep []int
+	for k, s := range step {
+		if s {
+			t.rowNumbers = append(t.rowNumbers, t.column(t.feats[k]))
+		} else {
+			keep = append(keep, k)
+		}
+	}
+	if len(keep) == d {
+		return x, d, nil
+	}
+	if len(keep) == 0 {
+		c := t.feats[0]
+		return nil, 0, &ParseError{File: t.name, Line: line, Column: c + 1, ColumnName: t.nameOf(c), Err: fmt.Errorf(
+			"%w: the only feature column is the row number (each value one more than the one before), so no feature is left (if it is a measurement, keep it: --keep-row-numbers)", ErrColumn)}
+	}
+	// Compact in place: row i's kept values move to x[i*len(keep):].
+	n := len(x) / d
+	for i := range n {
+		for j, k := range keep {
+			x[i*len(keep)+j] = x[i*d+k]
+		}
+	}
+	feats := make([]int, len(keep))
+	var names []string
+	if t.featName != nil {
+		names = make([]string, len(keep))
+	}
+	for j, k := range keep {
+		feats[j] = t.feats[k]
+		if names != nil {
+			names[j] = t.featName[k]
+		}
+	}
+	t.feats, t.featName = feats, names
+	return x[:n*len(keep)], len(keep), nil
 }
 
 // columnsLine is the line that set the column count, for messages.
@@ -665,6 +764,14 @@ func (t *table) spec(d int) *ReadSpec {
 	}
 	if t.o.Features == nil || !t.header {
 		s.Ignore = slices.Clone(t.ignore)
+	}
+	if t.rowNames >= 0 {
+		s.RowNames = t.column(t.rowNames)
+	}
+	s.RowNumbers = t.rowNumbers
+	if !t.header {
+		// Read by position, the next file must skip them too.
+		s.Ignore = append(s.Ignore, t.rowNumbers...)
 	}
 	return s
 }
