@@ -24,3 +24,10 @@ type BundleInfo struct {
 	// (train.class_counts); nil when it does not say.
 	TrainCounts map[string]uint64 `json:"train_counts,omitempty"`
 }
+
+// BundleEntry is one bundle as GET /v1/bundles lists it: the registry's
+// record and how many devices report running it as their active model.
+type BundleEntry struct {
+	BundleInfo
+	Devices int `json:"devices"`
+}

@@ -61,6 +61,13 @@ func (c *Client) AddBundle(signed []byte) (*BundleInfo, error) {
 	return &b, decode(raw, &b)
 }
 
+// Bundles returns the registered bundles, newest release of each model
+// first, with the devices running each.
+func (c *Client) Bundles() ([]BundleEntry, error) {
+	var bs []BundleEntry
+	return bs, c.do("GET", "/v1/bundles", nil, &bs)
+}
+
 // Rollouts returns every rollout, newest first.
 func (c *Client) Rollouts() ([]Rollout, error) {
 	var rs []Rollout
@@ -162,13 +169,29 @@ func (c *Client) send(method, path, contentType string, body []byte) ([]byte, er
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
+		se := &StatusError{Status: resp.StatusCode}
 		var e Error
-		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-			return nil, fmt.Errorf("trit-fleet: %s (HTTP %d)", e.Error, resp.StatusCode)
+		if json.Unmarshal(raw, &e) == nil {
+			// Older services prefix their messages with their package's
+			// name, which the "trit-fleet:" of Error would double.
+			se.Message = strings.TrimPrefix(e.Error, "fleet: ")
 		}
-		return nil, fmt.Errorf("trit-fleet: HTTP %d", resp.StatusCode)
+		return nil, se
 	}
 	return raw, nil
+}
+
+// StatusError is an error response of the service.
+type StatusError struct {
+	Status  int    // HTTP status
+	Message string // the service's message; "" if it sent none
+}
+
+func (e *StatusError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("trit-fleet: HTTP %d", e.Status)
+	}
+	return fmt.Sprintf("trit-fleet: %s (HTTP %d)", e.Message, e.Status)
 }
 
 // Samples fetches a device's windows kept for retraining; the fleet waits

@@ -11,7 +11,7 @@
 //	POST /v1/devices/{id}/reset         accept its next state; Device
 //	GET  /v1/devices/{id}/samples?wait=20s   wire.SampleSet (504 if the device does not answer)
 //	POST /v1/plan                       body: PlanRequest; PlanResult
-//	GET  /v1/bundles                    []BundleInfo
+//	GET  /v1/bundles                    []BundleEntry: each bundle and the devices running it
 //	POST /v1/bundles                    body: a signed bundle (application/octet-stream); BundleInfo
 //	GET  /v1/rollouts                   []Rollout, newest first
 //	POST /v1/rollouts                   body: RolloutRequest; Rollout

@@ -34,7 +34,7 @@ import (
 //	POST /v1/devices/{id}/reset         accept its next state (ResetDevice)
 //	GET  /v1/devices/{id}/samples?wait=20s   the device's samples for retraining (Samples; 504 if it does not answer)
 //	POST /v1/plan                       body: PlanRequest; devices score a candidate on their history (Plan)
-//	GET  /v1/bundles                    registry
+//	GET  /v1/bundles                    registry, with the devices running each bundle
 //	POST /v1/bundles                    body: a signed bundle (application/octet-stream)
 //	GET  /v1/rollouts
 //	POST /v1/rollouts                   body: RolloutRequest
@@ -126,7 +126,9 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		if status == http.StatusInternalServerError {
 			s.log.Error("API request failed", "method", r.Method, "path", clip(r.URL.Path, maxLogField), "err", clip(err.Error(), maxLogField))
 		}
-		writeJSON(w, status, api.Error{Error: err.Error()})
+		// The sentinels' "fleet: " says nothing to a client, which prints
+		// its own "trit-fleet: " before the message.
+		writeJSON(w, status, api.Error{Error: strings.TrimPrefix(err.Error(), "fleet: ")})
 	}
 	route := func(pattern string, h func(*http.Request) (any, error)) {
 		guarded(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -196,7 +198,7 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		}
 		return d, err
 	})
-	route("GET /v1/bundles", func(*http.Request) (any, error) { return s.reg.Bundles() })
+	route("GET /v1/bundles", func(*http.Request) (any, error) { return s.bundleEntries() })
 	route("POST /v1/bundles", func(r *http.Request) (any, error) {
 		data, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -316,6 +318,30 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		mux.Handle("GET /{$}", http.RedirectHandler("/console/", http.StatusSeeOther))
 	}
 	return mux, nil
+}
+
+// bundleEntries lists the registry with, for each bundle, the devices
+// whose last state names it as their active model.
+func (s *Service) bundleEntries() ([]api.BundleEntry, error) {
+	bs, err := s.reg.Bundles()
+	if err != nil {
+		return nil, err
+	}
+	ds, err := Devices(s.db)
+	if err != nil {
+		return nil, err
+	}
+	running := map[string]int{}
+	for _, d := range ds {
+		if d.Model != nil {
+			running[d.Model.Bundle]++
+		}
+	}
+	out := make([]api.BundleEntry, len(bs))
+	for i, b := range bs {
+		out[i] = api.BundleEntry{BundleInfo: b, Devices: running[b.Hash]}
+	}
+	return out, nil
 }
 
 // maxReason bounds the free-text reason of a rollout operation.

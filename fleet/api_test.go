@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -239,4 +240,29 @@ func FuzzAPI(f *testing.F) {
 			t.Fatalf("%s %s %q: %d %s", rt.method, path, body, rec.Code, rec.Body.String())
 		}
 	})
+}
+
+// GET /v1/bundles lists each bundle with the devices running it, and an
+// error's message carries no "fleet: " for the client to print after its
+// own "trit-fleet: ".
+func TestAPIBundlesWithDevices(t *testing.T) {
+	f := newFixture(t)
+	srv := apiServer(t, f)
+	h1, h2 := f.addBundle(t, 1), f.addBundle(t, 2)
+	f.running(t, "gw-1", h1)
+	f.running(t, "gw-2", h1)
+	f.online(t, "gw-3", nil)
+	code, body := call(t, srv, "GET", "/v1/bundles", testToken, nil)
+	var bs []api.BundleEntry
+	if code != 200 || json.Unmarshal(body, &bs) != nil || len(bs) != 2 {
+		t.Fatalf("bundles: %d %s", code, body)
+	}
+	if bs[0].Hash != h2 || bs[0].Devices != 0 || bs[1].Hash != h1 || bs[1].Devices != 2 || bs[1].ModelID != "vib" {
+		t.Fatalf("bundles: %+v", bs)
+	}
+	code, body = call(t, srv, "GET", "/v1/rollouts/nope", testToken, nil)
+	var e api.Error
+	if code != http.StatusNotFound || json.Unmarshal(body, &e) != nil || e.Error != "not found: rollout nope" {
+		t.Fatalf("unknown rollout: %d %s", code, body)
+	}
 }

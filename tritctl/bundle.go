@@ -2,6 +2,8 @@ package tritctl
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"maps"
@@ -25,7 +27,8 @@ func newBundleCmd(e *env) *cobra.Command {
 		Long: `A bundle is the signed model file the fleet ships to gateways (format:
 docs/BUNDLE.md). 'tritctl train' writes unsigned bundles; sign them with a
 key from 'tritctl keys gen', check them as an agent would with verify, and
-look inside with inspect.`,
+look inside with inspect. ('tritctl bundles list' lists the bundles
+registered with the fleet.)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("bundle: give a subcommand (sign, verify, inspect)")
@@ -313,6 +316,9 @@ It exits 0 if the bundle would be accepted and 1, naming the problem, if not.`,
 // self-test outcome.
 type inspectOutput struct {
 	File string `json:"file"`
+	// Hash is the SHA-256 of the file: for a signed bundle, the hash the
+	// fleet registers it by and rollouts name it by.
+	Hash string `json:"hash"`
 	*bundle.Breakdown
 	SelfTestOK    bool   `json:"selftest_ok"`
 	SelfTestError string `json:"selftest_error,omitempty"`
@@ -338,7 +344,8 @@ everything.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			out := inspectOutput{File: args[0], Breakdown: br}
+			sum := sha256.Sum256(raw)
+			out := inspectOutput{File: args[0], Hash: hex.EncodeToString(sum[:]), Breakdown: br}
 			if m, err := inference.New(br.Bundle.Spec); err != nil {
 				out.SelfTestError = err.Error()
 			} else if err := bundle.SelfTest(m, br.Bundle); err != nil {
@@ -367,6 +374,11 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, a...)) }
 	row("file", "%s", o.File)
+	if b.Signed {
+		row("hash", "%s (SHA-256; the fleet's name for it: rollout create --bundle)", o.Hash)
+	} else {
+		row("hash", "%s (SHA-256 of this unsigned file; signing makes a new one)", o.Hash)
+	}
 	row("size", "%d bytes, format version %d", b.Size, b.FormatVersion)
 	row("model ID", "%q", b.ModelID)
 	row("release", "%d", b.Release)

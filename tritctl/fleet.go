@@ -3,9 +3,12 @@ package tritctl
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/wire"
 )
@@ -32,6 +36,42 @@ func (f *fleetFlags) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().StringVar(&f.tokenFile, "token-file", os.Getenv("TRIT_FLEET_TOKEN_FILE"), "file holding the API token ($TRIT_FLEET_TOKEN_FILE; or set $TRIT_FLEET_TOKEN)")
 }
 
+// withFleetHints makes cmd and its subcommands add to the fleet's errors
+// what to do next (fleetHint); newRoot applies it to the whole tree.
+func withFleetHints(cmd *cobra.Command) {
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error { return fleetHint(run(c, args)) }
+	}
+	for _, sub := range cmd.Commands() {
+		withFleetHints(sub)
+	}
+}
+
+// fleetHint appends to an error from the fleet's API the command that
+// shows what exists, or where the token comes from.
+func fleetHint(err error) error {
+	var se *api.StatusError
+	if !errors.As(err, &se) {
+		return err
+	}
+	hint := ""
+	switch msg := se.Message; {
+	case se.Status == http.StatusUnauthorized:
+		hint = "the token (--token-file, $TRIT_FLEET_TOKEN_FILE or $TRIT_FLEET_TOKEN) must be the contents of the fleet's api.token_file"
+	case se.Status != http.StatusNotFound:
+	case strings.HasPrefix(msg, "not found: bundle"), strings.HasPrefix(msg, "not found: no registered bundle"):
+		hint = "'tritctl bundles list' lists the registered bundles and their hashes"
+	case strings.HasPrefix(msg, "not found: rollout"):
+		hint = "'tritctl rollout list' lists the rollouts"
+	case strings.HasPrefix(msg, "not found: device"):
+		hint = "'tritctl devices list' lists the devices"
+	}
+	if hint == "" {
+		return err
+	}
+	return fmt.Errorf("%w; %s", err, hint)
+}
+
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
@@ -44,12 +84,12 @@ func (f *fleetFlags) client() (*api.Client, error) {
 	if f.tokenFile != "" {
 		raw, err := os.ReadFile(f.tokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("--token-file: %w", err)
+			return nil, fmt.Errorf("the API token (--token-file or $TRIT_FLEET_TOKEN_FILE): %w", err)
 		}
 		token = strings.TrimSpace(string(raw))
 	}
 	if token == "" {
-		return nil, usagef("no API token: give --token-file or set TRIT_FLEET_TOKEN")
+		return nil, usagef("no API token: give the file holding it with --token-file or $TRIT_FLEET_TOKEN_FILE (the fleet's api.token_file), or the token itself in $TRIT_FLEET_TOKEN")
 	}
 	return api.NewClient(f.url, token), nil
 }
@@ -95,6 +135,13 @@ the model's latest; a rollout then publishes it to the devices.`,
 			if err != nil {
 				return err
 			}
+			// The fleet refuses an unsigned bundle too; saying so here
+			// tells how to sign it. Anything that is not a bundle goes to
+			// the fleet, whose checks decide.
+			if br, err := bundle.Inspect(data); err == nil && !br.Signed {
+				return fmt.Errorf("%s is not signed: sign it with 'tritctl bundle sign --key release.key %s -o %s', then publish that",
+					args[0], args[0], signedName(args[0]))
+			}
 			b, err := c.AddBundle(data)
 			if err != nil {
 				return err
@@ -108,6 +155,65 @@ the model's latest; a rollout then publishes it to the devices.`,
 	}
 	ff.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the registry record as JSON")
+	return cmd
+}
+
+// signedName suggests a name for the signed copy of an unsigned bundle:
+// vib.trit → vib-signed.trit.
+func signedName(path string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-signed" + ext
+}
+
+func newBundlesCmd(e *env) *cobra.Command {
+	var ff fleetFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "bundles",
+		Short: "List the bundles registered with trit-fleet",
+		Long: `The fleet's registry of signed bundles, as 'tritctl publish' added them.
+(The bundle command works on bundle files; bundles on the fleet's registry.)`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return usagef("bundles: give a subcommand (list)") },
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List registered bundles: model, release, size, devices running it, hash",
+		Long: `List every bundle in the fleet's registry, newest release of each model
+first: its model ID and release, its size in bytes, how many devices report
+running it as their active model, when it was published, and its full
+SHA-256 hash, which 'rollout create --bundle' takes (or a unique prefix of
+it, at least 4 digits).`,
+		Example: `  tritctl bundles list
+  tritctl bundles list --json | jq -r '.[] | select(.model_id == "vibration") | .hash'`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			c, err := ff.client()
+			if err != nil {
+				return err
+			}
+			bs, err := c.Bundles()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSONTo(e.stdout, bs)
+			}
+			if len(bs) == 0 {
+				fmt.Fprintln(e.stderr, "no bundles registered yet; add one with 'tritctl publish SIGNED_BUNDLE'")
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "MODEL\tRELEASE\tSIZE\tDEVICES\tADDED\tHASH")
+			for _, b := range bs {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", b.ModelID, b.Release, b.Size, b.Devices, b.AddedAt.Local().Format(time.DateTime), b.Hash)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print the registry's records as JSON")
+	cmd.AddCommand(list)
+	ff.register(cmd)
 	return cmd
 }
 
