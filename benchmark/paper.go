@@ -479,7 +479,7 @@ func signedBundleSize(res *baseline.Result, name string) (int, error) {
 	}
 	b := &bundle.Bundle{
 		Header: bundle.Header{ModelID: label, Release: 1, CreatedAt: time.Unix(1795000000, 0)},
-		Compat: bundle.Compat{MinAgentVersion: training.MinAgentVersion},
+		Compat: bundle.Compat{MinAgentVersion: bundle.DefaultMinAgentVersion},
 		Spec:   &spec,
 	}
 	unsigned, err := bundle.Encode(b)

@@ -23,10 +23,10 @@ import (
 // bytes are kept content-addressed in the store and published exactly as
 // they were signed.
 
-// trainCounts reads the info key train.class_counts ("n1,n2,…" in class
-// order); nil when absent or not one count per class.
+// trainCounts reads the info key bundle.InfoClassCounts ("n1,n2,…" in
+// class order); nil when absent or not one count per class.
 func trainCounts(info map[string]string, classes []string) map[string]uint64 {
-	parts := strings.Split(info["train.class_counts"], ",")
+	parts := strings.Split(info[bundle.InfoClassCounts], ",")
 	if len(parts) != len(classes) {
 		return nil
 	}

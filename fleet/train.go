@@ -129,7 +129,7 @@ func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
 		return nil, ErrTrainingDisabled
 	}
 	if req.MinAgent == "" {
-		req.MinAgent = training.MinAgentVersion
+		req.MinAgent = bundle.DefaultMinAgentVersion
 	}
 	if err := checkTrainRequest(&req); err != nil {
 		return nil, err

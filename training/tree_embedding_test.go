@@ -150,11 +150,11 @@ func TestTreesBundleMinAgent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		need, format := MinAgentVersionTrees, 3
+		format := 3
 		if planes > 1 {
-			need, format = MinAgentVersionTreePlanes, 4
+			format = 4
 		}
-		bundleMinAgent(t, ds, res, need, format)
+		bundleMinAgent(t, ds, res, bundle.MinAgentVersion(format), format)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trit-iot/trit/training"
+	"github.com/trit-iot/trit/inference/bundle"
 )
 
 func TestKeysGen(t *testing.T) {
@@ -118,7 +118,7 @@ func TestTrainSignVerifyInspect(t *testing.T) {
 	// The unsigned bundle as train wrote it.
 	in := inspectJSON(t, model)
 	if in["signed"] != false || in["model_id"] != "circles" || in["release"].(float64) != 2 ||
-		in["hardware"] != "pi-zero/ads1115" || in["min_agent_version"] != training.MinAgentVersion ||
+		in["hardware"] != "pi-zero/ads1115" || in["min_agent_version"] != bundle.DefaultMinAgentVersion ||
 		in["selftest_ok"] != true || in["p"].(float64) != 256 || in["scaler_form"] != "float16" {
 		t.Fatalf("inspect of the trained bundle: %v", in)
 	}

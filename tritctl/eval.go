@@ -94,9 +94,9 @@ still matched against the file's header when it has one.`,
 }
 
 // readSpecOf returns the read spec a bundle carries (data.ReadSpec text
-// form: how its training file was read; training.InfoRead), or "" if it
+// form: how its training file was read; bundle.InfoRead), or "" if it
 // carries none.
-func readSpecOf(b *bundle.Bundle) string { return b.Info[training.InfoRead] }
+func readSpecOf(b *bundle.Bundle) string { return b.Info[bundle.InfoRead] }
 
 // evalData reads eval's data file: with spec (the model's read spec) when
 // no data flag is given, else with the flags, matching the model's feature

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
 )
 
@@ -87,7 +88,7 @@ to roll it out: the fleet never holds a release key.`,
 	f.IntVar(&req.Budget, "budget", training.DefaultBudget, "size of the signed bundle to fill, in bytes (as tritctl train --budget)")
 	f.IntVar(&req.P, "p", 0, "fix the number of random features instead of filling --budget")
 	f.StringVar(&req.Hardware, "hardware", "", "hardware/sensor-set label")
-	f.StringVar(&req.MinAgent, "min-agent", "", "minimum agent version (default "+training.MinAgentVersion+")")
+	f.StringVar(&req.MinAgent, "min-agent", "", "minimum agent version (default "+bundle.DefaultMinAgentVersion+")")
 	f.BoolVar(&asJSON, "json", false, "print the job as JSON")
 	f.DurationVar(&interval, "interval", 2*time.Second, "polling interval")
 	cmd.MarkFlagRequired("model-id")

@@ -128,7 +128,7 @@ bundle predicts what was evaluated here.`,
 	fl.StringVar(&f.modelID, "model-id", "", "model ID in the bundle (default: the --standard name, else the output file's name up to its first dot)")
 	fl.Uint64Var(&f.release, "release", 1, "release counter in the bundle, >= 1; agents refuse a release not above the one they run")
 	fl.StringVar(&f.hardware, "hardware", "", "hardware/sensor-set label in the bundle (default: any)")
-	fl.StringVar(&f.minAgent, "min-agent", training.MinAgentVersion, "oldest agent version (major.minor.patch) that may run the bundle")
+	fl.StringVar(&f.minAgent, "min-agent", bundle.DefaultMinAgentVersion, "oldest agent version (major.minor.patch) that may run the bundle")
 	fl.StringVar(&f.test, "test", "", "labelled data to evaluate the trained model on")
 	fl.IntVar(&f.budget, "budget", training.DefaultBudget, "size of the signed bundle to fill, in bytes: training chooses the embedding and the number of random features to fit it")
 	fl.IntVar(&f.p, "p", 0, "fix the number of random features (the paper's experiments) instead of filling --budget")

@@ -26,7 +26,6 @@ import (
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/inference/bundle/bundletest" // serve the web console, as trit-fleet does
 	"github.com/trit-iot/trit/store"
-	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -297,8 +296,8 @@ func trainedBundle(w *world, id string, release uint64) []byte {
 		Header: bundle.Header{ModelID: id, Release: release, CreatedAt: time.Now().Add(-time.Minute)},
 		Compat: bundle.Compat{Features: features, MinAgentVersion: "0.0.0"},
 		Spec:   spec,
-		Info: map[string]string{training.InfoBalanced: "96.40", training.InfoRows: "1200", training.InfoClassCounts: "900,300",
-			training.InfoValidation: "time-ordered 20% holdout", training.InfoStructure: "thresholds=0 projection=0 p=256 weights=ternary"},
+		Info: map[string]string{bundle.InfoBalanced: "96.40", bundle.InfoRows: "1200", bundle.InfoClassCounts: "900,300",
+			bundle.InfoValidation: "time-ordered 20% holdout", bundle.InfoStructure: "thresholds=0 projection=0 p=256 weights=ternary"},
 	})
 	if err != nil {
 		w.t.Fatal(err)
