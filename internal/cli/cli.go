@@ -5,13 +5,18 @@
 //     missing flag, a wrong number of arguments, an unknown command, or an
 //     error a command marks with Usagef), or a command's own code (Exit);
 //   - errors are printed once, as "program: error", without the usage text;
+//     with --json (a command's boolean json flag) a failure is instead one
+//     JSON object on stdout (ErrorReport), with the same exit code, so a
+//     script that reads stdout always reads JSON;
 //   - --version prints the version of internal/buildinfo.
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -74,19 +79,76 @@ func markArgs(cmd *cobra.Command) {
 	}
 }
 
-// Run prepares root, runs it with args, prints an error to stderr and
-// returns the exit code.
+// Run prepares root, runs it with args, prints an error (to stderr, or
+// as an ErrorReport on stdout with --json) and returns the exit code.
 func Run(root *cobra.Command, args []string, stdout, stderr io.Writer) int {
 	Prepare(root)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return ExitOK
 	}
+	code := Code(err)
+	if wantsJSON(cmd, args) {
+		r := Report(err)
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if enc.Encode(r) == nil {
+			return code
+		}
+	}
 	fmt.Fprintf(stderr, "%s: %v\n", root.Name(), err)
-	return Code(err)
+	return code
+}
+
+// ErrorReport is what a command run with --json prints on stdout when it
+// fails. A successful run's JSON has no "error" key.
+type ErrorReport struct {
+	Error    string `json:"error"`     // the message, as printed without --json
+	ExitCode int    `json:"exit_code"` // the process's exit code: 1 failure, 2 usage error, …
+	// Where in an input file, when the error knows (Located): 1-based
+	// line and column, the column's header name.
+	File       string `json:"file,omitempty"`
+	Line       int    `json:"line,omitempty"`
+	Column     int    `json:"column,omitempty"`
+	ColumnName string `json:"column_name,omitempty"`
+}
+
+// Located is an error that knows where in an input file it arose
+// (training/data's ParseError); zero values are unknown.
+type Located interface {
+	Location() (file string, line, column int, columnName string)
+}
+
+// Report returns the ErrorReport of err.
+func Report(err error) ErrorReport {
+	r := ErrorReport{Error: err.Error(), ExitCode: Code(err)}
+	var loc Located
+	if errors.As(err, &loc) {
+		r.File, r.Line, r.Column, r.ColumnName = loc.Location()
+	}
+	return r
+}
+
+// wantsJSON reports whether the command that ran has a boolean json flag
+// that was given: set, or among args when parsing stopped before it.
+func wantsJSON(cmd *cobra.Command, args []string) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("json")
+	if f == nil || f.Value.Type() != "bool" {
+		return false
+	}
+	if f.Value.String() == "true" {
+		return true
+	}
+	if i := slices.Index(args, "--"); i >= 0 {
+		args = args[:i]
+	}
+	return slices.Contains(args, "--json") || slices.Contains(args, "--json=true")
 }
 
 // Code is the exit code for err.

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -62,5 +64,70 @@ func TestExitCodes(t *testing.T) {
 	var out bytes.Buffer
 	if code := Run(tree(), []string{"--version"}, &out, &out); code != 0 || !strings.Contains(out.String(), buildinfo.Version) {
 		t.Errorf("--version: %d %q", code, out.String())
+	}
+}
+
+// located is an error that knows where in a file it arose, as
+// training/data's ParseError does.
+type located struct{}
+
+func (located) Error() string { return "room.csv:3: column 4 \"Temp\": invalid number \"warm\"" }
+func (located) Location() (string, int, int, string) {
+	return "room.csv", 3, 4, "Temp"
+}
+
+// TestJSONErrors: with --json a failure is one JSON object on stdout (and
+// nothing on stderr), with the exit code it always has; without --json,
+// or with a --json that is not a switch, errors stay on stderr.
+func TestJSONErrors(t *testing.T) {
+	newTree := func() *cobra.Command {
+		root := &cobra.Command{Use: "prog"}
+		var asJSON bool
+		var n int
+		var file string
+		sub := &cobra.Command{Use: "sub", Args: cobra.NoArgs, RunE: func(*cobra.Command, []string) error {
+			switch n {
+			case 1:
+				return Usagef("--n 1 is not allowed")
+			case 2:
+				return fmt.Errorf("reading: %w", located{})
+			case 3:
+				return Exit(3, errors.New("partial"))
+			}
+			return errors.New("failed")
+		}}
+		sub.Flags().BoolVar(&asJSON, "json", false, "")
+		sub.Flags().IntVar(&n, "n", 0, "")
+		other := &cobra.Command{Use: "other", RunE: func(*cobra.Command, []string) error { return errors.New("failed") }}
+		other.Flags().StringVar(&file, "json", "", "a file, not a switch")
+		root.AddCommand(sub, other)
+		return root
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want ErrorReport
+	}{
+		{[]string{"sub", "--json"}, 1, ErrorReport{Error: "failed", ExitCode: 1}},
+		{[]string{"sub", "--json", "--n", "1"}, 2, ErrorReport{Error: "--n 1 is not allowed", ExitCode: 2}},
+		{[]string{"sub", "--json", "--n", "x"}, 2, ErrorReport{Error: `invalid argument "x" for "--n" flag: strconv.ParseInt: parsing "x": invalid syntax`, ExitCode: 2}},
+		{[]string{"sub", "--n", "x", "--json"}, 2, ErrorReport{Error: `invalid argument "x" for "--n" flag: strconv.ParseInt: parsing "x": invalid syntax`, ExitCode: 2}},
+		{[]string{"sub", "--json", "extra"}, 2, ErrorReport{Error: `unknown command "extra" for "prog sub"`, ExitCode: 2}},
+		{[]string{"sub", "--json", "--n", "3"}, 3, ErrorReport{Error: "partial", ExitCode: 3}},
+		{[]string{"sub", "--json", "--n", "2"}, 1, ErrorReport{Error: `reading: room.csv:3: column 4 "Temp": invalid number "warm"`, ExitCode: 1,
+			File: "room.csv", Line: 3, Column: 4, ColumnName: "Temp"}},
+	} {
+		var out, errOut bytes.Buffer
+		code := Run(newTree(), c.args, &out, &errOut)
+		var got ErrorReport
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil || code != c.code || errOut.Len() != 0 || got != c.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q\nwant exit %d, stdout %+v and nothing on stderr", c.args, code, out.String(), errOut.String(), c.code, c.want)
+		}
+	}
+	for _, args := range [][]string{{"sub"}, {"other", "--json", "f.json"}} {
+		var out, errOut bytes.Buffer
+		if code := Run(newTree(), args, &out, &errOut); code != 1 || out.Len() != 0 || errOut.String() != "prog: failed\n" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 1 and the error on stderr", args, code, out.String(), errOut.String())
+		}
 	}
 }

@@ -63,6 +63,12 @@ func (e *ParseError) Error() string {
 // Unwrap returns the underlying error.
 func (e *ParseError) Unwrap() error { return e.Err }
 
+// Location returns where the error is (internal/cli reports it with
+// --json): the file's name, line, column and column name, zero if unknown.
+func (e *ParseError) Location() (file string, line, column int, columnName string) {
+	return e.File, e.Line, e.Column, e.ColumnName
+}
+
 // quote renders a token for an error message, shortened so that a
 // multi-megabyte garbage line does not end up in a log.
 func quote[T ~string | ~[]byte](b T) string {
