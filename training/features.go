@@ -99,16 +99,12 @@ func fitProjection(xs []float32, n, d, r, maxRows int, seed uint64) (*inference.
 			a.Set(k, j, float64(v)-mean[j])
 		}
 	}
-	var cov mat.SymDense
-	cov.SymOuterK(1/float64(m), a.T())
-	var eig mat.EigenSym
-	if !eig.Factorize(&cov, true) {
-		return nil, fmt.Errorf("training: principal directions: eigen-decomposition did not converge")
+	vec, err := principalDirections(a, m, d)
+	if err != nil {
+		return nil, err
 	}
-	var vec mat.Dense
-	eig.VectorsTo(&vec)
-	// EigenSym orders eigenvalues ascending: the leading directions are the
-	// last columns.
+	r = min(r, vec.RawMatrix().Cols)
+	// The leading directions are the last columns.
 	p := &inference.Projection{}
 	words := (d + 63) / 64
 	w := make([]int8, d)
@@ -116,8 +112,9 @@ func fitProjection(xs []float32, n, d, r, maxRows int, seed uint64) (*inference.
 	for j := range meanX {
 		meanX[j] = float32(mean[j])
 	}
+	cols := vec.RawMatrix().Cols
 	for k := range r {
-		c := mat.Col(nil, d-1-k, &vec)
+		c := mat.Col(nil, cols-1-k, vec)
 		scale := ternarise(w, c)
 		if scale == 0 {
 			break
@@ -140,6 +137,60 @@ func fitProjection(xs []float32, n, d, r, maxRows int, seed uint64) (*inference.
 	}
 	copy(p.Bias, v)
 	return p, nil
+}
+
+// principalDirections returns the unit principal directions of the m
+// centred rows a (m×d) as columns, by ascending variance. With at least as
+// many rows as features they are the eigenvectors of the d×d covariance
+// AᵀA/m. With fewer rows (a wide file: 40 rows of 10,000 features) the
+// covariance has rank below m, and its d³ eigen-decomposition would take
+// minutes and gigabytes for nothing: the directions are then Aᵀu/‖Aᵀu‖
+// for the eigenvectors u of the m×m Gram matrix AAᵀ (the same subspace;
+// O(m²d) time, m·d memory), dropping those of (numerically) zero variance.
+func principalDirections(a *mat.Dense, m, d int) (*mat.Dense, error) {
+	fail := fmt.Errorf("training: principal directions: eigen-decomposition did not converge")
+	if m >= d {
+		var cov mat.SymDense
+		cov.SymOuterK(1/float64(m), a.T())
+		var eig mat.EigenSym
+		if !eig.Factorize(&cov, true) {
+			return nil, fail
+		}
+		var vec mat.Dense
+		eig.VectorsTo(&vec)
+		return &vec, nil
+	}
+	var gram mat.SymDense
+	gram.SymOuterK(1, a)
+	var eig mat.EigenSym
+	if !eig.Factorize(&gram, true) {
+		return nil, fail
+	}
+	var u mat.Dense
+	eig.VectorsTo(&u)
+	vals := eig.Values(nil)
+	top := vals[len(vals)-1]
+	var keep []int
+	for k, v := range vals {
+		if v > top*1e-9 && v > 0 {
+			keep = append(keep, k)
+		}
+	}
+	if len(keep) == 0 {
+		return mat.NewDense(d, 1, nil), nil
+	}
+	out := mat.NewDense(d, len(keep), nil)
+	col := make([]float64, d)
+	for i, k := range keep {
+		var v mat.VecDense
+		v.MulVec(a.T(), u.ColView(k))
+		n := mat.Norm(&v, 2)
+		for j := range col {
+			col[j] = v.AtVec(j) / n
+		}
+		out.SetCol(i, col)
+	}
+	return out, nil
 }
 
 // ternarise writes the ternary approximation of c into w and returns its

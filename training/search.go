@@ -169,6 +169,10 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		if err != nil {
 			return err
 		}
+		if c.P > 0 {
+			// A fixed P is the model asked for: smaller fits do not compete.
+			onAll = slices.DeleteFunc(onAll, func(cd candidate) bool { return cd.point.P != c.P })
+		}
 		best = choose(onAll)
 		best.s.P, best.s.Trees = best.point.P, best.point.Trees
 	}

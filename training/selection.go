@@ -129,6 +129,21 @@ func (c *Config) structures(p *prepared) ([]Structure, error) {
 		return []Structure{{Thresholds: c.Thresholds, Projection: c.Projection, P: c.P, Binary: c.Weights == "binary"}}, nil
 	}
 	d := p.ds.D
+	// The smallest model — 64 binary random features — must fit before
+	// anything is fitted: the scaler and the feature names alone can
+	// exceed the budget of a wide file (10,000 features: 40,000 bytes of
+	// scaler), and then every structure would be sized, and the principal
+	// directions computed, for nothing.
+	base, err := p.learned(Structure{}, c.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if floor, err := c.worstCaseBytes(base, 64, true); err != nil {
+		return nil, err
+	} else if floor > c.Budget-c.Reserve {
+		return nil, fmt.Errorf("%w: a %d-byte budget cannot hold a model of %d features: their scaler and names alone take most of the %d bytes the smallest model needs (%d kept for the bundle's info); give --budget %d or more, select fewer features, or fix --p (no budget)",
+			ErrConfig, c.Budget, d, floor, c.Reserve, floor+c.Reserve)
+	}
 	var shapes []shape
 	switch {
 	case c.Thresholds > 0 || c.Projection > 0:
