@@ -62,7 +62,7 @@ func TestPrincipalDirectionsWide(t *testing.T) {
 
 // wide returns n rows of d uniform features, labels alternating.
 func wide(n, d int) *data.Dataset {
-	r := splitmix.New(uint64(n*d))
+	r := splitmix.New(uint64(n * d))
 	ds := &data.Dataset{Name: "wide", N: n, D: d, Classes: []string{"a", "b"}, Y: make([]int32, n)}
 	ds.X = make([]float32, n*d)
 	for i := range ds.X {
