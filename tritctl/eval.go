@@ -2,6 +2,7 @@ package tritctl
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -38,7 +39,7 @@ func newEvalCmd(e *env) *cobra.Command {
 	var asJSON bool
 	var workers int
 	cmd := &cobra.Command{
-		Use:   "eval [flags] BUNDLE DATA_FILE",
+		Use:   "eval [flags] BUNDLE DATA_FILE  |  eval [flags] BUNDLE --standard NAME",
 		Short: "Evaluate a model bundle on labelled data: accuracy and confusion matrix",
 		Long: `eval reads a bundle (signed or not; the signature is not checked — use
 'tritctl bundle verify' for that), runs its self-test, and classifies every
@@ -49,8 +50,25 @@ records it: format, delimiter, header, label column, time columns), with
 the feature columns found by name, so the columns may come in another order
 and extra columns are ignored. Any data flag (--format, --header,
 --label-column, …) replaces that record; the model's feature names are
-still matched against the file's header when it has one.`,
-		Args: cobra.ExactArgs(2),
+still matched against the file's header when it has one.
+
+With --standard NAME instead of DATA_FILE, the data is the test split of
+that standard dataset (in --data-dir, docs/DATA.md), as 'tritctl train
+--standard NAME' evaluates it.`,
+		Example: `  tritctl eval room.trit room-next-week.csv          # read as the model's training file was
+  tritctl eval room.trit next.csv --label-column Occupancy --json
+  tritctl eval occupancy.trit --standard occupancy --data-dir ../shared/data`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case df.standard == "" && len(args) != 2:
+				return usagef("give BUNDLE and DATA_FILE, or BUNDLE and --standard NAME (got %d arguments)", len(args))
+			case df.standard != "" && len(args) != 1:
+				return usagef("with --standard give only BUNDLE: the data is the standard dataset's test split")
+			case df.standard != "" && df.given():
+				return usagef("--standard reads its dataset as docs/DATA.md defines it: give no data flags with it")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, err := readFileCapped(args[0], maxFileSize)
 			if err != nil {
@@ -60,7 +78,12 @@ still matched against the file's header when it has one.`,
 			if err != nil {
 				return err
 			}
-			ds, err := evalData(&df, args[1], m, readSpecOf(br.Bundle))
+			var ds *data.Dataset
+			if df.standard != "" {
+				ds, err = evalStandard(&df, m)
+			} else {
+				ds, err = evalData(&df, args[1], m, readSpecOf(br.Bundle))
+			}
 			if err != nil {
 				return err
 			}
@@ -91,6 +114,27 @@ still matched against the file's header when it has one.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
 	cmd.Flags().IntVar(&workers, "workers", 0, "goroutines (0: all cores)")
 	return cmd
+}
+
+// evalStandard returns the test split of the standard dataset --standard
+// names, with the model's classes; its features must be the model's.
+func evalStandard(df *dataFlags, m *inference.Model) (*data.Dataset, error) {
+	_, ds, err := df.standardSets()
+	if err != nil {
+		return nil, err
+	}
+	want := m.Spec().Features
+	switch {
+	case ds.D != m.NumFeatures():
+		return nil, fmt.Errorf("%s has %d features, the model takes %d: it was not trained on %s", df.standard, ds.D, m.NumFeatures(), df.standard)
+	case want != nil && ds.Features != nil && !slices.Equal(want, ds.Features):
+		return nil, fmt.Errorf("%s's features are %q, the model's %q: it was not trained on %s", df.standard, ds.Features, want, df.standard)
+	}
+	if err := ds.Relabel(m.Classes()); err != nil {
+		return nil, fmt.Errorf("%s: %w", df.standard, err)
+	}
+	ds.Name = df.standard + " (test split)"
+	return ds, nil
 }
 
 // readSpecOf returns the read spec a bundle carries (data.ReadSpec text

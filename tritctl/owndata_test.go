@@ -2,6 +2,7 @@ package tritctl
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,5 +47,80 @@ func TestJSONErrorsOnStdout(t *testing.T) {
 	out, stderr, code := runCtl(t, "train", bad, "-o", model)
 	if code != 1 || out != "" || !strings.HasPrefix(stderr, `tritctl: room.csv:3: column 1 "Temp"`) {
 		t.Errorf("without --json: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
+// fakeOccupancy writes a data directory holding a file shaped like the
+// standard occupancy dataset (Date, Time, sensors, Room_Occupancy_Count):
+// n rows, of which the latest 3,039 are its test split.
+func fakeOccupancy(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "occupancy-estimation"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("Date,Time,S1_Temp,S1_Light,S5_CO2,Room_Occupancy_Count\n")
+	for i := range n {
+		people := (i / 40) % 3
+		fmt.Fprintf(&b, "2017/12/%02d,%02d:%02d:%02d,%.2f,%d,%d,%d\n", 22+i/2880, i/120%24, i/2%60, i%2*30,
+			24+0.3*float64(people)+0.05*float64(i%7), 20+90*people+(i*13)%17, 380+60*people+(i*7)%23, people)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "occupancy-estimation", "Occupancy_Estimation.csv"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestEvalStandard: eval --standard NAME evaluates a model on the standard
+// dataset's test split, as train --standard reported it.
+func TestEvalStandard(t *testing.T) {
+	dataDir := fakeOccupancy(t, 3039+400)
+	model := filepath.Join(t.TempDir(), "occupancy.trit")
+	out, stderr, code := runCtl(t, "train", "--standard", "occupancy", "--data-dir", dataDir, "-o", model, "--p", "64", "--sigma", "1", "--c", "1", "--json")
+	if code != 0 {
+		t.Fatalf("train exited %d: %s%s", code, out, stderr)
+	}
+	var tr trainSummary
+	if err := json.Unmarshal([]byte(out), &tr); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = runCtl(t, "eval", model, "--standard", "occupancy", "--data-dir", dataDir, "--json")
+	if code != 0 {
+		t.Fatalf("eval --standard exited %d: %s%s", code, out, stderr)
+	}
+	var ev evalSummary
+	if err := json.Unmarshal([]byte(out), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Rows != 3039 || ev.Accuracy != tr.Accuracy || ev.Balanced != tr.Balanced || tr.AccuracyOn != "test" {
+		t.Fatalf("eval --standard: %d rows, accuracy %.2f%% (balanced %.2f%%); train reported %.2f%% (%.2f%%) on %s", ev.Rows, ev.Accuracy, ev.Balanced, tr.Accuracy, tr.Balanced, tr.AccuracyOn)
+	}
+	if ev.Dataset != "occupancy (test split)" {
+		t.Errorf("dataset %q", ev.Dataset)
+	}
+	out, _, code = runCtl(t, "eval", model, "--standard", "occupancy", "--data-dir", dataDir)
+	if code != 0 || !strings.Contains(out, "on occupancy (test split): accuracy") {
+		t.Errorf("eval --standard text: exit %d, %q", code, out)
+	}
+	// A file or the standard, not both, not neither.
+	for _, args := range [][]string{
+		{"eval", model},
+		{"eval", model, "x.csv", "--standard", "occupancy"},
+		{"eval", model, "--standard", "occupancy", "--label-column", "S1_Temp"},
+	} {
+		if _, stderr, code := runCtl(t, args...); code != 2 {
+			t.Errorf("%q: exit %d (%s), want 2", args, code, stderr)
+		}
+	}
+	// A model of other features is refused by name.
+	other := filepath.Join(t.TempDir(), "other.trit")
+	csv := filepath.Join(t.TempDir(), "d.csv")
+	writeCSV(t, csv, 200, 1)
+	if _, stderr, code := runCtl(t, "train", csv, "-o", other, "--p", "64", "--sigma", "1", "--c", "1"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, stderr, code := runCtl(t, "eval", other, "--standard", "occupancy", "--data-dir", dataDir); code != 1 || !strings.Contains(stderr, "3 features") {
+		t.Errorf("other model: exit %d, %s", code, stderr)
 	}
 }
