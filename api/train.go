@@ -1,10 +1,6 @@
 package api
 
-import (
-	"time"
-
-	"github.com/trit-iot/trit/training"
-)
+import "time"
 
 // TrainRequest asks for one training run. Zero Sigma or C searches the
 // default grid on a validation split (as `tritctl train` does).
@@ -24,7 +20,7 @@ type TrainRequest struct {
 	ModelID  string `json:"model_id"`
 	Release  uint64 `json:"release"`
 	Hardware string `json:"hardware,omitempty"`
-	MinAgent string `json:"min_agent_version,omitempty"` // default training.MinAgentVersion
+	MinAgent string `json:"min_agent_version,omitempty"` // default bundle.DefaultMinAgentVersion
 }
 
 // TrainState is the state of a training job.
@@ -54,16 +50,40 @@ type TrainJob struct {
 	Finished time.Time    `json:"finished,omitzero"`
 	// On success: the unsigned bundle (GET /v1/train/{id}/bundle) and the
 	// figures of `tritctl train`.
-	Bundle       string                `json:"bundle,omitempty"` // SHA-256 of the unsigned bundle
-	Bytes        int                   `json:"bytes,omitempty"`
-	Structure    *training.Structure   `json:"structure,omitempty"` // thresholds, projection, p, weights
-	Sigma        float64               `json:"sigma,omitempty"`
-	C            float64               `json:"c,omitempty"`
-	Validation   string                `json:"validation,omitempty"` // how candidates were validated
-	Accuracy     float64               `json:"accuracy,omitempty"`   // percent, on AccuracyOn
-	Balanced     float64               `json:"balanced_accuracy,omitempty"`
-	PerClass     []training.ClassScore `json:"per_class,omitempty"`
-	AccuracyOn   string                `json:"accuracy_on,omitempty"` // "test" (standard sets) or "training"
-	NonZero      int                   `json:"nonzero,omitempty"`
-	TrainSeconds float64               `json:"train_seconds,omitempty"`
+	Bundle       string       `json:"bundle,omitempty"` // SHA-256 of the unsigned bundle
+	Bytes        int          `json:"bytes,omitempty"`
+	Structure    *Structure   `json:"structure,omitempty"` // thresholds, projection, p, weights
+	Sigma        float64      `json:"sigma,omitempty"`
+	C            float64      `json:"c,omitempty"`
+	Validation   string       `json:"validation,omitempty"` // how candidates were validated
+	Accuracy     float64      `json:"accuracy,omitempty"`   // percent, on AccuracyOn
+	Balanced     float64      `json:"balanced_accuracy,omitempty"`
+	PerClass     []ClassScore `json:"per_class,omitempty"`
+	AccuracyOn   string       `json:"accuracy_on,omitempty"` // "test" (standard sets) or "training"
+	NonZero      int          `json:"nonzero,omitempty"`
+	TrainSeconds float64      `json:"train_seconds,omitempty"`
+}
+
+// Structure is the embedding and weights a training job chose: the JSON of
+// training.Structure, defined here so that the API's clients need nothing
+// of training. The fleet converts one to the other, so the compiler keeps
+// the two field for field the same.
+type Structure struct {
+	Thresholds      int  `json:"thresholds"`                 // per feature, at most
+	Projection      int  `json:"projection"`                 // principal directions; 0 = the raw scaled input
+	P               int  `json:"p"`                          // random features
+	Binary          bool `json:"binary"`                     // weights in {−1, +1} rather than {−1, 0, +1}
+	ThresholdWeight int  `json:"threshold_weight,omitempty"` // ρ, the threshold bits' weight; 0 means 1
+	Trees           int  `json:"trees,omitempty"`            // boosted oblivious trees; 0 = none
+	Depth           int  `json:"depth,omitempty"`            // their depth
+	Planes          int  `json:"planes,omitempty"`           // columns per tree leaf; 0 means 1
+}
+
+// ClassScore is one class's figures on the evaluation rows (the JSON of
+// training.ClassScore, kept in step the same way).
+type ClassScore struct {
+	Class     string  `json:"class"`
+	Rows      int     `json:"rows"`      // rows of this class
+	Recall    float64 `json:"recall"`    // percent of its rows predicted as it
+	Precision float64 `json:"precision"` // percent of the rows predicted as it that are it; 0 if none were
 }

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
@@ -306,9 +307,15 @@ func (s *Service) train(ctx context.Context, req TrainRequest, path, standard st
 	if err != nil {
 		return nil, err
 	}
-	st := res.Structure
+	// Conversions, not copies field by field: they stop compiling when
+	// training's types and the API's part.
+	st := api.Structure(res.Structure)
+	perClass := make([]api.ClassScore, len(ev.PerClass))
+	for i, c := range ev.PerClass {
+		perClass[i] = api.ClassScore(c)
+	}
 	return &TrainJob{Bundle: hash, Bytes: len(raw), Structure: &st, Sigma: res.Sigma, C: res.C, Validation: res.Validation,
-		Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass, AccuracyOn: on,
+		Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: perClass, AccuracyOn: on,
 		NonZero: res.NonZero, TrainSeconds: res.TrainSeconds}, nil
 }
 
