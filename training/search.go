@@ -79,6 +79,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	if err != nil {
 		return err
 	}
+	recorded, _ := c.recorded(ds)
 	res.Validation, res.Notes = how, append(res.Notes, notes...)
 	sr := &searcher{c: c, ds: ds, folds: folds, res: res, preps: make([]*prepared, len(folds))}
 	for _, s := range structures {
@@ -173,7 +174,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 			// A fixed P is the model asked for: smaller fits do not compete.
 			onAll = slices.DeleteFunc(onAll, func(cd candidate) bool { return cd.point.P != c.P })
 		}
-		best = choose(onAll)
+		best = choose(onAll, recorded)
 		best.s.P, best.s.Trees = best.point.P, best.point.Trees
 	}
 	switch {

@@ -59,3 +59,25 @@ func TestStructureEmbedding(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseOccam: for a recording the smallest model within one standard
+// error of the best is shipped; for shuffled rows the best, and the
+// smallest only among equals; never a degenerate one.
+func TestChooseOccam(t *testing.T) {
+	cand := func(score, se float64, bytes int, degenerate string) candidate {
+		return candidate{sel: selection{Score: score, SE: se, Degenerate: degenerate}, point: SearchPoint{Bytes: bytes}}
+	}
+	cands := []candidate{
+		cand(90, 1.5, 30000, ""), // the best
+		cand(89, 2, 9000, ""),    // within one SE of the best
+		cand(88.4, 1, 500, ""),   // just outside
+		cand(89.9, 1, 100, "x"),  // degenerate
+		cand(90, 1.5, 20000, ""), // as good as the best, smaller
+	}
+	if got := choose(cands, true); got != &cands[1] {
+		t.Errorf("recording: chose %+v, want the 9,000-byte model within one SE", got.point)
+	}
+	if got := choose(cands, false); got != &cands[4] {
+		t.Errorf("shuffled: chose %+v, want the smaller of the two best", got.point)
+	}
+}
