@@ -124,3 +124,84 @@ func TestEvalStandard(t *testing.T) {
 		t.Errorf("other model: exit %d, %s", code, stderr)
 	}
 }
+
+// writeNoisyCSV writes n rows of two features whose sign decides the
+// class, a or b, except that every 20th row is class c whatever its
+// features: a class no model recognises.
+func writeNoisyCSV(t *testing.T, path string, n int, seed int) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("x1,x2,class\n")
+	for i := range n {
+		k := i*7919 + seed*104729
+		x1, x2 := float64(k%997)/498.5-1, float64(k%991)/495.5-1
+		c := "a"
+		switch {
+		case i%20 == 0:
+			c = "c"
+		case x1+x2 < 0:
+			c = "b"
+		}
+		fmt.Fprintf(&b, "%.4f,%.4f,%s\n", x1, x2, c)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrainSummaryAtEnd: the last lines of train's text output are what a
+// person reads first: accuracy, balanced accuracy, the weakest class and
+// the warnings; the search list (--verbose) comes before them, and the
+// --json object stays compact.
+func TestTrainSummaryAtEnd(t *testing.T) {
+	dir := t.TempDir()
+	train, test, model := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "m.trit")
+	writeNoisyCSV(t, train, 600, 1)
+	writeNoisyCSV(t, test, 300, 2)
+	args := []string{"train", train, "--test", test, "-o", model, "--p", "128", "--sigma-grid", "0.5,1", "--c-grid", "1"}
+	for _, verbose := range []bool{false, true} {
+		a := args
+		if verbose {
+			a = append(a, "--verbose")
+		}
+		out, stderr, code := runCtl(t, a...)
+		if code != 0 {
+			t.Fatalf("train exited %d: %s", code, stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		w := len(lines)
+		for w > 0 && strings.HasPrefix(lines[w-1], "warning: ") {
+			w--
+		}
+		if w == len(lines) || w < 2 {
+			t.Fatalf("verbose %v: no warning lines at the end (class c is never recognised):\n%s", verbose, out)
+		}
+		if !strings.Contains(strings.Join(lines[w:], "\n"), `"c"`) {
+			t.Errorf("verbose %v: the warnings do not name class c:\n%s", verbose, strings.Join(lines[w:], "\n"))
+		}
+		result, weakest := lines[w-2], lines[w-1]
+		if !strings.HasPrefix(result, "result: accuracy ") || !strings.Contains(result, "balanced accuracy ") || !strings.Contains(result, "on the 300 test rows") {
+			t.Errorf("verbose %v: the line before the weakest class is %q, want the accuracy and balanced accuracy on the test rows", verbose, result)
+		}
+		if !strings.HasPrefix(weakest, `weakest class: "c", recall `) {
+			t.Errorf("verbose %v: the line before the warnings is %q, want the weakest class, c, with its recall", verbose, weakest)
+		}
+		if verbose != strings.Contains(out, "search (") {
+			t.Errorf("verbose %v: search list present %v", verbose, !verbose)
+		}
+	}
+	out, _, code := runCtl(t, append(args, "--json")...)
+	var s map[string]any
+	if err := json.Unmarshal([]byte(out), &s); code != 0 || err != nil {
+		t.Fatalf("--json: exit %d, %v", code, err)
+	}
+	if _, ok := s["search"]; ok {
+		t.Error("--json without --verbose lists the search")
+	}
+	if w, _ := s["warnings"].([]any); len(w) == 0 {
+		t.Error("--json has no warnings")
+	}
+	if n := strings.Count(out, "\n"); n > 200 {
+		t.Errorf("--json printed %d lines", n)
+	}
+}

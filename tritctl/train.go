@@ -345,13 +345,16 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result, verbose bo
 	}
 	fmt.Fprintf(w, "  non-zero coefficients: %d of %d (%.1f%%); columns kept: %d of %d\n",
 		s.NonZero, s.Coefficients, 100*float64(s.NonZero)/float64(max(1, s.Coefficients)), s.Kept, s.Columns)
-	fmt.Fprintf(w, "  %s accuracy: %.2f%% (balanced %.2f%%) on %d rows\n", s.AccuracyOn, s.Accuracy, s.Balanced, s.EvalRows)
 	if len(s.PerClass) > 1 && len(s.PerClass) <= 20 {
-		fmt.Fprintf(w, "  per class:")
-		for _, c := range s.PerClass {
-			fmt.Fprintf(w, " %s %.1f%% of %d;", c.Class, c.Recall, c.Rows)
+		fmt.Fprintf(w, "  recall per class on the %s rows:", s.AccuracyOn)
+		for i, c := range s.PerClass {
+			sep := ";"
+			if i == len(s.PerClass)-1 {
+				sep = ""
+			}
+			fmt.Fprintf(w, " %s %.1f%% of %d%s", c.Class, c.Recall, c.Rows, sep)
 		}
-		fmt.Fprintln(w, " (recall)")
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  training time: %.1f s (final fit %.1f s)\n", s.TrainSeconds, s.FitSeconds)
 	if f := s.Selected; f != nil && len(f.Folds) > 1 {
@@ -373,11 +376,36 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result, verbose bo
 		}
 	}
 	fmt.Fprintln(w)
-	for _, warn := range s.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
 	if verbose {
 		printSearch(w, res.Search)
+	}
+	printResult(w, s)
+}
+
+// printResult ends train's text output with what a person reads first:
+// accuracy and balanced accuracy, the weakest class, and the warnings.
+func printResult(w io.Writer, s *trainSummary) {
+	on := fmt.Sprintf("on the %d test rows", s.EvalRows)
+	if s.AccuracyOn != "test" {
+		on = fmt.Sprintf("on the %d training rows (optimistic: evaluate on later data with --test FILE", s.EvalRows)
+		if s.Selected != nil {
+			on += fmt.Sprintf("; validation said %.1f%% balanced", s.Selected.Balanced)
+		}
+		on += ")"
+	}
+	fmt.Fprintf(w, "result: accuracy %.2f%%, balanced accuracy %.2f%% %s\n", s.Accuracy, s.Balanced, on)
+	weakest := -1
+	for i, c := range s.PerClass {
+		if c.Rows > 0 && (weakest < 0 || c.Recall < s.PerClass[weakest].Recall) {
+			weakest = i
+		}
+	}
+	if weakest >= 0 && len(s.PerClass) > 1 {
+		c := s.PerClass[weakest]
+		fmt.Fprintf(w, "weakest class: %q, recall %.1f%% of %d rows\n", c.Class, c.Recall, c.Rows)
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 }
 
