@@ -290,7 +290,7 @@ func (a *Agent) emit(ev *wire.Event, record bool) {
 		a.log.Error("job event not queued", "id", ev.ID, "err", err)
 	}
 	if record {
-		err := a.db.PutJob(store.Job{RolloutID: ev.Rollout, Seq: ev.Seq, State: store.JobState(ev.State), Reason: ev.Reason})
+		err := a.db.PutJob(store.Job{RolloutID: ev.Rollout, Seq: ev.Seq, State: ev.State, Reason: ev.Reason})
 		if err != nil && !errors.Is(err, store.ErrJobFinished) {
 			a.log.Error("job not recorded", "id", ev.ID, "err", err)
 		}

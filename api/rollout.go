@@ -32,8 +32,9 @@ type DeviceState string
 
 // Device states. Pending devices have not been notified yet; Notified ones
 // were sent the deployment command and have not reported yet; Queued,
-// Downloading and Installing mirror the agent's job events; the rest are
-// final for the current attempt.
+// Downloading, Installing, Succeeded, Failed and Rejected are the device's
+// latest job event (wire.JobState, by DeviceStateOf); the rest are the
+// fleet's own. The finished ones are final for the current attempt.
 const (
 	DevicePending     DeviceState = "pending"
 	DeviceNotified    DeviceState = "notified"
@@ -53,6 +54,27 @@ const (
 	// aborted).
 	DeviceGateFailed DeviceState = "gate-failed"
 )
+
+// DeviceStateOf returns the device state a job event in state j puts a
+// device in: the protocol's job state, named in the API's lower case. ok
+// is false for a state the protocol does not define.
+func DeviceStateOf(j wire.JobState) (s DeviceState, ok bool) {
+	switch j {
+	case wire.JobQueued:
+		return DeviceQueued, true
+	case wire.JobDownloading:
+		return DeviceDownloading, true
+	case wire.JobInstalling:
+		return DeviceInstalling, true
+	case wire.JobSucceeded:
+		return DeviceSucceeded, true
+	case wire.JobFailed:
+		return DeviceFailed, true
+	case wire.JobRejected:
+		return DeviceRejected, true
+	}
+	return "", false
+}
 
 // InProgress reports whether a device was notified and has not finished.
 func (s DeviceState) InProgress() bool {

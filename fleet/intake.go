@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -330,7 +331,7 @@ func (s *Service) handleBatch(batch []message) {
 					return err
 				}
 				if r != nil {
-					ds, _ := deviceState(ev.State)
+					ds, _ := api.DeviceStateOf(ev.State)
 					reason := ev.Reason
 					if ev.Code != "" {
 						reason = ev.Code + ": " + reason
@@ -404,23 +405,4 @@ func (s *Service) handleBatch(batch []message) {
 			}
 		}
 	}
-}
-
-// deviceState maps a job state to a rollout device state.
-func deviceState(j wire.JobState) (DeviceState, bool) {
-	switch j {
-	case wire.JobQueued:
-		return DeviceQueued, true
-	case wire.JobDownloading:
-		return DeviceDownloading, true
-	case wire.JobInstalling:
-		return DeviceInstalling, true
-	case wire.JobSucceeded:
-		return DeviceSucceeded, true
-	case wire.JobFailed:
-		return DeviceFailed, true
-	case wire.JobRejected:
-		return DeviceRejected, true
-	}
-	return "", false
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 // realDB writes a database the way the agent and the fleet fill theirs —
@@ -45,7 +47,7 @@ func realDB(t *testing.T) (string, string) {
 		}
 	}
 	for i := range 150 {
-		if err := db.PutJob(Job{RolloutID: fmt.Sprintf("rollout-%03d", i), Seq: uint64(i + 1), State: JobSucceeded, Reason: strings.Repeat("r", i)}); err != nil {
+		if err := db.PutJob(Job{RolloutID: fmt.Sprintf("rollout-%03d", i), Seq: uint64(i + 1), State: wire.JobSucceeded, Reason: strings.Repeat("r", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

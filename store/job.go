@@ -10,61 +10,33 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trit-iot/trit/wire"
 )
-
-// JobState is the state of a deployment job on a device.
-type JobState string
-
-// Job states, in the order a job normally passes through them.
-const (
-	JobQueued      JobState = "QUEUED"
-	JobDownloading JobState = "DOWNLOADING"
-	JobInstalling  JobState = "INSTALLING"
-	JobSucceeded   JobState = "SUCCEEDED"
-	JobFailed      JobState = "FAILED"
-	JobRejected    JobState = "REJECTED"
-)
-
-// Valid reports whether s is one of the defined job states.
-func (s JobState) Valid() bool {
-	switch s {
-	case JobQueued, JobDownloading, JobInstalling, JobSucceeded, JobFailed, JobRejected:
-		return true
-	}
-	return false
-}
-
-// Terminal reports whether s ends a job.
-func (s JobState) Terminal() bool {
-	return s == JobSucceeded || s == JobFailed || s == JobRejected
-}
-
-// MaxRolloutIDLen bounds rollout IDs (and keeps job keys far below bbolt's
-// key size limit). It is the protocol's limit, wire.MaxRolloutIDLen: store
-// imports no other project package, so the agent's tests check that the
-// two agree.
-const MaxRolloutIDLen = 128
 
 // Job is the idempotency record of one deployment command, identified by
-// rollout ID and sequence number.
+// rollout ID and sequence number. Its states are the protocol's: the
+// agent records the state of each job event it sends.
 type Job struct {
 	RolloutID string
 	Seq       uint64
-	State     JobState
+	State     wire.JobState
 	Reason    string    // why the job is in State, for humans
 	Time      time.Time // when State was entered; zero means now on PutJob
 }
 
 // jobRecord is the stored JSON form of a Job; the identity is in the key.
 type jobRecord struct {
-	State  JobState  `json:"state"`
-	Reason string    `json:"reason,omitempty"`
-	Time   time.Time `json:"time"`
+	State  wire.JobState `json:"state"`
+	Reason string        `json:"reason,omitempty"`
+	Time   time.Time     `json:"time"`
 }
 
+// checkRolloutID bounds rollout IDs by the protocol's limit, which also
+// keeps job keys far below bbolt's key size limit.
 func checkRolloutID(id string) error {
-	if id == "" || len(id) > MaxRolloutIDLen || bytes.IndexByte([]byte(id), 0) >= 0 {
-		return fmt.Errorf("rollout ID %q: want 1..%d bytes without NUL: %w", id, MaxRolloutIDLen, ErrInvalid)
+	if id == "" || len(id) > wire.MaxRolloutIDLen || bytes.IndexByte([]byte(id), 0) >= 0 {
+		return fmt.Errorf("rollout ID %q: want 1..%d bytes without NUL: %w", id, wire.MaxRolloutIDLen, ErrInvalid)
 	}
 	return nil
 }

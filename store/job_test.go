@@ -6,6 +6,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 func TestJobs(t *testing.T) {
@@ -14,7 +16,7 @@ func TestJobs(t *testing.T) {
 		t.Fatalf("missing job: %v, want ErrNotFound", err)
 	}
 	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, st := range []JobState{JobQueued, JobDownloading, JobInstalling} {
+	for _, st := range []wire.JobState{wire.JobQueued, wire.JobDownloading, wire.JobInstalling} {
 		if err := db.PutJob(Job{RolloutID: "r1", Seq: 1, State: st, Reason: "step " + string(st), Time: at}); err != nil {
 			t.Fatal(err)
 		}
@@ -23,24 +25,24 @@ func TestJobs(t *testing.T) {
 			t.Fatalf("Job = %+v, %v", j, err)
 		}
 	}
-	if err := db.PutJob(Job{RolloutID: "r1", Seq: 1, State: JobSucceeded, Reason: "ok", Time: at}); err != nil {
+	if err := db.PutJob(Job{RolloutID: "r1", Seq: 1, State: wire.JobSucceeded, Reason: "ok", Time: at}); err != nil {
 		t.Fatal(err)
 	}
 	// Terminal is final: the same state again is a no-op, another is refused.
-	if err := db.PutJob(Job{RolloutID: "r1", Seq: 1, State: JobSucceeded, Reason: "dup"}); err != nil {
+	if err := db.PutJob(Job{RolloutID: "r1", Seq: 1, State: wire.JobSucceeded, Reason: "dup"}); err != nil {
 		t.Fatalf("repeat terminal state: %v", err)
 	}
 	if j, _ := db.Job("r1", 1); j.Reason != "ok" || !j.Time.Equal(at) {
 		t.Errorf("repeat terminal state rewrote the record: %+v", j)
 	}
-	for _, st := range []JobState{JobQueued, JobFailed} {
+	for _, st := range []wire.JobState{wire.JobQueued, wire.JobFailed} {
 		if err := db.PutJob(Job{RolloutID: "r1", Seq: 1, State: st}); !errors.Is(err, ErrJobFinished) {
 			t.Errorf("after SUCCEEDED, PutJob(%s) = %v, want ErrJobFinished", st, err)
 		}
 	}
 	// Different seq and rollout are different jobs; a rollout that is a
 	// prefix of another must not collide.
-	for _, j := range []Job{{RolloutID: "r1", Seq: 2, State: JobRejected}, {RolloutID: "r", Seq: 1, State: JobQueued}, {RolloutID: "r10", Seq: 0, State: JobFailed}} {
+	for _, j := range []Job{{RolloutID: "r1", Seq: 2, State: wire.JobRejected}, {RolloutID: "r", Seq: 1, State: wire.JobQueued}, {RolloutID: "r10", Seq: 0, State: wire.JobFailed}} {
 		if err := db.PutJob(j); err != nil {
 			t.Fatal(err)
 		}
@@ -71,9 +73,9 @@ func TestJobs(t *testing.T) {
 func TestJobValidation(t *testing.T) {
 	db := openTest(t, nil)
 	for _, j := range []Job{
-		{RolloutID: "", State: JobQueued},
-		{RolloutID: "a\x00b", State: JobQueued},
-		{RolloutID: string(make([]byte, MaxRolloutIDLen+1)), State: JobQueued},
+		{RolloutID: "", State: wire.JobQueued},
+		{RolloutID: "a\x00b", State: wire.JobQueued},
+		{RolloutID: string(make([]byte, wire.MaxRolloutIDLen+1)), State: wire.JobQueued},
 		{RolloutID: "r", State: "queued"},
 		{RolloutID: "r"},
 	} {
@@ -95,7 +97,7 @@ func TestJobCorrupt(t *testing.T) {
 	if _, err := db.Job("r9", 3); !errors.As(err, &ce) || ce.Bucket != "jobs" || ce.Key != "r9/3" {
 		t.Fatalf("Job over a bad state: %v, want CorruptError jobs/r9/3", err)
 	}
-	if err := db.PutJob(Job{RolloutID: "r9", Seq: 3, State: JobQueued}); !errors.Is(err, ErrCorrupt) {
+	if err := db.PutJob(Job{RolloutID: "r9", Seq: 3, State: wire.JobQueued}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("PutJob over a corrupt record: %v, want ErrCorrupt", err)
 	}
 	if _, err := db.Jobs(); !errors.Is(err, ErrCorrupt) {
@@ -106,12 +108,12 @@ func TestJobCorrupt(t *testing.T) {
 func TestPruneJobs(t *testing.T) {
 	db := openTest(t, nil)
 	old := time.Now().Add(-48 * time.Hour)
-	for i, st := range []JobState{JobSucceeded, JobFailed, JobInstalling} {
+	for i, st := range []wire.JobState{wire.JobSucceeded, wire.JobFailed, wire.JobInstalling} {
 		if err := db.PutJob(Job{RolloutID: "old", Seq: uint64(i), State: st, Time: old}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := db.PutJob(Job{RolloutID: "new", Seq: 1, State: JobSucceeded}); err != nil {
+	if err := db.PutJob(Job{RolloutID: "new", Seq: 1, State: wire.JobSucceeded}); err != nil {
 		t.Fatal(err)
 	}
 	n, err := db.PruneJobs(time.Now().Add(-24 * time.Hour))
@@ -119,7 +121,7 @@ func TestPruneJobs(t *testing.T) {
 		t.Fatalf("PruneJobs = %d, %v; want 2", n, err)
 	}
 	jobs, _ := db.Jobs()
-	if len(jobs) != 2 || jobs[0].RolloutID != "new" || jobs[1].State != JobInstalling {
+	if len(jobs) != 2 || jobs[0].RolloutID != "new" || jobs[1].State != wire.JobInstalling {
 		t.Fatalf("after prune: %+v", jobs)
 	}
 }

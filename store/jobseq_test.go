@@ -5,6 +5,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 func TestHighestJobSeqSurvivesPruning(t *testing.T) {
@@ -14,9 +16,9 @@ func TestHighestJobSeqSurvivesPruning(t *testing.T) {
 	}
 	old := time.Now().Add(-48 * time.Hour)
 	for _, j := range []Job{
-		{RolloutID: "a", Seq: 3, State: JobSucceeded, Time: old},
-		{RolloutID: "b", Seq: 7, State: JobRejected, Time: old},
-		{RolloutID: "a", Seq: 5, State: JobFailed, Time: old},
+		{RolloutID: "a", Seq: 3, State: wire.JobSucceeded, Time: old},
+		{RolloutID: "b", Seq: 7, State: wire.JobRejected, Time: old},
+		{RolloutID: "a", Seq: 5, State: wire.JobFailed, Time: old},
 	} {
 		if err := db.PutJob(j); err != nil {
 			t.Fatal(err)
@@ -34,7 +36,7 @@ func TestHighestJobSeqSurvivesPruning(t *testing.T) {
 		t.Fatalf("after prune: %+v, %v; want only b/7", jobs, err)
 	}
 	// A lower sequence written later does not lower it.
-	if err := db.PutJob(Job{RolloutID: "c", Seq: 2, State: JobQueued}); err != nil {
+	if err := db.PutJob(Job{RolloutID: "c", Seq: 2, State: wire.JobQueued}); err != nil {
 		t.Fatal(err)
 	}
 	if seq, err := db.HighestJobSeq(); err != nil || seq != 7 {
@@ -55,7 +57,7 @@ func TestHighestJobSeqLegacy(t *testing.T) {
 	db := openTest(t, nil)
 	old := time.Now().Add(-48 * time.Hour)
 	for _, seq := range []uint64{4, 9} {
-		if err := db.PutJob(Job{RolloutID: "r", Seq: seq, State: JobSucceeded, Time: old}); err != nil {
+		if err := db.PutJob(Job{RolloutID: "r", Seq: seq, State: wire.JobSucceeded, Time: old}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 // inChild runs the calling test in a child process when called from the
@@ -111,7 +113,7 @@ func TestReserveKeepsRoomForJobEvents(t *testing.T) {
 		if err := db.Enqueue(ev); err != nil {
 			t.Fatalf("job event %d on a full disk: %v", i, err)
 		}
-		if err := db.PutJob(Job{RolloutID: "r", Seq: uint64(i + 1), State: JobFailed, Reason: "store: no space"}); err != nil {
+		if err := db.PutJob(Job{RolloutID: "r", Seq: uint64(i + 1), State: wire.JobFailed, Reason: "store: no space"}); err != nil {
 			t.Fatalf("job record %d on a full disk: %v", i, err)
 		}
 	}

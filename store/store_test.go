@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 // openTest opens a fresh database in a temporary directory and closes it
@@ -138,7 +140,7 @@ func TestReopenDurability(t *testing.T) {
 	if err := db.Enqueue(OutboxMsg{Topic: "a/b", Payload: []byte("x"), QoS: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutJob(Job{RolloutID: "r1", Seq: 2, State: JobSucceeded}); err != nil {
+	if err := db.PutJob(Job{RolloutID: "r1", Seq: 2, State: wire.JobSucceeded}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.PutStat("s", []byte("v")); err != nil {
@@ -159,7 +161,7 @@ func TestReopenDurability(t *testing.T) {
 	if st, err := db.OutboxStats(); err != nil || st.Count != 1 {
 		t.Errorf("after reopen: outbox %+v, %v", st, err)
 	}
-	if j, err := db.Job("r1", 2); err != nil || j.State != JobSucceeded {
+	if j, err := db.Job("r1", 2); err != nil || j.State != wire.JobSucceeded {
 		t.Errorf("after reopen: job %+v, %v", j, err)
 	}
 	if v, err := db.Stat("s"); err != nil || string(v) != "v" {

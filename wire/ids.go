@@ -10,7 +10,7 @@ import (
 // to a small, printable, wildcard-free alphabet.
 const (
 	MaxIDLen        = 64  // device IDs and fleet names
-	MaxRolloutIDLen = 128 // rollout IDs; store.MaxRolloutIDLen is the same
+	MaxRolloutIDLen = 128 // rollout IDs (the agent's store keys its job records by them)
 )
 
 // CheckID reports why s cannot be a device ID or fleet name, or returns nil:
