@@ -157,7 +157,7 @@ PEERS_CURVE_SETS ?= usps,mnist,wall-following
 PEERS_CURVE ?= 512,1024,2048,4096,8192,16384,30720
 PEERS_FLAGS ?=
 bench-peers: bench-peers-deps
-	$(GO) run ./cmd/trit-bench peers --standard $(PEERS_SETS) --json $(PEERS_OUT) $(PEERS_FLAGS)
+	$(GO) run ./cmd/trit-bench peers --standard $(PEERS_SETS) -o $(PEERS_OUT) --force $(PEERS_FLAGS)
 
 ## bench-peers-curve: accuracy against bytes (PEERS_CURVE budgets) for trit,
 ## the int8 MLP and XGBoost, then docs/figures/peers_curve_*.png from it.
@@ -166,7 +166,7 @@ bench-peers: bench-peers-deps
 ## PEERS_CURVE_SETS=mnist PEERS_FLAGS=--tune-rows=5000.
 bench-peers-curve: bench-peers-deps
 	$(GO) run ./cmd/trit-bench peers --standard $(PEERS_CURVE_SETS) --methods mlp-int8,xgboost \
-	  --curve $(PEERS_CURVE) --json peers-curve.json $(PEERS_FLAGS)
+	  --curve $(PEERS_CURVE) -o peers-curve.json --force $(PEERS_FLAGS)
 	$(GO) run ./cmd/trit-bench figures --peers peers-curve.json --out docs/figures
 
 bench-peers-deps:

@@ -28,8 +28,11 @@ func Main(args []string, stdout, stderr io.Writer, extra ...*cobra.Command) int 
 // NewCommand returns the trit-agent command tree: run and version.
 func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "trit-agent",
-		Short:         "trit gateway agent: verified model installs and inference over MQTT",
+		Use:   "trit-agent",
+		Short: "trit gateway agent: verified model installs and inference over MQTT",
+		Example: `  trit-agent check-config -c /etc/trit/agent.toml
+  trit-agent run -c /etc/trit/agent.toml
+  trit-agent sensors probe`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -42,7 +45,14 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Run the agent (as the systemd service does)",
-		Args:  cobra.NoArgs,
+		Long: `Run trit-agent until SIGINT or SIGTERM: connect to the fleet's broker,
+install the signed bundles it is sent, classify its sensors' windows and
+report state, job events and telemetry. SIGHUP re-reads the configuration
+(docs/OPERATIONS.md). Logs go to stderr.`,
+		Example: `  trit-agent run --config /etc/trit/agent.toml
+  trit-agent run -c agent.toml 2>gw-1.log &           # the README's first try
+  trit-agent run -c agent.toml --start-fresh          # a damaged agent.db: moved aside, empty one started`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := LoadConfig(configPath)
 			if err != nil {
@@ -67,7 +77,13 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	check := &cobra.Command{
 		Use:   "check-config",
 		Short: "Validate a configuration file and exit",
-		Args:  cobra.NoArgs,
+		Long: `Read the configuration file and every file it names (keys, certificates,
+the MQTT password file) as 'run' would, and exit 0 if the agent could
+start with them, 2 naming the key at fault if not. The Debian package runs
+it before starting the service.`,
+		Example: `  trit-agent check-config --config /etc/trit/agent.toml
+  trit-agent check-config -c agent.toml && sudo systemctl reload trit-agent`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := LoadConfig(configPath)
 			if err != nil {
@@ -81,10 +97,11 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	check.Flags().StringVarP(&configPath, "config", "c", "/etc/trit/agent.toml", "configuration file (TOML)")
 
 	version := &cobra.Command{
-		Use:   "version",
-		Short: "Print the agent version",
-		Args:  cobra.NoArgs,
-		Run:   func(*cobra.Command, []string) { fmt.Fprintln(stdout, "trit-agent", Version) },
+		Use:     "version",
+		Short:   "Print the agent version (as --version does)",
+		Example: `  trit-agent version`,
+		Args:    cobra.NoArgs,
+		Run:     func(cmd *cobra.Command, _ []string) { fmt.Fprint(stdout, cli.VersionLine(cmd.Root())) },
 	}
 	root.AddCommand(run, check, version)
 	return root

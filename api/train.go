@@ -7,11 +7,14 @@ import "time"
 type TrainRequest struct {
 	// Dataset is a path relative to the fleet's training data directory,
 	// or "standard:NAME" for a standard dataset stored there (usps, …).
-	Dataset     string  `json:"dataset"`
-	Format      string  `json:"format,omitempty"`       // auto (default), libsvm, idx, dense
-	LabelColumn int     `json:"label_column,omitempty"` // CSV: numbered from 1, -1 for the last; 0: named label/class/target/y, else the last
-	Sigma       float64 `json:"sigma,omitempty"`
-	C           float64 `json:"c,omitempty"`
+	Dataset     string `json:"dataset"`
+	Format      string `json:"format,omitempty"`       // auto (default), libsvm, idx, dense
+	LabelColumn int    `json:"label_column,omitempty"` // CSV: numbered from 1, -1 for the last; 0: named label/class/target/y, else the last
+	// LabelColumnName chooses the label column by its header name
+	// instead (as tritctl train --label-column NAME); not with LabelColumn.
+	LabelColumnName string  `json:"label_column_name,omitempty"`
+	Sigma           float64 `json:"sigma,omitempty"`
+	C               float64 `json:"c,omitempty"`
 	// Budget is the size of the signed bundle to fill, in bytes (default
 	// 30 KiB, as `tritctl train --budget`); P fixes the number of random
 	// features instead (the paper's experiments).

@@ -61,19 +61,21 @@ func newFiguresCmd(e *env) *cobra.Command {
   time_vs_n.png       training time against training rows, from bench rows of one
                       dataset at several --train-rows (if --from has them)
   peers_curve_D.png  accuracy against bytes for trit, mlp-int8 and xgboost, one file
-                      per dataset D of --peers (JSON written by 'trit-bench peers --json'
+                      per dataset D of --peers (JSON written by 'trit-bench peers -o'
                       with --curve); drawn only when --peers is given
 --from lists JSON files written by 'trit-bench paper --json'; the first three
 figures use its rows for --dataset (default usps). Figures go to --out
 (default ./figures); docs/figures holds the committed ones.`,
 		Args: cobra.NoArgs,
+		Example: `  trit-bench figures --from usps.json --out figures
+  trit-bench figures --peers peers-curve.json --out docs/figures   # the peers' curves only`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runFigures(e, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (env TRIT_DATA)")
 	fl.StringVar(&f.dataset, "dataset", "usps", "standard dataset of the accuracy figures")
 	fl.StringVar(&f.from, "from", "", "comma-separated 'trit-bench paper --json' outputs (needed by p, bytes, init and time)")
-	fl.StringVar(&f.peers, "peers", "", "comma-separated 'trit-bench peers --json' outputs with a curve (the peers figure)")
+	fl.StringVar(&f.peers, "peers", "", "comma-separated 'trit-bench peers -o' outputs with a curve (the peers figure)")
 	fl.StringVarP(&f.out, "out", "o", "figures", "directory for the PNG files (docs/figures holds the committed ones: give it explicitly to replace them)")
 	fl.StringVar(&f.ps, "ps", "256,512,1024,2048,4096,8192,16384", "p values of acc_vs_p")
 	fl.StringVar(&f.only, "only", "", "comma-separated subset: p, bytes, init, circles, time (default all)")
@@ -310,7 +312,7 @@ func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) 
 		sc.Shape = draw.CrossGlyph{}
 		sc.Radius = vg.Points(4)
 		p.Add(sc)
-		p.Legend.Add("trit-ternary signed bundle", sc)
+		p.legend("trit-ternary signed bundle", sc)
 	}
 	for _, r := range rows {
 		if r.Method == "trit-ternary" || r.Method == "trit-full" || r.Method == "rfe" {
@@ -323,7 +325,7 @@ func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) 
 		sc.Color = methodColors[r.Method]
 		sc.Radius = vg.Points(4)
 		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("%s (p = %d)", r.Method, r.P), sc)
+		p.legend(fmt.Sprintf("%s (p = %d)", r.Method, r.P), sc)
 	}
 	return savePlot(p, path)
 }
@@ -508,7 +510,7 @@ func plotRegions(path, title string, m *inference.Model, ds *data.Dataset) error
 		sc.Color = col
 		sc.Radius = vg.Points(1.5)
 		p.Add(sc)
-		p.Legend.Add(ds.Classes[cls], sc)
+		p.legend(ds.Classes[cls], sc)
 	}
 	p.Title.TextStyle.Font.Size = vg.Points(12) // the title is long
 	return savePlotSize(p, path, 7*vg.Inch, 6*vg.Inch)
@@ -556,7 +558,7 @@ func plotTimeVsN(e *env, path string, rows []*benchRow) error {
 	return savePlot(p, path)
 }
 
-// readPeersReports reads one `trit-bench peers --json` output.
+// readPeersReports reads one `trit-bench peers -o` output.
 func readPeersReports(path string) ([]*PeersReport, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -564,7 +566,7 @@ func readPeersReports(path string) ([]*PeersReport, error) {
 	}
 	var rs []*PeersReport
 	if err := json.Unmarshal(b, &rs); err != nil {
-		return nil, fmt.Errorf("%s: not a 'trit-bench peers --json' output: %w", path, err)
+		return nil, fmt.Errorf("%s: not a 'trit-bench peers -o' output: %w", path, err)
 	}
 	return rs, nil
 }

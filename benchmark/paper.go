@@ -136,8 +136,10 @@ sign(Rx) does not depend on σ, so it searches C only.`,
 func newTableCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "table FILE.json...",
-		Short: "Print saved 'trit-bench paper --json' or 'peers --json' outputs as one Markdown table",
-		Args:  cobra.MinimumNArgs(1),
+		Short: "Print saved 'trit-bench paper --json' or 'peers -o' outputs as one Markdown table",
+		Example: `  trit-bench paper --standard usps --json >usps.json && trit-bench table usps.json
+  trit-bench table a9a.json w8a.json peers.json`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var rows []*benchRow
 			var peers []*PeersReport

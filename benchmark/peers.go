@@ -28,17 +28,17 @@ import (
 // series). Bytes are what a gateway stores; budget.go has the formulas.
 
 // PeerResult is one method's result on one dataset at one budget: a row of
-// the peers table and an element of `trit-bench peers --json`.
+// the peers table and an element of `trit-bench peers -o`.
 type PeerResult struct {
-	Method       string                `json:"method"`
-	Budget       int                   `json:"budget"`             // bytes the method was sized to; 0: not sized (reference)
-	Accuracy     float64               `json:"accuracy"`           // percent, on the test split
-	Balanced     float64               `json:"balanced_accuracy"`  // mean per-class recall, percent
+	Method   string  `json:"method"`
+	Budget   int     `json:"budget"`            // bytes the method was sized to; 0: not sized (reference)
+	Accuracy float64 `json:"accuracy"`          // percent, on the test split
+	Balanced float64 `json:"balanced_accuracy"` // mean per-class recall, percent
 	// Validation is the balanced accuracy on the validation folds of the
 	// setting chosen (the mean over the folds), percent; nil when the
 	// method was not tuned. Validation − Balanced is how far the choice's
 	// forecast was from what the test rows gave.
-	Validation *float64 `json:"validation_balanced,omitempty"`
+	Validation   *float64              `json:"validation_balanced,omitempty"`
 	PerClass     []training.ClassScore `json:"per_class"`          // recall (and precision) per class on the test split
 	Bytes        int                   `json:"bytes"`              // as stored on the gateway
 	BytesFormula string                `json:"bytes_formula"`      // how Bytes was counted
@@ -71,7 +71,9 @@ type peersFlags struct {
 	budget   int
 	curve    string
 	methods  string
-	jsonOut  string
+	out      string // -o: the reports as JSON
+	jsonOld  string // --json FILE, the former name of -o (replaces as it did)
+	force    bool
 	python   string
 	script   string
 	workDir  string
@@ -106,11 +108,26 @@ Bytes are what a gateway would store (scripts/peers/peers.py and
 docs/BENCHMARKS.md give each formula). --curve repeats trit, mlp-int8 and
 xgboost at each listed budget. Needs /usr/bin/python3 with python3-sklearn
 and python3-xgboost (make bench-peers installs them as root).`,
-		Example: `  trit-bench peers --standard usps,wall-following --json peers.json
+		Example: `  trit-bench peers --standard usps,wall-following -o peers.json
   trit-bench peers --standard occupancy --curve 512,1024,2048,4096,8192,16384,30720`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			// tritctl's --json is a switch: a script that meant that here
+			// would write to a file named after its next flag (checked
+			// first: that flag's value is then left as an argument).
+			if strings.HasPrefix(f.jsonOld, "-") {
+				return usagef("--json takes a file here (deprecated: use -o FILE); %q is a flag", f.jsonOld)
+			}
+			return cobra.NoArgs(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.data.labelColumn = ""
+			if f.jsonOld != "" {
+				if f.out != "" {
+					return usagef("give -o FILE only (--json FILE is its former name)")
+				}
+				fmt.Fprintln(e.stderr, "trit-bench: --json FILE is deprecated; use -o FILE (with --force to replace it)")
+				f.out, f.force = f.jsonOld, true
+			}
 			return runPeers(e, f, strings.Join(os.Args, " "))
 		},
 	}
@@ -120,7 +137,11 @@ and python3-xgboost (make bench-peers installs them as root).`,
 	fl.IntVar(&f.budget, "budget", training.DefaultBudget, "bytes each model may take on the gateway")
 	fl.StringVar(&f.curve, "curve", "", "comma-separated budgets in bytes for the accuracy-against-bytes curve (trit, mlp-int8, xgboost)")
 	fl.StringVar(&f.methods, "methods", "mlp-int8,xgboost,linear-svm,rbf-svm", "comma-separated peers")
-	fl.StringVar(&f.jsonOut, "json", "", "also write the reports to this JSON file (one array of datasets)")
+	fl.StringVarP(&f.out, "out", "o", "", "also write the reports to this JSON file (one array of datasets), after each dataset")
+	fl.BoolVar(&f.force, "force", false, "replace --out if it exists")
+	// The former name of -o, hidden: --json is a switch everywhere else.
+	fl.StringVar(&f.jsonOld, "json", "", "deprecated: use -o")
+	fl.MarkHidden("json")
 	fl.StringVar(&f.python, "python", "/usr/bin/python3", "Python with scikit-learn and XGBoost")
 	fl.StringVar(&f.script, "script", filepath.Join("scripts", "peers", "peers.py"), "the peers script")
 	fl.StringVar(&f.workDir, "work-dir", "", "export here and keep it (default: a temporary directory, removed)")
@@ -164,6 +185,10 @@ func (f *peersFlags) check() ([]int, []string, error) {
 	}
 	if f.tuneRows < 0 || f.rbfRows < 0 || f.fitRows < 0 {
 		return nil, nil, usagef("--tune-rows, --rbf-rows and --fit-rows must not be negative")
+	}
+	// Before the hours of work, not after.
+	if _, err := os.Lstat(f.out); f.out != "" && err == nil && !f.force {
+		return nil, nil, fmt.Errorf("%s: file exists (use --force to replace it)", f.out)
 	}
 	return curve, methods, nil
 }
@@ -216,9 +241,9 @@ func runPeers(e *env, f *peersFlags, command string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		reports = append(reports, r)
-		if f.jsonOut != "" {
+		if f.out != "" {
 			// Written after every dataset, so a long sweep keeps what finished.
-			if err := writeJSONFile(f.jsonOut, reports); err != nil {
+			if err := writeJSONFile(f.out, reports); err != nil {
 				return err
 			}
 		}

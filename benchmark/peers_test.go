@@ -340,3 +340,34 @@ func TestTritSmallBudgets(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// TestPeersOut: the reports go to -o/--out, which is not replaced without
+// --force (checked before hours of work); --json FILE, the former name,
+// still works as it did (it replaced the file), with a note on stderr,
+// and is refused when what follows it is a flag (scripts that took it for
+// tritctl's --json switch).
+func TestPeersOut(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "peers.json")
+	if err := os.WriteFile(existing, []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noPython := []string{"--python", filepath.Join(dir, "no-python"), "--script", existing}
+	_, errOut, code := runBench(t, append([]string{"peers", "--standard", "usps", "-o", existing}, noPython...)...)
+	if code != 1 || !strings.Contains(errOut, "use --force to replace it") {
+		t.Errorf("-o over an existing file: exit %d %q", code, errOut)
+	}
+	// With --force (or the old --json) it goes on, to the missing Python.
+	for _, args := range [][]string{{"-o", existing, "--force"}, {"--json", existing}} {
+		_, errOut, code := runBench(t, append(append([]string{"peers", "--standard", "usps"}, args...), noPython...)...)
+		if code != 1 || !strings.Contains(errOut, "python3-sklearn") {
+			t.Errorf("%v: exit %d %q, want the missing Python", args, code, errOut)
+		}
+		if args[0] == "--json" && !strings.Contains(errOut, "deprecated") {
+			t.Errorf("--json FILE: no deprecation note in %q", errOut)
+		}
+	}
+	if _, errOut, code := runBench(t, "peers", "--json", "--standard", "usps"); code != 2 || !strings.Contains(errOut, "-o FILE") {
+		t.Errorf("--json followed by a flag: exit %d %q, want 2", code, errOut)
+	}
+}

@@ -73,7 +73,8 @@ copy is written to a temporary file next to FILE, checked as trit-fleet
 checks its database at start-up, and only then renamed to FILE (replacing
 an older copy). Restore by stopping trit-fleet and putting the copy in
 place of the database file (docs/FLEET.md).`,
-		Args: cobra.NoArgs,
+		Example: `  trit-fleet backup -c /etc/trit/fleet.toml -o /var/backups/trit-fleet/fleet-$(date +%F).db`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return fmt.Errorf("%w: give the copy's file with --out", ErrConfig)

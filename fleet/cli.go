@@ -30,9 +30,17 @@ var Version = buildinfo.Version
 // policy (internal/cli): 0 success, 1 failure, 2 usage error, also for a
 // configuration error (ErrConfig).
 func Main(args []string, stdout, stderr io.Writer) int {
+	return cli.Run(NewCommand(stdout, stderr), args, stdout, stderr)
+}
+
+// NewCommand returns the trit-fleet command tree.
+func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "trit-fleet",
-		Short:         "The trit fleet service: model registry, device inventory and rollouts over MQTT",
+		Use:   "trit-fleet",
+		Short: "The trit fleet service: model registry, device inventory and rollouts over MQTT",
+		Example: `  trit-fleet check-config -c /etc/trit/fleet.toml
+  trit-fleet run -c /etc/trit/fleet.toml
+  trit-fleet credentials add gw-1 -c fleet.toml --password-file gw-1.password`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -42,7 +50,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Run the service until SIGINT or SIGTERM",
-		Args:  cobra.NoArgs,
+		Long: `Run trit-fleet: its store, its broker connection (or the embedded broker),
+the rollout loop, the HTTP API and the web console, until SIGINT or
+SIGTERM; SIGHUP re-reads the configuration (docs/FLEET.md). Logs go to
+stderr.`,
+		Example: `  trit-fleet run --config /etc/trit/fleet.toml
+  trit-fleet run -c fleet.toml 2>fleet.log &          # the README's first try
+  trit-fleet run -c fleet.toml --start-fresh          # a damaged database: moved aside, empty one started`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := LoadConfig(configPath)
 			if err != nil {
@@ -69,6 +84,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		Long: "check-config reads the configuration file and every file it names (API token, command key, release keys)\n" +
 			"as trit-fleet run would, and exits 0 if the service could start with them. The systemd unit and the\n" +
 			"Debian package run it before starting the service.",
+		Example: `  trit-fleet check-config --config /etc/trit/fleet.toml
+  sudo -u trit-fleet trit-fleet check-config -c /etc/trit/fleet.toml   # as the service reads the files`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := LoadConfig(configPath)
@@ -85,7 +102,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	check.Flags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "configuration file")
 	root.AddCommand(run, check, newCredentialsCmd(stdout), newBackupCmd(stdout))
-	return cli.Run(root, args, stdout, stderr)
+	return root
 }
 
 // Ready reports the addresses a running Serve is using.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire/mqtttest"
 )
@@ -158,5 +159,13 @@ func TestMainPolicy(t *testing.T) {
 		if code := Main(args, &out, &out); code != 2 || !strings.HasPrefix(out.String(), "trit-fleet: ") {
 			t.Errorf("%q: exit %d %q, want 2", args, code, out.String())
 		}
+	}
+}
+
+// TestVocabulary: every trit-fleet command has an example in its help, and
+// its flags follow the vocabulary the four programs share (docs/CLI.md).
+func TestVocabulary(t *testing.T) {
+	if bad := cli.Lint(NewCommand(io.Discard, io.Discard), true); len(bad) > 0 {
+		t.Errorf("the flag vocabulary (docs/CLI.md) is broken:\n  %s", strings.Join(bad, "\n  "))
 	}
 }

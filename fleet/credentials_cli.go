@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -23,6 +24,12 @@ with its device ID as user name and client ID and the secret made for it by
 'credentials add'. The fleet stores only the secret's SHA-256, in the file
 named by mqtt.embedded_credentials; a running trit-fleet reads the file again
 when it changes. Run these commands as the user trit-fleet runs as.`,
+		Example: `  trit-fleet credentials add gw-1 -c fleet.toml --password-file gw-1.password
+  trit-fleet credentials list -c fleet.toml`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return cli.Usagef("credentials: give a subcommand (add, remove, list)")
+		},
 	}
 	cmd.PersistentFlags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "trit-fleet configuration file")
 	// load returns the credentials file and the fleet's own identity.
@@ -47,6 +54,9 @@ credentials file and writes the secret to --password-file (mode 0600; give
 that file to the agent as mqtt.password_file, with mqtt.username = DEVICE-ID),
 or prints it if no file is given. The secret cannot be shown again: to
 replace a lost one, run add again with --replace.`,
+		Example: `  trit-fleet credentials add gw-0001 --password-file gw-0001.password
+  trit-fleet credentials add gw-0001 --replace --password-file gw-0001.password   # rotate a lost secret
+  trit-fleet credentials add gw-0002                                              # print the secret once`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			id := args[0]
@@ -96,9 +106,10 @@ replace a lost one, run add again with --replace.`,
 	add.Flags().BoolVar(&replace, "replace", false, "replace the device's existing secret")
 
 	remove := &cobra.Command{
-		Use:   "remove DEVICE-ID",
-		Short: "Remove a device's credentials (it cannot connect any more)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "remove DEVICE-ID",
+		Short:   "Remove a device's credentials (it cannot connect any more)",
+		Example: `  trit-fleet credentials remove gw-0042 -c /etc/trit/fleet.toml`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			path, _, err := load()
 			if err != nil {
@@ -120,9 +131,10 @@ replace a lost one, run add again with --replace.`,
 		},
 	}
 	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the devices that have credentials",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Short:   "List the devices that have credentials",
+		Example: `  trit-fleet credentials list -c /etc/trit/fleet.toml`,
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			path, _, err := load()
 			if err != nil {

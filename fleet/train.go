@@ -41,6 +41,7 @@ const (
 	maxTrainJobs       = 100 // jobs remembered; the oldest finished ones are pruned
 	maxActiveTrainJobs = 4   // jobs queued or running at once
 	maxLabelColumn     = 1 << 16
+	maxLabelName       = 256 // a header name
 	maxDatasetName     = 1024
 	maxTrainBudget     = 1 << 20 // bytes: what max_bundle_bytes allows at most
 )
@@ -111,6 +112,10 @@ func checkTrainRequest(req *TrainRequest) error {
 		return badRequest("c = %g: want a positive number (0: search)", req.C)
 	case req.LabelColumn < -1 || req.LabelColumn > maxLabelColumn:
 		return badRequest("label_column = %d: want -1 (the last) or 0..%d", req.LabelColumn, maxLabelColumn)
+	case req.LabelColumnName != "" && req.LabelColumn != 0:
+		return badRequest("label_column and label_column_name: give the label column by number or by name, not both")
+	case len(req.LabelColumnName) > maxLabelName || !utf8.ValidString(req.LabelColumnName) || strings.ContainsFunc(req.LabelColumnName, unicode.IsControl):
+		return badRequest("label_column_name: at most %d bytes of text without control characters", maxLabelName)
 	case len(req.Hardware) > bundle.MaxLabel || !utf8.ValidString(req.Hardware) || strings.ContainsFunc(req.Hardware, unicode.IsControl):
 		return badRequest("hardware: at most %d bytes of text without control characters", bundle.MaxLabel)
 	case len(req.Dataset) > maxDatasetName:
@@ -278,7 +283,7 @@ func (s *Service) train(ctx context.Context, req TrainRequest, path, standard st
 	if isStandard {
 		trainSet, testSet, err = data.LoadStandard(s.trainer.dir, standard)
 	} else {
-		trainSet, err = data.Load(path, &data.Options{Format: format, LabelColumn: data.Column{Index: req.LabelColumn}})
+		trainSet, err = data.Load(path, &data.Options{Format: format, LabelColumn: data.Column{Index: req.LabelColumn, Name: req.LabelColumnName}})
 	}
 	if err != nil {
 		return nil, err

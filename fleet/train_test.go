@@ -245,3 +245,61 @@ func TestRemoteTrainingJobListBounded(t *testing.T) {
 		t.Fatalf("the oldest job is still listed: %d", code)
 	}
 }
+
+// TestRemoteTrainingLabelByName: label_column_name picks the label by its
+// header name, as tritctl train --label-column NAME does; it and
+// label_column do not go together, and it is bounded.
+func TestRemoteTrainingLabelByName(t *testing.T) {
+	dir := t.TempDir()
+	writeRings(t, dir, "rings.csv", 600)
+	raw, err := os.ReadFile(filepath.Join(dir, "rings.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The label first, named: by default the last column would be taken.
+	var b strings.Builder
+	b.WriteString("ring,x,y\n")
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		f := strings.Split(line, ",")
+		fmt.Fprintf(&b, "r%s,%s,%s\n", f[2], f[0], f[1])
+	}
+	if err := os.WriteFile(filepath.Join(dir, "named.csv"), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(o *Options) { o.TrainingDir = dir })
+	f.clk.t = time.Now()
+	srv := apiServer(t, f)
+	for _, c := range []struct{ field, want string }{
+		{`"label_column_name":"ring","label_column":2`, "not both"},
+		{`"label_column_name":"` + strings.Repeat("n", 300) + `"`, "label_column_name"},
+		{`"label_column_name":"a\u0001b"`, "label_column_name"},
+	} {
+		code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(`{"dataset":"named.csv","model_id":"m","release":1,`+c.field+`}`))
+		if code != http.StatusBadRequest || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s: %d %s, want 400 saying %q", c.field, code, body, c.want)
+		}
+	}
+	code, body := call(t, srv, "POST", "/v1/train", testToken,
+		[]byte(`{"dataset":"named.csv","label_column_name":"ring","sigma":0.5,"c":10,"p":256,"model_id":"rings","release":1}`))
+	var job TrainJob
+	if code != 200 || json.Unmarshal(body, &job) != nil {
+		t.Fatalf("start: %d %s", code, body)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !job.State.Done() {
+		if time.Now().After(deadline) {
+			t.Fatal("training did not finish")
+		}
+		time.Sleep(20 * time.Millisecond)
+		_, body = call(t, srv, "GET", "/v1/train/"+job.ID, testToken, nil)
+		json.Unmarshal(body, &job)
+	}
+	if job.State != "succeeded" || job.Accuracy < 95 {
+		t.Fatalf("job %+v", job)
+	}
+	code, out := call(t, srv, "GET", "/v1/train/"+job.ID+"/bundle", testToken, nil)
+	bd, err := bundle.Decode(out, &bundle.DecodeOptions{AllowUnsigned: true})
+	if code != 200 || err != nil || strings.Join(bd.Spec.Classes, ",") != "r0,r1" {
+		t.Fatalf("bundle: %d %v %v", code, err, bd)
+	}
+}

@@ -29,6 +29,9 @@ docs/BUNDLE.md). 'tritctl train' writes unsigned bundles; sign them with a
 key from 'tritctl keys gen', check them as an agent would with verify, and
 look inside with inspect. ('tritctl bundles list' lists the bundles
 registered with the fleet.)`,
+		Example: `  tritctl bundle sign --key release.key vib.trit -o vib-1.trit --release 1
+  tritctl bundle verify --key release.pub vib-1.trit
+  tritctl bundle inspect vib-1.trit`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("bundle: give a subcommand (sign, verify, inspect)")
@@ -333,7 +336,11 @@ func newBundleInspectCmd(e *env) *cobra.Command {
 not verify the signature or the expiry (use 'tritctl bundle verify'); it
 does run the model's self-test. Long lists (scaler values, kept columns,
 feature names) are shortened unless --all is given; --json prints
-everything.`,
+everything, the file's SHA-256 (hash) included: for a signed bundle, the
+hash the fleet registers it by.`,
+		Example: `  tritctl bundle inspect vib-1.trit
+  tritctl bundle inspect --all vib-1.trit
+  tritctl bundle inspect --json vib-1.trit | jq -r .hash`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, err := readFileCapped(args[0], maxFileSize)

@@ -98,7 +98,7 @@ func writeCertPair(dir, name string, cert *x509.Certificate, key *ecdsa.PrivateK
 	certPath, keyPath = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
 	for _, p := range []string{certPath, keyPath} {
 		if _, err := os.Lstat(p); err == nil {
-			return "", "", fmt.Errorf("%s already exists; refusing to overwrite it", p)
+			return "", "", fmt.Errorf("%s already exists; refusing to overwrite it: tritctl never replaces a key or its certificate (choose another --out, or move the old files away first)", p)
 		}
 	}
 	der, err := x509.MarshalECPrivateKey(key)
@@ -183,14 +183,24 @@ server certificate and a client certificate per device, whose common name is
 the device ID: Mosquitto (use_identity_as_username, use_username_as_clientid)
 and the ACL in fleet/mosquitto/ then make it the client's user name and client
 ID and let each device use only its own topics. The fleet service's own
-certificate has the common name trit-fleet (its mqtt.client_id).`,
+certificate has the common name trit-fleet (its mqtt.client_id).
+
+A key or certificate file that exists is never replaced: give another
+directory, or move the old files away first.`,
+		Example: `  tritctl certs ca --dir pki
+  tritctl certs server --ca-dir pki -o pki --host broker.example.com
+  tritctl certs client --ca-dir pki -o pki --id gw-0001`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return usagef("certs: give a subcommand (ca, server, client)") },
 	}
 	var dir, name string
 	var years int
 	ca := &cobra.Command{
 		Use:   "ca",
 		Short: "Create the fleet CA (ca.crt, ca.key) in --dir",
-		Args:  cobra.NoArgs,
+		Example: `  tritctl certs ca --dir pki                       # once per fleet; keep pki/ca.key offline
+  tritctl certs ca --dir pki-2 --name "plant-a CA" --years 5`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return err
@@ -217,7 +227,9 @@ certificate has the common name trit-fleet (its mqtt.client_id).`,
 	server := &cobra.Command{
 		Use:   "server",
 		Short: "Issue the broker's server certificate (server.crt, server.key)",
-		Args:  cobra.NoArgs,
+		Example: `  tritctl certs server --ca-dir pki -o pki --host broker.example.com
+  tritctl certs server --ca-dir pki -o pki --host broker.example.com --host 10.0.0.5`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if len(hosts) == 0 {
 				return usagef("give the broker's host names or IP addresses with --host")
@@ -235,7 +247,7 @@ certificate has the common name trit-fleet (its mqtt.client_id).`,
 		},
 	}
 	server.Flags().StringVar(&caDir, "ca-dir", "pki", "directory holding ca.crt and ca.key")
-	server.Flags().StringVar(&out, "out", "pki", "output directory")
+	server.Flags().StringVarP(&out, "out", "o", "pki", "output directory")
 	server.Flags().StringSliceVar(&hosts, "host", nil, "broker host name or IP address (repeatable)")
 	server.Flags().IntVar(&clientYears, "years", 2, "validity in years")
 
@@ -248,6 +260,8 @@ agent's device_id), or trit-fleet for the fleet service (its mqtt.client_id).
 The production broker uses the common name as the client's user name and
 client ID, so it must be exactly that ID. The files are <id>.crt and <id>.key
 in --out.`,
+		Example: `  tritctl certs client --ca-dir pki -o pki --id gw-0001      # one per gateway
+  tritctl certs client --ca-dir pki -o pki --id trit-fleet   # the fleet service's identity`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := wire.CheckID(id); err != nil {
@@ -257,7 +271,7 @@ in --out.`,
 		},
 	}
 	client.Flags().StringVar(&caDir, "ca-dir", "pki", "directory holding ca.crt and ca.key")
-	client.Flags().StringVar(&out, "out", "pki", "output directory")
+	client.Flags().StringVarP(&out, "out", "o", "pki", "output directory")
 	client.Flags().StringVar(&id, "id", "", "device ID, or "+FleetIdentity+" for the fleet service")
 	client.Flags().IntVar(&clientYears, "years", 2, "validity in years")
 	cmd.AddCommand(ca, server, client)

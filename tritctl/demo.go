@@ -45,6 +45,8 @@ from the simulated sensor.
 This runs in-process. 'make demo' (scripts/demo.sh) runs the whole product
 instead: trit-fleet, three trit-agents on simulated machines, and a model
 trained with 'tritctl train --synthetic machine', signed and rolled out.`,
+		Example: `  tritctl demo
+  tritctl demo --dataset circles --dir demo-files   # keep the files it writes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch dataset {

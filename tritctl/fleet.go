@@ -124,7 +124,11 @@ func newPublishCmd(e *env) *cobra.Command {
 		Short: "Upload a signed bundle to trit-fleet's registry",
 		Long: `Upload a signed bundle. trit-fleet verifies it as a gateway would (trusted
 release key, strict decoding, not expired) and accepts only a release above
-the model's latest; a rollout then publishes it to the devices.`,
+the model's latest; a rollout then publishes it to the devices. It prints
+the bundle's hash, which 'rollout create --bundle' takes. An unsigned bundle
+is refused before anything is sent: sign it first (tritctl bundle sign).`,
+		Example: `  tritctl publish vib-1.trit
+  tritctl publish --json vib-1.trit | jq -r .hash`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
@@ -173,8 +177,9 @@ func newBundlesCmd(e *env) *cobra.Command {
 		Short: "List the bundles registered with trit-fleet",
 		Long: `The fleet's registry of signed bundles, as 'tritctl publish' added them.
 (The bundle command works on bundle files; bundles on the fleet's registry.)`,
-		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return usagef("bundles: give a subcommand (list)") },
+		Example: `  tritctl bundles list`,
+		Args:    cobra.NoArgs,
+		RunE:    func(*cobra.Command, []string) error { return usagef("bundles: give a subcommand (list)") },
 	}
 	list := &cobra.Command{
 		Use:   "list",
@@ -219,7 +224,14 @@ it, at least 4 digits).`,
 
 func newRolloutCmd(e *env) *cobra.Command {
 	var ff fleetFlags
-	cmd := &cobra.Command{Use: "rollout", Short: "Create, watch, pause, resume, abort and roll back rollouts"}
+	cmd := &cobra.Command{Use: "rollout", Short: "Create, watch, pause, resume, abort and roll back rollouts",
+		Example: `  tritctl rollout create --id vib-1 --bundle 3fa1c0de --selector site=lab --phases 1,100%
+  tritctl rollout status --watch vib-1
+  tritctl rollout list`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return usagef("rollout: give a subcommand (create, plan, status, list, pause, resume, abort, rollback)")
+		}}
 	ff.register(cmd)
 
 	var req struct {
@@ -328,6 +340,8 @@ recent windows (agents with models.history_max_bytes set) without
 activating or keeping it, and print per device and overall how many
 predictions would change: a plan before the apply (rollout create).
 Devices must be online; those that do not answer are listed with why.`,
+		Example: `  tritctl rollout plan --bundle 3fa1c0de --selector site=north
+  tritctl rollout plan --bundle 3fa1c0de --device gw-1 --device gw-2 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			body := &api.PlanRequest{Bundle: plan.bundle, Devices: plan.devices, Wait: plan.wait}
@@ -403,6 +417,9 @@ that says how it ended:
   4  failed: no device succeeded
   5  aborted, by its abort criterion or an operator
   1  tritctl could not tell (API unreachable, unknown rollout, ...)`,
+		Example: `  tritctl rollout status vib-1
+  tritctl rollout status --watch vib-1 && echo "every device runs it"
+  tritctl rollout status --json vib-1 | jq -r .state`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
@@ -452,7 +469,9 @@ that says how it ended:
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List rollouts, newest first",
-		Args:  cobra.NoArgs,
+		Example: `  tritctl rollout list
+  tritctl rollout list --json | jq -r '.[] | select(.state == "running") | .id'`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			c, err := ff.client()
 			if err != nil {
@@ -481,7 +500,12 @@ that says how it ended:
 		c := &cobra.Command{
 			Use:   op + " ID",
 			Short: strings.ToUpper(op[:1]) + op[1:] + " a rollout",
-			Args:  cobra.ExactArgs(1),
+			Example: map[string]string{
+				"pause":  `  tritctl rollout pause vib-1 --reason "canary looks slow"`,
+				"resume": `  tritctl rollout resume vib-1`,
+				"abort":  `  tritctl rollout abort vib-1 --reason "wrong bundle"`,
+			}[op],
+			Args: cobra.ExactArgs(1),
 			RunE: func(_ *cobra.Command, args []string) error {
 				c, err := ff.client()
 				if err != nil {
@@ -508,6 +532,8 @@ that says how it ended:
 delivered, flagged as a rollback (devices accept a lower release only then),
 to the same devices with the same pace and abort policy. A rollout still
 running is aborted first.`,
+		Example: `  tritctl rollout rollback vib-2 --id vib-2-back
+  tritctl rollout status --watch vib-2-back`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
@@ -653,13 +679,26 @@ func gate(v float64, pct bool) string {
 func newDevicesCmd(e *env) *cobra.Command {
 	var ff fleetFlags
 	var asJSON bool
-	cmd := &cobra.Command{Use: "devices", Short: "Show the fleet's device inventory"}
+	cmd := &cobra.Command{Use: "devices", Short: "Show the fleet's device inventory",
+		Example: `  tritctl devices list
+  tritctl devices show gw-1`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return usagef("devices: give a subcommand (list, show, forget, reset)")
+		}}
 	ff.register(cmd)
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List devices with their model, health and last contact",
-		Args:  cobra.NoArgs,
+		Long: `List every device in the fleet's inventory: online or not, the model and
+release it runs, its health, its prediction count and last predicted class,
+its drift score (with "(alert)" past the fleet's alerts.drift), when it was
+last seen and its labels.`,
+		Example: `  tritctl devices list
+  watch -n 2 tritctl devices list                 # live predictions
+  tritctl devices list --json | jq -r '.[] | select(.online | not) | .id'`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			c, err := ff.client()
 			if err != nil {
@@ -704,6 +743,8 @@ why, sensor by sensor ("gw-1: degraded: accel reads 1.8 kHz of the
 configured 20 kHz"), so the JSON stays fit for scripts; so does one when
 its per-device limits dropped or delayed any of its messages ("gw-1: 44552
 messages dropped by its per-device limits (rate 44552, bytes 0, queue 0)").`,
+		Example: `  tritctl devices show gw-1
+  tritctl devices show gw-1 | jq .drift`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
@@ -741,7 +782,8 @@ taken out of service, or a record holding data its device never sent (a
 forged state on a broker without per-device ACLs). If the device publishes
 anything again it reappears as new; its command counter is restored from
 the highest sequence its state reports.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  tritctl devices forget gw-0042`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
 			if err != nil {
@@ -762,7 +804,8 @@ publishes is taken whatever its session number. Use it when a record is
 pinned by a state no real connection supersedes (a forged session number).
 Labels, models, the last job and the command counter are kept; the device
 shows offline until it publishes its state (at its next connection).`,
-		Args: cobra.ExactArgs(1),
+		Example: `  tritctl devices reset gw-1`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
 			if err != nil {

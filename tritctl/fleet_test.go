@@ -169,7 +169,7 @@ func TestRemoteTrain(t *testing.T) {
 	if sent["dataset"] != "standard:usps" || sent["model_id"] != "usps" || sent["release"] != 3.0 {
 		t.Fatalf("request %v", sent)
 	}
-	if _, stderr, code := runCtl(t, "remote-train", "standard:usps", "--model-id", "usps", "--release", "3", "-o", out); code != 1 || !strings.Contains(stderr, "refusing to overwrite") {
+	if _, stderr, code := runCtl(t, "remote-train", "standard:usps", "--model-id", "usps", "--release", "3", "-o", out); code != 1 || !strings.Contains(stderr, "use --force to replace it") {
 		t.Fatalf("existing output: %d %q", code, stderr)
 	}
 }
@@ -267,5 +267,44 @@ func TestRolloutWatchPrintsChanges(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "state: completed") {
 		t.Fatalf("no final state:\n%s", stdout)
+	}
+}
+
+// TestRemoteTrainVocabulary: remote-train takes -o/--out and --force as
+// every command that writes a file, and --label-column as train does (a
+// name, a column counted from 1, or last); --output still works.
+func TestRemoteTrainVocabulary(t *testing.T) {
+	f, _ := newFakeFleet(t, map[string]string{
+		"POST /v1/train":               `{"id":"train-1","state":"succeeded","bytes":5}`,
+		"GET /v1/train/train-1/bundle": "TRIT!",
+	})
+	dir := t.TempDir()
+	for i, c := range []struct {
+		flags []string
+		want  string // the label fields of the request
+	}{
+		{[]string{"--label-column", "Occupancy"}, `"label_column_name":"Occupancy"`},
+		{[]string{"--label-column", "last"}, `"label_column":-1`},
+		{[]string{"--label-column", "3"}, `"label_column":3`},
+		{nil, `"model_id"`},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("m%d.trit", i))
+		args := append([]string{"remote-train", "data.csv", "--model-id", "m", "--release", "1", "--out", out, "--interval", "1ms"}, c.flags...)
+		if _, stderr, code := runCtl(t, args...); code != 0 {
+			t.Fatalf("%v: %d %q", args, code, stderr)
+		}
+		if body := f.bodies["POST /v1/train"]; !strings.Contains(body, c.want) || (c.flags == nil && strings.Contains(body, "label_column")) {
+			t.Errorf("%v: request %s, want %s", c.flags, body, c.want)
+		}
+	}
+	if _, stderr, code := runCtl(t, "remote-train", "data.csv", "--model-id", "m", "--release", "1", "--label-column", "0"); code != 2 {
+		t.Errorf("--label-column 0: %d %q, want a usage error", code, stderr)
+	}
+	old := filepath.Join(dir, "old.trit")
+	if _, stderr, code := runCtl(t, "remote-train", "data.csv", "--model-id", "m", "--release", "1", "--output", old, "--interval", "1ms"); code != 0 {
+		t.Fatalf("--output: %d %q", code, stderr)
+	}
+	if got, _ := os.ReadFile(old); string(got) != "TRIT!" {
+		t.Errorf("--output wrote %q", got)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -22,8 +24,10 @@ func newKeysCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "Create and identify the Ed25519 keys that sign bundles",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return usagef("keys: give a subcommand (gen, id)") },
+		Example: `  tritctl keys gen -o release     # release.key signs bundles; release.pub goes to the gateways
+  tritctl keys id release.pub`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return usagef("keys: give a subcommand (gen, id)") },
 	}
 	cmd.AddCommand(newKeysGenCmd(e), newKeysIDCmd(e))
 	return cmd
@@ -40,6 +44,8 @@ PREFIX.key (PEM PKCS #8, mode 0600: keep it on the signing machine only), the
 public key to PREFIX.pub (PEM PKIX: give it to agents as a trusted key). It
 refuses to overwrite either file. It prints the key ID, the first 8 bytes of
 SHA-256 of the public key, which every bundle signed with the key carries.
+There is no --force: replacing a release key would strand every gateway
+that trusts it, so choose a new prefix or move the old pair away yourself.
 
 To rotate keys: generate a new pair, add the new .pub to the agents' trusted
 keys next to the old one, sign new releases with the new key, then remove
@@ -53,6 +59,11 @@ the old public key once no agent runs a bundle signed with it.`,
 			}
 			priv, pub := out+".key", out+".pub"
 			if err := bundle.GenerateKey(priv, pub); err != nil {
+				if errors.Is(err, fs.ErrExist) {
+					// Replacing a release key would strand every gateway
+					// that trusts it: no --force here.
+					return fmt.Errorf("%w: tritctl never replaces a key (choose another --out prefix, or move the old pair away first)", err)
+				}
 				return err
 			}
 			pk, err := bundle.LoadPublicKey(pub)
@@ -77,7 +88,9 @@ func newKeysIDCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "id KEY_FILE",
 		Short: "Print the key ID of a public or private key file",
-		Args:  cobra.ExactArgs(1),
+		Example: `  tritctl keys id release.pub     # the ID 'bundle inspect' shows as "key ID"
+  tritctl keys id release.key --json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pk, err := loadAnyKey(args[0])
 			if err != nil {

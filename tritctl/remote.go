@@ -10,12 +10,13 @@ import (
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
+	"github.com/trit-iot/trit/training/data"
 )
 
 func newRemoteTrainCmd(e *env) *cobra.Command {
 	var ff fleetFlags
 	var req api.TrainRequest
-	var out string
+	var out, labelColumn string
 	var asJSON, force bool
 	var interval time.Duration
 	cmd := &cobra.Command{
@@ -33,10 +34,18 @@ to roll it out: the fleet never holds a release key.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			req.Dataset = args[0]
 			if out == "" {
-				return usagef("give the output file with -o")
+				return usagef("give the output file with -o/--out")
 			}
-			if _, err := os.Stat(out); err == nil && !force {
-				return fmt.Errorf("%s exists; refusing to overwrite it without --force", out)
+			if labelColumn != "" {
+				col, err := data.ParseColumn(labelColumn)
+				if err != nil {
+					return usagef("--label-column: %v", err)
+				}
+				req.LabelColumn, req.LabelColumnName = col.Index, col.Name
+			}
+			// Before training, not after: a run can take minutes.
+			if _, err := os.Lstat(out); err == nil && !force {
+				return fmt.Errorf("%s: %w (use --force to replace it)", out, errExists)
 			}
 			c, err := ff.client()
 			if err != nil {
@@ -64,7 +73,7 @@ to roll it out: the fleet never holds a release key.`,
 			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(out, bundleBytes, 0o644); err != nil {
+			if err := writeFileAtomic(out, bundleBytes, 0o644, force); err != nil {
 				return err
 			}
 			if asJSON {
@@ -77,12 +86,15 @@ to roll it out: the fleet never holds a release key.`,
 	}
 	ff.register(cmd)
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "where to write the unsigned bundle (required)")
-	f.BoolVar(&force, "force", false, "overwrite -o if it exists")
+	f.StringVarP(&out, "out", "o", "", "where to write the unsigned bundle (required)")
+	// The former name, hidden, kept working for scripts.
+	f.StringVar(&out, "output", "", "deprecated: use --out")
+	f.MarkHidden("output")
+	f.BoolVar(&force, "force", false, "replace --out if it exists")
 	f.StringVar(&req.ModelID, "model-id", "", "model ID in the bundle (required)")
 	f.Uint64Var(&req.Release, "release", 0, "release counter, above every earlier release of the model (required)")
 	f.StringVar(&req.Format, "format", "auto", "data format: auto, libsvm, idx or dense")
-	f.IntVar(&req.LabelColumn, "label-column", 0, "CSV: the label column, numbered from 1, -1 for the last (0: the one column named label, class, target or y, else the last)")
+	f.StringVar(&labelColumn, "label-column", "", "CSV: the label column, as in tritctl train: a header name, a column number counted from 1, or last\n(default: the one column named label, class, target or y, else the last column)")
 	f.Float64Var(&req.Sigma, "sigma", 0, "kernel width σ (0: search on a validation split)")
 	f.Float64Var(&req.C, "c", 0, "regularisation C (0: search)")
 	f.IntVar(&req.Budget, "budget", training.DefaultBudget, "size of the signed bundle to fill, in bytes (as tritctl train --budget)")
@@ -100,7 +112,8 @@ to roll it out: the fleet never holds a release key.`,
 		Long: `Cancel a training job. A queued job never runs; a running one is marked
 cancelled at once and its result is discarded, but the fleet finishes the
 training run in the background before it starts the next job.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  tritctl remote-train cancel train-3`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client() // --fleet and --token-file are the parent's persistent flags
 			if err != nil {

@@ -21,7 +21,10 @@ var samplesColumns = []string{"device", "predicted", "candidate", "margin", "rea
 
 func newSamplesCmd(e *env) *cobra.Command {
 	var ff fleetFlags
-	cmd := &cobra.Command{Use: "samples", Short: "Collect the windows devices kept for retraining"}
+	cmd := &cobra.Command{Use: "samples", Short: "Collect the windows devices kept for retraining",
+		Example: `  tritctl samples pull --device gw-001 -o gw-001.csv`,
+		Args:    cobra.NoArgs,
+		RunE:    func(*cobra.Command, []string) error { return usagef("samples: give a subcommand (pull)") }}
 	ff.register(cmd)
 	var device, out string
 	var selector []string
@@ -46,11 +49,13 @@ into one file (the devices must share the model's features); a device
 that does not answer is reported and skipped.
 
 docs/FLEET.md "Samples for retraining" walks the whole loop.`,
+		Example: `  tritctl samples pull --device gw-001 -o gw-001.csv
+  tritctl samples pull --selector site=north -o north.csv --wait 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if !force {
 				if _, err := os.Stat(out); err == nil {
-					return fmt.Errorf("%s exists; refusing to overwrite it (give --force)", out)
+					return fmt.Errorf("%s: %w (use --force to replace it)", out, errExists)
 				}
 			}
 			c, err := ff.client()

@@ -61,6 +61,8 @@ func Prepare(root *cobra.Command) {
 	if root.Version == "" {
 		root.Version = buildinfo.Version
 	}
+	// Pinned (cobra's default): the packaging scripts check this line.
+	root.SetVersionTemplate("{{.Name}} version {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
 	markArgs(root)
 }
@@ -77,6 +79,16 @@ func markArgs(cmd *cobra.Command) {
 	for _, sub := range cmd.Commands() {
 		markArgs(sub)
 	}
+}
+
+// VersionLine is what --version prints, for a version command to print
+// the same: "trit-agent version 0.4.0".
+func VersionLine(root *cobra.Command) string {
+	v := root.Version
+	if v == "" {
+		v = buildinfo.Version
+	}
+	return root.Name() + " version " + v + "\n"
 }
 
 // Run prepares root, runs it with args, prints an error (to stderr, or
