@@ -105,21 +105,9 @@ type TelemetryConfig struct {
 	AckRetry       Duration `toml:"ack_retry"`        // re-send unacknowledged events; default 60s
 }
 
-// Duration is a time.Duration written in TOML as a string such as "30s".
-type Duration struct{ time.Duration }
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return err
-	}
-	d.Duration = v
-	return nil
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+// Duration is a time.Duration written in TOML as a string such as "30s"
+// (internal/config: trit-agent and trit-fleet read durations alike).
+type Duration = config.Duration
 
 // ConfigError names the configuration key that is wrong.
 type ConfigError struct {

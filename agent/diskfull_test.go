@@ -102,7 +102,7 @@ func TestDiskFull(t *testing.T) {
 	k := newKeys(t)
 	b := newFakeBroker()
 	cfg := testConfig(t, k, "tcp://fake:1883")
-	cfg.Telemetry.Interval = Duration{100 * time.Millisecond}
+	cfg.Telemetry.Interval = Duration{Duration: 100 * time.Millisecond}
 	tp, _ := wire.NewTopics(testFleet)
 	var seq uint64
 	deploy := func(data []byte) *wire.Command {

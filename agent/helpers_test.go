@@ -164,10 +164,10 @@ func testConfig(t testing.TB, k *keys, broker string) *Config {
 	c := &Config{
 		DeviceID: testDevice, Fleet: testFleet, StateDir: filepath.Join(dir, "state"),
 		ReleaseKeys: []string{k.releasePub}, CommandKeys: []string{k.cmdPub},
-		MQTT: MQTTConfig{Broker: broker, Timeout: Duration{2 * time.Second}, ReconnectMin: Duration{100 * time.Millisecond},
-			ReconnectMax: Duration{time.Second}, KeepAlive: Duration{2 * time.Second}},
-		Install:   InstallConfig{DownloadTimeout: Duration{5 * time.Second}, HealthCycles: 3, HealthTimeout: Duration{5 * time.Second}},
-		Telemetry: TelemetryConfig{Interval: Duration{200 * time.Millisecond}, AckRetry: Duration{time.Second}},
+		MQTT: MQTTConfig{Broker: broker, Timeout: Duration{Duration: 2 * time.Second}, ReconnectMin: Duration{Duration: 100 * time.Millisecond},
+			ReconnectMax: Duration{Duration: time.Second}, KeepAlive: Duration{Duration: 2 * time.Second}},
+		Install:   InstallConfig{DownloadTimeout: Duration{Duration: 5 * time.Second}, HealthCycles: 3, HealthTimeout: Duration{Duration: 5 * time.Second}},
+		Telemetry: TelemetryConfig{Interval: Duration{Duration: 200 * time.Millisecond}, AckRetry: Duration{Duration: time.Second}},
 		Sensors:   []sensors.Config{{Kind: "replay", Name: "s", File: writeReplay(t, dir), Rate: 50, Loop: true}},
 	}
 	if err := c.Validate(); err != nil {

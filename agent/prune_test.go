@@ -29,7 +29,7 @@ func TestPruneJobsAtStart(t *testing.T) {
 	stop()
 
 	time.Sleep(20 * time.Millisecond)
-	cfg.Install.JobRetention = Duration{10 * time.Millisecond}
+	cfg.Install.JobRetention = Duration{Duration: 10 * time.Millisecond}
 	var rec logRecorder
 	stop = startAgent(t, cfg, &Options{Dialer: f.b, Logger: rec.logger()})
 	f.until("the pruning log line", func() bool { return len(rec.records("old job records pruned")) > 0 })

@@ -156,7 +156,7 @@ func TestTwentyKHzSensorKeepsUpOrIsReported(t *testing.T) {
 	k := newKeys(t)
 	f := newFakeFleet(t, k)
 	cfg := testConfig(t, k, "tcp://fake:1883")
-	cfg.Telemetry.Interval = Duration{time.Second}
+	cfg.Telemetry.Interval = Duration{Duration: time.Second}
 	cfg.Sensors = []sensors.Config{{Kind: "synthetic", Name: "accel", Rate: 20000, Seed: 7}}
 	cfg.Features = &features.PipelineSpec{Rate: 20000, Features: []features.Spec{
 		{Channel: "accel.x", Window: 256, Stats: []string{features.StatRMS, features.StatP2P}, Bands: [][2]float64{{0, 500}, {500, 2000}}},

@@ -158,21 +158,9 @@ type AlertsConfig struct {
 	Drift float64 `toml:"drift"`
 }
 
-// Duration is a time.Duration written in TOML as a string such as "30s".
-type Duration struct{ time.Duration }
-
-// UnmarshalText parses a Go duration string.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return err
-	}
-	d.Duration = v
-	return nil
-}
-
-// MarshalText formats the duration.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+// Duration is a time.Duration written in TOML as a string such as "30s"
+// (internal/config: trit-agent and trit-fleet read durations alike).
+type Duration = config.Duration
 
 // ErrConfig reports an unusable configuration. It is a usage error: the
 // command line exits with code 2 (internal/cli).

@@ -49,7 +49,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 
 func testConn(t *testing.T, broker string, log *slog.Logger) *Conn {
 	t.Helper()
-	c, err := NewConn(&MQTTConfig{ClientID: "trit-fleet", Timeout: Duration{5 * time.Second}}, broker, log)
+	c, err := NewConn(&MQTTConfig{ClientID: "trit-fleet", Timeout: Duration{Duration: 5 * time.Second}}, broker, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestConnReconnects(t *testing.T) {
 func TestConnWarnsOnCertName(t *testing.T) {
 	certFile, keyFile, _ := selfSigned(t) // common name 127.0.0.1
 	var logs logBuffer
-	if _, err := NewConn(&MQTTConfig{ClientID: "trit-fleet", CertFile: certFile, KeyFile: keyFile, Timeout: Duration{time.Second}}, "ssl://127.0.0.1:1", logs.logger()); err != nil {
+	if _, err := NewConn(&MQTTConfig{ClientID: "trit-fleet", CertFile: certFile, KeyFile: keyFile, Timeout: Duration{Duration: time.Second}}, "ssl://127.0.0.1:1", logs.logger()); err != nil {
 		t.Fatal(err)
 	}
 	if logs.count("names another identity") != 1 || logs.count("common_name=127.0.0.1") != 1 {

@@ -134,7 +134,7 @@ func BenchmarkReconcile(b *testing.B) {
 	})
 	b.Run(fmt.Sprintf("devices=%d/mosquitto", n), func(b *testing.B) {
 		broker := mqtttest.Start(b)
-		conn, err := NewConn(&MQTTConfig{ClientID: "trit-fleet", Timeout: Duration{10 * time.Second}}, broker.URL(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		conn, err := NewConn(&MQTTConfig{ClientID: "trit-fleet", Timeout: Duration{Duration: 10 * time.Second}}, broker.URL(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			b.Fatal(err)
 		}
