@@ -346,7 +346,11 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result, verbose bo
 	fmt.Fprintf(w, "  non-zero coefficients: %d of %d (%.1f%%); columns kept: %d of %d\n",
 		s.NonZero, s.Coefficients, 100*float64(s.NonZero)/float64(max(1, s.Coefficients)), s.Kept, s.Columns)
 	if len(s.PerClass) > 1 && len(s.PerClass) <= 20 {
-		fmt.Fprintf(w, "  recall per class on the %s rows:", s.AccuracyOn)
+		on := s.AccuracyOn
+		if on == "train" {
+			on = "training"
+		}
+		fmt.Fprintf(w, "  recall per class on the %s rows:", on)
 		for i, c := range s.PerClass {
 			sep := ";"
 			if i == len(s.PerClass)-1 {
@@ -400,7 +404,11 @@ func printResult(w io.Writer, s *trainSummary) {
 			weakest = i
 		}
 	}
-	if weakest >= 0 && len(s.PerClass) > 1 {
+	switch {
+	case weakest < 0 || len(s.PerClass) < 2:
+	case s.PerClass[weakest].Recall == 100:
+		fmt.Fprintln(w, "weakest class: none, every class recalled in full")
+	default:
 		c := s.PerClass[weakest]
 		fmt.Fprintf(w, "weakest class: %q, recall %.1f%% of %d rows\n", c.Class, c.Recall, c.Rows)
 	}
