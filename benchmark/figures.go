@@ -312,7 +312,7 @@ func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) 
 		sc.Shape = draw.CrossGlyph{}
 		sc.Radius = vg.Points(4)
 		p.Add(sc)
-		p.legend("trit-ternary signed bundle", sc)
+		p.Legend.Add("trit-ternary signed bundle", sc)
 	}
 	for _, r := range rows {
 		if r.Method == "trit-ternary" || r.Method == "trit-full" || r.Method == "rfe" {
@@ -325,7 +325,7 @@ func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) 
 		sc.Color = methodColors[r.Method]
 		sc.Radius = vg.Points(4)
 		p.Add(sc)
-		p.legend(fmt.Sprintf("%s (p = %d)", r.Method, r.P), sc)
+		p.Legend.Add(fmt.Sprintf("%s (p = %d)", r.Method, r.P), sc)
 	}
 	return savePlot(p, path)
 }
@@ -510,7 +510,7 @@ func plotRegions(path, title string, m *inference.Model, ds *data.Dataset) error
 		sc.Color = col
 		sc.Radius = vg.Points(1.5)
 		p.Add(sc)
-		p.legend(ds.Classes[cls], sc)
+		p.Legend.Add(ds.Classes[cls], sc)
 	}
 	p.Title.TextStyle.Font.Size = vg.Points(12) // the title is long
 	return savePlotSize(p, path, 7*vg.Inch, 6*vg.Inch)
