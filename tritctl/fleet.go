@@ -254,14 +254,10 @@ func newRolloutCmd(e *env) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			body := api.RolloutRequest{ID: req.id, Bundle: req.bundle, Devices: req.devices, AllowUnknown: req.allowUnknown}
+			var err error
 			if len(req.selector) > 0 {
-				body.Selector = map[string]string{}
-				for _, kv := range req.selector {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok || k == "" {
-						return usagef("--selector %q: want label=value", kv)
-					}
-					body.Selector[k] = v
+				if body.Selector, err = parseSelector(req.selector); err != nil {
+					return err
 				}
 			}
 			if (len(req.devices) == 0) == (len(req.selector) == 0) {
@@ -280,16 +276,8 @@ func newRolloutCmd(e *env) *cobra.Command {
 				body.Shadow = &api.ShadowPolicy{Phases: req.shadowPhases, MinWindows: req.minWindows, MinAgreement: req.minAgree,
 					MaxDivergence: req.maxDiv, MaxLowMargin: req.maxLow, MaxTrainDivergence: req.maxTrain}
 			}
-			if req.retries != "" {
-				body.Retries = map[string]int{}
-				for _, kv := range strings.Split(req.retries, ",") {
-					k, v, ok := strings.Cut(kv, "=")
-					n, err := strconv.Atoi(v)
-					if !ok || err != nil {
-						return usagef("--retries %q: want kind=count,… (kinds failed, rejected, timed-out, any)", kv)
-					}
-					body.Retries[k] = n
-				}
+			if body.Retries, err = api.ParseRetries(req.retries); err != nil {
+				return usagef("--retries: %v", err)
 			}
 			c, err := ff.client()
 			if err != nil {
@@ -349,13 +337,9 @@ Devices must be online; those that do not answer are listed with why.`,
 				return usagef("give the target as --device (repeatable) or --selector label=value, not both")
 			}
 			if len(plan.selector) > 0 {
-				body.Selector = map[string]string{}
-				for _, kv := range plan.selector {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok || k == "" {
-						return usagef("--selector %q: want label=value", kv)
-					}
-					body.Selector[k] = v
+				var err error
+				if body.Selector, err = parseSelector(plan.selector); err != nil {
+					return err
 				}
 			}
 			c, err := ff.client()
@@ -560,38 +544,26 @@ func parsePace(phases, rate string) (api.Pace, error) {
 	if phases != "" && rate != "" {
 		return pace, usagef("give --phases or --rate, not both")
 	}
-	if phases != "" {
-		for _, p := range strings.Split(phases, ",") {
-			p = strings.TrimSpace(p)
-			if pct, ok := strings.CutSuffix(p, "%"); ok {
-				v, err := strconv.ParseFloat(pct, 64)
-				if err != nil || v <= 0 || v > 100 {
-					return pace, usagef("--phases: %q is not a percentage in (0, 100]", p)
-				}
-				pace.Phases = append(pace.Phases, api.Phase{Percent: v})
-				continue
-			}
-			n, err := strconv.Atoi(p)
-			if err != nil || n <= 0 {
-				return pace, usagef("--phases: %q is neither a device count nor a percentage", p)
-			}
-			pace.Phases = append(pace.Phases, api.Phase{Count: n})
-		}
+	var err error
+	if pace.Phases, err = api.ParsePhases(phases); err != nil {
+		return pace, usagef("--phases: %v", err)
 	}
 	if rate != "" {
-		parts := strings.Split(rate, ",")
-		if len(parts) != 3 {
-			return pace, usagef("--rate %q: want base-per-minute,factor,increase-after", rate)
+		if pace.Rate, err = api.ParseRate(rate); err != nil {
+			return pace, usagef("--rate %v", err)
 		}
-		base, err1 := strconv.ParseFloat(parts[0], 64)
-		factor, err2 := strconv.ParseFloat(parts[1], 64)
-		after, err3 := strconv.Atoi(parts[2])
-		if err1 != nil || err2 != nil || err3 != nil {
-			return pace, usagef("--rate %q: want numbers base-per-minute,factor,increase-after", rate)
-		}
-		pace.Rate = &api.Rate{BasePerMinute: base, Factor: factor, IncreaseAfter: after}
 	}
 	return pace, nil
+}
+
+// parseSelector reads --selector's label=value pairs (the flag repeated,
+// or pairs separated by commas) with the API's grammar.
+func parseSelector(pairs []string) (map[string]string, error) {
+	sel, err := api.ParseSelector(strings.Join(pairs, ","))
+	if err != nil {
+		return nil, usagef("--selector: %v", err)
+	}
+	return sel, nil
 }
 
 func countsLine(counts map[api.DeviceState]int, total int) string {

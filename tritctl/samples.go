@@ -67,13 +67,9 @@ docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 			}
 			ids := []string{device}
 			if len(selector) > 0 {
-				sel := map[string]string{}
-				for _, kv := range selector {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok || k == "" {
-						return usagef("--selector %q: want label=value", kv)
-					}
-					sel[k] = v
+				sel, err := parseSelector(selector)
+				if err != nil {
+					return err
 				}
 				ds, err := c.Devices()
 				if err != nil {
