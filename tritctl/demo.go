@@ -132,6 +132,7 @@ func runMachineDemo(e *env, dir string) error {
 	cfg := &training.Config{P: 1024, Seed: demoSeed, SigmaGrid: []float64{1, 2, 4}, CGrid: []float64{10, 100, 1000}, Progress: prog.report}
 	fmt.Fprintf(w, "2. training: p = %d embedding bits, ternary weights, σ and C searched on a validation split\n", cfg.P)
 	res, err := training.Train(train, cfg)
+	prog.finish()
 	if err != nil {
 		return err
 	}
@@ -232,6 +233,7 @@ func runCirclesDemo(e *env, dir string) error {
 	cfg := &training.Config{P: 1024, Seed: 1, SigmaGrid: []float64{0.125, 0.25, 0.5, 1}, CGrid: []float64{0.1, 1, 10}, Progress: prog.report}
 	fmt.Fprintf(w, "2. training: p = %d embedding bits, ternary weights, σ and C searched on a validation split\n", cfg.P)
 	res, err := training.Train(train, cfg)
+	prog.finish()
 	if err != nil {
 		return err
 	}

@@ -111,7 +111,7 @@ func outcome(r *api.Rollout) error {
 	case r.State == api.RolloutFailed:
 		return cli.Exit(exitFailed, fmt.Errorf("rollout %s failed: %s", r.ID, r.Reason))
 	case r.State == api.RolloutCompleted && r.Successes < len(r.Order):
-		return cli.Exit(exitPartial, fmt.Errorf("rollout %s completed, but %d of %d devices did not succeed", r.ID, len(r.Order)-r.Successes, len(r.Order)))
+		return cli.Exit(exitPartial, fmt.Errorf("rollout %s completed, but %d of %s did not succeed", r.ID, len(r.Order)-r.Successes, count(len(r.Order), "device")))
 	}
 	return nil
 }
@@ -287,7 +287,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "rollout %s created: %s release %d to %d devices\n", r.ID, r.ModelID, r.Release, len(r.Order))
+			fmt.Fprintf(e.stdout, "rollout %s created: %s release %d to %s\n", r.ID, r.ModelID, r.Release, count(len(r.Order), "device"))
 			return nil
 		},
 	}
@@ -374,8 +374,8 @@ Devices must be online; those that do not answer are listed with why.`,
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", d.Device, d.Plan.Windows, d.Plan.Changed, pct(d.Plan.Changed, d.Plan.Windows), strings.Join(moves, ", "))
 			}
 			tw.Flush()
-			fmt.Fprintf(e.stdout, "overall: %d of %d predictions would change (%s) on %d of %d devices that answered\n",
-				res.Changed, res.Windows, pct(res.Changed, res.Windows), res.Answered, len(res.Devices))
+			fmt.Fprintf(e.stdout, "overall: %d of %s would change (%s) on %d of %s that answered\n",
+				res.Changed, count(int(res.Windows), "prediction"), pct(res.Changed, res.Windows), res.Answered, count(len(res.Devices), "device"))
 			return nil
 		},
 	}
@@ -528,7 +528,7 @@ running is aborted first.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "rollback %s created: %s release %d to %d devices\n", r.ID, r.ModelID, r.Release, len(r.Order))
+			fmt.Fprintf(e.stdout, "rollback %s created: %s release %d to %s\n", r.ID, r.ModelID, r.Release, count(len(r.Order), "device"))
 			return nil
 		},
 	}
@@ -792,6 +792,15 @@ shows offline until it publishes its state (at its next connection).`,
 	}
 	cmd.AddCommand(list, show, forget, reset)
 	return cmd
+}
+
+// count is n with its noun, in the plural unless n is 1: "1 device",
+// "3 devices".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func orDash(s string) string {

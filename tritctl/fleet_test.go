@@ -308,3 +308,22 @@ func TestRemoteTrainVocabulary(t *testing.T) {
 		t.Errorf("--output wrote %q", got)
 	}
 }
+
+// TestOneDevice: counts agree with their noun: "to 1 device", not "to 1
+// devices".
+func TestOneDevice(t *testing.T) {
+	newFakeFleet(t, map[string]string{
+		"POST /v1/rollouts":             `{"id":"r1","model_id":"vib","release":2,"order":["gw-1"]}`,
+		"POST /v1/rollouts/r1/rollback": `{"id":"r1-back","model_id":"vib","release":1,"order":["gw-1"]}`,
+		"GET /v1/rollouts/r1":           `{"id":"r1","model_id":"vib","release":2,"state":"completed","successes":0,"order":["gw-1"],"devices":{"gw-1":{"state":"rejected"}}}`,
+	})
+	if stdout, stderr, code := runCtl(t, "rollout", "create", "--id", "r1", "--bundle", "ab12", "--device", "gw-1"); code != 0 || stdout != "rollout r1 created: vib release 2 to 1 device\n" {
+		t.Errorf("create: %d %q %q", code, stdout, stderr)
+	}
+	if stdout, stderr, code := runCtl(t, "rollout", "rollback", "r1", "--id", "r1-back"); code != 0 || stdout != "rollback r1-back created: vib release 1 to 1 device\n" {
+		t.Errorf("rollback: %d %q %q", code, stdout, stderr)
+	}
+	if _, stderr, code := runCtl(t, "rollout", "status", "--watch", "r1"); code != exitPartial || !strings.Contains(stderr, "but 1 of 1 device did not succeed") {
+		t.Errorf("watch: %d %q", code, stderr)
+	}
+}

@@ -107,8 +107,8 @@ docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "%d samples of %d device(s) (%d features) written to %s; fill in the label column, then tritctl train it\n",
-				n, len(sets), len(sets[0].set.Features), out)
+			fmt.Fprintf(e.stdout, "%s of %s (%s) written to %s; fill in the label column, then tritctl train it\n",
+				count(n, "sample"), count(len(sets), "device"), count(len(sets[0].set.Features), "feature"), out)
 			return nil
 		},
 	}

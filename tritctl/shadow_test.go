@@ -155,7 +155,7 @@ func TestSamplesPullBySelector(t *testing.T) {
 	})
 	file := filepath.Join(t.TempDir(), "north.csv")
 	stdout, stderr, code := runCtl(t, "samples", "pull", "--selector", "site=n", "--out", file)
-	if code != 0 || !strings.Contains(stdout, "2 samples of 2 device(s)") || !strings.Contains(stderr, "gw-4 skipped") {
+	if code != 0 || !strings.Contains(stdout, "2 samples of 2 devices") || !strings.Contains(stderr, "gw-4 skipped") {
 		t.Fatalf("pull: %d %q %q", code, stdout, stderr)
 	}
 	raw, _ := os.ReadFile(file)
