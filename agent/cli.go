@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/internal/cli"
+	"github.com/trit-iot/trit/internal/config"
 	_ "github.com/trit-iot/trit/sensors/all" // every sensor kind
 )
 
@@ -59,7 +60,8 @@ report state, job events and telemetry. SIGHUP re-reads the configuration
 				return &cli.UsageError{Err: err} // exit code 2, as trit-fleet's
 			}
 			lv := new(slog.LevelVar)
-			lv.Set(level(cfg.LogLevel))
+			level, _ := config.LogLevel(cfg.LogLevel) // LoadConfig checked it
+			lv.Set(level)
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -105,16 +107,4 @@ it before starting the service.`,
 	}
 	root.AddCommand(run, check, version)
 	return root
-}
-
-func level(s string) slog.Level {
-	switch s {
-	case "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
 }

@@ -348,10 +348,8 @@ func (c *Config) Validate() error {
 			return fail("features.rate", "%v", err)
 		}
 	}
-	switch c.LogLevel {
-	case "", "debug", "info", "warn", "error":
-	default:
-		return fail("log_level", "%q: want debug, info, warn or error", c.LogLevel)
+	if _, err := config.LogLevel(c.LogLevel); err != nil {
+		return fail("log_level", "%v", err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/config"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -118,7 +119,8 @@ func (a *Agent) reload(ctx context.Context, o *Options) {
 	diff("telemetry.interval", cur.Telemetry.Interval, next.Telemetry.Interval)
 	a.live.Store(newLive(next))
 	if diff("log_level", cur.LogLevel, next.LogLevel) && o.LogLevel != nil {
-		o.LogLevel.Set(level(next.LogLevel))
+		level, _ := config.LogLevel(next.LogLevel) // LoadConfig checked it
+		o.LogLevel.Set(level)
 	}
 	// Keep the keys that need a restart; take the rest.
 	kept := *cur

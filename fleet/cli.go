@@ -20,6 +20,7 @@ import (
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/internal/cli"
+	"github.com/trit-iot/trit/internal/config"
 )
 
 // Version is the trit-fleet's version (internal/buildinfo).
@@ -70,7 +71,8 @@ stderr.`,
 			signal.Notify(hup, syscall.SIGHUP)
 			defer signal.Stop(hup)
 			cfg.Reload, cfg.Level = hup, new(slog.LevelVar)
-			cfg.Level.Set(logLevel(cfg.LogLevel))
+			level, _ := config.LogLevel(cfg.LogLevel) // LoadConfig checked it
+			cfg.Level.Set(level)
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.Level}))
 			return Serve(ctx, cfg, log, nil)
 		},
@@ -243,7 +245,8 @@ func reloadLoop(ctx context.Context, cfg *Config, reg *Registry, log *slog.Logge
 		}
 		reg.SetTrusted(sec.trusted)
 		if cfg.Level != nil {
-			cfg.Level.Set(logLevel(next.LogLevel))
+			level, _ := config.LogLevel(next.LogLevel) // LoadConfig checked it
+			cfg.Level.Set(level)
 		}
 		var restart []string
 		a, b := *cur, *next
@@ -274,18 +277,6 @@ func reloadLoop(ctx context.Context, cfg *Config, reg *Registry, log *slog.Logge
 		kept.LogLevel, kept.Keys.ReleaseKeys = next.LogLevel, next.Keys.ReleaseKeys
 		cur = &kept
 	}
-}
-
-func logLevel(s string) slog.Level {
-	switch s {
-	case "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
 }
 
 func dirOf(path string) string {

@@ -211,10 +211,8 @@ func (c *Config) setDefaults() error {
 	if c.Fleet == "" {
 		c.Fleet = "main"
 	}
-	switch c.LogLevel {
-	case "", "debug", "info", "warn", "error":
-	default:
-		return fail("log_level", "%q: want debug, info, warn or error", c.LogLevel)
+	if _, err := config.LogLevel(c.LogLevel); err != nil {
+		return fail("log_level", "%v", err)
 	}
 	if err := wire.CheckID(c.Fleet); err != nil {
 		return fail("fleet", "%v", err)
