@@ -7,7 +7,8 @@
 //   - errors are printed once, as "program: error", without the usage text;
 //     with --json (a command's boolean json flag) a failure is instead one
 //     JSON object on stdout (ErrorReport), with the same exit code, so a
-//     script that reads stdout always reads JSON;
+//     script that reads stdout always reads JSON (an outcome's own code,
+//     Exit, keeps its line on stderr);
 //   - --version prints the version of internal/buildinfo.
 package cli
 
@@ -103,7 +104,10 @@ func Run(root *cobra.Command, args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	code := Code(err)
-	if wantsJSON(cmd, args) {
+	var outcome *ExitError
+	// An outcome's code (Exit) is not a failure: the command's JSON has
+	// said what happened, so its line stays on stderr.
+	if !errors.As(err, &outcome) && wantsJSON(cmd, args) {
 		r := Report(err)
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -78,7 +78,8 @@ func (located) Location() (string, int, int, string) {
 
 // TestJSONErrors: with --json a failure is one JSON object on stdout (and
 // nothing on stderr), with the exit code it always has; without --json,
-// or with a --json that is not a switch, errors stay on stderr.
+// with a --json that is not a switch, or for an outcome's code, errors
+// stay on stderr.
 func TestJSONErrors(t *testing.T) {
 	newTree := func() *cobra.Command {
 		root := &cobra.Command{Use: "prog"}
@@ -113,7 +114,6 @@ func TestJSONErrors(t *testing.T) {
 		{[]string{"sub", "--json", "--n", "x"}, 2, ErrorReport{Error: `invalid argument "x" for "--n" flag: strconv.ParseInt: parsing "x": invalid syntax`, ExitCode: 2}},
 		{[]string{"sub", "--n", "x", "--json"}, 2, ErrorReport{Error: `invalid argument "x" for "--n" flag: strconv.ParseInt: parsing "x": invalid syntax`, ExitCode: 2}},
 		{[]string{"sub", "--json", "extra"}, 2, ErrorReport{Error: `unknown command "extra" for "prog sub"`, ExitCode: 2}},
-		{[]string{"sub", "--json", "--n", "3"}, 3, ErrorReport{Error: "partial", ExitCode: 3}},
 		{[]string{"sub", "--json", "--n", "2"}, 1, ErrorReport{Error: `reading: room.csv:3: column 4 "Temp": invalid number "warm"`, ExitCode: 1,
 			File: "room.csv", Line: 3, Column: 4, ColumnName: "Temp"}},
 	} {
@@ -124,10 +124,20 @@ func TestJSONErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q\nwant exit %d, stdout %+v and nothing on stderr", c.args, code, out.String(), errOut.String(), c.code, c.want)
 		}
 	}
-	for _, args := range [][]string{{"sub"}, {"other", "--json", "f.json"}} {
+	// An outcome's own code (Exit) is not a failure: its JSON, if any, is
+	// the command's, and the line stays on stderr.
+	for _, c := range []struct {
+		args []string
+		code int
+		line string
+	}{
+		{[]string{"sub"}, 1, "prog: failed\n"},
+		{[]string{"other", "--json", "f.json"}, 1, "prog: failed\n"},
+		{[]string{"sub", "--json", "--n", "3"}, 3, "prog: partial\n"},
+	} {
 		var out, errOut bytes.Buffer
-		if code := Run(newTree(), args, &out, &errOut); code != 1 || out.Len() != 0 || errOut.String() != "prog: failed\n" {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 1 and the error on stderr", args, code, out.String(), errOut.String())
+		if code := Run(newTree(), c.args, &out, &errOut); code != c.code || out.Len() != 0 || errOut.String() != c.line {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d and %q on stderr", c.args, code, out.String(), errOut.String(), c.code, c.line)
 		}
 	}
 }
