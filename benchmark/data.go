@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -103,21 +102,6 @@ func (f *dataFlags) childArgs() []string {
 		args = append(args, "--label-column", f.labelColumn)
 	}
 	return args
-}
-
-func parseGrid(name, s string) ([]float64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []float64
-	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil || !(v > 0) {
-			return nil, usagef("--%s: %q is not a positive number", name, part)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // progress prints training events as plain lines, at most every few

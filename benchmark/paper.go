@@ -208,12 +208,12 @@ func (f *benchFlags) grids() (sg, cg []float64, desc string, err error) {
 	if f.sigmaGrid != "" || f.cGrid != "" {
 		desc = "custom"
 	}
-	if g, err := parseGrid("sigma-grid", f.sigmaGrid); err != nil {
+	if g, err := cli.ParseGrid("sigma-grid", f.sigmaGrid); err != nil {
 		return nil, nil, "", err
 	} else if g != nil {
 		sg = g
 	}
-	if g, err := parseGrid("c-grid", f.cGrid); err != nil {
+	if g, err := cli.ParseGrid("c-grid", f.cGrid); err != nil {
 		return nil, nil, "", err
 	} else if g != nil {
 		cg = g

@@ -3,8 +3,6 @@ package tritctl
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -156,21 +154,6 @@ bundle predicts what was evaluated here.`,
 	return cmd
 }
 
-func parseGrid(name, s string) ([]float64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []float64
-	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil || !(v > 0) {
-			return nil, usagef("--%s: %q is not a positive number", name, part)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 func runTrain(e *env, f *trainFlags, args []string) error {
 	if f.out == "" {
 		return usagef("--out is required")
@@ -189,11 +172,11 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	if err != nil {
 		return &cli.UsageError{Err: err}
 	}
-	sg, err := parseGrid("sigma-grid", f.sigmaGrid)
+	sg, err := cli.ParseGrid("sigma-grid", f.sigmaGrid)
 	if err != nil {
 		return err
 	}
-	cg, err := parseGrid("c-grid", f.cGrid)
+	cg, err := cli.ParseGrid("c-grid", f.cGrid)
 	if err != nil {
 		return err
 	}
