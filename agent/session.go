@@ -25,6 +25,21 @@ type session struct {
 	number  uint64          // MQTT session counter of the current connection
 	extra   map[string]bool // subscriptions besides desired and acks (bundles being fetched)
 	changed chan struct{}   // signalled on connect
+	started time.Time       // when run began (startingUp)
+}
+
+// startupGrace is how long after start a broker that refuses connections
+// is taken for one still starting (the agent and the fleet started
+// together) rather than warned about.
+const startupGrace = 30 * time.Second
+
+// startingUp reports whether a failed connection is the expected kind
+// before the first one: refused, within startupGrace of the start.
+func (s *session) startingUp(err error) bool {
+	s.mu.Lock()
+	never := s.gen == 0
+	s.mu.Unlock()
+	return never && time.Since(s.started) < startupGrace && strings.Contains(err.Error(), "connection refused")
 }
 
 func newSession(a *Agent) *session {
@@ -89,6 +104,7 @@ func (s *session) publishState(ctx context.Context) {
 }
 
 func (s *session) run(ctx context.Context) {
+	s.started = time.Now()
 	cfg := s.a.cfg.MQTT
 	backoff := wire.Backoff{Min: cfg.ReconnectMin.Duration, Max: cfg.ReconnectMax.Duration}
 	for ctx.Err() == nil {
@@ -146,6 +162,12 @@ func (s *session) connectOnce(ctx context.Context) bool {
 				// handshake; a refusal can then look like a reset.
 				args = append(args, "hint", "the broker may have refused the client certificate (cert_file/key_file, its CA); its log says why")
 			}
+		}
+		if s.startingUp(err) {
+			// Started with (or just before) the fleet: its broker is not
+			// listening yet, which the next attempts fix by themselves.
+			a.log.Info("mqtt broker not accepting connections yet; retrying", args...)
+			return false
 		}
 		a.log.Warn("mqtt connect failed", args...)
 		return false

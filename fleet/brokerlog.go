@@ -18,8 +18,9 @@ import (
 // every ended connection as a warning with an empty message, and whose
 // packet errors print the whole packet struct (kilobytes of payload). A
 // connection that ended the ordinary way (EOF, closed, reset, timed out)
-// becomes a debug line that says so, any other ending an info line, and a
-// packet is shown by its type, topic and size.
+// becomes a debug line that says so, any other ending an info line, as does
+// a packet whose connection ended under it (at shutdown), and a packet is
+// shown by its type, topic and size.
 type brokerLog struct{ slog.Handler }
 
 func newBrokerLog(log *slog.Logger) *slog.Logger { return slog.New(brokerLog{log.Handler()}) }
@@ -41,11 +42,16 @@ func (h brokerLog) Handle(ctx context.Context, r slog.Record) error {
 		out.AddAttrs(a)
 		return true
 	})
-	if r.Message == "" {
+	switch {
+	case r.Message == "":
 		out.Message, out.Level = "MQTT connection ended with an error", slog.LevelInfo
 		if connectionEnded(cause) {
 			out.Message, out.Level = "MQTT connection ended", slog.LevelDebug
 		}
+	case r.Message == "error processing packet" && cause != nil && connectionEnded(cause):
+		// The connection closed under the packet: every client's does
+		// when trit-fleet stops, which is no reason to warn.
+		out.Message, out.Level = "MQTT packet not processed: its connection had ended", slog.LevelDebug
 	}
 	if !h.Handler.Enabled(ctx, out.Level) {
 		return nil

@@ -817,3 +817,29 @@ func TestEmbeddedDeviceLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestBrokerLogClosedConnection: a packet the broker could not process
+// because its connection had just closed (every client's, when trit-fleet
+// stops) is a debug line, not "WARN error processing packet … use of closed
+// network connection"; other packet errors stay warnings.
+func TestBrokerLogClosedConnection(t *testing.T) {
+	var out bytes.Buffer
+	bl := newBrokerLog(slog.New(slog.NewTextHandler(&out, nil)))
+	closed := &net.OpError{Op: "write", Net: "tcp", Err: net.ErrClosed}
+	bl.Warn("error processing packet", "error", closed, "client", "gw-1")
+	if got := out.String(); got != "" {
+		t.Errorf("a packet on a closed connection logged at info or above:\n%s", got)
+	}
+	var debug bytes.Buffer
+	bl = newBrokerLog(slog.New(slog.NewTextHandler(&debug, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	bl.Warn("error processing packet", "error", closed, "client", "gw-1")
+	if got := debug.String(); !strings.Contains(got, "level=DEBUG") || !strings.Contains(got, "connection") {
+		t.Errorf("at debug level: %q", got)
+	}
+	out.Reset()
+	bl = newBrokerLog(slog.New(slog.NewTextHandler(&out, nil)))
+	bl.Warn("error processing packet", "error", errors.New("malformed packet"), "client", "gw-1")
+	if got := out.String(); !strings.Contains(got, "level=WARN") {
+		t.Errorf("a real packet error: %q", got)
+	}
+}
