@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/internal/cli"
+	"github.com/trit-iot/trit/internal/newfile"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -161,19 +162,7 @@ replace a lost one, run add again with --replace.`,
 
 // writeSecretFile writes secret to path, a new file of mode 0600.
 func writeSecretFile(path, secret string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("--password-file: %w", err)
-	}
-	_, err = f.WriteString(secret + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
+	if err := newfile.Write(path, 0o600, []byte(secret+"\n")); err != nil {
 		return fmt.Errorf("--password-file: %w", err)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/internal/newfile"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -105,33 +106,14 @@ func writeCertPair(dir, name string, cert *x509.Certificate, key *ecdsa.PrivateK
 	if err != nil {
 		return "", "", err
 	}
-	if err := writeExclusive(keyPath, 0o600, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})); err != nil {
+	if err := newfile.Write(keyPath, 0o600, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})); err != nil {
 		return "", "", err
 	}
-	if err := writeExclusive(certPath, 0o644, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})); err != nil {
+	if err := newfile.Write(certPath, 0o644, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})); err != nil {
 		os.Remove(keyPath)
 		return "", "", err
 	}
 	return certPath, keyPath, nil
-}
-
-// writeExclusive creates path, which must not exist, with mode perm.
-func writeExclusive(path string, perm os.FileMode, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-	}
-	return err
 }
 
 // loadCA reads ca.crt and ca.key from dir. The key must not be readable by

@@ -53,7 +53,9 @@ func GenerateKey(privPath, pubPath string) error {
 }
 
 // writeNew creates path (which must not exist) with mode perm and writes
-// data to it durably; on failure it removes what it created.
+// data to it durably; on failure it removes what it created. It is
+// internal/newfile.Write's twin: this package imports the standard library
+// only.
 func writeNew(path string, perm os.FileMode, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
