@@ -178,5 +178,22 @@ bench-peers-deps:
 bench-peers-test: bench-peers-deps
 	TRIT_PEERS_PY=1 $(GO) test -count=1 -run TestPeersScript ./benchmark
 
+## screenshots: docs/console/*.png, the web console over a seeded demo fleet
+## in headless Chromium (fleet/console TestScreenshots; needs Debian's
+## chromium), with docs/console/screenshots.json saying which trit-fleet
+## version they show: a unit test fails once the code's is newer. About 15 s.
+.PHONY: screenshots figures
+screenshots:
+	TRIT_SCREENSHOTS=docs/console $(GO) test -count=1 -run '^TestScreenshots$$' -v ./fleet/console
+
+## figures: docs/figures/*.png redrawn from the JSON in docs/figures/bench-json
+## (no benchmark runs again). init_objective.png trains usps twice (seconds)
+## and needs TRIT_DATA; without it that figure is left as it is.
+FIG_JSON = docs/figures/bench-json
+figures:
+	$(GO) run ./cmd/trit-bench figures --out docs/figures \
+	  --from $(FIG_JSON)/usps.json,$(FIG_JSON)/covtype-n10000.json,$(FIG_JSON)/covtype-n50000.json,$(FIG_JSON)/covtype-n100000.json,$(FIG_JSON)/covtype.json \
+	  --sweep-from $(FIG_JSON)/sweep-usps.json --peers $(FIG_JSON)/peers-curve.json $(if $(TRIT_DATA),,--only p,bytes,time,circles,peers)
+
 clean:
 	$(GO) clean -testcache

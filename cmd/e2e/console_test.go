@@ -70,9 +70,8 @@ func seedHostileRecord(t *testing.T, w *world) {
 // hostile strings from a device show as text and run nothing; a POST
 // without the CSRF token is refused; every control of every page is
 // reached by Tab and every input has a label; the browser logs no error.
-// With TRIT_SCREENSHOTS=dir it also saves screenshots of the main pages
-// there (docs/console holds the committed ones), taken before the hostile
-// device arrives.
+// (The screenshots in docs/console come from `make screenshots`, over a
+// seeded fleet: fleet/console TestScreenshots.)
 func TestConsole(t *testing.T) {
 	w := newWorld(t)
 	seedHostileRecord(t, w)
@@ -84,7 +83,6 @@ func TestConsole(t *testing.T) {
 	if got := b.path(); got != "/console/login" {
 		t.Fatalf("a page without a session went to %s, want the login page", got)
 	}
-	b.screenshot("login")
 	b.checkAccessible("login")
 	b.do(chromedp.SendKeys(chromedp.ID("token"), w.token+kb.Enter))
 	b.waitPath("/console/devices")
@@ -117,7 +115,13 @@ func TestConsole(t *testing.T) {
 	w.call("GET", "/v1/bundles", nil, &infos)
 	b.waitText("main", "vib", infos[0].KeyID, short(h1), short(h2), "balanced accuracy 96.40%", "1200 training rows", "normal 900, fault 300")
 	b.checkAccessible("bundles")
-	b.screenshot("bundles")
+	// Each bundle's full hash, with a button that copies it
+	// (static/console.js): it answers, and the page logs no error.
+	b.waitText("main", h1, h2)
+	b.eval(`document.body.addEventListener("htmx:beforeRequest", e => e.preventDefault())`) // no refresh under the click
+	b.do(chromedp.Click(chromedp.CSS(`button[data-copy="`+h2+`"]`), chromedp.NodeVisible))
+	b.until("the copy button answered", `["Copied", "Press Ctrl+C"].includes(document.querySelector('button[data-copy="`+h2+`"]').textContent)`)
+	b.do(chromedp.Reload())
 
 	// A two-phase rollout from the UI, watched until it completes.
 	b.click(`a[href="/console/new-rollout?bundle=` + h2 + `"]`)
@@ -129,7 +133,6 @@ func TestConsole(t *testing.T) {
 	b.fill("#r-id", "ui-two-phase")
 	b.fill("#r-selector", "site=north")
 	b.fill("#r-phases", "1, 100%")
-	b.screenshot("new-rollout")
 	b.click(`form.rollout-form button[type=submit]`)
 	b.waitPath("/console/rollouts/ui-two-phase")
 	b.markPage()
@@ -144,7 +147,6 @@ func TestConsole(t *testing.T) {
 	if n := b.eval(`document.querySelectorAll("#live polyline").length`); n != float64(3) {
 		t.Errorf("progress chart: %v lines, want 3", n)
 	}
-	b.screenshot("rollout")
 
 	// Another rollout, to the device that never answers: pause, resume, abort.
 	b.open("/console/new-rollout?bundle=" + h2)
@@ -201,18 +203,14 @@ func TestConsole(t *testing.T) {
 	b.open("/console/")
 	b.waitText("#live", "3 online", "2 offline", "Rollout ui-abort aborted: stopped from the browser")
 	b.checkAccessible("overview")
-	b.screenshot("overview")
 	b.open("/console/rollouts")
 	b.waitText("#live", "ui-two-phase-rollback", "ui-abort", "base")
 	b.checkAccessible("rollouts")
-	b.screenshot("rollouts")
 	b.open("/console/devices/" + ids[0])
 	b.waitText("#live", "ui-two-phase-rollback", "ui-two-phase", "base")
 	b.checkAccessible("device")
-	b.screenshot("device")
 	b.open("/console/devices?selector=" + url.QueryEscape("site=north"))
 	b.waitText("#live", "Devices 1–3 of 3 matching")
-	b.screenshot("devices")
 
 	// A device's hostile strings are text, wherever they land: a gateway
 	// that lies in everything it reports…
@@ -315,7 +313,6 @@ type browser struct {
 	t    *testing.T
 	base string
 	ctx  context.Context
-	dir  string // screenshots; "" for none
 
 	mu       sync.Mutex
 	errs     []string
@@ -341,9 +338,6 @@ func chromiumPath(t *testing.T) string {
 func newBrowser(t *testing.T, base string) *browser {
 	t.Helper()
 	b := &browser{t: t, base: base}
-	if d := os.Getenv("TRIT_SCREENSHOTS"); d != "" {
-		b.dir = screenshotDir(t, d)
-	}
 	// The flags keep the browser off the network (the machine may have
 	// none) and out of the way: no sandbox (tests run as root in CI), no
 	// GPU, no /dev/shm, no background services, a throwaway profile.
@@ -562,7 +556,7 @@ func (b *browser) checkHostile(where string, texts ...string) {
 		for (const e of document.querySelectorAll("*")) {
 			for (const a of e.attributes) if (a.name.startsWith("on")) bad.push(e.tagName + " has " + a.name);
 		}
-		for (const s of document.scripts) if (!s.src.includes("/console/static/htmx-") || s.text.trim() !== "") bad.push("script " + (s.src || s.text));
+		for (const s of document.scripts) if (!/\/console\/static\/(htmx-[0-9.]+\.min|console)\.js\?v=/.test(s.src) || s.text.trim() !== "") bad.push("script " + (s.src || s.text));
 		if (document.querySelectorAll("img").length) bad.push("an img element");
 		for (const a of document.querySelectorAll("a[href]")) if (!a.href.startsWith(location.origin + "/")) bad.push("link to " + a.href);
 		return bad;
@@ -622,35 +616,4 @@ func (b *browser) checkAccessible(page string) {
 	}
 	// Leave the page as a person would find it.
 	b.do(chromedp.Reload())
-}
-
-// screenshot saves the page as dir/name.png when TRIT_SCREENSHOTS is set.
-func (b *browser) screenshot(name string) {
-	b.t.Helper()
-	if b.dir == "" {
-		return
-	}
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(b.dir, name+".png"), png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
-}
-
-// screenshotDir resolves TRIT_SCREENSHOTS: a relative path is from the
-// module root (TRIT_SCREENSHOTS=docs/console), not from cmd/e2e.
-func screenshotDir(t *testing.T, d string) string {
-	if !filepath.IsAbs(d) {
-		root, err := filepath.Abs("../..")
-		if err != nil {
-			t.Fatal(err)
-		}
-		d = filepath.Join(root, d)
-	}
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return d
 }

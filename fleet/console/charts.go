@@ -232,17 +232,19 @@ func progressChart(r *fleet.Rollout, now time.Time) *lineChart {
 	if first := evs[0].t; first.Before(start) {
 		start = first
 	}
-	span := end.Sub(start)
-	if span < time.Second {
-		span = time.Second
-	}
+	// The axes end at their last tick, at or past the data: the lines fill
+	// the plot and every point lies within labelled ticks.
+	xTicks := niceSteps(end.Sub(start))
+	span := xTicks[len(xTicks)-1]
 	n := len(r.Order)
+	yTicks := niceCounts(n)
+	top := yTicks[len(yTicks)-1]
 	c := &lineChart{Width: 640, Height: 260, Left: 58, Right: 624, Top: 12, Bot: 200,
 		XAxisLabel: "time since the rollout started", YAxisLabel: "devices"}
 	c.PlotWidth, c.PlotHeight = c.Right-c.Left, c.Bot-c.Top
 	c.LegendY = c.Bot + 48
 	x := func(t time.Time) float64 { return c.Left + c.PlotWidth*float64(t.Sub(start))/float64(span) }
-	y := func(v int) float64 { return c.Bot - c.PlotHeight*float64(v)/float64(max(n, 1)) }
+	y := func(v int) float64 { return c.Bot - c.PlotHeight*float64(v)/float64(top) }
 
 	names := []struct{ class, name string }{{"l-notified", "notified"}, {"l-succeeded", "succeeded"}, {"l-failed", "failed"}}
 	for k, nm := range names {
@@ -260,10 +262,10 @@ func progressChart(r *fleet.Rollout, now time.Time) *lineChart {
 		pts = append(pts, pt(x(end), y(v)))
 		c.Series = append(c.Series, series{Class: nm.class, Name: nm.name, Points: strings.Join(pts, " "), Last: v})
 	}
-	for _, s := range niceSteps(span) {
+	for _, s := range xTicks {
 		c.XTicks = append(c.XTicks, tick{Pos: c.Left + c.PlotWidth*float64(s)/float64(span), Label: shortDuration(s)})
 	}
-	for _, v := range niceCounts(n) {
+	for _, v := range yTicks {
 		c.YTicks = append(c.YTicks, tick{Pos: y(v), Label: strconv.Itoa(v)})
 	}
 	// Phase starts: when the first device of each later phase was notified.
@@ -292,38 +294,47 @@ func pt(x, y float64) string {
 	return strconv.FormatFloat(x, 'f', 1, 64) + "," + strconv.FormatFloat(y, 'f', 1, 64)
 }
 
-// niceSteps returns tick positions from 0 to span at a round interval,
-// about five of them.
+// niceSteps returns x ticks at a round interval from 0 to the first tick
+// at or past span: at least two intervals, at most six.
 func niceSteps(span time.Duration) []time.Duration {
-	steps := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	steps := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond,
+		100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
+		time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
 		time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
 		time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 48 * time.Hour, 7 * 24 * time.Hour}
+	span = max(span, 2*steps[0])
 	step := steps[len(steps)-1]
 	for _, s := range steps {
-		if span/s <= 6 {
+		if (span+s-1)/s <= 6 {
 			step = s
 			break
 		}
 	}
-	var out []time.Duration
-	for t := time.Duration(0); t <= span && len(out) < 50; t += step {
-		out = append(out, t)
+	n := min(int((span+step-1)/step), 50) // weeks-long rollouts: at most 50 ticks
+	out := make([]time.Duration, 0, n+1)
+	for i := range n + 1 {
+		out = append(out, time.Duration(i)*step)
 	}
 	return out
 }
 
-// niceCounts returns y ticks from 0 to n at a round interval.
+// niceCounts returns y ticks at a round interval from 0 to the first tick
+// at or above n (at least 1).
 func niceCounts(n int) []int {
+	n = max(n, 1)
 	step := 1
-	for _, s := range []int{1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000, 50000, 100000} {
+	for _, s := range []int{1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1000000} {
 		step = s
-		if n/s <= 5 {
+		if (n+s-1)/s <= 5 {
 			break
 		}
 	}
 	var out []int
-	for v := 0; v <= n && len(out) < 50; v += step {
+	for v := 0; len(out) < 50; v += step {
 		out = append(out, v)
+		if v >= n {
+			break
+		}
 	}
 	return out
 }
@@ -341,8 +352,13 @@ func shortDuration(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "0"
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
 	case d < time.Minute:
-		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+		if d%time.Second == 0 {
+			return fmt.Sprintf("%d s", int(d/time.Second))
+		}
+		return fmt.Sprintf("%.1f s", d.Seconds())
 	case d < time.Hour:
 		m := d.Minutes()
 		if m == math.Trunc(m) {

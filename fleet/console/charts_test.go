@@ -110,3 +110,73 @@ func TestProgressBar(t *testing.T) {
 		t.Fatalf("segments end at %g", end)
 	}
 }
+
+// TestProgressChartAxesFitTheData: whatever a rollout's length and size,
+// the x axis starts at 0 and its last labelled tick is at or past the last
+// event (a 1.9 s rollout is not drawn on ticks 0 and "1 s"), the lines
+// reach the right half of the plot, the y axis has a labelled tick at or
+// above the device count, and ticks are evenly spaced and distinct.
+func TestProgressChartAxesFitTheData(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		span    time.Duration
+		devices int
+	}{
+		{300 * time.Millisecond, 1}, {600 * time.Millisecond, 3}, {1900 * time.Millisecond, 7}, {3 * time.Second, 2},
+		{61 * time.Second, 12}, {7*time.Minute + 10*time.Second, 101}, {26 * time.Hour, 1000}, {40 * 24 * time.Hour, 3},
+	} {
+		ids := make([]string, tc.devices)
+		for i := range ids {
+			ids[i] = "gw-" + strconv.Itoa(i)
+		}
+		r, err := fleet.NewRollout("r", "b", ids, fleet.Pace{}, fleet.AbortPolicy{}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range ids {
+			d := r.Devices[id]
+			d.State, d.NotifiedAt = fleet.DeviceSucceeded, t0
+			d.UpdatedAt = t0.Add(tc.span * time.Duration(i+1) / time.Duration(len(ids)))
+		}
+		r.State, r.Finished = fleet.RolloutCompleted, t0.Add(tc.span)
+		c := progressChart(r, t0.Add(time.Hour*24*365))
+		name := tc.span.String()
+		xs, ys := c.XTicks, c.YTicks
+		if len(xs) < 3 || len(xs) > 51 || xs[0].Label != "0" || xs[0].Pos != c.Left || xs[len(xs)-1].Pos != c.Right {
+			t.Errorf("%s: x ticks %v do not run from 0 at the left edge to the right edge", name, xs)
+		}
+		// The last tick's value, read back from its position, covers the span.
+		lastX := 0.0
+		for _, s := range c.Series {
+			for _, p := range strings.Fields(s.Points) {
+				x, _ := strconv.ParseFloat(strings.Split(p, ",")[0], 64)
+				lastX = max(lastX, x)
+			}
+		}
+		if lastX > c.Right+0.1 || lastX < c.Left+c.PlotWidth/2 {
+			t.Errorf("%s: the lines end at x=%g of the plot's %g…%g", name, lastX, c.Left, c.Right)
+		}
+		if len(ys) < 2 || ys[0].Label != "0" || ys[len(ys)-1].Pos > c.Top+0.1 {
+			t.Errorf("%s: y ticks %v", name, ys)
+		}
+		if top, _ := strconv.Atoi(ys[len(ys)-1].Label); top < tc.devices {
+			t.Errorf("%s: the top y tick %d is below the %d devices", name, top, tc.devices)
+		}
+		seen := map[string]bool{}
+		for i, tk := range xs {
+			if seen[tk.Label] {
+				t.Errorf("%s: x tick label %q twice: %v", name, tk.Label, xs)
+			}
+			seen[tk.Label] = true
+			if i > 1 && (tk.Pos-xs[i-1].Pos)-(xs[1].Pos-xs[0].Pos) > 0.01 {
+				t.Errorf("%s: uneven x ticks %v", name, xs)
+			}
+		}
+	}
+	if got := shortDuration(1500 * time.Millisecond); got != "1.5 s" {
+		t.Errorf("1.5 s is shown as %q", got)
+	}
+	if got := shortDuration(200 * time.Millisecond); got != "200 ms" {
+		t.Errorf("200 ms is shown as %q", got)
+	}
+}

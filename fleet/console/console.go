@@ -101,7 +101,7 @@ type Console struct {
 	handler  http.Handler
 
 	infoMu sync.Mutex
-	info   map[string]*trainInfo // bundle hash -> training figures (bundles never change)
+	info   map[string]*bundleFacts // bundle hash -> what it holds (bundles never change)
 }
 
 // asset is one embedded static file.
@@ -148,7 +148,7 @@ func New(opt *Options) (*Console, error) {
 	if o.SignIns == nil {
 		o.SignIns = fleet.NewSignIns(o.Logger)
 	}
-	c := &Console{opt: o, svc: o.Service, db: o.DB, log: o.Logger, info: map[string]*trainInfo{},
+	c := &Console{opt: o, svc: o.Service, db: o.DB, log: o.Logger, info: map[string]*bundleFacts{},
 		sessions: newSessions(o.IdleTimeout, o.MaxAge, o.MaxSessions, o.Now)}
 	var err error
 	if c.assets, err = loadAssets(); err != nil {

@@ -379,7 +379,8 @@ func TestHostileStringsAreText(t *testing.T) {
 		Previous: &wire.ModelRef{ID: hostile[3], Release: 1, Bundle: hash},
 		Sensors:  []wire.SensorHealth{{Sensor: hostile[1], State: hostile[2], LastError: hostile[4]}}})
 	f.deliver(f.svc.Topics().Telemetry("evil"), &wire.Telemetry{Device: "evil", Session: 1, Seq: 1, From: 1, To: 2, Predictions: 100,
-		Counts: counts, Last: &wire.Prediction{Class: hostile[4], Time: 1}})
+		Counts: counts, Last: &wire.Prediction{Class: hostile[4], Time: 1},
+		Drift: &wire.DriftReport{Score: 0.5, Windows: 10, Top: []wire.DriftBit{{Column: 3, Feature: hostile[1], Train: 0.1, Now: 0.9, JS: 0.5}}}})
 	f.deliver(f.svc.Topics().Events("evil"), &wire.Event{Device: "evil", Rollout: "probe", Seq: 1, State: wire.JobFailed, Code: hostile[1], Reason: hostile[0], Time: 1})
 	// A record whose ID is markup: the protocol refuses such IDs, so only
 	// a database from elsewhere holds one.
@@ -423,7 +424,7 @@ func TestHostileStringsAreText(t *testing.T) {
 			case html.ElementNode:
 				switch n.Data {
 				case "script":
-					if !strings.HasPrefix(attr(n, "src"), "/console/static/htmx-") {
+					if src := attr(n, "src"); !strings.HasPrefix(src, "/console/static/htmx-") && !strings.HasPrefix(src, "/console/static/console.js?") {
 						t.Errorf("%s: a script the console did not write: %v", p, n.Attr)
 					}
 				case "img":
@@ -481,22 +482,33 @@ func attr(n *html.Node, key string) string {
 // alert.
 func TestAgreementAndDrift(t *testing.T) {
 	f := newFixture(t)
-	populate(f)
-	f.device("gw-9", nil, nil)
+	h1, _ := populate(f)
+	f.deliver(f.svc.Topics().State("gw-9"), &wire.State{Device: "gw-9", Session: 1, Online: true, Health: "ok", AgentVersion: "0.2.0",
+		Model: &wire.ModelRef{ID: "vib", Release: 1, Bundle: h1, Install: "committed"}})
 	f.deliver(f.svc.Topics().Telemetry("gw-9"), &wire.Telemetry{Device: "gw-9", Session: 1, Seq: 1, From: 1, To: 2, Predictions: 40,
 		Counts: map[string]uint64{"normal": 40},
 		Shadow: &wire.ShadowReport{Rollout: "r9", Seq: 1, Bundle: strings.Repeat("ab", 32), Windows: 40, Agree: 30,
 			ActiveClasses: []string{"normal", "fault"}, CandidateClasses: []string{"normal", "fault"},
 			Confusion: [][]uint64{{30, 10}, {0, 0}}, ActiveLowMargin: 4, CandidateLowMargin: 8, LowMargin: 0.1},
-		Drift: &wire.DriftReport{Score: 0.067, Windows: 40, Top: []wire.DriftBit{{Column: 17}}}})
+		// The agent names the input a threshold bit tests; the others are
+		// random features of h1 (bundletest.Spec has nothing else).
+		Drift: &wire.DriftReport{Score: 0.067, Windows: 40, Top: []wire.DriftBit{
+			{Column: 5, Feature: "temperature", Train: 0.30, Now: 0.62, JS: 0.2}, {Column: 17, Train: 0.5, Now: 0.7, JS: 0.1},
+			{Column: 6, Feature: "temperature", Train: 0.5, Now: 0.6, JS: 0.05}, {Column: 18, Train: 0.5, Now: 0.6, JS: 0.04}}}})
 	c := f.client().login()
 	page := c.get("/console/devices/gw-9")
-	for _, w := range []string{"Shadow candidate", "75% (30 of 40)", "active 10%, candidate 20%", "<td>10</td>", "0.0670", "past the alert threshold", "<code>17</code>"} {
+	for _, w := range []string{"Shadow candidate", "75% (30 of 40)", "active 10%, candidate 20%", "<td>10</td>",
+		"0.0670</strong> against an alert threshold of 0.03", "drifting", "At or above the alert threshold 0.03",
+		"<code>temperature</code>: above its threshold in 62% of recent windows, 30% in training", "2 random features"} {
 		if !strings.Contains(page.body, w) {
 			t.Errorf("device page does not show %q", w)
 		}
 	}
-	if over := c.get("/console/"); !strings.Contains(over.body, "1 device is past the drift alert threshold") || !strings.Contains(over.body, "gw-9") {
+	// Bits are named by what they test, never by their column number.
+	if strings.Contains(page.body, "<code>17</code>") || strings.Count(page.body, "<code>temperature</code>") != 1 {
+		t.Errorf("drifted bits shown by number, or one input twice")
+	}
+	if over := c.get("/console/"); !strings.Contains(over.body, "1 device is past the drift alert threshold (0.03") || !strings.Contains(over.body, "gw-9") {
 		t.Errorf("overview has no drift alert for gw-9")
 	}
 	// A shadow rollout's page lists its gates and each device's agreement.

@@ -233,6 +233,93 @@ type deviceData struct {
 	Labels  []kv
 	Jobs    []jobRow
 	Classes *barChart
+	Drift   *driftView
+}
+
+// driftView is a device's drift report in an operator's words: the score
+// beside the fleet's alert threshold, and the inputs behind the bits that
+// moved most.
+type driftView struct {
+	Score     float64
+	Windows   uint64
+	Threshold float64 // [alerts] drift; 0: none set
+	Drifting  bool
+	Verdict   string
+	Features  []driftFeature // named inputs, most drifted first
+	Others    string         // the unnamed bits: "3 random features and 1 tree leaf"
+}
+
+// driftFeature is an input whose threshold tests fire at another rate on
+// the device than on the training data.
+type driftFeature struct {
+	Name       string
+	Train, Now float64 // share of windows its most drifted test fired on
+}
+
+// newDriftView describes r for a device running a bundle with facts bf
+// (nil when the bundle is not registered here).
+func newDriftView(r *wire.DriftReport, threshold float64, drifting bool, bf *bundleFacts) *driftView {
+	v := &driftView{Score: r.Score, Windows: r.Windows, Threshold: threshold, Drifting: drifting}
+	switch {
+	case threshold <= 0:
+		v.Verdict = "No alert threshold is set ([alerts] drift in fleet.toml). 0 means the inputs fire the model's bits as on the training data; the larger the score, the further they have moved."
+	case drifting || r.Score >= threshold:
+		v.Drifting = true
+		v.Verdict = fmt.Sprintf("At or above the alert threshold %s: the inputs no longer look like the training data. Check the sensors and the machine, or retrain on recent data.", driftFigure(threshold))
+	default:
+		v.Verdict = fmt.Sprintf("Below the alert threshold %s: the inputs look like the training data.", driftFigure(threshold))
+	}
+	seen := map[string]bool{}
+	var random, leaves, other int
+	for _, b := range r.Top { // largest divergence first
+		if b.Feature != "" {
+			if !seen[b.Feature] {
+				seen[b.Feature] = true
+				v.Features = append(v.Features, driftFeature{Name: b.Feature, Train: b.Train, Now: b.Now})
+			}
+			continue
+		}
+		switch bf.columnKind(b.Column) {
+		case "threshold":
+			other++ // a threshold bit the agent did not name: counted, not guessed
+		case "leaf":
+			leaves++
+		case "random":
+			random++
+		default:
+			other++
+		}
+	}
+	var parts []string
+	if random > 0 {
+		parts = append(parts, count(random, "random feature", "random features"))
+	}
+	if leaves > 0 {
+		parts = append(parts, count(leaves, "tree leaf", "tree leaves"))
+	}
+	if other > 0 {
+		parts = append(parts, count(other, "other bit", "other bits"))
+	}
+	v.Others = strings.Join(parts, " and ")
+	return v
+}
+
+// driftFigure formats a drift score or threshold.
+func driftFigure(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) }
+
+// columnKind says what kept column col of the bundle's embedding is: a
+// threshold test, a tree leaf or a random feature; "" when unknown.
+func (bf *bundleFacts) columnKind(col int32) string {
+	if bf == nil || bf.kept == nil || col < 0 || int(col) >= len(bf.kept) {
+		return ""
+	}
+	switch e := int(bf.kept[col]); {
+	case e < bf.nt:
+		return "threshold"
+	case e < bf.nt+bf.nl:
+		return "leaf"
+	}
+	return "random"
 }
 
 // devicePage shows one device: its state, sensors, class distribution and
@@ -256,6 +343,13 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 	}
 	data := &deviceData{D: d, Row: newDeviceRow(d), Labels: sortedLabels(d.Labels),
 		Classes: classChart(d.Counts, "latest telemetry interval")}
+	if d.Drift != nil {
+		var bf *bundleFacts
+		if d.Model != nil {
+			bf = c.facts(d.Model.Bundle)
+		}
+		data.Drift = newDriftView(d.Drift, c.svc.DriftAlert(), d.Drifting, bf)
+	}
 	for i := range rs {
 		ro := &rs[i]
 		p := ro.Devices[id]

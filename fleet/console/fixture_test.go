@@ -70,6 +70,13 @@ func seedKey(seed byte) ed25519.PrivateKey {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	return newFixtureNamed(t, "test", 0.03)
+}
+
+// newFixtureNamed is newFixture for the fleet named fleetName, with a drift
+// alert threshold.
+func newFixtureNamed(t testing.TB, fleetName string, driftAlert float64) *fixture {
+	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "fleet.db"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +89,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := fleet.NewRegistry(db, ks, 0, f.clk.now)
-	f.svc, err = fleet.NewService(db, reg, "test", nopPublisher{}, seedKey(2), &fleet.Options{Now: f.clk.now, Logger: quiet, DriftAlert: 0.03})
+	f.svc, err = fleet.NewService(db, reg, fleetName, nopPublisher{}, seedKey(2), &fleet.Options{Now: f.clk.now, Logger: quiet, DriftAlert: driftAlert})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,10 +60,10 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s session
 		return
 	}
 	c.render(w, r, http.StatusOK, "overview", &view{Title: "Overview", Nav: "overview", CSRF: s.csrf, Flash: s.flash,
-		LiveURL: "/console/?part=live", Data: overview(devices, rs, latest, c.opt.Now())})
+		LiveURL: "/console/?part=live", Data: overview(devices, rs, latest, c.svc.DriftAlert(), c.opt.Now())})
 }
 
-func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint64, now time.Time) *overviewData {
+func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint64, driftAlert float64, now time.Time) *overviewData {
 	data := &overviewData{Total: len(devices)}
 	uses := map[string]*modelUse{}
 	counts := map[string]uint64{}
@@ -134,7 +134,12 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s a failed sensor: %s.", plural(len(failedSensors), "device has", "devices have"), firstFew(failedSensors))})
 	}
 	if len(drifting) > 0 {
-		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s past the drift alert threshold (inputs unlike the training data): %s.", plural(len(drifting), "device is", "devices are"), firstFew(drifting))})
+		a := alert{Text: fmt.Sprintf("%s past the drift alert threshold (%s; inputs unlike the training data): %s.",
+			plural(len(drifting), "device is", "devices are"), driftFigure(driftAlert), firstFew(drifting))}
+		if len(drifting) == 1 {
+			a.Link = "/console/devices/" + url.PathEscape(drifting[0])
+		}
+		data.Alerts = append(data.Alerts, a)
 	}
 	if len(dropping) > 0 {
 		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s telemetry because %s outbox was full: %s.", plural(len(dropping), "device dropped", "devices dropped"), map[bool]string{true: "its", false: "their"}[len(dropping) == 1], firstFew(dropping))})

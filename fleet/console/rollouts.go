@@ -66,8 +66,13 @@ type phaseRow struct {
 	Spec     string
 	Progress progress // its own devices
 	Bar      *stackBar
-	Status   string // done, running, waiting
-	StartAt  time.Time
+	// Status: done, running, waiting; skipped when the phases before it
+	// already reach its target (a small fleet: 5, 50%, 100% of one
+	// device); not reached when the rollout ended before it started.
+	Status  string
+	Class   string // Status as a CSS class name
+	Note    string // what the status means, for skipped and not reached
+	StartAt time.Time
 }
 
 // abortStatus says where a rollout stands against its abort criterion.
@@ -85,8 +90,9 @@ func newAbortStatus(r *fleet.Rollout) abortStatus {
 	if a.On == "" {
 		return abortStatus{Policy: "none", Status: "No abort criterion: failures never stop this rollout by themselves."}
 	}
-	st := abortStatus{Policy: fmt.Sprintf("abort when more than %g%% of finished devices are %s, once at least %d have finished",
-		a.ThresholdPercent, failureWords(a.On), a.MinExecuted)}
+	need := max(a.MinExecuted, 1)
+	st := abortStatus{Policy: fmt.Sprintf("abort when more than %g%% of finished devices are %s, once at least %s finished",
+		a.ThresholdPercent, failureWords(a.On), plural(need, "device has", "devices have"))}
 	for _, id := range r.Order {
 		d := r.Devices[id]
 		if !d.State.Finished() {
@@ -101,8 +107,15 @@ func newAbortStatus(r *fleet.Rollout) abortStatus {
 		st.Pct = 100 * float64(st.Failed) / float64(st.Executed)
 	}
 	switch {
-	case st.Executed == 0 || st.Executed < a.MinExecuted:
-		st.Status = fmt.Sprintf("Not checked yet: %d of the %d finished devices it needs.", st.Executed, max(a.MinExecuted, 1))
+	case len(r.Order) < need:
+		// It can never be checked: say so rather than wait for devices
+		// that do not exist.
+		st.Status = fmt.Sprintf("Not applicable: the rollout has %s, fewer than the %d finished devices the criterion needs before it is checked; failures do not stop it by themselves.",
+			plural(len(r.Order), "device", "devices"), need)
+	case st.Executed < need && r.State.Done():
+		st.Status = fmt.Sprintf("Never checked: %d of the %d finished devices it needs had finished when the rollout ended.", st.Executed, need)
+	case st.Executed < need:
+		st.Status = fmt.Sprintf("Not checked yet: %d of the %d finished devices it needs.", st.Executed, need)
 	case st.Pct > a.ThresholdPercent:
 		st.Met = true
 		st.Status = fmt.Sprintf("Met: %d of %d finished devices %s (%.1f%% > %g%%).", st.Failed, st.Executed, failureWords(a.On), st.Pct, a.ThresholdPercent)
@@ -212,13 +225,20 @@ func (c *Console) rolloutData(ro *fleet.Rollout, q url.Values) *rolloutData {
 				}
 			}
 			switch {
-			case row.Progress.Total > 0 && row.Progress.Succeeded+row.Progress.Failed == row.Progress.Total:
+			case row.Progress.Total == 0:
+				row.Status = "skipped"
+				row.Note = fmt.Sprintf("no devices of its own: the phases before it already reach %s", plural(prev, "device", "devices"))
+			case row.Progress.Succeeded+row.Progress.Failed == row.Progress.Total:
 				row.Status = "done"
 			case notified > 0:
 				row.Status = "running"
+			case ro.State.Done():
+				row.Status = "not reached"
+				row.Note = "the rollout ended before this phase started"
 			default:
 				row.Status = "waiting"
 			}
+			row.Class = "ph-" + strings.ReplaceAll(row.Status, " ", "-")
 			row.Bar = row.Progress.bar()
 			data.Phases = append(data.Phases, row)
 			prev = max(prev, target)

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/wire"
 )
@@ -255,4 +257,84 @@ func FuzzRolloutForm(f *testing.F) {
 			t.Fatalf("request %+v", req)
 		}
 	})
+}
+
+// TestSmallFleetRollout is the README's rollout (--phases 5,50%,100%
+// --abort-on any --abort-threshold 5 --abort-min 5) on its one device:
+// once it completes, the phases that had no device of their own are
+// skipped, not waiting, and the abort criterion, which needs more finished
+// devices than the rollout has, says it does not apply.
+func TestSmallFleetRollout(t *testing.T) {
+	f := newFixture(t)
+	f.device("gw-1", map[string]string{"site": "lab"}, nil)
+	h := f.bundle("vibration", 1, nil)
+	if _, err := f.svc.CreateRollout(fleet.RolloutRequest{ID: "vibration-1", Bundle: h, Selector: map[string]string{"site": "lab"},
+		Pace:  fleet.Pace{Phases: []fleet.Phase{{Count: 5}, {Percent: 50}, {Percent: 100}}},
+		Abort: fleet.AbortPolicy{On: fleet.FailureAny, ThresholdPercent: 5, MinExecuted: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	c := f.client().login()
+	before := c.get("/console/rollouts/vibration-1?part=live").body
+	ro, _ := f.svc.GetRollout("vibration-1")
+	f.clk.advance(2 * time.Second)
+	f.deliver(f.svc.Topics().Events("gw-1"), &wire.Event{Device: "gw-1", Rollout: "vibration-1", Seq: ro.Devices["gw-1"].Seq,
+		State: wire.JobSucceeded, Bundle: h, Model: &wire.ModelRef{ID: "vibration", Release: 1, Bundle: h}, Time: f.clk.now().UnixMilli()})
+	f.svc.Tick()
+	if ro, _ := f.svc.GetRollout("vibration-1"); ro.State != fleet.RolloutCompleted {
+		t.Fatalf("rollout %s", ro.State)
+	}
+	after := c.get("/console/rollouts/vibration-1?part=live").body
+	for name, body := range map[string]string{"running": before, "completed": after} {
+		for _, bad := range []string{"ph-waiting", "0 / 0", "Not checked yet"} {
+			if strings.Contains(body, bad) {
+				t.Errorf("%s: the page shows %q", name, bad)
+			}
+		}
+		if n := strings.Count(body, `<span class="badge ph-skipped">skipped</span>`); n != 2 {
+			t.Errorf("%s: %d phases skipped, want phases 2 and 3", name, n)
+		}
+		for _, want := range []string{"no devices of its own: the phases before it already reach 1 device",
+			"Not applicable: the rollout has 1 device, fewer than the 5 finished devices the criterion needs"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: the page does not say %q", name, want)
+			}
+		}
+	}
+	if !strings.Contains(after, `<span class="badge ph-done">done</span>`) {
+		t.Error("phase 1 is not done")
+	}
+}
+
+// TestAbortCriterionWords: where a rollout stands against its abort
+// criterion, in each case an operator meets.
+func TestAbortCriterionWords(t *testing.T) {
+	devices := func(states ...fleet.DeviceState) *fleet.Rollout {
+		r := &fleet.Rollout{Rollout: api.Rollout{State: fleet.RolloutRunning, Devices: map[string]*fleet.DeviceProgress{},
+			Abort: fleet.AbortPolicy{On: fleet.FailureAny, ThresholdPercent: 20, MinExecuted: 3}}}
+		for i, st := range states {
+			id := fmt.Sprintf("gw-%d", i)
+			r.Order = append(r.Order, id)
+			r.Devices[id] = &fleet.DeviceProgress{State: st}
+		}
+		return r
+	}
+	ok, bad, wait := fleet.DeviceSucceeded, fleet.DeviceFailed, fleet.DevicePending
+	aborted := devices(ok, wait, wait, wait)
+	aborted.State = fleet.RolloutAborted
+	for _, tc := range []struct {
+		r    *fleet.Rollout
+		want string
+	}{
+		{devices(ok, ok), "Not applicable: the rollout has 2 devices, fewer than the 3 finished devices"},
+		{devices(ok, wait, wait, wait), "Not checked yet: 1 of the 3 finished devices it needs."},
+		{aborted, "Never checked: 1 of the 3 finished devices it needs had finished when the rollout ended."},
+		{devices(ok, ok, ok, ok, bad), "Not met: 1 of 5 finished devices failed, rejected or timed out (20.0% ≤ 20%)."},
+		{devices(ok, ok, bad, wait), "Met: 1 of 3 finished devices failed, rejected or timed out (33.3% > 20%)."},
+		{&fleet.Rollout{}, "No abort criterion"},
+	} {
+		if got := newAbortStatus(tc.r).Status; !strings.Contains(got, tc.want) {
+			t.Errorf("%v: %q, want %q", tc.r.Order, got, tc.want)
+		}
+	}
 }

@@ -1,0 +1,6 @@
+package fleet
+
+// DriftAlert returns the drift score at or above which a device is
+// reported drifting (fleet.toml [alerts] drift); 0: no alert. The web
+// console shows it beside each score.
+func (s *Service) DriftAlert() float64 { return s.opt.DriftAlert }
