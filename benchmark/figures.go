@@ -312,7 +312,7 @@ func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) 
 		sc.Shape = draw.CrossGlyph{}
 		sc.Radius = vg.Points(4)
 		p.Add(sc)
-		p.Legend.Add("trit-ternary signed bundle", sc)
+		p.legend("trit-ternary signed bundle", sc)
 	}
 	for _, r := range rows {
 		if r.Method == "trit-ternary" || r.Method == "trit-full" || r.Method == "rfe" {
@@ -325,7 +325,7 @@ func plotAccVsBytes(path, dataset string, rows []*benchRow, sweep []sweepPoint) 
 		sc.Color = methodColors[r.Method]
 		sc.Radius = vg.Points(4)
 		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("%s (p = %d)", r.Method, r.P), sc)
+		p.legend(fmt.Sprintf("%s (p = %d)", r.Method, r.P), sc)
 	}
 	return savePlot(p, path)
 }
@@ -510,9 +510,11 @@ func plotRegions(path, title string, m *inference.Model, ds *data.Dataset) error
 		sc.Color = col
 		sc.Radius = vg.Points(1.5)
 		p.Add(sc)
-		p.Legend.Add(ds.Classes[cls], sc)
+		p.legend(ds.Classes[cls], sc)
 	}
 	p.Title.TextStyle.Font.Size = vg.Points(12) // the title is long
+	p.fixed = true                              // the heat map fills its square
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.DefaultTicks{}, plot.DefaultTicks{}
 	return savePlotSize(p, path, 7*vg.Inch, 6*vg.Inch)
 }
 
@@ -573,7 +575,8 @@ func readPeersReports(path string) ([]*PeersReport, error) {
 
 // plotPeersCurves draws, per dataset with a curve, test accuracy against
 // the bytes each model takes for trit, mlp-int8 and xgboost, into
-// dir/peers_curve_DATASET.png.
+// dir/peers_curve_DATASET.png. Budgets at which a method has no model are
+// said under the legend, with the reason the run gave.
 func plotPeersCurves(dir string, reports []*PeersReport) ([]string, error) {
 	var written []string
 	for _, r := range reports {
@@ -582,26 +585,27 @@ func plotPeersCurves(dir string, reports []*PeersReport) ([]string, error) {
 		}
 		p := newPlot(r.Dataset+": test accuracy against model bytes", "bytes on the gateway (log scale)", "test accuracy (%)")
 		logX(p, byteTicks{})
-		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, m := range []string{"trit", "mlp-int8", "xgboost"} {
 			var pts plotter.XYs
+			var skipped []PeerResult
 			for _, c := range r.Curve {
-				if c.Method == m && c.Skipped == "" && c.Bytes > 0 {
+				switch {
+				case c.Method != m:
+				case c.Skipped != "":
+					skipped = append(skipped, c)
+				case c.Bytes > 0:
 					pts = append(pts, plotter.XY{X: float64(c.Bytes), Y: c.Accuracy})
-					lo, hi = math.Min(lo, float64(c.Bytes)), math.Max(hi, float64(c.Bytes))
 				}
 			}
-			if len(pts) == 0 {
-				continue
+			if len(pts) > 0 {
+				slices.SortFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+				if err := addLine(p, m, m, pts); err != nil {
+					return nil, err
+				}
 			}
-			slices.SortFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
-			if err := addLine(p, m, m, pts); err != nil {
-				return nil, err
+			if note := skippedNote(m, skipped); note != "" {
+				p.note("%s", note)
 			}
-		}
-		if lo < hi {
-			// Whole octaves, so the byte ticks at the ends are drawn.
-			p.X.Min, p.X.Max = math.Exp2(math.Floor(math.Log2(lo))), math.Exp2(math.Ceil(math.Log2(hi)))
 		}
 		path := filepath.Join(dir, "peers_curve_"+r.Dataset+".png")
 		if err := savePlot(p, path); err != nil {
@@ -613,4 +617,28 @@ func plotPeersCurves(dir string, reports []*PeersReport) ([]string, error) {
 		return nil, errors.New("no dataset in --peers has a curve (run peers with --curve)")
 	}
 	return written, nil
+}
+
+// skippedNote says at which budgets a method has no model and why (the
+// reason given at the largest of them, the one nearest its curve):
+// "trit: no model at 512 B, 1 KiB, 2 KiB or 4 KiB: its float16 scaler
+// alone is 3,137 B".
+func skippedNote(method string, skipped []PeerResult) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	slices.SortFunc(skipped, func(a, b PeerResult) int { return cmp.Compare(a.Budget, b.Budget) })
+	var budgets []string
+	for _, s := range skipped {
+		budgets = append(budgets, byteLabel(float64(s.Budget)))
+	}
+	list := budgets[0]
+	if n := len(budgets); n > 1 {
+		list = strings.Join(budgets[:n-1], ", ") + " or " + budgets[n-1]
+	}
+	reason := skipped[len(skipped)-1].Skipped
+	if r := []rune(reason); len(r) > 120 {
+		reason = string(r[:119]) + "…"
+	}
+	return fmt.Sprintf("%s: no model at %s: %s", method, list, reason)
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -14,15 +15,21 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// The figures' look: 800×560 pixels, the legend in a column right of the
-// data, trit in warm colours with thick lines and everything else in
-// cool or grey ones, and log axes with labelled 1-2-5 (or power-of-two
-// byte) ticks, all in one number format.
+// The figures' look: 800×560 pixels; the data get the whole width, with
+// the legend in columns under the plot and, under it, notes on what the
+// figure leaves out and why; trit in warm colours with thick lines and
+// everything else in cool or grey ones; axes that end at a labelled round
+// tick at or past the data, with a margin so no point touches the frame;
+// linear ticks at 1-2-5 steps, log ticks at 1-2-5 values (or powers of
+// two for bytes), all in one number format.
 
 const (
 	figWidth  = 8 * vg.Inch
 	figHeight = 5.6 * vg.Inch
 	figDPI    = 100
+	// axisMargin is the room left beyond the outer ticks, as a share of
+	// the axis: 4% of the plot's height keeps a 4-point mark off the frame.
+	axisMargin = 0.04
 )
 
 // methodColors: trit's series red and orange; the paper's baselines and
@@ -45,7 +52,33 @@ func isTrit(method string) bool {
 	return method == "trit" || method == "trit-ternary" || method == "trit-full"
 }
 
-func newPlot(title, x, y string) *plot.Plot {
+// figure is a plot with its legend entries and notes, which savePlot
+// draws under it.
+type figure struct {
+	*plot.Plot
+	entries []legendEntry
+	notes   []string // what the figure leaves out and why
+	// fixed keeps the axes as the data set them (a heat map fills its
+	// own range).
+	fixed bool
+}
+
+type legendEntry struct {
+	name   string
+	thumbs []plot.Thumbnailer
+}
+
+// legend adds a legend entry.
+func (f *figure) legend(name string, thumbs ...plot.Thumbnailer) {
+	f.entries = append(f.entries, legendEntry{name, thumbs})
+}
+
+// note adds a line under the legend.
+func (f *figure) note(format string, args ...any) {
+	f.notes = append(f.notes, fmt.Sprintf(format, args...))
+}
+
+func newPlot(title, x, y string) *figure {
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = vg.Points(14)
@@ -54,62 +87,199 @@ func newPlot(title, x, y string) *plot.Plot {
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font.Size = vg.Points(12)
 		a.Tick.Label.Font.Size = vg.Points(11)
+		a.Tick.Marker = linearTicks{}
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(11)
-	p.Y.Tick.Marker = linearTicks{}
 	p.Add(plotter.NewGrid())
-	return p
+	return &figure{Plot: p}
 }
 
-// savePlot writes p as an 800×560 PNG with its legend (if any) in a column
-// right of the plot, away from the data.
-func savePlot(p *plot.Plot, path string) error {
-	return savePlotSize(p, path, figWidth, figHeight)
+// savePlot writes f as an 800×560 PNG.
+func savePlot(f *figure, path string) error {
+	return savePlotSize(f, path, figWidth, figHeight)
 }
 
-// savePlotSize is savePlot at another size.
-func savePlotSize(p *plot.Plot, path string, w, h vg.Length) error {
+// savePlotSize is savePlot at another size: the axes fitted to the data,
+// the plot above, the legend in columns under it, the notes under that.
+func savePlotSize(f *figure, path string, w, h vg.Length) error {
 	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(figDPI))
 	dc := draw.New(c)
-	leg := p.Legend
-	p.Legend = plot.NewLegend()
-	plotArea := dc
-	if len(legendEntries(&leg)) > 0 {
-		// Rectangle measures the text wider than it is drawn at this DPI:
-		// the legend column takes at most 30% of the width.
-		r := leg.Rectangle(dc)
-		lw := min(r.Max.X-r.Min.X, 0.3*w) + vg.Points(16)
-		plotArea = draw.Crop(dc, 0, -lw, 0, 0)
-		legArea := draw.Crop(dc, dc.Max.X-dc.Min.X-lw+vg.Points(8), 0, 0, -vg.Points(30))
-		leg.Top, leg.Left = true, true
-		leg.Draw(legArea)
+	if !f.fixed {
+		fitAxis(&f.X)
+		fitAxis(&f.Y)
 	}
-	p.Draw(plotArea)
-	p.Legend = leg
-	f, err := os.Create(path)
+	lay := f.layout(w)
+	f.Plot.Draw(draw.Crop(dc, 0, 0, lay.bottom, -vg.Points(4))) // the title off the top edge
+	pad := vg.Points(8)
+	for i, e := range f.entries {
+		row, col := i/lay.cols, i%lay.cols
+		x := dc.Min.X + pad + vg.Length(col)*lay.colWidth
+		top := dc.Min.Y + lay.bottom - pad/2 - vg.Length(row)*lay.line
+		cell := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: x, Y: top - lay.line}, Max: vg.Point{X: x + lay.colWidth, Y: top}}}
+		leg := plot.NewLegend()
+		leg.TextStyle = f.Legend.TextStyle
+		leg.Top, leg.Left = true, true
+		leg.Add(e.name, e.thumbs...)
+		leg.Draw(cell)
+	}
+	ns := noteStyle(f)
+	for i, line := range lay.notes {
+		y := dc.Min.Y + lay.bottom - pad/2 - vg.Length(lay.rows)*lay.line - vg.Length(i+1)*lay.noteLine
+		dc.FillText(ns, vg.Point{X: dc.Min.X + pad, Y: y + lay.noteLine/4}, line)
+	}
+	out, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(f); err != nil {
-		f.Close()
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(out); err != nil {
+		out.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return f.Close()
+	return out.Close()
 }
 
-// legendEntries reports whether l has entries (Legend keeps them private):
-// its rectangle has a height.
-func legendEntries(l *plot.Legend) []struct{} {
-	c := draw.New(vgimg.New(figWidth, figHeight))
-	if r := l.Rectangle(c); r.Max.Y-r.Min.Y > 0 {
-		return []struct{}{{}}
+// figLayout is where savePlot puts the legend and the notes.
+type figLayout struct {
+	cols, rows     int
+	colWidth       vg.Length
+	line, noteLine vg.Length // heights of a legend row and a note line
+	notes          []string  // wrapped to the width
+	bottom         vg.Length // height under the plot: legend and notes
+}
+
+// layout puts the legend entries in as many columns as their widest name
+// allows (at most 4), rows filled left to right, and wraps the notes.
+func (f *figure) layout(w vg.Length) figLayout {
+	pad := vg.Points(8)
+	ts := f.Legend.TextStyle
+	lay := figLayout{line: ts.Font.Size * 1.5}
+	usable := w - 2*pad
+	if n := len(f.entries); n > 0 {
+		widest := vg.Length(0)
+		for _, e := range f.entries {
+			widest = max(widest, ts.Width(e.name))
+		}
+		thumb := plot.NewLegend().ThumbnailWidth
+		cell := thumb + vg.Points(6) + widest + vg.Points(18)
+		lay.cols = max(1, min(4, n, int(usable/cell)))
+		lay.rows = (n + lay.cols - 1) / lay.cols
+		lay.cols = (n + lay.rows - 1) / lay.rows // as even as the rows allow
+		lay.colWidth = usable / vg.Length(lay.cols)
 	}
-	return nil
+	ns := noteStyle(f)
+	lay.noteLine = ns.Font.Size * 1.45
+	for _, n := range f.notes {
+		lay.notes = append(lay.notes, wrapText(n, ns, usable)...)
+	}
+	if lay.rows > 0 || len(lay.notes) > 0 {
+		lay.bottom = vg.Length(lay.rows)*lay.line + vg.Length(len(lay.notes))*lay.noteLine + pad
+	}
+	return lay
+}
+
+// noteStyle is the notes' text: smaller than the legend's, grey.
+func noteStyle(f *figure) draw.TextStyle {
+	ns := f.Legend.TextStyle
+	ns.Font.Size = vg.Points(10)
+	ns.Color = color.Gray{Y: 0x55}
+	ns.XAlign, ns.YAlign = draw.XLeft, draw.YBottom
+	return ns
+}
+
+// wrapText breaks s into lines no wider than w.
+func wrapText(s string, ts draw.TextStyle, w vg.Length) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		next := word
+		if line != "" {
+			next = line + " " + word
+		}
+		if line != "" && ts.Width(next) > w {
+			lines = append(lines, line)
+			next = word
+		}
+		line = next
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// fitAxis sets an axis' range from its data's: out to the ticks at or
+// past the data (round steps on a linear axis, 1-2-5 values or powers of
+// two on a log one), then axisMargin more, so every point lies within
+// labelled ticks and none touches the frame.
+func fitAxis(a *plot.Axis) {
+	lo, hi := a.Min, a.Max
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || hi < lo {
+		return
+	}
+	if _, ok := a.Scale.(plot.LogScale); ok {
+		if lo <= 0 {
+			return
+		}
+		if _, bytes := a.Tick.Marker.(byteTicks); bytes {
+			lo, hi = math.Exp2(math.Floor(math.Log2(lo)+1e-9)), math.Exp2(math.Ceil(math.Log2(hi)-1e-9))
+		} else {
+			lo, hi = grid125(lo, false), grid125(hi, true)
+		}
+		m := math.Pow(hi/lo, axisMargin)
+		if hi == lo {
+			m = 1.2
+		}
+		a.Min, a.Max = lo/m, hi*m
+		return
+	}
+	if _, ok := a.Tick.Marker.(linearTicks); !ok {
+		return
+	}
+	if hi == lo {
+		lo, hi = lo-1, hi+1
+	}
+	step := niceStep(hi - lo)
+	lo, hi = math.Floor(lo/step+1e-9)*step, math.Ceil(hi/step-1e-9)*step
+	m := axisMargin * (hi - lo)
+	a.Min, a.Max = lo-m, hi+m
+	a.Tick.Marker = linearTicks{step: step}
+}
+
+// niceStep is the 1-2-5 step that cuts span into at most 8 intervals.
+func niceStep(span float64) float64 {
+	e := math.Floor(math.Log10(span / 8))
+	for {
+		for _, m := range []float64{1, 2, 5} {
+			if s := m * math.Pow(10, e); span/s <= 8+1e-9 {
+				return s
+			}
+		}
+		e++
+	}
+}
+
+// grid125 returns the nearest value of the form {1, 2, 5}·10^k at or
+// below v (at or above it when up).
+func grid125(v float64, up bool) float64 {
+	e := math.Floor(math.Log10(v))
+	best := 0.0
+	for k := e - 1; k <= e+1; k++ {
+		for _, m := range []float64{1, 2, 5} {
+			g := m * math.Pow(10, k)
+			switch {
+			case up && g >= v*(1-1e-9) && (best == 0 || g < best):
+				best = g
+			case !up && g <= v*(1+1e-9) && g > best:
+				best = g
+			}
+		}
+	}
+	return best
 }
 
 // addLine adds a line with points; trit's series are drawn thicker with
 // larger marks.
-func addLine(p *plot.Plot, name, method string, pts plotter.XYs) error {
+func addLine(p *figure, name, method string, pts plotter.XYs) error {
 	l, s, err := plotter.NewLinePoints(pts)
 	if err != nil {
 		return err
@@ -128,7 +298,7 @@ func addLine(p *plot.Plot, name, method string, pts plotter.XYs) error {
 		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 	}
 	p.Add(l, s)
-	p.Legend.Add(name, l, s)
+	p.legend(name, l, s)
 	return nil
 }
 
@@ -141,28 +311,44 @@ func number(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// linearTicks is gonum's default ticks with number's format.
-type linearTicks struct{}
+// linearTicks labels the multiples of a 1-2-5 step (step; 0: the step
+// that cuts the range into at most 8) in number's format.
+type linearTicks struct{ step float64 }
 
-func (linearTicks) Ticks(min, max float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = number(ts[i].Value)
+func (t linearTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) {
+		return nil
+	}
+	step := t.step
+	if step <= 0 {
+		step = niceStep(max - min)
+	}
+	decimals := 0 // enough for the step: 0.5 → 1, 0.02 → 2
+	if e := int(-math.Floor(math.Log10(step) + 1e-9)); e > 0 {
+		decimals = e
+	}
+	var ts []plot.Tick
+	for k := math.Ceil(min/step - 1e-9); k*step <= max+step*1e-9 && len(ts) < 100; k++ {
+		v := k * step
+		if v == 0 {
+			v = 0 // not -0
 		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
 	}
 	return ts
 }
 
-// logTicks labels 1, 2 and 5 times each power of ten within the range
-// when it spans at most three decades, else the powers of ten alone
-// (minor ticks between), so a log axis always has several labels and they
-// never overlap. Labels use SI suffixes: 500, 2k, 10k, 1M.
+// logTicks marks 1…9 times each power of ten within the range and labels
+// 1, 2 and 5 times it when the range spans at most three decades, else the
+// powers of ten alone; the first and last 1-2-5 values in the range are
+// labelled either way (fitAxis ends the axis there), so the data lie
+// within labels. Labels use SI suffixes: 500, 2k, 10k, 1M.
 type logTicks struct{}
 
 func (logTicks) Ticks(min, max float64) []plot.Tick {
 	var ts []plot.Tick
 	wide := math.Log10(max/min) > 3
+	first, last := -1, -1
 	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
 		base := math.Pow(10, e)
 		for m := 1; m < 10; m++ {
@@ -171,10 +357,21 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 				continue
 			}
 			t := plot.Tick{Value: v}
-			if m == 1 || !wide && (m == 2 || m == 5) {
-				t.Label = siNumber(v)
+			if m == 1 || m == 2 || m == 5 {
+				if first < 0 {
+					first = len(ts)
+				}
+				last = len(ts)
+				if m == 1 || !wide {
+					t.Label = siNumber(v)
+				}
 			}
 			ts = append(ts, t)
+		}
+	}
+	for _, i := range []int{first, last} {
+		if i >= 0 {
+			ts[i].Label = siNumber(ts[i].Value)
 		}
 	}
 	return ts
@@ -216,7 +413,7 @@ func byteLabel(v float64) string {
 }
 
 // logX makes p's x axis logarithmic with ticks t.
-func logX(p *plot.Plot, t plot.Ticker) {
+func logX(p *figure, t plot.Ticker) {
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = t
 }
