@@ -61,6 +61,7 @@ type trainFlags struct {
 	data       dataFlags
 	synth      syntheticFlags
 	out        string
+	force      bool
 	test       string
 	p          int
 	budget     int
@@ -122,7 +123,8 @@ bundle predicts what was evaluated here.`,
 	f.data.add(cmd)
 	f.synth.add(cmd)
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "out", "o", "", "bundle file to write (required; replaced if it exists)")
+	fl.StringVarP(&f.out, "out", "o", "", "bundle file to write (required; an unsigned bundle there is replaced, anything else needs --force)")
+	fl.BoolVar(&f.force, "force", false, "replace --out whatever it holds (a signed bundle, a data file)")
 	fl.StringVar(&f.modelID, "model-id", "", "model ID in the bundle (default: the --standard name, else the output file's name up to its first dot)")
 	fl.Uint64Var(&f.release, "release", 1, "release counter in the bundle, >= 1; agents refuse a release not above the one they run")
 	fl.StringVar(&f.hardware, "hardware", "", "hardware/sensor-set label in the bundle (default: any)")
@@ -157,6 +159,9 @@ bundle predicts what was evaluated here.`,
 func runTrain(e *env, f *trainFlags, args []string) error {
 	if f.out == "" {
 		return usagef("--out is required")
+	}
+	if err := checkTrainOut(f.out, f.force); err != nil {
+		return err
 	}
 	if f.release == 0 {
 		return usagef("--release must be at least 1")
@@ -220,6 +225,7 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 		fmt.Fprintf(e.stderr, "reading %s: %s\n", train.Name, train.Spec.Describe())
 	}
 	res, err := training.Train(train, cfg)
+	prog.finish()
 	if err != nil {
 		return err
 	}
