@@ -274,16 +274,11 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 	if err := sr.evaluate(screen, clamp(st.size), foldsOf(st)); err != nil {
 		return nil, err
 	}
-	// Every C for the best pairs; trees also compete unsolved (C = 0: the
-	// boosting's leaves rounded to the planes).
+	// Every C for the best pairs.
 	st = schedule[1]
 	var more []*candidate
 	for _, cd := range screen[:min(schedule[0].keep, len(screen))] {
-		cv := cs
-		if cd.s.Trees > 0 && c.C == 0 {
-			cv = append([]float64{0}, cs...)
-		}
-		for _, v := range cv {
+		for _, v := range cs {
 			if v != cmid {
 				more = append(more, &candidate{s: cd.s, sigma: cd.sigma, c: v})
 			}

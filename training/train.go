@@ -29,7 +29,7 @@ type Result struct {
 	Model        *inference.Model
 	Sigma, C     float64
 	Structure    Structure        // the embedding's structure: threshold bits, projection, random features
-	Lambda       float64          // the ternary objective's λ = 1/(2nC) on the final training set; 0 when C = 0 (tree leaves not solved)
+	Lambda       float64          // the ternary objective's λ = 1/(2nC) on the final training set
 	TrainSeconds float64          // wall time of Train, search included
 	FitSeconds   float64          // wall time of the final fit alone
 	Search       []SearchPoint    // every candidate the search evaluated; nil without search
@@ -340,13 +340,7 @@ func fit(p *prepared, v Structure, sigma, cv float64, c *Config, stage string) (
 // boosting's model of them: the solver starts the leaf weights from it.
 func fitWeights(base *inference.ModelSpec, leaves *trees.Model, cols *ternary.Columns, ds *data.Dataset, cv float64, binary bool, c *Config, stage string) (*inference.ModelSpec, [][]ternary.Step, error) {
 	nv := inference.Vectors(len(ds.Classes))
-	// C = 0 with tree leaves alone: no solve. The weights are the
-	// boosting's own leaves rounded to the planes (leafStarts), which the
-	// search compares with solved ones on the held-out rows.
 	treesOnly := leaves != nil && c.Init == "svm" && base.NumThresholds() == 0 && base.Transform.P == 0
-	if cv == 0 && !treesOnly {
-		return nil, nil, fmt.Errorf("%w: C = 0 (unsolved weights) needs a model of tree leaves alone", ErrConfig)
-	}
 	lambda := 1 / (2 * float64(ds.N) * cv)
 	full := cols.P
 	cols, solved := emptyLeavesDropped(base, cols)
@@ -403,10 +397,6 @@ func fitWeights(base *inference.ModelSpec, leaves *trees.Model, cols *ternary.Co
 			defer func() { <-sem }()
 			if err := c.cancelled(); err != nil {
 				errs[v] = err
-				return
-			}
-			if cv == 0 {
-				weights[v], alphas[v] = inits[v].w, float32(inits[v].alpha)
 				return
 			}
 			y := classSigns(ds, nv, v)

@@ -2,7 +2,6 @@ package training
 
 import (
 	"cmp"
-	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -302,50 +301,6 @@ func TestSearchTriesTreePrefixesOnAllRows(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no tree finalist fitted on all %d rows with 1/8, 1/4 and 1/2 of its trees; counts by depth: %v", rows, counts)
-	}
-	// Trees also compete unsolved (C = 0: the boosting's leaves rounded to
-	// the planes), and only trees.
-	unsolved := 0
-	for _, p := range res.Search {
-		if p.C == 0 {
-			unsolved++
-			if p.Trees == 0 || p.P > 0 || p.Thresholds > 0 {
-				t.Errorf("an unsolved candidate that is not trees alone: %+v", p)
-			}
-		}
-	}
-	if unsolved == 0 {
-		t.Error("no unsolved tree candidate in the search")
-	}
-}
-
-// Unsolved tree weights (C = 0) are exactly the rounded boosting leaves,
-// and C = 0 with anything but tree leaves is refused.
-func TestUnsolvedTreeWeights(t *testing.T) {
-	ds := corners(1500, 6, 11)
-	c, p := prepareTest(t, ds, &Config{Seed: 1})
-	spec, hist, err := fit(p, Structure{Trees: 30, Depth: 4, Planes: 2}, 0, 0, &c, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range hist {
-		if len(h) != 0 {
-			t.Fatalf("unsolved weights have a solver history: %v", h)
-		}
-	}
-	m, err := inference.New(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := Evaluate(m, corners(1500, 6, 12), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ev.Accuracy < 90 {
-		t.Errorf("the boosting's own leaves, rounded: accuracy %.1f%% on new rows", ev.Accuracy)
-	}
-	if _, _, err := fit(p, Structure{P: 256}, 1, 0, &c, ""); !errors.Is(err, ErrConfig) {
-		t.Errorf("C = 0 with random features: %v, want ErrConfig", err)
 	}
 }
 

@@ -321,9 +321,6 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result, verbose bo
 		fmt.Fprintf(w, ", %d random features", s.P)
 	}
 	fmt.Fprintf(w, "; %s weights\n", weights)
-	if st.Trees > 0 && s.C == 0 {
-		fmt.Fprintf(w, "  leaf weights: the boosting's own leaf values rounded to the planes (not solved; C = 0)\n")
-	}
 	if s.Selected != nil {
 		fmt.Fprintf(w, "  σ = %g, C = %g: best of %d candidates on %s (balanced accuracy %.2f%%)\n", s.Sigma, s.C, s.SearchPoints, s.Validation, s.Selected.Balanced)
 	} else {
