@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -50,20 +51,14 @@ func (f deviceFilter) query(p int) string {
 	return v.Encode()
 }
 
-// parseSelector reads "k=v, k2=v2" (commas or spaces between pairs).
+// parseSelector reads a label selector, "k=v, k2=v2", with the API's
+// grammar (tritctl's --selector reads the same).
 func parseSelector(s string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
-		k, v, ok := strings.Cut(part, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("label selector: %q is not key=value", part)
-		}
-		if old, dup := out[k]; dup && old != v {
-			return nil, fmt.Errorf("label selector: %q is given twice", k)
-		}
-		out[k] = v
+	sel, err := api.ParseSelector(s)
+	if err != nil {
+		return nil, fmt.Errorf("label selector: %w", err)
 	}
-	return out, nil
+	return sel, nil
 }
 
 // health is a device's health as the console shows it.

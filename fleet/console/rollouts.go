@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/wire"
 )
@@ -395,8 +396,8 @@ func (f rolloutForm) request() (fleet.RolloutRequest, error) {
 	default:
 		return req, errors.New("give a label selector or device IDs")
 	}
-	if req.Pace.Phases, err = parsePhases(f.Phases); err != nil {
-		return req, err
+	if req.Pace.Phases, err = api.ParsePhases(f.Phases); err != nil {
+		return req, fmt.Errorf("phases: %w", err)
 	}
 	req.Abort.On = f.AbortOn
 	if f.AbortOn != "" {
@@ -417,44 +418,10 @@ func (f rolloutForm) request() (fleet.RolloutRequest, error) {
 			return req, fmt.Errorf("timeout: %q is not a duration such as 10m or 1h30m", f.Timeout)
 		}
 	}
-	if f.Retries != "" {
-		req.Retries = map[string]int{}
-		for _, part := range strings.FieldsFunc(f.Retries, func(r rune) bool { return r == ',' || r == ' ' }) {
-			k, v, ok := strings.Cut(part, "=")
-			n, err := strconv.Atoi(v)
-			if !ok || err != nil {
-				return req, fmt.Errorf("retries: %q is not kind=count (failed=1, timed-out=2)", part)
-			}
-			req.Retries[k] = n
-		}
+	if req.Retries, err = api.ParseRetries(f.Retries); err != nil {
+		return req, fmt.Errorf("retries: %w", err)
 	}
 	return req, nil
-}
-
-// parsePhases reads cumulative phase targets as tritctl takes them:
-// "1, 50%, 100%" (counts or percentages). "" is no phases: every device at
-// once.
-func parsePhases(s string) ([]fleet.Phase, error) {
-	var out []fleet.Phase
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
-		if p, ok := strings.CutSuffix(part, "%"); ok {
-			f, err := strconv.ParseFloat(p, 64)
-			if err != nil || !(f > 0 && f <= 100) {
-				return nil, fmt.Errorf("phases: %q is not a percentage in (0, 100]", part)
-			}
-			out = append(out, fleet.Phase{Percent: f})
-			continue
-		}
-		n, err := strconv.Atoi(part)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("phases: %q is neither a device count nor a percentage", part)
-		}
-		out = append(out, fleet.Phase{Count: n})
-	}
-	if len(out) > 100 {
-		return nil, fmt.Errorf("phases: %d of them, at most 100", len(out))
-	}
-	return out, nil
 }
 
 func parseNumber(s, what string, def float64) (float64, error) {

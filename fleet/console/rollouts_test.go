@@ -187,41 +187,6 @@ func TestRolloutPageFollowsDevices(t *testing.T) {
 	}
 }
 
-func TestParsePhases(t *testing.T) {
-	for in, want := range map[string][]fleet.Phase{
-		"":              nil,
-		"100%":          {{Percent: 100}},
-		"1, 50%,100%":   {{Count: 1}, {Percent: 50}, {Percent: 100}},
-		" 5 25% 100% ":  {{Count: 5}, {Percent: 25}, {Percent: 100}},
-		"0.5%, 100%":    {{Percent: 0.5}, {Percent: 100}},
-		"3":             {{Count: 3}},
-		"1,,2":          {{Count: 1}, {Count: 2}},
-		"10%, 20, 100%": {{Percent: 10}, {Count: 20}, {Percent: 100}},
-	} {
-		got, err := parsePhases(in)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("parsePhases(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"0", "-1", "0%", "101%", "NaN%", "1.5", "x", "%", "1e3%", "Inf%"} {
-		if got, err := parsePhases(in); err == nil {
-			t.Errorf("parsePhases(%q) = %v, want an error", in, got)
-		}
-	}
-}
-
-func TestParseSelector(t *testing.T) {
-	got, err := parseSelector(" site=north, tier=a b=  ")
-	if err != nil || !reflect.DeepEqual(got, map[string]string{"site": "north", "tier": "a", "b": ""}) {
-		t.Fatalf("%v %v", got, err)
-	}
-	for _, in := range []string{"site", "=x", "a=1,a=2"} {
-		if _, err := parseSelector(in); err == nil {
-			t.Errorf("parseSelector(%q): no error", in)
-		}
-	}
-}
-
 // FuzzRolloutForm: any form either makes a request the fleet then checks,
 // or says what is wrong; never a panic, never NaN or a negative figure.
 // The input is the form's fields joined by "|": id, bundle, selector,
