@@ -21,17 +21,6 @@ type BundleMeta struct {
 	MinAgent string // "": bundle.MinAgentVersionFor the model
 }
 
-// The info keys' old names, for fleet/console/bundles.go until its
-// pending edit lands: the keys are bundle.Info*. Remove once unused.
-const (
-	InfoRead        = bundle.InfoRead
-	InfoRows        = bundle.InfoRows
-	InfoClassCounts = bundle.InfoClassCounts
-	InfoValidation  = bundle.InfoValidation
-	InfoBalanced    = bundle.InfoBalanced
-	InfoStructure   = bundle.InfoStructure
-)
-
 // Bundle encodes the trained model of res, trained on train, as an
 // unsigned bundle (sign it with bundle.Sign) carrying meta, the feature
 // names, how train was read (so `tritctl eval` needs no flags) and the
