@@ -7,6 +7,7 @@ import (
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/training/data"
+	"github.com/trit-iot/trit/training/linear"
 	"github.com/trit-iot/trit/training/ternary"
 )
 
@@ -85,15 +86,20 @@ func sharedPlanes(base *inference.ModelSpec) []int32 {
 	return same
 }
 
-// denseSigns returns rows of cols as ±1 float32 values, row-major, for the
-// full-precision linear SVM.
-func denseSigns(cols *ternary.Columns, rows []int) []float32 {
+// denseSigns returns rows of cols as ±1 values times their column's
+// multiplier (nil: 1), row-major, for the linear SVM that starts the
+// ternary solver.
+func denseSigns[T linear.Value](cols *ternary.Columns, rows []int, mult []int32) []T {
 	p := cols.P
-	out := make([]float32, len(rows)*p)
+	out := make([]T, len(rows)*p)
 	for k, i := range rows {
 		dst := out[k*p : (k+1)*p]
 		for j := range p {
-			dst[j] = float32(2*int(cols.Bit(i, j)) - 1)
+			v := int32(2*int(cols.Bit(i, j)) - 1)
+			if mult != nil {
+				v *= mult[j]
+			}
+			dst[j] = T(v)
 		}
 	}
 	return out

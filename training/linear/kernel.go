@@ -1,6 +1,8 @@
 package linear
 
-// The hot loops of the solver: float32 rows against float64 weights. Each is
+// The hot loops of the solver: float32 or int8 rows (Value) against
+// float64 weights; every int8 is exactly a float32, so both give the same
+// bits. Each is
 // unrolled four ways with independent accumulators so the additions overlap;
 // the summation order is fixed, so results do not depend on anything but the
 // inputs (and on whether the platform fuses multiply-adds).
@@ -10,7 +12,7 @@ package linear
 //	for j := range w {
 //		s += w[j] * float64(x[j])
 //	}
-func dot(w []float64, x []float32) float64 {
+func dot[T Value](w []float64, x []T) float64 {
 	x = x[:len(w)]
 	var s0, s1, s2, s3 float64
 	for len(w) >= 4 {
@@ -32,7 +34,7 @@ func dot(w []float64, x []float32) float64 {
 //	for j := range w {
 //		w[j] += a * float64(x[j])
 //	}
-func axpy(a float64, x []float32, w []float64) {
+func axpy[T Value](a float64, x []T, w []float64) {
 	x = x[:len(w)]
 	for len(w) >= 4 {
 		ww, xx := w[:4:4], x[:4:4]
@@ -49,7 +51,7 @@ func axpy(a float64, x []float32, w []float64) {
 
 // sqNorm returns Σ_j x[j]², accumulated in float64 (so it cannot overflow
 // for finite float32 input; a NaN or ±Inf makes it NaN or +Inf).
-func sqNorm(x []float32) float64 {
+func sqNorm[T Value](x []T) float64 {
 	var s0, s1, s2, s3 float64
 	for len(x) >= 4 {
 		xx := x[:4:4]
@@ -66,3 +68,8 @@ func sqNorm(x []float32) float64 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// Value is the type of the training rows' values: float32, or int8 for
+// data that are small integers (trit's embedding bits as ±1, times small
+// multipliers), at a quarter of the memory and the same results.
+type Value interface{ ~float32 | ~int8 }

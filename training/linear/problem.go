@@ -7,8 +7,8 @@ import (
 
 // problem is the validated training data, shared read-only by every binary
 // subproblem of a one-vs-rest run.
-type problem struct {
-	x    []float32 // row-major n×p, never copied
+type problem[T Value] struct {
+	x    []T // row-major n×p, never copied
 	n, p int
 	bias float64 // value of the appended constant feature; 0 if none
 	// sqNorm[i] = ‖x_i‖² + bias², the data part of Q_ii. It does not depend
@@ -18,7 +18,7 @@ type problem struct {
 
 // newProblem checks the shape of x and that it is finite, and precomputes
 // the row norms in the same single pass.
-func newProblem(x []float32, n, p int, bias float32) (*problem, error) {
+func newProblem[T Value](x []T, n, p int, bias float32) (*problem[T], error) {
 	if n <= 0 || p <= 0 {
 		return nil, fmt.Errorf("%w: n = %d, p = %d, want both positive", ErrShape, n, p)
 	}
@@ -29,7 +29,7 @@ func newProblem(x []float32, n, p int, bias float32) (*problem, error) {
 	if len(x) != n*p {
 		return nil, fmt.Errorf("%w: len(x) = %d, want n·p = %d·%d = %d", ErrShape, len(x), n, p, n*p)
 	}
-	pr := &problem{x: x, n: n, p: p, bias: float64(bias), sqNorm: make([]float64, n)}
+	pr := &problem[T]{x: x, n: n, p: p, bias: float64(bias), sqNorm: make([]float64, n)}
 	b2 := pr.bias * pr.bias
 	for i := range pr.sqNorm {
 		row := x[i*p : (i+1)*p]
@@ -47,6 +47,6 @@ func newProblem(x []float32, n, p int, bias float32) (*problem, error) {
 }
 
 // row returns row i of x, in place.
-func (pr *problem) row(i int) []float32 {
+func (pr *problem[T]) row(i int) []T {
 	return pr.x[i*pr.p : (i+1)*pr.p]
 }

@@ -32,7 +32,7 @@ func newWorkspace(n int) *workspace {
 // the active problem has converged; then all variables are re-checked, and
 // the solver stops only when a pass over all of them has
 // max PG − min PG ≤ Eps.
-func (pr *problem) solve(y []int8, o *Options, ws *workspace) *Model {
+func (pr *problem[T]) solve(y []int8, o *Options, ws *workspace) *Model {
 	n, p := pr.n, pr.p
 	diag, upper := dualTerms(o)
 	eps := o.Eps

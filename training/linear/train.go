@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 )
 
-// Train solves a two-class problem. x is row-major n×p float32 (row i is
-// x[i*p:(i+1)*p]) and is only read; y[i] ∈ {−1,+1}. opt may be nil for
-// defaults.
-func Train(x []float32, n, p int, y []int8, opt *Options) (*Model, error) {
+// Train solves a two-class problem. x is row-major n×p float32 or int8 (row
+// i is x[i*p:(i+1)*p]) and is only read; y[i] ∈ {−1,+1}. opt may be nil for
+// defaults. int8 rows give the model float32 rows of the same values give.
+func Train[T Value](x []T, n, p int, y []int8, opt *Options) (*Model, error) {
 	o, err := resolve(opt)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func Train(x []float32, n, p int, y []int8, opt *Options) (*Model, error) {
 // GOMAXPROCS workers; each uses opt.Seed and shares x, so the models are the
 // same whatever the worker count. Each worker needs about 13·n bytes plus
 // 8·p per model.
-func TrainOneVsRest(x []float32, n, p int, labels []int32, classes int, opt *Options) ([]*Model, error) {
+func TrainOneVsRest[T Value](x []T, n, p int, labels []int32, classes int, opt *Options) ([]*Model, error) {
 	o, err := resolve(opt)
 	if err != nil {
 		return nil, err

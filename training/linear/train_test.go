@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -285,6 +286,48 @@ func TestLossString(t *testing.T) {
 	for l, want := range map[Loss]string{Hinge: "hinge", SquaredHinge: "squared-hinge", 5: "Loss(5)"} {
 		if got := l.String(); got != want {
 			t.Errorf("Loss(%d).String() = %q, want %q", int(l), got, want)
+		}
+	}
+}
+
+// TestInt8RowsSameModel: rows of small integers give the same model as
+// int8 and as float32 — bit for bit, one-vs-rest too — since every int8
+// is exactly a float32.
+func TestInt8RowsSameModel(t *testing.T) {
+	const n, p = 400, 37
+	xf, y := blobs(5, n, p, 2, 1)
+	xi := make([]int8, len(xf))
+	for i, v := range xf {
+		xi[i] = int8(max(-127, min(127, math.Round(float64(v)*20))))
+		xf[i] = float32(xi[i])
+	}
+	opt := &Options{C: 0.5, Bias: 1, Seed: 3}
+	mf, err := Train(xf, n, p, y, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mi, err := Train(xi, n, p, y, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(mf.W, mi.W) || mf.Bias != mi.Bias || mf.Iter != mi.Iter {
+		t.Fatalf("int8 rows: %d iterations, bias %g; float32: %d, %g", mi.Iter, mi.Bias, mf.Iter, mf.Bias)
+	}
+	labels := make([]int32, n)
+	for i := range labels {
+		labels[i] = int32(i % 3)
+	}
+	of, err := TrainOneVsRest(xf, n, p, labels, 3, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oi, err := TrainOneVsRest(xi, n, p, labels, 3, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range of {
+		if !slices.Equal(of[c].W, oi[c].W) || of[c].Bias != oi[c].Bias {
+			t.Fatalf("one-vs-rest class %d differs", c)
 		}
 	}
 }
