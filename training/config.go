@@ -23,10 +23,8 @@ type Config struct {
 	// MaxEmbeddingBytes bounds the training rows' embedding in memory (one
 	// bit per row and column; the fit's largest allocation): with a budget,
 	// P is at most 8·MaxEmbeddingBytes/rows, and the trees' leaves as many.
-	// Default 512 MiB: covtype's 100,000 fitted rows then allow 649 boosted
-	// trees instead of 335 (89.40% against 87.34% on test; a trees-only
-	// search peaks at 1.7 GB). mnist's and usps's models are
-	// bounded by the budget, not by this.
+	// Default 512 MiB; docs/TRAINING.md ("The byte budget") says which
+	// models it binds.
 	MaxEmbeddingBytes int64
 	// MaxFitRows bounds the rows the weights are fitted on (default
 	// 100,000; negative: all rows). With more rows a seeded stratified
