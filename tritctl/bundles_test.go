@@ -134,3 +134,32 @@ func TestNoTokenNamesBothVariables(t *testing.T) {
 		t.Errorf("missing token file: %d %q, want 1 naming TRIT_FLEET_TOKEN_FILE", code, stderr)
 	}
 }
+
+// TestRolloutBundleFile: --bundle takes the published file, sent as its
+// hash; an unsigned file is refused before the fleet is asked.
+func TestRolloutBundleFile(t *testing.T) {
+	dir := t.TempDir()
+	model, _ := trainBundle(t, dir)
+	key := filepath.Join(dir, "release")
+	if _, stderr, code := runCtl(t, "keys", "gen", "--out", key); code != 0 {
+		t.Fatal(stderr)
+	}
+	signed := filepath.Join(dir, "signed.trit")
+	if _, stderr, code := runCtl(t, "bundle", "sign", "--key", key+".key", model, "-o", signed); code != 0 {
+		t.Fatal(stderr)
+	}
+	raw, err := os.ReadFile(signed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	f, _ := newFakeFleet(t, map[string]string{"POST /v1/rollouts": `{"id":"r1","bundle":"x","state":"running"}`})
+	runCtl(t, "rollout", "create", "--id", "r1", "--bundle", signed, "--device", "gw-1")
+	if body := f.bodies["POST /v1/rollouts"]; !strings.Contains(body, `"bundle":"`+hex.EncodeToString(sum[:])+`"`) {
+		t.Fatalf("rollout create --bundle FILE sent %s, want the file's hash", body)
+	}
+	_, stderr, code := runCtl(t, "rollout", "create", "--id", "r2", "--bundle", model, "--device", "gw-1")
+	if code == 0 || !strings.Contains(stderr, "not a signed bundle") {
+		t.Fatalf("unsigned file: %d %q", code, stderr)
+	}
+}

@@ -2,6 +2,8 @@ package tritctl
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,6 +164,26 @@ is refused before anything is sent: sign it first (tritctl bundle sign).`,
 	return cmd
 }
 
+// bundleRef returns what --bundle names: a registered bundle's hash or
+// prefix as given, or, when it is the path of a file, that file's hash
+// (SHA-256 of its bytes, the registry's key) — so a script needs no
+// copy-paste between publish and rollout create.
+func bundleRef(s string) (string, error) {
+	fi, err := os.Stat(s)
+	if err != nil || fi.IsDir() {
+		return s, nil // not a file: a hash or prefix, which the fleet checks
+	}
+	data, err := os.ReadFile(s)
+	if err != nil {
+		return "", err
+	}
+	if br, err := bundle.Inspect(data); err != nil || !br.Signed {
+		return "", fmt.Errorf("--bundle %s: not a signed bundle; give the file you published, or its hash", s)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
 // signedName suggests a name for the signed copy of an unsigned bundle:
 // vib.trit → vib-signed.trit.
 func signedName(path string) string {
@@ -250,11 +272,15 @@ func newRolloutCmd(e *env) *cobra.Command {
 		Use:   "create",
 		Short: "Start a rollout of a registered bundle",
 		Example: `  tritctl rollout create --id vib-7 --bundle 3fa1… --selector site=north \
-      --phases 5,50%,100% --abort-on any --abort-threshold 10 --abort-min 5`,
+      --phases 5,50%,100% --abort-on any --abort-threshold 10 --abort-min 5
+  tritctl rollout create --id vib-8 --bundle vib-8.trit --device gw-1    # the published file`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			body := api.RolloutRequest{ID: req.id, Bundle: req.bundle, Devices: req.devices, AllowUnknown: req.allowUnknown}
-			var err error
+			hash, err := bundleRef(req.bundle)
+			if err != nil {
+				return err
+			}
+			body := api.RolloutRequest{ID: req.id, Bundle: hash, Devices: req.devices, AllowUnknown: req.allowUnknown}
 			if len(req.selector) > 0 {
 				if body.Selector, err = parseSelector(req.selector); err != nil {
 					return err
@@ -293,7 +319,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 	}
 	f := create.Flags()
 	f.StringVar(&req.id, "id", "", "rollout ID (required)")
-	f.StringVar(&req.bundle, "bundle", "", "bundle hash as tritctl publish prints it, or a unique prefix of at least 4 digits (required)")
+	f.StringVar(&req.bundle, "bundle", "", "bundle hash as tritctl publish prints it, a unique prefix of at least 4 digits, or the signed bundle file that was published (required)")
 	f.StringSliceVar(&req.devices, "device", nil, "target device ID (repeatable)")
 	f.StringSliceVar(&req.selector, "selector", nil, "target devices by label=value (repeatable; all must match)")
 	f.StringVar(&req.phases, "phases", "", "phases as counts or percentages, e.g. 5,50%,100%")
@@ -332,7 +358,11 @@ Devices must be online; those that do not answer are listed with why.`,
   tritctl rollout plan --bundle 3fa1c0de --device gw-1 --device gw-2 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			body := &api.PlanRequest{Bundle: plan.bundle, Devices: plan.devices, Wait: plan.wait}
+			hash, err := bundleRef(plan.bundle)
+			if err != nil {
+				return err
+			}
+			body := &api.PlanRequest{Bundle: hash, Devices: plan.devices, Wait: plan.wait}
 			if (len(plan.devices) == 0) == (len(plan.selector) == 0) {
 				return usagef("give the target as --device (repeatable) or --selector label=value, not both")
 			}
@@ -379,7 +409,7 @@ Devices must be online; those that do not answer are listed with why.`,
 			return nil
 		},
 	}
-	planCmd.Flags().StringVar(&plan.bundle, "bundle", "", "bundle hash, as printed by tritctl publish (required)")
+	planCmd.Flags().StringVar(&plan.bundle, "bundle", "", "bundle hash as printed by tritctl publish, or the signed bundle file that was published (required)")
 	planCmd.Flags().StringSliceVar(&plan.devices, "device", nil, "target device ID (repeatable)")
 	planCmd.Flags().StringSliceVar(&plan.selector, "selector", nil, "target devices by label=value (repeatable; all must match)")
 	planCmd.Flags().DurationVar(&plan.wait, "wait", 0, "how long the fleet waits for the devices (default 20s)")
