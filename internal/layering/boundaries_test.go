@@ -20,9 +20,9 @@ const module = "github.com/trit-iot/trit"
 // no package uses fails the test too, unless reserved says why it is kept.
 var allowed = map[string][]string{
 	"inference": {},
-	"training":  {"inference"},
-	"sensors":   {"internal"}, // internal/cli, for the sensors command's usage errors
-	"store":     {"wire"},     // wire.JobState: the job records it keeps are the protocol's
+	"training":  {"inference", "internal"}, // internal/linelimit, for lines of any length up to a bound
+	"sensors":   {"internal"},              // internal/cli, for the sensors command's usage errors
+	"store":     {"wire"},                  // wire.JobState: the job records it keeps are the protocol's
 	"wire":      {"inference"},
 	// The fleet's HTTP API is the protocol's types and the bundle's facts,
 	// nothing of how a model is trained, stored or served, and no internal
@@ -32,7 +32,8 @@ var allowed = map[string][]string{
 	"fleet":     {"api", "inference", "training", "store", "wire", "internal"},
 	"tritctl":   {"api", "inference", "training", "sensors", "wire", "internal"},
 	"benchmark": {"inference", "training", "internal"},
-	// Helpers shared by the programs (cli, config, newfile, buildinfo):
+	// Helpers shared by the programs (cli, config, newfile, buildinfo,
+	// linelimit):
 	// they know nothing of the project's own packages.
 	"internal": {},
 	"cmd":      {"agent", "fleet", "tritctl", "benchmark", "api", "inference", "training", "sensors", "store", "wire"},

@@ -7,7 +7,6 @@ package replay
 
 import (
 	"bufio"
-	"bytes"
 	"compress/bzip2"
 	"compress/gzip"
 	"context"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/ulikunitz/xz"
 
+	"github.com/trit-iot/trit/internal/linelimit"
 	"github.com/trit-iot/trit/sensors"
 )
 
@@ -48,45 +48,6 @@ func errLongLine(n int) error {
 		size = fmt.Sprintf("%d MiB", maxLine>>20)
 	}
 	return fmt.Errorf("line %d is longer than %s, the longest line replay reads", n, size)
-}
-
-// lineLimiter passes a stream through and fails, with an errLongLine, once
-// a line runs past maxLine bytes: encoding/csv has no bound of its own and
-// would hold any line whole. The lines before the long one are passed on
-// first.
-type lineLimiter struct {
-	r    io.Reader
-	line int // lines completed so far
-	run  int // bytes of the current line so far
-	err  error
-}
-
-func (l *lineLimiter) Read(p []byte) (int, error) {
-	if l.err != nil {
-		return 0, l.err
-	}
-	n, err := l.r.Read(p)
-	for i := 0; i < n; {
-		j := bytes.IndexByte(p[i:n], '\n')
-		end := n
-		if j >= 0 {
-			end = i + j
-		}
-		if l.run+end-i > maxLine {
-			l.err = errLongLine(l.line + 1)
-			if i > 0 {
-				return i, nil // the whole lines before it; the error comes next
-			}
-			return 0, l.err
-		}
-		if j < 0 {
-			l.run += end - i
-			break
-		}
-		l.line++
-		l.run, i = 0, end+1
-	}
-	return n, err
 }
 
 // Options configures a Source. Zero fields mean defaults; a nil *Options
@@ -249,7 +210,7 @@ func (s *Source) rewind() error {
 		s.rc, s.rows = rc, &libsvmRows{name: s.name, sc: sc}
 		return nil
 	}
-	r := csv.NewReader(&lineLimiter{r: rc})
+	r := csv.NewReader(&linelimit.Reader{R: rc, Max: maxLine, TooLong: errLongLine})
 	r.Comment = '#'
 	r.TrimLeadingSpace = true
 	r.ReuseRecord = true

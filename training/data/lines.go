@@ -72,46 +72,6 @@ func (lr *lineReader) next() ([]byte, error) {
 	return b, nil
 }
 
-// lineLimiter passes a stream through and fails, with an errLongLine,
-// once a line runs past maxLine bytes: encoding/csv (under csvRecords) has
-// no bound of its own and would hold any line whole. The lines before the
-// long one are passed on first, so that they read as they would without it.
-type lineLimiter struct {
-	r    io.Reader
-	name string
-	line int // lines completed so far
-	run  int // bytes of the current line so far
-	err  error
-}
-
-func (l *lineLimiter) Read(p []byte) (int, error) {
-	if l.err != nil {
-		return 0, l.err
-	}
-	n, err := l.r.Read(p)
-	for i := 0; i < n; {
-		j := bytes.IndexByte(p[i:n], '\n')
-		end := n
-		if j >= 0 {
-			end = i + j
-		}
-		if l.run+end-i > maxLine {
-			l.err = errLongLine(l.name, l.line+1)
-			if i > 0 {
-				return i, nil // the whole lines before it; the error comes next
-			}
-			return 0, l.err
-		}
-		if j < 0 {
-			l.run += end - i
-			break
-		}
-		l.line++
-		l.run, i = 0, end+1
-	}
-	return n, err
-}
-
 // errorf returns a *ParseError for the line last returned.
 func (lr *lineReader) errorf(format string, args ...any) error {
 	return &ParseError{File: lr.name, Line: lr.line, Err: fmt.Errorf(format, args...)}

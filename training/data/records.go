@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/trit-iot/trit/internal/linelimit"
 )
 
 // records yields the fields of a delimited text file one record (row) at a
@@ -61,7 +63,7 @@ func (w *wsRecords) line(int) int { return w.lr.line }
 
 // csvRecords reads RFC 4180 text with encoding/csv: quoted fields may hold
 // the delimiter, doubled quotes and line breaks. Lines are bounded by
-// maxLine (lineLimiter).
+// maxLine (linelimit.Reader).
 type csvRecords struct {
 	r    *csv.Reader
 	name string
@@ -70,7 +72,7 @@ type csvRecords struct {
 }
 
 func newCSVRecords(r io.Reader, name string, delim rune, comment rune, off int) *csvRecords {
-	lim := &lineLimiter{r: r, name: name, line: off}
+	lim := &linelimit.Reader{R: r, Max: maxLine, TooLong: func(n int) error { return errLongLine(name, n) }, Line: off}
 	cr := csv.NewReader(bufio.NewReaderSize(lim, min(bufSize, 64<<10)))
 	cr.Comma = delim
 	cr.Comment = comment
@@ -87,7 +89,7 @@ func (c *csvRecords) next() ([]string, error) {
 			return nil, io.EOF
 		}
 		var pe *csv.ParseError
-		var long *ParseError // from lineLimiter
+		var long *ParseError // from the linelimit.Reader
 		switch {
 		case errors.As(err, &long):
 			return nil, long
