@@ -1,0 +1,40 @@
+package training
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestValidationWarnings: a class recalled near zero on validation and
+// folds that disagree are each said, with their figures; a healthy
+// selection says nothing.
+func TestValidationWarnings(t *testing.T) {
+	classes := []string{"empty", "one", "two"}
+	healthy := selection{Recall: []float64{99, 90, 85}, Folds: []float64{91, 93, 90}, Spread: 1.5}
+	if w := validationWarnings(healthy, classes, []int{500, 100, 50}); len(w) != 0 {
+		t.Fatalf("a healthy selection warns: %q", w)
+	}
+	sick := selection{Recall: []float64{99, 4, 85}, Folds: []float64{98, 60, 75}, Spread: 19}
+	w := validationWarnings(sick, classes, []int{500, 100, 50})
+	if len(w) != 2 || !strings.Contains(w[0], `"one" 4.0% of 100 rows`) || !strings.Contains(w[1], "98.0%, 60.0%, 75.0%") {
+		t.Fatalf("warnings %q", w)
+	}
+	// Too few rows of the class to say.
+	if w := validationWarnings(selection{Recall: []float64{99, 0, 85}}, classes, []int{500, 3, 50}); len(w) != 0 {
+		t.Fatalf("3 rows: %q", w)
+	}
+}
+
+// TestTestWarnings: on test rows, a class recalled near zero, and a
+// validation score far above the test score.
+func TestTestWarnings(t *testing.T) {
+	ev := &Evaluation{Balanced: 36.2, PerClass: []ClassScore{{Class: "0", Rows: 2745, Recall: 100}, {Class: "2", Rows: 93, Recall: 0}, {Class: "3", Rows: 201, Recall: 8.5}}}
+	w := TestWarnings(&SearchPoint{Balanced: 98.4}, ev)
+	if len(w) != 2 || !strings.Contains(w[0], `"2" 0.0% of 93 rows, "3" 8.5% of 201 rows`) || !strings.Contains(w[1], "98.4%") || !strings.Contains(w[1], "36.2%") {
+		t.Fatalf("warnings %q", w)
+	}
+	ev = &Evaluation{Balanced: 90, PerClass: []ClassScore{{Class: "a", Rows: 50, Recall: 91}, {Class: "b", Rows: 50, Recall: 89}}}
+	if w := TestWarnings(&SearchPoint{Balanced: 92}, ev); len(w) != 0 {
+		t.Fatalf("healthy: %q", w)
+	}
+}
