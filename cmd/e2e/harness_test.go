@@ -113,28 +113,7 @@ func newWorldBroker(t testing.TB, brokerConf string) *world {
 // database, same API address when possible).
 func (w *world) startFleet() {
 	w.t.Helper()
-	listen := "127.0.0.1:0"
-	if w.api != "" {
-		listen = w.api
-	}
-	cfg, err := fleet.ParseConfig("e2e.toml", w.fleetConfig(listen))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan fleet.Ready, 1)
-	done := make(chan error, 1)
-	go func() { done <- fleet.Serve(ctx, cfg, quiet(), ready) }()
-	select {
-	case r := <-ready:
-		w.api, w.stopFleet, w.fleetDone = r.API, cancel, done
-	case err := <-done:
-		cancel()
-		w.t.Fatalf("fleet: %v", err)
-	case <-time.After(20 * time.Second):
-		cancel()
-		w.t.Fatal("fleet did not start")
-	}
+	w.startFleetConf(func(c string) string { return c })
 }
 
 // fleetConfig is the fleet's configuration file for an API address.
