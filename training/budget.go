@@ -56,12 +56,11 @@ func (c *Config) size(p *prepared, s *Structure, by sizing) (bool, error) {
 		n, err := c.maxTrees(p, *s)
 		s.Trees = n
 		return n > 0, err
-	case fillP:
+	default: // fillP
 		pmax, err := c.maxP(p, *s)
 		s.P = pmax
 		return pmax >= 64, err
 	}
-	return true, nil
 }
 
 // maxRandomFeatures caps P for d input features and n training rows:

@@ -76,11 +76,11 @@ type searcher struct {
 
 // search fills res.Structure, res.Sigma, res.C and the search record.
 func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) error {
-	folds, how, notes, err := c.validation(ds)
+	folds, pl, err := c.validationPlan(ds)
 	if err != nil {
 		return err
 	}
-	recorded, _ := c.recorded(ds)
+	how, notes, recorded := pl.how, pl.notes, pl.recorded
 	res.Validation, res.Notes = how, append(res.Notes, notes...)
 	sr := &searcher{c: c, ds: ds, folds: folds, res: res, preps: make([]*prepared, len(folds))}
 	for _, s := range structures {

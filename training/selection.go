@@ -64,7 +64,6 @@ const (
 	fillP          sizing = iota // as many random features as fit
 	fillTrees                    // as many trees as fit (and the folds' boosting found useful)
 	halveThreshold               // the thresholds per feature, halved until they fit
-	asGiven                      // nothing to size
 )
 
 // kindSpec is one row of the kinds table.

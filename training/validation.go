@@ -41,12 +41,18 @@ const (
 // validation returns the folds candidates are scored on, a description,
 // and notes on choices the user should know about.
 func (c *Config) validation(ds *data.Dataset) ([]fold, string, []string, error) {
-	rows, how, notes, err := c.validationRows(ds)
+	folds, pl, err := c.validationPlan(ds)
+	return folds, pl.how, pl.notes, err
+}
+
+// validationPlan is validation with its plan (see plan).
+func (c *Config) validationPlan(ds *data.Dataset) ([]fold, plan, error) {
+	pl, err := c.validationRows(ds)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, plan{}, err
 	}
-	out := make([]fold, len(rows))
-	for i, r := range rows {
+	out := make([]fold, len(pl.rows))
+	for i, r := range pl.rows {
 		out[i] = fold{ds.Subset(r.Train), ds.Subset(r.Valid)}
 		if ds.Ordered {
 			// Time order, oldest first (data.TimeOrder), even where the
@@ -54,7 +60,7 @@ func (c *Config) validation(ds *data.Dataset) ([]fold, string, []string, error) 
 			out[i].train.Ordered, out[i].val.Ordered = true, true
 		}
 	}
-	return out, how, notes, nil
+	return out, pl, nil
 }
 
 // ValidationFolds returns the folds Train scores its candidates on for ds
@@ -65,8 +71,8 @@ func ValidationFolds(ds *data.Dataset, cfg *Config) ([]data.Fold, string, error)
 	if err != nil {
 		return nil, "", err
 	}
-	rows, how, _, err := c.validationRows(ds)
-	return rows, how, err
+	pl, err := c.validationRows(ds)
+	return pl.rows, pl.how, err
 }
 
 // recorded decides whether ds's rows are validated forward, and says why.
@@ -84,14 +90,26 @@ func (c *Config) recorded(ds *data.Dataset) (bool, string) {
 	return o.Recorded, o.String()
 }
 
+// plan is how a dataset is validated: its folds as row indices, how they
+// were chosen, notes for the user, and whether the rows are a recording.
+type plan struct {
+	rows     []data.Fold
+	how      string
+	notes    []string
+	recorded bool
+}
+
 // validationRows is validation as row indices into ds.
-func (c *Config) validationRows(ds *data.Dataset) ([]data.Fold, string, []string, error) {
+func (c *Config) validationRows(ds *data.Dataset) (plan, error) {
 	recorded, why := c.recorded(ds)
 	notes := []string{"row order: " + why}
+	done := func(rows []data.Fold, how string, err error) (plan, error) {
+		return plan{rows, how, notes, recorded}, err
+	}
 	if !recorded {
 		if c.Folds >= 2 {
 			f, err := stratifiedFolds(ds, c.Folds, c.Seed^seedValidation)
-			return f, fmt.Sprintf("%d stratified folds", c.Folds), notes, err
+			return done(f, fmt.Sprintf("%d stratified folds", c.Folds), err)
 		}
 		frac := c.Validation
 		if frac == 0 {
@@ -99,12 +117,12 @@ func (c *Config) validationRows(ds *data.Dataset) ([]data.Fold, string, []string
 		}
 		tr, va, err := data.SplitRows(ds, frac, c.Seed^seedValidation)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("training: validation split: %w", err)
+			return plan{}, fmt.Errorf("training: validation split: %w", err)
 		}
 		if len(tr) < 2 || len(va) < 1 {
-			return nil, "", nil, fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, ds.N)
+			return plan{}, fmt.Errorf("%w: %d rows are too few for a validation split", ErrConfig, ds.N)
 		}
-		return []data.Fold{{Train: tr, Valid: va}}, fmt.Sprintf("random stratified %.0f%% of rows", 100*frac), notes, nil
+		return done([]data.Fold{{Train: tr, Valid: va}}, fmt.Sprintf("random stratified %.0f%% of rows", 100*frac), nil)
 	}
 	k := c.Folds
 	if k == 0 {
@@ -116,7 +134,7 @@ func (c *Config) validationRows(ds *data.Dataset) ([]data.Fold, string, []string
 	}
 	folds, err := latestFolds(ds, k, frac)
 	if err != nil {
-		return nil, "", nil, err
+		return plan{}, err
 	}
 	var later []int
 	for _, f := range folds {
@@ -124,12 +142,12 @@ func (c *Config) validationRows(ds *data.Dataset) ([]data.Fold, string, []string
 	}
 	if missing := missingClasses(ds, folds[0].Train, later); missing > 0 {
 		if folds, err = forwardFolds(ds, k); err != nil {
-			return nil, "", nil, err
+			return plan{}, err
 		}
 		notes = append(notes, fmt.Sprintf("the latest %.0f%% of rows lack %d of the classes; validating on %d forward-chaining folds over the whole recording instead", 100*frac, missing, k))
-		return folds, fmt.Sprintf("%d forward-chaining folds over the whole recording (time order)", k), notes, nil
+		return done(folds, fmt.Sprintf("%d forward-chaining folds over the whole recording (time order)", k), nil)
 	}
-	return folds, fmt.Sprintf("%d forward folds over the latest %.0f%% of rows (time order)", k, 100*frac), notes, nil
+	return done(folds, fmt.Sprintf("%d forward folds over the latest %.0f%% of rows (time order)", k, 100*frac), nil)
 }
 
 // latestFolds returns k forward folds whose validation blocks are
