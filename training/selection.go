@@ -248,7 +248,7 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 	}
 	// Screening uses one weight per kind when the search chooses them:
 	// binary (more features or trees fit the same bytes); the ternary
-	// twins meet the finalists at full size.
+	// twins of the best two join them when they grow.
 	screened := structures
 	if c.Weights == "auto" {
 		screened = nil
