@@ -175,34 +175,8 @@ func TestDiskFullRealFS(t *testing.T) {
 	b := newFakeBroker()
 	cfg := testConfig(t, k, "tcp://fake:1883")
 	cfg.StateDir = filepath.Join(fs, "state")
-	tp, _ := wire.NewTopics(testFleet)
-	var seq uint64
-	deploy := func(data []byte) *wire.Command {
-		t.Helper()
-		h := hashOf(data)
-		b.publish(Message{Topic: tp.Bundle(h), Payload: data, Retained: true})
-		seq++
-		c := &wire.Command{Fleet: testFleet, Device: testDevice, Bundle: h, Rollout: "r", Seq: seq,
-			IssuedAt: time.Now().Unix() - 1, ExpiresAt: time.Now().Unix() + 600}
-		if err := c.Sign(k.command); err != nil {
-			t.Fatal(err)
-		}
-		p, _ := c.Marshal()
-		b.publish(Message{Topic: tp.Desired(testDevice), Payload: p, Retained: true})
-		return c
-	}
-	terminal := func(c *wire.Command) *wire.Event {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			for _, m := range b.published(wire.KindEvents) {
-				if ev, err := wire.DecodeEvent(m.Payload); err == nil && ev.Seq == c.Seq && ev.State.Terminal() {
-					return ev
-				}
-			}
-		}
-		t.Fatalf("no terminal event for seq %d reached the fleet", c.Seq)
-		return nil
-	}
+	d := newDeployer(t, b, k)
+	deploy, terminal := d.deploy, d.terminal
 
 	stop := startAgent(t, cfg, &Options{Dialer: b})
 	v1 := makeBundle(t, bundleOpts{release: 1, signer: k.release})

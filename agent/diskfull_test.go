@@ -103,36 +103,8 @@ func TestDiskFull(t *testing.T) {
 	b := newFakeBroker()
 	cfg := testConfig(t, k, "tcp://fake:1883")
 	cfg.Telemetry.Interval = Duration{Duration: 100 * time.Millisecond}
-	tp, _ := wire.NewTopics(testFleet)
-	var seq uint64
-	deploy := func(data []byte) *wire.Command {
-		t.Helper()
-		h := hashOf(data)
-		b.publish(Message{Topic: tp.Bundle(h), Payload: data, Retained: true})
-		seq++
-		c := &wire.Command{Fleet: testFleet, Device: testDevice, Bundle: h, Rollout: "r", Seq: seq,
-			IssuedAt: time.Now().Unix() - 1, ExpiresAt: time.Now().Unix() + 600}
-		if err := c.Sign(k.command); err != nil {
-			t.Fatal(err)
-		}
-		p, _ := c.Marshal()
-		b.publish(Message{Topic: tp.Desired(testDevice), Payload: p, Retained: true})
-		return c
-	}
-	terminal := func(c *wire.Command) *wire.Event {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) {
-			for _, m := range b.published(wire.KindEvents) {
-				if ev, err := wire.DecodeEvent(m.Payload); err == nil && ev.Seq == c.Seq && ev.State.Terminal() {
-					return ev
-				}
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("no terminal event for seq %d reached the fleet", c.Seq)
-		return nil
-	}
+	d := newDeployer(t, b, k)
+	deploy, terminal := d.deploy, d.terminal
 
 	stop := startAgent(t, cfg, &Options{Dialer: b})
 	v1 := makeBundle(t, bundleOpts{release: 1, signer: k.release})
@@ -243,4 +215,50 @@ func TestDiskFull(t *testing.T) {
 	if logs.count("telemetry queued again") != 1 {
 		t.Fatalf("recovery not logged:\n%s", logs.b.String())
 	}
+}
+
+// deployer plays the fleet for an agent on a fake broker: it publishes a
+// bundle and a signed deployment command for it, and waits for the job's
+// terminal event.
+type deployer struct {
+	t   *testing.T
+	b   *fakeBroker
+	k   *keys
+	tp  wire.Topics
+	seq uint64
+}
+
+func newDeployer(t *testing.T, b *fakeBroker, k *keys) *deployer {
+	tp, _ := wire.NewTopics(testFleet)
+	return &deployer{t: t, b: b, k: k, tp: tp}
+}
+
+// deploy publishes data and a command to install it.
+func (d *deployer) deploy(data []byte) *wire.Command {
+	d.t.Helper()
+	h := hashOf(data)
+	d.b.publish(Message{Topic: d.tp.Bundle(h), Payload: data, Retained: true})
+	d.seq++
+	c := &wire.Command{Fleet: testFleet, Device: testDevice, Bundle: h, Rollout: "r", Seq: d.seq,
+		IssuedAt: time.Now().Unix() - 1, ExpiresAt: time.Now().Unix() + 600}
+	if err := c.Sign(d.k.command); err != nil {
+		d.t.Fatal(err)
+	}
+	p, _ := c.Marshal()
+	d.b.publish(Message{Topic: d.tp.Desired(testDevice), Payload: p, Retained: true})
+	return c
+}
+
+// terminal waits up to 20 s for c's terminal event to reach the fleet.
+func (d *deployer) terminal(c *wire.Command) *wire.Event {
+	d.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, m := range d.b.published(wire.KindEvents) {
+			if ev, err := wire.DecodeEvent(m.Payload); err == nil && ev.Seq == c.Seq && ev.State.Terminal() {
+				return ev
+			}
+		}
+	}
+	d.t.Fatalf("no terminal event for seq %d reached the fleet", c.Seq)
+	return nil
 }
