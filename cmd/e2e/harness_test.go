@@ -236,24 +236,32 @@ func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string,
 			Sensors:   []sensors.Config{{Kind: "replay", Name: "vib", File: at.replay, Rate: at.rate, Loop: !at.once}},
 			Models:    agent.ModelsConfig{DriftWindows: at.driftWindows, HistoryMaxBytes: at.history},
 		}
-		if err := cfg.Validate(); err != nil {
-			w.t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		w.mu.Lock()
-		w.agents[id], w.stopped[id] = cancel, stopped
-		w.mu.Unlock()
-		w.agentDone.Add(1)
-		go func() {
-			defer w.agentDone.Done()
-			defer close(stopped)
-			if err := agent.Run(ctx, cfg, &agent.Options{Logger: quiet().With("device", id)}); err != nil {
-				w.t.Errorf("agent %s: %v", id, err)
-			}
-		}()
+		w.runAgent(cfg, quiet().With("device", id))
 	}
 	return ids
+}
+
+// runAgent validates cfg and runs its agent until stopAgent or the
+// world's end, logging to log.
+func (w *world) runAgent(cfg *agent.Config, log *slog.Logger) {
+	w.t.Helper()
+	id := cfg.DeviceID
+	if err := cfg.Validate(); err != nil {
+		w.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	w.mu.Lock()
+	w.agents[id], w.stopped[id] = cancel, stopped
+	w.mu.Unlock()
+	w.agentDone.Add(1)
+	go func() {
+		defer w.agentDone.Done()
+		defer close(stopped)
+		if err := agent.Run(ctx, cfg, &agent.Options{Logger: log}); err != nil {
+			w.t.Errorf("agent %s: %v", id, err)
+		}
+	}()
 }
 
 // stopAgent stops one agent and waits until its Run returned (its

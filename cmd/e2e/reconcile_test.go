@@ -303,22 +303,7 @@ func (w *world) startAgentWith(id string, mc agent.MQTTConfig, log *slog.Logger)
 		Telemetry: agent.TelemetryConfig{Interval: agent.Duration{Duration: 2 * time.Second}, AckRetry: agent.Duration{Duration: 5 * time.Second}},
 		Sensors:   []sensors.Config{{Kind: "replay", Name: "vib", File: w.replay, Rate: 20, Loop: true}},
 	}
-	if err := cfg.Validate(); err != nil {
-		w.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	w.mu.Lock()
-	w.agents[id], w.stopped[id] = cancel, stopped
-	w.mu.Unlock()
-	w.agentDone.Add(1)
-	go func() {
-		defer w.agentDone.Done()
-		defer close(stopped)
-		if err := agent.Run(ctx, cfg, &agent.Options{Logger: log}); err != nil {
-			w.t.Errorf("agent %s: %v", id, err)
-		}
-	}()
+	w.runAgent(cfg, log)
 }
 
 // TestRolloutSurvivesEmbeddedFleetKill: the same with the embedded broker,
