@@ -47,6 +47,9 @@ type ModelSpec struct {
 	// Fingerprint is the training data's firing rates of some kept
 	// columns, for drift detection; optional.
 	Fingerprint *Fingerprint
+	// Calibration maps margins to calibrated confidences and says when a
+	// window is unknown (see Calibration, PredictOutcome); optional.
+	Calibration *Calibration
 }
 
 // MaxThresholdWeight bounds ModelSpec.ThresholdWeight.
@@ -239,6 +242,11 @@ func (s *ModelSpec) Validate() error {
 	}
 	if s.Fingerprint != nil {
 		if err := s.Fingerprint.Validate(len(s.Kept)); err != nil {
+			return err
+		}
+	}
+	if s.Calibration != nil {
+		if err := s.Calibration.Validate(s.Fingerprint != nil); err != nil {
 			return err
 		}
 	}

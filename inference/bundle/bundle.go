@@ -44,7 +44,7 @@ import (
 // Format constants.
 const (
 	Magic          = "TRIT"    // first four bytes of every bundle
-	FormatVersion  = 4         // the newest byte layout (Decode reads up to it; Encode writes it for tree leaf planes)
+	FormatVersion  = 5         // the newest byte layout (Decode reads up to it; Encode writes it for a calibrated model)
 	OldestFormat   = 1         // the oldest layout Decode reads (and Encode can write)
 	DefaultMaxSize = 30 * 1024 // Decode's default size cap, in bytes
 

@@ -31,7 +31,7 @@ type DecodeOptions struct {
 // Decode checks and decodes a bundle, in this order:
 //
 //  1. size: len(data) <= MaxSize (ErrTooLarge), before anything is read;
-//  2. magic (ErrBadMagic), format version 1 to 4 (ErrVersion), minimum
+//  2. magic (ErrBadMagic), format version 1 to 5 (ErrVersion), minimum
 //     length (ErrTruncated);
 //  3. the trailer: an all-zero one is unsigned (ErrUnsigned unless
 //     AllowUnsigned); otherwise the key ID must be in Trusted
@@ -365,10 +365,16 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	end()
 
 	var fp *inference.Fingerprint
+	var cal *inference.Calibration
 	if v2 {
 		begin("fingerprint")
 		fp = r.fingerprint(k)
 		end()
+		if format >= calibrationFormat {
+			begin("calibration")
+			cal = r.calibration(fp != nil)
+			end()
+		}
 		begin("info")
 		b.Info = r.info()
 		end()
@@ -398,6 +404,7 @@ func parse(data []byte) (*Bundle, *layout, error) {
 		NonZero:         nz,
 		Alpha:           alpha,
 		Fingerprint:     fp,
+		Calibration:     cal,
 	}
 	return b, l, nil
 }

@@ -49,7 +49,7 @@ func Encode(b *Bundle) ([]byte, error) {
 	spec := b.Spec
 	format := b.Format
 	if format == 0 {
-		format = treeFormat(spec.Trees)
+		format = formatFor(spec)
 	}
 	if format < OldestFormat || format > FormatVersion {
 		return nil, encodeErr("magic", "format version %d, this encoder writes %d..%d", format, OldestFormat, FormatVersion)
@@ -61,6 +61,11 @@ func Encode(b *Bundle) ([]byte, error) {
 	nt, na := spec.NumThresholds(), spec.AxisColumns()
 	v2, v3 := format >= 2, format >= 3
 	switch need := treeFormat(spec.Trees); {
+	case format == calibrationFormat && spec.Calibration == nil:
+		return nil, encodeErr("calibration", "format 5 is for calibrated models, and this model has no calibration; write format %d", need)
+	case format < calibrationFormat && spec.Calibration != nil:
+		return nil, encodeErr("calibration", "format %d has no calibration; write format 5", format)
+	case format == calibrationFormat:
 	case !v3 && need > 2:
 		return nil, encodeErr("trees", "format %d has no trees; write format %d", format, need)
 	case format == 3 && need == 4:
@@ -239,7 +244,7 @@ func Encode(b *Bundle) ([]byte, error) {
 			}
 		}
 		if v3 {
-			out = appendTrees(out, spec, d, nt)
+			out = appendTrees(out, spec, d, nt, format)
 		}
 
 		if pr := spec.Projection; pr == nil {
@@ -283,6 +288,9 @@ func Encode(b *Bundle) ([]byte, error) {
 
 	if v2 {
 		out = appendFingerprint(out, spec.Fingerprint)
+		if format >= calibrationFormat {
+			out = appendCalibration(out, spec.Calibration)
+		}
 		out = binary.AppendUvarint(out, uint64(len(infoKeys)))
 		for _, key := range infoKeys {
 			out = appendString(out, key)

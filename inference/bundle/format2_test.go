@@ -603,7 +603,8 @@ func TestEncodeRejectsFormat2(t *testing.T) {
 				b.Info[strings.Repeat("k", i+1)] = ""
 			}
 		}, "info", "65 pairs"},
-		{"format 5", func(b *Bundle) { b.Format = 5 }, "magic", "format version 5"},
+		{"format 6", func(b *Bundle) { b.Format = 6 }, "magic", "format version 6"},
+		{"format 5 uncalibrated", func(b *Bundle) { b.Format = 5 }, "calibration", "format 5 is for calibrated models"},
 		{"format 4 without trees", func(b *Bundle) { b.Format = 4 }, "trees", "format 4 is for tree leaf planes, and this model has no trees; write format 2"},
 		{"format 1, thresholds", func(b *Bundle) { b.Format = 1; b.Spec.Scaler.Clip = false }, "thresholds", "format 1 has no thresholds"},
 		{"format 1, clip", func(b *Bundle) { b.Format = 1 }, "scaler", "format 1 cannot clip"},

@@ -317,7 +317,8 @@ func TestEncodeRejectsPlanes(t *testing.T) {
 		{"format 4, no trees", tinySpec, func(b *Bundle) { b.Format = 4 }, "trees", "has no trees; write format 2"},
 		{"planes 5", tinyPlanesSpec, func(b *Bundle) { b.Spec.Trees.Planes = 5 }, "model", "5 planes, want 0..4"},
 		{"planes −1", tinyPlanesSpec, func(b *Bundle) { b.Spec.Trees.Planes = -1 }, "model", "-1 planes"},
-		{"format 5", tinyPlanesSpec, func(b *Bundle) { b.Format = 5 }, "magic", "format version 5, this encoder writes 1..4"},
+		{"format 6", tinyPlanesSpec, func(b *Bundle) { b.Format = 6 }, "magic", "format version 6, this encoder writes 1..5"},
+		{"format 5 uncalibrated", tinyPlanesSpec, func(b *Bundle) { b.Format = 5 }, "calibration", "format 5 is for calibrated models"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := c.spec(t)

@@ -38,6 +38,9 @@ func FuzzDecode(f *testing.F) {
 	for _, c := range goldenV2Cases {
 		goldens = append(goldens, c.name)
 	}
+	for _, c := range goldenV5Cases {
+		goldens = append(goldens, c.name)
+	}
 	for _, name := range goldens {
 		data, err := os.ReadFile(goldenPath(name + ".trit"))
 		if err != nil {
@@ -85,6 +88,11 @@ func FuzzDecode(f *testing.F) {
 		bad[bytes.Index(bad, unhex(f, "02 02 02 03 00 00b8"))+2] = p
 		f.Add(bad)
 	}
+
+	// Format 5: calibrated, with no trees, one-plane trees and planes.
+	f.Add(encodeTiny(f, calibrated(tinySpec(f))))
+	f.Add(encodeTiny(f, calibrated(tinyTreeSpec(f))))
+	f.Add(encodeTiny(f, calibrated(tinyPlanesSpec(f))))
 
 	ks, err := NewKeySet(pub)
 	if err != nil {

@@ -15,6 +15,7 @@ var minAgentVersions = map[int]string{
 	2: DefaultMinAgentVersion,
 	3: "0.3.0", // trees
 	4: "0.4.0", // tree leaf planes
+	5: "0.5.0", // calibrated confidence and unknown
 }
 
 // MinAgentVersion returns the first agent release that reads bundles of
@@ -26,5 +27,5 @@ func MinAgentVersion(format int) string { return minAgentVersions[format] }
 // agent version should be at least this, so that the fleet and `bundle
 // inspect` tell which agents can run it.
 func MinAgentVersionFor(spec *inference.ModelSpec) string {
-	return MinAgentVersion(treeFormat(spec.Trees))
+	return MinAgentVersion(formatFor(spec))
 }

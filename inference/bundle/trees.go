@@ -101,14 +101,14 @@ func treeFormat(t *inference.Trees) int {
 // appendTrees writes the trees section (format 3 or 4) of spec, which has
 // d features and nt thresholds; the planes byte is written when the trees
 // have more than one plane (Encode writes those as format 4 only).
-func appendTrees(out []byte, spec *inference.ModelSpec, d, nt int) []byte {
+func appendTrees(out []byte, spec *inference.ModelSpec, d, nt, format int) []byte {
 	t := spec.Trees
 	if t == nil {
 		return append(out, 0)
 	}
 	out = binary.AppendUvarint(out, uint64(t.Count()))
 	out = append(out, byte(t.Depth))
-	if b := t.NumPlanes(); b > 1 {
+	if b := t.NumPlanes(); b > 1 || format >= calibrationFormat {
 		out = append(out, byte(b))
 	}
 	if nt == 0 {
@@ -141,7 +141,7 @@ func (r *reader) trees(d, nt int, rho int32, format byte) (*inference.Trees, int
 	switch {
 	case r.err != nil:
 		return nil, rho
-	case n == 0 && format >= 4:
+	case n == 0 && format == 4:
 		r.fail(ErrInvalid, at, "no trees in format 4, which is for tree leaf planes: a model without trees is format 2 or 3")
 		return nil, rho
 	case n == 0:
@@ -156,11 +156,23 @@ func (r *reader) trees(d, nt int, rho int32, format byte) (*inference.Trees, int
 		r.fail(ErrInvalid, at, "tree depth %d, want 1..%d", depth, inference.MaxTreeDepth)
 	}
 	planes := 0
-	if format >= 4 {
+	switch {
+	case format == 4:
 		at := r.pos
 		planes = int(r.u8("tree planes"))
 		if r.err == nil && (planes < 2 || planes > inference.MaxTreePlanes) {
 			r.fail(ErrInvalid, at, "%d tree planes, want 2..%d in format 4 (one plane is format 3)", planes, inference.MaxTreePlanes)
+		}
+	case format >= calibrationFormat:
+		// Format 5 holds any trees: the planes byte is always there, 1
+		// for one plane (decoded as Planes 0, as in format 3).
+		at := r.pos
+		planes = int(r.u8("tree planes"))
+		if r.err == nil && (planes < 1 || planes > inference.MaxTreePlanes) {
+			r.fail(ErrInvalid, at, "%d tree planes, want 1..%d", planes, inference.MaxTreePlanes)
+		}
+		if planes == 1 {
+			planes = 0
 		}
 	}
 	if nt == 0 {

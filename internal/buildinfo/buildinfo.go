@@ -8,4 +8,4 @@
 package buildinfo
 
 // Version is the version of this build.
-var Version = "0.4.0"
+var Version = "0.5.0"

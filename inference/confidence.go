@@ -1,0 +1,210 @@
+package inference
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Calibration turns a prediction's margin into a calibrated confidence and
+// says when a window is unknown. It is a few dozen bytes of a bundle
+// (format 5; docs/BUNDLE.md) chosen by training on validation rows
+// (docs/TRAINING.md, "Confidence and unknown").
+//
+// The margin of a prediction is the best class score less the second
+// best, the scores being the float32 α_c·w_cᵀz that Predict computes (two
+// classes: scores (−s, s), margin 2|s|). Edges split the margins into
+// len(Edges)+1 bins, bin b holding margins in [Edges[b−1], Edges[b]); bin
+// b's confidence is Confidence[b]/255, the fraction of validation windows
+// in that bin whose prediction was right, made non-decreasing (isotonic
+// regression). Only comparisons of float32 values and integer arithmetic
+// are involved, so every architecture computes the same bin, confidence
+// and unknown decision.
+//
+// Novelty is the negative log-likelihood, in 1/16 bits, of the window's
+// fingerprint bits under the training firing rates taken as independent
+// coins (see Novelty). A window is unknown when its confidence is below
+// MinConfidence (0: never) or its novelty is above MaxNovelty (0: never).
+type Calibration struct {
+	Edges         []float32 // ascending margins, finite, >= 0; at most MaxCalibrationBins−1
+	Confidence    []uint8   // per bin, strictly ascending: round(255·accuracy)
+	MinConfidence uint8     // unknown when Confidence[bin] < MinConfidence; 0 = never
+	MaxNovelty    uint32    // unknown when Novelty > MaxNovelty; 0 = never (needs a fingerprint)
+}
+
+// MaxCalibrationBins bounds a calibration's bins.
+const MaxCalibrationBins = 16
+
+// ErrCalibration reports a calibration that cannot be used.
+var ErrCalibration = errors.New("inference: invalid calibration")
+
+// Validate checks c for a model with (or without) a fingerprint.
+func (c *Calibration) Validate(fingerprint bool) error {
+	n := len(c.Confidence)
+	switch {
+	case n < 1 || n > MaxCalibrationBins:
+		return fmt.Errorf("%w: %d bins, want 1..%d", ErrCalibration, n, MaxCalibrationBins)
+	case len(c.Edges) != n-1:
+		return fmt.Errorf("%w: %d edges for %d bins, want %d", ErrCalibration, len(c.Edges), n, n-1)
+	case c.MaxNovelty > 0 && !fingerprint:
+		return fmt.Errorf("%w: a novelty threshold without a fingerprint", ErrCalibration)
+	}
+	for i, e := range c.Edges {
+		if !(e >= 0) || math.IsInf(float64(e), 0) || math.Signbit(float64(e)) || (i > 0 && e <= c.Edges[i-1]) {
+			return fmt.Errorf("%w: edge %d (%g) not finite, positive and ascending", ErrCalibration, i, e)
+		}
+	}
+	for i := 1; i < n; i++ {
+		if c.Confidence[i] <= c.Confidence[i-1] {
+			return fmt.Errorf("%w: bin %d's confidence %d is not above bin %d's %d", ErrCalibration, i, c.Confidence[i], i-1, c.Confidence[i-1])
+		}
+	}
+	return nil
+}
+
+// Bin returns the bin of a margin: the number of edges at or below it.
+//
+//	b := 0
+//	for b < len(c.Edges) && margin >= c.Edges[b] {
+//		b++
+//	}
+func (c *Calibration) Bin(margin float32) int {
+	b := 0
+	for b < len(c.Edges) && margin >= c.Edges[b] {
+		b++
+	}
+	return b
+}
+
+// Outcome is a prediction with its confidence and whether it is unknown.
+type Outcome struct {
+	Class      int     // the predicted class (as Predict), also when Unknown
+	Margin     float32 // best score less the second best, >= 0
+	Confidence uint8   // calibrated confidence ×255; 0 without a calibration
+	Bin        int     // the calibration bin; 0 without a calibration
+	Novelty    uint32  // Novelty of the window; 0 without a fingerprint
+	Unknown    bool    // confidence below, or novelty above, the thresholds
+}
+
+// Thresholds decide when an outcome is unknown; the bundle's
+// (Calibration.MinConfidence, MaxNovelty) unless a gateway overrides
+// them. A zero field means never on that test.
+type Thresholds struct {
+	MinConfidence uint8
+	MaxNovelty    uint32
+}
+
+// Thresholds returns the calibration's own thresholds (zero without one).
+func (m *Model) Thresholds() Thresholds {
+	c := m.spec.Calibration
+	if c == nil {
+		return Thresholds{}
+	}
+	return Thresholds{MinConfidence: c.MinConfidence, MaxNovelty: c.MaxNovelty}
+}
+
+// Calibrated reports whether the model carries a calibration.
+func (m *Model) Calibrated() bool { return m.spec.Calibration != nil }
+
+// PredictOutcome is PredictEmbed with the prediction's margin, calibrated
+// confidence, novelty and unknown decision under th. z, when not nil,
+// receives the kept embedding bits ((len(Kept)+63)/64 words). It
+// allocates nothing in steady state.
+func (m *Model) PredictOutcome(z []uint64, x []float32, th Thresholds) (Outcome, error) {
+	if len(x) != m.emb.d {
+		return Outcome{Class: -1}, ErrInputLen
+	}
+	w := m.pool.Get().(*workspace)
+	defer m.pool.Put(w)
+	m.emb.embed(w, x)
+	if z != nil {
+		copy(z[:m.words], w.z)
+	}
+	o := Outcome{Class: m.score(nil, w.raw, w.z)}
+	o.Margin = m.margin(w.raw)
+	if fp := m.spec.Fingerprint; fp != nil {
+		o.Novelty = fp.Novelty(w.z)
+	}
+	if c := m.spec.Calibration; c != nil {
+		o.Bin = c.Bin(o.Margin)
+		o.Confidence = c.Confidence[o.Bin]
+	}
+	o.Unknown = (th.MinConfidence > 0 && o.Confidence < th.MinConfidence) || (th.MaxNovelty > 0 && o.Novelty > th.MaxNovelty)
+	return o, nil
+}
+
+// margin is the best score less the second best from the integer scores,
+// each rounded to float32 as α_c·raw_c (as score computes them; the
+// explicit conversions forbid fused multiply-adds):
+//
+//	s_c = float32(α_c · float32(raw_c)); margin = float32(s_best − s_second)
+//
+// With one vector the scores are (−s, s) and the margin is 2|s|.
+func (m *Model) margin(raw []int32) float32 {
+	if m.nv == 1 {
+		s := float32(m.spec.Alpha[0] * float32(raw[0]))
+		if s < 0 {
+			s = -s
+		}
+		return float32(s + s)
+	}
+	b1, b2 := float32(math.Inf(-1)), float32(math.Inf(-1))
+	for c := range m.nv {
+		s := float32(m.spec.Alpha[c] * float32(raw[c]))
+		switch {
+		case s > b1:
+			b1, b2 = s, b1
+		case s > b2:
+			b2 = s
+		}
+	}
+	return float32(b1 - b2)
+}
+
+// Novelty is the negative log-likelihood, in 1/16 bits, of the kept
+// embedding z's bits at the fingerprint's columns, each a coin that fires
+// with its training rate r/255:
+//
+//	for i, c := range f.Columns {
+//		p := f.Rates[i] // P(bit = 1)·255
+//		if z[c/64]>>(c%64)&1 == 0 {
+//			p = 255 - p
+//		}
+//		n += Surprisal[p]
+//	}
+//
+// Large when the window sets bits the training data rarely set (or clears
+// bits it nearly always set): a cheap distance from the training data.
+func (f *Fingerprint) Novelty(z []uint64) uint32 {
+	var n uint32
+	for i, c := range f.Columns {
+		p := f.Rates[i]
+		if z[c>>6]>>(c&63)&1 == 0 {
+			p = 255 - p
+		}
+		n += uint32(Surprisal[p])
+	}
+	return n
+}
+
+// Surprisal[p] = round(16·−log2((p + 0.5)/256)): the information, in 1/16
+// bits, of an outcome of probability p/255 (TestSurprisalTable derives it
+// with math.Log2). A table, so every architecture adds the same integers.
+var Surprisal = [256]uint8{
+	144, 119, 107, 99, 93, 89, 85, 81, 79, 76, 74, 72, 70, 68, 66, 65,
+	63, 62, 61, 59, 58, 57, 56, 55, 54, 53, 52, 51, 51, 50, 49, 48,
+	48, 47, 46, 46, 45, 44, 44, 43, 43, 42, 41, 41, 40, 40, 39, 39,
+	38, 38, 37, 37, 37, 36, 36, 35, 35, 34, 34, 34, 33, 33, 33, 32,
+	32, 31, 31, 31, 30, 30, 30, 29, 29, 29, 28, 28, 28, 28, 27, 27,
+	27, 26, 26, 26, 26, 25, 25, 25, 25, 24, 24, 24, 23, 23, 23, 23,
+	23, 22, 22, 22, 22, 21, 21, 21, 21, 20, 20, 20, 20, 20, 19, 19,
+	19, 19, 19, 18, 18, 18, 18, 18, 17, 17, 17, 17, 17, 16, 16, 16,
+	16, 16, 16, 15, 15, 15, 15, 15, 15, 14, 14, 14, 14, 14, 14, 13,
+	13, 13, 13, 13, 13, 12, 12, 12, 12, 12, 12, 12, 11, 11, 11, 11,
+	11, 11, 10, 10, 10, 10, 10, 10, 10, 10, 9, 9, 9, 9, 9, 9,
+	9, 8, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7,
+	7, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5,
+	5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3,
+	3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,
+}

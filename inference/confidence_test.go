@@ -1,0 +1,208 @@
+package inference
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+func TestSurprisalTable(t *testing.T) {
+	for p := range 256 {
+		want := math.Round(16 * -math.Log2((float64(p)+0.5)/256))
+		if float64(Surprisal[p]) != want {
+			t.Errorf("Surprisal[%d] = %d, want %v", p, Surprisal[p], want)
+		}
+	}
+}
+
+func TestCalibrationBinMatchesSearch(t *testing.T) {
+	c := &Calibration{Edges: []float32{0, 0.25, 1, 3.5, 100}, Confidence: []uint8{1, 2, 3, 4, 5, 6}}
+	if err := c.Validate(false); err != nil {
+		t.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, m := range append([]float32{0, 0.25, 1, 3.5, 100, 1e30}, func() []float32 {
+		var out []float32
+		for range 1000 {
+			out = append(out, float32(rnd.ExpFloat64()*5))
+		}
+		return out
+	}()...) {
+		want := sort.Search(len(c.Edges), func(i int) bool { return c.Edges[i] > m })
+		if got := c.Bin(m); got != want {
+			t.Fatalf("Bin(%g) = %d, want %d", m, got, want)
+		}
+	}
+}
+
+func TestCalibrationValidate(t *testing.T) {
+	for name, c := range map[string]*Calibration{
+		"no bins":            {},
+		"too many bins":      {Edges: make([]float32, 16), Confidence: make([]uint8, 17)},
+		"edge count":         {Edges: []float32{1, 2}, Confidence: []uint8{1, 2}},
+		"edges descend":      {Edges: []float32{2, 1}, Confidence: []uint8{1, 2, 3}},
+		"negative edge":      {Edges: []float32{-1}, Confidence: []uint8{1, 2}},
+		"minus zero edge":    {Edges: []float32{float32(math.Copysign(0, -1))}, Confidence: []uint8{1, 2}},
+		"NaN edge":           {Edges: []float32{float32(math.NaN())}, Confidence: []uint8{1, 2}},
+		"confidence flat":    {Edges: []float32{1}, Confidence: []uint8{2, 2}},
+		"novelty, no prints": {Confidence: []uint8{9}, MaxNovelty: 5},
+	} {
+		if err := c.Validate(false); err == nil {
+			t.Errorf("%s: Validate accepted %+v", name, c)
+		}
+	}
+}
+
+// calibratedSpec is pipelineSpec with a fingerprint of every other kept
+// column (rates from a seeded stream) and a 12-bin calibration.
+func calibratedSpec(t testing.TB, seed uint64, d, p, classes int) *ModelSpec {
+	spec := pipelineSpec(t, seed, d, p, classes, d > 100)
+	rnd := rand.New(rand.NewPCG(seed, 7))
+	fp := &Fingerprint{}
+	for i := 0; i < len(spec.Kept) && len(fp.Columns) < 256; i += 2 {
+		fp.Columns = append(fp.Columns, int32(i))
+		fp.Rates = append(fp.Rates, uint8(rnd.IntN(256)))
+	}
+	spec.Fingerprint = fp
+	cal := &Calibration{MinConfidence: 150, MaxNovelty: 100 * uint32(len(fp.Columns))}
+	for k := range 11 {
+		cal.Edges = append(cal.Edges, float32(k)*0.5)
+	}
+	for k := range 12 {
+		cal.Confidence = append(cal.Confidence, uint8(100+10*k))
+	}
+	spec.Calibration = cal
+	return spec
+}
+
+// TestPredictOutcomeMatchesDefinition: the class is Predict's, the margin
+// its best score less the second best, the bin and confidence the
+// calibration's, the novelty the documented sum over the fingerprint, and
+// unknown the documented rule, for both the bundle's thresholds and
+// overridden ones.
+func TestPredictOutcomeMatchesDefinition(t *testing.T) {
+	for _, classes := range []int{2, 5} {
+		spec := calibratedSpec(t, 11, 8, 256, classes)
+		m, err := New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rnd := rand.New(rand.NewPCG(3, uint64(classes)))
+		z := make([]uint64, (len(spec.Kept)+63)/64)
+		scores := make([]float32, classes)
+		unknown := 0
+		for range 300 {
+			x := make([]float32, 8)
+			for i := range x {
+				x[i] = float32(rnd.NormFloat64() * 3)
+			}
+			th := m.Thresholds()
+			if rnd.IntN(3) == 0 {
+				th = Thresholds{MinConfidence: uint8(rnd.IntN(256)), MaxNovelty: uint32(rnd.IntN(20000))}
+			}
+			o, err := m.PredictOutcome(z, x, th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			class, _ := m.Predict(scores, x)
+			if o.Class != class {
+				t.Fatalf("class %d, Predict says %d", o.Class, class)
+			}
+			best, second := float32(math.Inf(-1)), float32(math.Inf(-1))
+			for c, s := range scores {
+				if c == class {
+					best = s
+				} else if s > second {
+					second = s
+				}
+			}
+			if want := best - second; o.Margin != want {
+				t.Fatalf("margin %g, want %g (scores %v)", o.Margin, want, scores)
+			}
+			bin := 0
+			for _, e := range spec.Calibration.Edges {
+				if o.Margin >= e {
+					bin++
+				}
+			}
+			if o.Bin != bin || o.Confidence != spec.Calibration.Confidence[bin] {
+				t.Fatalf("bin %d confidence %d, want bin %d", o.Bin, o.Confidence, bin)
+			}
+			var nov float64
+			for i, c := range spec.Fingerprint.Columns {
+				p := float64(spec.Fingerprint.Rates[i])
+				if z[c/64]>>(c%64)&1 == 0 {
+					p = 255 - p
+				}
+				nov += math.Round(16 * -math.Log2((p+0.5)/256))
+			}
+			if float64(o.Novelty) != nov {
+				t.Fatalf("novelty %d, want %v", o.Novelty, nov)
+			}
+			want := (th.MinConfidence > 0 && o.Confidence < th.MinConfidence) || (th.MaxNovelty > 0 && o.Novelty > th.MaxNovelty)
+			if o.Unknown != want {
+				t.Fatalf("unknown %v under %+v for %+v", o.Unknown, th, o)
+			}
+			if o.Unknown {
+				unknown++
+			}
+		}
+		if unknown == 0 || unknown == 300 {
+			t.Errorf("%d classes: %d of 300 unknown: the test does not exercise both answers", classes, unknown)
+		}
+	}
+}
+
+func TestPredictOutcomeAllocatesNothing(t *testing.T) {
+	m, err := New(calibratedSpec(t, 7, 20, 512, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 20)
+	z := make([]uint64, m.words)
+	th := m.Thresholds()
+	m.PredictOutcome(z, x, th)
+	if n := testing.AllocsPerRun(100, func() { m.PredictOutcome(z, x, th) }); n != 0 {
+		t.Fatalf("PredictOutcome allocates %v times per call", n)
+	}
+}
+
+// BenchmarkPredictOutcome runs Predict and PredictOutcome (margin,
+// calibration, a 256-column novelty) on the same models: the difference
+// is what confidence and unknown cost a prediction.
+func BenchmarkPredictOutcome(b *testing.B) {
+	for _, bc := range []struct {
+		name          string
+		d, p, classes int
+	}{
+		{"sensor(8,thresholds,1024,3)", 8, 1024, 3},
+		{"wall-following(24,thresholds,4096,4)", 24, 4096, 4},
+		{"mnist(784,proj32,12288,10)", 784, 12288, 10},
+	} {
+		spec := calibratedSpec(b, 3, bc.d, bc.p, bc.classes)
+		m, err := New(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x := make([]float32, bc.d)
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		scores := make([]float32, bc.classes)
+		z := make([]uint64, m.words)
+		th := m.Thresholds()
+		b.Run(bc.name+"/predict", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Predict(scores, x)
+			}
+		})
+		b.Run(bc.name+"/outcome", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.PredictOutcome(z, x, th)
+			}
+		})
+	}
+}
