@@ -14,7 +14,6 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
-	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -56,7 +55,7 @@ import (
 // does; the console reads the service and its store and checks the same
 // token at its own login.
 // signIns is the sign-in throttle the API shares with it.
-var Console func(s *Service, db *store.DB, token string, signIns *SignIns, log *slog.Logger) (http.Handler, error)
+var Console func(s *Service, db Store, token string, signIns *SignIns, log *slog.Logger) (http.Handler, error)
 
 // maxRequestBody bounds request bodies: a bundle plus headroom.
 const maxRequestBody = 1 << 20
@@ -297,8 +296,13 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		// A copy of the whole database from one read transaction; the
 		// service goes on meanwhile. A client that sees fewer bytes than
 		// Content-Length (a failure half-way) has no backup.
+		wt, ok := s.db.(io.WriterTo)
+		if !ok {
+			fail(w, r, ErrNoBackup)
+			return
+		}
 		w.Header().Set("Content-Type", "application/octet-stream")
-		n, err := s.db.WriteTo(w)
+		n, err := wt.WriteTo(w)
 		if err != nil {
 			s.log.Error("backup failed", "bytes_sent", n, "err", clip(err.Error(), maxLogField))
 			if n == 0 {
@@ -352,6 +356,10 @@ func authorized(r *http.Request, token string) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
 }
 
+// ErrNoBackup is GET /v1/backup's answer (HTTP 501) when the store is not
+// one file to copy: a PostgreSQL database is backed up with pg_dump.
+var ErrNoBackup = errors.New("fleet: the database is PostgreSQL; back it up with pg_dump (docs/OPERATIONS.md \"Backups\"), not trit-fleet backup")
+
 // ErrBadRequest marks errors in what the client sent (an HTTP 400).
 var ErrBadRequest = errors.New("bad request")
 
@@ -387,7 +395,7 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, bundle.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, ErrTrainingDisabled):
+	case errors.Is(err, ErrTrainingDisabled), errors.Is(err, ErrNoBackup):
 		return http.StatusNotImplemented
 	case errors.Is(err, ErrTrainingBusy):
 		return http.StatusTooManyRequests

@@ -22,7 +22,7 @@ import (
 
 // openDatabase opens the fleet's database, saying what to do if it is
 // damaged.
-func openDatabase(cfg *Config, log *slog.Logger) (*store.DB, error) {
+func openDatabase(cfg *Config, log *slog.Logger) (Store, error) {
 	db, err := store.Open(cfg.Database, &store.Options{StartFresh: cfg.StartFresh})
 	if errors.Is(err, store.ErrCorrupt) {
 		return nil, fmt.Errorf("database: %w\nRestore the file from a backup (docs/FLEET.md \"Backup and restore\"), or run trit-fleet run --start-fresh once to start with an empty database", err)

@@ -260,7 +260,7 @@ func (s *Service) handleBatch(batch []message) {
 	var finished []DeviceState
 	var alerts []string // devices whose drift crossed the alert threshold
 	s.mu.Lock()
-	err := s.db.Update(func(tx *store.Tx) error {
+	err := s.db.Update(func(tx store.Tx) error {
 		clear(acks)
 		finished, alerts = finished[:0], alerts[:0]
 		devices := map[string]*Device{}

@@ -33,7 +33,7 @@ type Device struct {
 
 // getDevice reads a device record in tx; a device never seen gets a new,
 // empty record.
-func getDevice(tx *store.Tx, id string) (*Device, error) {
+func getDevice(tx store.Tx, id string) (*Device, error) {
 	d := &Device{}
 	ok, err := tx.Get(store.FleetDevices, id, d)
 	if err != nil {
@@ -216,7 +216,7 @@ func (d *Device) Matches(selector map[string]string) bool {
 }
 
 // Devices returns every device record, sorted by ID.
-func Devices(db *store.DB) ([]Device, error) {
+func Devices(db Store) ([]Device, error) {
 	var out []Device
 	err := db.ForEach(store.FleetDevices, func(key string, raw []byte) error {
 		var d Device
@@ -231,7 +231,7 @@ func Devices(db *store.DB) ([]Device, error) {
 }
 
 // DeviceByID returns one device record.
-func DeviceByID(db *store.DB, id string) (*Device, error) {
+func DeviceByID(db Store, id string) (*Device, error) {
 	if err := wire.CheckID(id); err != nil {
 		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}
@@ -247,7 +247,7 @@ func DeviceByID(db *store.DB, id string) (*Device, error) {
 }
 
 // Select returns the IDs of the devices matching selector, sorted.
-func Select(db *store.DB, selector map[string]string) ([]string, error) {
+func Select(db Store, selector map[string]string) ([]string, error) {
 	all, err := Devices(db)
 	if err != nil {
 		return nil, err
@@ -265,11 +265,11 @@ func Select(db *store.DB, selector map[string]string) ([]string, error) {
 // service, or a record that holds data a device never sent (a forged
 // state). If the device says anything again it reappears as new, its
 // command counter restored from the highest sequence its state reports.
-func ForgetDevice(db *store.DB, id string) error {
+func ForgetDevice(db Store, id string) error {
 	if err := wire.CheckID(id); err != nil {
 		return fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}
-	err := db.Update(func(tx *store.Tx) error {
+	err := db.Update(func(tx store.Tx) error {
 		ok, err := tx.Get(store.FleetDevices, id, &Device{})
 		if err != nil {
 			return err
@@ -287,12 +287,12 @@ func ForgetDevice(db *store.DB, id string) error {
 // state no real connection will supersede (a forged session number). The
 // record shows the device offline until then; its labels, models, job and
 // command counter are kept.
-func ResetDevice(db *store.DB, id string) (*Device, error) {
+func ResetDevice(db Store, id string) (*Device, error) {
 	if err := wire.CheckID(id); err != nil {
 		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}
 	var d Device
-	err := db.Update(func(tx *store.Tx) error {
+	err := db.Update(func(tx store.Tx) error {
 		ok, err := tx.Get(store.FleetDevices, id, &d)
 		if err != nil {
 			return err

@@ -184,7 +184,7 @@ scan:
 		Online  bool   `json:"online"`
 	}
 	heads := make([]head, len(todo))
-	err = s.db.View(func(tx *store.Tx) error {
+	err = s.db.View(func(tx store.Tx) error {
 		for i, c := range todo {
 			if _, err := tx.Get(store.FleetDevices, c.n.Device, &heads[i]); err != nil {
 				return err

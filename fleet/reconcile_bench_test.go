@@ -39,7 +39,7 @@ func reconcileFleet(b *testing.B, n int, pub Publisher) *Service {
 		b.Fatal(err)
 	}
 	ids := make([]string, n)
-	err = f.db.Update(func(tx *store.Tx) error {
+	err = f.db.Update(func(tx store.Tx) error {
 		for i := range ids {
 			ids[i] = fmt.Sprintf("gw-%05d", i)
 			d := &Device{Device: api.Device{ID: ids[i], Online: true, Session: 1, Health: "ok", Labels: map[string]string{"site": "north"}}}

@@ -60,7 +60,7 @@ var (
 
 // Registry is the bundle and model registry over a store.
 type Registry struct {
-	db      *store.DB
+	db      Store
 	trusted atomic.Pointer[bundle.KeySet] // replaced by a configuration reload
 	maxSize int
 	now     func() time.Time
@@ -73,7 +73,7 @@ func (r *Registry) SetTrusted(k *bundle.KeySet) { r.trusted.Store(k) }
 // NewRegistry returns a registry that accepts bundles signed by one of
 // trusted (the release keys) and at most maxSize bytes (0: the bundle
 // format's default cap).
-func NewRegistry(db *store.DB, trusted *bundle.KeySet, maxSize int, now func() time.Time) *Registry {
+func NewRegistry(db Store, trusted *bundle.KeySet, maxSize int, now func() time.Time) *Registry {
 	if now == nil {
 		now = time.Now
 	}
@@ -96,7 +96,7 @@ func (r *Registry) Add(data []byte) (*BundleInfo, error) {
 		return nil, err
 	}
 	var info *BundleInfo
-	err = r.db.Update(func(tx *store.Tx) error {
+	err = r.db.Update(func(tx store.Tx) error {
 		var existing BundleInfo
 		if ok, err := tx.Get(store.FleetBundles, hash, &existing); err != nil {
 			return err
@@ -169,7 +169,7 @@ func (r *Registry) Resolve(h string) (string, error) {
 			ErrRollout, clip(h, 80), minHashPrefix)
 	}
 	var matches []string
-	err := r.db.View(func(tx *store.Tx) error {
+	err := r.db.View(func(tx store.Tx) error {
 		return tx.ForEach(store.FleetBundles, func(key string, _ []byte) error {
 			if strings.HasPrefix(key, h) {
 				matches = append(matches, key)
@@ -192,7 +192,7 @@ func (r *Registry) Resolve(h string) (string, error) {
 
 // MarkPublished records that a bundle was published to its topic.
 func (r *Registry) MarkPublished(hash string) error {
-	return r.db.Update(func(tx *store.Tx) error {
+	return r.db.Update(func(tx store.Tx) error {
 		var info BundleInfo
 		ok, err := tx.Get(store.FleetBundles, hash, &info)
 		if err != nil || !ok {
@@ -206,7 +206,7 @@ func (r *Registry) MarkPublished(hash string) error {
 // Bundles returns every bundle record, newest release of each model first.
 func (r *Registry) Bundles() ([]BundleInfo, error) {
 	var out []BundleInfo
-	err := r.db.View(func(tx *store.Tx) error {
+	err := r.db.View(func(tx store.Tx) error {
 		return tx.ForEach(store.FleetBundles, func(key string, raw []byte) error {
 			var info BundleInfo
 			if err := json.Unmarshal(raw, &info); err != nil {

@@ -52,7 +52,7 @@ type Options struct {
 // Service is trit-fleet's core: registry, inventory and rollouts over one
 // store, driven by incoming device messages and a ticker.
 type Service struct {
-	db      *store.DB
+	db      Store
 	reg     *Registry
 	topics  wire.Topics
 	pub     Publisher
@@ -74,7 +74,7 @@ type Service struct {
 
 // NewService returns a service for fleet that signs deployment commands
 // with cmdKey (the fleet's online key) and accepts bundles through reg.
-func NewService(db *store.DB, reg *Registry, fleet string, pub Publisher, cmdKey ed25519.PrivateKey, opt *Options) (*Service, error) {
+func NewService(db Store, reg *Registry, fleet string, pub Publisher, cmdKey ed25519.PrivateKey, opt *Options) (*Service, error) {
 	topics, err := wire.NewTopics(fleet)
 	if err != nil {
 		return nil, err
@@ -196,7 +196,7 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 	var r Rollout
 	var sends []Notification
 	var before RolloutState
-	err = s.db.Update(func(tx *store.Tx) error {
+	err = s.db.Update(func(tx store.Tx) error {
 		r = Rollout{}
 		if ok, err := tx.Get(store.FleetRollouts, id, &r); err != nil || !ok {
 			return err
@@ -426,7 +426,7 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err = s.db.Update(func(tx *store.Tx) error {
+	err = s.db.Update(func(tx store.Tx) error {
 		var existing Rollout
 		if ok, err := tx.Get(store.FleetRollouts, r.ID, &existing); err != nil {
 			return err
@@ -448,7 +448,7 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 // inventory returns the records of the given devices that exist.
 func (s *Service) inventory(ids []string) (map[string]*Device, error) {
 	out := make(map[string]*Device, len(ids))
-	err := s.db.View(func(tx *store.Tx) error {
+	err := s.db.View(func(tx store.Tx) error {
 		for _, id := range ids {
 			d := &Device{}
 			ok, err := tx.Get(store.FleetDevices, id, d)
@@ -587,7 +587,7 @@ func (s *Service) Control(id, op, reason string) (*Rollout, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var r Rollout
-	err := s.db.Update(func(tx *store.Tx) error {
+	err := s.db.Update(func(tx store.Tx) error {
 		ok, err := tx.Get(store.FleetRollouts, id, &r)
 		if err != nil {
 			return err

@@ -16,7 +16,7 @@ import (
 func putFinished(b *testing.B, db *store.DB, n int) {
 	b.Helper()
 	for lo := 0; lo < n; lo += 1000 {
-		err := db.Update(func(tx *store.Tx) error {
+		err := db.Update(func(tx store.Tx) error {
 			for i := lo; i < min(lo+1000, n); i++ {
 				r := &Rollout{Rollout: api.Rollout{ID: fmt.Sprintf("r-%06d", i), Bundle: "ab", ModelID: "vib", Release: uint64(i + 1),
 					State: RolloutCompleted, Devices: map[string]*DeviceProgress{}, Started: t0, Updated: t0, Finished: t0}}

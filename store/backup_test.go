@@ -16,13 +16,13 @@ import (
 func TestBackupWhileWriting(t *testing.T) {
 	db := openTest(t, &Options{NoSync: true})
 	type counter struct{ N int }
-	put := func(tx *Tx, n int) error {
+	put := func(tx Tx, n int) error {
 		if err := tx.Put(FleetDevices, "a", counter{n}); err != nil {
 			return err
 		}
 		return tx.Put(FleetRollouts, "b", counter{n})
 	}
-	if err := db.Update(func(tx *Tx) error { return put(tx, 0) }); err != nil {
+	if err := db.Update(func(tx Tx) error { return put(tx, 0) }); err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
@@ -36,7 +36,7 @@ func TestBackupWhileWriting(t *testing.T) {
 				return
 			default:
 			}
-			if err := db.Update(func(tx *Tx) error { return put(tx, n) }); err != nil {
+			if err := db.Update(func(tx Tx) error { return put(tx, n) }); err != nil {
 				t.Error(err)
 				return
 			}

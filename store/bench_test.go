@@ -118,7 +118,7 @@ func BenchmarkFleetUpdate(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		err := db.Update(func(tx *Tx) error {
+		err := db.Update(func(tx Tx) error {
 			for d := range 100 {
 				id := fmt.Sprintf("dev-%04d", d)
 				if err := tx.Put(FleetDevices, id, dev{ID: id, Model: "m", Seq: i}); err != nil {

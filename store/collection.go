@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -30,12 +32,73 @@ func (c Collection) String() string {
 	return string(collectionBuckets[c])
 }
 
-// errTxDone is returned by a Tx used after its Update or View returned.
-var errTxDone = errors.New("store: transaction already finished")
+// ErrTxDone is returned by a Tx used after its Update or View returned.
+var ErrTxDone = errors.New("store: transaction already finished")
 
-// Tx is a transaction over the collections, passed to the function given to
-// Update or View. It is valid only until that function returns.
-type Tx struct {
+// Tx is a transaction over the document collections, passed to the
+// function given to Update or View, and valid only until that function
+// returns. It is the contract of every fleet store: this package's bbolt
+// file and store/postgres implement it, and store/storetest checks both
+// against it.
+//
+//   - Put stores v encoded as JSON under key, replacing any document.
+//   - Get decodes the document under key into v and reports whether it
+//     exists; a stored document that is not JSON is a *CorruptError.
+//   - Delete removes the document under key, or returns ErrNotFound.
+//   - ForEach calls fn for every document in byte order of the keys,
+//     stopping at the first error; raw is valid only during the call and
+//     fn must not modify the collection.
+//
+// A key is 1 to MaxKey bytes of UTF-8 without NUL; an unknown collection or
+// a key outside that is ErrInvalid. Writes inside View fail.
+type Tx interface {
+	Put(coll Collection, key string, v any) error
+	Get(coll Collection, key string, v any) (bool, error)
+	Delete(coll Collection, key string) error
+	ForEach(coll Collection, fn func(key string, raw []byte) error) error
+}
+
+// MaxKey is the longest document key every store accepts (PostgreSQL's
+// index entries bound it; bbolt would take more).
+const MaxKey = 1024
+
+// CheckKey returns ErrInvalid, saying why, for a key no store accepts.
+func CheckKey(coll Collection, key string) error {
+	switch {
+	case key == "" || len(key) > MaxKey:
+		return fmt.Errorf("store: %s: key of %d bytes, want 1..%d: %w", coll, len(key), MaxKey, ErrInvalid)
+	case !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0:
+		return fmt.Errorf("store: %s: key %q is not UTF-8 without NUL: %w", coll, key, ErrInvalid)
+	}
+	return nil
+}
+
+// CheckCollection returns ErrInvalid for an unknown collection.
+func CheckCollection(coll Collection) error {
+	if coll < 0 || int(coll) >= len(collectionBuckets) {
+		return fmt.Errorf("store: unknown collection %d: %w", int(coll), ErrInvalid)
+	}
+	return nil
+}
+
+// Collections lists every document collection, in declaration order.
+func Collections() []Collection {
+	out := make([]Collection, len(collectionBuckets))
+	for i := range out {
+		out[i] = Collection(i)
+	}
+	return out
+}
+
+// DecodeDoc unmarshals a stored document into v: a JSON syntax error means
+// the stored bytes are damaged (a *CorruptError naming the collection and
+// key), any other error is the caller's type mismatch.
+func DecodeDoc(coll Collection, key string, raw []byte, v any) error {
+	return decodeDoc(coll, key, raw, v)
+}
+
+// boltTx is Tx on the bbolt file.
+type boltTx struct {
 	tx   *bolt.Tx
 	done bool
 }
@@ -43,39 +106,41 @@ type Tx struct {
 // Update runs fn in one read-write transaction: all its changes commit
 // together if fn returns nil, and none do otherwise. Keep fn short; it
 // blocks every other writer.
-func (db *DB) Update(fn func(tx *Tx) error) error {
+func (db *DB) Update(fn func(tx Tx) error) error {
 	return db.essential(func(btx *bolt.Tx) error {
-		tx := &Tx{tx: btx}
+		tx := &boltTx{tx: btx}
 		defer func() { tx.done = true }()
 		return fn(tx)
 	})
 }
 
 // View runs fn in one read-only transaction that sees a consistent snapshot.
-func (db *DB) View(fn func(tx *Tx) error) error {
+func (db *DB) View(fn func(tx Tx) error) error {
 	return db.view(func(btx *bolt.Tx) error {
-		tx := &Tx{tx: btx}
+		tx := &boltTx{tx: btx}
 		defer func() { tx.done = true }()
 		return fn(tx)
 	})
 }
 
 // bucket returns coll's bucket after validating coll and key.
-func (tx *Tx) bucket(coll Collection, key string, needKey bool) (*bolt.Bucket, error) {
+func (tx *boltTx) bucket(coll Collection, key string, needKey bool) (*bolt.Bucket, error) {
 	if tx.done {
-		return nil, errTxDone
+		return nil, ErrTxDone
 	}
-	if coll < 0 || int(coll) >= len(collectionBuckets) {
-		return nil, fmt.Errorf("store: unknown collection %d: %w", int(coll), ErrInvalid)
+	if err := CheckCollection(coll); err != nil {
+		return nil, err
 	}
-	if needKey && (key == "" || len(key) > bolt.MaxKeySize) {
-		return nil, fmt.Errorf("store: %s: key of %d bytes, want 1..%d: %w", coll, len(key), bolt.MaxKeySize, ErrInvalid)
+	if needKey {
+		if err := CheckKey(coll, key); err != nil {
+			return nil, err
+		}
 	}
 	return bucket(tx.tx, collectionBuckets[coll])
 }
 
 // Put stores v, encoded as JSON, under key in coll, replacing any document.
-func (tx *Tx) Put(coll Collection, key string, v any) error {
+func (tx *boltTx) Put(coll Collection, key string, v any) error {
 	b, err := tx.bucket(coll, key, true)
 	if err != nil {
 		return err
@@ -92,7 +157,7 @@ func (tx *Tx) Put(coll Collection, key string, v any) error {
 
 // Get decodes the document under key in coll into v and reports whether it
 // exists. A stored document that is not valid JSON is a *CorruptError.
-func (tx *Tx) Get(coll Collection, key string, v any) (bool, error) {
+func (tx *boltTx) Get(coll Collection, key string, v any) (bool, error) {
 	b, err := tx.bucket(coll, key, true)
 	if err != nil {
 		return false, err
@@ -105,7 +170,7 @@ func (tx *Tx) Get(coll Collection, key string, v any) (bool, error) {
 }
 
 // Delete removes the document under key in coll, or returns ErrNotFound.
-func (tx *Tx) Delete(coll Collection, key string) error {
+func (tx *boltTx) Delete(coll Collection, key string) error {
 	b, err := tx.bucket(coll, key, true)
 	if err != nil {
 		return err
@@ -122,7 +187,7 @@ func (tx *Tx) Delete(coll Collection, key string) error {
 // ForEach calls fn for every document of coll in key order, stopping at the
 // first error. raw is the stored JSON, valid only during the call; fn must
 // not modify coll.
-func (tx *Tx) ForEach(coll Collection, fn func(key string, raw []byte) error) error {
+func (tx *boltTx) ForEach(coll Collection, fn func(key string, raw []byte) error) error {
 	b, err := tx.bucket(coll, "", false)
 	if err != nil {
 		return err
@@ -149,15 +214,15 @@ func decodeDoc(coll Collection, key string, raw []byte, v any) error {
 
 // Put stores v, encoded as JSON, under key in coll in its own transaction.
 func (db *DB) Put(coll Collection, key string, v any) error {
-	return db.Update(func(tx *Tx) error { return tx.Put(coll, key, v) })
+	return db.Update(func(tx Tx) error { return tx.Put(coll, key, v) })
 }
 
 // Get decodes the document under key in coll into v and reports whether it
 // exists. The JSON is copied out and decoded after the transaction ends.
 func (db *DB) Get(coll Collection, key string, v any) (bool, error) {
 	var raw []byte
-	err := db.View(func(tx *Tx) error {
-		b, err := tx.bucket(coll, key, true)
+	err := db.view(func(btx *bolt.Tx) error {
+		b, err := (&boltTx{tx: btx}).bucket(coll, key, true)
 		if err != nil {
 			return err
 		}
@@ -172,7 +237,7 @@ func (db *DB) Get(coll Collection, key string, v any) (bool, error) {
 
 // Delete removes the document under key in coll, or returns ErrNotFound.
 func (db *DB) Delete(coll Collection, key string) error {
-	return db.Update(func(tx *Tx) error { return tx.Delete(coll, key) })
+	return db.Update(func(tx Tx) error { return tx.Delete(coll, key) })
 }
 
 // ForEach calls fn for every document of coll in key order, stopping at the
@@ -185,7 +250,7 @@ func (db *DB) ForEach(coll Collection, fn func(key string, raw []byte) error) er
 		raw []byte
 	}
 	var docs []doc
-	err := db.View(func(tx *Tx) error {
+	err := db.View(func(tx Tx) error {
 		return tx.ForEach(coll, func(key string, raw []byte) error {
 			docs = append(docs, doc{key, bytes.Clone(raw)})
 			return nil

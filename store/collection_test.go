@@ -135,7 +135,7 @@ func TestUpdateAtomic(t *testing.T) {
 
 	// Failing update: nothing changes.
 	boom := errors.New("boom")
-	err := db.Update(func(tx *Tx) error {
+	err := db.Update(func(tx Tx) error {
 		for i := range 50 {
 			if err := tx.Put(FleetDevices, fmt.Sprintf("d%02d", i), device{Model: "new"}); err != nil {
 				return err
@@ -153,7 +153,7 @@ func TestUpdateAtomic(t *testing.T) {
 	}
 
 	// Successful update: rollout counter and all devices together.
-	err = db.Update(func(tx *Tx) error {
+	err = db.Update(func(tx Tx) error {
 		var r rollout
 		if ok, err := tx.Get(FleetRollouts, "r", &r); !ok || err != nil {
 			return fmt.Errorf("get rollout: %v %v", ok, err)
@@ -191,12 +191,12 @@ func TestUpdateAtomic(t *testing.T) {
 
 func TestTxAfterDoneAndReadOnly(t *testing.T) {
 	db := openTest(t, nil)
-	var saved *Tx
-	db.Update(func(tx *Tx) error { saved = tx; return nil })
+	var saved Tx
+	db.Update(func(tx Tx) error { saved = tx; return nil })
 	if err := saved.Put(FleetModels, "k", 1); err == nil {
 		t.Error("Put on a finished Tx succeeded")
 	}
-	err := db.View(func(tx *Tx) error { return tx.Put(FleetModels, "k", 1) })
+	err := db.View(func(tx Tx) error { return tx.Put(FleetModels, "k", 1) })
 	if err == nil {
 		t.Error("Put in View succeeded")
 	}

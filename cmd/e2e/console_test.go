@@ -58,7 +58,7 @@ func seedHostileRecord(t *testing.T, w *world) {
 	}
 	defer db.Close()
 	d := api.Device{ID: hostileID, Labels: map[string]string{"site": "archive"}, LastSeen: time.Now().Add(-time.Hour)}
-	if err := db.Update(func(tx *store.Tx) error { return tx.Put(store.FleetDevices, d.ID, &d) }); err != nil {
+	if err := db.Update(func(tx store.Tx) error { return tx.Put(store.FleetDevices, d.ID, &d) }); err != nil {
 		t.Fatal(err)
 	}
 }

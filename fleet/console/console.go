@@ -43,7 +43,6 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/fleet"
-	"github.com/trit-iot/trit/store"
 )
 
 //go:embed templates/*.html
@@ -57,7 +56,7 @@ var staticFS embed.FS
 const htmxFile = "htmx-2.0.11.min.js"
 
 func init() {
-	fleet.Console = func(s *fleet.Service, db *store.DB, token string, signIns *fleet.SignIns, log *slog.Logger) (http.Handler, error) {
+	fleet.Console = func(s *fleet.Service, db fleet.Store, token string, signIns *fleet.SignIns, log *slog.Logger) (http.Handler, error) {
 		return New(&Options{Service: s, DB: db, Token: token, SignIns: signIns, Logger: log})
 	}
 }
@@ -65,7 +64,7 @@ func init() {
 // Options configure a Console. Zero values mean the defaults.
 type Options struct {
 	Service *fleet.Service // required
-	DB      *store.DB      // the service's store; required
+	DB      fleet.Store    // the service's store; required
 	Token   string         // the fleet's API token; at least 16 characters
 	// SignIns throttles sign-ins per source address, shared with the API's
 	// token check; nil: one of the console's own.
@@ -92,7 +91,7 @@ type Options struct {
 type Console struct {
 	opt      Options
 	svc      *fleet.Service
-	db       *store.DB
+	db       fleet.Store
 	log      *slog.Logger
 	pages    map[string]*template.Template
 	assets   map[string]asset

@@ -385,7 +385,7 @@ func TestHostileStringsAreText(t *testing.T) {
 	// A record whose ID is markup: the protocol refuses such IDs, so only
 	// a database from elsewhere holds one.
 	badID := `x"><script>alert("id")</script>`
-	if err := f.db.Update(func(tx *store.Tx) error {
+	if err := f.db.Update(func(tx store.Tx) error {
 		return tx.Put(store.FleetDevices, badID, &api.Device{ID: badID, Labels: map[string]string{"site": "north"}})
 	}); err != nil {
 		t.Fatal(err)

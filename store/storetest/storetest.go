@@ -1,0 +1,573 @@
+// Package storetest is the one test suite every fleet store passes: the
+// bbolt file (package store) and PostgreSQL (store/postgres). It checks the
+// contract fleet.Store relies on — documents in collections, their key
+// order, transactions that commit whole or not at all, writers serialised,
+// read snapshots, bundles by hash, and what survives a reopen — through the
+// methods only, so a backend passes it or fails it on behaviour alone.
+//
+// A backend's test calls Run with a way to open an empty store and to
+// reopen one:
+//
+//	func TestStoreSuite(t *testing.T) {
+//		storetest.Run(t, storetest.Backend{Open: ..., Reopen: ...})
+//	}
+package storetest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/trit-iot/trit/store"
+)
+
+// DB is the store under test: the methods fleet.Store declares.
+type DB interface {
+	Update(fn func(tx store.Tx) error) error
+	View(fn func(tx store.Tx) error) error
+	Get(coll store.Collection, key string, v any) (bool, error)
+	Put(coll store.Collection, key string, v any) error
+	Delete(coll store.Collection, key string) error
+	ForEach(coll store.Collection, fn func(key string, raw []byte) error) error
+	PutBundle(data []byte) (string, error)
+	Bundle(hash string) ([]byte, error)
+	Close() error
+}
+
+// Backend opens the stores the suite tests.
+type Backend struct {
+	// Open returns a new, empty store of its own; the suite closes it.
+	Open func(t *testing.T) DB
+	// Reopen closes db and opens the same database again.
+	Reopen func(t *testing.T, db DB) DB
+}
+
+// doc is the suite's document type.
+type doc struct {
+	Name  string            `json:"name"`
+	N     int               `json:"n"`
+	Tags  map[string]string `json:"tags,omitempty"`
+	Bytes []byte            `json:"bytes,omitempty"`
+}
+
+// Run runs the whole suite against b, one subtest per property.
+func Run(t *testing.T, b Backend) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, db DB)
+	}{
+		{"PutGetReplace", testPutGetReplace},
+		{"GetMissing", testGetMissing},
+		{"Delete", testDelete},
+		{"CollectionsApart", testCollectionsApart},
+		{"KeyOrder", testKeyOrder},
+		{"InvalidArguments", testInvalidArguments},
+		{"DecodeMismatch", testDecodeMismatch},
+		{"AwkwardValues", testAwkwardValues},
+		{"UpdateAtomic", testUpdateAtomic},
+		{"UpdateReadsOwnWrites", testUpdateReadsOwnWrites},
+		{"ViewRefusesWrites", testViewRefusesWrites},
+		{"TxAfterReturn", testTxAfterReturn},
+		{"ForEachSnapshotWritable", testForEachSnapshotWritable},
+		{"ForEachStops", testForEachStops},
+		{"WritersSerialised", testWritersSerialised},
+		{"ViewSnapshot", testViewSnapshot},
+		{"Bundles", testBundles},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db := b.Open(t)
+			t.Cleanup(func() { db.Close() })
+			tc.fn(t, db)
+		})
+	}
+	t.Run("Reopen", func(t *testing.T) {
+		db := b.Open(t)
+		testReopen(t, db, b.Reopen)
+	})
+}
+
+func mustPut(t *testing.T, db DB, coll store.Collection, key string, v any) {
+	t.Helper()
+	if err := db.Put(coll, key, v); err != nil {
+		t.Fatalf("Put %s %q: %v", coll, key, err)
+	}
+}
+
+func mustGet(t *testing.T, db DB, coll store.Collection, key string) (doc, bool) {
+	t.Helper()
+	var d doc
+	ok, err := db.Get(coll, key, &d)
+	if err != nil {
+		t.Fatalf("Get %s %q: %v", coll, key, err)
+	}
+	return d, ok
+}
+
+func keys(t *testing.T, db DB, coll store.Collection) []string {
+	t.Helper()
+	var out []string
+	if err := db.ForEach(coll, func(key string, _ []byte) error {
+		out = append(out, key)
+		return nil
+	}); err != nil {
+		t.Fatalf("ForEach %s: %v", coll, err)
+	}
+	return out
+}
+
+func testPutGetReplace(t *testing.T, db DB) {
+	want := doc{Name: "gw-1", N: 7, Tags: map[string]string{"site": "north"}}
+	mustPut(t, db, store.FleetDevices, "gw-1", want)
+	got, ok := mustGet(t, db, store.FleetDevices, "gw-1")
+	if !ok || got.Name != want.Name || got.N != want.N || got.Tags["site"] != "north" {
+		t.Fatalf("Get = %+v, %v; want %+v, true", got, ok, want)
+	}
+	mustPut(t, db, store.FleetDevices, "gw-1", doc{Name: "gw-1", N: 8})
+	got, _ = mustGet(t, db, store.FleetDevices, "gw-1")
+	if got.N != 8 || got.Tags != nil {
+		t.Fatalf("after a replace Get = %+v; want n 8 and no tags (the whole document is replaced)", got)
+	}
+	if n := len(keys(t, db, store.FleetDevices)); n != 1 {
+		t.Fatalf("%d documents after replacing one, want 1", n)
+	}
+}
+
+func testGetMissing(t *testing.T, db DB) {
+	d := doc{Name: "untouched"}
+	ok, err := db.Get(store.FleetRollouts, "nope", &d)
+	if ok || err != nil || d.Name != "untouched" {
+		t.Fatalf("Get of a missing key = %v, %v (value %+v); want false, nil, value untouched", ok, err, d)
+	}
+	if err := db.View(func(tx store.Tx) error {
+		ok, err := tx.Get(store.FleetRollouts, "nope", &d)
+		if ok || err != nil {
+			return fmt.Errorf("tx.Get of a missing key = %v, %v; want false, nil", ok, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testDelete(t *testing.T, db DB) {
+	mustPut(t, db, store.FleetModels, "m", doc{N: 1})
+	if err := db.Delete(store.FleetModels, "m"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := mustGet(t, db, store.FleetModels, "m"); ok {
+		t.Fatal("document still there after Delete")
+	}
+	if err := db.Delete(store.FleetModels, "m"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Delete of a missing key = %v, want ErrNotFound", err)
+	}
+}
+
+func testCollectionsApart(t *testing.T, db DB) {
+	for i, c := range store.Collections() {
+		mustPut(t, db, c, "same", doc{N: i})
+	}
+	for i, c := range store.Collections() {
+		got, ok := mustGet(t, db, c, "same")
+		if !ok || got.N != i {
+			t.Errorf("%s: Get = %+v, %v; want n %d (collections share no documents)", c, got, ok, i)
+		}
+		if ks := keys(t, db, c); len(ks) != 1 {
+			t.Errorf("%s: keys %q, want one", c, ks)
+		}
+	}
+}
+
+func testKeyOrder(t *testing.T, db DB) {
+	// Byte order, not a locale's: upper case before lower, digits as
+	// characters, multi-byte UTF-8 last.
+	in := []string{"gw-b", "Gw-a", "gw-10", "gw-9", "gw-a", "ä", "gw-a.1", "gw_", "0", "zz", "€"}
+	for i, k := range in {
+		mustPut(t, db, store.FleetDevices, k, doc{N: i})
+	}
+	got := keys(t, db, store.FleetDevices)
+	want := []string{"0", "Gw-a", "gw-10", "gw-9", "gw-a", "gw-a.1", "gw-b", "gw_", "zz", "ä", "€"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("ForEach order %q, want byte order %q", got, want)
+	}
+	var inTx []string
+	if err := db.View(func(tx store.Tx) error {
+		return tx.ForEach(store.FleetDevices, func(key string, raw []byte) error {
+			inTx = append(inTx, key)
+			var d doc
+			return json.Unmarshal(raw, &d)
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(inTx, " ") != strings.Join(want, " ") {
+		t.Fatalf("tx.ForEach order %q, want %q", inTx, want)
+	}
+}
+
+func testInvalidArguments(t *testing.T, db DB) {
+	long := strings.Repeat("k", store.MaxKey)
+	mustPut(t, db, store.FleetDevices, long, doc{N: 1})
+	if got, ok := mustGet(t, db, store.FleetDevices, long); !ok || got.N != 1 {
+		t.Fatalf("a key of MaxKey bytes: Get = %+v, %v", got, ok)
+	}
+	bad := []struct {
+		what string
+		coll store.Collection
+		key  string
+	}{
+		{"empty key", store.FleetDevices, ""},
+		{"key too long", store.FleetDevices, long + "k"},
+		{"key not UTF-8", store.FleetDevices, "gw-\xff"},
+		{"key with NUL", store.FleetDevices, "gw\x00-1"},
+		{"unknown collection", store.Collection(999), "k"},
+		{"negative collection", store.Collection(-1), "k"},
+	}
+	for _, b := range bad {
+		if err := db.Put(b.coll, b.key, doc{}); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Put with %s = %v, want ErrInvalid", b.what, err)
+		}
+		if _, err := db.Get(b.coll, b.key, &doc{}); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Get with %s = %v, want ErrInvalid", b.what, err)
+		}
+		if err := db.Delete(b.coll, b.key); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Delete with %s = %v, want ErrInvalid", b.what, err)
+		}
+	}
+	if err := db.ForEach(store.Collection(999), func(string, []byte) error { return nil }); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("ForEach of an unknown collection = %v, want ErrInvalid", err)
+	}
+	if err := db.Put(store.FleetDevices, "f", func() {}); err == nil {
+		t.Error("Put of a value JSON cannot encode succeeded")
+	}
+	if ks := keys(t, db, store.FleetDevices); len(ks) != 1 {
+		t.Errorf("keys after refused writes: %d, want 1", len(ks))
+	}
+}
+
+func testDecodeMismatch(t *testing.T, db DB) {
+	mustPut(t, db, store.FleetModels, "m", "a string, not an object")
+	var d doc
+	_, err := db.Get(store.FleetModels, "m", &d)
+	if err == nil {
+		t.Fatal("Get of a string into a struct succeeded")
+	}
+	if errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("a type mismatch is the caller's error, not a damaged store: %v", err)
+	}
+}
+
+func testAwkwardValues(t *testing.T, db DB) {
+	big := bytes.Repeat([]byte{0, 1, 2, 0xff}, 256<<10) // 1 MiB, base64 in the JSON
+	want := doc{Name: "nul \x00, quote \", backslash \\, emoji 🛰, <html> &amp;", N: -1 << 53, Bytes: big}
+	mustPut(t, db, store.FleetRollouts, "r", want)
+	got, ok := mustGet(t, db, store.FleetRollouts, "r")
+	if !ok || got.Name != want.Name || got.N != want.N || !bytes.Equal(got.Bytes, big) {
+		t.Fatalf("awkward document changed on the way: name %q n %d, %d bytes", got.Name, got.N, len(got.Bytes))
+	}
+	for _, v := range []any{nil, 0, "", []int{}, map[string]any{}} {
+		mustPut(t, db, store.FleetModels, "v", v)
+		var raw json.RawMessage
+		if ok, err := db.Get(store.FleetModels, "v", &raw); !ok || err != nil {
+			t.Fatalf("Get of %#v = %v, %v", v, ok, err)
+		}
+		want, _ := json.Marshal(v)
+		if !bytes.Equal(compact(raw), want) {
+			t.Errorf("stored %#v came back as %s, want %s", v, raw, want)
+		}
+	}
+}
+
+func compact(raw []byte) []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+var errAbandon = errors.New("storetest: abandon the transaction")
+
+func testUpdateAtomic(t *testing.T, db DB) {
+	mustPut(t, db, store.FleetDevices, "a", doc{N: 1})
+	err := db.Update(func(tx store.Tx) error {
+		if err := tx.Put(store.FleetDevices, "a", doc{N: 2}); err != nil {
+			return err
+		}
+		if err := tx.Put(store.FleetRollouts, "b", doc{N: 2}); err != nil {
+			return err
+		}
+		if err := tx.Delete(store.FleetDevices, "a"); err != nil {
+			return err
+		}
+		return errAbandon
+	})
+	if !errors.Is(err, errAbandon) {
+		t.Fatalf("Update = %v, want the function's error", err)
+	}
+	if got, ok := mustGet(t, db, store.FleetDevices, "a"); !ok || got.N != 1 {
+		t.Errorf("after a failed Update a = %+v, %v; want n 1 (nothing of it kept)", got, ok)
+	}
+	if _, ok := mustGet(t, db, store.FleetRollouts, "b"); ok {
+		t.Error("a document put in a failed Update was kept")
+	}
+	// A failed operation inside a transaction that the function then
+	// ignores does not spoil the rest of it.
+	err = db.Update(func(tx store.Tx) error {
+		if err := tx.Delete(store.FleetDevices, "missing"); !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("Delete of a missing key in a tx = %v, want ErrNotFound", err)
+		}
+		return tx.Put(store.FleetDevices, "c", doc{N: 3})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := mustGet(t, db, store.FleetDevices, "c"); !ok || got.N != 3 {
+		t.Errorf("c = %+v, %v after an Update that went on past an ErrNotFound", got, ok)
+	}
+}
+
+func testUpdateReadsOwnWrites(t *testing.T, db DB) {
+	err := db.Update(func(tx store.Tx) error {
+		if err := tx.Put(store.FleetDevices, "x", doc{N: 5}); err != nil {
+			return err
+		}
+		var d doc
+		if ok, err := tx.Get(store.FleetDevices, "x", &d); err != nil || !ok || d.N != 5 {
+			return fmt.Errorf("Get inside the writing tx = %+v, %v, %v", d, ok, err)
+		}
+		var seen []string
+		if err := tx.ForEach(store.FleetDevices, func(k string, _ []byte) error { seen = append(seen, k); return nil }); err != nil {
+			return err
+		}
+		if len(seen) != 1 || seen[0] != "x" {
+			return fmt.Errorf("ForEach inside the writing tx saw %q", seen)
+		}
+		if err := tx.Delete(store.FleetDevices, "x"); err != nil {
+			return err
+		}
+		if ok, err := tx.Get(store.FleetDevices, "x", &d); ok || err != nil {
+			return fmt.Errorf("Get after Delete in the tx = %v, %v", ok, err)
+		}
+		return tx.Put(store.FleetDevices, "y", doc{N: 6})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks := keys(t, db, store.FleetDevices); strings.Join(ks, ",") != "y" {
+		t.Fatalf("keys after the Update %q, want [y]", ks)
+	}
+}
+
+func testViewRefusesWrites(t *testing.T, db DB) {
+	mustPut(t, db, store.FleetDevices, "a", doc{N: 1})
+	if err := db.View(func(tx store.Tx) error { return tx.Put(store.FleetDevices, "b", doc{}) }); err == nil {
+		t.Error("Put inside View succeeded")
+	}
+	if err := db.View(func(tx store.Tx) error { return tx.Delete(store.FleetDevices, "a") }); err == nil {
+		t.Error("Delete inside View succeeded")
+	}
+	if ks := keys(t, db, store.FleetDevices); strings.Join(ks, ",") != "a" {
+		t.Fatalf("keys after writes in View %q, want [a]", ks)
+	}
+}
+
+func testTxAfterReturn(t *testing.T, db DB) {
+	var saved store.Tx
+	if err := db.Update(func(tx store.Tx) error { saved = tx; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := saved.Put(store.FleetDevices, "late", doc{}); !errors.Is(err, store.ErrTxDone) {
+		t.Errorf("Put on a finished Update tx = %v, want ErrTxDone", err)
+	}
+	if _, err := saved.Get(store.FleetDevices, "late", &doc{}); !errors.Is(err, store.ErrTxDone) {
+		t.Errorf("Get on a finished tx = %v, want ErrTxDone", err)
+	}
+	db.View(func(tx store.Tx) error { saved = tx; return nil })
+	if err := saved.ForEach(store.FleetDevices, func(string, []byte) error { return nil }); !errors.Is(err, store.ErrTxDone) {
+		t.Errorf("ForEach on a finished View tx = %v, want ErrTxDone", err)
+	}
+	if _, ok := mustGet(t, db, store.FleetDevices, "late"); ok {
+		t.Error("a write through a finished tx was stored")
+	}
+}
+
+func testForEachSnapshotWritable(t *testing.T, db DB) {
+	for _, k := range []string{"a", "b", "c"} {
+		mustPut(t, db, store.FleetDevices, k, doc{N: 1})
+	}
+	var seen []string
+	err := db.ForEach(store.FleetDevices, func(key string, raw []byte) error {
+		seen = append(seen, key)
+		var d doc
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return err
+		}
+		d.N++
+		if err := db.Put(store.FleetDevices, key, d); err != nil {
+			return err
+		}
+		return db.Put(store.FleetDevices, key+"-new", d)
+	})
+	if err != nil {
+		t.Fatalf("ForEach whose function writes: %v", err)
+	}
+	if strings.Join(seen, ",") != "a,b,c" {
+		t.Fatalf("ForEach saw %q, want the snapshot a,b,c", seen)
+	}
+	if got, _ := mustGet(t, db, store.FleetDevices, "b"); got.N != 2 {
+		t.Fatalf("b = %+v after the write in ForEach, want n 2", got)
+	}
+}
+
+func testForEachStops(t *testing.T, db DB) {
+	for _, k := range []string{"a", "b", "c"} {
+		mustPut(t, db, store.FleetRollouts, k, doc{})
+	}
+	calls := 0
+	err := db.ForEach(store.FleetRollouts, func(string, []byte) error { calls++; return errAbandon })
+	if !errors.Is(err, errAbandon) || calls != 1 {
+		t.Fatalf("ForEach = %v after %d calls; want the function's error after 1", err, calls)
+	}
+	calls = 0
+	err = db.View(func(tx store.Tx) error {
+		return tx.ForEach(store.FleetRollouts, func(string, []byte) error { calls++; return errAbandon })
+	})
+	if !errors.Is(err, errAbandon) || calls != 1 {
+		t.Fatalf("tx.ForEach = %v after %d calls; want the function's error after 1", err, calls)
+	}
+}
+
+// testWritersSerialised has writers read a counter and write it back plus
+// one: with writers serialised no increment is lost.
+func testWritersSerialised(t *testing.T, db DB) {
+	const writers, each = 4, 15
+	mustPut(t, db, store.FleetModels, "counter", doc{})
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				err := db.Update(func(tx store.Tx) error {
+					var d doc
+					if _, err := tx.Get(store.FleetModels, "counter", &d); err != nil {
+						return err
+					}
+					d.N++
+					return tx.Put(store.FleetModels, "counter", d)
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got, _ := mustGet(t, db, store.FleetModels, "counter"); got.N != writers*each {
+		t.Fatalf("counter %d after %d serialised increments: writers overlapped", got.N, writers*each)
+	}
+}
+
+// testViewSnapshot changes two documents while a View is between reading
+// the first and the second: it sees both as they were.
+func testViewSnapshot(t *testing.T, db DB) {
+	mustPut(t, db, store.FleetDevices, "a", doc{N: 1})
+	mustPut(t, db, store.FleetDevices, "b", doc{N: 1})
+	written := make(chan error, 1)
+	err := db.View(func(tx store.Tx) error {
+		var a, b doc
+		if _, err := tx.Get(store.FleetDevices, "a", &a); err != nil {
+			return err
+		}
+		go func() {
+			written <- db.Update(func(tx store.Tx) error {
+				if err := tx.Put(store.FleetDevices, "a", doc{N: 2}); err != nil {
+					return err
+				}
+				return tx.Put(store.FleetDevices, "b", doc{N: 2})
+			})
+		}()
+		if err := <-written; err != nil {
+			return fmt.Errorf("a write during a View: %w", err)
+		}
+		if _, err := tx.Get(store.FleetDevices, "b", &b); err != nil {
+			return err
+		}
+		if a.N != 1 || b.N != 1 {
+			return fmt.Errorf("View saw a %d, b %d; want 1, 1 (a snapshot from before the write)", a.N, b.N)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := mustGet(t, db, store.FleetDevices, "b"); got.N != 2 {
+		t.Fatalf("b = %d after the View, want 2", got.N)
+	}
+}
+
+func testBundles(t *testing.T, db DB) {
+	data := bytes.Repeat([]byte("bundle\x00\xff"), 40000)
+	sum := sha256.Sum256(data)
+	want := hex.EncodeToString(sum[:])
+	hash, err := db.PutBundle(data)
+	if err != nil || hash != want {
+		t.Fatalf("PutBundle = %q, %v; want %q", hash, err, want)
+	}
+	if again, err := db.PutBundle(data); err != nil || again != want {
+		t.Fatalf("PutBundle of stored bytes = %q, %v; want the same hash, no error", again, err)
+	}
+	got, err := db.Bundle(hash)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("Bundle = %d bytes, %v; want the %d stored", len(got), err, len(data))
+	}
+	got[0] ^= 1 // the caller's copy
+	if again, err := db.Bundle(hash); err != nil || !bytes.Equal(again, data) {
+		t.Fatalf("Bundle after the caller changed its copy: %v", err)
+	}
+	other := strings.Repeat("ab", 32)
+	if _, err := db.Bundle(other); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Bundle of a hash not stored = %v, want ErrNotFound", err)
+	}
+	for _, bad := range []string{"", "abc", strings.ToUpper(want), want + "00", strings.Repeat("zz", 32)} {
+		if _, err := db.Bundle(bad); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Bundle(%q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+	if _, err := db.PutBundle(nil); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("PutBundle of nothing = %v, want ErrInvalid", err)
+	}
+}
+
+func testReopen(t *testing.T, db DB, reopen func(*testing.T, DB) DB) {
+	mustPut(t, db, store.FleetRollouts, "r1", doc{N: 1})
+	mustPut(t, db, store.FleetDevices, "gw-1", doc{Name: "gw-1"})
+	hash, err := db.PutBundle([]byte("kept"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db = reopen(t, db)
+	defer db.Close()
+	if got, ok := mustGet(t, db, store.FleetRollouts, "r1"); !ok || got.N != 1 {
+		t.Errorf("after reopening r1 = %+v, %v", got, ok)
+	}
+	if got, ok := mustGet(t, db, store.FleetDevices, "gw-1"); !ok || got.Name != "gw-1" {
+		t.Errorf("after reopening gw-1 = %+v, %v", got, ok)
+	}
+	if b, err := db.Bundle(hash); err != nil || string(b) != "kept" {
+		t.Errorf("after reopening the bundle = %q, %v", b, err)
+	}
+}
