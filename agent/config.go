@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -93,6 +94,14 @@ type ModelsConfig struct {
 	// SampleEvery also keeps one window in every SampleEvery (0: only
 	// low-margin windows and shadow disagreements).
 	SampleEvery int `toml:"sample_every"`
+	// MinConfidence and MaxNovelty replace a calibrated bundle's (format
+	// 5) unknown thresholds: a window whose calibrated confidence is below
+	// MinConfidence (0..1; 0: never) or whose novelty is above MaxNovelty
+	// (0: never) is reported unknown. Unset: the bundle's, chosen by
+	// training (docs/TRAINING.md "Confidence and unknown"). Models without
+	// a calibration report no confidence and nothing unknown.
+	MinConfidence *float64 `toml:"min_confidence"`
+	MaxNovelty    *int64   `toml:"max_novelty"`
 	// HistoryMaxBytes bounds the history of recent windows kept in the
 	// database for dry runs (tritctl rollout plan); 0 (the default) keeps
 	// none, at most MaxHistoryBytes.
@@ -290,6 +299,12 @@ func (c *Config) Validate() error {
 		c.Models.LowMargin = DefaultLowMargin
 	case !(lm > 0 && lm <= 1):
 		return fail("models.low_margin", "%v, want a value in (0, 1]", lm)
+	}
+	if mc := c.Models.MinConfidence; mc != nil && !(*mc >= 0 && *mc <= 1) {
+		return fail("models.min_confidence", "%v, want 0 … 1 (0: never unknown on confidence)", *mc)
+	}
+	if mn := c.Models.MaxNovelty; mn != nil && (*mn < 0 || *mn > math.MaxUint32) {
+		return fail("models.max_novelty", "%d, want 0 … %d (0: never unknown on novelty)", *mn, uint32(math.MaxUint32))
 	}
 	switch dw := c.Models.DriftWindows; {
 	case dw == 0:

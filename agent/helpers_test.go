@@ -90,6 +90,9 @@ type bundleOpts struct {
 	weights  uint64    // seeds the weights; zero: seed+release
 	trees    int       // depth-3 oblivious trees before the random features (a format-3 bundle); zero: none
 	planes   int       // the trees' leaf planes (more than 1: a format-4 bundle)
+	// cal, when set, calibrates the model (a format-5 bundle) beside a
+	// fingerprint of every kept column at rate 128/255.
+	cal *inference.Calibration
 }
 
 // makeBundle builds a small signed two-class model bundle.
@@ -137,9 +140,17 @@ func makeBundle(t testing.TB, o bundleOpts) []byte {
 		t.Fatal(err)
 	}
 	spec.Features = o.features
+	minAgent := "0.1.0"
+	if o.cal != nil {
+		fp := &inference.Fingerprint{}
+		for i := range min(len(spec.Kept), inference.MaxFingerprint) {
+			fp.Columns, fp.Rates = append(fp.Columns, int32(i)), append(fp.Rates, 128)
+		}
+		spec.Fingerprint, spec.Calibration, minAgent = fp, o.cal, bundle.MinAgentVersionFor(&inference.ModelSpec{Calibration: o.cal})
+	}
 	raw, err := bundle.Encode(&bundle.Bundle{
 		Header: bundle.Header{ModelID: o.modelID, Release: o.release, CreatedAt: o.created, ExpiresAt: o.expires},
-		Compat: bundle.Compat{Features: o.features, MinAgentVersion: "0.1.0", Hardware: o.hardware},
+		Compat: bundle.Compat{Features: o.features, MinAgentVersion: minAgent, Hardware: o.hardware},
 		Spec:   spec,
 	})
 	if err != nil {

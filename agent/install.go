@@ -494,7 +494,7 @@ func (a *Agent) run(b *bundle.Bundle, bind *binding, s *store.Slot) (*running, s
 		return nil, wire.CodeSelfTest, err
 	}
 	r := &running{model: m, bind: bind, names: b.Compat.Features, d: b.Spec.NumFeatures(), ref: refOf(s), expires: b.Header.ExpiresAt,
-		sc: newScoring(m, a.cfg.Models.DriftWindows)}
+		sc: newScoring(m, a.cfg.Models.DriftWindows), th: thresholdsFor(m, a.cfg.Models), calibrated: m.Calibrated()}
 	a.warnExpired(r)
 	return r, "", nil
 }

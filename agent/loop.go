@@ -30,6 +30,10 @@ type running struct {
 	expiredLogged atomic.Bool
 	// sc measures predictions (margin, drift); the loop goroutine only.
 	sc scoring
+	// th are the unknown thresholds (thresholdsFor); calibrated says the
+	// model reports confidence and unknown windows.
+	th         inference.Thresholds
+	calibrated bool
 }
 
 // loop is the inference loop: read sensors, extract features, predict,
@@ -159,14 +163,19 @@ func (l *loop) window(in *input, r *running, values []float64, at time.Time) {
 	}
 	l.nanLogged = false
 	t0 := time.Now()
-	class, err := r.model.PredictEmbed(r.sc.scores, r.sc.z, vec)
+	o, err := r.model.PredictOutcome(r.sc.scores, r.sc.z, vec, r.th)
 	d := time.Since(t0)
 	if err != nil {
 		l.stats.fail()
 		r.failed.Add(1)
 		return
 	}
-	l.stats.record(r.model.Classes()[class], at, d)
+	class := o.Class
+	if r.calibrated {
+		l.stats.recordOutcome(r.model.Classes()[class], at, d, &o, r.th)
+	} else {
+		l.stats.record(r.model.Classes()[class], at, d)
+	}
 	r.ok.Add(1)
 	l.cycles.Add(1)
 	if r.sc.drift != nil {
@@ -177,10 +186,10 @@ func (l *loop) window(in *input, r *running, values []float64, at time.Time) {
 		cand = l.scoreShadow(sh, r, class, svec)
 	}
 	if l.history != nil {
-		l.history.offer(r, at, vec, r.model.Classes()[class], 1, "")
+		l.history.offer(r, at, vec, r.model.Classes()[class], 1, "", false)
 	}
 	if l.samples != nil {
-		l.samples.offer(r, at, vec, r.model.Classes()[class], r.sc.margin(len(r.model.Classes())), cand)
+		l.samples.offer(r, at, vec, r.model.Classes()[class], r.sc.margin(len(r.model.Classes())), cand, o.Unknown)
 	}
 }
 

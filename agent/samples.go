@@ -10,10 +10,13 @@ import (
 	"github.com/trit-iot/trit/wire"
 )
 
-// sampleRing keeps interesting windows for retraining — low-margin
-// predictions, disagreements with the shadow candidate, and one window in
-// every `every` — byte-bounded: past maxBytes (of their JSON form, as
-// estimated by sampleSize) the oldest are dropped. The agent stores it in
+// sampleRing keeps interesting windows for retraining — windows a
+// calibrated model reported unknown, low-margin predictions,
+// disagreements with the shadow candidate, and one window in every
+// `every` — byte-bounded: past maxBytes (of their JSON form, as estimated
+// by sampleSize) the oldest are dropped, unknown windows last (they are
+// the ones most worth labelling: the oldest window of another reason goes
+// first, and an unknown one only when the ring holds nothing else). The agent stores it in
 // its database every telemetry interval (store.StatSamples) and sends it
 // to the fleet on request (wire.RequestSamples).
 type sampleRing struct {
@@ -55,13 +58,16 @@ func featureNames(r *running) []string {
 }
 
 // offer considers one classified window x of model r: class and margin
-// are r's, cand the shadow candidate's class ("" without one).
-func (s *sampleRing) offer(r *running, at time.Time, x []float32, class string, margin float64, cand string) {
+// are r's, cand the shadow candidate's class ("" without one), unknown
+// whether r reported it unknown.
+func (s *sampleRing) offer(r *running, at time.Time, x []float32, class string, margin float64, cand string, unknown bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seen++
 	reason := ""
 	switch {
+	case unknown:
+		reason = wire.SampleUnknown
 	case cand != "" && cand != class:
 		reason = wire.SampleDisagreement
 	case margin < s.lowMin:
@@ -85,14 +91,16 @@ func (s *sampleRing) offer(r *running, at time.Time, x []float32, class string, 
 	}
 	s.items, s.sizes = append(s.items, smp), append(s.sizes, n)
 	s.bytes += n
-	k := 0
 	for s.bytes > s.maxBytes {
+		// The oldest window kept for another reason than unknown, else
+		// the oldest.
+		k := slices.IndexFunc(s.items, func(it wire.Sample) bool { return it.Reason != wire.SampleUnknown })
+		if k < 0 {
+			k = 0
+		}
 		s.bytes -= s.sizes[k]
-		k++
-	}
-	if k > 0 {
-		s.dropped += uint64(k)
-		s.items, s.sizes = slices.Delete(s.items, 0, k), slices.Delete(s.sizes, 0, k)
+		s.dropped++
+		s.items, s.sizes = slices.Delete(s.items, k, k+1), slices.Delete(s.sizes, k, k+1)
 	}
 	s.dirty = true
 }

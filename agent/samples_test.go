@@ -21,7 +21,7 @@ func TestSampleRingBound(t *testing.T) {
 		if i%3 == 0 {
 			margin = 0.01 // low margin: always kept
 		}
-		ring.offer(r, at.Add(time.Duration(i)*time.Millisecond), x, "normal", margin, "")
+		ring.offer(r, at.Add(time.Duration(i)*time.Millisecond), x, "normal", margin, "", false)
 	}
 	set := ring.set()
 	data, _ := json.Marshal(set)
@@ -107,5 +107,41 @@ func TestSamplesRequest(t *testing.T) {
 		if r.ID == "forged" {
 			t.Errorf("a request signed by an untrusted key was answered")
 		}
+	}
+}
+
+// TestSampleRingPrefersUnknown: windows a calibrated model reported
+// unknown are kept with their reason, and past the bound the other
+// windows go first, so the unknown ones outlive far newer low-margin ones.
+func TestSampleRingPrefersUnknown(t *testing.T) {
+	r := benchRunning(&testing.B{}, 1, 64)
+	ring := newSampleRing(4096, 0, 0.1)
+	at := time.UnixMilli(1_750_000_000_000)
+	for i := range 3000 {
+		x := []float32{float32(i), 0.5, 0.25}
+		unknown := i < 20 // the first 20 windows are unknown, then only low-margin ones
+		ring.offer(r, at.Add(time.Duration(i)*time.Millisecond), x, "normal", 0.01, "", unknown)
+	}
+	set := ring.set()
+	reasons := map[string]int{}
+	for _, s := range set.Samples {
+		reasons[s.Reason]++
+		if s.Reason == wire.SampleUnknown && s.X[0] >= 20 {
+			t.Errorf("window %v kept as unknown", s.X[0])
+		}
+	}
+	if reasons[wire.SampleUnknown] != 20 || reasons[wire.SampleLowMargin] == 0 || set.Dropped == 0 {
+		t.Errorf("reasons %v, %d dropped: want the 20 unknown windows kept beside newer low-margin ones", reasons, set.Dropped)
+	}
+	if data, _ := json.Marshal(set); len(data) > 4096 {
+		t.Errorf("ring encodes to %d bytes, bound 4096", len(data))
+	}
+	// A ring of unknown windows alone drops its oldest.
+	only := newSampleRing(2048, 0, 0.1)
+	for i := range 500 {
+		only.offer(r, at.Add(time.Duration(i)*time.Millisecond), []float32{float32(i), 0, 0}, "normal", 0.9, "", true)
+	}
+	if s := only.set().Samples; len(s) == 0 || s[len(s)-1].X[0] != 499 || s[0].X[0] < 400 {
+		t.Errorf("unknown-only ring kept %d windows from %v", len(s), s[0].X[0])
 	}
 }

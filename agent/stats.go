@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -24,6 +25,7 @@ type stats struct {
 	seen   uint64    // latencies offered this interval
 	rng    uint64
 	last   *wire.Prediction
+	conf   confidenceStats // calibrated models' windows (confidence.go)
 }
 
 func newStats(now time.Time) *stats {
@@ -51,6 +53,17 @@ func (s *stats) record(class string, at time.Time, d time.Duration) {
 		s.last = &wire.Prediction{}
 	}
 	s.last.Class, s.last.Time = class, at.UnixMilli()
+	s.last.Confidence, s.last.Unknown = 0, false
+}
+
+// recordOutcome is record for a calibrated model's window: its outcome o
+// under thresholds th also counts towards the confidence report.
+func (s *stats) recordOutcome(class string, at time.Time, d time.Duration, o *inference.Outcome, th inference.Thresholds) {
+	s.record(class, at, d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conf.add(o, th)
+	s.last.Confidence, s.last.Unknown = float64(o.Confidence)/255, o.Unknown
 }
 
 func (s *stats) fail() {
@@ -76,6 +89,7 @@ func (s *stats) snapshot(now time.Time, t *wire.Telemetry) {
 		l := *s.last
 		t.Last = &l
 	}
+	t.Confidence = s.conf.report()
 	s.from, s.n, s.errs, s.seen = now, 0, 0, 0
 	s.counts = map[string]uint64{}
 	s.lat = s.lat[:0]

@@ -107,10 +107,10 @@ func (m *Model) Thresholds() Thresholds {
 func (m *Model) Calibrated() bool { return m.spec.Calibration != nil }
 
 // PredictOutcome is PredictEmbed with the prediction's margin, calibrated
-// confidence, novelty and unknown decision under th. z, when not nil,
-// receives the kept embedding bits ((len(Kept)+63)/64 words). It
-// allocates nothing in steady state.
-func (m *Model) PredictOutcome(z []uint64, x []float32, th Thresholds) (Outcome, error) {
+// confidence, novelty and unknown decision under th. scores and z, when
+// not nil, receive Predict's class scores and the kept embedding bits
+// ((len(Kept)+63)/64 words). It allocates nothing in steady state.
+func (m *Model) PredictOutcome(scores []float32, z []uint64, x []float32, th Thresholds) (Outcome, error) {
 	if len(x) != m.emb.d {
 		return Outcome{Class: -1}, ErrInputLen
 	}
@@ -120,7 +120,7 @@ func (m *Model) PredictOutcome(z []uint64, x []float32, th Thresholds) (Outcome,
 	if z != nil {
 		copy(z[:m.words], w.z)
 	}
-	o := Outcome{Class: m.score(nil, w.raw, w.z)}
+	o := Outcome{Class: m.score(scores, w.raw, w.z)}
 	o.Margin = m.margin(w.raw)
 	if fp := m.spec.Fingerprint; fp != nil {
 		o.Novelty = fp.Novelty(w.z)

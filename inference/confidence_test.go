@@ -101,11 +101,17 @@ func TestPredictOutcomeMatchesDefinition(t *testing.T) {
 			if rnd.IntN(3) == 0 {
 				th = Thresholds{MinConfidence: uint8(rnd.IntN(256)), MaxNovelty: uint32(rnd.IntN(20000))}
 			}
-			o, err := m.PredictOutcome(z, x, th)
+			got := make([]float32, classes)
+			o, err := m.PredictOutcome(got, z, x, th)
 			if err != nil {
 				t.Fatal(err)
 			}
 			class, _ := m.Predict(scores, x)
+			for c := range got {
+				if math.Float32bits(got[c]) != math.Float32bits(scores[c]) {
+					t.Fatalf("scores %v, Predict's %v", got, scores)
+				}
+			}
 			if o.Class != class {
 				t.Fatalf("class %d, Predict says %d", o.Class, class)
 			}
@@ -162,8 +168,8 @@ func TestPredictOutcomeAllocatesNothing(t *testing.T) {
 	x := make([]float32, 20)
 	z := make([]uint64, m.words)
 	th := m.Thresholds()
-	m.PredictOutcome(z, x, th)
-	if n := testing.AllocsPerRun(100, func() { m.PredictOutcome(z, x, th) }); n != 0 {
+	m.PredictOutcome(nil, z, x, th)
+	if n := testing.AllocsPerRun(100, func() { m.PredictOutcome(nil, z, x, th) }); n != 0 {
 		t.Fatalf("PredictOutcome allocates %v times per call", n)
 	}
 }
@@ -201,7 +207,7 @@ func BenchmarkPredictOutcome(b *testing.B) {
 		b.Run(bc.name+"/outcome", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				m.PredictOutcome(z, x, th)
+				m.PredictOutcome(scores, z, x, th)
 			}
 		})
 	}

@@ -35,7 +35,8 @@ type Config struct {
 	MaxFitRows int
 	// Reserve is the part of Budget kept for what the caller adds to the
 	// bundle after training (its info section: how the data were read,
-	// training figures); default 512 bytes.
+	// training figures) and for the calibration (at most 62 bytes, see
+	// calibrate.go); default 512 bytes.
 	Reserve int
 	// P fixes the number of random features (the paper's experiments) and
 	// turns the budget off; the structure is then Thresholds and Projection
@@ -109,6 +110,12 @@ type Config struct {
 	// features fit the budget) or "auto" (the default: the search compares
 	// both at the same budget; with P fixed, ternary).
 	Weights string
+
+	// UnknownTarget is the share of validation windows the shipped
+	// unknown thresholds aim at (see calibrate.go; default
+	// DefaultUnknownTarget, 2%). Negative: ship no calibration (the
+	// bundle keeps the format older agents read).
+	UnknownTarget float64
 
 	Tol       float64 // solver tolerance; 0 = the solver's default
 	MaxRounds int     // solver α-steps; 0 = the solver's default
@@ -213,7 +220,12 @@ func (c *Config) withDefaults() (Config, error) {
 	if v.Workers <= 0 {
 		v.Workers = runtime.GOMAXPROCS(0)
 	}
+	if v.UnknownTarget == 0 {
+		v.UnknownTarget = DefaultUnknownTarget
+	}
 	switch {
+	case v.UnknownTarget > 0.5 || math.IsNaN(v.UnknownTarget):
+		return v, fmt.Errorf("%w: unknown target %g, want at most 0.5 (or negative: no calibration)", ErrConfig, v.UnknownTarget)
 	case v.P < 0 || v.P > inference.MaxP:
 		return v, fmt.Errorf("%w: p = %d, want 1..%d", ErrConfig, v.P, inference.MaxP)
 	case v.P == 0 && v.Budget < minBudget:

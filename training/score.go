@@ -25,6 +25,7 @@ type tally struct {
 	loss      []float64   // per true class: summed one-vs-all hinge loss
 	predicted map[int]int // predicted class counts
 	names     []string    // class labels, once a model was added
+	held      []heldOut   // per row added: its margin and whether it was right (calibrate.go)
 }
 
 func newTally(classes int) *tally {
@@ -44,6 +45,7 @@ func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
 	t.names = m.Classes()
 	pred := make([]int32, ds.N)
 	loss := make([]float64, ds.N)
+	margins := make([]float32, ds.N)
 	var wg sync.WaitGroup
 	for g := range workers {
 		wg.Add(1)
@@ -54,6 +56,7 @@ func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
 				c, _ := m.Predict(scores, ds.Row(i))
 				pred[i] = int32(c)
 				loss[i] = hinge(scores, int(ds.Y[i]))
+				margins[i] = margin(scores, c)
 			}
 		}()
 	}
@@ -62,6 +65,7 @@ func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
 		t.confusion[y][pred[i]]++
 		t.loss[y] += loss[i]
 		t.predicted[int(pred[i])]++
+		t.held = append(t.held, heldOut{margins[i], y == pred[i]})
 	}
 }
 

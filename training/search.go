@@ -58,6 +58,7 @@ type candidate struct {
 	sigma, c float64
 	sel      selection
 	point    SearchPoint
+	held     []heldOut // its last evaluation's held-out predictions
 }
 
 // searcher evaluates candidates on the validation folds.
@@ -197,6 +198,10 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	res.Notes = append(res.Notes, edgeNotes(best, sigmas, cs)...)
 	sel := best.point
 	res.Selected = &sel
+	res.held = best.held
+	for _, f := range folds {
+		res.valSets = append(res.valSets, f.val)
+	}
 	valRows := make([]int, len(ds.Classes))
 	for _, f := range folds {
 		for _, y := range f.val.Y {
@@ -357,6 +362,10 @@ func (sr *searcher) evaluate(cands []*candidate, sz size, folds []int) error {
 	}
 	for _, cd := range cands {
 		cd.sel = scoreFolds(tallies[cd])
+		cd.held = cd.held[:0]
+		for _, t := range tallies[cd] {
+			cd.held = append(cd.held, t.held...)
+		}
 		cd.point.Accuracy, cd.point.Balanced, cd.point.Loss = cd.sel.Accuracy, cd.sel.Balanced, cd.sel.Loss
 		cd.point.Score, cd.point.Spread, cd.point.SE, cd.point.Folds = cd.sel.Score, cd.sel.Spread, cd.sel.SE, cd.sel.Folds
 		cd.point.Degenerate = cd.sel.Degenerate

@@ -40,6 +40,9 @@ type Result struct {
 	NonZero      int              // non-zero ternary coefficients over all weight vectors
 	Notes        []string         // what the search decided and why, for the user
 	Warnings     []string         // why the validation score may not hold on later data (see warnings.go)
+
+	held    []heldOut       // the chosen candidate's held-out predictions (search), for the calibration
+	valSets []*data.Dataset // the search's validation rows, for the novelty threshold
 }
 
 // Structure is the shape of a model's embedding besides σ: threshold bits
@@ -316,6 +319,12 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 		return nil, fmt.Errorf("training: exported model does not load: %w", err)
 	}
 	res.Spec, res.Model, res.History = spec, m, hist
+	if c.UnknownTarget > 0 {
+		if err := calibrateResult(res, c.UnknownTarget, c.Workers); err != nil {
+			return nil, fmt.Errorf("training: calibrating the model: %w", err)
+		}
+	}
+	res.held, res.valSets = nil, nil
 	if res.C > 0 {
 		res.Lambda = 1 / (2 * float64(ds.N) * res.C)
 	}

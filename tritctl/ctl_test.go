@@ -75,8 +75,28 @@ func TestTrainThenEvalJSON(t *testing.T) {
 	if e.Accuracy != s["accuracy"].(float64) || e.Rows != 500 || len(e.Confusion) != 2 {
 		t.Fatalf("eval %+v disagrees with train %v", e, s)
 	}
+	// The search's validation rows calibrated the model: eval reports
+	// confidence and unknown, with the bundle's thresholds or overrides.
+	c := e.Confidence
+	if c == nil || !c.Calibrated || c.Coverage < 90 || c.Coverage > 100 || len(c.Curve) != 8 || len(c.Segments) != 4 || c.Answered < c.Accuracy-1e-9 {
+		t.Fatalf("eval confidence %+v", c)
+	}
+	for _, o := range []struct {
+		args []string
+		ok   func(r *training.ConfidenceReport) bool
+	}{
+		{[]string{"--min-confidence", "0", "--max-novelty", "0"}, func(r *training.ConfidenceReport) bool { return r.Unknown == 0 && r.Coverage == 100 }},
+		{[]string{"--min-confidence", "1", "--max-novelty", "0"}, func(r *training.ConfidenceReport) bool { return r.Unknown > 0 && r.LowConf == r.Unknown }},
+		{[]string{"--min-confidence", "0", "--max-novelty", "1"}, func(r *training.ConfidenceReport) bool { return r.Novel == r.Unknown && r.Unknown > 0 }},
+	} {
+		out, stderr, code = runCtl(t, append([]string{"eval", model, test, "--json"}, o.args...)...)
+		var e evalSummary
+		if code != 0 || json.Unmarshal([]byte(out), &e) != nil || !o.ok(e.Confidence) {
+			t.Errorf("eval %v: exit %d %s, confidence %+v", o.args, code, stderr, e.Confidence)
+		}
+	}
 	out, _, code = runCtl(t, "eval", model, test)
-	if code != 0 || !strings.Contains(out, "accuracy") || !strings.Contains(out, "true\\pred") {
+	if code != 0 || !strings.Contains(out, "accuracy") || !strings.Contains(out, "true\\pred") || !strings.Contains(out, "accuracy vs coverage: 100% →") {
 		t.Fatalf("eval text output: %q", out)
 	}
 }
@@ -93,6 +113,8 @@ func TestUsageErrors(t *testing.T) {
 		{"train", data, "-o", "x", "--c-grid", "1,-2"}, // bad grid
 		{"train", data, "-o", "x", "--p", "many"},      // bad flag value
 		{"eval", "only-one-arg"},
+		{"eval", "m.trit", "d.csv", "--split", "train"},
+		{"eval", "m.trit", "d.csv", "--min-confidence", "2"},
 	} {
 		if _, _, code := runCtl(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)

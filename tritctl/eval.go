@@ -2,6 +2,8 @@ package tritctl
 
 import (
 	"fmt"
+	"io"
+	"math"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -32,12 +34,19 @@ type evalSummary struct {
 	// TrainSeconds is not known to eval; it is present for scripts that read
 	// train and eval output alike.
 	TrainSeconds float64 `json:"train_seconds"`
+	// Confidence: coverage, accuracy on the answered windows, calibration
+	// (ECE of the shipped confidence and of the raw scores' softmax) and
+	// accuracy-vs-coverage (training.EvaluateConfidence).
+	Confidence *training.ConfidenceReport `json:"confidence"`
 }
 
 func newEvalCmd(e *env) *cobra.Command {
 	var df dataFlags
 	var asJSON bool
 	var workers int
+	var minConf float64
+	var maxNovelty int64
+	var split string
 	cmd := &cobra.Command{
 		Use:   "eval [flags] BUNDLE DATA_FILE  |  eval [flags] BUNDLE --standard NAME",
 		Short: "Evaluate a model bundle on labelled data: accuracy and confusion matrix",
@@ -54,7 +63,15 @@ still matched against the file's header when it has one.
 
 With --standard NAME instead of DATA_FILE, the data is the test split of
 that standard dataset (in --data-dir, docs/DATA.md), as 'tritctl train
---standard NAME' evaluates it.`,
+--standard NAME' evaluates it (--split train: its training split).
+
+A calibrated bundle (format 5) also reports confidence and unknown: the
+coverage (windows answered), accuracy on the answered windows, how many
+were unknown on confidence and on novelty, the expected calibration error
+of the shipped confidence beside that of the raw scores' softmax, the
+reliability per confidence value, accuracy at coverages from 100% down to
+50%, and the unknown rate per quarter of the rows. --min-confidence and
+--max-novelty replace the bundle's thresholds, as an agent's config can.`,
 		Example: `  tritctl eval room.trit room-next-week.csv          # read as the model's training file was
   tritctl eval room.trit next.csv --label-column Occupancy --json
   tritctl eval occupancy.trit --standard occupancy --data-dir ../shared/data`,
@@ -66,6 +83,14 @@ that standard dataset (in --data-dir, docs/DATA.md), as 'tritctl train
 				return usagef("with --standard give only BUNDLE: the data is the standard dataset's test split")
 			case df.standard != "" && df.given():
 				return usagef("--standard reads its dataset as docs/DATA.md defines it: give no data flags with it")
+			case split != "test" && split != "train":
+				return usagef("--split %q: want test or train", split)
+			case split == "train" && df.standard == "":
+				return usagef("--split train needs --standard")
+			case minConf > 1 || math.IsNaN(minConf):
+				return usagef("--min-confidence %g: want 0..1, or negative for the bundle's", minConf)
+			case maxNovelty > math.MaxUint32:
+				return usagef("--max-novelty %d: at most %d", maxNovelty, uint32(math.MaxUint32))
 			}
 			return nil
 		},
@@ -80,7 +105,7 @@ that standard dataset (in --data-dir, docs/DATA.md), as 'tritctl train
 			}
 			var ds *data.Dataset
 			if df.standard != "" {
-				ds, err = evalStandard(&df, m)
+				ds, err = evalStandard(&df, m, split)
 			} else {
 				ds, err = evalData(&df, args[1], m, readSpecOf(br.Bundle))
 			}
@@ -101,11 +126,23 @@ that standard dataset (in --data-dir, docs/DATA.md), as 'tritctl train
 			s := evalSummary{Model: args[0], Dataset: ds.Name, Read: ds.Spec.String(), Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass, Rows: ev.N, Correct: ev.Correct,
 				P: spec.Transform.P, Classes: ev.Classes, NonZero: nz, ModelBytes: len(raw), Confusion: ev.Confusion,
 				ModelID: br.ModelID, Release: br.Release, Signed: br.Signed}
+			th := m.Thresholds()
+			if minConf >= 0 {
+				th.MinConfidence = uint8(math.Round(255 * minConf))
+			}
+			if maxNovelty >= 0 {
+				th.MaxNovelty = uint32(maxNovelty)
+			}
+			if s.Confidence, err = training.EvaluateConfidence(m, ds, th, workers); err != nil {
+				return err
+			}
 			if asJSON {
 				return writeJSON(e.stdout, s)
 			}
 			fmt.Fprintf(e.stdout, "%s on %s: accuracy %.2f%% (%d of %d), balanced %.2f%%\n", args[0], ds.Name, ev.Accuracy, ev.Correct, ev.N, ev.Balanced)
-			fmt.Fprintf(e.stdout, "  read as: %s\n\n", ds.Spec.Describe())
+			fmt.Fprintf(e.stdout, "  read as: %s\n", ds.Spec.Describe())
+			printConfidence(e.stdout, s.Confidence)
+			fmt.Fprintln(e.stdout)
 			printConfusion(e.stdout, ev)
 			return nil
 		},
@@ -113,15 +150,45 @@ that standard dataset (in --data-dir, docs/DATA.md), as 'tritctl train
 	df.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
 	cmd.Flags().IntVar(&workers, "workers", 0, "goroutines (0: all cores)")
+	cmd.Flags().Float64Var(&minConf, "min-confidence", -1, "unknown below this calibrated confidence, 0..1 (0: never; negative: the bundle's)")
+	cmd.Flags().Int64Var(&maxNovelty, "max-novelty", -1, "unknown above this novelty (0: never; negative: the bundle's)")
+	cmd.Flags().StringVar(&split, "split", "test", "with --standard: evaluate the test or the train split")
 	return cmd
+}
+
+// printConfidence writes the confidence and unknown lines of eval.
+func printConfidence(w io.Writer, r *training.ConfidenceReport) {
+	if !r.Calibrated {
+		fmt.Fprintf(w, "  confidence: the bundle has no calibration (format 5 carries one); raw softmax ECE %.2f%%\n", r.RawECE)
+		return
+	}
+	fmt.Fprintf(w, "  unknown: %d of %d (%.2f%%: %d on confidence < %d/255, %d on novelty > %d); coverage %.2f%%, accuracy on answered %.2f%% (all %.2f%%)\n",
+		r.Unknown, r.Rows, 100-r.Coverage, r.LowConf, r.Thresholds.MinConfidence, r.Novel, r.Thresholds.MaxNovelty, r.Coverage, r.Answered, r.Accuracy)
+	fmt.Fprintf(w, "  calibration: ECE %.2f%% shipped confidence, %.2f%% raw softmax\n", r.ECE, r.RawECE)
+	fmt.Fprint(w, "  reliability (confidence: rows, accuracy):")
+	for _, b := range r.Reliability {
+		fmt.Fprintf(w, " %.0f%%: %d, %.1f%%;", b.Confidence, b.Rows, b.Accuracy)
+	}
+	fmt.Fprint(w, "\n  accuracy vs coverage:")
+	for _, p := range r.Curve {
+		fmt.Fprintf(w, " %.0f%% → %.2f%%;", p.Coverage, p.Accuracy)
+	}
+	fmt.Fprint(w, "\n  unknown by quarter of the rows:")
+	for _, u := range r.Segments {
+		fmt.Fprintf(w, " %.2f%%", u)
+	}
+	fmt.Fprintln(w)
 }
 
 // evalStandard returns the test split of the standard dataset --standard
 // names, with the model's classes; its features must be the model's.
-func evalStandard(df *dataFlags, m *inference.Model) (*data.Dataset, error) {
-	_, ds, err := df.standardSets()
+func evalStandard(df *dataFlags, m *inference.Model, split string) (*data.Dataset, error) {
+	train, ds, err := df.standardSets()
 	if err != nil {
 		return nil, err
+	}
+	if split == "train" {
+		ds = train
 	}
 	want := m.Spec().Features
 	switch {
@@ -133,7 +200,7 @@ func evalStandard(df *dataFlags, m *inference.Model) (*data.Dataset, error) {
 	if err := ds.Relabel(m.Classes()); err != nil {
 		return nil, fmt.Errorf("%s: %w", df.standard, err)
 	}
-	ds.Name = df.standard + " (test split)"
+	ds.Name = df.standard + " (" + split + " split)"
 	return ds, nil
 }
 

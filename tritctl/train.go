@@ -79,6 +79,7 @@ type trainFlags struct {
 	sigmaGrid  string
 	cGrid      string
 	validation float64
+	unknown    float64
 	seed       uint64
 	loss, reg  string
 	init       string
@@ -147,6 +148,7 @@ bundle predicts what was evaluated here.`,
 	fl.StringVar(&f.sigmaGrid, "sigma-grid", "", "comma-separated σ values to search (default 2^-5…2^5)")
 	fl.StringVar(&f.cGrid, "c-grid", "", "comma-separated C values to search (default 1e-3…1e3)")
 	fl.Float64Var(&f.validation, "validation", 0, "share of the training rows the search validates on (0: the latest 30% of a recording, a random 20% of shuffled rows)")
+	fl.Float64Var(&f.unknown, "unknown-target", training.DefaultUnknownTarget, "share of validation windows the bundle's unknown thresholds aim at (a calibrated format-5 bundle, agents 0.5.0 on); negative: no calibration, the format older agents read")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the transform, splits and initialisation")
 	fl.StringVar(&f.loss, "loss", "hinge", "loss: hinge, squared-hinge, logistic or square")
 	fl.StringVar(&f.reg, "reg", "l2", "regulariser: l2 or l1")
@@ -226,7 +228,7 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	cfg := &training.Config{
 		Budget: f.budget, P: f.p, Weights: f.weights, Embedding: f.embedding, TreePlanes: f.treePlanes, Thresholds: f.thresholds, Projection: f.projection,
 		Search: f.search, Scaling: f.scaling, Folds: f.folds,
-		Sigma: f.sigma, C: f.c, SigmaGrid: sg, CGrid: cg, Validation: f.validation,
+		Sigma: f.sigma, C: f.c, SigmaGrid: sg, CGrid: cg, Validation: f.validation, UnknownTarget: f.unknown,
 		Seed: f.seed, Loss: loss, Reg: reg, Init: f.init, InitRows: f.initRows, Workers: f.workers,
 		Progress: prog.report,
 	}

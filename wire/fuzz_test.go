@@ -84,6 +84,9 @@ func FuzzDecodePayloads(f *testing.F) {
 			CandidateClasses: []string{"a", "b"}, Confusion: [][]uint64{{1, 1}, {0, 0}}, LowMargin: 0.1},
 		Drift: &DriftReport{Score: 0.2, Windows: 2, Top: []DriftBit{{Column: 3, Train: 0.5, Now: 0.9, JS: 0.2}}}}).Marshal()
 	f.Add(b)
+	b, _ = (&Telemetry{Device: "d", Session: 1, Seq: 1, Predictions: 4, Last: &Prediction{Class: "a", Time: 1, Confidence: 0.3, Unknown: true},
+		Confidence: &ConfidenceReport{Unknown: 1, Novel: 1, Histogram: []uint64{0, 0, 1, 0, 0, 0, 0, 1, 2, 0}, Mean: 0.6}}).Marshal()
+	f.Add(b)
 	b, _ = (&Response{Device: "d", ID: "q1", Kind: RequestSamples, Samples: &SampleSet{Features: []string{"a"},
 		Samples: []Sample{{Time: 1, X: []float32{0.5}, Class: "x", Margin: 0.01, Reason: SampleLowMargin}}, MaxBytes: 100}}).Marshal()
 	f.Add(b)

@@ -193,7 +193,7 @@ type Sample struct {
 	Margin float64   `json:"margin"` // normalised margin, 0 … 1
 	// Candidate is the shadow candidate's class, when one ran.
 	Candidate string `json:"candidate,omitempty"`
-	// Reason is why the window was kept: SampleLowMargin,
+	// Reason is why the window was kept: SampleUnknown, SampleLowMargin,
 	// SampleDisagreement or SampleRate.
 	Reason string `json:"reason"`
 }
@@ -203,6 +203,10 @@ const (
 	SampleLowMargin    = "low-margin"
 	SampleDisagreement = "disagreement"
 	SampleRate         = "sampled"
+	// SampleUnknown: a calibrated model reported the window unknown
+	// (low confidence or far from the training data): the windows most
+	// worth labelling, which the ring keeps longest.
+	SampleUnknown = "unknown"
 )
 
 // MaxSamples bounds a SampleSet.
@@ -272,7 +276,7 @@ func DecodeResponse(data []byte) (*Response, error) {
 				return fail("samples", "sample %d: margin %v, want 0..1", i, x.Margin)
 			}
 			switch x.Reason {
-			case SampleLowMargin, SampleDisagreement, SampleRate:
+			case SampleLowMargin, SampleDisagreement, SampleRate, SampleUnknown:
 			default:
 				return fail("samples", "sample %d: reason %q", i, x.Reason)
 			}

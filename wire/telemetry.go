@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Latency summarizes inference latencies over a telemetry interval, in
 // microseconds.
@@ -15,6 +18,61 @@ type Latency struct {
 type Prediction struct {
 	Class string `json:"class"`
 	Time  int64  `json:"time"` // Unix milliseconds of the reading
+	// Confidence (0..1) and Unknown: a calibrated model's (bundle format
+	// 5) calibrated confidence and whether the window was reported
+	// unknown; absent for other models.
+	Confidence float64 `json:"confidence,omitempty"`
+	Unknown    bool    `json:"unknown,omitempty"`
+}
+
+// ConfidenceReport is a calibrated model's confidence over a telemetry
+// interval (bundle format 5; absent for other models, so agents running
+// them send what earlier agents sent). Unknown windows are counted in
+// Predictions and Counts too, under the class the model gave them.
+type ConfidenceReport struct {
+	// Unknown windows, and of them those whose confidence was below the
+	// threshold and those whose novelty was above it (a window may be
+	// both).
+	Unknown       uint64 `json:"unknown"`
+	LowConfidence uint64 `json:"low_confidence,omitempty"`
+	Novel         uint64 `json:"novel,omitempty"`
+	// Histogram counts windows per tenth of confidence: [0, 0.1), …,
+	// [0.9, 1]; ConfidenceBins entries.
+	Histogram []uint64 `json:"histogram"`
+	// Mean is the mean confidence, 0..1.
+	Mean float64 `json:"mean"`
+	// MinConfidence and MaxNovelty are the thresholds in force (the
+	// bundle's or the agent config's; 0 = that test is off).
+	MinConfidence float64 `json:"min_confidence,omitempty"`
+	MaxNovelty    uint32  `json:"max_novelty,omitempty"`
+}
+
+// ConfidenceBins is the length of ConfidenceReport.Histogram.
+const ConfidenceBins = 10
+
+// check validates r against the interval's predictions.
+func (r *ConfidenceReport) check(predictions uint64) error {
+	if len(r.Histogram) != ConfidenceBins {
+		return fmt.Errorf("histogram has %d bins, want %d", len(r.Histogram), ConfidenceBins)
+	}
+	var sum uint64
+	for _, n := range r.Histogram {
+		if n > predictions || sum+n > predictions {
+			return fmt.Errorf("histogram counts add up to more than %d predictions", predictions)
+		}
+		sum += n
+	}
+	switch {
+	case r.Unknown > predictions:
+		return fmt.Errorf("%d unknown of %d predictions", r.Unknown, predictions)
+	case r.LowConfidence > r.Unknown || r.Novel > r.Unknown:
+		return fmt.Errorf("%d low-confidence and %d novel windows, more than the %d unknown", r.LowConfidence, r.Novel, r.Unknown)
+	case !(r.Mean >= 0 && r.Mean <= 1):
+		return fmt.Errorf("mean confidence %v, want 0..1", r.Mean)
+	case !(r.MinConfidence >= 0 && r.MinConfidence <= 1):
+		return fmt.Errorf("minimum confidence %v, want 0..1", r.MinConfidence)
+	}
+	return nil
 }
 
 // Telemetry is a device's report for one interval [From, To). (Session,
@@ -42,6 +100,9 @@ type Telemetry struct {
 	// Drift: the active model's drift score, if its bundle has a
 	// fingerprint.
 	Drift *DriftReport `json:"drift,omitempty"`
+	// Confidence: the active model's confidence and unknown windows, if
+	// its bundle is calibrated (format 5).
+	Confidence *ConfidenceReport `json:"confidence,omitempty"`
 }
 
 // MaxTelemetryClasses bounds Counts.
@@ -88,6 +149,14 @@ func DecodeTelemetry(data []byte) (*Telemetry, error) {
 		if err := t.Drift.check(); err != nil {
 			return fail("drift", "%v", err)
 		}
+	}
+	if t.Confidence != nil {
+		if err := t.Confidence.check(t.Predictions); err != nil {
+			return fail("confidence", "%v", err)
+		}
+	}
+	if l := t.Last; l != nil && !(l.Confidence >= 0 && l.Confidence <= 1) {
+		return fail("last", "confidence %v, want 0..1", l.Confidence)
 	}
 	var sum uint64
 	for c, n := range t.Counts {

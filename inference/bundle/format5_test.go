@@ -177,7 +177,7 @@ func goldenV5Bundle(t *testing.T, seed uint64, s shape, name string) *Bundle {
 	var margins []float32
 	var novelty []uint32
 	for _, x := range goldenV2Inputs(spec.Scaler, 64) {
-		o, err := m.PredictOutcome(nil, x, inference.Thresholds{})
+		o, err := m.PredictOutcome(nil, nil, x, inference.Thresholds{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func TestGoldenV5(t *testing.T) {
 				}
 				g := goldenV5File{Inputs: goldenV2Inputs(b.Spec.Scaler, 24)}
 				for _, x := range g.Inputs {
-					o, err := m.PredictOutcome(nil, x, m.Thresholds())
+					o, err := m.PredictOutcome(nil, nil, x, m.Thresholds())
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -270,7 +270,7 @@ func TestGoldenV5(t *testing.T) {
 			}
 			bins, unknown := map[int]bool{}, 0
 			for i, x := range g.Inputs {
-				o, err := m.PredictOutcome(nil, x, m.Thresholds())
+				o, err := m.PredictOutcome(nil, nil, x, m.Thresholds())
 				if err != nil {
 					t.Fatal(err)
 				}
