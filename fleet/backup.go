@@ -14,15 +14,33 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/store/postgres"
 )
 
 // The database file, from the service's side: opening it (a damaged file
 // is refused, see store.Open), and copying it while the service runs
 // (trit-fleet backup).
 
-// openDatabase opens the fleet's database, saying what to do if it is
+// openDatabase opens the fleet's database — PostgreSQL when cfg.Database
+// is a postgres:// URL, else the bbolt file — saying what to do if it is
 // damaged.
 func openDatabase(cfg *Config, log *slog.Logger) (Store, error) {
+	if postgres.IsURL(cfg.Database) {
+		if cfg.StartFresh {
+			return nil, fmt.Errorf("%w: --start-fresh moves a damaged database file aside; the database is PostgreSQL (restore it with pg_restore instead)", ErrConfig)
+		}
+		db, err := postgres.Open(cfg.Database, nil)
+		if err != nil {
+			return nil, fmt.Errorf("database: %w", err)
+		}
+		if from := db.MigratedFrom(); from < postgres.SchemaVersion() {
+			log.Info("database schema migrated", "database", postgres.Redact(cfg.Database), "from", from, "to", postgres.SchemaVersion())
+		}
+		return db, nil
+	}
+	if err := os.MkdirAll(dirOf(cfg.Database), 0o700); err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
 	db, err := store.Open(cfg.Database, &store.Options{StartFresh: cfg.StartFresh})
 	if errors.Is(err, store.ErrCorrupt) {
 		return nil, fmt.Errorf("database: %w\nRestore the file from a backup (docs/FLEET.md \"Backup and restore\"), or run trit-fleet run --start-fresh once to start with an empty database", err)
@@ -98,6 +116,9 @@ place of the database file (docs/FLEET.md).`,
 
 // backup copies the database of cfg to out and says how it did.
 func backup(cfg *Config, out string) (int64, string, error) {
+	if postgres.IsURL(cfg.Database) {
+		return 0, "", ErrNoBackup
+	}
 	db, err := store.Open(cfg.Database, &store.Options{ReadOnly: true, Timeout: 200 * time.Millisecond})
 	switch {
 	case err == nil:

@@ -98,7 +98,7 @@ stderr.`,
 				return fmt.Errorf("%w: %s: %v", ErrConfig, configPath, err)
 			}
 			fmt.Fprintf(stdout, "config %s: ok (fleet %s, broker %s, api %s, database %s)\n",
-				configPath, cfg.Fleet, cfg.MQTT.Broker, cfg.API.Listen, cfg.Database)
+				configPath, cfg.Fleet, cfg.MQTT.Broker, cfg.API.Listen, cfg.databaseName())
 			return nil
 		},
 	}
@@ -122,9 +122,6 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		return err
 	}
 	token, cmdKey, trusted := sec.token, sec.cmdKey, sec.trusted
-	if err := os.MkdirAll(dirOf(cfg.Database), 0o700); err != nil {
-		return fmt.Errorf("database: %w", err)
-	}
 	db, err := openDatabase(cfg, log)
 	if err != nil {
 		return err

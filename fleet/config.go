@@ -13,6 +13,7 @@ import (
 
 	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/internal/config"
+	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -38,8 +39,11 @@ import (
 //	command_key  = "/etc/trit-fleet/command.key"   # online key: signs deployment commands
 //	release_keys = ["/etc/trit-fleet/release.pub"] # trusted bundle signers (offline keys)
 type Config struct {
-	Fleet    string         `toml:"fleet"`    // fleet name, a topic level; default "main"
-	Database string         `toml:"database"` // default /var/lib/trit-fleet/fleet.db
+	Fleet string `toml:"fleet"` // fleet name, a topic level; default "main"
+	// Database is the bbolt file (default /var/lib/trit-fleet/fleet.db) or
+	// a PostgreSQL URL, postgres://user@host:5432/db?sslmode=verify-full&passfile=/etc/trit-fleet/pgpass,
+	// for several replicas (docs/OPERATIONS.md "PostgreSQL").
+	Database string         `toml:"database"`
 	MQTT     MQTTConfig     `toml:"mqtt"`
 	API      APIConfig      `toml:"api"`
 	Keys     KeysConfig     `toml:"keys"`
@@ -204,6 +208,15 @@ func ParseConfig(name, text string) (*Config, error) {
 	return &c, nil
 }
 
+// databaseName is Database for messages: a PostgreSQL URL without its
+// password.
+func (c *Config) databaseName() string {
+	if postgres.IsURL(c.Database) {
+		return postgres.Redact(c.Database)
+	}
+	return c.Database
+}
+
 func (c *Config) setDefaults() error {
 	fail := func(key, format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrConfig, key, fmt.Sprintf(format, a...))
@@ -219,6 +232,11 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Database == "" {
 		c.Database = "/var/lib/trit-fleet/fleet.db"
+	}
+	if postgres.IsURL(c.Database) {
+		if err := postgres.CheckDSN(c.Database); err != nil {
+			return fail("database", "%v", err)
+		}
 	}
 	m := &c.MQTT
 	if m.ClientID == "" {

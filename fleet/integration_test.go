@@ -200,10 +200,19 @@ func callAPI(t *testing.T, addr, token, method, path string, body []byte) []byte
 // TestFleetOverMosquitto runs trit-fleet's Serve against a real Mosquitto
 // with simulated devices: upload a signed bundle, roll it out in two phases
 // through the HTTP API, and watch every device succeed.
-func TestFleetOverMosquitto(t *testing.T) {
+func TestFleetOverMosquitto(t *testing.T) { testFleetOverMosquitto(t, "") }
+
+// testFleetOverMosquitto is TestFleetOverMosquitto on database (a
+// PostgreSQL URL), or on the bbolt file if it is "". It returns the
+// running fleet's API address and token.
+func testFleetOverMosquitto(t *testing.T, database string) (addr, token string) {
 	b := mqtttest.Start(t)
 	files := writeFleetFiles(t, b.URL())
-	addr, _ := serve(t, files.config)
+	config := files.config
+	if database != "" {
+		config = strings.Replace(config, fmt.Sprintf("database = %q", filepath.Join(files.dir, "db", "fleet.db")), fmt.Sprintf("database = %q", database), 1)
+	}
+	addr, _ = serve(t, config)
 
 	var devices []*simDevice
 	for i := range 6 {
@@ -258,4 +267,5 @@ func TestFleetOverMosquitto(t *testing.T) {
 	if !strings.Contains(string(metrics), `trit_fleet_jobs_finished_total{result="succeeded"} 6`) {
 		t.Errorf("metrics do not count 6 successes:\n%s", metrics)
 	}
+	return addr, files.token
 }

@@ -65,12 +65,18 @@ type fixture struct {
 	svc     *Service
 	pub     *recorder
 	clk     *clock
-	db      *store.DB
+	db      Store
 	release ed25519.PrivateKey
 	cmdKeys *wire.KeySet
 }
 
 func newFixture(t testing.TB, tweak ...func(*Options)) *fixture {
+	t.Helper()
+	return newFixtureOn(t, openStore(t), tweak...)
+}
+
+// newFixtureOn is newFixture on the given store.
+func newFixtureOn(t testing.TB, db Store, tweak ...func(*Options)) *fixture {
 	t.Helper()
 	release, cmd := testKey(1), testKey(2)
 	ks, err := bundle.NewKeySet(release.Public().(ed25519.PublicKey))
@@ -81,7 +87,7 @@ func newFixture(t testing.TB, tweak ...func(*Options)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{pub: &recorder{}, clk: &clock{t0}, db: openStore(t), release: release, cmdKeys: cmdKeys}
+	f := &fixture{pub: &recorder{}, clk: &clock{t0}, db: db, release: release, cmdKeys: cmdKeys}
 	reg := NewRegistry(f.db, ks, 0, f.clk.now)
 	opt := &Options{Now: f.clk.now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, tw := range tweak {
@@ -169,8 +175,9 @@ func (f *fixture) report(t *testing.T, c *wire.Command, state wire.JobState) {
 	}
 }
 
-func TestServiceRolloutEndToEnd(t *testing.T) {
-	f := newFixture(t)
+func TestServiceRolloutEndToEnd(t *testing.T) { testServiceRolloutEndToEnd(t, newFixture(t)) }
+
+func testServiceRolloutEndToEnd(t *testing.T, f *fixture) {
 	for _, id := range []string{"gw-1", "gw-2", "gw-3", "gw-4"} {
 		f.online(t, id, map[string]string{"site": map[bool]string{true: "north", false: "south"}[id != "gw-4"]})
 	}
@@ -219,7 +226,10 @@ func TestServiceRolloutEndToEnd(t *testing.T) {
 }
 
 func TestServiceCanaryAbortAndRollback(t *testing.T) {
-	f := newFixture(t)
+	testServiceCanaryAbortAndRollback(t, newFixture(t))
+}
+
+func testServiceCanaryAbortAndRollback(t *testing.T, f *fixture) {
 	v1, v2 := f.addBundle(t, 1), f.addBundle(t, 2)
 	var ids []string
 	for i := range 10 {
@@ -326,8 +336,9 @@ func TestServiceStaleWillIgnored(t *testing.T) {
 
 // A new Service on the same store (a restarted trit-fleet) resumes a
 // rollout where it was.
-func TestServiceResumesAfterRestart(t *testing.T) {
-	f := newFixture(t)
+func TestServiceResumesAfterRestart(t *testing.T) { testServiceResumesAfterRestart(t, newFixture(t)) }
+
+func testServiceResumesAfterRestart(t *testing.T, f *fixture) {
 	for _, id := range []string{"gw-1", "gw-2"} {
 		f.online(t, id, nil)
 	}
@@ -658,7 +669,7 @@ func TestTickWritesOnlyChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.svc.Tick()
-	before, err := os.Stat(f.db.Path())
+	before, err := os.Stat(f.db.(*store.DB).Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -666,7 +677,7 @@ func TestTickWritesOnlyChanges(t *testing.T) {
 		f.clk.t = f.clk.t.Add(time.Second)
 		f.svc.Tick()
 	}
-	after, _ := os.Stat(f.db.Path())
+	after, _ := os.Stat(f.db.(*store.DB).Path())
 	if !after.ModTime().Equal(before.ModTime()) {
 		t.Fatal("ticks over a paused rollout wrote to the database")
 	}

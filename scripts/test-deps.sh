@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the programs the test suite runs for real are installed:
-# mosquitto (integration tests start their own broker), qemu-user-static
+# mosquitto (integration tests start their own broker), postgresql (the
+# PostgreSQL store's tests start their own server from its binaries, as
+# the unprivileged user postgres when run as root), qemu-user-static
 # (ARM builds of the tests run under it) and chromium (the web console's
 # browser test drives it headless), lintian and adduser (scripts/test-dist.sh
 # checks and installs the Debian packages). As root it installs what is missing
@@ -12,6 +14,7 @@ cd "$(dirname "$0")"
 
 missing=()
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing+=(mosquitto)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ -n "${TRIT_PG_BIN:-}" ] || missing+=(postgresql)
 command -v qemu-aarch64-static >/dev/null 2>&1 && command -v qemu-arm-static >/dev/null 2>&1 || missing+=(qemu-user-static)
 command -v bzip2 >/dev/null 2>&1 || missing+=(bzip2)
 command -v lintian >/dev/null 2>&1 || missing+=(lintian)

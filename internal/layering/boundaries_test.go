@@ -57,6 +57,13 @@ var exclusive = map[string]string{
 	"gonum.org/v1/plot": "benchmark",
 }
 
+// exclusivePackage maps a third-party import path prefix to the only
+// project package (path in the module) that may import it directly.
+var exclusivePackage = map[string]string{
+	// The PostgreSQL store is its own package, the only one on pgx.
+	"github.com/jackc/pgx": "store/postgres",
+}
+
 // reachableFrom maps a third-party import path prefix to the only project
 // packages (path prefixes in the module) that may depend on it, directly or
 // not: the operator's tritctl, the agent and the fleet stay free of it.
@@ -143,6 +150,11 @@ func TestPackageBoundaries(t *testing.T) {
 				used[[2]string{from, to}] = true
 				if !contains(ok, to) {
 					t.Errorf("%s imports %s: %s/ may not import %s/", path, imp, from, to)
+				}
+			}
+			for prefix, owner := range exclusivePackage {
+				if (imp == prefix || strings.HasPrefix(imp, prefix+"/")) && strings.TrimPrefix(path, module+"/") != owner {
+					t.Errorf("%s imports %s: only %s may", path, imp, owner)
 				}
 			}
 			for prefix, owner := range exclusive {
