@@ -154,7 +154,8 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	}
 	reg := NewRegistry(db, trusted, 0, nil)
 	svc, err := NewService(db, reg, cfg.Fleet, conn, cmdKey,
-		&Options{Queue: cfg.MQTT.Queue, CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Reconcile: cfg.Rollouts.Reconcile.Duration, Logger: log, TrainingDir: cfg.Training.DataDir,
+		&Options{Queue: cfg.MQTT.Queue, CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Reconcile: cfg.Rollouts.Reconcile.Duration, Logger: log,
+			Replica: cfg.Replica, LeaseTTL: cfg.Rollouts.LeaseTTL.Duration, TrainingDir: cfg.Training.DataDir,
 			DriftAlert: cfg.Alerts.Drift})
 	if err != nil {
 		return err
@@ -189,7 +190,9 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if cfg.Reload != nil {
 		go reloadLoop(ctx, cfg, reg, log)
 	}
-	return svc.Run(ctx)
+	err = svc.Run(ctx)
+	svc.ReleaseLead() // another replica takes over at once
+	return err
 }
 
 // DefaultConfigPath is where trit-fleet looks for its configuration (the
@@ -259,7 +262,7 @@ func reloadLoop(ctx context.Context, cfg *Config, reg *Registry, log *slog.Logge
 		for _, k := range []struct {
 			key  string
 			x, y any
-		}{{"fleet", a.Fleet, b.Fleet}, {"database", a.Database, b.Database}, {"keys.command_key", a.Keys.CommandKey, b.Keys.CommandKey},
+		}{{"fleet", a.Fleet, b.Fleet}, {"database", a.Database, b.Database}, {"replica", a.Replica, b.Replica}, {"keys.command_key", a.Keys.CommandKey, b.Keys.CommandKey},
 			{"rollouts", a.Rollouts, b.Rollouts}, {"training", a.Training, b.Training}} {
 			if !reflect.DeepEqual(k.x, k.y) {
 				restart = append(restart, k.key)

@@ -42,8 +42,12 @@ type Config struct {
 	Fleet string `toml:"fleet"` // fleet name, a topic level; default "main"
 	// Database is the bbolt file (default /var/lib/trit-fleet/fleet.db) or
 	// a PostgreSQL URL, postgres://user@host:5432/db?sslmode=verify-full&passfile=/etc/trit-fleet/pgpass,
-	// for several replicas (docs/OPERATIONS.md "PostgreSQL").
-	Database string         `toml:"database"`
+	// for several replicas (docs/FLEET.md "PostgreSQL").
+	Database string `toml:"database"`
+	// Replica names this process among the replicas of one PostgreSQL
+	// database (logs, metrics, the rollout lease); default host name and
+	// process ID. Each replica needs its own, and its own mqtt.client_id.
+	Replica  string         `toml:"replica"`
 	MQTT     MQTTConfig     `toml:"mqtt"`
 	API      APIConfig      `toml:"api"`
 	Keys     KeysConfig     `toml:"keys"`
@@ -153,6 +157,11 @@ type RolloutsConfig struct {
 	// whose job is unfinished are published again (docs/PROTOCOL.md,
 	// "Reconciliation"); default 1m, between tick and command_ttl.
 	Reconcile Duration `toml:"reconcile"`
+	// LeaseTTL is how long a replica leads after its last renewal of the
+	// rollout lease (replicas on PostgreSQL; docs/FLEET.md "Replicas"):
+	// the longest a dead leader's rollouts wait; default 5s, at least
+	// two ticks.
+	LeaseTTL Duration `toml:"lease_ttl"`
 }
 
 // AlertsConfig sets when the fleet warns about a device.
@@ -323,6 +332,15 @@ func (c *Config) setDefaults() error {
 	if r.Reconcile.Duration < r.Tick.Duration || r.Reconcile.Duration > r.CommandTTL.Duration {
 		return fail("rollouts.reconcile", "%v: want a period from rollouts.tick (%v) to rollouts.command_ttl (%v)",
 			r.Reconcile.Duration, r.Tick.Duration, r.CommandTTL.Duration)
+	}
+	if r.LeaseTTL.Duration == 0 {
+		r.LeaseTTL.Duration = DefaultLeaseTTL
+	}
+	if r.LeaseTTL.Duration < 2*r.Tick.Duration {
+		return fail("rollouts.lease_ttl", "%v: want at least two rollouts.tick (%v); the lease is renewed once a tick", r.LeaseTTL.Duration, r.Tick.Duration)
+	}
+	if len(c.Replica) > 128 {
+		return fail("replica", "%d bytes, at most 128", len(c.Replica))
 	}
 	if d := c.Alerts.Drift; !(d >= 0 && d <= 1) {
 		return fail("alerts.drift", "%v, want a drift score in [0, 1] (0: no alert)", d)

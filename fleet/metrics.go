@@ -54,6 +54,8 @@ var (
 	descDevDropped   = prometheus.NewDesc("trit_fleet_device_dropped_messages_total", "A device's messages dropped by its per-device limits: reason rate or bytes (the embedded broker), queue (the fleet's intake).", []string{"device", "reason"}, nil)
 	descDevThrottled = prometheus.NewDesc("trit_fleet_device_throttled_messages_total", "A device's QoS 1 messages the embedded broker delayed to keep it within its limits (not lost).", []string{"device"}, nil)
 	descBroker       = prometheus.NewDesc("trit_fleet_broker_connected", "1 when connected to the MQTT broker with every subscription granted, else 0.", nil, nil)
+	descLeading      = prometheus.NewDesc("trit_fleet_leading", "1 while this replica holds the rollout lease and steps rollouts, else 0.", []string{"replica"}, nil)
+	descLeaderTerms  = prometheus.NewDesc("trit_fleet_leader_changes_total", "Times this replica became the leader.", []string{"replica"}, nil)
 
 	descDrift       = prometheus.NewDesc("trit_fleet_device_drift", "Drift score of each device's active model (mean Jensen-Shannon divergence in bits of its fingerprinted embedding bits, 0-1).", []string{"device"}, nil)
 	descDrifting    = prometheus.NewDesc("trit_fleet_devices_drifting", "Devices whose drift score is at or above the alert threshold.", nil, nil)
@@ -65,7 +67,7 @@ var (
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker,
+	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker, descLeading, descLeaderTerms,
 		descDevDropped, descDevThrottled, descDrift, descDrifting, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow} {
 		ch <- d
 	}
@@ -78,6 +80,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descInvalid, prometheus.CounterValue, float64(m.invalid.Load()))
 	ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(m.dropped.Load()))
 	ch <- prometheus.MustNewConstMetric(descDriftAlerts, prometheus.CounterValue, float64(m.driftAlerts.Load()))
+	leading := 0.0
+	if c.s.Leading() {
+		leading = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descLeading, prometheus.GaugeValue, leading, c.s.opt.Replica)
+	ch <- prometheus.MustNewConstMetric(descLeaderTerms, prometheus.CounterValue, float64(c.s.leader.changes.Load()), c.s.opt.Replica)
 	if bc, ok := c.s.pub.(interface{ Connected() bool }); ok {
 		up := 0.0
 		if bc.Connected() {

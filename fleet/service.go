@@ -43,6 +43,13 @@ type Options struct {
 	// DriftAlert is the drift score at or above which a device is
 	// reported as drifting (a warning in the log, a metric); 0 disables.
 	DriftAlert float64
+	// Replica names this process among the replicas of a shared store
+	// (lead.go); default DefaultReplicaID().
+	Replica string
+	// LeaseTTL is how long the leader's lease lasts after its last
+	// renewal; default DefaultLeaseTTL. Replicas of one database should
+	// agree on it.
+	LeaseTTL time.Duration
 	// Reconcile is how often the desired command of every online device
 	// whose job is unfinished is published again (reconcile.go); default
 	// DefaultReconcile.
@@ -70,6 +77,8 @@ type Service struct {
 	running map[string]bool
 	// recon re-asserts the devices' desired commands (reconcile.go).
 	recon reconciler
+	// leader is this replica's view of the rollout lease (lead.go).
+	leader leadership
 }
 
 // NewService returns a service for fleet that signs deployment commands
@@ -104,6 +113,15 @@ func NewService(db Store, reg *Registry, fleet string, pub Publisher, cmdKey ed2
 	if o.Reconcile <= 0 {
 		o.Reconcile = DefaultReconcile
 	}
+	if o.Replica == "" {
+		o.Replica = DefaultReplicaID()
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if _, shared := db.(Leases); shared && o.LeaseTTL < 2*o.Tick {
+		return nil, fmt.Errorf("fleet: the rollout lease (%v) must last at least two ticks (%v): it is renewed once a tick", o.LeaseTTL, o.Tick)
+	}
 	return &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger,
 		in: newIntake(o.Queue), metrics: newMetrics(),
 		trainer: &trainer{dir: o.TrainingDir, jobs: map[string]*TrainJob{}}}, nil
@@ -123,7 +141,8 @@ func (s *Service) Subscriptions() []string {
 }
 
 // Tick steps every running rollout once and sends the deployment commands
-// it asks for, then goes on re-asserting desired commands (reconcile). The
+// it asks for, then goes on re-asserting desired commands (reconcile) —
+// if this replica leads (lead.go); otherwise it does nothing. The
 // rollout's new state and the devices' sequence counters are stored before
 // the commands are published; a command lost to a crash in between is
 // published by the reconciliation after the restart. Only rollouts that
@@ -131,6 +150,9 @@ func (s *Service) Subscriptions() []string {
 // back only when the step changed it.
 func (s *Service) Tick() {
 	now := s.opt.Now()
+	if !s.lead(now) {
+		return
+	}
 	ids, err := s.runningIDs()
 	if err != nil {
 		s.log.Error("listing rollouts failed", "err", err)
