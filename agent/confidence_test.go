@@ -141,3 +141,23 @@ func TestTelemetryReportsUnknown(t *testing.T) {
 		})
 	}
 }
+
+// TestShadowCountsUnknown: the shadow report counts each model's unknown
+// windows and says which model is calibrated.
+func TestShadowCountsUnknown(t *testing.T) {
+	act := benchRunning(&testing.B{}, 1, 64)
+	act.calibrated = true
+	cand := benchRunning(&testing.B{}, 2, 64)
+	cand.calibrated = true
+	s := &shadowRun{r: cand, rollout: "r", seq: 1, bundle: "c", lowMin: 0.1}
+	for i := range 10 {
+		s.record(act, 0, 0.5, i < 1, 0, 0.5, i < 4)
+	}
+	rep := s.report()
+	if rep.Windows != 10 || rep.ActiveUnknown != 1 || rep.CandidateUnknown != 4 || !rep.ActiveCalibrated || !rep.CandidateCalibrated {
+		t.Errorf("report %+v", rep)
+	}
+	if a, c := rep.UnknownRates(); a != 0.1 || c != 0.4 {
+		t.Errorf("unknown rates %v %v", a, c)
+	}
+}

@@ -155,17 +155,21 @@ type shadowRun struct {
 	active          *running // the active model the counts compare with
 	windows, agree  uint64
 	actLow, candLow uint64
+	actUnk, candUnk uint64
+	actCal          bool
 	actCls, candCls []string
 	conf            [][]uint64 // nil when a model has more than wire.MaxShadowClasses classes
 }
 
-// record counts one window both models classified.
-func (s *shadowRun) record(act *running, ac int, am float64, cc int, cm float64) {
+// record counts one window both models classified: classes ac and cc,
+// normalised margins am and cm, and whether each reported it unknown.
+func (s *shadowRun) record(act *running, ac int, am float64, au bool, cc int, cm float64, cu bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.active != act {
 		// A new active model: what was counted compared another one.
 		s.active, s.windows, s.agree, s.actLow, s.candLow = act, 0, 0, 0, 0
+		s.actUnk, s.candUnk, s.actCal = 0, 0, act.calibrated
 		s.actCls, s.candCls, s.conf = act.model.Classes(), s.r.model.Classes(), nil
 		if len(s.actCls) <= wire.MaxShadowClasses && len(s.candCls) <= wire.MaxShadowClasses {
 			s.conf = make([][]uint64, len(s.actCls))
@@ -184,6 +188,12 @@ func (s *shadowRun) record(act *running, ac int, am float64, cc int, cm float64)
 	if cm < s.lowMin {
 		s.candLow++
 	}
+	if au {
+		s.actUnk++
+	}
+	if cu {
+		s.candUnk++
+	}
 	if s.conf != nil {
 		s.conf[ac][cc]++
 	}
@@ -194,7 +204,8 @@ func (s *shadowRun) report() *wire.ShadowReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &wire.ShadowReport{Rollout: s.rollout, Seq: s.seq, Bundle: s.bundle, Windows: s.windows, Agree: s.agree,
-		ActiveLowMargin: s.actLow, CandidateLowMargin: s.candLow, LowMargin: s.lowMin}
+		ActiveLowMargin: s.actLow, CandidateLowMargin: s.candLow, LowMargin: s.lowMin,
+		ActiveUnknown: s.actUnk, CandidateUnknown: s.candUnk, ActiveCalibrated: s.actCal, CandidateCalibrated: s.r.calibrated}
 	if s.conf != nil {
 		r.ActiveClasses, r.CandidateClasses = s.actCls, s.candCls
 		r.Confusion = make([][]uint64, len(s.conf))

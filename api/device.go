@@ -36,6 +36,10 @@ type Device struct {
 	// while its score is at or above the fleet's alert threshold.
 	Drift    *wire.DriftReport `json:"drift,omitempty"`
 	Drifting bool              `json:"drifting,omitempty"`
+	// Confidence is the active model's latest confidence report (a
+	// calibrated bundle, format 5): its windows reported unknown and the
+	// confidence histogram; see UnknownRate.
+	Confidence *wire.ConfidenceReport `json:"confidence,omitempty"`
 	// LastSeq is the highest deployment command sequence sent to the device;
 	// the next command carries LastSeq+1.
 	LastSeq uint64 `json:"last_seq,omitempty"`
@@ -117,4 +121,22 @@ type JobRecord struct {
 // Forgotten is the response of DELETE /v1/devices/{id}.
 type Forgotten struct {
 	Forgotten string `json:"forgotten"`
+}
+
+// UnknownRate is the share (0 … 1) of the latest telemetry interval's
+// windows the device's calibrated model reported unknown, and whether
+// there is one (a calibrated model and at least one window).
+func (d *Device) UnknownRate() (float64, bool) {
+	c := d.Confidence
+	if c == nil {
+		return 0, false
+	}
+	var n uint64
+	for _, k := range c.Histogram {
+		n += k
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return float64(c.Unknown) / float64(n), true
 }

@@ -30,6 +30,12 @@ type ShadowPolicy struct {
 	// between the candidate's class distribution on the device and its
 	// training data's (needs a bundle with train.class_counts).
 	MaxTrainDivergence float64 `json:"max_train_divergence,omitempty"`
+	// MaxUnknownIncrease: the largest amount (0 … 1) by which the
+	// candidate's share of windows reported unknown may exceed the active
+	// model's on the same windows. The candidate must be calibrated (a
+	// format-5 bundle); an uncalibrated active model counts as reporting
+	// nothing unknown.
+	MaxUnknownIncrease float64 `json:"max_unknown_increase,omitempty"`
 }
 
 // DefaultShadowWindows is ShadowPolicy.MinWindows when zero.
@@ -61,7 +67,18 @@ func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64) (o
 		tdiv = wire.JensenShannon(cand, train)
 		figures += fmt.Sprintf(", divergence from training %.3f bits", tdiv)
 	}
+	au, cu := rep.UnknownRates()
+	if p.MaxUnknownIncrease > 0 {
+		figures += fmt.Sprintf(", unknown %.1f%% (active %.1f%%)", 100*cu, 100*au)
+	}
 	var failed []string
+	switch {
+	case p.MaxUnknownIncrease <= 0:
+	case !rep.CandidateCalibrated:
+		failed = append(failed, "unknown rate: the candidate has no calibration (a format-5 bundle), so its unknown rate cannot be judged")
+	case cu-au > p.MaxUnknownIncrease:
+		failed = append(failed, fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*p.MaxUnknownIncrease))
+	}
 	if p.MinAgreement > 0 && agree < p.MinAgreement {
 		failed = append(failed, fmt.Sprintf("agreement %.1f%% < %g%%", 100*agree, 100*p.MinAgreement))
 	}

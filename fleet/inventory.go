@@ -201,7 +201,8 @@ func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time, driftAlert flo
 	}
 	d.Counts = m.Counts
 	d.Shadow = m.Shadow
-	d.Drift = m.Drift // nil: the running model has no fingerprint, or no window yet
+	d.Drift = m.Drift           // nil: the running model has no fingerprint, or no window yet
+	d.Confidence = m.Confidence // nil: the running model has no calibration, or no window
 	d.Drifting = driftAlert > 0 && d.Drift != nil && d.Drift.Score >= driftAlert
 }
 

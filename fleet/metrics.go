@@ -59,6 +59,7 @@ var (
 
 	descDrift       = prometheus.NewDesc("trit_fleet_device_drift", "Drift score of each device's active model (mean Jensen-Shannon divergence in bits of its fingerprinted embedding bits, 0-1).", []string{"device"}, nil)
 	descDrifting    = prometheus.NewDesc("trit_fleet_devices_drifting", "Devices whose drift score is at or above the alert threshold.", nil, nil)
+	descUnknown     = prometheus.NewDesc("trit_fleet_unknown_share", "Share (0-1) of the windows in the devices' latest telemetry intervals that their calibrated models reported unknown (devices running a calibrated bundle only; absent without one).", nil, nil)
 	descDriftAlerts = prometheus.NewDesc("trit_fleet_drift_alerts_total", "Times a device's drift score crossed the alert threshold.", nil, nil)
 	descShadowWin   = prometheus.NewDesc("trit_fleet_shadow_windows", "Windows a device scored with a shadow candidate, per running rollout.", []string{"rollout", "device"}, nil)
 	descShadowAgree = prometheus.NewDesc("trit_fleet_shadow_agreement", "Share of windows on which the shadow candidate predicted the active model's class.", []string{"rollout", "device"}, nil)
@@ -68,7 +69,7 @@ var (
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker, descLeading, descLeaderTerms,
-		descDevDropped, descDevThrottled, descDrift, descDrifting, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow} {
+		descDevDropped, descDevThrottled, descDrift, descDrifting, descUnknown, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow} {
 		ch <- d
 	}
 }
@@ -104,7 +105,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		drifting := 0
+		var unknown, windows float64
 		for _, d := range devices {
+			if u, ok := d.UnknownRate(); ok {
+				n := 0.0
+				for _, k := range d.Confidence.Histogram {
+					n += float64(k)
+				}
+				unknown, windows = unknown+u*n, windows+n
+			}
 			if l := d.Limited; l != nil {
 				for reason, n := range map[string]uint64{"rate": l.Rate, "bytes": l.Bytes, "queue": l.Queue} {
 					ch <- prometheus.MustNewConstMetric(descDevDropped, prometheus.CounterValue, float64(n), d.ID, reason)
@@ -119,6 +128,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		ch <- prometheus.MustNewConstMetric(descDrifting, prometheus.GaugeValue, float64(drifting))
+		if windows > 0 {
+			ch <- prometheus.MustNewConstMetric(descUnknown, prometheus.GaugeValue, unknown/windows)
+		}
 		ch <- prometheus.MustNewConstMetric(descDevices, prometheus.GaugeValue, float64(online), "true")
 		ch <- prometheus.MustNewConstMetric(descDevices, prometheus.GaugeValue, float64(len(devices)-online), "false")
 	}

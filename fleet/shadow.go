@@ -24,7 +24,9 @@ import (
 //     the device's models.low_margin ≤ MaxLowMargin;
 //   - Jensen–Shannon divergence between the candidate's class distribution
 //     on the device and the one it was trained on (the bundle's
-//     train.class_counts) ≤ MaxTrainDivergence.
+//     train.class_counts) ≤ MaxTrainDivergence;
+//   - the candidate's share of windows reported unknown less the active
+//     model's ≤ MaxUnknownIncrease (a calibrated candidate only).
 //
 // A device failing a gate aborts the rollout at once: no device has
 // activated the candidate, since promotion waits for every shadowing device
@@ -50,6 +52,8 @@ func checkShadow(p *ShadowPolicy, r *Rollout) error {
 	case !unit(p.MinAgreement) || !unit(p.MaxDivergence) || !unit(p.MaxLowMargin) || !unit(p.MaxTrainDivergence):
 		return fmt.Errorf("%w: shadow gates min_agreement %g, max_divergence %g, max_low_margin %g, max_train_divergence %g: each must be in [0, 1]",
 			ErrRollout, p.MinAgreement, p.MaxDivergence, p.MaxLowMargin, p.MaxTrainDivergence)
+	case !unit(p.MaxUnknownIncrease):
+		return fmt.Errorf("%w: shadow gate max_unknown_increase %g: must be in [0, 1]", ErrRollout, p.MaxUnknownIncrease)
 	case p.MaxTrainDivergence > 0 && len(r.TrainCounts) == 0:
 		return fmt.Errorf("%w: max_train_divergence needs a bundle that records its training class counts (train.class_counts, written by tritctl train)", ErrRollout)
 	case p.MinWindows > 1<<40:

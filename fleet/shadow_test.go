@@ -125,10 +125,29 @@ func TestShadowGates(t *testing.T) {
 		// The candidate's histogram is a 55, b 45 against training's 50/50.
 		{ShadowPolicy{MaxTrainDivergence: 0.01}, true, "divergence from training 0.002"},
 		{ShadowPolicy{MaxTrainDivergence: 0.001}, false, "divergence from training 0.002 > 0.001 bits"},
+		// Not calibrated: the unknown gate cannot pass.
+		{ShadowPolicy{MaxUnknownIncrease: 0.5}, false, "the candidate has no calibration"},
 	} {
 		ok, verdict := c.p.Judge(rep, map[string]uint64{"a": 50, "b": 50})
 		if ok != c.ok || !strings.Contains(verdict, c.want) {
 			t.Errorf("%+v: %v %q, want %v and %q", c.p, ok, verdict, c.ok, c.want)
+		}
+	}
+	// A calibrated candidate with 12% unknown windows where the active
+	// model has 2%: a rise of 10 points.
+	cal := *rep
+	cal.CandidateCalibrated, cal.ActiveCalibrated, cal.CandidateUnknown, cal.ActiveUnknown = true, true, 12, 2
+	for _, c := range []struct {
+		max  float64
+		ok   bool
+		want string
+	}{
+		{0.05, false, "unknown 12.0% exceeds the active model's 2.0% by more than 5%"},
+		{0.1, true, "unknown 12.0% (active 2.0%)"},
+	} {
+		ok, verdict := (&ShadowPolicy{MaxUnknownIncrease: c.max}).Judge(&cal, nil)
+		if ok != c.ok || !strings.Contains(verdict, c.want) {
+			t.Errorf("max unknown increase %g: %v %q, want %v and %q", c.max, ok, verdict, c.ok, c.want)
 		}
 	}
 }
@@ -136,6 +155,7 @@ func TestShadowGates(t *testing.T) {
 func TestShadowPolicyRejects(t *testing.T) {
 	for name, p := range map[string]*ShadowPolicy{
 		"agreement above 1": {MinAgreement: 1.5},
+		"unknown above 1":   {MaxUnknownIncrease: 1.5},
 		"negative phases":   {Phases: -1},
 		"more phases":       {Phases: 3},
 	} {

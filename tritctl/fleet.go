@@ -267,6 +267,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 		shadowPhases                               int
 		minWindows                                 uint64
 		minAgree, maxDiv, maxLow, maxTrain         float64
+		maxUnknown                                 float64
 	}
 	create := &cobra.Command{
 		Use:   "create",
@@ -300,7 +301,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 			body.Timeout = req.timeout
 			if req.shadow {
 				body.Shadow = &api.ShadowPolicy{Phases: req.shadowPhases, MinWindows: req.minWindows, MinAgreement: req.minAgree,
-					MaxDivergence: req.maxDiv, MaxLowMargin: req.maxLow, MaxTrainDivergence: req.maxTrain}
+					MaxDivergence: req.maxDiv, MaxLowMargin: req.maxLow, MaxTrainDivergence: req.maxTrain, MaxUnknownIncrease: req.maxUnknown}
 			}
 			if body.Retries, err = api.ParseRetries(req.retries); err != nil {
 				return usagef("--retries: %v", err)
@@ -335,6 +336,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 	f.Uint64Var(&req.minWindows, "min-windows", 100, "with --shadow: windows a device scores before its gates are judged")
 	f.Float64Var(&req.minAgree, "min-agreement", 0, "with --shadow: least share (0-1) of windows on which the candidate agrees with the active model (0: not checked)")
 	f.Float64Var(&req.maxDiv, "max-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits (0-1) between the two models' class distributions (0: not checked)")
+	f.Float64Var(&req.maxUnknown, "max-unknown-increase", 0, "with --shadow: largest amount (0-1) by which the candidate's share of unknown windows may exceed the active model's on the same windows; the candidate must be a calibrated (format 5) bundle (0: not checked)")
 	f.Float64Var(&req.maxLow, "max-low-margin", 0, "with --shadow: largest share (0-1) of the candidate's low-margin predictions (0: not checked)")
 	f.Float64Var(&req.maxTrain, "max-train-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits between the candidate's class distribution on the device and its training data's (0: not checked)")
 	create.MarkFlagRequired("id")
@@ -651,8 +653,8 @@ func printShadow(w io.Writer, r *api.Rollout) {
 		return
 	}
 	if p := r.Shadow; p != nil {
-		fmt.Fprintf(w, "shadow gates: min %d windows, agreement >= %s, divergence <= %s, low margin <= %s, divergence from training <= %s\n", p.Windows(),
-			gate(p.MinAgreement, true), gate(p.MaxDivergence, false), gate(p.MaxLowMargin, true), gate(p.MaxTrainDivergence, false))
+		fmt.Fprintf(w, "shadow gates: min %d windows, agreement >= %s, divergence <= %s, low margin <= %s, divergence from training <= %s, unknown increase <= %s\n", p.Windows(),
+			gate(p.MinAgreement, true), gate(p.MaxDivergence, false), gate(p.MaxLowMargin, true), gate(p.MaxTrainDivergence, false), gate(p.MaxUnknownIncrease, true))
 	}
 	if len(ids) == 0 {
 		return
@@ -714,7 +716,7 @@ last seen and its labels.`,
 				return writeJSONTo(e.stdout, ds)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "DEVICE\tONLINE\tMODEL\tRELEASE\tHEALTH\tPREDICTIONS\tLAST\tDRIFT\tLAST SEEN\tLABELS")
+			fmt.Fprintln(tw, "DEVICE\tONLINE\tMODEL\tRELEASE\tHEALTH\tPREDICTIONS\tLAST\tDRIFT\tUNKNOWN\tLAST SEEN\tLABELS")
 			for _, d := range ds {
 				model, rel := "-", "-"
 				if d.Model != nil {
@@ -731,7 +733,11 @@ last seen and its labels.`,
 						drift += " (alert)"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.ID, d.Online, model, rel, orDash(d.Health), d.Predictions, last, drift, d.LastSeen.Local().Format(time.DateTime), labelString(d.Labels))
+				unknown := "-"
+				if u, ok := d.UnknownRate(); ok {
+					unknown = fmt.Sprintf("%.1f%%", 100*u)
+				}
+				fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Online, model, rel, orDash(d.Health), d.Predictions, last, drift, unknown, d.LastSeen.Local().Format(time.DateTime), labelString(d.Labels))
 			}
 			return tw.Flush()
 		},

@@ -28,6 +28,22 @@ type ShadowReport struct {
 	ActiveLowMargin    uint64  `json:"active_low_margin"`
 	CandidateLowMargin uint64  `json:"candidate_low_margin"`
 	LowMargin          float64 `json:"low_margin"`
+	// Windows each model reported unknown (calibrated bundles, format 5,
+	// under the device's thresholds), and whether each is calibrated: an
+	// uncalibrated model reports nothing unknown. Absent (false, 0) from
+	// agents before 0.5.0 and for uncalibrated models.
+	ActiveUnknown       uint64 `json:"active_unknown,omitempty"`
+	CandidateUnknown    uint64 `json:"candidate_unknown,omitempty"`
+	ActiveCalibrated    bool   `json:"active_calibrated,omitempty"`
+	CandidateCalibrated bool   `json:"candidate_calibrated,omitempty"`
+}
+
+// UnknownRates are each model's share of windows reported unknown.
+func (r *ShadowReport) UnknownRates() (active, candidate float64) {
+	if r.Windows == 0 {
+		return 0, 0
+	}
+	return float64(r.ActiveUnknown) / float64(r.Windows), float64(r.CandidateUnknown) / float64(r.Windows)
 }
 
 // MaxShadowClasses bounds the classes of a ShadowReport's confusion matrix.
@@ -126,6 +142,9 @@ func (r *ShadowReport) check() error {
 	}
 	if err := CheckHash(r.Bundle); err != nil {
 		return err
+	}
+	if r.ActiveUnknown > r.Windows || r.CandidateUnknown > r.Windows {
+		return fmt.Errorf("%d and %d unknown windows of %d", r.ActiveUnknown, r.CandidateUnknown, r.Windows)
 	}
 	if r.Agree > r.Windows || r.ActiveLowMargin > r.Windows || r.CandidateLowMargin > r.Windows {
 		return fmt.Errorf("counts above the %d windows", r.Windows)

@@ -229,6 +229,30 @@ type deviceData struct {
 	Jobs    []jobRow
 	Classes *barChart
 	Drift   *driftView
+	Unknown *unknownView
+}
+
+// unknownView is a calibrated model's latest confidence report: the share
+// of windows it reported unknown, why, and its mean confidence.
+type unknownView struct {
+	Rate, Mean          float64 // 0 … 1
+	Windows             uint64
+	Unknown, Low, Novel uint64
+	MinConfidence       float64
+	MaxNovelty          uint32
+}
+
+func newUnknownView(d *fleet.Device) *unknownView {
+	rate, ok := d.UnknownRate()
+	if !ok {
+		return nil
+	}
+	c := d.Confidence
+	v := &unknownView{Rate: rate, Mean: c.Mean, Unknown: c.Unknown, Low: c.LowConfidence, Novel: c.Novel, MinConfidence: c.MinConfidence, MaxNovelty: c.MaxNovelty}
+	for _, n := range c.Histogram {
+		v.Windows += n
+	}
+	return v
 }
 
 // driftView is a device's drift report in an operator's words: the score
@@ -337,7 +361,7 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 		return
 	}
 	data := &deviceData{D: d, Row: newDeviceRow(d), Labels: sortedLabels(d.Labels),
-		Classes: classChart(d.Counts, "latest telemetry interval")}
+		Classes: classChart(d.Counts, "latest telemetry interval"), Unknown: newUnknownView(d)}
 	if d.Drift != nil {
 		var bf *bundleFacts
 		if d.Model != nil {
