@@ -40,6 +40,9 @@ type Device struct {
 	// calibrated bundle, format 5): its windows reported unknown and the
 	// confidence histogram; see UnknownRate.
 	Confidence *wire.ConfidenceReport `json:"confidence,omitempty"`
+	// Uncertain is set while the unknown rate of its latest interval is at
+	// or above the fleet's alert threshold ([alerts] unknown).
+	Uncertain bool `json:"uncertain,omitempty"`
 	// LastSeq is the highest deployment command sequence sent to the device;
 	// the next command carries LastSeq+1.
 	LastSeq uint64 `json:"last_seq,omitempty"`

@@ -169,6 +169,11 @@ type AlertsConfig struct {
 	// Drift: a device whose drift score reaches it is reported drifting
 	// (log warning, trit_fleet_devices_drifting); 0 disables. In [0, 1].
 	Drift float64 `toml:"drift"`
+	// Unknown: a device whose calibrated model reported at least this
+	// share of a telemetry interval's windows unknown is reported
+	// uncertain (log warning, trit_fleet_devices_uncertain); 0 disables.
+	// In [0, 1].
+	Unknown float64 `toml:"unknown"`
 }
 
 // Duration is a time.Duration written in TOML as a string such as "30s"
@@ -344,6 +349,9 @@ func (c *Config) setDefaults() error {
 	}
 	if d := c.Alerts.Drift; !(d >= 0 && d <= 1) {
 		return fail("alerts.drift", "%v, want a drift score in [0, 1] (0: no alert)", d)
+	}
+	if u := c.Alerts.Unknown; !(u >= 0 && u <= 1) {
+		return fail("alerts.unknown", "%v, want a share of windows in [0, 1] (0: no alert)", u)
 	}
 	return nil
 }

@@ -258,7 +258,8 @@ func (s *Service) handleBatch(batch []message) {
 	}
 	acks := map[string][]string{} // device -> event IDs
 	var finished []DeviceState
-	var alerts []string // devices whose drift crossed the alert threshold
+	var alerts []string    // devices whose drift crossed the alert threshold
+	var uncertain []string // devices whose unknown rate crossed its alert threshold
 	s.mu.Lock()
 	err := s.db.Update(func(tx store.Tx) error {
 		clear(acks)
@@ -303,11 +304,17 @@ func (s *Service) handleBatch(batch []message) {
 				}
 			case m.telemetry != nil:
 				s.metrics.telemetry.Add(1)
-				wasDrifting := d.Drifting
+				wasDrifting, wasUncertain := d.Drifting, d.Uncertain
 				d.applyTelemetry(m.telemetry, now, s.opt.DriftAlert)
 				if d.Drifting && !wasDrifting {
 					s.metrics.driftAlerts.Add(1)
 					alerts = append(alerts, d.ID)
+				}
+				u, ok := d.UnknownRate()
+				d.Uncertain = s.opt.UnknownAlert > 0 && ok && u >= s.opt.UnknownAlert
+				if d.Uncertain && !wasUncertain {
+					s.metrics.unknownAlerts.Add(1)
+					uncertain = append(uncertain, d.ID)
 				}
 				if sh := m.telemetry.Shadow; sh != nil {
 					r, err := rollout(sh.Rollout)
@@ -390,6 +397,9 @@ func (s *Service) handleBatch(batch []message) {
 	}
 	for _, id := range alerts {
 		s.log.Warn("device input drifted past the alert threshold", "device", id, "threshold", s.opt.DriftAlert)
+	}
+	for _, id := range uncertain {
+		s.log.Warn("device reports unknown windows past the alert threshold", "device", id, "threshold", s.opt.UnknownAlert)
 	}
 	for device, ids := range acks {
 		for len(ids) > 0 {

@@ -15,6 +15,7 @@ type Metrics struct {
 	commands, telemetry, invalid, dropped atomic.Uint64
 	succeeded, failed, rejected, timedOut atomic.Uint64
 	driftAlerts                           atomic.Uint64
+	unknownAlerts                         atomic.Uint64
 }
 
 func newMetrics() *Metrics { return &Metrics{} }
@@ -60,6 +61,8 @@ var (
 	descDrift       = prometheus.NewDesc("trit_fleet_device_drift", "Drift score of each device's active model (mean Jensen-Shannon divergence in bits of its fingerprinted embedding bits, 0-1).", []string{"device"}, nil)
 	descDrifting    = prometheus.NewDesc("trit_fleet_devices_drifting", "Devices whose drift score is at or above the alert threshold.", nil, nil)
 	descUnknown     = prometheus.NewDesc("trit_fleet_unknown_share", "Share (0-1) of the windows in the devices' latest telemetry intervals that their calibrated models reported unknown (devices running a calibrated bundle only; absent without one).", nil, nil)
+	descUncertain   = prometheus.NewDesc("trit_fleet_devices_uncertain", "Devices whose unknown rate (latest telemetry interval) is at or above the alert threshold.", nil, nil)
+	descUnkAlerts   = prometheus.NewDesc("trit_fleet_unknown_alerts_total", "Times a device's unknown rate crossed the alert threshold.", nil, nil)
 	descDriftAlerts = prometheus.NewDesc("trit_fleet_drift_alerts_total", "Times a device's drift score crossed the alert threshold.", nil, nil)
 	descShadowWin   = prometheus.NewDesc("trit_fleet_shadow_windows", "Windows a device scored with a shadow candidate, per running rollout.", []string{"rollout", "device"}, nil)
 	descShadowAgree = prometheus.NewDesc("trit_fleet_shadow_agreement", "Share of windows on which the shadow candidate predicted the active model's class.", []string{"rollout", "device"}, nil)
@@ -69,7 +72,7 @@ var (
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker, descLeading, descLeaderTerms,
-		descDevDropped, descDevThrottled, descDrift, descDrifting, descUnknown, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow} {
+		descDevDropped, descDevThrottled, descDrift, descDrifting, descUnknown, descUncertain, descUnkAlerts, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow} {
 		ch <- d
 	}
 }
@@ -87,6 +90,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descLeading, prometheus.GaugeValue, leading, c.s.opt.Replica)
 	ch <- prometheus.MustNewConstMetric(descLeaderTerms, prometheus.CounterValue, float64(c.s.leader.changes.Load()), c.s.opt.Replica)
+	ch <- prometheus.MustNewConstMetric(descUnkAlerts, prometheus.CounterValue, float64(m.unknownAlerts.Load()))
 	if bc, ok := c.s.pub.(interface{ Connected() bool }); ok {
 		up := 0.0
 		if bc.Connected() {
@@ -106,7 +110,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		drifting := 0
 		var unknown, windows float64
+		uncertain := 0
 		for _, d := range devices {
+			if d.Uncertain {
+				uncertain++
+			}
 			if u, ok := d.UnknownRate(); ok {
 				n := 0.0
 				for _, k := range d.Confidence.Histogram {
@@ -128,6 +136,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		ch <- prometheus.MustNewConstMetric(descDrifting, prometheus.GaugeValue, float64(drifting))
+		ch <- prometheus.MustNewConstMetric(descUncertain, prometheus.GaugeValue, float64(uncertain))
 		if windows > 0 {
 			ch <- prometheus.MustNewConstMetric(descUnknown, prometheus.GaugeValue, unknown/windows)
 		}

@@ -50,6 +50,10 @@ type Options struct {
 	// renewal; default DefaultLeaseTTL. Replicas of one database should
 	// agree on it.
 	LeaseTTL time.Duration
+	// UnknownAlert is the share of a telemetry interval's windows reported
+	// unknown at or above which a device is reported uncertain; 0
+	// disables.
+	UnknownAlert float64
 	// Reconcile is how often the desired command of every online device
 	// whose job is unfinished is published again (reconcile.go); default
 	// DefaultReconcile.

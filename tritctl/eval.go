@@ -167,7 +167,7 @@ func printConfidence(w io.Writer, r *training.ConfidenceReport) {
 	fmt.Fprintf(w, "  calibration: ECE %.2f%% shipped confidence, %.2f%% raw softmax\n", r.ECE, r.RawECE)
 	fmt.Fprint(w, "  reliability (confidence: rows, accuracy):")
 	for _, b := range r.Reliability {
-		fmt.Fprintf(w, " %.0f%%: %d, %.1f%%;", b.Confidence, b.Rows, b.Accuracy)
+		fmt.Fprintf(w, " %.1f%%: %d, %.1f%%;", b.Confidence, b.Rows, b.Accuracy)
 	}
 	fmt.Fprint(w, "\n  accuracy vs coverage:")
 	for _, p := range r.Curve {

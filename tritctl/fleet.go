@@ -736,6 +736,9 @@ last seen and its labels.`,
 				unknown := "-"
 				if u, ok := d.UnknownRate(); ok {
 					unknown = fmt.Sprintf("%.1f%%", 100*u)
+					if d.Uncertain {
+						unknown += " (alert)"
+					}
 				}
 				fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Online, model, rel, orDash(d.Health), d.Predictions, last, drift, unknown, d.LastSeen.Local().Format(time.DateTime), labelString(d.Labels))
 			}
