@@ -212,3 +212,41 @@ func BenchmarkPredictOutcome(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConfidenceOnly times what PredictOutcome adds to a prediction
+// alone — the margin, the calibration bin and a 256-column novelty — on
+// a window's integer scores and kept bits, so its share of a prediction
+// (BenchmarkPredictOutcome's predict) can be read on a loaded machine.
+func BenchmarkConfidenceOnly(b *testing.B) {
+	for _, bc := range []struct {
+		name          string
+		d, p, classes int
+	}{
+		{"sensor(8,thresholds,1024,3)", 8, 1024, 3},
+		{"wall-following(24,thresholds,4096,4)", 24, 4096, 4},
+		{"mnist(784,proj32,12288,10)", 784, 12288, 10},
+	} {
+		spec := calibratedSpec(b, 3, bc.d, bc.p, bc.classes)
+		m, err := New(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x := make([]float32, bc.d)
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		z := make([]uint64, m.words)
+		raw := make([]int32, m.nv)
+		m.PredictRaw(raw, x)
+		m.EmbedKept(z, x)
+		cal, fp := spec.Calibration, spec.Fingerprint
+		b.Run(bc.name, func(b *testing.B) {
+			var sink uint32
+			for b.Loop() {
+				mg := m.margin(raw)
+				sink += uint32(cal.Confidence[cal.Bin(mg)]) + fp.Novelty(z)
+			}
+			_ = sink
+		})
+	}
+}
