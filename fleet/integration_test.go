@@ -200,14 +200,17 @@ func callAPI(t *testing.T, addr, token, method, path string, body []byte) []byte
 // TestFleetOverMosquitto runs trit-fleet's Serve against a real Mosquitto
 // with simulated devices: upload a signed bundle, roll it out in two phases
 // through the HTTP API, and watch every device succeed.
-func TestFleetOverMosquitto(t *testing.T) { testFleetOverMosquitto(t, "") }
-
-// testFleetOverMosquitto is TestFleetOverMosquitto on database (a
-// PostgreSQL URL), or on the bbolt file if it is "". It returns the
-// running fleet's API address and token.
-func testFleetOverMosquitto(t *testing.T, database string) (addr, token string) {
+func TestFleetOverMosquitto(t *testing.T) {
 	b := mqtttest.Start(t)
-	files := writeFleetFiles(t, b.URL())
+	testFleetOver(t, "", b.URL(), []string{b.URL()})
+}
+
+// testFleetOver is TestFleetOverMosquitto on database (a PostgreSQL URL,
+// or the bbolt file if it is ""), with trit-fleet connected to
+// fleetBroker and device i to deviceBrokers[i % len]. It returns the
+// running fleet's API address and token.
+func testFleetOver(t *testing.T, database, fleetBroker string, deviceBrokers []string) (addr, token string) {
+	files := writeFleetFiles(t, fleetBroker)
 	config := files.config
 	if database != "" {
 		config = strings.Replace(config, fmt.Sprintf("database = %q", filepath.Join(files.dir, "db", "fleet.db")), fmt.Sprintf("database = %q", database), 1)
@@ -216,7 +219,7 @@ func testFleetOverMosquitto(t *testing.T, database string) (addr, token string) 
 
 	var devices []*simDevice
 	for i := range 6 {
-		devices = append(devices, startDevice(t, b.URL(), fmt.Sprintf("sim-%d", i), files))
+		devices = append(devices, startDevice(t, deviceBrokers[i%len(deviceBrokers)], fmt.Sprintf("sim-%d", i), files))
 	}
 	// The inventory fills from the devices' retained states.
 	deadline := time.Now().Add(10 * time.Second)

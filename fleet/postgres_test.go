@@ -13,6 +13,7 @@ import (
 
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
+	"github.com/trit-iot/trit/wire/mqtttest"
 )
 
 // The package's PostgreSQL server starts with the first test that needs
@@ -71,7 +72,8 @@ func TestDatabaseURLConfig(t *testing.T) {
 // from it; GET /v1/backup says to use pg_dump.
 func TestFleetOverMosquittoOnPostgres(t *testing.T) {
 	dsn := pgtest.Database(t)
-	addr, token := testFleetOverMosquitto(t, dsn)
+	b := mqtttest.Start(t)
+	addr, token := testFleetOver(t, dsn, b.URL(), []string{b.URL()})
 	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/backup", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)

@@ -2,7 +2,8 @@
 # Makes sure the programs the test suite runs for real are installed:
 # mosquitto (integration tests start their own broker), postgresql (the
 # PostgreSQL store's tests start their own server from its binaries, as
-# the unprivileged user postgres when run as root), qemu-user-static
+# the unprivileged user postgres when run as root), nats-server (a
+# three-node cluster with JetStream and MQTT), qemu-user-static
 # (ARM builds of the tests run under it) and chromium (the web console's
 # browser test drives it headless), lintian and adduser (scripts/test-dist.sh
 # checks and installs the Debian packages). As root it installs what is missing
@@ -15,6 +16,7 @@ cd "$(dirname "$0")"
 missing=()
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing+=(mosquitto)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ -n "${TRIT_PG_BIN:-}" ] || missing+=(postgresql)
+command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
 command -v qemu-aarch64-static >/dev/null 2>&1 && command -v qemu-arm-static >/dev/null 2>&1 || missing+=(qemu-user-static)
 command -v bzip2 >/dev/null 2>&1 || missing+=(bzip2)
 command -v lintian >/dev/null 2>&1 || missing+=(lintian)

@@ -1,0 +1,217 @@
+// Package natstest runs a real NATS cluster for tests: nats-server
+// (Debian's 2.9.10) nodes with JetStream and MQTT, on free 127.0.0.1
+// ports, each with its own directory, routed to each other, stopped at
+// test cleanup. Agents and trit-fleet reach it over MQTT 3.1.1, as they
+// reach Mosquitto. It imports the standard library only.
+//
+// A missing nats-server fails the test with installation instructions; it
+// never skips.
+package natstest
+
+import (
+	_ "embed"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+//go:embed testdata/node.conf
+var nodeConf string
+
+// Binary returns the nats-server executable, or an error saying how to
+// install it.
+func Binary() (string, error) {
+	if p, err := exec.LookPath("nats-server"); err == nil {
+		return p, nil
+	}
+	for _, p := range []string{"/usr/sbin/nats-server", "/usr/bin/nats-server"} {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("nats-server not found in PATH or /usr/sbin: install it with `sudo apt-get install nats-server` (or run `make test-deps` as root); tests that need it never skip")
+}
+
+// Cluster is a running set of nodes.
+type Cluster struct {
+	t     testing.TB
+	bin   string
+	nodes []*Node
+}
+
+// Node is one nats-server of a cluster.
+type Node struct {
+	c                             *Cluster
+	name, dir                     string
+	client, mqtt, http, clusterPt int
+	cmd                           *exec.Cmd
+	done                          chan struct{}
+}
+
+// Start starts a cluster of n nodes (n >= 1; 3 for replicated JetStream)
+// and waits until JetStream is ready on every node.
+func Start(t testing.TB, n int) *Cluster {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{t: t, bin: bin}
+	for i := 0; i < n; i++ {
+		c.nodes = append(c.nodes, &Node{c: c, name: fmt.Sprintf("n%d", i), dir: t.TempDir(),
+			client: freePort(t), mqtt: freePort(t), http: freePort(t), clusterPt: freePort(t)})
+	}
+	for _, nd := range c.nodes {
+		nd.start()
+	}
+	t.Cleanup(func() {
+		for _, nd := range c.nodes {
+			nd.Stop()
+			if t.Failed() {
+				if log, err := os.ReadFile(filepath.Join(nd.dir, "nats.log")); err == nil {
+					t.Logf("nats-server %s log:\n%s", nd.name, tail(string(log), 30))
+				}
+			}
+		}
+	})
+	for _, nd := range c.nodes {
+		nd.waitReady()
+	}
+	return c
+}
+
+// Node returns node i.
+func (c *Cluster) Node(i int) *Node { return c.nodes[i] }
+
+// MQTTURLs lists every node's MQTT address, tcp://127.0.0.1:port.
+func (c *Cluster) MQTTURLs() []string {
+	var out []string
+	for _, nd := range c.nodes {
+		out = append(out, nd.MQTTURL())
+	}
+	return out
+}
+
+// MQTTURL is the node's MQTT address, tcp://127.0.0.1:port.
+func (nd *Node) MQTTURL() string { return "tcp://127.0.0.1:" + strconv.Itoa(nd.mqtt) }
+
+// Pid is the running node's process ID (for measurements).
+func (nd *Node) Pid() int { return nd.cmd.Process.Pid }
+
+func (nd *Node) start() {
+	t := nd.c.t
+	t.Helper()
+	var routes []string
+	for _, o := range nd.c.nodes {
+		if o != nd {
+			routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", o.clusterPt))
+		}
+	}
+	conf := strings.NewReplacer("{{NAME}}", nd.name, "{{DIR}}", nd.dir, "{{CLIENT}}", strconv.Itoa(nd.client),
+		"{{MQTT}}", strconv.Itoa(nd.mqtt), "{{HTTP}}", strconv.Itoa(nd.http), "{{CLUSTER}}", strconv.Itoa(nd.clusterPt),
+		"{{ROUTES}}", strings.Join(routes, ", ")).Replace(nodeConf)
+	if len(nd.c.nodes) < 3 {
+		conf = strings.Replace(conf, "stream_replicas: 3", "stream_replicas: 1", 1)
+	}
+	path := filepath.Join(nd.dir, "nats.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(nd.c.bin, "-c", path, "-l", filepath.Join(nd.dir, "nats.log"))
+	cmd.Dir = nd.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("natstest: start %s: %v", nd.c.bin, err)
+	}
+	nd.cmd, nd.done = cmd, make(chan struct{})
+	go func() { cmd.Wait(); close(nd.done) }()
+}
+
+// waitReady waits until the node's health check passes with JetStream
+// current (a meta leader elected, the node caught up).
+func (nd *Node) waitReady() {
+	t := nd.c.t
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", nd.http)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		select {
+		case <-nd.done:
+			log, _ := os.ReadFile(filepath.Join(nd.dir, "nats.log"))
+			t.Fatalf("natstest: nats-server %s exited at start-up:\n%s", nd.name, tail(string(log), 20))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("natstest: nats-server %s not healthy within 30 s (%v)", nd.name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Stop stops the node (SIGTERM, SIGKILL after 10 s). Stopping a stopped
+// node does nothing.
+func (nd *Node) Stop() {
+	if nd.cmd == nil {
+		return
+	}
+	nd.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-nd.done:
+	case <-time.After(10 * time.Second):
+		nd.cmd.Process.Kill()
+		<-nd.done
+	}
+	nd.cmd = nil
+}
+
+// Kill stops the node at once (SIGKILL), as a crash would.
+func (nd *Node) Kill() {
+	if nd.cmd == nil {
+		return
+	}
+	nd.cmd.Process.Kill()
+	<-nd.done
+	nd.cmd = nil
+}
+
+// Restart starts a stopped node again on its ports and directory and
+// waits until it is healthy.
+func (nd *Node) Restart() {
+	nd.c.t.Helper()
+	nd.Stop()
+	nd.start()
+	nd.waitReady()
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func tail(s string, lines int) string {
+	parts := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(parts) > lines {
+		parts = parts[len(parts)-lines:]
+	}
+	return strings.Join(parts, "\n") + "\n"
+}
