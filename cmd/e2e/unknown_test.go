@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/inference/bundle/bundletest"
+)
+
+// calibrated sets spec's fingerprint to rows' firing rates and a
+// one-bin calibration whose maximum novelty is the rows' 99th percentile,
+// as training does on its validation rows (a 1% unknown target): the
+// model reports unknown the windows unlike rows.
+func calibrated(t *testing.T, spec *inference.ModelSpec, rows [][]float32) {
+	t.Helper()
+	fingerprint(t, spec, rows)
+	m, err := inference.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nov := make([]uint32, len(rows))
+	for i, r := range rows {
+		o, err := m.PredictOutcome(nil, nil, r, inference.Thresholds{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nov[i] = o.Novelty
+	}
+	slices.Sort(nov)
+	spec.Calibration = &inference.Calibration{Confidence: []uint8{230}, MaxNovelty: max(1, nov[len(nov)*99/100-1])}
+}
+
+// unknownShare is the share of rows spec reports unknown.
+func unknownShare(t *testing.T, spec *inference.ModelSpec, rows [][]float32) float64 {
+	m, err := inference.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rows {
+		if o, _ := m.PredictOutcome(nil, nil, r, m.Thresholds()); o.Unknown {
+			n++
+		}
+	}
+	return float64(n) / float64(len(rows))
+}
+
+// TestUnknownAlert: two agents run a calibrated model (threshold bits on
+// the three features, novelty threshold at the training rows' 99th
+// percentile). One replays inputs like the training rows, in a loop: its
+// unknown rate stays near the 1% target and it is never alerted. The
+// other replays a few of them and then noise at the top of every
+// feature's range: its unknown rate rises past the fleet's alert
+// threshold ([alerts] unknown = 0.2) within a telemetry interval and the
+// fleet reports it (inventory, /metrics). Then a shadow candidate whose
+// every window is unknown is stopped on the steady device by the
+// unknown-rate gate before it is activated.
+func TestUnknownAlert(t *testing.T) {
+	const threshold = 0.2
+	w := newWorld(t)
+	w.startFleetConf(func(c string) string { return c + "unknown = 0.2\n" })
+	rng := rand.New(rand.NewPCG(9, 10))
+	train := mixRows(rng, 2000, -1, 1)
+	steadyFile, shiftFile := filepath.Join(w.dir, "steady.csv"), filepath.Join(w.dir, "shift.csv")
+	writeRows(t, steadyFile, train[:400])
+	noise := mixRows(rng, 5000, 0.8, 1)
+	writeRows(t, shiftFile, append(mixRows(rng, 150, -1, 1), noise...))
+	spec, err := bundletest.ThresholdSpec(len(features), 8, []string{"normal", "fault"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Features = features
+	calibrated(t, spec, train)
+	steadyShare, noiseShare := unknownShare(t, spec, train[:400]), unknownShare(t, spec, noise)
+	t.Logf("offline: %.1f%% of the steady rows and %.1f%% of the noise rows are unknown (novelty above %d)", 100*steadyShare, 100*noiseShare, spec.Calibration.MaxNovelty)
+	if steadyShare > 0.05 || noiseShare < 0.9 {
+		t.Fatalf("the model does not separate the noise: %.3f steady, %.3f noise", steadyShare, noiseShare)
+	}
+
+	steady := w.startAgentsTuned("steady", 1, nil, func(a *agentTuning) {
+		a.replay, a.rate, a.telemetry = steadyFile, 50, time.Second
+	})[0]
+	shift := w.startAgentsTuned("shift", 1, nil, func(a *agentTuning) {
+		a.replay, a.rate, a.telemetry, a.once = shiftFile, 50, time.Second, true
+	})[0]
+	w.waitKnown([]string{steady, shift})
+	h := w.publish(w.signed(spec, "vib", 1))
+	w.rollout(fleet.RolloutRequest{ID: "cal", Bundle: h, Devices: []string{steady, shift}})
+	if r := w.waitRollout("cal", time.Minute, nil); r.State != fleet.RolloutCompleted {
+		t.Fatalf("rollout %s: %v", r.State, r.Counts())
+	}
+	var steadyUnknown, steadyWindows uint64
+	var steadyMax float64
+	w.waitInventory("the noisy device uncertain", 90*time.Second, func(ds map[string]fleet.Device) bool {
+		if d := ds[steady]; d.Confidence != nil {
+			u, _ := d.UnknownRate()
+			steadyMax = max(steadyMax, u)
+			steadyUnknown += d.Confidence.Unknown
+			for _, n := range d.Confidence.Histogram {
+				steadyWindows += n
+			}
+			if d.Uncertain {
+				t.Fatalf("the steady device is reported uncertain: %+v", d.Confidence)
+			}
+		}
+		return ds[shift].Uncertain && steadyWindows > 0
+	})
+	d := w.devices()[shift]
+	u, _ := d.UnknownRate()
+	t.Logf("unknown: steady device at most %.1f%% of an interval (%d unknown of %d windows, summed over the inventory polls); noisy device %.1f%% when alerted (threshold %g)",
+		100*steadyMax, steadyUnknown, steadyWindows, 100*u, threshold)
+	if d.Confidence.Novel != d.Confidence.Unknown || d.Confidence.MaxNovelty != spec.Calibration.MaxNovelty {
+		t.Errorf("noisy device's report %+v: want every unknown window novel, under the bundle's threshold", d.Confidence)
+	}
+	m := w.rawCall("/metrics")
+	if !strings.Contains(m, "trit_fleet_devices_uncertain 1") || !strings.Contains(m, "trit_fleet_unknown_alerts_total 1") || !strings.Contains(m, "trit_fleet_unknown_share ") {
+		t.Errorf("/metrics does not report the unknown windows:\n%s", grepLines(m, "unknown"))
+	}
+
+	// A candidate that reports every window unknown (novelty threshold 1)
+	// is stopped by the unknown-rate gate on the steady device.
+	cand := *spec
+	cal := *spec.Calibration
+	cal.MaxNovelty = 1
+	cand.Calibration = &cal
+	bad := w.publish(w.signed(&cand, "vib", 2))
+	w.rollout(fleet.RolloutRequest{ID: "bad", Bundle: bad, Devices: []string{steady},
+		Shadow: &fleet.ShadowPolicy{MinWindows: 50, MaxUnknownIncrease: 0.1}})
+	activated := func(*fleet.Rollout) {
+		if d := w.devices()[steady]; d.Model != nil && d.Model.Bundle == bad {
+			t.Fatal("the steady device activated the candidate")
+		}
+	}
+	r := w.waitRollout("bad", 2*time.Minute, activated)
+	if r.State != fleet.RolloutAborted || !strings.Contains(r.Reason, "exceeds the active model's") {
+		t.Fatalf("candidate's rollout %s (%s), want aborted by the unknown gate", r.State, r.Reason)
+	}
+	t.Logf("gate: %s", r.Reason)
+}
