@@ -18,13 +18,14 @@ FUZZ_TARGETS ?= \
 	./training/data:FuzzCSV ./training/data:FuzzARFF ./training/data:FuzzParseReadSpec \
 	./training/linear:FuzzTrain \
 	./store:FuzzDecodeSlot ./store:FuzzDecodeOutboxRecord ./store:FuzzDecodeJob ./store:FuzzDecodeU64 \
+	./store:FuzzDecodeOperator ./store:FuzzDecodeAudit \
 	./inference/bundle:FuzzDecode:100000x \
 	./sensors:FuzzConfig ./sensors/features:FuzzSpec \
 	./sensors/replay:FuzzLIBSVMLine ./sensors/replay:FuzzCSV ./sensors/replay:FuzzLIBSVMFile \
 	./wire:FuzzDecodeCommand ./wire:FuzzVerifyRequest ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic ./wire:FuzzLimitPackets \
 	./agent:FuzzLoadConfig \
 	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
-	./fleet:FuzzParseConfig ./fleet:FuzzParseCredentials ./fleet:FuzzAPI ./fleet/console:FuzzRolloutForm \
+	./fleet:FuzzParseConfig ./fleet:FuzzParseCredentials ./fleet:FuzzAPI ./fleet:FuzzParseExpiry ./fleet/console:FuzzRolloutForm \
 	./tritctl:FuzzFeaturesTable
 # scripts/fuzz.sh runs each target for FUZZTIME executions and prints the
 # executions each really made and its time. Budgets are execution counts,

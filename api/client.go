@@ -19,6 +19,10 @@ type Client struct {
 	http       *http.Client
 }
 
+// UserAgent is what Client sends as User-Agent, which the fleet's audit
+// trail records; tritctl sets it to "tritctl/<version>".
+var UserAgent = "trit-api-client"
+
 // maxResponse bounds a response body (a backup is fetched otherwise).
 const maxResponse = 64 << 20
 
@@ -156,6 +160,7 @@ func (c *Client) send(method, path, contentType string, body []byte) ([]byte, er
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("User-Agent", UserAgent)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}

@@ -1,7 +1,8 @@
 package fleet
 
 import (
-	"crypto/subtle"
+	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,9 +54,8 @@ import (
 // /console/ (with / redirecting to it) on the API listener. Package
 // fleet/console sets it when it is linked into the binary, as cmd/trit-fleet
 // does; the console reads the service and its store and checks the same
-// token at its own login.
-// signIns is the sign-in throttle the API shares with it.
-var Console func(s *Service, db Store, token string, signIns *SignIns, log *slog.Logger) (http.Handler, error)
+// credentials at its own sign-in, with the API's Auth (and its throttle).
+var Console func(s *Service, db Store, auth *Auth, log *slog.Logger) (http.Handler, error)
 
 // maxRequestBody bounds request bodies: a bundle plus headroom.
 const maxRequestBody = 1 << 20
@@ -94,30 +94,106 @@ func trainID(r *http.Request) (string, error) {
 	return pathID(r, "id", "training job ID", checkTrainID)
 }
 
-// Handler returns the service's HTTP handler. token must be non-empty.
+// Handler returns the service's HTTP handler. token, the api.token_file's,
+// must be at least 16 characters; it acts as an admin (TokenFileOperator)
+// beside the operators in the store (operators.go).
 func (s *Service) Handler(token string) (http.Handler, error) {
-	if len(token) < 16 {
-		return nil, errors.New("fleet: the API token must be at least 16 characters")
+	auth, err := NewAuth(s.db, token, NewSignIns(s.log), s.audit, s.log, s.opt.Now)
+	if err != nil {
+		return nil, err
 	}
+	h, _, err := s.handler(auth)
+	return h, err
+}
+
+// principalKey carries a request's Principal in its context.
+type principalKey struct{}
+
+// principalOf returns who made r (set by the API's guard).
+func principalOf(r *http.Request) Principal {
+	p, _ := r.Context().Value(principalKey{}).(Principal)
+	return p
+}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Refused is the message of a 403: who may not do what, and which roles
+// may.
+func Refused(p Principal, rule Rule) string {
+	roles := RolesWith(rule.Perm)
+	names := make([]string, len(roles))
+	for i, r := range roles {
+		names[i] = string(r)
+	}
+	return fmt.Sprintf("%s (role %s) may not do this: it needs the %s permission, which the roles %s have", p.Name, p.Role, rule.Perm, strings.Join(names, ", "))
+}
+
+// handler builds the routes; every one is checked against its role rule
+// (roles.go) and, when it changes something or is refused, audited.
+// It also returns the patterns registered (the API's, not the console's).
+func (s *Service) handler(auth *Auth) (http.Handler, []string, error) {
 	mux := http.NewServeMux()
-	signIns := NewSignIns(s.log)
+	var missing []error
+	var patterns []string
 	// guarded wraps a handler with the token check, throttled per source
-	// address (signin.go), and the body bound.
+	// address and operator (signin.go), the role check of its pattern's
+	// rule, the audit record and the body bound.
 	guarded := func(pattern string, h http.HandlerFunc) {
+		rule, err := RouteRule(pattern)
+		if err != nil {
+			missing = append(missing, err)
+			return
+		}
+		patterns = append(patterns, pattern)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			switch signIns.Attempt(r, "api", func() bool { return authorized(r, token) }) {
+			p, res, retry := auth.SignIn(r, "api", bearer(r))
+			switch res {
 			case Throttled:
-				retry := signIns.RetryAfter(r)
 				w.Header().Set("Retry-After", strconv.Itoa(retry))
-				writeJSON(w, http.StatusTooManyRequests, api.Error{Error: fmt.Sprintf("too many wrong API tokens from this address; try again in %d s", retry)})
+				writeJSON(w, http.StatusTooManyRequests, api.Error{Error: fmt.Sprintf("too many wrong API tokens from this address or for this operator; try again in %d s", retry)})
 				return
 			case WrongToken:
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trit-fleet"`)
-				writeJSON(w, http.StatusUnauthorized, api.Error{Error: "missing or wrong API token"})
+				writeJSON(w, http.StatusUnauthorized, api.Error{Error: "missing, wrong, disabled or expired API token"})
 				return
 			}
+			if !p.Role.Can(rule.Perm) {
+				writeJSON(w, http.StatusForbidden, api.Error{Error: Refused(p, rule)})
+				s.audit.Record(RequestRecord(r, p, rule, "", http.StatusForbidden, ""))
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 			r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
-			h(w, r)
+			if rule.Action == "" {
+				h(w, r)
+				return
+			}
+			r, note := WithAuditNote(r)
+			sw := &statusWriter{ResponseWriter: w}
+			h(sw, r)
+			rec := RequestRecord(r, p, rule, "", cmp.Or(sw.status, http.StatusOK), note.Detail)
+			if note.Object != "" {
+				rec.Object = note.Object
+			}
+			s.audit.Record(rec)
 		})
 	}
 	fail := func(w http.ResponseWriter, r *http.Request, err error) {
@@ -127,7 +203,9 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		}
 		// The sentinels' "fleet: " says nothing to a client, which prints
 		// its own "trit-fleet: " before the message.
-		writeJSON(w, status, api.Error{Error: strings.TrimPrefix(err.Error(), "fleet: ")})
+		msg := strings.TrimPrefix(err.Error(), "fleet: ")
+		NoteAudit(r, "", msg)
+		writeJSON(w, status, api.Error{Error: msg})
 	}
 	route := func(pattern string, h func(*http.Request) (any, error)) {
 		guarded(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -205,6 +283,7 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		}
 		info, err := s.reg.Add(data)
 		if err == nil {
+			NoteAudit(r, "bundle/"+info.Hash, fmt.Sprintf("model %s release %d", info.ModelID, info.Release))
 			s.log.Info("bundle registered", "bundle", info.Hash, "model", info.ModelID, "release", info.Release, "bytes", info.Size)
 		}
 		return info, err
@@ -215,6 +294,7 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
+		NoteAudit(r, "rollout/"+req.ID, "bundle "+req.Bundle)
 		return s.CreateRollout(req)
 	})
 	route("GET /v1/rollouts/{id}", func(r *http.Request) (any, error) {
@@ -237,6 +317,7 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 			if len(body.Reason) > maxReason {
 				return nil, badRequest("reason: %d bytes, at most %d", len(body.Reason), maxReason)
 			}
+			NoteAudit(r, "", body.Reason)
 			return s.Control(id, op, body.Reason)
 		})
 	}
@@ -252,6 +333,7 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		if body.ID == "" {
 			return nil, badRequest("give the new rollout's ID as {\"id\": ...}")
 		}
+		NoteAudit(r, "", "new rollout "+body.ID)
 		return s.Rollback(id, body.ID)
 	})
 	route("POST /v1/train", func(r *http.Request) (any, error) {
@@ -259,7 +341,11 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
-		return s.StartTraining(req)
+		j, err := s.StartTraining(req)
+		if err == nil {
+			NoteAudit(r, "train/"+j.ID, "")
+		}
+		return j, err
 	})
 	route("GET /v1/train", func(*http.Request) (any, error) { return s.TrainingJobs(), nil })
 	route("GET /v1/train/{id}", func(r *http.Request) (any, error) {
@@ -313,15 +399,64 @@ func (s *Service) Handler(token string) (http.Handler, error) {
 		s.log.Info("backup sent", "bytes", n)
 	})
 	guarded("GET /metrics", s.MetricsHandler().ServeHTTP)
-	if Console != nil {
-		ui, err := Console(s, s.db, token, signIns, s.log)
+	route("GET /v1/whoami", func(r *http.Request) (any, error) {
+		p := principalOf(r)
+		return api.WhoAmI{Name: p.Name, Role: string(p.Role), Machine: p.Machine}, nil
+	})
+	route("GET /v1/audit", func(r *http.Request) (any, error) {
+		q, err := auditQuery(r)
 		if err != nil {
 			return nil, err
+		}
+		return s.audit.Entries(q)
+	})
+	ops := &Operators{DB: s.db, Now: s.opt.Now}
+	route("GET /v1/operators", func(*http.Request) (any, error) { return ops.List() })
+	route("POST /v1/operators", func(r *http.Request) (any, error) {
+		var req api.OperatorRequest
+		if err := decodeBody(r, &req); err != nil {
+			return nil, err
+		}
+		NoteAudit(r, "operator/"+req.Name, "role "+req.Role)
+		return ops.Add(req, principalOf(r).Name)
+	})
+	for _, op := range []string{"disable", "enable"} {
+		route("POST /v1/operators/{name}/"+op, func(r *http.Request) (any, error) {
+			if err := decodeBody(r, &struct{}{}); err != nil {
+				return nil, err
+			}
+			o, err := ops.SetDisabled(r.PathValue("name"), op == "disable")
+			if err != nil {
+				return nil, err
+			}
+			return o, nil
+		})
+	}
+	route("POST /v1/operators/{name}/rotate", func(r *http.Request) (any, error) {
+		if err := decodeBody(r, &struct{}{}); err != nil {
+			return nil, err
+		}
+		return ops.Rotate(r.PathValue("name"))
+	})
+	route("DELETE /v1/operators/{name}", func(r *http.Request) (any, error) {
+		name := r.PathValue("name")
+		if err := ops.Remove(name); err != nil {
+			return nil, err
+		}
+		return api.Forgotten{Forgotten: name}, nil
+	})
+	if len(missing) > 0 {
+		return nil, nil, errors.Join(missing...)
+	}
+	if Console != nil {
+		ui, err := Console(s, s.db, auth, s.log)
+		if err != nil {
+			return nil, nil, err
 		}
 		mux.Handle("/console/", ui)
 		mux.Handle("GET /{$}", http.RedirectHandler("/console/", http.StatusSeeOther))
 	}
-	return mux, nil
+	return mux, patterns, nil
 }
 
 // bundleEntries lists the registry with, for each bundle, the devices
@@ -350,11 +485,6 @@ func (s *Service) bundleEntries() ([]api.BundleEntry, error) {
 
 // maxReason bounds the free-text reason of a rollout operation.
 const maxReason = 1024
-
-func authorized(r *http.Request, token string) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
-}
 
 // ErrNoBackup is GET /v1/backup's answer (HTTP 501) when the store is not
 // one file to copy: a PostgreSQL database is backed up with pg_dump.
@@ -389,7 +519,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, ErrReleaseExists), errors.Is(err, ErrReleaseTooLow), errors.Is(err, ErrTrainingDone):
+	case errors.Is(err, ErrReleaseExists), errors.Is(err, ErrOperator), errors.Is(err, ErrReleaseTooLow), errors.Is(err, ErrTrainingDone):
 		return http.StatusConflict
 	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrRollout), errors.Is(err, ErrAmbiguous), errors.Is(err, ErrBundleRejected), errors.As(err, &tooBig):
 		return http.StatusBadRequest

@@ -21,6 +21,7 @@ import (
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/internal/config"
+	"github.com/trit-iot/trit/store"
 )
 
 // Version is the trit-fleet's version (internal/buildinfo).
@@ -103,7 +104,7 @@ stderr.`,
 		},
 	}
 	check.Flags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "configuration file")
-	root.AddCommand(run, check, newCredentialsCmd(stdout), newBackupCmd(stdout))
+	root.AddCommand(run, check, newCredentialsCmd(stdout), newBackupCmd(stdout), newOperatorsCmd(stdout))
 	return root
 }
 
@@ -156,7 +157,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	svc, err := NewService(db, reg, cfg.Fleet, conn, cmdKey,
 		&Options{Queue: cfg.MQTT.Queue, CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Reconcile: cfg.Rollouts.Reconcile.Duration, Logger: log,
 			Replica: cfg.Replica, LeaseTTL: cfg.Rollouts.LeaseTTL.Duration, TrainingDir: cfg.Training.DataDir,
-			DriftAlert: cfg.Alerts.Drift, UnknownAlert: cfg.Alerts.Unknown})
+			DriftAlert: cfg.Alerts.Drift, UnknownAlert: cfg.Alerts.Unknown, Audit: cfg.Audit.limits()})
 	if err != nil {
 		return err
 	}
@@ -188,7 +189,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		ready <- Ready{API: ln.Addr().String(), Broker: broker}
 	}
 	if cfg.Reload != nil {
-		go reloadLoop(ctx, cfg, reg, log)
+		go reloadLoop(ctx, cfg, reg, svc.Audit(), log)
 	}
 	err = svc.Run(ctx)
 	svc.ReleaseLead() // another replica takes over at once
@@ -226,7 +227,7 @@ func loadSecrets(cfg *Config) (*secrets, error) {
 // log_level and keys.release_keys take effect; other changed keys are
 // reported as needing a restart; a file that does not load is refused and
 // the running configuration kept.
-func reloadLoop(ctx context.Context, cfg *Config, reg *Registry, log *slog.Logger) {
+func reloadLoop(ctx context.Context, cfg *Config, reg *Registry, audit *Audit, log *slog.Logger) {
 	cur := cfg
 	for {
 		select {
@@ -241,6 +242,8 @@ func reloadLoop(ctx context.Context, cfg *Config, reg *Registry, log *slog.Logge
 		}
 		if err != nil {
 			log.Error("configuration reload refused; the running configuration is kept", "err", err)
+			audit.Record(store.AuditRecord{Who: "SIGHUP", Agent: "signal", Action: "config.reload", Object: "config/" + cfg.path,
+				Outcome: store.AuditFailed, Detail: err.Error()})
 			continue
 		}
 		reg.SetTrusted(sec.trusted)
@@ -263,7 +266,7 @@ func reloadLoop(ctx context.Context, cfg *Config, reg *Registry, log *slog.Logge
 			key  string
 			x, y any
 		}{{"fleet", a.Fleet, b.Fleet}, {"database", a.Database, b.Database}, {"replica", a.Replica, b.Replica}, {"keys.command_key", a.Keys.CommandKey, b.Keys.CommandKey},
-			{"rollouts", a.Rollouts, b.Rollouts}, {"training", a.Training, b.Training}} {
+			{"rollouts", a.Rollouts, b.Rollouts}, {"training", a.Training, b.Training}, {"audit", a.Audit, b.Audit}} {
 			if !reflect.DeepEqual(k.x, k.y) {
 				restart = append(restart, k.key)
 			}
@@ -273,6 +276,12 @@ func reloadLoop(ctx context.Context, cfg *Config, reg *Registry, log *slog.Logge
 			log.Warn("configuration keys changed that take effect only at restart (systemctl restart trit-fleet); they are not applied",
 				"keys", strings.Join(restart, ", "))
 		}
+		detail := fmt.Sprintf("log_level %s, %d release keys", next.LogLevel, len(next.Keys.ReleaseKeys))
+		if len(restart) > 0 {
+			detail += "; not applied until restart: " + strings.Join(restart, ", ")
+		}
+		audit.Record(store.AuditRecord{Who: "SIGHUP", Agent: "signal", Action: "config.reload", Object: "config/" + cfg.path,
+			Outcome: store.AuditOK, Detail: detail})
 		kept := *cur
 		kept.LogLevel, kept.Keys.ReleaseKeys = next.LogLevel, next.Keys.ReleaseKeys
 		cur = &kept

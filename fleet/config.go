@@ -3,6 +3,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"github.com/trit-iot/trit/store"
 	"log/slog"
 	"net"
 	"os"
@@ -54,6 +55,7 @@ type Config struct {
 	Rollouts RolloutsConfig `toml:"rollouts"`
 	Alerts   AlertsConfig   `toml:"alerts"`
 	Training TrainingConfig `toml:"training"`
+	Audit    AuditConfig    `toml:"audit"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `toml:"log_level"`
 	// StartFresh is set by trit-fleet run --start-fresh, never by the file:
@@ -135,6 +137,18 @@ func (m *MQTTConfig) deviceLimit() Limit {
 		l.ByteBurst = m.DeviceByteBurst
 	}
 	return l
+}
+
+// AuditConfig bounds the audit trail (docs/FLEET.md, "Audit trail"): the
+// oldest records go beyond max_records or when older than max_age.
+type AuditConfig struct {
+	MaxRecords int      `toml:"max_records"` // default 100000
+	MaxAge     Duration `toml:"max_age"`     // default 9600h (400 days)
+}
+
+// limits returns the store's bound.
+func (a AuditConfig) limits() store.AuditLimits {
+	return store.AuditLimits{MaxRecords: a.MaxRecords, MaxAge: a.MaxAge.Duration}
 }
 
 // APIConfig is the HTTP API for tritctl.
@@ -352,6 +366,12 @@ func (c *Config) setDefaults() error {
 	}
 	if u := c.Alerts.Unknown; !(u >= 0 && u <= 1) {
 		return fail("alerts.unknown", "%v, want a share of windows in [0, 1] (0: no alert)", u)
+	}
+	if n := c.Audit.MaxRecords; n < 0 || n > 10_000_000 {
+		return fail("audit.max_records", "%d: want 0 (default %d) to 10000000", n, store.DefaultAuditMaxRecords)
+	}
+	if d := c.Audit.MaxAge.Duration; d < 0 || (d > 0 && d < time.Hour) {
+		return fail("audit.max_age", "%v: want 0 (default %v) or at least an hour", d, store.DefaultAuditMaxAge)
 	}
 	return nil
 }

@@ -58,6 +58,9 @@ type Options struct {
 	// whose job is unfinished is published again (reconcile.go); default
 	// DefaultReconcile.
 	Reconcile time.Duration
+	// Audit bounds the audit trail (audit.go); zero fields: the store's
+	// defaults.
+	Audit store.AuditLimits
 }
 
 // Service is trit-fleet's core: registry, inventory and rollouts over one
@@ -73,6 +76,7 @@ type Service struct {
 	in      *intake
 	mu      sync.Mutex // serialises rollout changes between the loop and API calls
 	metrics *Metrics
+	audit   *Audit // the audit trail (audit.go)
 	trainer *trainer
 	// reqs matches devices' responses to waiting requests (Samples).
 	reqs requests
@@ -126,7 +130,7 @@ func NewService(db Store, reg *Registry, fleet string, pub Publisher, cmdKey ed2
 	if _, shared := db.(Leases); shared && o.LeaseTTL < 2*o.Tick {
 		return nil, fmt.Errorf("fleet: the rollout lease (%v) must last at least two ticks (%v): it is renewed once a tick", o.LeaseTTL, o.Tick)
 	}
-	return &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger,
+	return &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger, audit: NewAudit(db, o.Audit, o.Logger, o.Now),
 		in: newIntake(o.Queue), metrics: newMetrics(),
 		trainer: &trainer{dir: o.TrainingDir, jobs: map[string]*TrainJob{}}}, nil
 }

@@ -4,18 +4,27 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 )
 
-// SignIns throttles checks of the fleet's token per source address: the
-// API's bearer token and the web console's sign-in share one budget per
-// address. Guessing a token of 16 characters or more is hopeless anyway;
-// the throttle bounds the work and the log lines a client can cause.
+// SignIns throttles checks of the fleet's tokens per source address and
+// per operator: the API's bearer token and the web console's sign-in share
+// one budget per address, and the tokens that name an operator
+// (operators.go) one budget per operator, whatever address they come
+// from. Guessing a token of 16 characters or more is hopeless anyway; the
+// throttle bounds the work and the log lines a client can cause.
 //
 // Invariants:
+//   - An operator's budget works as an address's, but an address from
+//     which that operator signed in within signInKnownFor is not held by
+//     it (only by its own address budget): brute force against a name
+//     from many addresses is slowed without locking its owner out.
+//     At most signInKnownAddrs addresses are remembered per operator, and
+//     maxSignInAddrs operators.
 //   - An address may fail signInBurst times at once, then once per
 //     signInEvery; while its budget is spent, attempts are refused without
 //     looking at the token (even the right one) and say when to retry.
@@ -34,6 +43,9 @@ type SignIns struct {
 	mu        sync.Mutex
 	m         map[string]*signInAddr
 	lastSweep time.Time
+	// known maps an operator to the addresses (addrKey) it signed in
+	// from and when it last did.
+	known map[string]map[string]time.Time
 }
 
 // signInAddr is one address's budget and log state.
@@ -44,6 +56,7 @@ type signInAddr struct {
 	wrong  uint64    // wrong tokens since that line
 	held   uint64    // refused while throttled since that line
 	timer  bool      // a flush is scheduled
+	name   string    // the operator, for an operator's budget; "" for an address
 }
 
 const (
@@ -51,6 +64,13 @@ const (
 	signInEvery    = 10 * time.Second
 	maxSignInAddrs = 4096
 	overflowAddr   = "(other addresses)"
+	overflowName   = "(other operators)"
+	// An operator's known addresses: how long one counts, and how many.
+	signInKnownFor   = 30 * 24 * time.Hour
+	signInKnownAddrs = 16
+	// nameKeyPrefix starts the key of an operator's budget in SignIns.m
+	// (addresses never contain a space).
+	nameKeyPrefix = "operator "
 )
 
 // signInLogEvery bounds the log lines about one address (a variable for
@@ -62,7 +82,7 @@ func NewSignIns(log *slog.Logger) *SignIns {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &SignIns{log: log, now: time.Now, m: map[string]*signInAddr{}}
+	return &SignIns{log: log, now: time.Now, m: map[string]*signInAddr{}, known: map[string]map[string]time.Time{}}
 }
 
 // SignInResult is what Attempt decided.
@@ -99,6 +119,13 @@ func addrKey(remote string) string {
 // "console"): Throttled without calling check while the address has spent
 // its failures, else SignedIn or WrongToken as check says.
 func (t *SignIns) Attempt(r *http.Request, via string, check func() bool) SignInResult {
+	return t.AttemptAs(r, via, "", check)
+}
+
+// AttemptAs is Attempt for a token that names operator name ("" for
+// none): it is also Throttled while the operator has spent its failures,
+// unless r's address is one it signed in from.
+func (t *SignIns) AttemptAs(r *http.Request, via, name string, check func() bool) SignInResult {
 	key := addrKey(r.RemoteAddr)
 	now := t.now()
 	t.mu.Lock()
@@ -109,8 +136,22 @@ func (t *SignIns) Attempt(r *http.Request, via string, check func() bool) SignIn
 		t.mu.Unlock()
 		return Throttled
 	}
+	if name != "" && !t.isKnown(name, key, now) {
+		n := t.getName(name, now)
+		if n.budget.TokensAt(now) < 1 {
+			n.held++
+			t.refused(nameKeyPrefix+name, n, via, now)
+			t.mu.Unlock()
+			return Throttled
+		}
+	}
 	t.mu.Unlock()
 	if check() {
+		if name != "" {
+			t.mu.Lock()
+			t.remember(name, key, now)
+			t.mu.Unlock()
+		}
 		return SignedIn
 	}
 	t.mu.Lock()
@@ -119,24 +160,100 @@ func (t *SignIns) Attempt(r *http.Request, via string, check func() bool) SignIn
 	a.budget.AllowN(now, 1)
 	a.wrong++
 	t.refused(key, a, via, now)
+	if name != "" {
+		n := t.getName(name, now)
+		n.budget.AllowN(now, 1)
+		n.wrong++
+		t.refused(nameKeyPrefix+name, n, via, now)
+	}
 	return WrongToken
+}
+
+// getName returns operator name's budget. Called with mu held.
+func (t *SignIns) getName(name string, now time.Time) *signInAddr {
+	key := nameKeyPrefix + name
+	if a := t.m[key]; a != nil {
+		return a
+	}
+	a := t.get(key, now)
+	if a.name == "" {
+		a.name = name
+		if t.m[key] != a { // past the bound: the shared budget
+			a.name = overflowName
+		}
+	}
+	return a
+}
+
+// isKnown reports whether operator name signed in from address key
+// recently. Called with mu held.
+func (t *SignIns) isKnown(name, key string, now time.Time) bool {
+	at, ok := t.known[name][key]
+	return ok && now.Sub(at) < signInKnownFor
+}
+
+// remember notes that operator name signed in from address key, dropping
+// its oldest address past signInKnownAddrs. Called with mu held.
+func (t *SignIns) remember(name, key string, now time.Time) {
+	m := t.known[name]
+	if m == nil {
+		if len(t.known) >= maxSignInAddrs {
+			for n, addrs := range t.known { // drop one whose addresses are all old
+				stale := true
+				for _, at := range addrs {
+					stale = stale && now.Sub(at) >= signInKnownFor
+				}
+				if stale {
+					delete(t.known, n)
+					break
+				}
+			}
+			if len(t.known) >= maxSignInAddrs {
+				return
+			}
+		}
+		m = map[string]time.Time{}
+		t.known[name] = m
+	}
+	if _, ok := m[key]; !ok && len(m) >= signInKnownAddrs {
+		var oldest string
+		for k, at := range m {
+			if oldest == "" || at.Before(m[oldest]) {
+				oldest = k
+			}
+		}
+		delete(m, oldest)
+	}
+	m[key] = now
 }
 
 // RetryAfter is how long a throttled address waits for its next attempt,
 // in whole seconds.
 func (t *SignIns) RetryAfter(r *http.Request) int {
+	return t.RetryAfterAs(r, "")
+}
+
+// RetryAfterAs is how long a sign-in as operator name ("" for none) from
+// r's address waits, in whole seconds.
+func (t *SignIns) RetryAfterAs(r *http.Request, name string) int {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	a := t.m[addrKey(r.RemoteAddr)]
-	if a == nil {
-		return 0
+	wait := 0
+	keys := []string{addrKey(r.RemoteAddr)}
+	if name != "" && !t.isKnown(name, keys[0], now) {
+		keys = append(keys, nameKeyPrefix+name)
 	}
-	need := 1 - a.budget.TokensAt(now)
-	if need <= 0 {
-		return 0
+	for _, k := range keys {
+		a := t.m[k]
+		if a == nil {
+			continue
+		}
+		if need := 1 - a.budget.TokensAt(now); need > 0 {
+			wait = max(wait, int(need*signInEvery.Seconds())+1)
+		}
 	}
-	return int(need*signInEvery.Seconds()) + 1
+	return wait
 }
 
 // get returns key's entry, creating it. Called with mu held.
@@ -148,7 +265,11 @@ func (t *SignIns) get(key string, now time.Time) *signInAddr {
 		t.sweep(now)
 	}
 	if len(t.m) >= maxSignInAddrs {
-		key = overflowAddr
+		if strings.HasPrefix(key, nameKeyPrefix) {
+			key = overflowName
+		} else {
+			key = overflowAddr
+		}
 		if a := t.m[key]; a != nil {
 			return a
 		}
@@ -192,7 +313,14 @@ func (t *SignIns) line(key string, a *signInAddr, now time.Time) {
 	if a.wrong == 0 && a.held == 1 {
 		msg = "sign-in refused: too many wrong tokens from this address"
 	}
-	args := []any{"via", a.via, "remote", key, "refused", a.wrong + a.held, "wrong_token", a.wrong, "throttled", a.held}
+	args := []any{"via", a.via, "remote", key}
+	if a.name != "" {
+		if a.wrong == 0 && a.held == 1 {
+			msg = "sign-in refused: too many wrong tokens for this operator"
+		}
+		args = []any{"via", a.via, "operator", a.name}
+	}
+	args = append(args, "refused", a.wrong+a.held, "wrong_token", a.wrong, "throttled", a.held)
 	if !a.logAt.IsZero() {
 		args = append(args, "since", a.logAt.UTC().Format(time.RFC3339))
 	}

@@ -28,7 +28,7 @@ func (db *DB) Check() error {
 		}
 	}
 	err := db.view(func(tx *bolt.Tx) error {
-		for _, name := range schemaV1Buckets {
+		for _, name := range append(append([][]byte{}, schemaV1Buckets...), schemaV2Buckets...) {
 			if tx.Bucket(name) == nil {
 				return corrupt(name, "", errors.New("bucket missing"))
 			}
@@ -48,6 +48,8 @@ func (db *DB) Check() error {
 				return nil
 			}))
 		}
+		add(checkOperators(tx))
+		add(checkAudit(tx))
 		for _, name := range collectionBuckets {
 			add(tx.Bucket(name).ForEach(func(k, v []byte) error {
 				if !json.Valid(v) {

@@ -22,6 +22,12 @@ const (
 	FleetBundles                    // bundle metadata, keyed by SHA-256 hex
 	FleetDevices                    // device inventory, keyed by device ID
 	FleetRollouts                   // rollouts, keyed by rollout ID
+
+	// From schema 2 (operator.go, audit.go):
+	FleetOperators      // operators, keyed by name
+	FleetOperatorTokens // operator credential hash -> name
+	FleetAudit          // the audit trail, keyed by sequence number
+	FleetAuditMeta      // the audit trail's bounds
 )
 
 // String returns the collection's bucket name.

@@ -83,7 +83,7 @@ func TestCollectionCRUD(t *testing.T) {
 func TestCollectionInvalid(t *testing.T) {
 	db := openTest(t, nil)
 	var v any
-	for _, c := range []Collection{-1, 4, 99} {
+	for _, c := range []Collection{-1, Collection(len(collectionBuckets)), 99} {
 		if err := db.Put(c, "k", 1); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Put(%v) = %v, want ErrInvalid", c, err)
 		}

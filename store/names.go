@@ -76,6 +76,22 @@ var (
 	bucketFleetDevices = []byte("fleet_devices")
 	// bucketFleetRollouts holds the fleet's rollouts, keyed by rollout ID.
 	bucketFleetRollouts = []byte("fleet_rollouts")
+
+	// From schema 2, the fleet's operators and audit trail, also
+	// collections (operator.go, audit.go):
+	// bucketFleetOperators holds the operators and machine credentials,
+	// keyed by operator name (JSON Operator, DecodeOperator).
+	bucketFleetOperators = []byte("fleet_operators")
+	// bucketFleetOperatorTokens indexes them by credential: key the
+	// lowercase hex SHA-256 of a token -> JSON string, the operator's name.
+	bucketFleetOperatorTokens = []byte("fleet_operator_tokens")
+	// bucketFleetAudit is the append-only audit trail: key the record's
+	// sequence number as 20 decimal digits -> JSON AuditRecord
+	// (DecodeAudit).
+	bucketFleetAudit = []byte("fleet_audit")
+	// bucketFleetAuditMeta holds the trail's bounds: key "bounds" -> JSON
+	// auditBounds (the oldest sequence kept and the next one).
+	bucketFleetAuditMeta = []byte("fleet_audit_meta")
 )
 
 // StatSamples names the agent's ring of windows kept for retraining in
@@ -111,6 +127,19 @@ var collectionBuckets = [...][]byte{
 	FleetBundles:  bucketFleetBundles,
 	FleetDevices:  bucketFleetDevices,
 	FleetRollouts: bucketFleetRollouts,
+
+	FleetOperators:      bucketFleetOperators,
+	FleetOperatorTokens: bucketFleetOperatorTokens,
+	FleetAudit:          bucketFleetAudit,
+	FleetAuditMeta:      bucketFleetAuditMeta,
+}
+
+// schemaV2Buckets lists the buckets created by the second migration.
+var schemaV2Buckets = [][]byte{
+	bucketFleetOperators,
+	bucketFleetOperatorTokens,
+	bucketFleetAudit,
+	bucketFleetAuditMeta,
 }
 
 // schemaV1Buckets lists the buckets created by the first migration.

@@ -16,6 +16,7 @@ type migration func(tx *bolt.Tx) error
 // shipped.
 var migrations = []migration{
 	migrateV1,
+	migrateV2,
 }
 
 // migrateV1 creates the initial buckets.
@@ -23,6 +24,16 @@ func migrateV1(tx *bolt.Tx) error {
 	for _, name := range schemaV1Buckets {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return fmt.Errorf("create bucket %q (is this a trit database?): %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateV2 creates the fleet's operator and audit buckets.
+func migrateV2(tx *bolt.Tx) error {
+	for _, name := range schemaV2Buckets {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("create bucket %q: %w", name, err)
 		}
 	}
 	return nil

@@ -93,7 +93,7 @@ func TestFleetErrorHints(t *testing.T) {
 		{[]string{"devices", "show", "gw-9"}, 404, `{"error":"not found: device gw-9"}`,
 			"tritctl: trit-fleet: not found: device gw-9 (HTTP 404); 'tritctl devices list' lists the devices\n"},
 		{[]string{"devices", "list"}, 401, `{"error":"missing or wrong API token"}`,
-			"tritctl: trit-fleet: missing or wrong API token (HTTP 401); the token (--token-file, $TRIT_FLEET_TOKEN_FILE or $TRIT_FLEET_TOKEN) must be the contents of the fleet's api.token_file\n"},
+			"tritctl: trit-fleet: missing or wrong API token (HTTP 401); the token (--token-file, $TRIT_FLEET_TOKEN_FILE or $TRIT_FLEET_TOKEN) must be an operator's (trit-fleet operators add), not disabled or expired, or the fleet's api.token_file\n"},
 	} {
 		answerAll(t, c.status, c.reply)
 		_, stderr, code := runCtl(t, c.args...)

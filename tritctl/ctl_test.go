@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trit-iot/trit/training"
 )
@@ -145,5 +146,20 @@ func TestDemo(t *testing.T) {
 	}
 	if !strings.Contains(out, "test accuracy") || !strings.Contains(out, "demo finished") {
 		t.Fatalf("demo output: %s", out)
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	if got, err := parseSince("2h", now); err != nil || !got.Equal(now.Add(-2*time.Hour)) {
+		t.Errorf("2h: %v %v", got, err)
+	}
+	if got, err := parseSince("2026-04-30T00:00:00Z", now); err != nil || !got.Equal(time.Date(2026, 4, 30, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("RFC 3339: %v %v", got, err)
+	}
+	for _, bad := range []string{"-2h", "0s", "yesterday", ""} {
+		if _, err := parseSince(bad, now); err == nil {
+			t.Errorf("parseSince(%q) accepted", bad)
+		}
 	}
 }

@@ -59,7 +59,7 @@ func fleetHint(err error) error {
 	hint := ""
 	switch msg := se.Message; {
 	case se.Status == http.StatusUnauthorized:
-		hint = "the token (--token-file, $TRIT_FLEET_TOKEN_FILE or $TRIT_FLEET_TOKEN) must be the contents of the fleet's api.token_file"
+		hint = "the token (--token-file, $TRIT_FLEET_TOKEN_FILE or $TRIT_FLEET_TOKEN) must be an operator's (trit-fleet operators add), not disabled or expired, or the fleet's api.token_file"
 	case se.Status != http.StatusNotFound:
 	case strings.HasPrefix(msg, "not found: bundle"), strings.HasPrefix(msg, "not found: no registered bundle"):
 		hint = "'tritctl bundles list' lists the registered bundles and their hashes"

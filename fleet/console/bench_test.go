@@ -56,7 +56,7 @@ func fleetOf(b *testing.B, n int) *fixture {
 // browser: reading the store, building the page and rendering it.
 func benchPage(b *testing.B, n int, path string) {
 	f := fleetOf(b, n)
-	ck := &http.Cookie{Name: sessionCookie, Value: f.console.sessions.create()}
+	ck := &http.Cookie{Name: sessionCookie, Value: f.console.sessions.create(fleet.Principal{Name: fleet.TokenFileOperator, Role: fleet.RoleAdmin})}
 	req := httptest.NewRequest("GET", path, nil)
 	req.AddCookie(ck)
 	rec := httptest.NewRecorder()

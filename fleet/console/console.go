@@ -56,8 +56,8 @@ var staticFS embed.FS
 const htmxFile = "htmx-2.0.11.min.js"
 
 func init() {
-	fleet.Console = func(s *fleet.Service, db fleet.Store, token string, signIns *fleet.SignIns, log *slog.Logger) (http.Handler, error) {
-		return New(&Options{Service: s, DB: db, Token: token, SignIns: signIns, Logger: log})
+	fleet.Console = func(s *fleet.Service, db fleet.Store, auth *fleet.Auth, log *slog.Logger) (http.Handler, error) {
+		return New(&Options{Service: s, DB: db, Auth: auth, Logger: log})
 	}
 }
 
@@ -65,9 +65,13 @@ func init() {
 type Options struct {
 	Service *fleet.Service // required
 	DB      fleet.Store    // the service's store; required
-	Token   string         // the fleet's API token; at least 16 characters
-	// SignIns throttles sign-ins per source address, shared with the API's
-	// token check; nil: one of the console's own.
+	// Auth checks sign-ins (operators' tokens and the api.token_file's),
+	// shared with the API; nil: one of the console's own over DB with
+	// Token and SignIns.
+	Auth  *fleet.Auth
+	Token string // the api.token_file's token when Auth is nil; at least 16 characters
+	// SignIns throttles sign-ins per source address and operator when Auth
+	// is nil; nil: one of the console's own.
 	SignIns *fleet.SignIns
 	Logger  *slog.Logger // default slog.Default()
 	// IdleTimeout ends a session after this long without a page view or an
@@ -90,6 +94,8 @@ type Options struct {
 // Console is the web console's HTTP handler.
 type Console struct {
 	opt      Options
+	auth     *fleet.Auth
+	patterns []string // every route registered (roles_test.go)
 	svc      *fleet.Service
 	db       fleet.Store
 	log      *slog.Logger
@@ -112,16 +118,13 @@ type asset struct {
 
 // pageNames are the templates/*.html files that are pages (the others are
 // shared: layout.html, parts.html, charts.html).
-var pageNames = []string{"login", "overview", "devices", "device", "rollouts", "rollout", "newrollout", "bundles", "error"}
+var pageNames = []string{"login", "overview", "devices", "device", "rollouts", "rollout", "newrollout", "bundles", "audit", "error"}
 
 // New returns a console for a fleet service.
 func New(opt *Options) (*Console, error) {
 	o := *opt
 	if o.Service == nil || o.DB == nil {
 		return nil, errors.New("console: a fleet service and its store are required")
-	}
-	if len(o.Token) < 16 {
-		return nil, errors.New("console: the API token must be at least 16 characters")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -144,10 +147,17 @@ func New(opt *Options) (*Console, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.SignIns == nil {
-		o.SignIns = fleet.NewSignIns(o.Logger)
+	if o.Auth == nil {
+		if len(o.Token) < 16 {
+			return nil, errors.New("console: the API token must be at least 16 characters")
+		}
+		a, err := fleet.NewAuth(o.DB, o.Token, o.SignIns, o.Service.Audit(), o.Logger, o.Now)
+		if err != nil {
+			return nil, err
+		}
+		o.Auth = a
 	}
-	c := &Console{opt: o, svc: o.Service, db: o.DB, log: o.Logger, info: map[string]*bundleFacts{},
+	c := &Console{opt: o, auth: o.Auth, svc: o.Service, db: o.DB, log: o.Logger, info: map[string]*bundleFacts{},
 		sessions: newSessions(o.IdleTimeout, o.MaxAge, o.MaxSessions, o.Now)}
 	var err error
 	if c.assets, err = loadAssets(); err != nil {
@@ -161,29 +171,57 @@ func New(opt *Options) (*Console, error) {
 		c.log.Warn("console: cross-origin request refused", "method", r.Method, "path", r.URL.Path, "origin", r.Header.Get("Origin"))
 		c.renderError(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 	}))
-	c.handler = c.cop.Handler(c.routes())
+	h, err := c.routes()
+	if err != nil {
+		return nil, err
+	}
+	c.handler = c.cop.Handler(h)
 	return c, nil
 }
 
-func (c *Console) routes() http.Handler {
+// routes registers every page and action with its rule from the fleet's
+// route-by-role table (fleet.RouteRule): public ones as they are, pages
+// behind authed, posts behind action. A route without a rule is an error.
+func (c *Console) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /console/{$}", c.authed(c.overviewPage))
-	mux.HandleFunc("GET /console/login", c.loginPage)
-	mux.HandleFunc("POST /console/login", c.login)
-	mux.HandleFunc("POST /console/logout", c.action(c.logout))
-	mux.HandleFunc("GET /console/devices", c.authed(c.devicesPage))
-	mux.HandleFunc("GET /console/devices/{id}", c.authed(c.devicePage))
-	mux.HandleFunc("GET /console/rollouts", c.authed(c.rolloutsPage))
-	mux.HandleFunc("GET /console/new-rollout", c.authed(c.newRolloutPage))
-	mux.HandleFunc("POST /console/rollouts", c.action(c.createRollout))
-	mux.HandleFunc("GET /console/rollouts/{id}", c.authed(c.rolloutPage))
-	mux.HandleFunc("POST /console/rollouts/{id}/{op}", c.action(c.controlRollout))
-	mux.HandleFunc("GET /console/bundles", c.authed(c.bundlesPage))
-	mux.HandleFunc("GET /console/static/{name}", c.static)
-	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
+	var missing []error
+	handle := func(pattern string, h func(http.ResponseWriter, *http.Request, sessionView), public http.HandlerFunc) {
+		rule, err := fleet.RouteRule(pattern)
+		c.patterns = append(c.patterns, pattern)
+		switch {
+		case err != nil:
+			missing = append(missing, err)
+		case rule.Perm == fleet.PermPublic:
+			mux.HandleFunc(pattern, public)
+		case strings.HasPrefix(pattern, "POST "):
+			mux.HandleFunc(pattern, c.action(rule, h))
+		default:
+			mux.HandleFunc(pattern, c.authed(rule, h))
+		}
+	}
+	page := func(pattern string, h func(http.ResponseWriter, *http.Request, sessionView)) { handle(pattern, h, nil) }
+	public := func(pattern string, h http.HandlerFunc) { handle(pattern, nil, h) }
+	page("GET /console/{$}", c.overviewPage)
+	public("GET /console/login", c.loginPage)
+	public("POST /console/login", c.login)
+	page("POST /console/logout", c.logout)
+	page("GET /console/devices", c.devicesPage)
+	page("GET /console/devices/{id}", c.devicePage)
+	page("GET /console/rollouts", c.rolloutsPage)
+	page("GET /console/new-rollout", c.newRolloutPage)
+	page("POST /console/rollouts", c.createRollout)
+	page("GET /console/rollouts/{id}", c.rolloutPage)
+	page("POST /console/rollouts/{id}/{op}", c.controlRollout)
+	page("GET /console/bundles", c.bundlesPage)
+	page("GET /console/audit", c.auditPage)
+	public("GET /console/static/{name}", c.static)
+	public("/console/", func(w http.ResponseWriter, r *http.Request) {
 		c.renderError(w, r, http.StatusNotFound, "There is no such page.")
 	})
-	return mux
+	if len(missing) > 0 {
+		return nil, errors.Join(missing...)
+	}
+	return mux, nil
 }
 
 // contentSecurityPolicy allows the console's own scripts, styles, images
@@ -282,6 +320,9 @@ func (c *Console) parseTemplates() (map[string]*template.Template, error) {
 
 // view is what every page template gets.
 type view struct {
+	Who     string          // the signed-in operator; "" when logged out
+	Role    fleet.Role      // its role
+	Can     map[string]bool // the role's permissions (fleet.Perm) for the template
 	Title   string
 	Nav     string // the navigation entry to mark current
 	CSRF    string // the session's synchronizer token; "" when logged out
@@ -303,6 +344,12 @@ type flash struct {
 // asks for ?part=live (or ?part=controls), only the page's live region (or
 // its controls).
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, v *view) {
+	if s, ok := c.sessions.lookup(r, false); ok && v.CSRF != "" {
+		v.Who, v.Role, v.Can = s.p.Name, s.p.Role, map[string]bool{}
+		for _, p := range []fleet.Perm{fleet.PermRead, fleet.PermRollout, fleet.PermDevice, fleet.PermPublish, fleet.PermAudit, fleet.PermOperators} {
+			v.Can[string(p)] = s.p.Role.Can(p)
+		}
+	}
 	v.Fleet = c.svc.Topics().Fleet()
 	v.Version = fleet.Version
 	v.Refresh = max(1, int(c.opt.Refresh/time.Second))

@@ -63,7 +63,7 @@ func TestLogin(t *testing.T) {
 	}
 	c.get("/console/login")
 	if r := c.post("/console/login", url.Values{"csrf": {c.csrf}, "token": {"not-the-token-at-all"}}); r.code != http.StatusUnauthorized ||
-		cookie(r, sessionCookie) != nil || !strings.Contains(r.body, "not the fleet&#39;s API token") {
+		cookie(r, sessionCookie) != nil || !strings.Contains(r.body, "not a valid operator token") {
 		t.Fatalf("wrong token: %d, session cookie %v", r.code, cookie(r, sessionCookie))
 	}
 	c.get("/console/login")
@@ -194,7 +194,7 @@ func TestSessionsAreBounded(t *testing.T) {
 	s := newSessions(time.Hour, time.Hour, 3, time.Now)
 	var ids []string
 	for range 5 {
-		ids = append(ids, s.create())
+		ids = append(ids, s.create(fleet.Principal{Name: fleet.TokenFileOperator, Role: fleet.RoleAdmin}))
 	}
 	if len(s.m) != 3 {
 		t.Fatalf("%d sessions kept, want 3", len(s.m))

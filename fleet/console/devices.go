@@ -230,6 +230,7 @@ type deviceData struct {
 	Classes *barChart
 	Drift   *driftView
 	Unknown *unknownView
+	History []api.AuditEntry // who did what to it, newest first
 }
 
 // unknownView is a calibrated model's latest confidence report: the share
@@ -377,6 +378,9 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 		}
 		data.Jobs = append(data.Jobs, jobRow{Rollout: ro.ID, Model: ro.ModelID, Release: ro.Release, Rollback: ro.Rollback,
 			State: p.State, Attempts: p.Attempts, Seq: p.Seq, Reason: p.Reason, Notified: p.NotifiedAt, Updated: p.UpdatedAt})
+	}
+	if r.URL.Query().Get("part") == "" {
+		data.History = c.history("device/" + d.ID)
 	}
 	c.render(w, r, http.StatusOK, "device", &view{Title: "Device " + d.ID, Nav: "devices", CSRF: s.csrf, Flash: s.flash,
 		LiveURL: "/console/devices/" + url.PathEscape(id) + "?part=live", Data: data})

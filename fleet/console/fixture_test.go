@@ -102,7 +102,7 @@ func newFixtureNamed(t testing.TB, fleetName string, driftAlert float64) *fixtur
 		t.Fatal(err)
 	}
 	saved := fleet.Console
-	fleet.Console = func(*fleet.Service, fleet.Store, string, *fleet.SignIns, *slog.Logger) (http.Handler, error) {
+	fleet.Console = func(*fleet.Service, fleet.Store, *fleet.Auth, *slog.Logger) (http.Handler, error) {
 		return f.console, nil
 	}
 	h, err := f.svc.Handler(testToken)

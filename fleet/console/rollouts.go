@@ -168,8 +168,9 @@ type rolloutData struct {
 	NextURL     string
 
 	CanPause, CanResume, CanAbort bool
-	Previous                      uint64 // release a rollback would send; 0: none
-	RollbackID                    string // suggested ID for the rollback
+	Previous                      uint64           // release a rollback would send; 0: none
+	History                       []api.AuditEntry // who did what to it, newest first
+	RollbackID                    string           // suggested ID for the rollback
 }
 
 // rolloutPage shows one rollout: phases, abort criterion, progress chart,
@@ -186,6 +187,12 @@ func (c *Console) rolloutPage(w http.ResponseWriter, r *http.Request, s sessionV
 		return
 	}
 	data := c.rolloutData(ro, q)
+	if !can(s, fleet.PermRollout) { // the server refuses them anyway
+		data.CanPause, data.CanResume, data.CanAbort, data.Previous = false, false, false, 0
+	}
+	if q.Get("part") == "" {
+		data.History = c.history("rollout/" + ro.ID)
+	}
 	live := url.Values{"part": {"live"}}
 	if data.StateFilter != "" {
 		live.Set("device_state", data.StateFilter)
@@ -335,10 +342,12 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 		if reason == "" && op != "resume" {
 			reason = done[op] + " in the web console"
 		}
+		fleet.NoteAudit(r, "", "web console; "+reason)
 		_, err = c.svc.Control(id, op, reason)
 		msg = fmt.Sprintf("Rollout %s %s.", id, done[op])
 	case "rollback":
 		newID := strings.TrimSpace(r.PostFormValue("id"))
+		fleet.NoteAudit(r, "", "web console; new rollout "+newID)
 		var nr *fleet.Rollout
 		if nr, err = c.svc.Rollback(id, newID); err == nil {
 			back = "/console/rollouts/" + url.PathEscape(nr.ID)
@@ -352,6 +361,11 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 		if !errors.Is(err, fleet.ErrRollout) && !errors.Is(err, fleet.ErrNotFound) {
 			c.log.Error("console: rollout operation failed", "rollout", id, "op", op, "err", err)
 		}
+		status := http.StatusBadRequest
+		if !errors.Is(err, fleet.ErrRollout) && !errors.Is(err, fleet.ErrNotFound) {
+			status = http.StatusInternalServerError
+		}
+		fleet.NoteAuditFailure(r, status, trimFleet(err.Error()))
 		c.sessions.setFlash(s.id, &flash{Error: true, Text: fmt.Sprintf("Could not %s rollout %s: %s", op, id, trimFleet(err.Error()))})
 	} else {
 		c.log.Info("console: rollout "+op, "rollout", id, "remote", r.RemoteAddr)
@@ -476,6 +490,7 @@ func (c *Console) createRollout(w http.ResponseWriter, r *http.Request, s sessio
 		c.showNewRollout(w, r, s, http.StatusBadRequest, f, err.Error())
 		return
 	}
+	fleet.NoteAudit(r, "rollout/"+req.ID, "web console; bundle "+req.Bundle)
 	ro, err := c.svc.CreateRollout(req)
 	if err != nil {
 		status := http.StatusBadRequest

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,6 +33,7 @@ const (
 )
 
 type session struct {
+	p       fleet.Principal // who signed in, as of the latest request
 	csrf    string
 	created time.Time
 	seen    time.Time
@@ -62,8 +64,8 @@ func (s *sessions) expired(x *session, now time.Time) bool {
 	return now.Sub(x.seen) > s.idle || now.Sub(x.created) > s.maxAge
 }
 
-// create starts a session and returns its ID.
-func (s *sessions) create() string {
+// create starts a session for p and returns its ID.
+func (s *sessions) create(p fleet.Principal) string {
 	id := randomToken()
 	now := s.now()
 	s.mu.Lock()
@@ -80,12 +82,13 @@ func (s *sessions) create() string {
 	if len(s.m) >= s.max {
 		delete(s.m, oldest)
 	}
-	s.m[sha256.Sum256([]byte(id))] = &session{csrf: randomToken(), created: now, seen: now}
+	s.m[sha256.Sum256([]byte(id))] = &session{p: p, csrf: randomToken(), created: now, seen: now}
 	return id
 }
 
 // sessionView is what a handler learns of its session.
 type sessionView struct {
+	p     fleet.Principal
 	id    string
 	csrf  string
 	flash *flash // taken: shown once
@@ -110,12 +113,22 @@ func (s *sessions) lookup(r *http.Request, touch bool) (sessionView, bool) {
 		delete(s.m, key)
 		return sessionView{}, false
 	}
-	v := sessionView{id: ck.Value, csrf: x.csrf}
+	v := sessionView{p: x.p, id: ck.Value, csrf: x.csrf}
 	if touch {
 		x.seen = now
 		v.flash, x.flash = x.flash, nil
 	}
 	return v, true
+}
+
+// setPrincipal records who the session is as of now.
+func (s *sessions) setPrincipal(id string, p fleet.Principal) {
+	key := sha256.Sum256([]byte(id))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x := s.m[key]; x != nil {
+		x.p = p
+	}
 }
 
 // setFlash leaves a message for the session's next page.
@@ -143,14 +156,49 @@ func secure(r *http.Request) bool {
 	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
+// current checks the session's operator as it is now: one disabled,
+// expired or removed since signing in ends the session. It returns the
+// session with the current principal.
+func (c *Console) current(w http.ResponseWriter, r *http.Request, s sessionView) (sessionView, bool) {
+	p, ok := c.auth.Current(s.p.Name)
+	if !ok {
+		c.sessions.delete(s.id)
+		return s, false
+	}
+	if p != s.p {
+		c.sessions.setPrincipal(s.id, p)
+		s.p = p
+	}
+	return s, true
+}
+
+// refuse answers 403 to a signed-in operator whose role lacks rule's
+// permission, and audits it.
+func (c *Console) refuse(w http.ResponseWriter, r *http.Request, s sessionView, rule fleet.Rule) {
+	action := rule.Action
+	if action == "rollout.control" {
+		action = "rollout." + r.PathValue("op")
+	}
+	c.auth.Audit().Record(fleet.RequestRecord(r, s.p, rule, action, http.StatusForbidden, "web console"))
+	c.renderError(w, r, http.StatusForbidden, fleet.Refused(s.p, rule)+".")
+}
+
 // authed wraps a page handler: without a valid session the browser goes
-// to the login page (htmx's live refreshes are told to go there too).
-func (c *Console) authed(h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
+// to the login page (htmx's live refreshes are told to go there too); a
+// role without the page's permission gets 403.
+func (c *Console) authed(rule fleet.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		refresh := r.URL.Query().Get("part") != "" // htmx's, not the operator's
 		s, ok := c.sessions.lookup(r, !refresh)
+		if ok {
+			s, ok = c.current(w, r, s)
+		}
 		if !ok {
 			c.toLogin(w, r)
+			return
+		}
+		if !s.p.Role.Can(rule.Perm) {
+			c.refuse(w, r, s, rule)
 			return
 		}
 		h(w, r, s)
@@ -158,12 +206,17 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, sessionView)
 }
 
 // action wraps a state-changing handler (POST): it needs a valid session
-// and that session's CSRF token, in the form or the X-CSRF-Token header.
-// (Cross-origin requests were already refused by CrossOriginProtection.)
-func (c *Console) action(h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
+// and that session's CSRF token, in the form or the X-CSRF-Token header,
+// and a role with the action's permission; it is audited as the API's
+// changes are. (Cross-origin requests were already refused by
+// CrossOriginProtection.)
+func (c *Console) action(rule fleet.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		s, ok := c.sessions.lookup(r, true)
+		if ok {
+			s, ok = c.current(w, r, s)
+		}
 		if !ok {
 			c.renderError(w, r, http.StatusForbidden, "Your session has ended. Sign in again and repeat the action.")
 			return
@@ -177,8 +230,57 @@ func (c *Console) action(h func(http.ResponseWriter, *http.Request, sessionView)
 			c.renderError(w, r, http.StatusForbidden, "This request did not carry the page's security token and was refused. Reload the page and try again.")
 			return
 		}
-		h(w, r, s)
+		if !s.p.Role.Can(rule.Perm) {
+			c.refuse(w, r, s, rule)
+			return
+		}
+		if rule.Action == "" {
+			h(w, r, s)
+			return
+		}
+		r, note := fleet.WithAuditNote(r)
+		sw := &statusWriter{ResponseWriter: w}
+		h(sw, r, s)
+		status := sw.status
+		if status == 0 || status == http.StatusSeeOther { // done, and shown on the next page
+			status = http.StatusOK
+		}
+		if note.Status != 0 {
+			status = note.Status
+		}
+		if note.Detail == "" {
+			note.Detail = "web console"
+		}
+		action := rule.Action
+		if action == "rollout.control" {
+			action = "rollout." + r.PathValue("op")
+		}
+		rec := fleet.RequestRecord(r, s.p, rule, action, status, note.Detail)
+		if note.Object != "" {
+			rec.Object = note.Object
+		}
+		c.auth.Audit().Record(rec)
 	}
+}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // maxFormBytes bounds a form post.
@@ -237,37 +339,45 @@ func (c *Console) showLogin(w http.ResponseWriter, r *http.Request, status int, 
 	c.render(w, r, status, "login", &view{Title: "Sign in", Data: &loginData{Token: tok, Next: safeNext(next), Error: msg}})
 }
 
-// login checks the form's double-submit token and the fleet token, then
-// starts a session. Sign-ins are throttled per source address together
+// login checks the form's double-submit token and the credential (an
+// operator's token, or the api.token_file's), then starts a session.
+// Sign-ins are throttled per source address and per operator together
 // with the API's token checks (fleet.SignIns), which also logs refusals:
 // a line for an address's first, then counts at most once a minute.
+// Machine credentials and roles that cannot read (metrics) are refused.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	ck, err := r.Cookie(loginCookie)
 	form := r.PostFormValue(csrfField)
-	formOK := err == nil && ck.Value != "" && subtle.ConstantTimeCompare([]byte(ck.Value), []byte(form)) == 1
-	token := strings.TrimSpace(r.PostFormValue("token"))
-	switch c.opt.SignIns.Attempt(r, "console", func() bool {
-		return formOK && subtle.ConstantTimeCompare([]byte(token), []byte(c.opt.Token)) == 1
-	}) {
-	case fleet.Throttled:
-		w.Header().Set("Retry-After", strconv.Itoa(c.opt.SignIns.RetryAfter(r)))
-		c.showLogin(w, r, http.StatusTooManyRequests, "Too many wrong tokens from this address. Wait a minute and try again.")
-		return
-	case fleet.WrongToken:
-		if !formOK {
-			c.showLogin(w, r, http.StatusForbidden, "The sign-in form had expired. Enter the token again.")
-		} else {
-			c.showLogin(w, r, http.StatusUnauthorized, "That is not the fleet's API token.")
-		}
+	if err != nil || ck.Value == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(form)) != 1 {
+		c.showLogin(w, r, http.StatusForbidden, "The sign-in form had expired. Enter the token again.")
 		return
 	}
-	id := c.sessions.create()
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	p, res, retry := c.auth.SignIn(r, "console", token)
+	switch res {
+	case fleet.Throttled:
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+		c.showLogin(w, r, http.StatusTooManyRequests, "Too many wrong tokens from this address or for this operator. Wait a minute and try again.")
+		return
+	case fleet.WrongToken:
+		c.showLogin(w, r, http.StatusUnauthorized, "That is not a valid operator token (or it was disabled, or it expired).")
+		return
+	}
+	if p.Machine {
+		c.showLogin(w, r, http.StatusForbidden, "That is a machine credential (for scripts and scrapers); it cannot sign in to the console.")
+		return
+	}
+	if !p.Role.Can(fleet.PermRead) {
+		c.showLogin(w, r, http.StatusForbidden, fmt.Sprintf("Role %s cannot use the console.", p.Role))
+		return
+	}
+	id := c.sessions.create(p)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/console/", MaxAge: int(c.opt.MaxAge / time.Second),
 		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: "/console/login", MaxAge: -1,
 		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
-	c.log.Info("console: signed in", "remote", r.RemoteAddr)
+	c.log.Info("console: signed in", "operator", p.Name, "role", p.Role, "remote", r.RemoteAddr)
 	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
 }
 

@@ -50,10 +50,14 @@ func TestLoginThrottled(t *testing.T) {
 // its own that logs there too.
 func (f *fixture) swapConsoleLog(l *slog.Logger) {
 	f.console.log = l
-	f.console.opt.SignIns = fleet.NewSignIns(l)
+	a, err := fleet.NewAuth(f.console.db, testToken, fleet.NewSignIns(l), f.svc.Audit(), l, f.clk.now)
+	if err != nil {
+		panic(err)
+	}
+	f.console.auth = a
 }
 
-func (f *fixture) flushSignIns() { f.console.opt.SignIns.Flush() }
+func (f *fixture) flushSignIns() { f.console.auth.SignIns().Flush() }
 
 var refusedRE = regexp.MustCompile(`\brefused=(\d+)`)
 

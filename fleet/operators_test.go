@@ -1,0 +1,324 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/store"
+)
+
+func TestOperatorTokens(t *testing.T) {
+	tok, sum, err := newOperatorToken("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tokenName(tok) != "alice" || len(sum) != 64 || !strings.HasPrefix(tok, "alice.") {
+		t.Fatalf("token %q (name %q), hash %q", tok, tokenName(tok), sum)
+	}
+	for _, bad := range []string{"", testToken, "alice." + strings.Repeat("0", 63), ".x" + strings.Repeat("0", 64), "a b." + strings.Repeat("0", 64)} {
+		if n := tokenName(bad); n != "" {
+			t.Errorf("tokenName(%q) = %q, want none", bad, n)
+		}
+	}
+}
+
+// An operator's token works until it is disabled, rotated, removed or
+// expires — each from the next request on; the api.token_file's token is
+// an admin throughout.
+func TestAuthFollowsTheStore(t *testing.T) { testAuthFollowsTheStore(t, newFixture(t)) }
+
+// TestOperatorsOnPostgres: the same on a PostgreSQL store, with the audit
+// trail read back through the API.
+func TestOperatorsOnPostgres(t *testing.T) {
+	t.Run("Auth", func(t *testing.T) { testAuthFollowsTheStore(t, newFixtureOn(t, openPostgres(t))) })
+	t.Run("API", func(t *testing.T) { testOperatorsOverTheAPI(t, newFixtureOn(t, openPostgres(t))) })
+}
+
+func testAuthFollowsTheStore(t *testing.T, f *fixture) {
+	auth, err := NewAuth(f.db, testToken, nil, f.svc.audit, f.svc.log, f.clk.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(i int) *http.Request {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "192.0.2." + string(rune('1'+i%9)) + ":1" // spread over addresses: not the throttle under test
+		return r
+	}
+	ops := &Operators{DB: f.db, Now: f.clk.now}
+	alice, err := ops.Add(api.OperatorRequest{Name: "alice", Role: "operator"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot, err := ops.Add(api.OperatorRequest{Name: "bot", Role: "metrics", Machine: true, Expires: f.clk.now().Add(time.Hour)}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect := func(i int, tok string, want string) {
+		t.Helper()
+		p, res, _ := auth.SignIn(req(i), "api", tok)
+		got := p.Name + "/" + string(p.Role)
+		if res != SignedIn {
+			got = "refused"
+		}
+		if got != want {
+			t.Errorf("step %d: %s, want %s", i, got, want)
+		}
+	}
+	expect(0, testToken, TokenFileOperator+"/admin")
+	expect(1, alice.Token, "alice/operator")
+	expect(2, bot.Token, "bot/metrics")
+	expect(3, alice.Token[:len(alice.Token)-1]+"0", "refused")
+	if _, err := ops.SetDisabled("alice", true); err != nil {
+		t.Fatal(err)
+	}
+	expect(4, alice.Token, "refused")
+	if _, ok := auth.Current("alice"); ok {
+		t.Error("a disabled operator's session goes on")
+	}
+	if _, err := ops.SetDisabled("alice", false); err != nil {
+		t.Fatal(err)
+	}
+	expect(5, alice.Token, "alice/operator")
+	rot, err := ops.Rotate("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(6, alice.Token, "refused")
+	expect(7, rot.Token, "alice/operator")
+	f.clk.t = f.clk.t.Add(time.Hour)
+	expect(8, bot.Token, "refused")
+	if err := ops.Remove("alice"); err != nil {
+		t.Fatal(err)
+	}
+	expect(0, rot.Token, "refused")
+	expect(1, testToken, TokenFileOperator+"/admin")
+	if _, err := ops.Add(api.OperatorRequest{Name: TokenFileOperator, Role: "viewer"}, "test"); err == nil {
+		t.Error("an operator may take the api.token_file's name")
+	}
+	if _, err := ops.Add(api.OperatorRequest{Name: "carol", Role: "root"}, "test"); err == nil {
+		t.Error("an unknown role is accepted")
+	}
+	if _, err := ops.Add(api.OperatorRequest{Name: "bot", Role: "viewer"}, "test"); statusOf(err) != http.StatusConflict {
+		t.Errorf("a second bot: %v (status %d), want 409", err, statusOf(err))
+	}
+}
+
+// Through the API: an admin adds an operator (the token in the answer
+// only), the operator acts, the admin disables it and its next request is
+// refused; the audit trail has each step with who.
+func TestOperatorsOverTheAPI(t *testing.T) { testOperatorsOverTheAPI(t, newFixture(t)) }
+
+func testOperatorsOverTheAPI(t *testing.T, f *fixture) {
+	srv := apiServer(t, f)
+	admin := api.NewClient(srv.URL, testToken)
+	n, err := admin.AddOperator(&api.OperatorRequest{Name: "otto", Role: "operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := admin.Operators()
+	if err != nil || len(ops) != 1 || ops[0].Name != "otto" || ops[0].CreatedBy != TokenFileOperator {
+		t.Fatalf("operators: %+v %v", ops, err)
+	}
+	_, raw := call(t, srv, "GET", "/v1/operators", testToken, nil)
+	if bytes.Contains(raw, []byte(n.Token[len("otto."):])) || bytes.Contains(raw, []byte("token_hash")) {
+		t.Fatalf("the operator list shows the token or its hash: %s", raw)
+	}
+	otto := api.NewClient(srv.URL, n.Token)
+	if w, err := otto.WhoAmI(); err != nil || w.Name != "otto" || w.Role != "operator" {
+		t.Fatalf("whoami: %+v %v", w, err)
+	}
+	if _, err := otto.Operators(); !isStatus(err, http.StatusForbidden) {
+		t.Fatalf("an operator lists operators: %v", err)
+	}
+	if _, err := admin.OperatorOp("otto", "disable"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := otto.WhoAmI(); !isStatus(err, http.StatusUnauthorized) {
+		t.Fatalf("a disabled operator's next request: %v, want 401", err)
+	}
+	if _, err := admin.OperatorOp("nobody", "disable"); !isStatus(err, http.StatusNotFound) {
+		t.Fatalf("disable nobody: %v", err)
+	}
+	es, err := admin.Audit(&api.AuditQuery{Object: "operator/otto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, e := range es {
+		steps = append(steps, e.Who+" "+e.Action+" "+e.Outcome)
+	}
+	want := TokenFileOperator + " operator.add ok|" + TokenFileOperator + " operator.disable ok"
+	if got := strings.Join(steps, "|"); got != want {
+		t.Fatalf("audit of operator/otto: %s, want %s", got, want)
+	}
+	mine, _ := admin.Audit(&api.AuditQuery{Operator: "otto"})
+	if len(mine) != 1 || mine[0].Outcome != store.AuditRefused || mine[0].Status != 403 || mine[0].Agent != api.UserAgent {
+		t.Fatalf("otto's refusal: %+v", mine)
+	}
+	if _, err := admin.Audit(&api.AuditQuery{Limit: -1}); err != nil {
+		t.Fatal(err) // a non-positive limit is not sent
+	}
+	if code, _ := call(t, srv, "GET", "/v1/audit?since=yesterday", testToken, nil); code != http.StatusBadRequest {
+		t.Fatalf("since=yesterday: %d", code)
+	}
+}
+
+func isStatus(err error, code int) bool {
+	se, ok := err.(*api.StatusError)
+	return ok && se.Status == code
+}
+
+// Brute force against one operator's name from many addresses: the name's
+// budget runs out and further guesses from new addresses are throttled
+// without a check, while the operator itself, from an address it signed in
+// from before, still signs in.
+func TestSignInsPerOperator(t *testing.T) {
+	s := NewSignIns(slog.New(slog.NewTextHandler(&lockedBuffer{}, nil)))
+	now := time.Unix(1e9, 0)
+	s.now = func() time.Time { return now }
+	from := func(addr string) *http.Request {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = addr
+		return r
+	}
+	right := func() bool { return true }
+	checked := 0
+	wrong := func() bool { checked++; return false }
+	if got := s.AttemptAs(from("192.0.2.1:1"), "console", "alice", right); got != SignedIn {
+		t.Fatalf("alice: %v", got)
+	}
+	codes := map[SignInResult]int{}
+	for i := range 200 {
+		codes[s.AttemptAs(from("198.51.100."+strconv.Itoa(i)+":1"), "api", "alice", wrong)]++
+	}
+	if codes[WrongToken] != signInBurst || codes[Throttled] != 200-signInBurst || checked != signInBurst {
+		t.Errorf("200 guesses at alice from 200 addresses: %v, %d checked; want %d checked, the rest throttled", codes, checked, signInBurst)
+	}
+	if got := s.AttemptAs(from("192.0.2.1:2"), "console", "alice", right); got != SignedIn {
+		t.Errorf("alice from her own address during the attack: %v", got)
+	}
+	if got := s.AttemptAs(from("203.0.113.9:1"), "console", "alice", right); got != Throttled {
+		t.Errorf("alice from a new address during the attack: %v, want Throttled", got)
+	}
+	if s.RetryAfterAs(from("203.0.113.9:1"), "alice") <= 0 {
+		t.Error("no Retry-After for a throttled operator")
+	}
+	if got := s.AttemptAs(from("203.0.113.9:1"), "api", "bob", right); got != SignedIn {
+		t.Errorf("another operator: %v", got)
+	}
+	now = now.Add(signInEvery)
+	if got := s.AttemptAs(from("203.0.113.9:1"), "console", "alice", right); got != SignedIn {
+		t.Errorf("alice after the budget refilled by one: %v", got)
+	}
+}
+
+func TestParseExpiry(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"720h":                 now.Add(720 * time.Hour),
+		"90d":                  now.AddDate(0, 0, 90),
+		"2027-01-31":           time.Date(2027, 1, 31, 0, 0, 0, 0, time.UTC),
+		"2026-06-01T12:00:00Z": time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC),
+	} {
+		if got, err := ParseExpiry(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("ParseExpiry(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1h", "0d", "2025-12-31", "soon", "11y", "4000d", "2040-01-01"} {
+		if _, err := ParseExpiry(bad, now); err == nil {
+			t.Errorf("ParseExpiry(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseExpiry(f *testing.F) {
+	for _, s := range []string{"720h", "90d", "2027-01-31", "2026-06-01T12:00:00Z", "d", "-5d", "1e9h"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseExpiry(s, now)
+		if err == nil && (!got.After(now) || got.After(now.AddDate(10, 0, 0))) {
+			t.Fatalf("ParseExpiry(%q) = %v, outside the next 10 years", s, got)
+		}
+	})
+}
+
+// trit-fleet operators, with the service stopped: the first admin is made
+// in the database file (created if need be), its token written 0600 and
+// shown nowhere else; list shows it; the change is audited as the local
+// user.
+func TestOperatorsCommandDirect(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	os.WriteFile(tokenFile, []byte(testToken), 0o600)
+	conf := filepath.Join(dir, "fleet.toml")
+	os.WriteFile(conf, []byte(`database = "`+filepath.Join(dir, "db", "fleet.db")+`"
+[mqtt]
+broker = "tcp://127.0.0.1:1"
+[api]
+token_file = "`+tokenFile+`"
+[keys]
+command_key = "`+filepath.Join(dir, "cmd.key")+`"
+release_keys = ["`+filepath.Join(dir, "release.pub")+`"]
+`), 0o600)
+	run := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main(append(args, "-c", conf), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	out := filepath.Join(dir, "alice.token")
+	if code, stdout, stderr := run("operators", "add", "alice", "--role", "admin", "--token-file", out); code != 0 || !strings.Contains(stdout, "written to") {
+		t.Fatalf("add: %d %s %s", code, stdout, stderr)
+	}
+	fi, err := os.Stat(out)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", fi, err)
+	}
+	tok, _ := os.ReadFile(out)
+	if tokenName(strings.TrimSpace(string(tok))) != "alice" {
+		t.Fatalf("token file holds %q", tok)
+	}
+	if code, stdout, _ := run("operators", "add", "bot", "--role", "metrics", "--machine", "--expires", "30d"); code != 0 || !strings.Contains(stdout, "shown only now") {
+		t.Fatalf("add bot: %d %s", code, stdout)
+	}
+	if code, _, stderr := run("operators", "add", "eve", "--role", "root"); code != 2 || !strings.Contains(stderr, "--role") {
+		t.Fatalf("bad role: %d %s", code, stderr)
+	}
+	code, stdout, _ := run("operators", "list", "--json")
+	var ops []api.Operator
+	if code != 0 || json.Unmarshal([]byte(stdout), &ops) != nil || len(ops) != 2 || ops[0].Name != "alice" || !ops[1].Machine || ops[1].Expires.IsZero() {
+		t.Fatalf("list: %d %s", code, stdout)
+	}
+	if strings.Contains(stdout, strings.TrimSpace(string(tok))[6:]) {
+		t.Fatal("list shows a token")
+	}
+	if code, _, stderr := run("operators", "disable", "bot"); code != 0 {
+		t.Fatalf("disable: %s", stderr)
+	}
+	db, err := store.Open(filepath.Join(dir, "db", "fleet.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	recs, _ := auditOf(db, store.AuditQuery{})
+	if len(recs) != 3 || !strings.HasPrefix(recs[0].Who, "local:") || recs[0].Agent != "cli" || recs[2].Action != "operator.disable" || recs[2].Object != "operator/bot" {
+		t.Fatalf("audit: %+v", recs)
+	}
+}
+
+// auditOf reads the audit trail of db.
+func auditOf(db Store, q store.AuditQuery) (rs []store.AuditRecord, err error) {
+	err = db.View(func(tx store.Tx) error { rs, err = store.Audit(tx, q); return err })
+	return rs, err
+}
