@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,7 +170,7 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	a.sess = newSession(a)
 	a.pub = newPublisher(a)
 	a.inst = &installer{a: a, box: newInbox()}
-	a.log.Info("trit-agent starting", "version", Version, "fleet", cfg.Fleet, "db", cfg.DBPath(), "broker", cfg.MQTT.Broker)
+	a.log.Info("trit-agent starting", "version", Version, "fleet", cfg.Fleet, "db", cfg.DBPath(), "broker", strings.Join(cfg.MQTT.Addresses(), " "))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -51,9 +51,40 @@ type Config struct {
 	LogLevel string `toml:"log_level"`
 }
 
+// maxBrokers bounds mqtt.brokers.
+const maxBrokers = 16
+
+// Addresses lists the broker's addresses: broker, then brokers, each once.
+func (m *MQTTConfig) Addresses() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, b := range append([]string{m.Broker}, m.Brokers...) {
+		if b != "" && !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// TLS reports whether any address asks for TLS by its scheme.
+func (m *MQTTConfig) tlsScheme() bool {
+	for _, b := range m.Addresses() {
+		if strings.HasPrefix(b, "ssl:") || strings.HasPrefix(b, "tls:") || strings.HasPrefix(b, "mqtts:") {
+			return true
+		}
+	}
+	return false
+}
+
 // MQTTConfig is the broker connection.
 type MQTTConfig struct {
-	Broker       string   `toml:"broker"`        // required: tcp://host:1883, ssl://host:8883 or tls://…
+	Broker string `toml:"broker"` // required (or brokers): tcp://host:1883, ssl://host:8883 or tls://…
+	// Brokers are more addresses of the same broker (the nodes of a
+	// cluster): the agent connects to one and, when it fails, to the next
+	// (docs/OPERATIONS.md). Each device starts at its own place in the list,
+	// so devices spread over the nodes.
+	Brokers      []string `toml:"brokers"`
 	Username     string   `toml:"username"`      // optional
 	PasswordFile string   `toml:"password_file"` // optional; the password, read at start-up (never put it in this file)
 	CAFile       string   `toml:"ca_file"`       // TLS: CA bundle for the broker's certificate (default: system roots)
@@ -231,17 +262,26 @@ func (c *Config) Validate() error {
 	}
 
 	m := &c.MQTT
-	if m.Broker == "" {
+	if m.Broker == "" && len(m.Brokers) == 0 {
 		return fail("mqtt.broker", "missing (e.g. tls://broker.example:8883)")
 	}
-	u, err := url.Parse(m.Broker)
-	if err != nil || u.Host == "" {
-		return fail("mqtt.broker", "%q is not a URL like tls://host:8883", m.Broker)
+	if len(m.Brokers) > maxBrokers {
+		return fail("mqtt.brokers", "%d addresses, at most %d", len(m.Brokers), maxBrokers)
 	}
-	switch u.Scheme {
-	case "tcp", "mqtt", "ssl", "tls", "mqtts":
-	default:
-		return fail("mqtt.broker", "scheme %q: want tcp, mqtt, ssl, tls or mqtts", u.Scheme)
+	for i, b := range m.Addresses() {
+		key := "mqtt.broker"
+		if m.Broker == "" || i > 0 {
+			key = "mqtt.brokers"
+		}
+		u, err := url.Parse(b)
+		if err != nil || u.Host == "" {
+			return fail(key, "%q is not a URL like tls://host:8883", b)
+		}
+		switch u.Scheme {
+		case "tcp", "mqtt", "ssl", "tls", "mqtts":
+		default:
+			return fail(key, "%q: scheme %q: want tcp, mqtt, ssl, tls or mqtts", b, u.Scheme)
+		}
 	}
 	if (m.CertFile == "") != (m.KeyFile == "") {
 		return fail("mqtt.cert_file", "cert_file and key_file must be given together")

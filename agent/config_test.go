@@ -66,6 +66,7 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		"bad device id":    {strings.Replace(goodConfig, `"gw-001"`, `"gw/001"`, 1), "device_id"},
 		"missing broker":   {strings.Replace(goodConfig, `broker = "tcp://127.0.0.1:1884"`, ``, 1), "mqtt.broker"},
 		"bad scheme":       {strings.Replace(goodConfig, `tcp://`, `http://`, 1), "mqtt.broker"},
+		"bad brokers":      {strings.Replace(goodConfig, `broker = "tcp://127.0.0.1:1884"`, `broker = "tcp://127.0.0.1:1884"`+"\nbrokers = [\"tcp://127.0.0.1:1885\", \"http://x:1\"]", 1), "mqtt.brokers"},
 		"bad duration":     {strings.Replace(goodConfig, `"3s"`, `"soon"`, 1), ""},
 		"negative timeout": {strings.Replace(goodConfig, `"3s"`, `"-3s"`, 1), "mqtt.timeout"},
 		"missing key file": {strings.Replace(goodConfig, `["RELEASE"]`, `["/nonexistent.pub"]`, 1), "release_keys"},

@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -20,7 +22,13 @@ import (
 // use paho's automatic reconnect: the agent reconnects itself (with
 // randomized backoff, see session), with a new Last Will per session.
 type PahoDialer struct {
+	// Broker is the broker's address; Brokers, when set, all of them (the
+	// nodes of a cluster), tried in turn: each Dial starts one further
+	// along, from a place that depends on the client ID, so that devices
+	// spread over the nodes and a device whose node failed tries another
+	// first.
 	Broker    string
+	Brokers   []string
 	Username  string
 	Password  string // never logged
 	TLS       *tls.Config
@@ -31,6 +39,19 @@ type PahoDialer struct {
 	// (wire.LimitPackets), as paho itself has no limit. 0 means
 	// wire.MaxPacket; Run sets MaxPacket(install.max_bundle_bytes).
 	MaxPacket int
+	dials     atomic.Uint32
+}
+
+// order returns the addresses in the order this dial tries them.
+func (d *PahoDialer) order(clientID string) []string {
+	all := d.Brokers
+	if len(all) == 0 {
+		all = []string{d.Broker}
+	}
+	h := fnv.New32a()
+	h.Write([]byte(clientID))
+	start := int((h.Sum32() + d.dials.Add(1) - 1) % uint32(len(all)))
+	return append(append([]string(nil), all[start:]...), all[:start]...)
 }
 
 // MaxPacket is the agent's limit on incoming MQTT packets for bundles of at
@@ -41,7 +62,8 @@ func MaxPacket(maxBundle int) int { return max(wire.MaxPacket, maxBundle+1024) }
 // NewPahoDialer builds a dialer from validated configuration; it reads the
 // password file and the TLS material.
 func NewPahoDialer(m *MQTTConfig) (*PahoDialer, error) {
-	d := &PahoDialer{Broker: m.Broker, Username: m.Username, KeepAlive: m.KeepAlive.Duration, Timeout: m.Timeout.Duration, MaxPacket: wire.MaxPacket}
+	addrs := m.Addresses()
+	d := &PahoDialer{Broker: addrs[0], Brokers: addrs, Username: m.Username, KeepAlive: m.KeepAlive.Duration, Timeout: m.Timeout.Duration, MaxPacket: wire.MaxPacket}
 	if m.PasswordFile != "" {
 		b, err := os.ReadFile(m.PasswordFile)
 		if err != nil {
@@ -49,7 +71,7 @@ func NewPahoDialer(m *MQTTConfig) (*PahoDialer, error) {
 		}
 		d.Password = strings.TrimRight(string(b), "\r\n")
 	}
-	if m.CAFile != "" || m.CertFile != "" || strings.HasPrefix(m.Broker, "ssl:") || strings.HasPrefix(m.Broker, "tls:") || strings.HasPrefix(m.Broker, "mqtts:") {
+	if m.CAFile != "" || m.CertFile != "" || m.tlsScheme() {
 		t, err := wire.ClientTLS(m.CAFile, m.CertFile, m.KeyFile)
 		if err != nil {
 			return nil, err
@@ -61,9 +83,12 @@ func NewPahoDialer(m *MQTTConfig) (*PahoDialer, error) {
 
 // Dial implements Dialer.
 func (d *PahoDialer) Dial(ctx context.Context, opt DialOptions) (Conn, error) {
-	o := mqtt.NewClientOptions().
-		AddBroker(d.Broker).
-		SetClientID(opt.ClientID).
+	o := mqtt.NewClientOptions()
+	addrs := d.order(opt.ClientID)
+	for _, b := range addrs {
+		o.AddBroker(b)
+	}
+	o.SetClientID(opt.ClientID).
 		SetCleanSession(false).
 		SetAutoReconnect(false).
 		SetConnectRetry(false).
@@ -107,7 +132,7 @@ func (d *PahoDialer) Dial(ctx context.Context, opt DialOptions) (Conn, error) {
 		}
 	})
 	c := mqtt.NewClient(o)
-	if err := wait(ctx, c.Connect(), d.Timeout, "connect to "+d.Broker); err != nil {
+	if err := wait(ctx, c.Connect(), d.Timeout*time.Duration(len(addrs)), "connect to "+strings.Join(addrs, " or ")); err != nil {
 		return nil, err
 	}
 	// A refused or unconfirmed subscription (SUBACK 0x80: an ACL that does

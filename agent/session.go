@@ -155,8 +155,8 @@ func (s *session) connectOnce(ctx context.Context) bool {
 		},
 	})
 	if err != nil {
-		args := []any{"broker", a.cfg.MQTT.Broker, "session", n, "err", err}
-		if a.cfg.MQTT.CAFile != "" || a.cfg.MQTT.CertFile != "" || !strings.HasPrefix(a.cfg.MQTT.Broker, "tcp:") {
+		args := []any{"broker", strings.Join(a.cfg.MQTT.Addresses(), " "), "session", n, "err", err}
+		if a.cfg.MQTT.CAFile != "" || a.cfg.MQTT.CertFile != "" || a.cfg.MQTT.tlsScheme() {
 			if msg := err.Error(); strings.Contains(msg, "connection reset") || strings.HasSuffix(msg, "EOF") {
 				// TLS 1.3 brokers check the client certificate after the
 				// handshake; a refusal can then look like a reset.
@@ -181,7 +181,7 @@ func (s *session) connectOnce(ctx context.Context) bool {
 		conn.Close()
 		return false
 	}
-	a.log.Info("mqtt connected", "broker", a.cfg.MQTT.Broker, "session", n)
+	a.log.Info("mqtt connected", "broker", strings.Join(a.cfg.MQTT.Addresses(), " "), "session", n)
 	start := time.Now()
 	initial := map[string]bool{}
 	for _, sub := range subs {
