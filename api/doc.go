@@ -3,7 +3,10 @@
 // end-to-end tests), and Client, a typed client for it. It is the one
 // definition of the API's JSON: a field added here is served and read.
 //
-// Routes (every one needs the bearer token; docs/OPERATIONS.md):
+// Routes (every one needs a bearer token — an operator's or the
+// api.token_file's — and a role that may use it, else 403; docs/FLEET.md
+// "Operators, roles and the audit trail"; operators' and the audit
+// trail's routes are in operator.go and audit.go):
 //
 //	GET  /v1/devices                    []Device
 //	GET  /v1/devices/{id}               Device

@@ -18,14 +18,18 @@ import (
 	"github.com/trit-iot/trit/wire"
 )
 
-// The HTTP JSON API that tritctl drives; its types are in package api. Every route needs the bearer
-// token, /metrics included: it names rollouts and counts devices, and
-// Prometheus sends a bearer token (authorization.credentials_file). Errors
+// The HTTP JSON API that tritctl drives; its types are in package api. Every route needs a bearer
+// token — an operator's (operators.go) or the api.token_file's, an admin —
+// /metrics included: it names rollouts and counts devices, and
+// Prometheus sends a bearer token (authorization.credentials_file). Each
+// route's role rule is in roles.go; changes and refusals are audited
+// (audit.go). Errors
 // are {"error": "..."} with a status that says whose fault it was: 400 bad
 // request (a body that is not one JSON object, an ID or hash that is not
-// well-formed, a value out of bounds), 401 no or wrong token, 404 unknown,
+// well-formed, a value out of bounds), 401 no, wrong, disabled or expired
+// token, 403 a role that may not, 404 unknown,
 // 409 conflict, 429 too many training jobs or too many wrong tokens from
-// one address (SignIns; with Retry-After), 500 ours. Logged request paths
+// one address or for one operator (SignIns; with Retry-After), 500 ours. Logged request paths
 // and errors are clipped to maxLogField bytes.
 //
 //	GET  /v1/devices                    inventory
@@ -48,6 +52,9 @@ import (
 //	POST /v1/train/{id}/cancel          cancel a queued or running job
 //	GET  /v1/backup                     a consistent copy of the database (application/octet-stream)
 //	GET  /metrics
+//	GET  /v1/whoami                     the caller's name and role
+//	GET  /v1/audit?operator=&object=&action=&since=&limit=   the audit trail (admin)
+//	GET|POST /v1/operators, POST /v1/operators/{name}/disable|enable|rotate, DELETE /v1/operators/{name}   (admin)
 //	/console/...                        the web console, when linked in (see Console)
 
 // Console, when not nil, builds the web console that Handler serves under
