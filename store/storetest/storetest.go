@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/trit-iot/trit/store"
 )
@@ -79,6 +80,7 @@ func Run(t *testing.T, b Backend) {
 		{"WritersSerialised", testWritersSerialised},
 		{"ViewSnapshot", testViewSnapshot},
 		{"Bundles", testBundles},
+		{"OperatorsAndAudit", testOperatorsAndAudit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -569,5 +571,86 @@ func testReopen(t *testing.T, db DB, reopen func(*testing.T, DB) DB) {
 	}
 	if b, err := db.Bundle(hash); err != nil || string(b) != "kept" {
 		t.Errorf("after reopening the bundle = %q, %v", b, err)
+	}
+}
+
+// testOperatorsAndAudit runs the fleet's operator records and audit trail
+// (store/operator.go, store/audit.go: functions over store.Tx) on the
+// backend: the token index, name order, a rotation, and the trail's
+// sequence, bound and query.
+func testOperatorsAndAudit(t *testing.T, db DB) {
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	op := func(name, role, secret string) store.Operator {
+		sum := sha256.Sum256([]byte(secret))
+		return store.Operator{Name: name, Role: role, TokenHash: hex.EncodeToString(sum[:]), Created: t0}
+	}
+	for _, o := range []store.Operator{op("bob", "viewer", "s2"), op("alice", "operator", "s1")} {
+		if err := db.Update(func(tx store.Tx) error { return store.AddOperator(tx, o) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Update(func(tx store.Tx) error { return store.AddOperator(tx, op("alice", "viewer", "s3")) }); !errors.Is(err, store.ErrOperatorExists) {
+		t.Fatalf("a second alice: %v, want ErrOperatorExists", err)
+	}
+	err := db.Update(func(tx store.Tx) error {
+		sum := sha256.Sum256([]byte("s9"))
+		_, err := store.UpdateOperator(tx, "alice", func(o *store.Operator) error { o.TokenHash = hex.EncodeToString(sum[:]); return nil })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(tx store.Tx) error {
+		if _, err := store.OperatorByToken(tx, sha256.Sum256([]byte("s1"))); !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("the rotated-out credential: %v, want ErrNotFound", err)
+		}
+		o, err := store.OperatorByToken(tx, sha256.Sum256([]byte("s9")))
+		if err != nil || o.Name != "alice" || o.Role != "operator" {
+			return fmt.Errorf("by the new credential: %+v, %v", o, err)
+		}
+		all, err := store.Operators(tx)
+		if err != nil || len(all) != 2 || all[0].Name != "alice" || all[1].Name != "bob" {
+			return fmt.Errorf("operators %+v, %v; want alice, bob", all, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx store.Tx) error { return store.DeleteOperator(tx, "bob") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.View(func(tx store.Tx) error {
+		_, err := store.OperatorByToken(tx, sha256.Sum256([]byte("s2")))
+		return err
+	}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a deleted operator's credential: %v, want ErrNotFound", err)
+	}
+
+	lim := store.AuditLimits{MaxRecords: 5, MaxAge: time.Hour}
+	for i := range 8 {
+		rec := store.AuditRecord{Time: t0.Add(time.Duration(i) * time.Minute), Who: []string{"alice", "bob"}[i%2], Role: "operator",
+			Action: "rollout.pause", Object: fmt.Sprintf("rollout/r%d", i), Outcome: store.AuditOK, Status: 200}
+		var seq uint64
+		if err := db.Update(func(tx store.Tx) (err error) { seq, err = store.AppendAudit(tx, rec, lim); return err }); err != nil || seq != uint64(i+1) {
+			t.Fatalf("audit append %d: seq %d, %v", i, seq, err)
+		}
+	}
+	var all, bobs []store.AuditRecord
+	err = db.View(func(tx store.Tx) (err error) {
+		if all, err = store.Audit(tx, store.AuditQuery{}); err != nil {
+			return err
+		}
+		bobs, err = store.Audit(tx, store.AuditQuery{Who: "bob"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 5 || all[0].Seq != 4 || all[4].Seq != 8 {
+		t.Fatalf("the trail kept %d records, want the newest 5 (4..8): %+v", len(all), all)
+	}
+	if len(bobs) != 3 || bobs[0].Seq != 4 || bobs[2].Seq != 8 {
+		t.Fatalf("bob's records %+v, want seq 4, 6 and 8", bobs)
 	}
 }
