@@ -471,6 +471,18 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 		} else {
 			row("fingerprint", "none")
 		}
+		if c := b.Calibration; c != nil {
+			conf := make([]string, len(c.Confidence))
+			for i, v := range c.Confidence {
+				conf[i] = fmt.Sprintf("%.1f%%", 100*float64(v)/255)
+			}
+			edges := make([]string, len(c.Edges))
+			for i, e := range c.Edges {
+				edges[i] = strconv.FormatFloat(float64(e), 'g', 4, 32)
+			}
+			row("calibration", "%d margin bins (edges %s), confidence %s; unknown below %.1f%% confidence or above novelty %d (0: never)",
+				len(c.Confidence), orDash(strings.Join(edges, " ")), strings.Join(conf, " "), 100*float64(c.MinConfidence)/255, c.MaxNovelty)
+		}
 		keys := slices.Sorted(maps.Keys(b.Info))
 		if len(keys) == 0 {
 			row("info", "none")

@@ -96,6 +96,9 @@ func TestTrainThenEvalJSON(t *testing.T) {
 			t.Errorf("eval %v: exit %d %s, confidence %+v", o.args, code, stderr, e.Confidence)
 		}
 	}
+	if out, _, code := runCtl(t, "bundle", "inspect", model); code != 0 || !strings.Contains(out, "format version 5") || !strings.Contains(out, "margin bins (edges") {
+		t.Errorf("bundle inspect of a calibrated model: %q", out)
+	}
 	out, _, code = runCtl(t, "eval", model, test)
 	if code != 0 || !strings.Contains(out, "accuracy") || !strings.Contains(out, "true\\pred") || !strings.Contains(out, "accuracy vs coverage: 100% →") {
 		t.Fatalf("eval text output: %q", out)

@@ -61,6 +61,10 @@ type Breakdown struct {
 
 	Projection *ProjectionInfo `json:"projection,omitempty"` // nil: none
 
+	// Calibration is the format-5 calibration (margin bin edges, their
+	// confidences ×255, the unknown thresholds); nil: none.
+	Calibration *inference.Calibration `json:"calibration,omitempty"`
+
 	Generator  uint32  `json:"generator"`
 	Seed       uint64  `json:"seed,string"`
 	Sigma      float64 `json:"sigma"`
@@ -188,6 +192,7 @@ func Inspect(data []byte) (*Breakdown, error) {
 		TreeCount:       s.Trees.Count(),
 		TreeColumns:     s.NumTreeColumns(),
 		Fingerprint:     fingerprintColumns(s),
+		Calibration:     s.Calibration,
 		Generator:       s.Transform.Generator,
 		Seed:            s.Transform.Seed,
 		Sigma:           s.Transform.Sigma,
