@@ -22,7 +22,8 @@ const MaxFWHT = 1 << 16
 //	}
 //
 // Only additions and subtractions are involved, so the result is bit-identical
-// on every architecture.
+// on every architecture. Where there is a fast path (AVX2 on amd64, see
+// simd_amd64.go) it runs the same additions in the same order.
 func FWHT(x []float32) {
 	n := len(x)
 	if n < 2 || n > MaxFWHT || n&(n-1) != 0 {
@@ -30,6 +31,9 @@ func FWHT(x []float32) {
 	}
 	if n == 2 {
 		x[0], x[1] = x[0]+x[1], x[0]-x[1]
+		return
+	}
+	if n >= 8 && fwhtSIMD(x) {
 		return
 	}
 	// Stages are fused in pairs (h, 2h) into radix-4 butterflies, halving the

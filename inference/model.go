@@ -290,12 +290,12 @@ type embedding struct {
 	// planes[b-1] is the first kept column of tree plane b ≥ 1 (weighed
 	// ρ·2^b); plane b ends where plane b+1 starts, the last at ka.
 	planes []int
-	proj   *projector   // nil without a projection
-	tr     *Transform   // nil when P = 0
-	ffKept []int32      // kept transform columns (kept[ka:] − NT − NL)
-	ranges []blockRange // ffKept grouped by transform block
-	cols   int          // embedding columns computed: len(kept)
-	words  int          // (len(kept)+63)/64
+	proj   *projector  // nil without a projection
+	tr     *Transform  // nil when P = 0
+	ffKept []int32     // kept transform columns (kept[ka:] − NT − NL)
+	plan   *columnPlan // how ffKept is computed
+	cols   int         // embedding columns computed: len(kept)
+	words  int         // (len(kept)+63)/64
 }
 
 func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
@@ -344,7 +344,7 @@ func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
 		for i, c := range kept[ka:] {
 			e.ffKept[i] = c - int32(na)
 		}
-		e.ranges = e.tr.columnBlocks(e.ffKept)
+		e.plan = e.tr.columnPlan(e.ffKept)
 	}
 	return e, nil
 }
@@ -386,7 +386,7 @@ func (e *embedding) embed(w *workspace, x []float32) {
 		e.proj.apply(w.v, w.xs)
 		in = w.v
 	}
-	e.tr.embedColumns(w.z, e.ka, in, e.ffKept, e.ranges, w.ws)
+	e.tr.embedColumns(w.z, e.ka, in, e.ffKept, e.plan, w.ws)
 }
 
 // New validates spec, regenerates its transform and returns the model. The

@@ -176,8 +176,8 @@ func TestNewTernarySpecDropsAllZeroColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Only blocks 0 and 1 (d = 4: columns 0-3, 4-7, …) hold kept columns.
-	if len(m.emb.ranges) != 3 {
-		t.Fatalf("block ranges %+v", m.emb.ranges)
+	if len(m.emb.plan.ranges) != 3 {
+		t.Fatalf("block ranges %+v", m.emb.plan.ranges)
 	}
 }
 

@@ -76,6 +76,10 @@ type Transform struct {
 	turn   []float64 // b_j/2π
 	half   []float64 // arccos(-t_j)/2π
 	t      []float32 // t_j, kept for the reference cos form
+	// Every block's sign, perm and gauss, block after block (the blocks'
+	// own slices share them).
+	sign, gauss []float32
+	perm        []int32
 }
 
 type block struct {
@@ -102,13 +106,19 @@ func NewTransform(spec TransformSpec) (*Transform, error) {
 		t:      make([]float32, spec.P),
 	}
 	sqrtD := math.Sqrt(float64(d))
+	// Every block's parameters are consecutive in one array each, so the
+	// fast path can run over several blocks at once.
+	tr.sign, tr.perm = make([]float32, nb*d), make([]int32, nb*d)
+	tr.gauss = make([]float32, nb*d)
+	scale := make([]float32, nb*d)
 	for k := range tr.blocks {
 		r := stream(spec.Seed, k)
+		at := k * d
 		b := block{
-			sign:  make([]float32, d),
-			perm:  make([]int32, d),
-			gauss: make([]float32, d),
-			scale: make([]float32, d),
+			sign:  tr.sign[at : at+d : at+d],
+			perm:  tr.perm[at : at+d : at+d],
+			gauss: tr.gauss[at : at+d : at+d],
+			scale: scale[at : at+d : at+d],
 		}
 		var word uint64
 		for i := range d {
@@ -172,15 +182,25 @@ func (tr *Transform) PaddedD() int { return tr.d }
 // Workspace must not be used by two goroutines at once.
 type Workspace struct {
 	x, a, b []float32 // padded input and two d-sized buffers
+	// The fast path's (see embedColumns): every block's transform output
+	// (blocks·d), the kept columns' outputs gathered (P), their bits.
+	u, g []float32
+	bits []uint64
 }
 
 // NewWorkspace returns scratch memory sized for tr.
 func (tr *Transform) NewWorkspace() *Workspace {
-	return &Workspace{
+	ws := &Workspace{
 		x: make([]float32, tr.d),
 		a: make([]float32, tr.d),
 		b: make([]float32, tr.d),
 	}
+	if simd && tr.d >= 8 {
+		ws.u = make([]float32, len(tr.blocks)*tr.d)
+		ws.g = make([]float32, tr.spec.P)
+		ws.bits = make([]uint64, (tr.spec.P+63)/64)
+	}
+	return ws
 }
 
 // load copies x into the zero-padded input buffer.
@@ -286,12 +306,15 @@ func (tr *Transform) Embed(dst []uint64, x []float32, ws *Workspace) {
 
 // embedColumns ORs the bits of the given columns only (ascending, each < P)
 // into dst, packed in the order given from bit at on: bit at+i is column
-// cols[i]. ranges lists the index ranges of cols by block (see
-// columnBlocks); blocks with no column are not computed at all. The caller
-// clears dst.
-func (tr *Transform) embedColumns(dst []uint64, at int, x []float32, cols []int32, ranges []blockRange, ws *Workspace) {
+// cols[i]. plan is columnPlan(cols); blocks with no column are not
+// computed at all. The caller clears dst.
+func (tr *Transform) embedColumns(dst []uint64, at int, x []float32, cols []int32, plan *columnPlan, ws *Workspace) {
 	ws.load(x[:tr.spec.D])
-	for _, br := range ranges {
+	if ws.u != nil && simd {
+		tr.embedColumnsSIMD(dst, at, cols, plan, ws)
+		return
+	}
+	for _, br := range plan.ranges {
 		w, blk, first := tr.transformBlock(br.block, ws), &tr.blocks[br.block], br.block*tr.d
 		if br.contiguous {
 			tr.embedRun(dst, at+br.from, int(cols[br.from]), w[int(cols[br.from])-first:][:br.to-br.from], blk.scale[int(cols[br.from])-first:])
@@ -342,9 +365,21 @@ type blockRange struct {
 	contiguous      bool
 }
 
-// columnBlocks groups ascending columns by the block that computes them.
-func (tr *Transform) columnBlocks(cols []int32) []blockRange {
-	var out []blockRange
+// columnPlan is how embedColumns computes a set of kept columns cols.
+type columnPlan struct {
+	ranges []blockRange // cols grouped by the block that computes them
+	// The fast path's tables: per kept column i, scale[i], turn[i] and
+	// half[i] are column cols[i]'s; start is cols[0] when the columns are
+	// consecutive (then no gather is needed), else −1.
+	start      int
+	scale      []float32
+	turn, half []float64
+}
+
+// columnPlan groups ascending columns by the block that computes them and
+// gathers their per-column parameters.
+func (tr *Transform) columnPlan(cols []int32) *columnPlan {
+	plan := &columnPlan{start: -1}
 	for i := 0; i < len(cols); {
 		k := int(cols[i]) / tr.d
 		j := i
@@ -352,10 +387,85 @@ func (tr *Transform) columnBlocks(cols []int32) []blockRange {
 			j++
 		}
 		run := int(cols[j-1])-int(cols[i]) == j-1-i // ascending and distinct
-		out = append(out, blockRange{block: k, from: i, to: j, contiguous: run})
+		plan.ranges = append(plan.ranges, blockRange{block: k, from: i, to: j, contiguous: run})
 		i = j
 	}
-	return out
+	if n := len(cols); n > 0 && int(cols[n-1])-int(cols[0]) == n-1 {
+		plan.start = int(cols[0])
+	}
+	plan.scale = make([]float32, len(cols))
+	plan.turn, plan.half = make([]float64, len(cols)), make([]float64, len(cols))
+	for i, c := range cols {
+		plan.scale[i] = tr.blocks[int(c)/tr.d].scale[int(c)%tr.d]
+		plan.turn[i], plan.half[i] = tr.turn[c], tr.half[c]
+	}
+	return plan
+}
+
+// embedColumnsSIMD is embedColumns with the fast paths: each block's
+// transform (FWHT), then the interval test of every kept column at once
+// (bitsSIMD), then the bits shifted into place. The loaded input is in ws.
+func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *columnPlan, ws *Workspace) {
+	d := tr.d
+	x := ws.x[:d]
+	for i := 0; i < len(plan.ranges); {
+		first := plan.ranges[i].block
+		j := i + 1
+		for j < len(plan.ranges) && plan.ranges[j].block == first+j-i {
+			j++
+		}
+		at, end := first*d, (first+j-i)*d
+		blocksSIMD(ws.u[at:end], ws.a, x, tr.sign[at:end], tr.perm[at:end], tr.gauss[at:end], j-i)
+		i = j
+	}
+	n := len(cols)
+	var g []float32
+	if plan.start >= 0 {
+		g = ws.u[plan.start:][:n]
+	} else {
+		g = ws.g[:n]
+		u := ws.u
+		for i, c := range cols {
+			g[i] = u[c]
+		}
+	}
+	full := n / 64
+	bits := ws.bits[:(n+63)/64]
+	bitsSIMD(bits[:full], g, plan.scale, plan.turn, plan.half)
+	if full*64 < n {
+		scale, turn, half := plan.scale[:n], plan.turn[:n], plan.half[:n]
+		var acc uint64
+		for i := full * 64; i < n; i++ {
+			u := float32(g[i] * scale[i])
+			q := float64(float64(u)*(1/(2*math.Pi))) + turn[i]
+			f := q - ((q + roundMagic) - roundMagic)
+			var b uint64
+			if math.Abs(f) <= half[i] {
+				b = 1
+			}
+			acc |= b << (i & 63)
+		}
+		bits[full] = acc
+	}
+	orBitsAt(dst, at, bits, n)
+}
+
+// orBitsAt ORs the first n bits of src into dst from bit at on.
+func orBitsAt(dst []uint64, at int, src []uint64, n int) {
+	w, s := at>>6, uint(at&63)
+	if s == 0 {
+		for i, v := range src {
+			dst[w+i] |= v
+		}
+		return
+	}
+	last := (at + n - 1) >> 6
+	for i, v := range src {
+		dst[w+i] |= v << s
+		if w+i+1 <= last {
+			dst[w+i+1] |= v >> (64 - s)
+		}
+	}
 }
 
 // Offset returns b_j and Threshold returns t_j, the random phase and sign

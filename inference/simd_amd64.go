@@ -1,0 +1,89 @@
+package inference
+
+import "math"
+
+// The amd64 fast paths (simd_amd64.s): AVX2 code for FWHT and for the
+// interval test that turns projections into bits. Each computes exactly
+// what its Go reference loop does — the same float32 and float64
+// operations on the same operands in the same order, products rounded
+// before they are added — so the bits are the same; simd_test.go checks
+// them against the reference on random inputs of every size. Without
+// AVX2 (checked once, with CPUID and XGETBV) the pure-Go loops run.
+
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+func xgetbv0() (eax uint32)
+
+//go:noescape
+func fwhtAVX2(x []float32)
+
+//go:noescape
+func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
+
+//go:noescape
+func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, k *simdConsts)
+
+// simdConsts are bitsAVX2's constants, broadcast to every lane.
+type simdConsts struct {
+	invTwoPi float64 // 1/(2π) as bit() rounds it
+	magic    float64 // roundMagic
+	absMask  uint64  // clears the sign bit
+}
+
+var bitsConsts = simdConsts{invTwoPi: 1 / (2 * math.Pi), magic: roundMagic, absMask: 1<<63 - 1}
+
+// haveAVX2 reports whether the CPU and the operating system support AVX2
+// (the OS must save the YMM registers: XCR0 bits 1 and 2).
+func haveAVX2() bool {
+	maxID, _, _, _ := cpuid(0, 0)
+	if maxID < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const osxsave, avx = 1 << 27, 1 << 28
+	if ecx1&osxsave == 0 || ecx1&avx == 0 || xgetbv0()&6 != 6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<5) != 0
+}
+
+// simd says whether the fast paths run; tests switch it off to run the
+// pure-Go loops on the same machine.
+var simd = haveAVX2()
+
+// simdName names the fast path, for benchmarks and tests.
+const simdName = "avx2"
+
+// fwhtSIMD runs FWHT on x (a power of two >= 8 long) with the fast path;
+// it returns false, doing nothing, when there is none.
+func fwhtSIMD(x []float32) bool {
+	if !simd {
+		return false
+	}
+	fwhtAVX2(x)
+	return true
+}
+
+// bitsSIMD writes len(out) words of interval-test bits (see bitsAVX2) with
+// the fast path; it returns false, doing nothing, when there is none.
+func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64) bool {
+	if !simd {
+		return false
+	}
+	n := len(out) * 64
+	bitsAVX2(out, u[:n], scale[:n], turn[:n], half[:n], &bitsConsts)
+	return true
+}
+
+// blocksSIMD computes transformBlock's w for nb consecutive blocks into u
+// (nb·d) with the fast path; sign, perm and gauss are those blocks'
+// parameters, consecutive. It returns false, doing nothing, when there is
+// no fast path.
+func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) bool {
+	if !simd {
+		return false
+	}
+	n := nb * len(x)
+	blocksAVX2(u[:n], a[:len(x)], x, sign[:n], perm[:n], gauss[:n], nb)
+	return true
+}

@@ -1,0 +1,342 @@
+#include "textflag.h"
+
+// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL eaxArg+0(FP), AX
+	MOVL ecxArg+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func xgetbv0() (eax uint32)
+TEXT ·xgetbv0(SB), NOSPLIT, $0-4
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	RET
+
+// func fwhtAVX2(x []float32)
+//
+// len(x) is a power of two >= 8. Stages h = 1, 2, 4 run inside each 8-lane
+// vector: with s the vector with the partners of each lane swapped in, the
+// lower lane of a pair takes x + s (= x[j] + x[j+h]) and the upper lane
+// s − x (= x[j] − x[j+h]). Stages h >= 8 run across vectors, fused in pairs
+// (h, 2h) as in fwhtUpper, then one radix-2 stage when one is left. Every
+// output is the reference loop's sum or difference of the same two values.
+TEXT ·fwhtAVX2(SB), NOSPLIT, $0-24
+	MOVQ x_base+0(FP), DI
+	MOVQ x_len+8(FP), CX
+	MOVQ DI, SI
+	MOVQ CX, DX
+	SHRQ $3, DX
+
+inner:
+	VMOVUPS (SI), Y0
+	VPERMILPS $0xB1, Y0, Y1
+	VADDPS Y1, Y0, Y2
+	VSUBPS Y0, Y1, Y3
+	VBLENDPS $0xAA, Y3, Y2, Y0
+	VPERMILPS $0x4E, Y0, Y1
+	VADDPS Y1, Y0, Y2
+	VSUBPS Y0, Y1, Y3
+	VBLENDPS $0xCC, Y3, Y2, Y0
+	VPERM2F128 $0x01, Y0, Y0, Y1
+	VADDPS Y1, Y0, Y2
+	VSUBPS Y0, Y1, Y3
+	VBLENDPS $0xF0, Y3, Y2, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	DECQ DX
+	JNZ inner
+
+	MOVQ $8, BX // h
+
+radix4:
+	LEAQ (BX*4), AX
+	CMPQ AX, CX
+	JA   radix2
+	XORQ R8, R8 // i
+
+r4block:
+	LEAQ (DI)(R8*4), SI   // q0
+	LEAQ (SI)(BX*4), R9   // q1
+	LEAQ (R9)(BX*4), R10  // q2
+	LEAQ (R10)(BX*4), R11 // q3
+	MOVQ BX, R12
+
+r4loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (R9), Y1
+	VMOVUPS (R10), Y2
+	VMOVUPS (R11), Y3
+	VADDPS Y1, Y0, Y4 // a = q0 + q1
+	VSUBPS Y1, Y0, Y5 // b = q0 - q1
+	VADDPS Y3, Y2, Y6 // c = q2 + q3
+	VSUBPS Y3, Y2, Y7 // d = q2 - q3
+	VADDPS Y6, Y4, Y0 // a + c
+	VADDPS Y7, Y5, Y1 // b + d
+	VSUBPS Y6, Y4, Y2 // a - c
+	VSUBPS Y7, Y5, Y3 // b - d
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, (R9)
+	VMOVUPS Y2, (R10)
+	VMOVUPS Y3, (R11)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	SUBQ $8, R12
+	JNZ  r4loop
+	ADDQ AX, R8
+	CMPQ R8, CX
+	JB   r4block
+	SHLQ $2, BX
+	JMP  radix4
+
+radix2:
+	CMPQ BX, CX
+	JAE  done
+	MOVQ DI, SI
+	LEAQ (DI)(BX*4), R9
+	MOVQ BX, R12
+
+r2loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (R9), Y1
+	VADDPS Y1, Y0, Y2
+	VSUBPS Y1, Y0, Y3
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, (R9)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	SUBQ $8, R12
+	JNZ  r2loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, k *simdConsts)
+//
+// For each word w of out, bit i is column c = 64w+i: with
+// v = float32(u[c]·scale[c]), q = float64(float64(v)·invTwoPi) + turn[c],
+// f = q − ((q + magic) − magic), the bit is |f| <= half[c]: embedRun's
+// arithmetic, 4 columns at a time (the products are separate
+// instructions, never fused).
+TEXT ·bitsAVX2(SB), NOSPLIT, $0-128
+	MOVQ out_base+0(FP), DI
+	MOVQ out_len+8(FP), DX
+	MOVQ u_base+24(FP), SI
+	MOVQ scale_base+48(FP), R8
+	MOVQ turn_base+72(FP), R9
+	MOVQ half_base+96(FP), R10
+	MOVQ k+120(FP), AX
+	VBROADCASTSD 0(AX), Y15  // invTwoPi
+	VBROADCASTSD 8(AX), Y14  // magic
+	VBROADCASTSD 16(AX), Y13 // abs mask
+	TESTQ DX, DX
+	JZ    bitsdone
+
+bitsword:
+	XORQ R11, R11
+	XORQ CX, CX
+
+bitsgroup:
+	VMOVUPS (SI), X0
+	VMULPS  (R8), X0, X0
+	VCVTPS2PD X0, Y1
+	VMULPD  Y15, Y1, Y1
+	VADDPD  (R9), Y1, Y1
+	VADDPD  Y14, Y1, Y2
+	VSUBPD  Y14, Y2, Y2
+	VSUBPD  Y2, Y1, Y1
+	VANDPD  Y13, Y1, Y1
+	VCMPPD  $2, (R10), Y1, Y1
+	VMOVMSKPD Y1, AX
+	SHLQ CX, AX
+	ORQ  AX, R11
+	ADDQ $16, SI
+	ADDQ $16, R8
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $4, CX
+	CMPQ CX, $64
+	JB   bitsgroup
+	MOVQ R11, (DI)
+	ADDQ $8, DI
+	DECQ DX
+	JNZ  bitsword
+
+bitsdone:
+	VZEROUPPER
+	RET
+
+// func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
+//
+// transformBlock for nb consecutive blocks of d = len(x) >= 8 (a power of
+// two): for block k, with its parameters at sign[k·d:], perm[k·d:] and
+// gauss[k·d:], a = x·sign (lane by lane), FWHT(a), w = gauss·a[perm]
+// (a gather), FWHT(w) into u[k·d:]. a (len d) is scratch. The FWHT is the
+// code of fwhtAVX2, entered with its buffer in DI and left through R13.
+TEXT ·blocksAVX2(SB), NOSPLIT, $16-152
+	MOVQ x_len+56(FP), CX
+	MOVQ nb+144(FP), AX
+	TESTQ AX, AX
+	JZ    b_end
+	MOVQ AX, 8(SP)
+	MOVQ $0, 0(SP)
+
+b_block:
+	MOVQ 0(SP), R13
+	MOVQ a_base+24(FP), DI
+	MOVQ x_base+48(FP), SI
+	MOVQ sign_base+72(FP), R8
+	ADDQ R13, R8
+	MOVQ CX, DX
+
+b_mul:
+	VMOVUPS (SI), Y0
+	VMULPS  (R8), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DI
+	SUBQ $8, DX
+	JNZ  b_mul
+	MOVQ a_base+24(FP), DI
+	MOVQ $1, R13
+	JMP  f_start
+
+b_ret1:
+	MOVQ 0(SP), R13
+	MOVQ u_base+0(FP), DI
+	ADDQ R13, DI
+	MOVQ perm_base+96(FP), R8
+	ADDQ R13, R8
+	MOVQ gauss_base+120(FP), R9
+	ADDQ R13, R9
+	MOVQ a_base+24(FP), SI
+	MOVQ CX, DX
+
+b_gather:
+	VMOVDQU   (R8), Y1
+	VPCMPEQD  Y2, Y2, Y2
+	VGATHERDPS Y2, (SI)(Y1*4), Y0
+	VMULPS    (R9), Y0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, DI
+	SUBQ $8, DX
+	JNZ  b_gather
+	MOVQ 0(SP), R13
+	MOVQ u_base+0(FP), DI
+	ADDQ R13, DI
+	MOVQ $2, R13
+	JMP  f_start
+
+b_ret2:
+	MOVQ 0(SP), R13
+	LEAQ (R13)(CX*4), R13
+	MOVQ R13, 0(SP)
+	DECQ 8(SP)
+	JNZ  b_block
+
+b_end:
+	VZEROUPPER
+	RET
+
+f_start:
+	MOVQ DI, SI
+	MOVQ CX, DX
+	SHRQ $3, DX
+
+f_inner:
+	VMOVUPS (SI), Y0
+	VPERMILPS $0xB1, Y0, Y1
+	VADDPS Y1, Y0, Y2
+	VSUBPS Y0, Y1, Y3
+	VBLENDPS $0xAA, Y3, Y2, Y0
+	VPERMILPS $0x4E, Y0, Y1
+	VADDPS Y1, Y0, Y2
+	VSUBPS Y0, Y1, Y3
+	VBLENDPS $0xCC, Y3, Y2, Y0
+	VPERM2F128 $0x01, Y0, Y0, Y1
+	VADDPS Y1, Y0, Y2
+	VSUBPS Y0, Y1, Y3
+	VBLENDPS $0xF0, Y3, Y2, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	DECQ DX
+	JNZ f_inner
+
+	MOVQ $8, BX // h
+
+f_radix4:
+	LEAQ (BX*4), AX
+	CMPQ AX, CX
+	JA   f_radix2
+	XORQ R8, R8 // i
+
+f_r4block:
+	LEAQ (DI)(R8*4), SI   // q0
+	LEAQ (SI)(BX*4), R9   // q1
+	LEAQ (R9)(BX*4), R10  // q2
+	LEAQ (R10)(BX*4), R11 // q3
+	MOVQ BX, R12
+
+f_r4loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (R9), Y1
+	VMOVUPS (R10), Y2
+	VMOVUPS (R11), Y3
+	VADDPS Y1, Y0, Y4 // a = q0 + q1
+	VSUBPS Y1, Y0, Y5 // b = q0 - q1
+	VADDPS Y3, Y2, Y6 // c = q2 + q3
+	VSUBPS Y3, Y2, Y7 // d = q2 - q3
+	VADDPS Y6, Y4, Y0 // a + c
+	VADDPS Y7, Y5, Y1 // b + d
+	VSUBPS Y6, Y4, Y2 // a - c
+	VSUBPS Y7, Y5, Y3 // b - d
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, (R9)
+	VMOVUPS Y2, (R10)
+	VMOVUPS Y3, (R11)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	SUBQ $8, R12
+	JNZ  f_r4loop
+	ADDQ AX, R8
+	CMPQ R8, CX
+	JB   f_r4block
+	SHLQ $2, BX
+	JMP  f_radix4
+
+f_radix2:
+	CMPQ BX, CX
+	JAE  f_done
+	MOVQ DI, SI
+	LEAQ (DI)(BX*4), R9
+	MOVQ BX, R12
+
+f_r2loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (R9), Y1
+	VADDPS Y1, Y0, Y2
+	VSUBPS Y1, Y0, Y3
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, (R9)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	SUBQ $8, R12
+	JNZ  f_r2loop
+
+f_done:
+	CMPQ R13, $1
+	JEQ  b_ret1
+	JMP  b_ret2

@@ -1,0 +1,16 @@
+//go:build !amd64
+
+package inference
+
+// No fast path on this architecture yet: FWHT and the interval test run
+// their pure-Go loops (see simd_amd64.go).
+
+var simd = false
+
+const simdName = "none"
+
+func fwhtSIMD(x []float32) bool { return false }
+
+func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64) bool { return false }
+
+func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) bool { return false }

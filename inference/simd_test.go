@@ -1,0 +1,135 @@
+package inference
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The fast paths (simd_amd64.go; none elsewhere yet) against the pure-Go
+// reference loops, bit for bit, on random inputs of every size. Where
+// there is no fast path both sides are the reference and the tests still
+// pin that the pure-Go path runs.
+
+func TestFastPathAvailability(t *testing.T) {
+	t.Logf("fast path: %s, in use: %v", simdName, simd)
+	if simdName == "none" && simd {
+		t.Fatal("the fast path is on without an implementation")
+	}
+}
+
+func TestFWHTFastPathMatchesReferenceEverySize(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(31, 32))
+	for n := 2; n <= MaxFWHT; n *= 2 {
+		for trial := range 3 {
+			x := make([]float32, n)
+			for i := range x {
+				switch trial {
+				case 0:
+					x[i] = float32(rnd.NormFloat64())
+				case 1: // wide magnitudes: rounding differs with any reordering
+					x[i] = float32(rnd.NormFloat64() * math.Exp(rnd.NormFloat64()*8))
+				default: // exact cancellations produce zeros of both signs
+					x[i] = float32(rnd.IntN(3) - 1)
+				}
+			}
+			fast, ref := append([]float32(nil), x...), append([]float32(nil), x...)
+			FWHT(fast)
+			naiveFWHT(ref)
+			for i := range fast {
+				if math.Float32bits(fast[i]) != math.Float32bits(ref[i]) {
+					t.Fatalf("n=%d trial %d: element %d: %g (%#x) vs reference %g (%#x)", n, trial, i, fast[i], math.Float32bits(fast[i]), ref[i], math.Float32bits(ref[i]))
+				}
+			}
+		}
+	}
+}
+
+// withoutSIMD runs f with the fast paths off.
+func withoutSIMD(f func()) {
+	saved := simd
+	simd = false
+	defer func() { simd = saved }()
+	f()
+}
+
+func TestEmbedFastPathMatchesReference(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(33, 34))
+	for _, d := range []int{1, 3, 7, 8, 9, 16, 24, 54, 100, 256, 784} {
+		for _, p := range []int{1, 63, 64, 65, 200, 1000, 3*nextPow2(d) + 5} {
+			for _, keep := range []string{"all", "some", "run"} {
+				t.Run(fmt.Sprintf("d=%d/p=%d/%s", d, p, keep), func(t *testing.T) {
+					testEmbedFastPath(t, rnd, d, p, keep)
+				})
+			}
+		}
+	}
+}
+
+func testEmbedFastPath(t *testing.T, rnd *rand.Rand, d, p int, keep string) {
+	// Threshold columns in front put the transform's bits at an unaligned
+	// offset in the kept bits.
+	th := make([][]float32, d)
+	for i := range th {
+		for k := range rnd.IntN(3) {
+			th[i] = append(th[i], float32(k)-0.5)
+		}
+	}
+	base := &ModelSpec{Classes: []string{"a", "b", "c"}, Thresholds: th,
+		Scaler:    Scaler{Lo: make([]float32, d), Hi: make([]float32, d)},
+		Transform: TransformSpec{Generator: GeneratorV1, Seed: rnd.Uint64(), Sigma: 0.2 + 3*rnd.Float64(), D: d, P: p}}
+	for i := range d {
+		base.Scaler.Lo[i], base.Scaler.Hi[i] = -1, 1
+	}
+	cols := base.Columns()
+	weights := make([][]int8, 3)
+	lo, hi := rnd.IntN(cols), rnd.IntN(cols)
+	for c := range weights {
+		weights[c] = make([]int8, cols)
+		for j := range weights[c] {
+			switch keep {
+			case "all":
+				weights[c][j] = 1
+			case "some":
+				weights[c][j] = int8(rnd.IntN(9) / 4) // mostly zero
+			case "run":
+				if j >= min(lo, hi) && j <= max(lo, hi) {
+					weights[c][j] = -1
+				}
+			}
+		}
+	}
+	weights[0][cols-1] = 1 // at least one kept column
+	spec, err := NewSpec(base, weights, []float32{1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := (len(spec.Kept) + 63) / 64
+	fast, ref := make([]uint64, words), make([]uint64, words)
+	x := make([]float32, d)
+	for trial := range 20 {
+		for i := range x {
+			x[i] = float32(rnd.NormFloat64())
+			if trial%4 == 3 { // far outside the scaler's range: large phases
+				x[i] *= 1e5
+			}
+		}
+		if err := m.EmbedKept(fast, x); err != nil {
+			t.Fatal(err)
+		}
+		withoutSIMD(func() { err = m.EmbedKept(ref, x) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for w := range fast {
+			if fast[w] != ref[w] {
+				t.Fatalf("trial %d: kept bits word %d: %#x, reference %#x", trial, w, fast[w], ref[w])
+			}
+		}
+	}
+}
