@@ -97,6 +97,12 @@ func (c *Client) Control(id, op, reason string) (*Rollout, error) {
 	return &r, c.do("POST", "/v1/rollouts/"+url.PathEscape(id)+"/"+op, ControlRequest{Reason: reason}, &r)
 }
 
+// Approve approves a rollout past its first phase (the two-person rule).
+func (c *Client) Approve(id string) (*Rollout, error) {
+	var r Rollout
+	return &r, c.do("POST", "/v1/rollouts/"+url.PathEscape(id)+"/approve", struct{}{}, &r)
+}
+
 // Rollback creates rollout newID, rolling rollout id's devices back.
 func (c *Client) Rollback(id, newID string) (*Rollout, error) {
 	var r Rollout

@@ -21,6 +21,7 @@
 //	GET  /v1/rollouts/{id}              Rollout
 //	POST /v1/rollouts/{id}/pause|resume|abort   body: ControlRequest (optional); Rollout
 //	POST /v1/rollouts/{id}/rollback     body: RollbackRequest; Rollout
+//	POST /v1/rollouts/{id}/approve      Rollout (the two-person rule: not by its creator)
 //	POST /v1/train                      body: TrainRequest; TrainJob
 //	GET  /v1/train                      []TrainJob, newest first
 //	GET  /v1/train/{id}                 TrainJob

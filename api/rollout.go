@@ -196,7 +196,25 @@ type Rollout struct {
 	// accrued up to RateAt.
 	RateCredit float64   `json:"rate_credit,omitempty"`
 	RateAt     time.Time `json:"rate_at,omitzero"`
+	// CreatedBy is the operator who created it ("" before operators, or
+	// for a rollback made by the fleet).
+	CreatedBy string `json:"created_by,omitempty"`
+	// Approval, when set, holds the rollout at Approval.After devices until
+	// an operator other than CreatedBy approves it (the fleet's two-person
+	// rule, docs/FLEET.md "Approval").
+	Approval *Approval `json:"approval,omitempty"`
 }
+
+// Approval is a rollout's two-person rule: at most After devices are
+// notified until ApprovedBy is set.
+type Approval struct {
+	After      int       `json:"after"`
+	ApprovedBy string    `json:"approved_by,omitempty"`
+	ApprovedAt time.Time `json:"approved_at,omitzero"`
+}
+
+// Pending reports whether the rollout still waits for its approval.
+func (a *Approval) Pending() bool { return a != nil && a.ApprovedBy == "" }
 
 // Counts returns how many devices are in each state.
 func (r *Rollout) Counts() map[DeviceState]int {

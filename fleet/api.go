@@ -45,6 +45,7 @@ import (
 //	GET  /v1/rollouts/{id}
 //	POST /v1/rollouts/{id}/pause|resume|abort   body: {"reason": "..."} (optional)
 //	POST /v1/rollouts/{id}/rollback     body: {"id": "<new rollout ID>"}
+//	POST /v1/rollouts/{id}/approve      the two-person rule (approval.go)
 //	POST /v1/train                      body: TrainRequest; starts a training job
 //	GET  /v1/train                      jobs, newest first
 //	GET  /v1/train/{id}
@@ -302,7 +303,7 @@ func (s *Service) handler(auth *Auth) (http.Handler, []string, error) {
 			return nil, err
 		}
 		NoteAudit(r, "rollout/"+req.ID, "bundle "+req.Bundle)
-		return s.CreateRollout(req)
+		return s.CreateRolloutBy(req, principalOf(r).Name)
 	})
 	route("GET /v1/rollouts/{id}", func(r *http.Request) (any, error) {
 		id, err := rolloutID(r)
@@ -328,6 +329,16 @@ func (s *Service) handler(auth *Auth) (http.Handler, []string, error) {
 			return s.Control(id, op, body.Reason)
 		})
 	}
+	route("POST /v1/rollouts/{id}/approve", func(r *http.Request) (any, error) {
+		id, err := rolloutID(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := decodeBody(r, &struct{}{}); err != nil {
+			return nil, err
+		}
+		return s.Approve(id, principalOf(r).Name)
+	})
 	route("POST /v1/rollouts/{id}/rollback", func(r *http.Request) (any, error) {
 		id, err := rolloutID(r)
 		if err != nil {

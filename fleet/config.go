@@ -176,6 +176,11 @@ type RolloutsConfig struct {
 	// the longest a dead leader's rollouts wait; default 5s, at least
 	// two ticks.
 	LeaseTTL Duration `toml:"lease_ttl"`
+	// TwoPerson: a new rollout waits, past its first phase (or past
+	// two_person_devices devices when it has no phases), for a second
+	// operator's approval (docs/FLEET.md "Approval"); default off.
+	TwoPerson        bool `toml:"two_person"`
+	TwoPersonDevices int  `toml:"two_person_devices"`
 }
 
 // AlertsConfig sets when the fleet warns about a device.
@@ -366,6 +371,9 @@ func (c *Config) setDefaults() error {
 	}
 	if u := c.Alerts.Unknown; !(u >= 0 && u <= 1) {
 		return fail("alerts.unknown", "%v, want a share of windows in [0, 1] (0: no alert)", u)
+	}
+	if n := c.Rollouts.TwoPersonDevices; n < 0 || n > maxRolloutDevices {
+		return fail("rollouts.two_person_devices", "%d: want 0 (default 1) to %d", n, maxRolloutDevices)
 	}
 	if n := c.Audit.MaxRecords; n < 0 || n > 10_000_000 {
 		return fail("audit.max_records", "%d: want 0 (default %d) to 10000000", n, store.DefaultAuditMaxRecords)

@@ -119,6 +119,7 @@ var routeRules = map[string]Rule{
 	"POST /v1/rollouts/{id}/resume":     {Perm: PermRollout, Action: "rollout.resume", Object: "rollout"},
 	"POST /v1/rollouts/{id}/abort":      {Perm: PermRollout, Action: "rollout.abort", Object: "rollout"},
 	"POST /v1/rollouts/{id}/rollback":   {Perm: PermRollout, Action: "rollout.rollback", Object: "rollout"},
+	"POST /v1/rollouts/{id}/approve":    {Perm: PermRollout, Action: "rollout.approve", Object: "rollout"},
 	"POST /v1/train":                    {Perm: PermTrain, Action: "train.start"},
 	"GET /v1/train":                     {Perm: PermRead},
 	"GET /v1/train/{id}":                {Perm: PermRead},

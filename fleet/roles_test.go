@@ -33,6 +33,7 @@ var wantAPIRoles = map[string][]Role{
 	"POST /v1/rollouts/{id}/resume":     {RoleOperator, RoleAdmin},
 	"POST /v1/rollouts/{id}/abort":      {RoleOperator, RoleAdmin},
 	"POST /v1/rollouts/{id}/rollback":   {RoleOperator, RoleAdmin},
+	"POST /v1/rollouts/{id}/approve":    {RoleOperator, RoleAdmin},
 	"POST /v1/train":                    {RoleAdmin},
 	"GET /v1/train":                     readers,
 	"GET /v1/train/{id}":                readers,

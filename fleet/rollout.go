@@ -231,7 +231,7 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 			out = append(out, r.notify(id, d, nextSeq(id), now))
 		}
 	}
-	allowed := r.allowance(now)
+	allowed := r.approvalCap(r.allowance(now))
 	for _, id := range r.promotions(allowed) {
 		d := r.Devices[id]
 		d.Stage, d.Attempts = StagePromote, 0

@@ -61,6 +61,12 @@ type Options struct {
 	// Audit bounds the audit trail (audit.go); zero fields: the store's
 	// defaults.
 	Audit store.AuditLimits
+	// TwoPerson makes every new rollout (but rollbacks) wait, past its
+	// first phase, or past TwoPersonDevices devices when it has no phases
+	// (default 1), for an operator other than its creator to approve it
+	// (approval.go).
+	TwoPerson        bool
+	TwoPersonDevices int
 }
 
 // Service is trit-fleet's core: registry, inventory and rollouts over one
@@ -373,6 +379,14 @@ func listIDs(ids []string) string {
 // name before anything is sent: its agent would refuse the bundle, and the
 // failures would count towards the rollout's abort policy.
 func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
+	return s.CreateRolloutBy(req, "")
+}
+
+// CreateRolloutBy is CreateRollout on behalf of operator by, who is
+// recorded as its creator; with the two-person rule on
+// (Options.TwoPerson) it then waits for another operator's approval past
+// its first phase (approval.go).
+func (s *Service) CreateRolloutBy(req RolloutRequest, by string) (*Rollout, error) {
 	if err := wire.CheckRolloutID(req.ID); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
 	}
@@ -434,6 +448,7 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 	}
 	r.ModelID, r.Release, r.Selector, r.Rollback = info.ModelID, info.Release, req.Selector, req.Rollback
 	r.TrainCounts = info.TrainCounts
+	r.CreatedBy = by
 	if req.Timeout > 0 {
 		if err := r.SetTimeout(req.Timeout); err != nil {
 			return nil, err
@@ -449,6 +464,7 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 			return nil, err
 		}
 	}
+	s.requireApproval(r)
 	if !info.Published {
 		if err := s.PublishBundle(req.Bundle); err != nil {
 			return nil, err

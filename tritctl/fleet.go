@@ -540,6 +540,24 @@ that says how it ended:
 		}
 		cmd.AddCommand(c)
 	}
+	cmd.AddCommand(&cobra.Command{
+		Use:     "approve ID",
+		Short:   "Approve a rollout past its first phase (the fleet's two-person rule; not its creator)",
+		Example: `  tritctl rollout approve vib-7 --token-file olga.token`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, err := ff.client()
+			if err != nil {
+				return err
+			}
+			r, err := c.Approve(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "rollout %s approved by %s; it goes on past device %d\n", r.ID, r.Approval.ApprovedBy, r.Approval.After)
+			return nil
+		},
+	})
 	var newID string
 	rollback := &cobra.Command{
 		Use:   "rollback ID",
@@ -622,6 +640,15 @@ func printRollout(w io.Writer, r *api.Rollout) {
 		fmt.Fprintf(w, " (%s)", r.Reason)
 	}
 	fmt.Fprintf(w, "\ndevices: %s\n", countsLine(r.Counts(), len(r.Order)))
+	if r.CreatedBy != "" {
+		fmt.Fprintf(w, "created by: %s\n", r.CreatedBy)
+	}
+	switch a := r.Approval; {
+	case a.Pending():
+		fmt.Fprintf(w, "approval: waiting for an operator other than %s to approve it past device %d (tritctl rollout approve %s)\n", orDash(r.CreatedBy), a.After, r.ID)
+	case a != nil:
+		fmt.Fprintf(w, "approval: approved by %s at %s\n", a.ApprovedBy, a.ApprovedAt.UTC().Format(time.RFC3339))
+	}
 	var failing []string
 	for id, d := range r.Devices {
 		if d.State.Failed() {

@@ -55,6 +55,8 @@ type world struct {
 	fleetQueue         int // the fleet's mqtt.queue; 0: its default
 	// driftAlert is the fleet's alerts.drift (0: none); set before startFleet.
 	driftAlert float64
+	// twoPerson is the fleet's rollouts.two_person; set before startFleet.
+	twoPerson bool
 }
 
 func quiet() *slog.Logger {
@@ -133,9 +135,10 @@ command_key = %q
 release_keys = [%q]
 [rollouts]
 tick = "200ms"
+two_person = %t
 [alerts]
 drift = %g
-`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.broker.URL(), w.fleetQueue, listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.driftAlert)
+`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.broker.URL(), w.fleetQueue, listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.twoPerson, w.driftAlert)
 }
 
 // startFleetProcess runs the trit-fleet binary bin as a child process and

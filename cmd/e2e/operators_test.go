@@ -14,14 +14,18 @@ import (
 )
 
 // TestOperatorsRolesAndAudit runs the real trit-fleet and tritctl
-// binaries: the first admin and two operators are made with `trit-fleet
-// operators add` before the service starts; the operator starts a rollout
-// with tritctl; the viewer's abort is refused (403) and audited as
-// refused; the admin disables the operator and its very next request is
-// refused (401); `tritctl audit --json` shows each step with who and when.
-// The api.token_file's token keeps working beside them (the upgrade path).
+// binaries, with the two-person rule on: the first admin, two operators
+// and a viewer are made with `trit-fleet operators add` before the service
+// starts; an operator starts a rollout with tritctl; the viewer's abort is
+// refused (403) and audited as refused; the rollout holds after its first
+// phase, its creator cannot approve it, the second operator does and it
+// completes; the admin disables the first operator and its very next
+// request is refused (401); `tritctl audit --json` shows each step with
+// who and when. The api.token_file's token keeps working beside them (the
+// upgrade path).
 func TestOperatorsRolesAndAudit(t *testing.T) {
 	w := newWorld(t)
+	w.twoPerson = true
 	bin := t.TempDir()
 	for _, p := range []string{"trit-fleet", "tritctl"} {
 		build := exec.Command("go", "build", "-o", filepath.Join(bin, p), "github.com/trit-iot/trit/cmd/"+p)
@@ -37,7 +41,7 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokens := map[string]string{}
-	for _, op := range []struct{ name, role string }{{"ann", "admin"}, {"otto", "operator"}, {"vera", "viewer"}} {
+	for _, op := range []struct{ name, role string }{{"ann", "admin"}, {"otto", "operator"}, {"olga", "operator"}, {"vera", "viewer"}} {
 		tokens[op.name] = filepath.Join(w.dir, op.name+".token")
 		out, err := exec.Command(filepath.Join(bin, "trit-fleet"), "operators", "add", op.name, "--role", op.role,
 			"--token-file", tokens[op.name], "-c", conf).CombinedOutput()
@@ -74,10 +78,33 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 	if _, stderr, code := ctl("vera", "rollout", "abort", "ops-1", "--reason", "not mine to stop"); code == 0 || !strings.Contains(stderr, "HTTP 403") || !strings.Contains(stderr, "vera (role viewer)") {
 		t.Fatalf("vera's abort: exit %d: %s", code, stderr)
 	}
+	// Phase 1 (one device) runs; then the rollout holds for approval.
 	var r fleet.Rollout
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		w.call("GET", "/v1/rollouts/ops-1", nil, &r)
+		if r.State == fleet.RolloutAborted {
+			t.Fatal("the viewer's refused abort aborted the rollout")
+		}
+		if r.Counts()[fleet.DeviceSucceeded] == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("phase 1 did not finish: %v", r.Counts())
+		}
+	}
+	time.Sleep(time.Second) // five ticks: nothing more may happen
 	w.call("GET", "/v1/rollouts/ops-1", nil, &r)
-	if r.State == fleet.RolloutAborted {
-		t.Fatal("the viewer's refused abort aborted the rollout")
+	if r.Counts()[fleet.DevicePending] != 1 || !r.Approval.Pending() || r.CreatedBy != "otto" {
+		t.Fatalf("before approval: %v, approval %+v, created by %q", r.Counts(), r.Approval, r.CreatedBy)
+	}
+	if stdout, _, _ := ctl("vera", "rollout", "status", "ops-1"); !strings.Contains(stdout, "approval: waiting for an operator other than otto") {
+		t.Errorf("rollout status does not say it waits for approval:\n%s", stdout)
+	}
+	if _, stderr, code := ctl("otto", "rollout", "approve", "ops-1"); code == 0 || !strings.Contains(stderr, "another operator must approve") {
+		t.Fatalf("otto approves his own rollout: exit %d: %s", code, stderr)
+	}
+	if stdout, stderr, code := ctl("olga", "rollout", "approve", "ops-1"); code != 0 || !strings.Contains(stdout, "approved by olga") {
+		t.Fatalf("olga's approval: exit %d: %s %s", code, stdout, stderr)
 	}
 	if stdout, stderr, code := ctl("ann", "operators", "disable", "otto"); code != 0 || !strings.Contains(stdout, "disabled") {
 		t.Fatalf("ann disables otto: exit %d: %s %s", code, stdout, stderr)
@@ -87,6 +114,9 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 	}
 	if stdout, _, code := ctl("vera", "operators", "whoami"); code != 0 || strings.TrimSpace(stdout) != "vera (viewer)" {
 		t.Fatalf("vera's whoami: %d %q", code, stdout)
+	}
+	if done := w.waitRollout("ops-1", 60*time.Second, nil); done.State != fleet.RolloutCompleted || done.Successes != 2 {
+		t.Fatalf("after olga's approval: %s, %d successes", done.State, done.Successes)
 	}
 
 	stdout, stderr, code := ctl("ann", "audit", "--json")
@@ -101,10 +131,13 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 	want := []step{
 		{"ann", "operator.add", "operator/ann", "ok"}, // by the local user: who is checked below
 		{"otto", "operator.add", "operator/otto", "ok"},
+		{"olga", "operator.add", "operator/olga", "ok"},
 		{"vera", "operator.add", "operator/vera", "ok"},
 		{fleet.TokenFileOperator, "bundle.publish", "bundle/" + hash, "ok"},
 		{"otto", "rollout.create", "rollout/ops-1", "ok"},
 		{"vera", "rollout.abort", "rollout/ops-1", "refused"},
+		{"otto", "rollout.approve", "rollout/ops-1", "failed"},
+		{"olga", "rollout.approve", "rollout/ops-1", "ok"},
 		{"ann", "operator.disable", "operator/otto", "ok"},
 	}
 	if len(es) != len(want) {
@@ -113,7 +146,7 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 	for i, e := range es {
 		s := want[i]
 		who := e.Who
-		if i < 3 {
+		if i < 4 {
 			who = s.who // operator.add was run as the local user
 			if !strings.HasPrefix(e.Who, "local:") || e.Agent != "cli" {
 				t.Errorf("entry %d: %s by %q via %q, want the local user via the CLI", i, e.Action, e.Who, e.Agent)
@@ -122,19 +155,22 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 		if got := (step{who, e.Action, e.Object, e.Outcome}); got != s {
 			t.Errorf("entry %d: %+v, want %+v", i, got, s)
 		}
-		if e.Time.IsZero() || (i >= 4 && (e.Time.Before(t0) || e.Time.After(time.Now()))) {
+		if e.Time.IsZero() || (i >= 5 && (e.Time.Before(t0) || e.Time.After(time.Now()))) {
 			t.Errorf("entry %d: time %v", i, e.Time)
 		}
-		if i >= 4 && (e.Remote != "127.0.0.1" || !strings.HasPrefix(e.Agent, "tritctl/")) {
+		if i >= 5 && (e.Remote != "127.0.0.1" || !strings.HasPrefix(e.Agent, "tritctl/")) {
 			t.Errorf("entry %d: from %q with %q, want 127.0.0.1 with tritctl", i, e.Remote, e.Agent)
 		}
 	}
-	if e := es[5]; e.Status != 403 || e.Role != "viewer" {
+	if e := es[6]; e.Status != 403 || e.Role != "viewer" {
 		t.Errorf("the refused abort: %+v", e)
+	}
+	if e := es[7]; e.Status != 400 || !strings.Contains(e.Detail, "another operator") {
+		t.Errorf("otto's own approval: %+v", e)
 	}
 	// The filters: one operator's entries, one object's.
 	stdout, _, _ = ctl("ann", "audit", "--json", "--object", "rollout/ops-1")
-	if err := json.Unmarshal([]byte(stdout), &es); err != nil || len(es) != 2 {
+	if err := json.Unmarshal([]byte(stdout), &es); err != nil || len(es) != 4 {
 		t.Fatalf("audit --object rollout/ops-1: %v\n%s", err, stdout)
 	}
 	stdout, _, _ = ctl("ann", "audit", "--operator", "vera")

@@ -168,6 +168,7 @@ type rolloutData struct {
 	NextURL     string
 
 	CanPause, CanResume, CanAbort bool
+	CanApprove                    bool             // the two-person rule waits, and this operator may approve
 	Previous                      uint64           // release a rollback would send; 0: none
 	History                       []api.AuditEntry // who did what to it, newest first
 	RollbackID                    string           // suggested ID for the rollback
@@ -187,8 +188,9 @@ func (c *Console) rolloutPage(w http.ResponseWriter, r *http.Request, s sessionV
 		return
 	}
 	data := c.rolloutData(ro, q)
+	data.CanApprove = ro.Approval.Pending() && !ro.State.Done() && s.p.Name != ro.CreatedBy
 	if !can(s, fleet.PermRollout) { // the server refuses them anyway
-		data.CanPause, data.CanResume, data.CanAbort, data.Previous = false, false, false, 0
+		data.CanPause, data.CanResume, data.CanAbort, data.CanApprove, data.Previous = false, false, false, false, 0
 	}
 	if q.Get("part") == "" {
 		data.History = c.history("rollout/" + ro.ID)
@@ -345,6 +347,11 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 		fleet.NoteAudit(r, "", "web console; "+reason)
 		_, err = c.svc.Control(id, op, reason)
 		msg = fmt.Sprintf("Rollout %s %s.", id, done[op])
+	case "approve":
+		var ar *fleet.Rollout
+		if ar, err = c.svc.Approve(id, s.p.Name); err == nil {
+			msg = fmt.Sprintf("Rollout %s approved: it goes on past device %d.", id, ar.Approval.After)
+		}
 	case "rollback":
 		newID := strings.TrimSpace(r.PostFormValue("id"))
 		fleet.NoteAudit(r, "", "web console; new rollout "+newID)
@@ -491,7 +498,7 @@ func (c *Console) createRollout(w http.ResponseWriter, r *http.Request, s sessio
 		return
 	}
 	fleet.NoteAudit(r, "rollout/"+req.ID, "web console; bundle "+req.Bundle)
-	ro, err := c.svc.CreateRollout(req)
+	ro, err := c.svc.CreateRolloutBy(req, s.p.Name)
 	if err != nil {
 		status := http.StatusBadRequest
 		if !errors.Is(err, fleet.ErrRollout) && !errors.Is(err, fleet.ErrNotFound) {
