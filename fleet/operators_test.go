@@ -322,3 +322,63 @@ func auditOf(db Store, q store.AuditQuery) (rs []store.AuditRecord, err error) {
 	err = db.View(func(tx store.Tx) error { rs, err = store.Audit(tx, q); return err })
 	return rs, err
 }
+
+// Through the API's real guard: 200 guesses at alice's token from 200
+// addresses get 10 answers of 401 and then 429s without a check; alice,
+// from the address she signed in from before, still gets in; from a new
+// address she waits like the guesser.
+func TestAPIBruteForceOneOperator(t *testing.T) {
+	f := newFixture(t)
+	h, err := f.svc.Handler(testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := (&Operators{DB: f.db, Now: f.clk.now}).Add(api.OperatorRequest{Name: "alice", Role: "viewer"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(addr, tok string) int {
+		r := httptest.NewRequest("GET", "/v1/whoami", nil)
+		r.RemoteAddr = addr
+		r.Header.Set("Authorization", "Bearer "+tok)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	if code := get("192.0.2.1:5000", alice.Token); code != http.StatusOK {
+		t.Fatalf("alice: %d", code)
+	}
+	codes := map[int]int{}
+	for i := range 200 {
+		guess, _, _ := newOperatorToken("alice")
+		codes[get("198.51.100."+strconv.Itoa(i)+":4000", guess)]++
+	}
+	if codes[http.StatusUnauthorized] != signInBurst || codes[http.StatusTooManyRequests] != 200-signInBurst {
+		t.Errorf("200 guesses at alice from 200 addresses: %v; want %d 401s, then 429s", codes, signInBurst)
+	}
+	if code := get("192.0.2.1:5001", alice.Token); code != http.StatusOK {
+		t.Errorf("alice from her address during the attack: %d", code)
+	}
+	if code := get("203.0.113.5:5000", alice.Token); code != http.StatusTooManyRequests {
+		t.Errorf("alice from a new address during the attack: %d, want 429", code)
+	}
+}
+
+func TestAuditAndTwoPersonConfig(t *testing.T) {
+	c, err := ParseConfig("fleet.toml", minimalConfig+"[audit]\nmax_records = 500\nmax_age = \"720h\"\n[rollouts]\ntwo_person = true\ntwo_person_devices = 3\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := c.Audit.limits(); l.MaxRecords != 500 || l.MaxAge != 720*time.Hour || !c.Rollouts.TwoPerson || c.Rollouts.TwoPersonDevices != 3 {
+		t.Fatalf("parsed %+v %+v", c.Audit, c.Rollouts)
+	}
+	for text, want := range map[string]string{
+		"[audit]\nmax_records = -1\n":           "audit.max_records",
+		"[audit]\nmax_age = \"10m\"\n":          "audit.max_age",
+		"[rollouts]\ntwo_person_devices = -2\n": "rollouts.two_person_devices",
+	} {
+		if _, err := ParseConfig("fleet.toml", minimalConfig+text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error naming %s", text, err, want)
+		}
+	}
+}
