@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -198,11 +199,28 @@ func (q *AuditQuery) match(r *AuditRecord) bool {
 }
 
 // Audit returns the records q selects, oldest first. It reads the whole
-// trail (bounded by AuditLimits) and keeps at most q.Limit records.
+// trail (bounded by AuditLimits) and keeps at most q.Limit records; a
+// record whose stored JSON does not contain the JSON text of every
+// operator, object and action asked for cannot match and is not decoded.
 func Audit(tx Tx, q AuditQuery) ([]AuditRecord, error) {
+	var needles [][]byte
+	for _, s := range []string{q.Who, q.Object, q.Action} {
+		if s != "" {
+			enc, err := json.Marshal(s) // escaped as the stored record is
+			if err != nil {
+				return nil, fmt.Errorf("store: audit query: %v: %w", err, ErrInvalid)
+			}
+			needles = append(needles, enc[1:len(enc)-1])
+		}
+	}
 	var ring []AuditRecord // the newest q.Limit matches; oldest at ring[next] once full
 	next := 0
 	err := tx.ForEach(FleetAudit, func(k string, raw []byte) error {
+		for _, n := range needles {
+			if !bytes.Contains(raw, n) {
+				return nil
+			}
+		}
 		r, err := DecodeAudit(k, raw)
 		if err != nil {
 			return err

@@ -125,3 +125,21 @@ func TestSchema1UpgradesToOperators(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Filters on text that JSON escapes (<, &, non-ASCII) still find their
+// records: the pre-filter compares escaped text with escaped text.
+func TestAuditQueryEscapedText(t *testing.T) {
+	db := openTest(t, nil)
+	r := auditAt(time.Now(), 0, "o<&>ü", "rollout.pause", "rollout/a<b&c>")
+	if _, err := appendAudit(db, r, AuditLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []AuditQuery{{Who: "o<&>ü"}, {Object: "rollout/a<b&c>"}, {Object: "rollout"}, {Action: "rollout"}} {
+		if got, err := audit(db, q); err != nil || len(got) != 1 {
+			t.Errorf("%+v: %d records, %v", q, len(got), err)
+		}
+	}
+	if got, _ := audit(db, AuditQuery{Who: "o<&>"}); len(got) != 0 {
+		t.Errorf("a prefix of the operator's name matches: %+v", got)
+	}
+}
