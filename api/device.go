@@ -43,6 +43,11 @@ type Device struct {
 	// Uncertain is set while the unknown rate of its latest interval is at
 	// or above the fleet's alert threshold ([alerts] unknown).
 	Uncertain bool `json:"uncertain,omitempty"`
+	// HealthHour and HealthDay are the UTC hour and day (Unix seconds of
+	// their start) of the latest health history documents written for
+	// the device (fleet/health.go prunes from them).
+	HealthHour int64 `json:"health_hour,omitempty"`
+	HealthDay  int64 `json:"health_day,omitempty"`
 	// LastSeq is the highest deployment command sequence sent to the device;
 	// the next command carries LastSeq+1.
 	LastSeq uint64 `json:"last_seq,omitempty"`

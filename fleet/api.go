@@ -36,6 +36,7 @@ import (
 //	GET  /v1/devices/{id}
 //	DELETE /v1/devices/{id}             forget a device (ForgetDevice)
 //	POST /v1/devices/{id}/reset         accept its next state (ResetDevice)
+//	GET  /v1/devices/{id}/health         its model health over time (DeviceHealthHistory)
 //	GET  /v1/devices/{id}/samples?wait=20s   the device's samples for retraining (Samples; 504 if it does not answer)
 //	POST /v1/plan                       body: PlanRequest; devices score a candidate on their history (Plan)
 //	GET  /v1/bundles                    registry, with the devices running each bundle
@@ -237,6 +238,16 @@ func (s *Service) handler(auth *Auth) (http.Handler, []string, error) {
 			return nil, err
 		}
 		return DeviceByID(s.db, id)
+	})
+	route("GET /v1/devices/{id}/health", func(r *http.Request) (any, error) {
+		id, err := deviceID(r)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := DeviceByID(s.db, id); err != nil {
+			return nil, err
+		}
+		return DeviceHealthHistory(s.db, id, s.opt.Now())
 	})
 	route("GET /v1/devices/{id}/samples", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)

@@ -263,7 +263,7 @@ func (s *Service) handleBatch(batch []message) {
 	s.mu.Lock()
 	err := s.db.Update(func(tx store.Tx) error {
 		clear(acks)
-		finished, alerts = finished[:0], alerts[:0]
+		finished, alerts, uncertain = finished[:0], alerts[:0], uncertain[:0]
 		devices := map[string]*Device{}
 		rollouts := map[string]*Rollout{} // nil value: not found
 		changed := map[string]bool{}      // rollouts to write back
@@ -306,6 +306,9 @@ func (s *Service) handleBatch(batch []message) {
 				s.metrics.telemetry.Add(1)
 				wasDrifting, wasUncertain := d.Drifting, d.Uncertain
 				d.applyTelemetry(m.telemetry, now, s.opt.DriftAlert)
+				if err := recordHealth(tx, d, m.telemetry, now); err != nil {
+					return err
+				}
 				if d.Drifting && !wasDrifting {
 					s.metrics.driftAlerts.Add(1)
 					alerts = append(alerts, d.ID)

@@ -271,12 +271,16 @@ func ForgetDevice(db Store, id string) error {
 		return fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}
 	err := db.Update(func(tx store.Tx) error {
-		ok, err := tx.Get(store.FleetDevices, id, &Device{})
+		var d Device
+		ok, err := tx.Get(store.FleetDevices, id, &d)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return fmt.Errorf("%w: device %s", ErrNotFound, id)
+		}
+		if err := forgetHealth(tx, &d); err != nil {
+			return err
 		}
 		return tx.Delete(store.FleetDevices, id)
 	})

@@ -28,6 +28,9 @@ const (
 	FleetOperatorTokens // operator credential hash -> name
 	FleetAudit          // the audit trail, keyed by sequence number
 	FleetAuditMeta      // the audit trail's bounds
+
+	// From schema 3 (health.go):
+	FleetHealth // each device's model health over time, keyed by device/period
 )
 
 // String returns the collection's bucket name.

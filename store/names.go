@@ -92,6 +92,12 @@ var (
 	// bucketFleetAuditMeta holds the trail's bounds: key "bounds" -> JSON
 	// auditBounds (the oldest sequence kept and the next one).
 	bucketFleetAuditMeta = []byte("fleet_audit_meta")
+
+	// From schema 3: bucketFleetHealth holds each device's model health
+	// over time (health.go): key "<device>/m/<YYYYMMDDHH>" -> JSON minute
+	// points of that hour, "<device>/h/<YYYYMMDD>" -> JSON hour points of
+	// that day (UTC).
+	bucketFleetHealth = []byte("fleet_health")
 )
 
 // StatSamples names the agent's ring of windows kept for retraining in
@@ -132,7 +138,12 @@ var collectionBuckets = [...][]byte{
 	FleetOperatorTokens: bucketFleetOperatorTokens,
 	FleetAudit:          bucketFleetAudit,
 	FleetAuditMeta:      bucketFleetAuditMeta,
+
+	FleetHealth: bucketFleetHealth,
 }
+
+// schemaV3Buckets lists the buckets created by the third migration.
+var schemaV3Buckets = [][]byte{bucketFleetHealth}
 
 // schemaV2Buckets lists the buckets created by the second migration.
 var schemaV2Buckets = [][]byte{

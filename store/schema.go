@@ -17,6 +17,7 @@ type migration func(tx *bolt.Tx) error
 var migrations = []migration{
 	migrateV1,
 	migrateV2,
+	migrateV3,
 }
 
 // migrateV1 creates the initial buckets.
@@ -32,6 +33,16 @@ func migrateV1(tx *bolt.Tx) error {
 // migrateV2 creates the fleet's operator and audit buckets.
 func migrateV2(tx *bolt.Tx) error {
 	for _, name := range schemaV2Buckets {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("create bucket %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateV3 creates the fleet's model health bucket (health.go).
+func migrateV3(tx *bolt.Tx) error {
+	for _, name := range schemaV3Buckets {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return fmt.Errorf("create bucket %q: %w", name, err)
 		}

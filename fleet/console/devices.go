@@ -231,6 +231,7 @@ type deviceData struct {
 	Drift   *driftView
 	Unknown *unknownView
 	History []api.AuditEntry // who did what to it, newest first
+	Health  *lineChart       // the last 24 hours' unknown share and confidence; nil without
 }
 
 // unknownView is a calibrated model's latest confidence report: the share
@@ -363,6 +364,9 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 	}
 	data := &deviceData{D: d, Row: newDeviceRow(d), Labels: sortedLabels(d.Labels),
 		Classes: classChart(d.Counts, "latest telemetry interval"), Unknown: newUnknownView(d)}
+	if h, err := fleet.DeviceHealthHistory(c.db, d.ID, c.opt.Now()); err == nil {
+		data.Health = healthChart(h, c.opt.Now())
+	}
 	if d.Drift != nil {
 		var bf *bundleFacts
 		if d.Model != nil {

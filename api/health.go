@@ -1,0 +1,53 @@
+package api
+
+// HealthPoint is one period (a minute or an hour, UTC) of a device's model
+// health: what its telemetry reported in that period, summed.
+type HealthPoint struct {
+	Time        int64             `json:"t"` // Unix seconds of the period's start
+	Predictions uint64            `json:"n"`
+	Counts      map[string]uint64 `json:"counts,omitempty"` // per class; at most MaxHealthClasses, the rest under HealthOther
+	// Windows had a calibrated confidence (bundle format 5); Unknown of
+	// them were reported unknown; ConfidenceSum is their confidences'
+	// sum (0 … Windows).
+	Windows       uint64  `json:"windows,omitempty"`
+	Unknown       uint64  `json:"unknown,omitempty"`
+	ConfidenceSum float64 `json:"confidence_sum,omitempty"`
+	// Drift is the highest drift score reported in the period; Agreement
+	// the latest shadow report's agreement (nil: no shadow); LatencyP50
+	// the highest median inference latency, microseconds.
+	Drift      float64  `json:"drift,omitempty"`
+	Agreement  *float64 `json:"agreement,omitempty"`
+	LatencyP50 float64  `json:"latency_p50_us,omitempty"`
+}
+
+// MaxHealthClasses bounds HealthPoint.Counts; further classes are summed
+// under HealthOther.
+const MaxHealthClasses = 16
+
+// HealthOther is the Counts key of the classes past MaxHealthClasses.
+const HealthOther = "(other)"
+
+// UnknownRate is Unknown/Windows, and whether there were such windows.
+func (p *HealthPoint) UnknownRate() (float64, bool) {
+	if p.Windows == 0 {
+		return 0, false
+	}
+	return float64(p.Unknown) / float64(p.Windows), true
+}
+
+// MeanConfidence is ConfidenceSum/Windows, and whether there were windows.
+func (p *HealthPoint) MeanConfidence() (float64, bool) {
+	if p.Windows == 0 {
+		return 0, false
+	}
+	return p.ConfidenceSum / float64(p.Windows), true
+}
+
+// DeviceHealth is a device's model health over time: GET
+// /v1/devices/{id}/health. Minutes are the last 24 hours' minutes with a
+// report, Hours the last 31 days' hours, oldest first.
+type DeviceHealth struct {
+	Device  string        `json:"device"`
+	Minutes []HealthPoint `json:"minutes"`
+	Hours   []HealthPoint `json:"hours"`
+}

@@ -1,0 +1,195 @@
+package fleet
+
+import (
+	"errors"
+	"time"
+
+	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+)
+
+// Model health over time. Every telemetry report a device sends is added
+// to two points of its health history (api.HealthPoint), in the store's
+// FleetHealth collection (store/health.go): the current UTC minute's, in
+// the document of that hour, and the current UTC hour's, in the document
+// of that day. A device's history is its last 24 hours by minute and its
+// last 31 days by hour; writing a new hour (day) document deletes the
+// device's hour (day) documents that fell out of that window, so the
+// history is bounded whatever the device does:
+//
+//	≤ 1,440 minute points + ≤ 744 hour points per device,
+//
+// each a few dozen bytes of JSON plus its class counts (docs/FLEET.md
+// "Model health over time" has the measured size). Points are stamped
+// with the fleet's clock when the report arrives.
+
+// Health windows.
+const (
+	healthHours = 24 // hour documents of minute points kept
+	healthDays  = 31 // day documents of hour points kept
+)
+
+// healthDoc is one FleetHealth document: a period's points, oldest first.
+type healthDoc struct {
+	Points []api.HealthPoint `json:"points"`
+}
+
+// addToPoint adds one telemetry report to p.
+func addToPoint(p *api.HealthPoint, m *wire.Telemetry) {
+	p.Predictions += m.Predictions
+	for class, n := range m.Counts {
+		if p.Counts == nil {
+			p.Counts = map[string]uint64{}
+		}
+		if _, ok := p.Counts[class]; !ok && len(p.Counts) >= api.MaxHealthClasses {
+			class = api.HealthOther
+		}
+		p.Counts[class] += n
+	}
+	if c := m.Confidence; c != nil {
+		var n uint64
+		for _, k := range c.Histogram {
+			n += k
+		}
+		p.Windows += n
+		p.Unknown += c.Unknown
+		p.ConfidenceSum += c.Mean * float64(n)
+	}
+	if d := m.Drift; d != nil {
+		p.Drift = max(p.Drift, d.Score)
+	}
+	if sh := m.Shadow; sh != nil && sh.Windows > 0 {
+		a := sh.Agreement()
+		p.Agreement = &a
+	}
+	if l := m.Latency; l != nil {
+		p.LatencyP50 = max(p.LatencyP50, l.P50)
+	}
+}
+
+// addToDoc adds m to the point of period start in the document under key,
+// creating either as needed.
+func addToDoc(tx store.Tx, key string, start int64, m *wire.Telemetry) error {
+	var doc healthDoc
+	if _, err := tx.Get(store.FleetHealth, key, &doc); err != nil {
+		return err
+	}
+	n := len(doc.Points)
+	if n == 0 || doc.Points[n-1].Time != start {
+		if n > 0 && doc.Points[n-1].Time > start {
+			// The clock went back: find the period's point, or insert it.
+			i := 0
+			for i < n && doc.Points[i].Time < start {
+				i++
+			}
+			if i == n || doc.Points[i].Time != start {
+				doc.Points = append(doc.Points[:i], append([]api.HealthPoint{{Time: start}}, doc.Points[i:]...)...)
+			}
+			addToPoint(&doc.Points[i], m)
+			return tx.Put(store.FleetHealth, key, &doc)
+		}
+		doc.Points = append(doc.Points, api.HealthPoint{Time: start})
+	}
+	addToPoint(&doc.Points[len(doc.Points)-1], m)
+	return tx.Put(store.FleetHealth, key, &doc)
+}
+
+// recordHealth adds telemetry m of device d, received at now, to its
+// health history, and deletes what fell out of the history's windows.
+func recordHealth(tx store.Tx, d *Device, m *wire.Telemetry, now time.Time) error {
+	now = now.UTC()
+	hour, minute := now.Truncate(time.Hour), now.Truncate(time.Minute)
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	if err := addToDoc(tx, store.HealthHourKey(d.ID, hourName(hour)), minute.Unix(), m); err != nil {
+		return err
+	}
+	if err := addToDoc(tx, store.HealthDayKey(d.ID, dayName(day)), hour.Unix(), m); err != nil {
+		return err
+	}
+	// The documents written before (the device's last hour and day)
+	// hold the oldest ones that may remain: delete those out of the window.
+	if last := d.HealthHour; last != 0 && last < hour.Unix() {
+		for h := time.Unix(last, 0).UTC().Add(-(healthHours - 1) * time.Hour); !h.After(hour.Add(-healthHours*time.Hour)) && h.Unix() <= last; h = h.Add(time.Hour) {
+			if err := tx.Delete(store.FleetHealth, store.HealthHourKey(d.ID, hourName(h))); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+	}
+	if last := d.HealthDay; last != 0 && last < day.Unix() {
+		for t := time.Unix(last, 0).UTC().AddDate(0, 0, -(healthDays - 1)); !t.After(day.AddDate(0, 0, -healthDays)) && t.Unix() <= last; t = t.AddDate(0, 0, 1) {
+			if err := tx.Delete(store.FleetHealth, store.HealthDayKey(d.ID, dayName(t))); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+	}
+	d.HealthHour, d.HealthDay = max(d.HealthHour, hour.Unix()), max(d.HealthDay, day.Unix())
+	return nil
+}
+
+func hourName(t time.Time) string { return t.UTC().Format("2006010215") }
+func dayName(t time.Time) string  { return t.UTC().Format("20060102") }
+
+// DeviceHealthHistory reads device id's health history at now: the minutes
+// of the last 24 hours and the hours of the last 31 days with a report.
+func DeviceHealthHistory(db Store, id string, now time.Time) (*api.DeviceHealth, error) {
+	now = now.UTC()
+	out := &api.DeviceHealth{Device: id, Minutes: []api.HealthPoint{}, Hours: []api.HealthPoint{}}
+	hour := now.Truncate(time.Hour)
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	minFrom, hourFrom := now.Add(-24*time.Hour).Unix(), now.AddDate(0, 0, -healthDays).Unix()
+	err := db.View(func(tx store.Tx) error {
+		for h := hour.Add(-healthHours * time.Hour); !h.After(hour); h = h.Add(time.Hour) {
+			var doc healthDoc
+			if _, err := tx.Get(store.FleetHealth, store.HealthHourKey(id, hourName(h)), &doc); err != nil {
+				return err
+			}
+			for _, p := range doc.Points {
+				if p.Time > minFrom {
+					out.Minutes = append(out.Minutes, p)
+				}
+			}
+		}
+		for t := day.AddDate(0, 0, -healthDays); !t.After(day); t = t.AddDate(0, 0, 1) {
+			var doc healthDoc
+			if _, err := tx.Get(store.FleetHealth, store.HealthDayKey(id, dayName(t)), &doc); err != nil {
+				return err
+			}
+			for _, p := range doc.Points {
+				if p.Time > hourFrom {
+					out.Hours = append(out.Hours, p)
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// forgetHealth deletes d's health history (every document its latest hour
+// and day may have left).
+func forgetHealth(tx store.Tx, d *Device) error {
+	del := func(key string) error {
+		if err := tx.Delete(store.FleetHealth, key); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return nil
+	}
+	if d.HealthHour != 0 {
+		last := time.Unix(d.HealthHour, 0).UTC()
+		for k := range healthHours {
+			if err := del(store.HealthHourKey(d.ID, hourName(last.Add(-time.Duration(k)*time.Hour)))); err != nil {
+				return err
+			}
+		}
+	}
+	if d.HealthDay != 0 {
+		last := time.Unix(d.HealthDay, 0).UTC()
+		for k := range healthDays {
+			if err := del(store.HealthDayKey(d.ID, dayName(last.AddDate(0, 0, -k)))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

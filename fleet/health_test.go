@@ -1,0 +1,107 @@
+package fleet
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+)
+
+// healthReport is a telemetry report of 600 windows, 30 of them unknown,
+// with a drift score and a latency.
+func healthReport(seq uint64) *wire.Telemetry {
+	return &wire.Telemetry{Device: "gw-1", Session: 1, Seq: seq, From: 1, To: 2, Predictions: 600,
+		Counts:     map[string]uint64{"normal": 500, "fault": 100},
+		Latency:    &wire.Latency{P50: 40, P90: 50, P99: 60, Max: 70},
+		Drift:      &wire.DriftReport{Score: 0.01 * float64(seq%5), Windows: 600},
+		Confidence: &wire.ConfidenceReport{Unknown: 30, Novel: 30, Histogram: []uint64{0, 0, 0, 0, 0, 0, 0, 100, 200, 300}, Mean: 0.85}}
+}
+
+// healthKeys lists the FleetHealth documents and their JSON bytes.
+func healthKeys(t *testing.T, db Store) (keys []string, bytes int) {
+	t.Helper()
+	err := db.ForEach(store.FleetHealth, func(key string, raw []byte) error {
+		keys = append(keys, key)
+		bytes += len(raw)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys, bytes
+}
+
+// TestHealthHistory: reports in one minute add up to one point, the next
+// minute starts another, and the hour point holds both; the unknown
+// rate, mean confidence, drift and latency come through.
+func TestHealthHistory(t *testing.T) {
+	f := newFixture(t)
+	f.clk.t = t0.Add(10 * time.Second)
+	f.telemetry(t, healthReport(1))
+	f.clk.t = t0.Add(40 * time.Second)
+	f.telemetry(t, healthReport(2))
+	f.clk.t = t0.Add(3 * time.Minute)
+	f.telemetry(t, healthReport(3))
+	h, err := DeviceHealthHistory(f.db, "gw-1", f.clk.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Minutes) != 2 || len(h.Hours) != 1 {
+		t.Fatalf("%d minute and %d hour points, want 2 and 1", len(h.Minutes), len(h.Hours))
+	}
+	m := h.Minutes[0]
+	u, _ := m.UnknownRate()
+	c, _ := m.MeanConfidence()
+	if m.Time != t0.Unix() || m.Predictions != 1200 || m.Counts["fault"] != 200 || u != 0.05 || c < 0.8499 || c > 0.8501 || m.Drift != 0.02 || m.LatencyP50 != 40 {
+		t.Errorf("first minute %+v", m)
+	}
+	if hr := h.Hours[0]; hr.Time != t0.Unix() || hr.Predictions != 1800 || hr.Windows != 1800 || hr.Unknown != 90 {
+		t.Errorf("hour %+v", hr)
+	}
+}
+
+// TestHealthHistoryBounds: a report every minute for 26 hours keeps the
+// last 24 hours of minutes (older hour documents deleted as new ones are
+// written), every hour, and at most 25 + 2 documents; 40 days later the
+// old days are gone too, and forgetting the device deletes its history.
+func TestHealthHistoryBounds(t *testing.T) {
+	f := newFixture(t)
+	start := t0
+	for i := range 26 * 60 {
+		f.clk.t = start.Add(time.Duration(i)*time.Minute + 5*time.Second)
+		f.telemetry(t, healthReport(uint64(i+1)))
+	}
+	h, err := DeviceHealthHistory(f.db, "gw-1", f.clk.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Minutes) != 24*60 || len(h.Hours) != 26 {
+		t.Fatalf("%d minute and %d hour points, want 1440 and 26", len(h.Minutes), len(h.Hours))
+	}
+	keys, bytes := healthKeys(t, f.db)
+	if len(keys) > 25+2 {
+		t.Errorf("%d documents, want at most 25 hour and 2 day documents: %v", len(keys), keys)
+	}
+	t.Logf("a device reporting every minute: %d documents, %d bytes of JSON for its last 24 hours by minute and %d hours", len(keys), bytes, len(h.Hours))
+	// The hour points' JSON a month holds: 31 days of 24.
+	one, _ := json.Marshal(h.Hours[0])
+	t.Logf("an hour point: %d bytes of JSON; a minute point: %d", len(one), func() int { b, _ := json.Marshal(h.Minutes[0]); return len(b) }())
+
+	f.clk.t = start.AddDate(0, 0, 40)
+	f.telemetry(t, healthReport(9999))
+	keys, _ = healthKeys(t, f.db)
+	if len(keys) != 2 {
+		t.Errorf("40 days later: %v, want the new hour and day documents only", keys)
+	}
+	if h, _ := DeviceHealthHistory(f.db, "gw-1", f.clk.t); len(h.Minutes) != 1 || len(h.Hours) != 1 {
+		t.Errorf("40 days later: %d minutes, %d hours, want 1 and 1", len(h.Minutes), len(h.Hours))
+	}
+	if err := ForgetDevice(f.db, "gw-1"); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := healthKeys(t, f.db); len(keys) != 0 {
+		t.Errorf("forgotten device's history left: %v", keys)
+	}
+}
