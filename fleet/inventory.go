@@ -264,8 +264,9 @@ func Select(db Store, selector map[string]string) ([]string, error) {
 
 // ForgetDevice deletes a device's record: for a gateway taken out of
 // service, or a record that holds data a device never sent (a forged
-// state). If the device says anything again it reappears as new, its
-// command counter restored from the highest sequence its state reports.
+// state), with its health history. If the device says anything again it
+// reappears as new, its command counter restored from the highest
+// sequence its state reports.
 func ForgetDevice(db Store, id string) error {
 	if err := wire.CheckID(id); err != nil {
 		return fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
