@@ -1,0 +1,35 @@
+package inference
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkPredictFastPath times Predict of random-feature models shaped
+// like the default kernel models (d inputs, p columns, all kept, k
+// classes) with the fast path and with the pure-Go loops, in one run.
+//
+//	go test -run '^$' -bench PredictFastPath -benchmem -count 5 ./inference
+func BenchmarkPredictFastPath(b *testing.B) {
+	for _, c := range []struct{ d, p, k int }{{8, 2048, 2}, {16, 4096, 4}, {24, 2048, 4}, {54, 13824, 7}, {256, 22656, 10}, {48, 20288, 10}} {
+		spec := testSpec(b, 5, c.d, c.p, c.k, 0)
+		m, err := New(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x := make([]float32, c.d)
+		for i := range x {
+			x[i] = float32(i%5) - 2
+		}
+		scores := make([]float32, c.k)
+		run := func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Predict(scores, x)
+			}
+		}
+		name := fmt.Sprintf("d=%d/p=%d/k=%d", c.d, c.p, c.k)
+		b.Run(name+"/"+simdName, run)
+		b.Run(name+"/go", func(b *testing.B) { withoutSIMD(func() { run(b) }) })
+	}
+}
