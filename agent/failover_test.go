@@ -7,6 +7,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/mqtttest"
 )
 
@@ -80,5 +81,32 @@ func TestBrokersConfig(t *testing.T) {
 	}
 	if !m.tlsScheme() {
 		t.Error("tls:// addresses not seen as TLS")
+	}
+}
+
+// TestBundleSubscriptionRetried: a broker that refuses the subscription to
+// a bundle's topic for a while (nats-server after a node failure) does not
+// fail the install: the agent retries the subscription on the same
+// connection and installs once it is granted.
+func TestBundleSubscriptionRetried(t *testing.T) {
+	k := newKeys(t)
+	f := newFakeFleet(t, k)
+	cfg := testConfig(t, k, "tcp://fake:1883")
+	cfg.MQTT.ReconnectMin.Duration, cfg.MQTT.ReconnectMax.Duration = 50*time.Millisecond, 200*time.Millisecond
+	var rec logRecorder
+	startAgent(t, cfg, &Options{Dialer: f.b, Logger: rec.logger()})
+	f.waitOnline()
+	f.b.mu.Lock()
+	f.b.refuse = 3
+	f.b.mu.Unlock()
+	h := f.bundle(makeBundle(t, bundleOpts{release: 1, signer: k.release}))
+	if ev := f.terminal(f.deploy(h, "r1")); ev.State != wire.JobSucceeded {
+		t.Fatalf("install with the bundle's subscription refused 3 times: %s %q %q", ev.State, ev.Code, ev.Reason)
+	}
+	if n := len(rec.records("mqtt subscribe failed; retrying")); n != 3 {
+		t.Errorf("%d refused subscriptions logged, want 3", n)
+	}
+	if n := len(rec.records("mqtt subscribed after a retry")); n != 1 {
+		t.Errorf("%d successful retries logged, want 1", n)
 	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,9 @@ type fakeBroker struct {
 	conns    []*fakeConn
 	down     bool
 	sent     []Message // everything published by clients
+	// refuse is how many more subscriptions to bundle topics, after the
+	// connection is made, fail (a clustered broker after a node failure).
+	refuse int
 }
 
 func newFakeBroker() *fakeBroker { return &fakeBroker{retained: map[string][]byte{}} }
@@ -97,6 +101,11 @@ func (c *fakeConn) Publish(_ context.Context, m Message) error {
 
 func (c *fakeConn) Subscribe(_ context.Context, s Subscription) error {
 	c.b.mu.Lock()
+	if t, err := wire.ParseTopic(s.Topic); err == nil && t.Kind == wire.KindBundle && c.b.refuse > 0 {
+		c.b.refuse--
+		c.b.mu.Unlock()
+		return errors.New("mqtt: broker refused subscription (code 0x80)")
+	}
 	c.subs[s.Topic] = true
 	p, ok := c.b.retained[s.Topic]
 	c.b.mu.Unlock()

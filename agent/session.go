@@ -68,12 +68,44 @@ func (s *session) subscriptions() []Subscription {
 func (s *session) want(ctx context.Context, topic string) {
 	s.mu.Lock()
 	s.extra[topic] = true
-	conn := s.conn
+	conn, gen := s.conn, s.gen
 	s.mu.Unlock()
 	if conn != nil {
 		if err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: 1}); err != nil {
-			s.a.log.Warn("mqtt subscribe failed; will retry on reconnect", "topic", topic, "err", err)
+			s.a.log.Warn("mqtt subscribe failed; retrying", "topic", topic, "err", err)
+			go s.retrySubscribe(ctx, conn, gen, topic)
 		}
+	}
+}
+
+// retrySubscribe subscribes topic on conn again, with backoff from
+// mqtt.reconnect_min to reconnect_max, until it succeeds, the topic is no
+// longer wanted, the connection is replaced (a new connection subscribes
+// everything wanted) or ctx ends. A clustered broker refuses a
+// subscription for a while after a node failed (nats-server: SUBACK 0x80
+// until JetStream has placed the new consumer); the connection itself is
+// fine, so waiting for a reconnection would wait for nothing.
+func (s *session) retrySubscribe(ctx context.Context, conn Conn, gen uint64, topic string) {
+	wait := s.a.cfg.MQTT.ReconnectMin.Duration
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		s.mu.Lock()
+		still := s.extra[topic] && s.conn == conn && s.gen == gen
+		s.mu.Unlock()
+		if !still {
+			return
+		}
+		err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: 1})
+		if err == nil {
+			s.a.log.Info("mqtt subscribed after a retry", "topic", topic)
+			return
+		}
+		s.a.log.Warn("mqtt subscribe failed; retrying", "topic", topic, "err", err)
+		wait = min(2*wait, s.a.cfg.MQTT.ReconnectMax.Duration)
 	}
 }
 
@@ -202,7 +234,11 @@ func (s *session) connectOnce(ctx context.Context) bool {
 	// those subscriptions on this connection now.
 	for _, topic := range late {
 		if err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: 1}); err != nil {
-			a.log.Warn("mqtt subscribe failed; will retry on reconnect", "topic", topic, "err", err)
+			a.log.Warn("mqtt subscribe failed; retrying", "topic", topic, "err", err)
+			s.mu.Lock()
+			gen := s.gen
+			s.mu.Unlock()
+			go s.retrySubscribe(ctx, conn, gen, topic)
 		}
 	}
 	select {
