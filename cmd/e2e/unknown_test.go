@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
@@ -58,7 +59,7 @@ func unknownShare(t *testing.T, spec *inference.ModelSpec, rows [][]float32) flo
 // other replays a few of them and then noise at the top of every
 // feature's range: its unknown rate rises past the fleet's alert
 // threshold ([alerts] unknown = 0.2) within a telemetry interval and the
-// fleet reports it (inventory, /metrics). Then a shadow candidate whose
+// fleet reports it (inventory, health history, /metrics). Then a shadow candidate whose
 // every window is unknown is stopped on the steady device by the
 // unknown-rate gate before it is activated.
 func TestUnknownAlert(t *testing.T) {
@@ -117,6 +118,24 @@ func TestUnknownAlert(t *testing.T) {
 		100*steadyMax, steadyUnknown, steadyWindows, 100*u, threshold)
 	if d.Confidence.Novel != d.Confidence.Unknown || d.Confidence.MaxNovelty != spec.Calibration.MaxNovelty {
 		t.Errorf("noisy device's report %+v: want every unknown window novel, under the bundle's threshold", d.Confidence)
+	}
+	// The fleet's health history holds the change: the noisy device's
+	// latest minute counts the unknown windows of the interval that
+	// raised the alert (≥ 20% of 50), the steady device's stays near 0.
+	// (The test lasts seconds, so before and after the switch share a
+	// minute.)
+	var hist, steadyHist api.DeviceHealth
+	w.call("GET", "/v1/devices/"+shift+"/health", nil, &hist)
+	w.call("GET", "/v1/devices/"+steady+"/health", nil, &steadyHist)
+	if len(hist.Minutes) == 0 || len(hist.Hours) == 0 || len(steadyHist.Minutes) == 0 {
+		t.Fatalf("health histories: %+v, %+v", hist, steadyHist)
+	}
+	last, steadyLast := hist.Minutes[len(hist.Minutes)-1], steadyHist.Minutes[len(steadyHist.Minutes)-1]
+	u, _ = last.UnknownRate()
+	su, _ := steadyLast.UnknownRate()
+	t.Logf("health history, latest minute: noisy device %d of %d windows unknown, steady device %d of %d", last.Unknown, last.Windows, steadyLast.Unknown, steadyLast.Windows)
+	if last.Unknown < 10 || u < su+0.1 || su > 0.05 {
+		t.Errorf("latest minutes: noisy %+v, steady %+v", last, steadyLast)
 	}
 	m := w.rawCall("/metrics")
 	if !strings.Contains(m, "trit_fleet_devices_uncertain 1") || !strings.Contains(m, "trit_fleet_unknown_alerts_total 1") || !strings.Contains(m, "trit_fleet_unknown_share ") {
