@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -131,10 +132,16 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 
 	broker, own := cfg.MQTT.Broker, cfg.MQTT.Broker // devices' broker URL, the fleet's own
 	var eb *EmbeddedBroker
+	var trail atomic.Pointer[Audit] // the service's trail, once it exists
 	if broker == "embedded" {
 		m := &cfg.MQTT
 		eb, err = StartEmbedded(&EmbeddedOptions{Listen: m.EmbeddedListen, FleetID: m.ClientID,
-			Credentials: m.EmbeddedCredentials, CertFile: m.EmbeddedCertFile, KeyFile: m.EmbeddedKeyFile, Limit: new(m.deviceLimit())}, log)
+			Credentials: m.EmbeddedCredentials, CertFile: m.EmbeddedCertFile, KeyFile: m.EmbeddedKeyFile, Limit: new(m.deviceLimit()),
+			OnCredentials: func(c CredentialsChange) {
+				if a := trail.Load(); a != nil {
+					go a.recordCredentials(c) // not under the broker's lock
+				}
+			}}, log)
 		if err != nil {
 			return err
 		}
@@ -162,6 +169,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if err != nil {
 		return err
 	}
+	trail.Store(svc.Audit())
 	if eb != nil { // the broker's per-device limit counts go to the devices' records
 		svc.CountLimitedBy(eb.TakeLimited)
 	}

@@ -192,6 +192,9 @@ type credentialStore struct {
 	creds credentials
 	fi    os.FileInfo // of the file read; nil if there was none
 	bad   os.FileInfo // of the last file that could not be read
+	// onChange, if not nil, is told what a reload changed (called with mu
+	// held: it must not call back).
+	onChange func(CredentialsChange)
 }
 
 // openCredentials reads the file at path; an unreadable or invalid file is
@@ -221,6 +224,7 @@ func (s *credentialStore) check(id string, secret []byte) bool {
 	case errors.Is(err, os.ErrNotExist):
 		if s.fi != nil {
 			s.warn("embedded broker: credentials file removed; no device can connect", "file", s.path)
+			s.changed(s.creds, credentials{}, nil)
 			s.creds, s.fi = credentials{}, nil
 		}
 	case err != nil:
@@ -235,6 +239,7 @@ func (s *credentialStore) check(id string, secret []byte) bool {
 			s.bad = fi
 			break
 		}
+		s.changed(s.creds, c, nfi)
 		s.creds, s.fi, s.bad = c, nfi, nil
 	}
 	return s.creds.check(id, secret)

@@ -73,6 +73,11 @@ type EmbeddedOptions struct {
 	CertFile, KeyFile string
 	// Limit is every device's budget; nil means defaultDeviceLimit.
 	Limit *Limit
+	// OnCredentials, if not nil, is told each change the broker takes up
+	// when it reads the credentials file again (added, removed, replaced
+	// device IDs, and the file's owner): the fleet records them in its
+	// audit trail (credentials_audit.go).
+	OnCredentials func(c CredentialsChange)
 }
 
 // Embedded broker limits.
@@ -139,6 +144,7 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 	if err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}
+	creds.onChange = o.OnCredentials
 	if creds.count() == 0 {
 		log.Warn("embedded broker: no device credentials yet; add them with `trit-fleet credentials add <device-id>`", "file", o.Credentials)
 	}
