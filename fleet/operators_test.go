@@ -15,6 +15,8 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/store/postgres"
+	"github.com/trit-iot/trit/store/postgres/pgtest"
 )
 
 func TestOperatorTokens(t *testing.T) {
@@ -42,6 +44,36 @@ func TestAuthFollowsTheStore(t *testing.T) { testAuthFollowsTheStore(t, newFixtu
 func TestOperatorsOnPostgres(t *testing.T) {
 	t.Run("Auth", func(t *testing.T) { testAuthFollowsTheStore(t, newFixtureOn(t, openPostgres(t))) })
 	t.Run("API", func(t *testing.T) { testOperatorsOverTheAPI(t, newFixtureOn(t, openPostgres(t))) })
+	t.Run("Replicas", testDisableOnEveryReplica)
+}
+
+// Two replicas on one PostgreSQL database: an operator disabled through
+// one is refused by the other at its very next request.
+func testDisableOnEveryReplica(t *testing.T) {
+	dsn := pgtest.Database(t)
+	var srvs []*httptest.Server
+	for range 2 {
+		db, err := postgres.Open(dsn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		srvs = append(srvs, apiServer(t, newFixtureOn(t, db)))
+	}
+	a, b := api.NewClient(srvs[0].URL, testToken), srvs[1]
+	n, err := a.AddOperator(&api.OperatorRequest{Name: "otto", Role: "operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := call(t, b, "GET", "/v1/whoami", n.Token, nil); code != http.StatusOK {
+		t.Fatalf("otto on replica b: %d %s", code, body)
+	}
+	if _, err := a.OperatorOp("otto", "disable"); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := call(t, b, "GET", "/v1/whoami", n.Token, nil); code != http.StatusUnauthorized {
+		t.Fatalf("otto on replica b right after replica a disabled him: %d, want 401", code)
+	}
 }
 
 func testAuthFollowsTheStore(t *testing.T, f *fixture) {
