@@ -44,6 +44,12 @@ func (c *Client) DeviceJSON(id string) (json.RawMessage, error) {
 	return raw, c.do("GET", "/v1/devices/"+url.PathEscape(id), nil, &raw)
 }
 
+// DeviceHealth returns a device's model health over time.
+func (c *Client) DeviceHealth(id string) (*DeviceHealth, error) {
+	var h DeviceHealth
+	return &h, c.do("GET", "/v1/devices/"+url.PathEscape(id)+"/health", nil, &h)
+}
+
 // ForgetDevice deletes a device's inventory record.
 func (c *Client) ForgetDevice(id string) error {
 	return c.do("DELETE", "/v1/devices/"+url.PathEscape(id), nil, nil)

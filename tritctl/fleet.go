@@ -856,7 +856,64 @@ shows offline until it publishes its state (at its next connection).`,
 			return nil
 		},
 	}
-	cmd.AddCommand(list, show, forget, reset)
+	var healthJSON, healthMinutes bool
+	health := &cobra.Command{
+		Use:   "health ID",
+		Short: "Show a device's model health over time: predictions, unknown windows, confidence, drift, agreement, latency",
+		Long: `Show the fleet's health history of one device (docs/FLEET.md "Model health
+over time"): by hour over the last 31 days, or with --minutes by minute
+over the last 24 hours, oldest first — predictions, the share of
+calibrated windows reported unknown and their mean confidence, the
+highest drift score, the latest shadow agreement and the highest median
+latency. Periods without a report are not listed.`,
+		Example: `  tritctl devices health gw-1
+  tritctl devices health gw-1 --minutes | tail -60     # the last hour
+  tritctl devices health gw-1 --json | jq '.hours[-1]'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, err := ff.client()
+			if err != nil {
+				return err
+			}
+			h, err := c.DeviceHealth(args[0])
+			if err != nil {
+				return err
+			}
+			if healthJSON {
+				return writeJSONTo(e.stdout, h)
+			}
+			points, layout := h.Hours, "2006-01-02 15:00"
+			if healthMinutes {
+				points, layout = h.Minutes, "2006-01-02 15:04"
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME (UTC)\tPREDICTIONS\tUNKNOWN\tCONFIDENCE\tDRIFT\tAGREEMENT\tLATENCY P50")
+			for i := range points {
+				p := &points[i]
+				unknown, conf, drift, agree, lat := "-", "-", "-", "-", "-"
+				if u, ok := p.UnknownRate(); ok {
+					unknown = fmt.Sprintf("%.1f%% (%d)", 100*u, p.Unknown)
+				}
+				if m, ok := p.MeanConfidence(); ok {
+					conf = fmt.Sprintf("%.1f%%", 100*m)
+				}
+				if p.Drift > 0 {
+					drift = fmt.Sprintf("%.3f", p.Drift)
+				}
+				if p.Agreement != nil {
+					agree = fmt.Sprintf("%.1f%%", 100**p.Agreement)
+				}
+				if p.LatencyP50 > 0 {
+					lat = fmt.Sprintf("%.0f µs", p.LatencyP50)
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", time.Unix(p.Time, 0).UTC().Format(layout), p.Predictions, unknown, conf, drift, agree, lat)
+			}
+			return tw.Flush()
+		},
+	}
+	health.Flags().BoolVar(&healthJSON, "json", false, "print the fleet's JSON (both the minutes and the hours)")
+	health.Flags().BoolVar(&healthMinutes, "minutes", false, "by minute over the last 24 hours instead of by hour")
+	cmd.AddCommand(list, show, health, forget, reset)
 	return cmd
 }
 
