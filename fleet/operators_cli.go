@@ -170,10 +170,10 @@ The commands change the database directly when trit-fleet is not running
 API with the token in api.token_file. Either way the change is in the
 audit trail. Run them as the user trit-fleet runs as.`,
 		Example: `  trit-fleet operators add alice --role admin -c /etc/trit/fleet.toml
-  trit-fleet operators add prometheus --role metrics --machine --expires 365d --token-file /etc/prometheus/trit-token
+  trit-fleet operators add prometheus --role metrics --machine --expires 365d -o /etc/prometheus/trit-token
   trit-fleet operators list
   trit-fleet operators disable bob
-  trit-fleet operators rotate alice --token-file alice.token`,
+  trit-fleet operators rotate alice -o alice.token`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return fmt.Errorf("%w: operators: give a subcommand (add, list, disable, enable, rotate, remove)", ErrConfig)
@@ -196,7 +196,7 @@ audit trail. Run them as the user trit-fleet runs as.`,
 	show := func(n *api.NewOperator, tokenFile, what string) error {
 		if tokenFile != "" {
 			if err := newfile.Write(tokenFile, 0o600, []byte(n.Token+"\n")); err != nil {
-				return fmt.Errorf("--token-file: %w (the operator is %s; rotate to make another token)", err, what)
+				return fmt.Errorf("--out: %w (the operator is %s; rotate to make another token)", err, what)
 			}
 			fmt.Fprintf(stdout, "operator %s (%s) %s; token written to %s\n", n.Operator.Name, n.Operator.Role, what, tokenFile)
 			return nil
@@ -211,7 +211,7 @@ audit trail. Run them as the user trit-fleet runs as.`,
 		Use:   "add NAME --role ROLE",
 		Short: "Add an operator and show its token once",
 		Example: `  trit-fleet operators add alice --role admin
-  trit-fleet operators add ci --role release-manager --machine --expires 90d --token-file ci.token`,
+  trit-fleet operators add ci --role release-manager --machine --expires 90d -o ci.token`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			req := api.OperatorRequest{Name: args[0], Role: role, Machine: machine}
@@ -237,7 +237,7 @@ audit trail. Run them as the user trit-fleet runs as.`,
 	add.Flags().StringVar(&role, "role", "", "viewer, operator, release-manager, admin or metrics (required)")
 	add.Flags().BoolVar(&machine, "machine", false, "a script or scraper: the token cannot sign in to the console")
 	add.Flags().StringVar(&expires, "expires", "", "the token stops working then: a duration (720h, 90d), a date (2027-01-31) or an RFC 3339 time")
-	add.Flags().StringVar(&tokenFile, "token-file", "", "write the token to this new file (mode 0600) instead of printing it")
+	add.Flags().StringVarP(&tokenFile, "out", "o", "", "write the token to this new file (mode 0600) instead of printing it")
 	add.MarkFlagRequired("role")
 
 	var asJSON bool
@@ -302,7 +302,7 @@ audit trail. Run them as the user trit-fleet runs as.`,
 	rotate := &cobra.Command{
 		Use:     "rotate NAME",
 		Short:   "Give an operator a new token (shown once); the old one stops working at once",
-		Example: `  trit-fleet operators rotate alice --token-file alice.token`,
+		Example: `  trit-fleet operators rotate alice -o alice.token`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return with(func(b operatorBackend) error {
@@ -314,7 +314,7 @@ audit trail. Run them as the user trit-fleet runs as.`,
 			})
 		},
 	}
-	rotate.Flags().StringVar(&rotateFile, "token-file", "", "write the token to this new file (mode 0600) instead of printing it")
+	rotate.Flags().StringVarP(&rotateFile, "out", "o", "", "write the token to this new file (mode 0600) instead of printing it")
 	remove := &cobra.Command{
 		Use:     "remove NAME",
 		Short:   "Remove an operator (its token stops working at once; its audit records stay)",

@@ -310,7 +310,7 @@ release_keys = ["`+filepath.Join(dir, "release.pub")+`"]
 		return code, stdout.String(), stderr.String()
 	}
 	out := filepath.Join(dir, "alice.token")
-	if code, stdout, stderr := run("operators", "add", "alice", "--role", "admin", "--token-file", out); code != 0 || !strings.Contains(stdout, "written to") {
+	if code, stdout, stderr := run("operators", "add", "alice", "--role", "admin", "-o", out); code != 0 || !strings.Contains(stdout, "written to") {
 		t.Fatalf("add: %d %s %s", code, stdout, stderr)
 	}
 	fi, err := os.Stat(out)

@@ -44,7 +44,7 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 	for _, op := range []struct{ name, role string }{{"ann", "admin"}, {"otto", "operator"}, {"olga", "operator"}, {"vera", "viewer"}} {
 		tokens[op.name] = filepath.Join(w.dir, op.name+".token")
 		out, err := exec.Command(filepath.Join(bin, "trit-fleet"), "operators", "add", op.name, "--role", op.role,
-			"--token-file", tokens[op.name], "-c", conf).CombinedOutput()
+			"-o", tokens[op.name], "-c", conf).CombinedOutput()
 		if err != nil {
 			t.Fatalf("trit-fleet operators add %s: %v\n%s", op.name, err, out)
 		}

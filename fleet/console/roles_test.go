@@ -164,6 +164,13 @@ func TestConsoleShowsRoleAndHidesControls(t *testing.T) {
 	if r := co.get("/console/rollouts/r1"); !strings.Contains(r.body, "Who did what") || !strings.Contains(r.body, "rollout.pause") {
 		t.Error("the rollout page does not show who paused it")
 	}
+	admin := f.client().login()
+	if r := admin.get("/console/audit?object=rollout%2Fr1"); r.code != 200 || !strings.Contains(r.body, "rollout.pause") || !strings.Contains(r.body, "otto") {
+		t.Errorf("the audit page does not show otto's pause: %d", r.code)
+	}
+	if r := admin.get("/console/audit?operator=nobody"); r.code != 200 || strings.Contains(r.body, "rollout.pause") {
+		t.Errorf("the audit page's operator filter: %d", r.code)
+	}
 	if _, err := ops.SetDisabled("otto", true); err != nil {
 		t.Fatal(err)
 	}
