@@ -73,10 +73,20 @@ type projector struct {
 	entries [][]int32
 	scale   []float32
 	bias    []float32
+	// The fast path's layout (projSIMD): outputs in groups of 8 lanes; per
+	// group, the inputs with a non-zero coefficient in some lane
+	// (ascending) and, per such input, the 8 lanes' coefficients.
+	groups []projGroup
+	in     int // inputs
+}
+
+type projGroup struct {
+	idx  []int32
+	coef []int8
 }
 
 func newProjector(p *Projection, in int) projector {
-	pr := projector{entries: make([][]int32, p.Out()), scale: p.Scale, bias: p.Bias}
+	pr := projector{entries: make([][]int32, p.Out()), scale: p.Scale, bias: p.Bias, in: in}
 	w := make([]int8, in)
 	for k := range pr.entries {
 		UnpackTernary(w, p.Sign[k], p.NonZero[k])
@@ -91,6 +101,27 @@ func newProjector(p *Projection, in int) projector {
 		}
 		pr.entries[k] = e
 	}
+	for g := 0; g < p.Out(); g += 8 {
+		var grp projGroup
+		lanes := make([][]int8, min(8, p.Out()-g))
+		for k := range lanes {
+			lanes[k] = make([]int8, in)
+			UnpackTernary(lanes[k], p.Sign[g+k], p.NonZero[g+k])
+		}
+		for i := range in {
+			var c [8]int8
+			any := false
+			for k := range lanes {
+				c[k] = lanes[k][i]
+				any = any || c[k] != 0
+			}
+			if any {
+				grp.idx = append(grp.idx, int32(i))
+				grp.coef = append(grp.coef, c[:]...)
+			}
+		}
+		pr.groups = append(pr.groups, grp)
+	}
 	return pr
 }
 
@@ -98,8 +129,21 @@ func newProjector(p *Projection, in int) projector {
 // exact, so a fused multiply-add gives the same sum.
 var unitSign = [2]float32{1, -1}
 
-// apply writes v = projection of x into dst (len Out).
+// apply writes v = projection of x into dst (len Out). With the fast path
+// each output's sum has the same terms in the same order.
 func (pr *projector) apply(dst, x []float32) {
+	if simd {
+		x = x[:pr.in] // every idx is below in
+		var acc [8]float32
+		for g, grp := range pr.groups {
+			projSIMD(&acc, x, grp.idx, grp.coef)
+			for k, a := range acc[:min(8, len(pr.scale)-8*g)] {
+				o := 8*g + k
+				dst[o] = float32(a*pr.scale[o]) - pr.bias[o]
+			}
+		}
+		return
+	}
 	for k, e := range pr.entries {
 		var acc float32
 		for _, c := range e {

@@ -20,6 +20,9 @@ func fwhtAVX2(x []float32)
 func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
 
 //go:noescape
+func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
+
+//go:noescape
 func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, k *simdConsts)
 
 // simdConsts are bitsAVX2's constants, broadcast to every lane.
@@ -86,4 +89,10 @@ func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) 
 	n := nb * len(x)
 	blocksAVX2(u[:n], a[:len(x)], x, sign[:n], perm[:n], gauss[:n], nb)
 	return true
+}
+
+// projSIMD sums eight projection outputs (see projAVX2); only called when
+// simd is on. Every idx entry must be a valid index of x.
+func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
+	projAVX2(acc, x, idx, coef[:8*len(idx)])
 }

@@ -440,3 +440,42 @@ f_done:
 	CMPQ R13, $1
 	JEQ  b_ret1
 	JMP  b_ret2
+
+// func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
+//
+// Eight outputs of the projection at once: for each entry e (ascending
+// input i = idx[e]) and lane k with coefficient t = coef[8e+k] ≠ 0,
+// acc[k] += t·x[i], as x[i] with its sign flipped for t = −1; a lane with
+// t = 0 keeps its sum as it is (a blend, not an addition of zero), so each
+// lane adds exactly the reference loop's terms in its order.
+TEXT ·projAVX2(SB), NOSPLIT, $0-80
+	MOVQ acc+0(FP), DI
+	MOVQ x_base+8(FP), SI
+	MOVQ idx_base+32(FP), R8
+	MOVQ idx_len+40(FP), DX
+	MOVQ coef_base+56(FP), R9
+	VXORPS Y0, Y0, Y0   // sums
+	VPXOR  Y7, Y7, Y7   // zero
+	VPCMPEQD Y6, Y6, Y6
+	VPSLLD $31, Y6, Y6  // sign bits
+	TESTQ DX, DX
+	JZ    p_done
+
+p_loop:
+	MOVL (R8), AX
+	VBROADCASTSS (SI)(AX*4), Y1
+	VPMOVSXBD (R9), Y2
+	VPAND Y6, Y2, Y3     // sign bit where t = −1
+	VPCMPEQD Y7, Y2, Y4  // lanes with t = 0
+	VXORPS Y3, Y1, Y1
+	VADDPS Y1, Y0, Y5
+	VBLENDVPS Y4, Y0, Y5, Y0
+	ADDQ $4, R8
+	ADDQ $8, R9
+	DECQ DX
+	JNZ  p_loop
+
+p_done:
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET

@@ -133,3 +133,48 @@ func testEmbedFastPath(t *testing.T, rnd *rand.Rand, d, p int, keep string) {
 		}
 	}
 }
+
+func TestProjectionFastPathMatchesReference(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(35, 36))
+	for _, in := range []int{1, 5, 64, 100, 256, 784} {
+		for _, out := range []int{1, 7, 8, 9, 48} {
+			p := &Projection{Scale: make([]float32, out), Bias: make([]float32, out)}
+			words := (in + 63) / 64
+			for k := range out {
+				w := randomTernary(rnd, in, rnd.Float64())
+				s, nz := make([]uint64, words), make([]uint64, words)
+				PackTernary(s, nz, w)
+				p.Sign, p.NonZero = append(p.Sign, s), append(p.NonZero, nz)
+				p.Scale[k] = float32(rnd.NormFloat64())
+				if k%2 == 0 {
+					p.Bias[k] = float32(rnd.NormFloat64())
+				}
+			}
+			pr, err := NewProjector(p, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float32, in)
+			fast, ref := make([]float32, out), make([]float32, out)
+			for trial := range 10 {
+				for i := range x {
+					switch rnd.IntN(4) {
+					case 0:
+						x[i] = 0
+					case 1:
+						x[i] = float32(math.Copysign(0, -1))
+					default:
+						x[i] = float32(rnd.NormFloat64())
+					}
+				}
+				pr.Apply(fast, x)
+				withoutSIMD(func() { pr.Apply(ref, x) })
+				for k := range fast {
+					if math.Float32bits(fast[k]) != math.Float32bits(ref[k]) {
+						t.Fatalf("in=%d out=%d trial %d: output %d = %g (%#x), reference %g (%#x)", in, out, trial, k, fast[k], math.Float32bits(fast[k]), ref[k], math.Float32bits(ref[k]))
+					}
+				}
+			}
+		}
+	}
+}
