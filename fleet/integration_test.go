@@ -210,8 +210,19 @@ func TestFleetOverMosquitto(t *testing.T) {
 // fleetBroker and device i to deviceBrokers[i % len]. It returns the
 // running fleet's API address and token.
 func testFleetOver(t *testing.T, database, fleetBroker string, deviceBrokers []string) (addr, token string) {
+	return testFleetOverWith(t, database, fleetBroker, deviceBrokers, nil, nil)
+}
+
+// testFleetOverWith is testFleetOver with edit applied to the fleet's
+// configuration file and device's MQTT options for each device (both may
+// be nil).
+func testFleetOverWith(t *testing.T, database, fleetBroker string, deviceBrokers []string,
+	edit func(dir, config string) string, device func(id string) []func(*mqtt.ClientOptions)) (addr, token string) {
 	files := writeFleetFiles(t, fleetBroker)
 	config := files.config
+	if edit != nil {
+		config = edit(files.dir, config)
+	}
 	if database != "" {
 		config = strings.Replace(config, fmt.Sprintf("database = %q", filepath.Join(files.dir, "db", "fleet.db")), fmt.Sprintf("database = %q", database), 1)
 	}
@@ -219,7 +230,12 @@ func testFleetOver(t *testing.T, database, fleetBroker string, deviceBrokers []s
 
 	var devices []*simDevice
 	for i := range 6 {
-		devices = append(devices, startDevice(t, deviceBrokers[i%len(deviceBrokers)], fmt.Sprintf("sim-%d", i), files))
+		id := fmt.Sprintf("sim-%d", i)
+		var opts []func(*mqtt.ClientOptions)
+		if device != nil {
+			opts = device(id)
+		}
+		devices = append(devices, startDevice(t, deviceBrokers[i%len(deviceBrokers)], id, files, opts...))
 	}
 	// The inventory fills from the devices' retained states.
 	deadline := time.Now().Add(10 * time.Second)

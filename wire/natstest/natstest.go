@@ -45,6 +45,7 @@ type Cluster struct {
 	t     testing.TB
 	bin   string
 	nodes []*Node
+	extra string // configuration appended to every node's
 }
 
 // Node is one nats-server of a cluster.
@@ -60,11 +61,18 @@ type Node struct {
 // and waits until JetStream is ready on every node.
 func Start(t testing.TB, n int) *Cluster {
 	t.Helper()
+	return StartConfig(t, n, "")
+}
+
+// StartConfig is Start with extra appended to every node's configuration
+// (an authorization block with users and their permissions, say).
+func StartConfig(t testing.TB, n int, extra string) *Cluster {
+	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{t: t, bin: bin}
+	c := &Cluster{t: t, bin: bin, extra: extra}
 	for i := 0; i < n; i++ {
 		c.nodes = append(c.nodes, &Node{c: c, name: fmt.Sprintf("n%d", i), dir: t.TempDir(),
 			client: freePort(t), mqtt: freePort(t), http: freePort(t), clusterPt: freePort(t)})
@@ -118,6 +126,7 @@ func (nd *Node) start() {
 	conf := strings.NewReplacer("{{NAME}}", nd.name, "{{DIR}}", nd.dir, "{{CLIENT}}", strconv.Itoa(nd.client),
 		"{{MQTT}}", strconv.Itoa(nd.mqtt), "{{HTTP}}", strconv.Itoa(nd.http), "{{CLUSTER}}", strconv.Itoa(nd.clusterPt),
 		"{{ROUTES}}", strings.Join(routes, ", ")).Replace(nodeConf)
+	conf += "\n" + nd.c.extra + "\n"
 	if len(nd.c.nodes) < 3 {
 		conf = strings.Replace(conf, "stream_replicas: 3", "stream_replicas: 1", 1)
 	}
