@@ -138,6 +138,7 @@ func backup(cfg *Config, out string) (int64, string, error) {
 		return 0, "", err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("User-Agent", "trit-fleet-backup/"+Version+" ("+localUser()+")") // for the audit trail
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, "", fmt.Errorf("the database is in use, and trit-fleet's API at %s does not answer: %w", cfg.API.Listen, err)

@@ -125,7 +125,7 @@ func openOperators(cfg *Config) (operatorBackend, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("the database is in use (trit-fleet runs?) and the API token cannot be read: api.token_file: %w", err)
 	}
-	api.UserAgent = "trit-fleet-operators/" + Version
+	api.UserAgent = "trit-fleet-operators/" + Version + " (" + localUser() + ")" // the audit trail's "from"
 	return apiOperators{api.NewClient("http://"+cfg.API.Listen, token)}, "the running trit-fleet at " + cfg.API.Listen, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
+	"github.com/trit-iot/trit/wire/mqtttest"
 )
 
 func TestOperatorTokens(t *testing.T) {
@@ -412,5 +413,33 @@ func TestAuditAndTwoPersonConfig(t *testing.T) {
 		if _, err := ParseConfig("fleet.toml", minimalConfig+text); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error naming %s", text, err, want)
 		}
+	}
+}
+
+// trit-fleet operators while the service runs (it holds the bbolt file):
+// through the API with the api.token_file's token; the audit trail names
+// the command and the local user.
+func TestOperatorsCommandThroughAPI(t *testing.T) {
+	b := mqtttest.Start(t)
+	files := writeFleetFiles(t, b.URL())
+	addr, _ := serve(t, files.config)
+	conf := filepath.Join(files.dir, "fleet.toml")
+	withAddr := strings.Replace(files.config, `listen = "127.0.0.1:0"`, `listen = "`+addr+`"`, 1)
+	if err := os.WriteFile(conf, []byte(withAddr), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"operators", "add", "bob", "--role", "viewer", "-c", conf}, &stdout, &stderr); code != 0 {
+		t.Fatalf("operators add while running: %d %s", code, stderr.String())
+	}
+	tok := strings.TrimSpace(stdout.String()[strings.LastIndex(stdout.String(), ":\n")+2:])
+	var who api.WhoAmI
+	if err := json.Unmarshal(callAPI(t, addr, tok, "GET", "/v1/whoami", nil), &who); err != nil || who.Name != "bob" {
+		t.Fatalf("bob's token: %+v %v (printed %q)", who, err, stdout.String())
+	}
+	var es []api.AuditEntry
+	if err := json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/audit?object=operator/bob", nil), &es); err != nil ||
+		len(es) != 1 || es[0].Who != TokenFileOperator || !strings.HasPrefix(es[0].Agent, "trit-fleet-operators/") || !strings.Contains(es[0].Agent, "local:") {
+		t.Fatalf("audit: %+v %v", es, err)
 	}
 }
