@@ -51,3 +51,40 @@ type DeviceHealth struct {
 	Minutes []HealthPoint `json:"minutes"`
 	Hours   []HealthPoint `json:"hours"`
 }
+
+// GroupHealth is the model health over time of the devices a label
+// selector matches, their points summed period by period (drift and
+// latency: the highest; agreement: not summed): GET
+// /v1/health?selector=site=north. MaxGroupHealthDevices bounds the
+// devices read.
+type GroupHealth struct {
+	Selector map[string]string `json:"selector"`
+	Devices  []string          `json:"devices"`
+	Minutes  []HealthPoint     `json:"minutes"`
+	Hours    []HealthPoint     `json:"hours"`
+}
+
+// MaxGroupHealthDevices bounds the devices of a GroupHealth: each costs
+// 55 document reads.
+const MaxGroupHealthDevices = 1000
+
+// AddPoint adds q's figures to p (same period): counts, windows and
+// sums add up, drift and latency keep the highest, agreement is dropped.
+func (p *HealthPoint) AddPoint(q *HealthPoint) {
+	p.Predictions += q.Predictions
+	for k, n := range q.Counts {
+		if p.Counts == nil {
+			p.Counts = map[string]uint64{}
+		}
+		if _, ok := p.Counts[k]; !ok && len(p.Counts) >= MaxHealthClasses {
+			k = HealthOther
+		}
+		p.Counts[k] += n
+	}
+	p.Windows += q.Windows
+	p.Unknown += q.Unknown
+	p.ConfidenceSum += q.ConfidenceSum
+	p.Drift = max(p.Drift, q.Drift)
+	p.LatencyP50 = max(p.LatencyP50, q.LatencyP50)
+	p.Agreement = nil
+}

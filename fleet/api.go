@@ -37,6 +37,7 @@ import (
 //	DELETE /v1/devices/{id}             forget a device (ForgetDevice)
 //	POST /v1/devices/{id}/reset         accept its next state (ResetDevice)
 //	GET  /v1/devices/{id}/health         its model health over time (DeviceHealthHistory)
+//	GET  /v1/health?selector=site=north  the matching devices' health summed (GroupHealthHistory)
 //	GET  /v1/devices/{id}/samples?wait=20s   the device's samples for retraining (Samples; 504 if it does not answer)
 //	POST /v1/plan                       body: PlanRequest; devices score a candidate on their history (Plan)
 //	GET  /v1/bundles                    registry, with the devices running each bundle
@@ -248,6 +249,13 @@ func (s *Service) handler(auth *Auth) (http.Handler, []string, error) {
 			return nil, err
 		}
 		return DeviceHealthHistory(s.db, id, s.opt.Now())
+	})
+	route("GET /v1/health", func(r *http.Request) (any, error) {
+		sel, err := api.ParseSelector(r.URL.Query().Get("selector"))
+		if err != nil {
+			return nil, badRequest("selector: %v", err)
+		}
+		return GroupHealthHistory(s.db, sel, s.opt.Now())
 	})
 	route("GET /v1/devices/{id}/samples", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)

@@ -1,7 +1,10 @@
 package fleet
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/trit-iot/trit/api"
@@ -192,4 +195,55 @@ func forgetHealth(tx store.Tx, d *Device) error {
 		}
 	}
 	return nil
+}
+
+// GroupHealthHistory sums the health histories of the devices that carry
+// every label of selector (at most api.MaxGroupHealthDevices; more is an
+// ErrBadRequest), period by period.
+func GroupHealthHistory(db Store, selector map[string]string, now time.Time) (*api.GroupHealth, error) {
+	if len(selector) == 0 {
+		return nil, fmt.Errorf("%w: give a label selector (site=north)", ErrBadRequest)
+	}
+	devices, err := Devices(db)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.GroupHealth{Selector: selector, Devices: []string{}, Minutes: []api.HealthPoint{}, Hours: []api.HealthPoint{}}
+	for _, d := range devices {
+		if d.Matches(selector) {
+			out.Devices = append(out.Devices, d.ID)
+		}
+	}
+	if len(out.Devices) > api.MaxGroupHealthDevices {
+		return nil, fmt.Errorf("%w: the selector matches %d devices, at most %d", ErrBadRequest, len(out.Devices), api.MaxGroupHealthDevices)
+	}
+	minutes, hours := map[int64]*api.HealthPoint{}, map[int64]*api.HealthPoint{}
+	add := func(into map[int64]*api.HealthPoint, pts []api.HealthPoint) {
+		for i := range pts {
+			p := into[pts[i].Time]
+			if p == nil {
+				p = &api.HealthPoint{Time: pts[i].Time}
+				into[pts[i].Time] = p
+			}
+			p.AddPoint(&pts[i])
+		}
+	}
+	for _, id := range out.Devices {
+		h, err := DeviceHealthHistory(db, id, now)
+		if err != nil {
+			return nil, err
+		}
+		add(minutes, h.Minutes)
+		add(hours, h.Hours)
+	}
+	for _, m := range []struct {
+		from map[int64]*api.HealthPoint
+		to   *[]api.HealthPoint
+	}{{minutes, &out.Minutes}, {hours, &out.Hours}} {
+		for _, p := range m.from {
+			*m.to = append(*m.to, *p)
+		}
+		slices.SortFunc(*m.to, func(a, b api.HealthPoint) int { return cmp.Compare(a.Time, b.Time) })
+	}
+	return out, nil
 }

@@ -105,3 +105,31 @@ func TestHealthHistoryBounds(t *testing.T) {
 		t.Errorf("forgotten device's history left: %v", keys)
 	}
 }
+
+// TestGroupHealth: a selector's devices' points add up period by period;
+// no selector is a bad request.
+func TestGroupHealth(t *testing.T) {
+	f := newFixture(t)
+	for _, d := range []struct{ id, site string }{{"gw-1", "north"}, {"gw-2", "north"}, {"gw-3", "south"}} {
+		f.state(t, &wire.State{Device: d.id, Session: 1, Online: true, Health: "ok", Labels: map[string]string{"site": d.site}})
+	}
+	f.clk.t = t0.Add(10 * time.Second)
+	for i, id := range []string{"gw-1", "gw-2", "gw-3"} {
+		tm := healthReport(uint64(i + 1))
+		tm.Device = id
+		f.telemetry(t, tm)
+	}
+	g, err := GroupHealthHistory(f.db, map[string]string{"site": "north"}, f.clk.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Devices) != 2 || len(g.Minutes) != 1 || len(g.Hours) != 1 {
+		t.Fatalf("group %+v", g)
+	}
+	if m := g.Minutes[0]; m.Predictions != 1200 || m.Unknown != 60 || m.Windows != 1200 || m.Counts["fault"] != 200 || m.Drift != 0.02 {
+		t.Errorf("summed minute %+v", m)
+	}
+	if _, err := GroupHealthHistory(f.db, nil, f.clk.t); err == nil {
+		t.Error("no selector: accepted")
+	}
+}

@@ -107,6 +107,7 @@ var routeRules = map[string]Rule{
 	"GET /v1/devices":                   {Perm: PermRead},
 	"GET /v1/devices/{id}":              {Perm: PermRead},
 	"GET /v1/devices/{id}/health":       {Perm: PermRead},
+	"GET /v1/health":                    {Perm: PermRead},
 	"GET /v1/devices/{id}/samples":      {Perm: PermTrain, Action: "device.samples", Object: "device"},
 	"POST /v1/plan":                     {Perm: PermPlan, Action: "plan"},
 	"DELETE /v1/devices/{id}":           {Perm: PermDevice, Action: "device.forget", Object: "device"},

@@ -21,6 +21,7 @@ var wantAPIRoles = map[string][]Role{
 	"GET /v1/devices":                   readers,
 	"GET /v1/devices/{id}":              readers,
 	"GET /v1/devices/{id}/health":       readers,
+	"GET /v1/health":                    readers,
 	"GET /v1/devices/{id}/samples":      {RoleAdmin},
 	"POST /v1/plan":                     {RoleOperator, RoleReleaseManager, RoleAdmin},
 	"DELETE /v1/devices/{id}":           {RoleOperator, RoleAdmin},
