@@ -35,6 +35,13 @@ var kindShapes = []struct {
 	{name: "trees2/wall-following", embedding: "trees", d: 24, k: 4, depth: 2},
 }
 
+// kindModels caches BenchmarkPredictKindsVsMLP's models by name.
+var kindModels = map[string]struct {
+	m   *inference.Model
+	raw []byte
+	err error
+}{}
+
 // BenchmarkPredictKindsVsMLP puts a default-budget model of every kind the
 // search can choose beside the int8 MLP of the same bundle bytes on the
 // same shape: one prediction from raw features, scaling included, no
@@ -52,23 +59,23 @@ func BenchmarkPredictKindsVsMLP(b *testing.B) {
 	for _, ks := range kindShapes {
 		b.Run(ks.name, func(b *testing.B) {
 			ds := blobs(1500, ks.d, ks.k, uint64(ks.d*100+ks.k))
-			var (
-				m   *inference.Model
-				raw []byte
-				err error
-			)
-			if ks.depth != 0 {
-				m, raw, err = treesModel(ds.D, ds.Classes, ks.depth, training.DefaultBudget-512)
-			} else {
-				cfg := &training.Config{Budget: training.DefaultBudget, Embedding: ks.embedding, Sigma: 2 * float64(ks.d), C: 1, Seed: 1}
-				var res *training.Result
-				if res, err = training.Train(ds, cfg); err == nil {
-					m = res.Model
-					raw, err = res.Bundle(ds, training.BundleMeta{ModelID: "kinds", Release: 1})
+			km, ok := kindModels[ks.name]
+			if !ok { // trained once per process, whatever -count says
+				if ks.depth != 0 {
+					km.m, km.raw, km.err = treesModel(ds.D, ds.Classes, ks.depth, training.DefaultBudget-512)
+				} else {
+					cfg := &training.Config{Budget: training.DefaultBudget, Embedding: ks.embedding, Sigma: 2 * float64(ks.d), C: 1, Seed: 1}
+					var res *training.Result
+					if res, km.err = training.Train(ds, cfg); km.err == nil {
+						km.m = res.Model
+						km.raw, km.err = res.Bundle(ds, training.BundleMeta{ModelID: "kinds", Release: 1})
+					}
 				}
+				kindModels[ks.name] = km
 			}
-			if err != nil {
-				b.Fatal(err)
+			m, raw := km.m, km.raw
+			if km.err != nil {
+				b.Fatal(km.err)
 			}
 			spec := m.Spec()
 			h := MLPWidth(ks.d, ks.k, len(raw), 1024)

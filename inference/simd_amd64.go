@@ -23,6 +23,9 @@ func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
 func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
 
 //go:noescape
+func dotAVX2(z, sign, nz []uint64, lut *[32]byte) (agree, differ int)
+
+//go:noescape
 func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, k *simdConsts)
 
 // simdConsts are bitsAVX2's constants, broadcast to every lane.
@@ -95,4 +98,19 @@ func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) 
 // simd is on. Every idx entry must be a valid index of x.
 func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
 	projAVX2(acc, x, idx, coef[:8*len(idx)])
+}
+
+// popLUT is the number of bits of each nibble, once per 128-bit lane.
+var popLUT = [32]byte{0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4}
+
+// dotSIMD returns TernaryDot's agreeing and differing counts over the
+// first len(z)/4·4 words with the fast path, and how many words it
+// covered (0 when there is none).
+func dotSIMD(z, sign, nz []uint64) (agree, differ, words int) {
+	if !simd || len(z) < 4 {
+		return 0, 0, 0
+	}
+	words = len(z) &^ 3
+	agree, differ = dotAVX2(z[:words], sign[:words], nz[:words], &popLUT)
+	return agree, differ, words
 }

@@ -479,3 +479,69 @@ p_done:
 	VMOVUPS Y0, (DI)
 	VZEROUPPER
 	RET
+
+// func dotAVX2(z, sign, nz []uint64, lut *[32]byte) (agree, differ int)
+//
+// TernaryDot's two popcounts over len(z) words (a multiple of 4), four
+// words at a time: each byte's bits counted with a nibble table (VPSHUFB),
+// the bytes summed per word (VPSADBW). Integer counts: any order gives the
+// same sums.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-96
+	MOVQ z_base+0(FP), SI
+	MOVQ z_len+8(FP), DX
+	MOVQ sign_base+24(FP), R8
+	MOVQ nz_base+48(FP), R9
+	MOVQ lut+72(FP), AX
+	VMOVDQU (AX), Y15       // nibble popcounts, both lanes
+	VPCMPEQB Y14, Y14, Y14
+	VPSRLW $12, Y14, Y14
+	VPACKUSWB Y14, Y14, Y14 // 0x0f in every byte
+	VPXOR Y13, Y13, Y13     // zero
+	VPXOR Y12, Y12, Y12     // agree sums
+	VPXOR Y11, Y11, Y11     // differ sums
+	SHRQ $2, DX
+	JZ   d_done
+
+d_loop:
+	VMOVDQU (SI), Y0
+	VPXOR   (R8), Y0, Y0
+	VMOVDQU (R9), Y1
+	VPAND   Y0, Y1, Y2  // differ = nz & x
+	VPANDN  Y1, Y0, Y3  // agree = nz &^ x
+	VPAND   Y14, Y2, Y4
+	VPSRLW  $4, Y2, Y5
+	VPAND   Y14, Y5, Y5
+	VPSHUFB Y4, Y15, Y4
+	VPSHUFB Y5, Y15, Y5
+	VPADDB  Y5, Y4, Y4
+	VPSADBW Y13, Y4, Y4
+	VPADDQ  Y4, Y11, Y11
+	VPAND   Y14, Y3, Y6
+	VPSRLW  $4, Y3, Y7
+	VPAND   Y14, Y7, Y7
+	VPSHUFB Y6, Y15, Y6
+	VPSHUFB Y7, Y15, Y7
+	VPADDB  Y7, Y6, Y6
+	VPSADBW Y13, Y6, Y6
+	VPADDQ  Y6, Y12, Y12
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	DECQ DX
+	JNZ  d_loop
+
+d_done:
+	VEXTRACTI128 $1, Y12, X0
+	VPADDQ X0, X12, X0
+	VPSHUFD $0x4E, X0, X1
+	VPADDQ X1, X0, X0
+	VMOVQ X0, AX
+	MOVQ AX, agree+80(FP)
+	VEXTRACTI128 $1, Y11, X0
+	VPADDQ X0, X11, X0
+	VPSHUFD $0x4E, X0, X1
+	VPADDQ X1, X0, X0
+	VMOVQ X0, AX
+	MOVQ AX, differ+88(FP)
+	VZEROUPPER
+	RET

@@ -33,3 +33,25 @@ func BenchmarkPredictFastPath(b *testing.B) {
 		b.Run(name+"/go", func(b *testing.B) { withoutSIMD(func() { run(b) }) })
 	}
 }
+
+// BenchmarkTernaryDotFastPath times one score (22,656 columns: usps'
+// kernel model) with the fast path and the Go loop.
+func BenchmarkTernaryDotFastPath(b *testing.B) {
+	const words = 354
+	z, s, nz := make([]uint64, words), make([]uint64, words), make([]uint64, words)
+	for i := range z {
+		z[i], s[i], nz[i] = uint64(i)*0x9e3779b97f4a7c15, uint64(i)*0xbf58476d1ce4e5b9, ^uint64(0)
+	}
+	b.Run(simdName, func(b *testing.B) {
+		for b.Loop() {
+			TernaryDot(z, s, nz)
+		}
+	})
+	b.Run("go", func(b *testing.B) {
+		withoutSIMD(func() {
+			for b.Loop() {
+				TernaryDot(z, s, nz)
+			}
+		})
+	})
+}

@@ -18,3 +18,5 @@ func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) 
 func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
 	panic("inference: no fast path")
 }
+
+func dotSIMD(z, sign, nz []uint64) (agree, differ, words int) { return 0, 0, 0 }

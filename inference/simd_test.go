@@ -178,3 +178,26 @@ func TestProjectionFastPathMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+func TestTernaryDotFastPathMatchesReference(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(37, 38))
+	for _, n := range []int{1, 63, 64, 65, 255, 256, 257, 1000, 4097, 22656} {
+		words := (n + 63) / 64
+		for _, zf := range []float64{0, 0.4, 1} {
+			s, nz, z := make([]uint64, words), make([]uint64, words), make([]uint64, words)
+			w := randomTernary(rnd, n, zf)
+			PackTernary(s, nz, w)
+			want := 0
+			for j, v := range w {
+				z[j/64] |= uint64(rnd.IntN(2)) << (j % 64)
+				want += int(v) * int(2*(z[j/64]>>(j%64)&1)-1)
+			}
+			got := TernaryDot(z, s, nz)
+			var ref int
+			withoutSIMD(func() { ref = TernaryDot(z, s, nz) })
+			if got != want || ref != want {
+				t.Fatalf("n=%d zero fraction %g: fast path %d, Go loop %d, definition %d", n, zf, got, ref, want)
+			}
+		}
+	}
+}
