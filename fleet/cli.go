@@ -170,6 +170,9 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		return err
 	}
 	trail.Store(svc.Audit())
+	if ops, err := (&Operators{DB: db}).List(); err == nil && len(ops) == 0 {
+		log.Info("no operators yet: everyone signs in with the api.token_file's token, an admin; give each person and machine their own (trit-fleet operators add NAME --role ROLE; docs/FLEET.md \"Operators, roles and the audit trail\")")
+	}
 	if eb != nil { // the broker's per-device limit counts go to the devices' records
 		svc.CountLimitedBy(eb.TakeLimited)
 	}
