@@ -1,7 +1,10 @@
 package api
 
 import (
+	"fmt"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -81,4 +84,36 @@ func (c *Client) OperatorOp(name, op string) (*NewOperator, error) {
 // RemoveOperator deletes an operator.
 func (c *Client) RemoveOperator(name string) error {
 	return c.do("DELETE", "/v1/operators/"+url.PathEscape(name), nil, nil)
+}
+
+// ParseExpiry reads an expiry: a duration from now ("720h", "90d") or a
+// UTC date or time ("2027-01-31", RFC 3339). It must lie in the future,
+// at most 10 years ahead.
+func ParseExpiry(s string, now time.Time) (time.Time, error) {
+	var t time.Time
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 1 || n > 3660 {
+			return t, fmt.Errorf("expiry %q: want 1d to 3660d", clipText(s, 32))
+		}
+		t = now.Add(time.Duration(n) * 24 * time.Hour)
+	} else if d, err := time.ParseDuration(s); err == nil {
+		t = now.Add(d)
+	} else if t, err = time.Parse(time.DateOnly, s); err != nil {
+		if t, err = time.Parse(time.RFC3339, s); err != nil {
+			return t, fmt.Errorf("expiry %q: want a duration (720h, 90d), a date (2027-01-31) or an RFC 3339 time", clipText(s, 32))
+		}
+	}
+	if !t.After(now) || t.After(now.AddDate(10, 0, 0)) {
+		return t, fmt.Errorf("expiry %q: %s is not in the next 10 years", clipText(s, 32), t.UTC().Format(time.RFC3339))
+	}
+	return t.UTC(), nil
+}
+
+// clipText shortens s to n bytes for an error message.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

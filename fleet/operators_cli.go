@@ -129,30 +129,6 @@ func openOperators(cfg *Config) (operatorBackend, string, error) {
 	return apiOperators{api.NewClient("http://"+cfg.API.Listen, token)}, "the running trit-fleet at " + cfg.API.Listen, nil
 }
 
-// ParseExpiry reads an expiry: a duration from now ("720h", "90d") or a
-// UTC date or time ("2027-01-31", RFC 3339). It must lie in the future,
-// at most 10 years ahead.
-func ParseExpiry(s string, now time.Time) (time.Time, error) {
-	var t time.Time
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(d)
-		if err != nil || n < 1 || n > 3660 {
-			return t, fmt.Errorf("expiry %q: want 1d to 3660d", clip(s, 32))
-		}
-		t = now.Add(time.Duration(n) * 24 * time.Hour)
-	} else if d, err := time.ParseDuration(s); err == nil {
-		t = now.Add(d)
-	} else if t, err = time.Parse(time.DateOnly, s); err != nil {
-		if t, err = time.Parse(time.RFC3339, s); err != nil {
-			return t, fmt.Errorf("expiry %q: want a duration (720h, 90d), a date (2027-01-31) or an RFC 3339 time", clip(s, 32))
-		}
-	}
-	if !t.After(now) || t.After(now.AddDate(10, 0, 0)) {
-		return t, fmt.Errorf("expiry %q: %s is not in the next 10 years", clip(s, 32), t.UTC().Format(time.RFC3339))
-	}
-	return t.UTC(), nil
-}
-
 // newOperatorsCmd is `trit-fleet operators`.
 func newOperatorsCmd(stdout io.Writer) *cobra.Command {
 	var configPath string
@@ -219,7 +195,7 @@ audit trail. Run them as the user trit-fleet runs as.`,
 				return fmt.Errorf("%w: --role: %v", ErrConfig, strings.TrimPrefix(err.Error(), "bad request: "))
 			}
 			if expires != "" {
-				t, err := ParseExpiry(expires, time.Now())
+				t, err := api.ParseExpiry(expires, time.Now())
 				if err != nil {
 					return fmt.Errorf("%w: --expires: %v", ErrConfig, err)
 				}

@@ -118,16 +118,11 @@ shown once; the fleet keeps only its SHA-256.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			req := api.OperatorRequest{Name: args[0], Role: role, Machine: machine}
 			if expires != "" {
-				d, err := time.ParseDuration(expires)
-				if err != nil || d <= 0 {
-					t, terr := time.Parse(time.RFC3339, expires)
-					if terr != nil {
-						return usagef("--expires %q: want a duration from now (720h) or an RFC 3339 time", expires)
-					}
-					req.Expires = t
-				} else {
-					req.Expires = time.Now().Add(d)
+				t, err := api.ParseExpiry(expires, time.Now())
+				if err != nil {
+					return usagef("--expires: %v", err)
 				}
+				req.Expires = t
 			}
 			c, err := ff.client()
 			if err != nil {
@@ -142,7 +137,7 @@ shown once; the fleet keeps only its SHA-256.`,
 	}
 	add.Flags().StringVar(&role, "role", "", "viewer, operator, release-manager, admin or metrics (required)")
 	add.Flags().BoolVar(&machine, "machine", false, "a script or scraper: the token cannot sign in to the console")
-	add.Flags().StringVar(&expires, "expires", "", "the token stops working then: a duration from now (720h) or an RFC 3339 time")
+	add.Flags().StringVar(&expires, "expires", "", "the token stops working then: a duration (720h, 90d), a date (2027-01-31) or an RFC 3339 time")
 	add.Flags().StringVarP(&tokenFile, "out", "o", "", "write the token to this new file (mode 0600) instead of printing it")
 	add.MarkFlagRequired("role")
 	op := func(name, short, done string) *cobra.Command {
