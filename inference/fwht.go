@@ -55,6 +55,9 @@ func butterfly4(a, b, c, d float32) (float32, float32, float32, float32) {
 // fwhtUpper runs the stages h >= 4 of FWHT on x, whose groups of four have
 // already been through butterfly4. len(x) is a power of two >= 4.
 func fwhtUpper(x []float32) {
+	if fwhtUpperSIMD(x) {
+		return
+	}
 	n := len(x)
 	h := 4
 	for ; 4*h <= n; h *= 4 {

@@ -132,7 +132,7 @@ var unitSign = [2]float32{1, -1}
 // apply writes v = projection of x into dst (len Out). With the fast path
 // each output's sum has the same terms in the same order.
 func (pr *projector) apply(dst, x []float32) {
-	if simd {
+	if embedSIMD() {
 		x = x[:pr.in] // every idx is below in
 		var acc [8]float32
 		for g, grp := range pr.groups {

@@ -60,6 +60,13 @@ var simd = haveAVX2()
 // simdName names the fast path, for benchmarks and tests.
 const simdName = "avx2"
 
+// embedSIMD reports whether the embedding's fast paths (blocksSIMD,
+// bitsSIMD, projSIMD) run.
+func embedSIMD() bool { return simd }
+
+// fwhtUpperSIMD: on amd64 FWHT and the blocks have whole fast paths.
+func fwhtUpperSIMD(x []float32) bool { return false }
+
 // fwhtSIMD runs FWHT on x (a power of two >= 8 long) with the fast path;
 // it returns false, doing nothing, when there is none.
 func fwhtSIMD(x []float32) bool {

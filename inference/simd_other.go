@@ -1,4 +1,4 @@
-//go:build !amd64
+//go:build !amd64 && !arm64
 
 package inference
 
@@ -10,6 +10,10 @@ var simd = false
 const simdName = "none"
 
 func fwhtSIMD(x []float32) bool { return false }
+
+func fwhtUpperSIMD(x []float32) bool { return false }
+
+func embedSIMD() bool { return false }
 
 func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64) bool { return false }
 

@@ -195,7 +195,7 @@ func (tr *Transform) NewWorkspace() *Workspace {
 		a: make([]float32, tr.d),
 		b: make([]float32, tr.d),
 	}
-	if simd && tr.d >= 8 {
+	if embedSIMD() && tr.d >= 8 {
 		ws.u = make([]float32, len(tr.blocks)*tr.d)
 		ws.g = make([]float32, tr.spec.P)
 		ws.bits = make([]uint64, (tr.spec.P+63)/64)
@@ -310,7 +310,7 @@ func (tr *Transform) Embed(dst []uint64, x []float32, ws *Workspace) {
 // computed at all. The caller clears dst.
 func (tr *Transform) embedColumns(dst []uint64, at int, x []float32, cols []int32, plan *columnPlan, ws *Workspace) {
 	ws.load(x[:tr.spec.D])
-	if ws.u != nil && simd {
+	if ws.u != nil && embedSIMD() {
 		tr.embedColumnsSIMD(dst, at, cols, plan, ws)
 		return
 	}

@@ -1,0 +1,38 @@
+package inference
+
+// The arm64 fast path (simd_arm64.s): FWHT's stages h >= 4 with NEON,
+// used by FWHT and by the transform's blocks. Like every fast path it
+// computes exactly what the Go loop does; simd_test.go checks it bit for
+// bit under qemu (scripts/test-arm.sh). The interval test, the projection
+// and the popcounts run their Go loops on arm64.
+
+//go:noescape
+func fwhtUpperNEON(x []float32)
+
+// simd says whether the fast path runs; tests switch it off.
+var simd = true
+
+const simdName = "neon"
+
+// fwhtUpperSIMD runs fwhtUpper with NEON when simd is on.
+func fwhtUpperSIMD(x []float32) bool {
+	if !simd {
+		return false
+	}
+	fwhtUpperNEON(x)
+	return true
+}
+
+func fwhtSIMD(x []float32) bool { return false }
+
+func embedSIMD() bool { return false }
+
+func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) bool { return false }
+
+func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64) bool { return false }
+
+func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
+	panic("inference: no fast path")
+}
+
+func dotSIMD(z, sign, nz []uint64) (agree, differ, words int) { return 0, 0, 0 }
