@@ -12,6 +12,7 @@ import (
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -347,7 +348,28 @@ func demoFleet(f *fixture) map[string]*gateway {
 		g.telemetry(600, shares, drift, shadow)
 	}
 	f.svc.Tick()
+	demoAudit(f)
 	return gws
+}
+
+// demoAudit is what the operators of the demo fleet did, as the audit
+// trail records it.
+func demoAudit(f *fixture) {
+	at := f.clk.now().Add(-3 * time.Hour)
+	for _, r := range []store.AuditRecord{
+		{Who: "local:root", Role: "admin", Agent: "cli", Action: "operator.add", Object: "operator/ann", Outcome: store.AuditOK, Detail: "role admin"},
+		{Who: "ann", Role: "admin", Remote: "10.0.4.2", Agent: "tritctl/0.5.0", Action: "operator.add", Object: "operator/otto", Outcome: store.AuditOK, Status: 200, Detail: "role operator"},
+		{Who: "ann", Role: "admin", Remote: "10.0.4.2", Agent: "tritctl/0.5.0", Action: "operator.add", Object: "operator/vera", Outcome: store.AuditOK, Status: 200, Detail: "role viewer"},
+		{Who: "ci", Role: "release-manager", Remote: "10.0.9.14", Agent: "tritctl/0.5.0", Action: "bundle.publish", Object: "bundle/9bfde1ddfeafb566561e8be248069d7bbd8a5d93f3557d49a4eb80a160376226", Outcome: store.AuditOK, Status: 200, Detail: "model vibration release 2"},
+		{Who: "otto", Role: "operator", Remote: "10.0.4.7", Agent: "Mozilla/5.0 (X11; Linux x86_64) Chrome/131", Action: "rollout.create", Object: "rollout/vibration-2-north", Outcome: store.AuditOK, Status: 200, Detail: "web console; bundle 9bfde1ddfeaf"},
+		{Who: "vera", Role: "viewer", Remote: "10.0.4.9", Agent: "tritctl/0.5.0", Action: "rollout.abort", Object: "rollout/vibration-2-north", Outcome: store.AuditRefused, Status: 403},
+		{Who: "otto", Role: "operator", Remote: "10.0.4.7", Agent: "tritctl/0.5.0", Action: "device.reset", Object: "device/gw-07", Outcome: store.AuditOK, Status: 200},
+		{Who: "SIGHUP", Agent: "signal", Action: "config.reload", Object: "config//etc/trit/fleet.toml", Outcome: store.AuditOK, Detail: "log_level info, 1 release keys"},
+	} {
+		at = at.Add(17 * time.Minute)
+		r.Time = at
+		f.svc.Audit().Record(r)
+	}
 }
 
 // create creates a rollout and notifies its first devices.
@@ -374,7 +396,8 @@ func TestDemoFleetPages(t *testing.T) {
 		{"/console/devices", []string{"Devices 1–12 of 12", "degraded"}},
 		{"/console/devices/gw-07", []string{"<code>accel.temperature.mean</code>", "2 random features", "drifting"}},
 		{"/console/rollouts", []string{"vibration-2-north", "completed", "aborted", "running"}},
-		{"/console/rollouts/vibration-2-north", []string{"6 of 6 succeeded", "phase 3"}},
+		{"/console/rollouts/vibration-2-north", []string{"6 of 6 succeeded", "phase 3", "Who did what", "rollout.abort"}},
+		{"/console/audit", []string{"vera", "refused", "config.reload", "operator/otto"}},
 		{"/console/rollouts/lab-vibration-2", []string{"ph-skipped", "Not applicable"}},
 		{"/console/rollouts/vibration-3-shadow", []string{"Shadow gates", "95%"}},
 		{"/console/bundles", []string{"48 boosted trees of depth 4", "256 random features (Gaussian kernel, σ = 1.3)", "1,024 random features"}},

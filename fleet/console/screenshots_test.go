@@ -47,6 +47,7 @@ var shots = []struct{ name, path string }{
 	{"rollout-one-device", "/console/rollouts/lab-vibration-2"},
 	{"new-rollout", "/console/new-rollout"},
 	{"bundles", "/console/bundles"},
+	{"audit", "/console/audit"},
 }
 
 // TestScreenshots draws docs/console/*.png: the console over the demo fleet
