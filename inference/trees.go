@@ -181,12 +181,21 @@ func newTreeColumns(t *Trees, nt, at int, kept []int32) treeColumns {
 
 // embed ORs the kept tree bits of the scaled input xs into dst (cleared by
 // the caller): Trees' reference loop, over the trees with a kept leaf, with
-// the column's output bit looked up.
+// the column's output bit looked up. Within a plane the output bits grow
+// with the tree, so each plane's current word is built in a register and
+// written once (an OR into memory per tree would chain every tree's store
+// to the next one's load).
 func (tc *treeColumns) embed(dst []uint64, xs []float32) {
 	d := tc.depth
 	if d == 0 {
 		return
 	}
+	var word [MaxTreePlanes]int32 // per plane: the word acc holds, −1 none
+	var acc [MaxTreePlanes]uint64
+	for b := range word {
+		word[b] = -1
+	}
+	planes := min(tc.planes, MaxTreePlanes)
 	n := len(tc.feature) / d
 	for t := range n {
 		feature, value := tc.feature[t*d:][:d], tc.value[t*d:][:d]
@@ -198,10 +207,23 @@ func (tc *treeColumns) embed(dst []uint64, xs []float32) {
 			}
 			leaf |= b << (l & (MaxTreeDepth - 1)) // l < MaxTreeDepth: the mask drops the shift's range check
 		}
-		for b := range tc.planes {
-			if p := tc.pos[(t*tc.planes+b)<<d|leaf]; p >= 0 {
-				dst[p>>6] |= 1 << (p & 63)
+		for b := range planes {
+			p := tc.pos[(t*tc.planes+b)<<d|leaf]
+			if p < 0 {
+				continue
 			}
+			if w := p >> 6; w != word[b] {
+				if word[b] >= 0 {
+					dst[word[b]] |= acc[b]
+				}
+				word[b], acc[b] = w, 0
+			}
+			acc[b] |= 1 << (p & 63)
+		}
+	}
+	for b, w := range word {
+		if w >= 0 {
+			dst[w] |= acc[b]
 		}
 	}
 }

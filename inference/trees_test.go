@@ -362,3 +362,66 @@ func BenchmarkPredictTrees(b *testing.B) {
 		m.Predict(scores, x)
 	}
 }
+
+// embedReference is treeColumns.embed as the reference loop says it:
+// one OR into dst per kept leaf bit.
+func (tc *treeColumns) embedReference(dst []uint64, xs []float32) {
+	d := tc.depth
+	if d == 0 {
+		return
+	}
+	n := len(tc.feature) / d
+	for t := range n {
+		feature, value := tc.feature[t*d:][:d], tc.value[t*d:][:d]
+		leaf := 0
+		for l, f := range feature {
+			b := 0
+			if xs[f] > value[l] {
+				b = 1
+			}
+			leaf |= b << (l & (MaxTreeDepth - 1)) // l < MaxTreeDepth: the mask drops the shift's range check
+		}
+		for b := range tc.planes {
+			if p := tc.pos[(t*tc.planes+b)<<d|leaf]; p >= 0 {
+				dst[p>>6] |= 1 << (p & 63)
+			}
+		}
+	}
+}
+
+func TestTreeEmbedMatchesReference(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(41, 42))
+	for _, depth := range []int{1, 2, 6, 8} {
+		for planes := 1; planes <= MaxTreePlanes; planes++ {
+			const d, n = 5, 150
+			tr := &Trees{Depth: depth, Planes: planes, Feature: make([]uint16, n*depth), Value: make([]float32, n*depth)}
+			for i := range tr.Feature {
+				tr.Feature[i], tr.Value[i] = uint16(rnd.IntN(d)), float32(rnd.NormFloat64())
+			}
+			var kept []int32
+			for c := range tr.Columns() {
+				if rnd.IntN(3) > 0 {
+					kept = append(kept, int32(7+c))
+				}
+			}
+			tc := newTreeColumns(tr, 7, 3, kept)
+			xs := make([]float32, d)
+			words := (3 + len(kept) + 63) / 64
+			got, want := make([]uint64, words), make([]uint64, words)
+			for range 20 {
+				for i := range xs {
+					xs[i] = float32(rnd.NormFloat64())
+				}
+				clear(got)
+				clear(want)
+				tc.embed(got, xs)
+				tc.embedReference(want, xs)
+				for w := range got {
+					if got[w] != want[w] {
+						t.Fatalf("depth %d, %d planes: word %d = %#x, reference %#x", depth, planes, w, got[w], want[w])
+					}
+				}
+			}
+		}
+	}
+}
