@@ -53,6 +53,9 @@ type world struct {
 	stopped            map[string]chan struct{} // closed when an agent's Run returned
 	agentDone          sync.WaitGroup
 	fleetQueue         int // the fleet's mqtt.queue; 0: its default
+	// mqttURLs, when set, replace the world's Mosquitto for the fleet (the
+	// first) and the simulated agents (spread over all): a NATS cluster.
+	mqttURLs []string
 	// driftAlert is the fleet's alerts.drift (0: none); set before startFleet.
 	driftAlert float64
 	// twoPerson is the fleet's rollouts.two_person; set before startFleet.
@@ -138,7 +141,16 @@ tick = "200ms"
 two_person = %t
 [alerts]
 drift = %g
-`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.broker.URL(), w.fleetQueue, listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.twoPerson, w.driftAlert)
+`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.mqttURL(0), w.fleetQueue, listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.twoPerson, w.driftAlert)
+}
+
+// mqttURL is the broker address of client i: the world's Mosquitto, or
+// mqttURLs[i % len] when set.
+func (w *world) mqttURL(i int) string {
+	if len(w.mqttURLs) > 0 {
+		return w.mqttURLs[i%len(w.mqttURLs)]
+	}
+	return w.broker.URL()
 }
 
 // startFleetProcess runs the trit-fleet binary bin as a child process and

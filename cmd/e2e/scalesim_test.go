@@ -18,6 +18,7 @@ import (
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
+	"github.com/trit-iot/trit/wire/natstest"
 )
 
 //go:embed testdata/mosquitto-scale.conf
@@ -28,6 +29,7 @@ var scaleBrokerConf string
 //
 //	make scale                      # 10,000 agents
 //	TRIT_E2E_SIM=2000 go test -run TestScaleSim -v -timeout 30m ./cmd/e2e
+//	TRIT_E2E_SIM=1000 TRIT_E2E_SIM_NATS=1 go test -run TestScaleSim -v ./cmd/e2e   # on NATS
 //
 // trit-fleet is the real binary in its own process (peak RSS and CPU read
 // from /proc). The agents are lightweight: each a real MQTT session (paho,
@@ -44,6 +46,13 @@ func TestScaleSim(t *testing.T) {
 		t.Skip("set TRIT_E2E_SIM=<agents> to run the simulated-fleet scale measurement (make scale)")
 	}
 	w := newWorldBroker(t, scaleBrokerConf)
+	// TRIT_E2E_SIM_NATS=1: a three-node NATS cluster (wire/natstest)
+	// instead of Mosquitto, the agents spread over its nodes.
+	var nc *natstest.Cluster
+	if os.Getenv("TRIT_E2E_SIM_NATS") != "" {
+		nc = natstest.Start(t, 3)
+		w.mqttURLs = nc.MQTTURLs()
+	}
 	// TRIT_E2E_SIM_QUEUE sets the fleet's mqtt.queue (default 4096).
 	w.fleetQueue, _ = strconv.Atoi(os.Getenv("TRIT_E2E_SIM_QUEUE"))
 	bin := filepath.Join(w.dir, "trit-fleet")
@@ -76,7 +85,7 @@ func TestScaleSim(t *testing.T) {
 				}
 				id := fmt.Sprintf("sim-%05d", i)
 				ids[i] = id
-				s, err := startSimAgent(w, id, topics, cmdKeys)
+				s, err := startSimAgent(w, w.mqttURL(i), id, topics, cmdKeys)
 				if err != nil {
 					failed.Add(1)
 					t.Errorf("%s: %v", id, err)
@@ -95,7 +104,7 @@ func TestScaleSim(t *testing.T) {
 			s.c.Disconnect(0)
 		}
 	})
-	t.Logf("%d simulated agents connected in %v", n, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d simulated agents connected in %v (%d refused subscriptions retried)", n, time.Since(start).Round(time.Millisecond), simRefused.Load())
 	// Re-send unacknowledged events, as agents do (telemetry.ack_retry):
 	// the fleet drops what its queue cannot hold and relies on that.
 	stopRetry := make(chan struct{})
@@ -145,12 +154,22 @@ func TestScaleSim(t *testing.T) {
 	if installs != int64(n) {
 		t.Fatalf("%d installs for %d agents", installs, n)
 	}
+	t.Logf("refused subscriptions retried by the simulated agents, in all: %d", simRefused.Load())
 	t.Logf("three-phase rollout (1%%, 10%%, 100%%) to %d simulated agents: %v; fleet handled %.0f messages (%.0f/s); "+
 		"fleet CPU %.1f s (%.0f%% of one core); fleet peak RSS %.1f MB; mosquitto peak RSS %.1f MB; "+
 		"%.0f incoming messages dropped by the fleet's full queue (re-sent by the agents)",
 		n, elapsed.Round(time.Millisecond), msgs, msgs/elapsed.Seconds(), cpu.Seconds(), 100*cpu.Seconds()/elapsed.Seconds(),
 		float64(peakRSS(t, pid))/(1<<20), float64(peakRSS(t, w.broker.Pid()))/(1<<20), w.metric("trit_fleet_dropped_messages_total"))
+	if nc != nil {
+		for i := range 3 {
+			t.Logf("NATS node %d: peak RSS %.1f MB (the Mosquitto above was started but unused)", i, float64(peakRSS(t, nc.Node(i).Pid()))/(1<<20))
+		}
+	}
 }
+
+// simRefused counts subscriptions the broker refused and the simulated
+// agents retried.
+var simRefused atomic.Int64
 
 // simAckRetry is how often simulated agents re-send unacknowledged events
 // (an agent's telemetry.ack_retry; its default is 60 s).
@@ -169,13 +188,13 @@ type simAgent struct {
 	installs atomic.Int64
 }
 
-func startSimAgent(w *world, id string, topics wire.Topics, cmdKeys *wire.KeySet) (*simAgent, error) {
+func startSimAgent(w *world, url, id string, topics wire.Topics, cmdKeys *wire.KeySet) (*simAgent, error) {
 	s := &simAgent{id: id, topics: topics, cmdKeys: cmdKeys, relKeys: w.releaseSet, done: map[uint64]bool{}, pending: map[string][]byte{}}
 	will, err := wire.Offline(id, "", 1)
 	if err != nil {
 		return nil, err
 	}
-	o := mqtt.NewClientOptions().AddBroker(w.broker.URL()).SetClientID(id).SetCleanSession(false).
+	o := mqtt.NewClientOptions().AddBroker(url).SetClientID(id).SetCleanSession(false).
 		SetOrderMatters(false).SetKeepAlive(5*time.Minute).SetAutoReconnect(true).
 		SetBinaryWill(topics.State(id), will, 1, true)
 	s.c = mqtt.NewClient(o)
@@ -185,15 +204,34 @@ func startSimAgent(w *world, id string, topics wire.Topics, cmdKeys *wire.KeySet
 	if err := s.state(nil); err != nil {
 		return nil, err
 	}
-	tok := s.c.SubscribeMultiple(map[string]byte{topics.Desired(id): 1, topics.Acks(id): 1}, func(_ mqtt.Client, m mqtt.Message) {
+	h := func(_ mqtt.Client, m mqtt.Message) {
 		if m.Topic() == topics.Acks(id) {
 			s.onAck(m.Payload())
 			return
 		}
 		go s.onCommand(m.Payload())
-	})
-	if !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
-		return nil, fmt.Errorf("subscribe: %v", tok.Error())
+	}
+	// A refused subscription (SUBACK 0x80) is retried, as the agent does:
+	// nats-server refuses some when consumers are created in a burst.
+	for attempt := 1; ; attempt++ {
+		tok := s.c.SubscribeMultiple(map[string]byte{topics.Desired(id): 1, topics.Acks(id): 1}, h)
+		if !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
+			return nil, fmt.Errorf("subscribe: %v", tok.Error())
+		}
+		refused := 0
+		for _, code := range tok.(*mqtt.SubscribeToken).Result() {
+			if code == 0x80 {
+				refused++
+			}
+		}
+		if refused == 0 {
+			break
+		}
+		simRefused.Add(1)
+		if attempt == 10 {
+			return nil, fmt.Errorf("subscribe: refused %d times", attempt)
+		}
+		time.Sleep(time.Duration(attempt) * time.Second)
 	}
 	return s, nil
 }
@@ -279,14 +317,25 @@ func (s *simAgent) onCommand(payload []byte) {
 	}
 	got := make(chan []byte, 1)
 	topic := s.topics.Bundle(c.Bundle)
-	tok := s.c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) {
-		select {
-		case got <- m.Payload():
-		default:
+	for attempt := 1; ; attempt++ {
+		tok := s.c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) {
+			select {
+			case got <- m.Payload():
+			default:
+			}
+		})
+		if !tok.WaitTimeout(5*time.Minute) || tok.Error() != nil {
+			return
 		}
-	})
-	if !tok.WaitTimeout(5*time.Minute) || tok.Error() != nil {
-		return
+		if tok.(*mqtt.SubscribeToken).Result()[topic] != 0x80 {
+			break
+		}
+		simRefused.Add(1) // refused (nats-server under load): retried, as the agent does
+		if attempt == 10 {
+			fmt.Fprintf(os.Stderr, "%s: subscription to bundle %s refused %d times\n", s.id, c.Bundle[:12], attempt)
+			return
+		}
+		time.Sleep(time.Duration(attempt) * time.Second)
 	}
 	s.event(c, wire.JobDownloading)
 	var data []byte

@@ -73,9 +73,11 @@ func StartConfig(t testing.TB, n int, extra string) *Cluster {
 		t.Fatal(err)
 	}
 	c := &Cluster{t: t, bin: bin, extra: extra}
+	ports := freePorts(t, 4*n)
 	for i := 0; i < n; i++ {
+		p := ports[4*i:]
 		c.nodes = append(c.nodes, &Node{c: c, name: fmt.Sprintf("n%d", i), dir: t.TempDir(),
-			client: freePort(t), mqtt: freePort(t), http: freePort(t), clusterPt: freePort(t)})
+			client: p[0], mqtt: p[1], http: p[2], clusterPt: p[3]})
 	}
 	for _, nd := range c.nodes {
 		nd.start()
@@ -207,14 +209,20 @@ func (nd *Node) Restart() {
 	nd.waitReady()
 }
 
-func freePort(t testing.TB) int {
+// freePorts returns n distinct loopback TCP ports that were free a moment
+// ago: all are held open until the last is found, so none repeats.
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var out []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return out
 }
 
 func tail(s string, lines int) string {
