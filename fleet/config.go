@@ -87,6 +87,10 @@ type MQTTConfig struct {
 	// small sites; see docs/FLEET.md). Devices log in to the embedded
 	// broker with the credentials in EmbeddedCredentials.
 	Broker string `toml:"broker"`
+	// Brokers are more addresses of the same (clustered) broker: when the
+	// connection to one fails, the next is tried (docs/FLEET.md "A NATS
+	// cluster"). Not with "embedded".
+	Brokers []string `toml:"brokers"`
 	// EmbeddedListen is host:port; default DefaultEmbeddedListen.
 	EmbeddedListen string `toml:"embedded_listen"`
 	// EmbeddedCredentials is the file of device credentials (hashed) that
@@ -305,6 +309,20 @@ func (c *Config) setDefaults() error {
 	case strings.HasPrefix(m.Broker, "tcp://"), strings.HasPrefix(m.Broker, "ssl://"), strings.HasPrefix(m.Broker, "tls://"):
 	default:
 		return fail("mqtt.broker", "%q: want tcp://host:port, ssl://host:port or \"embedded\"", m.Broker)
+	}
+	if len(m.Brokers) > 0 && m.Broker == "embedded" {
+		return fail("mqtt.brokers", "other addresses of a clustered broker; the embedded broker is one process")
+	}
+	if len(m.Brokers) > 16 {
+		return fail("mqtt.brokers", "%d addresses, at most 16", len(m.Brokers))
+	}
+	for _, b := range m.Brokers {
+		if !strings.HasPrefix(b, "tcp://") && !strings.HasPrefix(b, "ssl://") && !strings.HasPrefix(b, "tls://") {
+			return fail("mqtt.brokers", "%q: want tcp://host:port or ssl://host:port", b)
+		}
+		if strings.HasPrefix(b, "tcp://") != strings.HasPrefix(m.Broker, "tcp://") {
+			return fail("mqtt.brokers", "%q: all addresses use TLS or none does (mqtt.broker is %q)", b, m.Broker)
+		}
 	}
 	if (m.CertFile == "") != (m.KeyFile == "") {
 		return fail("mqtt.cert_file", "cert_file and key_file go together")

@@ -11,6 +11,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trit-iot/trit/wire"
+	"github.com/trit-iot/trit/wire/mqtttest"
 
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire/natstest"
@@ -102,5 +103,40 @@ func TestNATSPerDevicePermissions(t *testing.T) {
 	case m := <-got:
 		t.Fatalf("sim-0 wrote sim-1's events: %q arrived", m)
 	case <-time.After(2 * time.Second):
+	}
+}
+
+// TestFleetBrokersFailover: trit-fleet given several addresses of a
+// broker (mqtt.brokers) connects through the next when the first is down,
+// and the rollout runs. (Two Mosquittos stand for two nodes: on a NATS
+// cluster with a node down, new subscriptions are refused for a while,
+// which the test's simple devices do not retry; docs/SCALING.md.)
+func TestFleetBrokersFailover(t *testing.T) {
+	down, up := mqtttest.Start(t), mqtttest.Start(t)
+	down.Stop()
+	edit := func(_, config string) string {
+		return strings.Replace(config, "[mqtt]\n", fmt.Sprintf("[mqtt]\nbrokers = [%q]\n", up.URL()), 1)
+	}
+	testFleetOverWith(t, "", down.URL(), []string{up.URL()}, edit, nil)
+}
+
+// TestBrokersConfigChecked: mqtt.brokers is refused with the embedded
+// broker and with a scheme that differs from mqtt.broker's.
+func TestBrokersConfigChecked(t *testing.T) {
+	for _, tc := range []struct{ edit, want string }{
+		{`broker = "embedded"` + "\nbrokers = [\"tcp://b:1883\"]", "embedded"},
+		{`broker = "ssl://a:8883"` + "\nbrokers = [\"tcp://b:1883\"]", "TLS"},
+		{`broker = "ssl://a:8883"` + "\nbrokers = [\"http://b\"]", "want tcp"},
+	} {
+		conf := strings.Replace(minimalConfig, `broker = "ssl://broker.example:8883"`, tc.edit, 1)
+		_, err := ParseConfig("fleet.toml", conf)
+		if err == nil || !strings.Contains(err.Error(), "mqtt.brokers") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error on mqtt.brokers saying %q", tc.edit, err, tc.want)
+		}
+	}
+	c, err := ParseConfig("fleet.toml", strings.Replace(minimalConfig, `broker = "ssl://broker.example:8883"`,
+		`broker = "ssl://a:8883"`+"\nbrokers = [\"ssl://b:8883\", \"tls://c:8883\"]", 1))
+	if err != nil || len(c.MQTT.Brokers) != 2 {
+		t.Fatalf("two more TLS addresses: %v, %v", c, err)
 	}
 }

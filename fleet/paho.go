@@ -32,6 +32,7 @@ type Conn struct {
 	opts    *mqtt.ClientOptions
 	broker  string
 	timeout time.Duration
+	servers int // addresses paho tries in turn at each connection
 	log     *slog.Logger
 	backoff wire.Backoff // reconnect delays; tests shorten them
 
@@ -55,7 +56,15 @@ var ErrClosed = errors.New("fleet: MQTT connection closed")
 // NewConn prepares a connection to broker with the settings of m; Connect
 // connects it. Until then Publish fails.
 func NewConn(m *MQTTConfig, broker string, log *slog.Logger) (*Conn, error) {
-	o := mqtt.NewClientOptions().AddBroker(broker).SetClientID(m.ClientID).
+	o := mqtt.NewClientOptions().AddBroker(broker)
+	if broker == m.Broker { // not the embedded broker's loopback address
+		for _, b := range m.Brokers {
+			if b != broker {
+				o.AddBroker(b) // tried in turn when the first fails
+			}
+		}
+	}
+	o.SetClientID(m.ClientID).
 		SetCleanSession(false).SetAutoReconnect(false).SetConnectRetry(false).
 		SetConnectTimeout(m.Timeout.Duration).SetWriteTimeout(m.Timeout.Duration).
 		SetKeepAlive(30 * time.Second).SetOrderMatters(false)
@@ -80,7 +89,7 @@ func NewConn(m *MQTTConfig, broker string, log *slog.Logger) (*Conn, error) {
 				"common_name", cn, "client_id", m.ClientID)
 		}
 	}
-	c := &Conn{opts: o, broker: broker, timeout: m.Timeout.Duration, log: log,
+	c := &Conn{opts: o, broker: broker, timeout: m.Timeout.Duration, servers: len(o.Servers), log: log,
 		backoff: wire.Backoff{Min: time.Second, Max: time.Minute},
 		lost:    make(chan struct{}, 1), done: make(chan struct{})}
 	o.SetConnectionLostHandler(func(_ mqtt.Client, err error) {
@@ -122,9 +131,10 @@ func (c *Conn) Connect(filters []string, deliver func(topic string, payload []by
 func (c *Conn) connectOnce() error {
 	cl := mqtt.NewClient(c.opts)
 	tok := cl.Connect()
-	if !tok.WaitTimeout(c.timeout) {
+	wait := c.timeout * time.Duration(max(1, c.servers)) // each address gets the timeout
+	if !tok.WaitTimeout(wait) {
 		cl.Disconnect(0)
-		return fmt.Errorf("mqtt: connecting to %s timed out after %v", c.broker, c.timeout)
+		return fmt.Errorf("mqtt: connecting to %s timed out after %v", c.broker, wait)
 	}
 	if err := tok.Error(); err != nil {
 		return fmt.Errorf("mqtt: connecting to %s: %w", c.broker, err)
