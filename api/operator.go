@@ -39,6 +39,34 @@ type Operator struct {
 	CreatedBy string    `json:"created_by,omitempty"`
 }
 
+// Kind is "machine" for a script's or scraper's credential, else "person".
+func (o Operator) Kind() string {
+	if o.Machine {
+		return "machine"
+	}
+	return "person"
+}
+
+// State is "disabled", "expired" or "active".
+func (o Operator) State() string {
+	switch {
+	case o.Disabled:
+		return "disabled"
+	case o.Expired:
+		return "expired"
+	}
+	return "active"
+}
+
+// ExpiresText is when the credential expires (RFC 3339, UTC), or "-" for
+// never.
+func (o Operator) ExpiresText() string {
+	if o.Expires.IsZero() {
+		return "-"
+	}
+	return o.Expires.UTC().Format(time.RFC3339)
+}
+
 // OperatorRequest adds an operator.
 type OperatorRequest struct {
 	Name    string    `json:"name"`

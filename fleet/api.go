@@ -125,22 +125,23 @@ func principalOf(r *http.Request) Principal {
 	return p
 }
 
-// statusWriter remembers the status a handler answered.
-type statusWriter struct {
+// StatusWriter remembers the status a handler answered, for the audit
+// trail (the API's and the console's).
+type StatusWriter struct {
 	http.ResponseWriter
-	status int
+	Status int
 }
 
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
+func (w *StatusWriter) WriteHeader(code int) {
+	if w.Status == 0 {
+		w.Status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
+func (w *StatusWriter) Write(b []byte) (int, error) {
+	if w.Status == 0 {
+		w.Status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
 }
@@ -197,9 +198,9 @@ func (s *Service) handler(auth *Auth) (http.Handler, []string, error) {
 				return
 			}
 			r, note := WithAuditNote(r)
-			sw := &statusWriter{ResponseWriter: w}
+			sw := &StatusWriter{ResponseWriter: w}
 			h(sw, r)
-			rec := RequestRecord(r, p, rule, "", cmp.Or(sw.status, http.StatusOK), note.Detail)
+			rec := RequestRecord(r, p, rule, "", cmp.Or(sw.Status, http.StatusOK), note.Detail)
 			if note.Object != "" {
 				rec.Object = note.Object
 			}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/store"
 )
 
 // The two-person rule (off by default; Options.TwoPerson, [rollouts]
@@ -62,25 +61,10 @@ func (r *Rollout) Approve(by string, now time.Time) error {
 // Approve records operator by's approval of rollout id: its devices past
 // the first phase are notified from the next tick on.
 func (s *Service) Approve(id, by string) (*Rollout, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var r Rollout
-	err := s.db.Update(func(tx store.Tx) error {
-		ok, err := tx.Get(store.FleetRollouts, id, &r)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("%w: rollout %s", ErrNotFound, id)
-		}
-		if err := r.Approve(by, s.opt.Now()); err != nil {
-			return err
-		}
-		return tx.Put(store.FleetRollouts, id, &r)
-	})
+	r, err := s.changeRollout(id, func(r *Rollout, now time.Time) error { return r.Approve(by, now) })
 	if err != nil {
 		return nil, err
 	}
 	s.log.Info("rollout approved", "rollout", id, "by", by, "created_by", r.CreatedBy)
-	return &r, nil
+	return r, nil
 }

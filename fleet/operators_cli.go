@@ -237,19 +237,7 @@ audit trail. Run them as the user trit-fleet runs as.`,
 				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tROLE\tKIND\tSTATE\tCREATED\tEXPIRES")
 				for _, o := range ops {
-					kind, state, exp := "person", "active", "-"
-					if o.Machine {
-						kind = "machine"
-					}
-					if o.Disabled {
-						state = "disabled"
-					} else if o.Expired {
-						state = "expired"
-					}
-					if !o.Expires.IsZero() {
-						exp = o.Expires.UTC().Format(time.RFC3339)
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Name, o.Role, kind, state, o.Created.UTC().Format(time.RFC3339), exp)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Name, o.Role, o.Kind(), o.State(), o.Created.UTC().Format(time.RFC3339), o.ExpiresText())
 				}
 				return tw.Flush()
 			})

@@ -630,6 +630,27 @@ func (s *Service) Rollouts() ([]Rollout, error) {
 
 // Control pauses, resumes or aborts a rollout.
 func (s *Service) Control(id, op, reason string) (*Rollout, error) {
+	r, err := s.changeRollout(id, func(r *Rollout, now time.Time) error {
+		switch op {
+		case "pause":
+			return r.Pause(reason, now)
+		case "resume":
+			return r.Resume(now)
+		case "abort":
+			return r.AbortNow(reason, now)
+		}
+		return fmt.Errorf("%w: unknown operation %q", ErrRollout, op)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("rollout "+op, "rollout", id, "reason", reason)
+	return r, nil
+}
+
+// changeRollout applies change to rollout id in one transaction and stores
+// the result: an operator's action, against the state the tick last wrote.
+func (s *Service) changeRollout(id string, change func(r *Rollout, now time.Time) error) (*Rollout, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var r Rollout
@@ -641,18 +662,7 @@ func (s *Service) Control(id, op, reason string) (*Rollout, error) {
 		if !ok {
 			return fmt.Errorf("%w: rollout %s", ErrNotFound, id)
 		}
-		now := s.opt.Now()
-		switch op {
-		case "pause":
-			err = r.Pause(reason, now)
-		case "resume":
-			err = r.Resume(now)
-		case "abort":
-			err = r.AbortNow(reason, now)
-		default:
-			err = fmt.Errorf("%w: unknown operation %q", ErrRollout, op)
-		}
-		if err != nil {
+		if err := change(&r, s.opt.Now()); err != nil {
 			return err
 		}
 		return tx.Put(store.FleetRollouts, id, &r)
@@ -660,7 +670,6 @@ func (s *Service) Control(id, op, reason string) (*Rollout, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("rollout "+op, "rollout", id, "reason", reason)
 	return &r, nil
 }
 

@@ -90,19 +90,7 @@ shown once; the fleet keeps only its SHA-256.`,
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tROLE\tKIND\tSTATE\tCREATED\tEXPIRES\tBY")
 			for _, o := range ops {
-				kind, state, exp := "person", "active", "-"
-				if o.Machine {
-					kind = "machine"
-				}
-				if o.Disabled {
-					state = "disabled"
-				} else if o.Expired {
-					state = "expired"
-				}
-				if !o.Expires.IsZero() {
-					exp = o.Expires.UTC().Format(time.RFC3339)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.Name, o.Role, kind, state, o.Created.UTC().Format(time.RFC3339), exp, orDash(o.CreatedBy))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.Name, o.Role, o.Kind(), o.State(), o.Created.UTC().Format(time.RFC3339), o.ExpiresText(), orDash(o.CreatedBy))
 			}
 			return tw.Flush()
 		},

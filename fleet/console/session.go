@@ -239,9 +239,9 @@ func (c *Console) action(rule fleet.Rule, h func(http.ResponseWriter, *http.Requ
 			return
 		}
 		r, note := fleet.WithAuditNote(r)
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &fleet.StatusWriter{ResponseWriter: w}
 		h(sw, r, s)
-		status := sw.status
+		status := sw.Status
 		if status == 0 || status == http.StatusSeeOther { // done, and shown on the next page
 			status = http.StatusOK
 		}
@@ -261,26 +261,6 @@ func (c *Console) action(rule fleet.Rule, h func(http.ResponseWriter, *http.Requ
 		}
 		c.auth.Audit().Record(rec)
 	}
-}
-
-// statusWriter remembers the status a handler answered.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
 }
 
 // maxFormBytes bounds a form post.
