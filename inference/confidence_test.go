@@ -174,27 +174,38 @@ func TestPredictOutcomeAllocatesNothing(t *testing.T) {
 	}
 }
 
+// outcomeShapes are the models the confidence benchmarks time.
+var outcomeShapes = []struct {
+	name          string
+	d, p, classes int
+}{
+	{"sensor(8,thresholds,1024,3)", 8, 1024, 3},
+	{"wall-following(24,thresholds,4096,4)", 24, 4096, 4},
+	{"mnist(784,proj32,12288,10)", 784, 12288, 10},
+}
+
+// outcomeModel is a calibrated model of shape bc and an input for it.
+func outcomeModel(b *testing.B, bc struct {
+	name          string
+	d, p, classes int
+}) (*Model, []float32) {
+	m, err := New(calibratedSpec(b, 3, bc.d, bc.p, bc.classes))
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := make([]float32, bc.d)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	return m, x
+}
+
 // BenchmarkPredictOutcome runs Predict and PredictOutcome (margin,
 // calibration, a 256-column novelty) on the same models: the difference
 // is what confidence and unknown cost a prediction.
 func BenchmarkPredictOutcome(b *testing.B) {
-	for _, bc := range []struct {
-		name          string
-		d, p, classes int
-	}{
-		{"sensor(8,thresholds,1024,3)", 8, 1024, 3},
-		{"wall-following(24,thresholds,4096,4)", 24, 4096, 4},
-		{"mnist(784,proj32,12288,10)", 784, 12288, 10},
-	} {
-		spec := calibratedSpec(b, 3, bc.d, bc.p, bc.classes)
-		m, err := New(spec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		x := make([]float32, bc.d)
-		for i := range x {
-			x[i] = float32(i%7) - 3
-		}
+	for _, bc := range outcomeShapes {
+		m, x := outcomeModel(b, bc)
 		scores := make([]float32, bc.classes)
 		z := make([]uint64, m.words)
 		th := m.Thresholds()
@@ -218,28 +229,13 @@ func BenchmarkPredictOutcome(b *testing.B) {
 // a window's integer scores and kept bits, so its share of a prediction
 // (BenchmarkPredictOutcome's predict) can be read on a loaded machine.
 func BenchmarkConfidenceOnly(b *testing.B) {
-	for _, bc := range []struct {
-		name          string
-		d, p, classes int
-	}{
-		{"sensor(8,thresholds,1024,3)", 8, 1024, 3},
-		{"wall-following(24,thresholds,4096,4)", 24, 4096, 4},
-		{"mnist(784,proj32,12288,10)", 784, 12288, 10},
-	} {
-		spec := calibratedSpec(b, 3, bc.d, bc.p, bc.classes)
-		m, err := New(spec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		x := make([]float32, bc.d)
-		for i := range x {
-			x[i] = float32(i%7) - 3
-		}
+	for _, bc := range outcomeShapes {
+		m, x := outcomeModel(b, bc)
 		z := make([]uint64, m.words)
 		raw := make([]int32, m.nv)
 		m.PredictRaw(raw, x)
 		m.EmbedKept(z, x)
-		cal, fp := spec.Calibration, spec.Fingerprint
+		cal, fp := m.spec.Calibration, m.spec.Fingerprint
 		b.Run(bc.name, func(b *testing.B) {
 			var sink uint32
 			for b.Loop() {
