@@ -48,6 +48,15 @@ type Device struct {
 	// the device (fleet/health.go prunes from them).
 	HealthHour int64 `json:"health_hour,omitempty"`
 	HealthDay  int64 `json:"health_day,omitempty"`
+	// TelemetrySession and TelemetrySeq are the session and highest
+	// sequence of the telemetry reports applied to the record, and bit i of
+	// TelemetryWindow says whether report TelemetrySeq-1-i of that session
+	// was applied too: a copy of a report (several fleet replicas each
+	// receiving it, a QoS 1 redelivery) is not counted again, while reports
+	// that arrive out of order still are.
+	TelemetrySession uint64 `json:"telemetry_session,omitempty"`
+	TelemetrySeq     uint64 `json:"telemetry_seq,omitempty"`
+	TelemetryWindow  uint64 `json:"telemetry_window,omitempty"`
 	// LastSeq is the highest deployment command sequence sent to the device;
 	// the next command carries LastSeq+1.
 	LastSeq uint64 `json:"last_seq,omitempty"`

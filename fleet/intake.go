@@ -302,6 +302,9 @@ func (s *Service) handleBatch(batch []message) {
 					s.log.Warn("device started a new life: its database was reset or replaced (or two gateways share its ID)",
 						"device", d.ID, "instance", m.state.Instance, "session", m.state.Session)
 				}
+			case m.telemetry != nil && d.telemetrySeen(m.telemetry):
+				// A copy of a report already applied (another replica
+				// applied it, or the broker delivered it again): once only.
 			case m.telemetry != nil:
 				s.metrics.telemetry.Add(1)
 				wasDrifting, wasUncertain := d.Drifting, d.Uncertain

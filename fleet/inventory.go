@@ -188,6 +188,7 @@ func jobRank(s wire.JobState) int {
 // driftAlert (0: never).
 func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time, driftAlert float64) {
 	d.LastSeen = now
+	d.markTelemetry(m)
 	if m.Predictions > math.MaxUint64-d.Predictions {
 		d.Predictions = math.MaxUint64
 	} else {
@@ -204,6 +205,52 @@ func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time, driftAlert flo
 	d.Drift = m.Drift           // nil: the running model has no fingerprint, or no window yet
 	d.Confidence = m.Confidence // nil: the running model has no calibration, or no window
 	d.Drifting = driftAlert > 0 && d.Drift != nil && d.Drift.Score >= driftAlert
+}
+
+// Telemetry copies. A report is identified by (session, seq); the record
+// keeps the latest session's highest sequence applied and a window of the
+// 64 below it (an anti-replay window, as IPsec's): a report of that session
+// whose bit is set is a copy. Reports may arrive out of order (the fleet
+// handles messages concurrently), so "at or below the highest" alone would
+// drop real ones. Not caught: a copy of a report of an earlier session, or
+// more than 64 below the highest — both are applied again.
+
+// telemetrySeen reports whether m is a copy of a report already applied.
+func (d *Device) telemetrySeen(m *wire.Telemetry) bool {
+	if m.Session != d.TelemetrySession || d.TelemetrySeq == 0 {
+		return false
+	}
+	if m.Seq == d.TelemetrySeq {
+		return true
+	}
+	if m.Seq > d.TelemetrySeq {
+		return false
+	}
+	back := d.TelemetrySeq - 1 - m.Seq
+	return back < 64 && d.TelemetryWindow&(1<<back) != 0
+}
+
+// markTelemetry records m as applied (after telemetrySeen said it is not
+// a copy).
+func (d *Device) markTelemetry(m *wire.Telemetry) {
+	switch {
+	case m.Session > d.TelemetrySession:
+		d.TelemetrySession, d.TelemetrySeq, d.TelemetryWindow = m.Session, m.Seq, 0
+	case m.Session < d.TelemetrySession:
+		// an earlier session's report, queued across a reconnection
+	case m.Seq > d.TelemetrySeq:
+		shift := m.Seq - d.TelemetrySeq // the old highest becomes bit shift-1
+		if d.TelemetrySeq == 0 || shift > 64 {
+			d.TelemetryWindow = 0
+		} else {
+			d.TelemetryWindow = d.TelemetryWindow<<shift | 1<<(shift-1)
+		}
+		d.TelemetrySeq = m.Seq
+	case m.Seq < d.TelemetrySeq:
+		if back := d.TelemetrySeq - 1 - m.Seq; back < 64 {
+			d.TelemetryWindow |= 1 << back
+		}
+	}
 }
 
 // Matches reports whether the device carries every label of selector.

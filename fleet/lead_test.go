@@ -72,8 +72,18 @@ func TestReplicasOneLeads(t *testing.T) {
 	if len(canary) != 1 {
 		t.Fatalf("the leader sent %d canary commands, want 1", len(canary))
 	}
-	// Device messages reach whichever replica; the state is shared.
+	// Device messages reach whichever replica; the state is shared. Each
+	// replica receives every telemetry report (no shared subscription):
+	// a report is counted once, however many replicas apply it.
 	b.report(t, canary[0], wire.JobSucceeded)
+	for seq := uint64(1); seq <= 3; seq++ {
+		tm := &wire.Telemetry{Device: "gw-1", Session: 2, Seq: seq, From: 1, To: 2, Predictions: 10}
+		a.telemetry(t, tm)
+		b.telemetry(t, tm)
+	}
+	if d, err := DeviceByID(a.db, "gw-1"); err != nil || d.Predictions != 30 {
+		t.Fatalf("gw-1's predictions after three reports of 10, each delivered to both replicas: %v, %v; want 30", d.Predictions, err)
+	}
 	if l := metricLine(t, a, "trit_fleet_leading"); l != `trit_fleet_leading{replica="a"} 1` {
 		t.Errorf("a's metric %q", l)
 	}
@@ -139,5 +149,37 @@ func TestReplicasOneLeads(t *testing.T) {
 	b.svc.Tick()
 	if b.svc.Leading() {
 		t.Fatal("b leads again after releasing")
+	}
+}
+
+// TestTelemetryCopiesCountedOnce: reports applied in any order count once
+// each; a copy of one (same session and sequence) does not count again,
+// within the 64-report window; a new session starts afresh.
+func TestTelemetryCopiesCountedOnce(t *testing.T) {
+	d := &Device{}
+	apply := func(session, seq uint64) bool {
+		m := &wire.Telemetry{Session: session, Seq: seq}
+		if d.telemetrySeen(m) {
+			return false
+		}
+		d.markTelemetry(m)
+		return true
+	}
+	order := []uint64{3, 1, 2, 7, 5, 70, 6, 4, 69, 8}
+	for _, seq := range order {
+		if !apply(1, seq) {
+			t.Fatalf("report %d refused as a copy on its first arrival (order %v)", seq, order)
+		}
+	}
+	for _, seq := range []uint64{70, 69, 8, 7, 6} { // 5 and below are more than 64 under 70
+		if apply(1, seq) {
+			t.Errorf("a copy of report %d was applied again", seq)
+		}
+	}
+	if !apply(1, 9) || !apply(1, 71) {
+		t.Error("new reports refused")
+	}
+	if !apply(2, 1) || apply(2, 1) || !apply(2, 200) || !apply(2, 2) {
+		t.Error("a new session's reports not handled afresh")
 	}
 }
