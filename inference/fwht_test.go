@@ -121,6 +121,11 @@ func TestFWHTBitIdenticalToReferenceLoop(t *testing.T) {
 	}
 }
 
+// BenchmarkFWHT times FWHT (with the fast path where there is one), the
+// same without it ("go": the radix-4 Go loops) and the reference loop
+// ("naive").
+//
+//	go test -run '^$' -bench FWHT -count 5 ./inference
 func BenchmarkFWHT(b *testing.B) {
 	for _, n := range []int{64, 256, 1024, 4096} {
 		x := make([]float32, n)
@@ -131,6 +136,13 @@ func BenchmarkFWHT(b *testing.B) {
 			for b.Loop() {
 				FWHT(x)
 			}
+		})
+		b.Run(itoa(n)+"/go", func(b *testing.B) { // the Go loops, no fast path
+			withoutSIMD(func() {
+				for b.Loop() {
+					FWHT(x)
+				}
+			})
 		})
 		b.Run(itoa(n)+"/naive", func(b *testing.B) {
 			for b.Loop() {
