@@ -175,13 +175,16 @@ func TestRemoteTrainingBounds(t *testing.T) {
 // no more.
 func TestRemoteTrainingCancel(t *testing.T) {
 	dir := t.TempDir()
-	writeRings(t, dir, "rings.csv", 1000)
+	writeRings(t, dir, "rings.csv", 20000)
 	writeRings(t, dir, "small.csv", 200)
 	f := newFixture(t, func(o *Options) { o.TrainingDir = dir })
 	f.clk.t = time.Now()
 	srv := apiServer(t, f)
-	// A grid search over the whole default grid: long enough to cancel.
-	slow := `{"dataset":"rings.csv","format":"dense","label_column":-1,"p":256,"model_id":"rings","release":1}`
+	// The default search on 20,000 rows at p = 2048: seconds, so it is
+	// still running when cancelled (1,000 rows at p = 256 took 0.13 s,
+	// and a loaded machine's requests came after it finished). Cancelled,
+	// it stops between two fits.
+	slow := `{"dataset":"rings.csv","format":"dense","label_column":-1,"p":2048,"model_id":"rings","release":1}`
 	quick := `{"dataset":"small.csv","format":"dense","label_column":-1,"sigma":0.5,"c":10,"p":64,"model_id":"rings","release":2}`
 	_, a := startJob(t, srv, slow)
 	_, b := startJob(t, srv, quick)
