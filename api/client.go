@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,18 @@ func (c *Client) DeviceJSON(id string) (json.RawMessage, error) {
 func (c *Client) DeviceHealth(id string) (*DeviceHealth, error) {
 	var h DeviceHealth
 	return &h, c.do("GET", "/v1/devices/"+url.PathEscape(id)+"/health", nil, &h)
+}
+
+// GroupHealth returns the model health over time of the devices selector
+// matches, summed period by period.
+func (c *Client) GroupHealth(selector map[string]string) (*GroupHealth, error) {
+	pairs := make([]string, 0, len(selector))
+	for k, v := range selector {
+		pairs = append(pairs, k+"="+v)
+	}
+	slices.Sort(pairs)
+	var h GroupHealth
+	return &h, c.do("GET", "/v1/health?"+url.Values{"selector": {strings.Join(pairs, ",")}}.Encode(), nil, &h)
 }
 
 // ForgetDevice deletes a device's inventory record.

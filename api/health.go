@@ -54,7 +54,8 @@ type DeviceHealth struct {
 
 // GroupHealth is the model health over time of the devices a label
 // selector matches, their points summed period by period (drift and
-// latency: the highest; agreement: not summed): GET
+// latency: the highest; agreement: the mean over the devices with a
+// shadow report in the period): GET
 // /v1/health?selector=site=north. MaxGroupHealthDevices bounds the
 // devices read.
 type GroupHealth struct {

@@ -199,7 +199,7 @@ func forgetHealth(tx store.Tx, d *Device) error {
 
 // GroupHealthHistory sums the health histories of the devices that carry
 // every label of selector (at most api.MaxGroupHealthDevices; more is an
-// ErrBadRequest), period by period.
+// ErrBadRequest), period by period (SumHealthHistory).
 func GroupHealthHistory(db Store, selector map[string]string, now time.Time) (*api.GroupHealth, error) {
 	if len(selector) == 0 {
 		return nil, fmt.Errorf("%w: give a label selector (site=north)", ErrBadRequest)
@@ -208,24 +208,48 @@ func GroupHealthHistory(db Store, selector map[string]string, now time.Time) (*a
 	if err != nil {
 		return nil, err
 	}
-	out := &api.GroupHealth{Selector: selector, Devices: []string{}, Minutes: []api.HealthPoint{}, Hours: []api.HealthPoint{}}
+	var ids []string
 	for _, d := range devices {
 		if d.Matches(selector) {
-			out.Devices = append(out.Devices, d.ID)
+			ids = append(ids, d.ID)
 		}
 	}
-	if len(out.Devices) > api.MaxGroupHealthDevices {
-		return nil, fmt.Errorf("%w: the selector matches %d devices, at most %d", ErrBadRequest, len(out.Devices), api.MaxGroupHealthDevices)
+	out, err := SumHealthHistory(db, ids, now)
+	if err != nil {
+		return nil, err
 	}
-	minutes, hours := map[int64]*api.HealthPoint{}, map[int64]*api.HealthPoint{}
-	add := func(into map[int64]*api.HealthPoint, pts []api.HealthPoint) {
+	out.Selector = selector
+	return out, nil
+}
+
+// SumHealthHistory sums the health histories of devices ids (a selector's,
+// a rollout's, the whole fleet's; at most api.MaxGroupHealthDevices, more
+// is an ErrBadRequest), period by period: counts, windows and sums add up,
+// drift and latency keep the highest, and agreement is the mean of the
+// agreements of the devices that had a shadow report in that period.
+func SumHealthHistory(db Store, ids []string, now time.Time) (*api.GroupHealth, error) {
+	if len(ids) > api.MaxGroupHealthDevices {
+		return nil, fmt.Errorf("%w: %d devices, at most %d", ErrBadRequest, len(ids), api.MaxGroupHealthDevices)
+	}
+	out := &api.GroupHealth{Devices: append([]string{}, ids...), Minutes: []api.HealthPoint{}, Hours: []api.HealthPoint{}}
+	type sum struct {
+		p         api.HealthPoint
+		agreement float64
+		shadowed  int
+	}
+	minutes, hours := map[int64]*sum{}, map[int64]*sum{}
+	add := func(into map[int64]*sum, pts []api.HealthPoint) {
 		for i := range pts {
-			p := into[pts[i].Time]
-			if p == nil {
-				p = &api.HealthPoint{Time: pts[i].Time}
-				into[pts[i].Time] = p
+			s := into[pts[i].Time]
+			if s == nil {
+				s = &sum{p: api.HealthPoint{Time: pts[i].Time}}
+				into[pts[i].Time] = s
 			}
-			p.AddPoint(&pts[i])
+			s.p.AddPoint(&pts[i])
+			if a := pts[i].Agreement; a != nil {
+				s.agreement += *a
+				s.shadowed++
+			}
 		}
 	}
 	for _, id := range out.Devices {
@@ -237,11 +261,15 @@ func GroupHealthHistory(db Store, selector map[string]string, now time.Time) (*a
 		add(hours, h.Hours)
 	}
 	for _, m := range []struct {
-		from map[int64]*api.HealthPoint
+		from map[int64]*sum
 		to   *[]api.HealthPoint
 	}{{minutes, &out.Minutes}, {hours, &out.Hours}} {
-		for _, p := range m.from {
-			*m.to = append(*m.to, *p)
+		for _, s := range m.from {
+			if s.shadowed > 0 {
+				a := s.agreement / float64(s.shadowed)
+				s.p.Agreement = &a
+			}
+			*m.to = append(*m.to, s.p)
 		}
 		slices.SortFunc(*m.to, func(a, b api.HealthPoint) int { return cmp.Compare(a.Time, b.Time) })
 	}

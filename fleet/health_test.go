@@ -2,9 +2,11 @@ package fleet
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -106,8 +108,9 @@ func TestHealthHistoryBounds(t *testing.T) {
 	}
 }
 
-// TestGroupHealth: a selector's devices' points add up period by period;
-// no selector is a bad request.
+// TestGroupHealth: a selector's devices' points add up period by period,
+// agreement is the mean over the devices with a shadow report; no
+// selector is a bad request.
 func TestGroupHealth(t *testing.T) {
 	f := newFixture(t)
 	for _, d := range []struct{ id, site string }{{"gw-1", "north"}, {"gw-2", "north"}, {"gw-3", "south"}} {
@@ -117,6 +120,9 @@ func TestGroupHealth(t *testing.T) {
 	for i, id := range []string{"gw-1", "gw-2", "gw-3"} {
 		tm := healthReport(uint64(i + 1))
 		tm.Device = id
+		if i != 1 { // gw-2 shadows nothing: the mean is gw-1's (0.9) alone
+			tm.Shadow = &wire.ShadowReport{Rollout: "r1", Seq: 1, Bundle: strings.Repeat("a", 64), Windows: 100, Agree: uint64(90 - 80*i/2)}
+		}
 		f.telemetry(t, tm)
 	}
 	g, err := GroupHealthHistory(f.db, map[string]string{"site": "north"}, f.clk.t)
@@ -128,6 +134,18 @@ func TestGroupHealth(t *testing.T) {
 	}
 	if m := g.Minutes[0]; m.Predictions != 1200 || m.Unknown != 60 || m.Windows != 1200 || m.Counts["fault"] != 200 || m.Drift != 0.02 {
 		t.Errorf("summed minute %+v", m)
+	}
+	for _, p := range []api.HealthPoint{g.Minutes[0], g.Hours[0]} {
+		if p.Agreement == nil || *p.Agreement != 0.9 {
+			t.Errorf("group agreement %v, want gw-1's 0.9 (gw-2 has no shadow, gw-3 is not in the group)", p.Agreement)
+		}
+	}
+	all, err := SumHealthHistory(f.db, []string{"gw-1", "gw-2", "gw-3"}, f.clk.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := all.Minutes[0]; m.Predictions != 1800 || m.Agreement == nil || *m.Agreement != 0.5 {
+		t.Errorf("the three devices' minute %+v, want 1800 predictions, agreement (0.9+0.1)/2", m)
 	}
 	if _, err := GroupHealthHistory(f.db, nil, f.clk.t); err == nil {
 		t.Error("no selector: accepted")

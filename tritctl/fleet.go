@@ -857,34 +857,64 @@ shows offline until it publishes its state (at its next connection).`,
 		},
 	}
 	var healthJSON, healthMinutes bool
+	var healthSelector []string
 	health := &cobra.Command{
-		Use:   "health ID",
-		Short: "Show a device's model health over time: predictions, unknown windows, confidence, drift, agreement, latency",
-		Long: `Show the fleet's health history of one device (docs/FLEET.md "Model health
-over time"): by hour over the last 31 days, or with --minutes by minute
-over the last 24 hours, oldest first — predictions, the share of
-calibrated windows reported unknown and their mean confidence, the
-highest drift score, the latest shadow agreement and the highest median
-latency. Periods without a report are not listed.`,
+		Use:   "health (ID | --selector label=value)",
+		Short: "Show a device's or a group's model health over time: predictions, unknown windows, confidence, drift, agreement, latency",
+		Long: `Show the fleet's health history of one device, or with --selector the
+histories of the devices a label selector matches summed period by period
+(at most 1,000 devices; drift and latency the highest, agreement the mean
+over the devices with a shadow report), docs/FLEET.md "Model health over
+time": by hour over the last 31 days, or with --minutes by minute over the
+last 24 hours, oldest first — predictions, the share of calibrated windows
+reported unknown and their mean confidence, the highest drift score, the
+latest shadow agreement and the highest median latency. Periods without a
+report are not listed. For a group, how many devices matched goes to
+standard error.`,
 		Example: `  tritctl devices health gw-1
   tritctl devices health gw-1 --minutes | tail -60     # the last hour
+  tritctl devices health --selector site=north --minutes | tail -60
   tritctl devices health gw-1 --json | jq '.hours[-1]'`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if (len(args) == 0) == (len(healthSelector) == 0) {
+				return usagef("give a device ID or --selector label=value, not both")
+			}
+			var sel map[string]string
+			if len(healthSelector) > 0 {
+				var err error
+				if sel, err = parseSelector(healthSelector); err != nil {
+					return err
+				}
+			}
 			c, err := ff.client()
 			if err != nil {
 				return err
 			}
-			h, err := c.DeviceHealth(args[0])
-			if err != nil {
-				return err
+			var h any
+			var minutes, hours []api.HealthPoint
+			if sel != nil {
+				g, err := c.GroupHealth(sel)
+				if err != nil {
+					return err
+				}
+				h, minutes, hours = g, g.Minutes, g.Hours
+				if !healthJSON {
+					fmt.Fprintf(e.stderr, "%d devices match the selector\n", len(g.Devices))
+				}
+			} else {
+				d, err := c.DeviceHealth(args[0])
+				if err != nil {
+					return err
+				}
+				h, minutes, hours = d, d.Minutes, d.Hours
 			}
 			if healthJSON {
 				return writeJSONTo(e.stdout, h)
 			}
-			points, layout := h.Hours, "2006-01-02 15:00"
+			points, layout := hours, "2006-01-02 15:00"
 			if healthMinutes {
-				points, layout = h.Minutes, "2006-01-02 15:04"
+				points, layout = minutes, "2006-01-02 15:04"
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TIME (UTC)\tPREDICTIONS\tUNKNOWN\tCONFIDENCE\tDRIFT\tAGREEMENT\tLATENCY P50")
@@ -913,6 +943,7 @@ latency. Periods without a report are not listed.`,
 	}
 	health.Flags().BoolVar(&healthJSON, "json", false, "print the fleet's JSON (both the minutes and the hours)")
 	health.Flags().BoolVar(&healthMinutes, "minutes", false, "by minute over the last 24 hours instead of by hour")
+	health.Flags().StringSliceVar(&healthSelector, "selector", nil, "a group instead of a device: the devices with label=value (repeatable; all must match)")
 	cmd.AddCommand(list, show, health, forget, reset)
 	return cmd
 }

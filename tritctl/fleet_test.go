@@ -19,12 +19,13 @@ type fakeFleet struct {
 	mu      sync.Mutex
 	calls   []string
 	bodies  map[string]string
+	queries map[string]string // each call's raw query, by "METHOD path"
 	answers map[string]string
 }
 
 func newFakeFleet(t *testing.T, answers map[string]string) (*fakeFleet, string) {
 	t.Helper()
-	f := &fakeFleet{bodies: map[string]string{}, answers: answers}
+	f := &fakeFleet{bodies: map[string]string{}, queries: map[string]string{}, answers: answers}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer test-token-0123456789" {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -36,6 +37,7 @@ func newFakeFleet(t *testing.T, answers map[string]string) (*fakeFleet, string) 
 		f.mu.Lock()
 		f.calls = append(f.calls, key)
 		f.bodies[key] = string(body)
+		f.queries[key] = r.URL.RawQuery
 		f.mu.Unlock()
 		a, ok := answers[key]
 		if !ok {

@@ -41,3 +41,38 @@ func TestDevicesHealthHistory(t *testing.T) {
 		t.Errorf("devices list: %d %q", code, stdout)
 	}
 }
+
+// TestGroupHealthHistory: devices health --selector asks for the group's
+// summed history with the selector in the query, prints it like a
+// device's and says on stderr how many devices matched; an ID and a
+// selector together, or neither, is a usage error.
+func TestGroupHealthHistory(t *testing.T) {
+	f, _ := newFakeFleet(t, map[string]string{
+		"GET /v1/health": `{"selector":{"site":"north","tier":"a"},"devices":["gw-1","gw-2"],` +
+			`"minutes":[{"t":1795676400,"n":1200,"windows":1200,"unknown":120,"confidence_sum":960,"drift":0.2,"agreement":0.8}],"hours":[]}`,
+	})
+	stdout, stderr, code := runCtl(t, "devices", "health", "--selector", "tier=a,site=north", "--minutes")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("devices health --selector: %d %q %q", code, stdout, stderr)
+	}
+	for _, w := range []string{"2026-11-26 07:00", "1200", "10.0% (120)", "80.0%", "0.200"} {
+		if !strings.Contains(lines[1], w) {
+			t.Errorf("line %q lacks %q", lines[1], w)
+		}
+	}
+	if !strings.Contains(stderr, "2 devices match the selector") {
+		t.Errorf("stderr %q does not say how many devices matched", stderr)
+	}
+	f.mu.Lock()
+	q := f.queries["GET /v1/health"]
+	f.mu.Unlock()
+	if q != "selector=site%3Dnorth%2Ctier%3Da" {
+		t.Errorf("query %q, want the selector sorted and escaped", q)
+	}
+	for _, args := range [][]string{{"devices", "health"}, {"devices", "health", "gw-1", "--selector", "site=north"}} {
+		if _, stderr, code := runCtl(t, args...); code == 0 || !strings.Contains(stderr, "not both") {
+			t.Errorf("%v: %d %q, want a usage error", args, code, stderr)
+		}
+	}
+}

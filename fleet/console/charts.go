@@ -175,6 +175,8 @@ type series struct {
 	Name   string
 	Points string // "x,y x,y …" in viewBox units
 	Last   int    // the final value
+	// KeyX, KeyY place its legend entry (layoutLegend).
+	KeyX, KeyY float64
 }
 
 // marker is a vertical line with a label (a phase's start).
@@ -194,6 +196,21 @@ type lineChart struct {
 	PlotWidth, PlotHeight  float64
 	LegendY                float64
 	XAxisLabel, YAxisLabel string
+	Caption                string // what the chart shows, under it
+}
+
+// layoutLegend places the series' legend entries below the x axis label,
+// three to a row, and makes the chart tall enough for them.
+func (c *lineChart) layoutLegend() {
+	const perRow, colW, rowH = 3, 190, 16
+	c.LegendY = c.Bot + 48
+	for i := range c.Series {
+		c.Series[i].KeyX = c.Left + float64(i%perRow)*colW
+		c.Series[i].KeyY = c.LegendY + float64(i/perRow)*rowH
+	}
+	if n := len(c.Series); n > 0 {
+		c.Height = max(c.Height, c.LegendY+float64((n-1)/perRow)*rowH+12)
+	}
 }
 
 // progressChart draws a rollout's progress over time from its devices'
@@ -240,9 +257,9 @@ func progressChart(r *fleet.Rollout, now time.Time) *lineChart {
 	yTicks := niceCounts(n)
 	top := yTicks[len(yTicks)-1]
 	c := &lineChart{Width: 640, Height: 260, Left: 58, Right: 624, Top: 12, Bot: 200,
-		XAxisLabel: "time since the rollout started", YAxisLabel: "devices"}
+		XAxisLabel: "time since the rollout started", YAxisLabel: "devices",
+		Caption: "Devices over time, from each device's latest attempt: when it was notified, and when it finished."}
 	c.PlotWidth, c.PlotHeight = c.Right-c.Left, c.Bot-c.Top
-	c.LegendY = c.Bot + 48
 	x := func(t time.Time) float64 { return c.Left + c.PlotWidth*float64(t.Sub(start))/float64(span) }
 	y := func(v int) float64 { return c.Bot - c.PlotHeight*float64(v)/float64(top) }
 
@@ -285,6 +302,7 @@ func progressChart(r *fleet.Rollout, now time.Time) *lineChart {
 		}
 		prev = target
 	}
+	c.layoutLegend()
 	c.Summary = fmt.Sprintf("Over %s: %d of %d devices notified, %d succeeded, %d failed",
 		spanWords(end.Sub(start)), c.Series[0].Last, n, c.Series[1].Last, c.Series[2].Last)
 	return c

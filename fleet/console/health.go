@@ -7,59 +7,107 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet"
 )
 
-// healthChart draws a device's last 24 hours by minute (api.DeviceHealth):
-// the share of its windows reported unknown and their mean calibrated
-// confidence, percent, at each minute with calibrated windows. nil when
-// no minute had any (no calibrated model reported).
-func healthChart(h *api.DeviceHealth, now time.Time) *lineChart {
-	type pt2 struct {
-		t       time.Time
-		unknown float64
-		conf    float64
-	}
-	var pts []pt2
-	var windows, unknown uint64
-	for i := range h.Minutes {
-		p := &h.Minutes[i]
-		u, ok := p.UnknownRate()
-		if !ok {
-			continue
-		}
-		c, _ := p.MeanConfidence()
-		pts = append(pts, pt2{time.Unix(p.Time, 0), 100 * u, 100 * c})
-		windows, unknown = windows+p.Windows, unknown+p.Unknown
-	}
-	if len(pts) == 0 {
-		return nil
-	}
+// healthChart draws model health by minute over the last 24 hours
+// (api.DeviceHealth or api.GroupHealth minutes; a device's, a rollout's
+// devices', the fleet's): the share of the calibrated windows reported
+// unknown and their mean confidence, percent, at each minute that had
+// any; the highest drift score (×100) at each minute that reported one;
+// and the agreement with a shadow candidate, percent, at each minute with
+// a shadow report. whose says whose windows they are, for the summary.
+// nil when no minute has any of these.
+func healthChart(minutes []api.HealthPoint, now time.Time, whose string) *lineChart {
 	end := now.UTC().Truncate(time.Minute).Add(time.Minute)
 	start := end.Add(-24 * time.Hour)
 	c := &lineChart{Width: 640, Height: 260, Left: 58, Right: 624, Top: 12, Bot: 200,
-		XAxisLabel: "the last 24 hours (UTC), one point a minute", YAxisLabel: "percent of windows"}
+		XAxisLabel: "the last 24 hours (UTC), one point a minute", YAxisLabel: "percent",
+		Caption: "Model health of " + whose + " by minute: unknown share and mean confidence of the calibrated windows, the highest drift score (×100), agreement with a shadow candidate."}
 	c.PlotWidth, c.PlotHeight = c.Right-c.Left, c.Bot-c.Top
-	c.LegendY = c.Bot + 48
-	x := func(t time.Time) float64 { return c.Left + c.PlotWidth*float64(t.Sub(start))/float64(end.Sub(start)) }
-	y := func(v float64) float64 { return c.Bot - c.PlotHeight*v/100 }
-	var up, cp []string
-	for _, p := range pts {
-		up = append(up, pt(x(p.t), y(p.unknown)))
-		cp = append(cp, pt(x(p.t), y(p.conf)))
+	x := func(t int64) float64 {
+		return c.Left + c.PlotWidth*float64(time.Unix(t, 0).Sub(start))/float64(end.Sub(start))
 	}
-	last := pts[len(pts)-1]
-	c.Series = []series{
-		{Class: "l-failed", Name: "unknown, % of the minute's windows", Points: strings.Join(up, " "), Last: int(math.Round(last.unknown))},
-		{Class: "l-succeeded", Name: "mean confidence, %", Points: strings.Join(cp, " "), Last: int(math.Round(last.conf))},
+	y := func(v float64) float64 { return c.Bot - c.PlotHeight*min(max(v, 0), 100)/100 }
+	type line struct {
+		class, name string
+		value       func(p *api.HealthPoint) (float64, bool)
+		pts         []string
+		last        float64
+	}
+	lines := []*line{
+		{class: "l-failed", name: "unknown, % of windows", value: func(p *api.HealthPoint) (float64, bool) {
+			u, ok := p.UnknownRate()
+			return 100 * u, ok
+		}},
+		{class: "l-succeeded", name: "mean confidence, %", value: func(p *api.HealthPoint) (float64, bool) {
+			m, ok := p.MeanConfidence()
+			return 100 * m, ok
+		}},
+		{class: "l-drift", name: "drift score ×100", value: func(p *api.HealthPoint) (float64, bool) { return 100 * p.Drift, p.Drift > 0 }},
+		{class: "l-agreement", name: "shadow agreement, %", value: func(p *api.HealthPoint) (float64, bool) {
+			if p.Agreement == nil {
+				return 0, false
+			}
+			return 100 * *p.Agreement, true
+		}},
+	}
+	from := start.Unix()
+	var windows, unknown uint64
+	for i := range minutes {
+		p := &minutes[i]
+		if p.Time < from {
+			continue
+		}
+		windows, unknown = windows+p.Windows, unknown+p.Unknown
+		for _, l := range lines {
+			if v, ok := l.value(p); ok {
+				l.pts = append(l.pts, pt(x(p.Time), y(v)))
+				l.last = v
+			}
+		}
+	}
+	var said []string
+	for _, l := range lines {
+		switch len(l.pts) {
+		case 0:
+			continue
+		case 1: // a lone minute: a zero-length line, drawn as a dot by its round cap
+			l.pts = append(l.pts, l.pts[0])
+		}
+		c.Series = append(c.Series, series{Class: l.class, Name: l.name, Points: strings.Join(l.pts, " "), Last: int(math.Round(l.last))})
+		said = append(said, fmt.Sprintf("%s %.0f", l.name, l.last))
+	}
+	if len(c.Series) == 0 {
+		return nil
 	}
 	for k := 0; k <= 6; k++ {
 		t := start.Add(time.Duration(k) * 4 * time.Hour)
-		c.XTicks = append(c.XTicks, tick{Pos: x(t), Label: t.Format("15:04")})
+		c.XTicks = append(c.XTicks, tick{Pos: x(t.Unix()), Label: t.Format("15:04")})
 	}
 	for v := 0; v <= 100; v += 25 {
 		c.YTicks = append(c.YTicks, tick{Pos: y(float64(v)), Label: fmt.Sprintf("%d%%", v)})
 	}
-	c.Summary = fmt.Sprintf("Over the last 24 hours: %d minutes reported, %s of %s calibrated windows unknown (%.1f%%); the last minute %.0f%% unknown, mean confidence %.0f%%",
-		len(pts), thousands(unknown), thousands(windows), 100*float64(unknown)/float64(windows), last.unknown, last.conf)
+	c.layoutLegend()
+	c.Summary = fmt.Sprintf("Model health of %s over the last 24 hours: ", whose)
+	if windows > 0 {
+		c.Summary += fmt.Sprintf("%s of %s calibrated windows unknown (%.1f%%); ", thousands(unknown), thousands(windows), 100*float64(unknown)/float64(windows))
+	}
+	c.Summary += "at the latest minute reported, " + strings.Join(said, ", ")
 	return c
+}
+
+// groupHealth draws the summed health history of devices ids
+// (fleet.SumHealthHistory) as healthChart does; beyond
+// api.MaxGroupHealthDevices it draws none and says why, and a failed read
+// says so. Cost: each device's history is read (up to 55 documents).
+func (c *Console) groupHealth(ids []string, whose string) (*lineChart, string) {
+	if len(ids) > api.MaxGroupHealthDevices {
+		return nil, fmt.Sprintf("%d devices: the console draws the model health of at most %d; use GET /v1/health?selector= or tritctl devices health --selector for a group.", len(ids), api.MaxGroupHealthDevices)
+	}
+	h, err := fleet.SumHealthHistory(c.db, ids, c.opt.Now())
+	if err != nil {
+		return nil, "The model health history could not be read: " + err.Error()
+	}
+	return healthChart(h.Minutes, c.opt.Now(), whose), ""
 }

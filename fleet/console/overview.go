@@ -33,6 +33,8 @@ type overviewData struct {
 	Recent                                    []rolloutRow // finished in the last day
 	Alerts                                    []alert
 	Classes                                   *barChart
+	Health                                    *lineChart // the fleet's model health by minute; nil without
+	HealthNote                                string     // why there is no health chart, when it is not for want of reports
 }
 
 // recentWindow is how long a finished rollout stays on the overview.
@@ -59,8 +61,14 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s session
 		c.fail(w, r, err)
 		return
 	}
+	data := overview(devices, rs, latest, c.svc.DriftAlert(), c.opt.Now())
+	ids := make([]string, len(devices))
+	for i := range devices {
+		ids[i] = devices[i].ID
+	}
+	data.Health, data.HealthNote = c.groupHealth(ids, "the whole fleet")
 	c.render(w, r, http.StatusOK, "overview", &view{Title: "Overview", Nav: "overview", CSRF: s.csrf, Flash: s.flash,
-		LiveURL: "/console/?part=live", Data: overview(devices, rs, latest, c.svc.DriftAlert(), c.opt.Now())})
+		LiveURL: "/console/?part=live", Data: data})
 }
 
 func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint64, driftAlert float64, now time.Time) *overviewData {

@@ -150,14 +150,16 @@ type deviceProgressRow struct {
 }
 
 type rolloutData struct {
-	R        *fleet.Rollout
-	Row      rolloutRow
-	Pace     string
-	Phases   []phaseRow
-	Abort    abortStatus
-	Chart    *lineChart
-	Selector []kv
-	Retries  string
+	R          *fleet.Rollout
+	Row        rolloutRow
+	Pace       string
+	Phases     []phaseRow
+	Abort      abortStatus
+	Chart      *lineChart
+	Health     *lineChart // its devices' model health by minute; nil without
+	HealthNote string     // why there is no health chart, when it is not for want of reports
+	Selector   []kv
+	Retries    string
 
 	States      []string // state filter choices present
 	StateFilter string
@@ -212,6 +214,7 @@ const rolloutDevicesPerPage = 100
 func (c *Console) rolloutData(ro *fleet.Rollout, q url.Values) *rolloutData {
 	data := &rolloutData{R: ro, Row: newRolloutRow(ro), Abort: newAbortStatus(ro), Chart: progressChart(ro, c.opt.Now()),
 		Selector: sortedLabels(ro.Selector), StateFilter: q.Get("device_state")}
+	data.Health, data.HealthNote = c.groupHealth(ro.Order, "the rollout's devices")
 	phaseOf := make(map[string]int, len(ro.Order))
 	switch {
 	case len(ro.Pace.Phases) > 0:

@@ -1,6 +1,8 @@
 package console
 
 import (
+	"fmt"
+	"github.com/trit-iot/trit/api"
 	"strings"
 	"testing"
 	"time"
@@ -46,13 +48,83 @@ func TestHealthChart(t *testing.T) {
 	c := f.client().login()
 	page := c.get("/console/devices/gw-9")
 	for _, w := range []string{"The last 24 hours", "<polyline class=\"l-failed\"", "<polyline class=\"l-succeeded\"",
-		"3 minutes reported, 36 of 300 calibrated windows unknown (12.0%); the last minute 30% unknown, mean confidence 90%",
-		"unknown, % of the minute&#39;s windows: 30"} {
+		"36 of 300 calibrated windows unknown (12.0%); at the latest minute reported, unknown, % of windows 30, mean confidence, % 90",
+		"unknown, % of windows: 30"} {
 		if !strings.Contains(page.body, w) {
 			t.Errorf("device page does not show %q", w)
 		}
 	}
 	if other := c.get("/console/devices/gw-1"); strings.Contains(other.body, "The last 24 hours") {
 		t.Error("a device without calibrated windows has a health chart")
+	}
+}
+
+// TestGroupHealthCharts: the rollout page draws the model health of the
+// rollout's devices and the overview that of the whole fleet, summed
+// minute by minute (unknown share, confidence, highest drift, mean shadow
+// agreement); a device outside the rollout counts on the overview only.
+func TestGroupHealthCharts(t *testing.T) {
+	f := newFixture(t)
+	populate(f) // rollout r1: gw-1 and gw-2
+	c := f.client().login()
+	for _, path := range []string{"/console/", "/console/rollouts/r1"} {
+		if page := c.get(path).body; !strings.Contains(page, "No calibrated windows, drift or shadow reports") || strings.Contains(page, `class="l-drift"`) {
+			t.Errorf("%s draws a health chart before any report", path)
+		}
+	}
+	f.device("gw-9", map[string]string{"site": "south"}, nil)
+	f.clk.t = f.clk.t.Add(time.Minute)
+	report := func(id string, seq, windows, unknown uint64, mean, drift float64, agree uint64) {
+		m := &wire.Telemetry{Device: id, Session: 1, Seq: seq, From: 1, To: 2, Predictions: windows,
+			Counts:     map[string]uint64{"normal": windows},
+			Confidence: &wire.ConfidenceReport{Unknown: unknown, Histogram: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, windows}, Mean: mean}}
+		if drift > 0 {
+			m.Drift = &wire.DriftReport{Score: drift, Windows: windows}
+		}
+		if agree > 0 {
+			m.Shadow = &wire.ShadowReport{Rollout: "r1", Seq: 1, Bundle: strings.Repeat("a", 64), Windows: 100, Agree: agree}
+		}
+		f.deliver(f.svc.Topics().Telemetry(id), m)
+	}
+	report("gw-1", 101, 100, 10, 0.8, 0.25, 90)
+	report("gw-2", 101, 100, 30, 0.6, 0.05, 70)
+	report("gw-9", 101, 200, 0, 0.9, 0, 0)
+
+	rollout := c.get("/console/rollouts/r1").body
+	for _, w := range []string{"Model health of its devices, the last 24 hours", `<polyline class="l-failed"`, `<polyline class="l-succeeded"`,
+		`<polyline class="l-drift"`, `<polyline class="l-agreement"`,
+		"Model health of the rollout&#39;s devices over the last 24 hours: 40 of 200 calibrated windows unknown (20.0%); " +
+			"at the latest minute reported, unknown, % of windows 20, mean confidence, % 70, drift score ×100 25, shadow agreement, % 80",
+		"shadow agreement, %: 80</text>", "Model health of the rollout&#39;s devices by minute"} {
+		if !strings.Contains(rollout, w) {
+			t.Errorf("rollout page does not show %q", w)
+		}
+	}
+	overview := c.get("/console/").body
+	for _, w := range []string{"Model health, the last 24 hours", `<polyline class="l-agreement"`,
+		"Model health of the whole fleet over the last 24 hours: 40 of 400 calibrated windows unknown (10.0%); " +
+			"at the latest minute reported, unknown, % of windows 10, mean confidence, % 80, drift score ×100 25, shadow agreement, % 80"} {
+		if !strings.Contains(overview, w) {
+			t.Errorf("overview does not show %q", w)
+		}
+	}
+	// The device page draws its own minutes with the same code.
+	if dev := c.get("/console/devices/gw-2").body; !strings.Contains(dev, "Model health of this device over the last 24 hours: 30 of 100 calibrated windows unknown (30.0%)") ||
+		!strings.Contains(dev, "shadow agreement, % 70") {
+		t.Error("the device page does not draw gw-2's own health")
+	}
+}
+
+// TestGroupHealthBound: beyond api.MaxGroupHealthDevices the console
+// reads no history and says why.
+func TestGroupHealthBound(t *testing.T) {
+	f := newFixture(t)
+	ids := make([]string, api.MaxGroupHealthDevices+1)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("gw-%d", i)
+	}
+	chart, note := f.console.groupHealth(ids, "the whole fleet")
+	if chart != nil || !strings.Contains(note, "1001 devices: the console draws the model health of at most 1000") {
+		t.Fatalf("%d devices: chart %v, note %q", len(ids), chart != nil, note)
 	}
 }
