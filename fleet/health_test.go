@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"encoding/json"
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +148,20 @@ func TestGroupHealth(t *testing.T) {
 	}
 	if m := all.Minutes[0]; m.Predictions != 1800 || m.Agreement == nil || *m.Agreement != 0.5 {
 		t.Errorf("the three devices' minute %+v, want 1800 predictions, agreement (0.9+0.1)/2", m)
+	}
+	ids := []string{"gw-1", "gw-2", "gw-3"}
+	if recent, err := RecentHealth(f.db, ids, f.clk.t, true); err != nil || !reflect.DeepEqual(recent, all.Minutes) {
+		t.Errorf("the last 24 hours by minute %+v (%v), want %+v", recent, err, all.Minutes)
+	}
+	if recent, err := RecentHealth(f.db, ids, f.clk.t, false); err != nil || !reflect.DeepEqual(recent, all.Hours) {
+		t.Errorf("the last 24 hours by hour %+v (%v), want %+v", recent, err, all.Hours)
+	}
+	// A day later the minute and the hour have left the last 24 hours.
+	if recent, err := RecentHealth(f.db, ids, f.clk.t.Add(25*time.Hour), false); err != nil || len(recent) != 0 {
+		t.Errorf("25 hours later, by hour: %+v (%v), want nothing", recent, err)
+	}
+	if _, err := RecentHealth(f.db, make([]string, api.MaxGroupHealthDevices+1), f.clk.t, false); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("%d devices: %v, want a bad request", api.MaxGroupHealthDevices+1, err)
 	}
 	if _, err := GroupHealthHistory(f.db, nil, f.clk.t); err == nil {
 		t.Error("no selector: accepted")

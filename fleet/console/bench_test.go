@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/wire"
@@ -80,3 +82,54 @@ func BenchmarkOverview1000(b *testing.B)    { benchPage(b, 1000, "/console/") }
 func BenchmarkRolloutPage1000(b *testing.B) { benchPage(b, 1000, "/console/rollouts/r") }
 func BenchmarkDevicePage1000(b *testing.B)  { benchPage(b, 1000, "/console/devices/gw-0500") }
 func BenchmarkBundlesPage1000(b *testing.B) { benchPage(b, 1000, "/console/bundles") }
+
+// dayOfHealth gives each of f's n devices (fleetOf) a report with
+// calibrated confidence, drift and latency in each of the last 24 hours,
+// so that the overview and the rollout page read a full day of hour
+// points per device (their health charts are by hour past
+// minuteChartDevices devices).
+func dayOfHealth(b *testing.B, f *fixture, n int) {
+	for h := range 24 {
+		f.clk.t = f.clk.t.Add(time.Hour)
+		for i := range n {
+			id := fmt.Sprintf("gw-%04d", i)
+			tm := &wire.Telemetry{Device: id, Session: 1, Seq: uint64(2 + h), From: 1, To: 2, Predictions: 120,
+				Counts:     map[string]uint64{"normal": 100, "imbalance": 15, "bearing": 5},
+				Latency:    &wire.Latency{P50: 8, P90: 12, P99: 40, Max: 60},
+				Drift:      &wire.DriftReport{Score: 0.02, Windows: 120},
+				Confidence: &wire.ConfidenceReport{Unknown: 3, Histogram: []uint64{0, 0, 0, 0, 0, 0, 0, 20, 40, 60}, Mean: 0.85}}
+			raw, err := tm.Marshal()
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.svc.Deliver(f.svc.Topics().Telemetry(id), raw)
+			if i%500 == 499 {
+				f.svc.Drain()
+			}
+		}
+		f.svc.Drain()
+	}
+}
+
+func benchPageDay(b *testing.B, n int, path string) {
+	f := fleetOf(b, n)
+	dayOfHealth(b, f, n)
+	ck := &http.Cookie{Name: sessionCookie, Value: f.console.sessions.create(fleet.Principal{Name: fleet.TokenFileOperator, Role: fleet.RoleAdmin})}
+	req := httptest.NewRequest("GET", path, nil)
+	req.AddCookie(ck)
+	rec := httptest.NewRecorder()
+	f.console.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "one point an hour") {
+		b.Fatalf("%s: HTTP %d, or no health chart by hour", path, rec.Code)
+	}
+	b.SetBytes(int64(rec.Body.Len()))
+	b.ResetTimer()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		f.console.ServeHTTP(rec, req)
+	}
+}
+
+// A day of model health history on every device: the health charts' cost.
+func BenchmarkOverview1000Day(b *testing.B)    { benchPageDay(b, 1000, "/console/") }
+func BenchmarkRolloutPage1000Day(b *testing.B) { benchPageDay(b, 1000, "/console/rollouts/r") }

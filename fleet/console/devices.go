@@ -364,8 +364,8 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 	}
 	data := &deviceData{D: d, Row: newDeviceRow(d), Labels: sortedLabels(d.Labels),
 		Classes: classChart(d.Counts, "latest telemetry interval"), Unknown: newUnknownView(d)}
-	if h, err := fleet.DeviceHealthHistory(c.db, d.ID, c.opt.Now()); err == nil {
-		data.Health = healthChart(h.Minutes, c.opt.Now(), "this device")
+	if pts, err := fleet.RecentHealth(c.db, []string{d.ID}, c.opt.Now(), true); err == nil {
+		data.Health = healthChart(pts, c.opt.Now(), false, "this device")
 	}
 	if d.Drift != nil {
 		var bf *bundleFacts

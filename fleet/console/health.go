@@ -10,20 +10,24 @@ import (
 	"github.com/trit-iot/trit/fleet"
 )
 
-// healthChart draws model health by minute over the last 24 hours
-// (api.DeviceHealth or api.GroupHealth minutes; a device's, a rollout's
-// devices', the fleet's): the share of the calibrated windows reported
-// unknown and their mean confidence, percent, at each minute that had
-// any; the highest drift score (×100) at each minute that reported one;
-// and the agreement with a shadow candidate, percent, at each minute with
-// a shadow report. whose says whose windows they are, for the summary.
-// nil when no minute has any of these.
-func healthChart(minutes []api.HealthPoint, now time.Time, whose string) *lineChart {
+// healthChart draws model health over the last 24 hours by minute, or by
+// hour (api.HealthPoint of a device's, a rollout's devices', the fleet's
+// history): the share of the calibrated windows reported unknown and
+// their mean confidence, percent, at each period that had any; the
+// highest drift score (×100) at each period that reported one; and the
+// agreement with a shadow candidate, percent, at each period with a
+// shadow report. whose says whose windows they are, for the summary. nil
+// when no period has any of these.
+func healthChart(points []api.HealthPoint, now time.Time, byHour bool, whose string) *lineChart {
 	end := now.UTC().Truncate(time.Minute).Add(time.Minute)
 	start := end.Add(-24 * time.Hour)
+	period := "minute"
+	if byHour {
+		period = "hour"
+	}
 	c := &lineChart{Width: 640, Height: 260, Left: 58, Right: 624, Top: 12, Bot: 200,
-		XAxisLabel: "the last 24 hours (UTC), one point a minute", YAxisLabel: "percent",
-		Caption: "Model health of " + whose + " by minute: unknown share and mean confidence of the calibrated windows, the highest drift score (×100), agreement with a shadow candidate."}
+		XAxisLabel: "the last 24 hours (UTC), one point a" + map[bool]string{false: " ", true: "n "}[byHour] + period, YAxisLabel: "percent",
+		Caption: "Model health of " + whose + " by " + period + ": unknown share and mean confidence of the calibrated windows, the highest drift score (×100), agreement with a shadow candidate."}
 	c.PlotWidth, c.PlotHeight = c.Right-c.Left, c.Bot-c.Top
 	x := func(t int64) float64 {
 		return c.Left + c.PlotWidth*float64(time.Unix(t, 0).Sub(start))/float64(end.Sub(start))
@@ -54,8 +58,8 @@ func healthChart(minutes []api.HealthPoint, now time.Time, whose string) *lineCh
 	}
 	from := start.Unix()
 	var windows, unknown uint64
-	for i := range minutes {
-		p := &minutes[i]
+	for i := range points {
+		p := &points[i]
 		if p.Time < from {
 			continue
 		}
@@ -93,21 +97,28 @@ func healthChart(minutes []api.HealthPoint, now time.Time, whose string) *lineCh
 	if windows > 0 {
 		c.Summary += fmt.Sprintf("%s of %s calibrated windows unknown (%.1f%%); ", thousands(unknown), thousands(windows), 100*float64(unknown)/float64(windows))
 	}
-	c.Summary += "at the latest minute reported, " + strings.Join(said, ", ")
+	c.Summary += "at the latest " + period + " reported, " + strings.Join(said, ", ")
 	return c
 }
 
-// groupHealth draws the summed health history of devices ids
-// (fleet.SumHealthHistory) as healthChart does; beyond
+// minuteChartDevices is the most devices whose summed health the console
+// draws by minute; beyond, by hour. Reading a device's last day by minute
+// decodes up to ~200 KB of JSON, by hour up to 7.2 KB.
+const minuteChartDevices = 50
+
+// groupHealth draws the summed health of devices ids over the last 24
+// hours (fleet.RecentHealth) as healthChart does, by minute for up to
+// minuteChartDevices devices, by hour beyond; beyond
 // api.MaxGroupHealthDevices it draws none and says why, and a failed read
-// says so. Cost: each device's history is read (up to 55 documents).
+// says so.
 func (c *Console) groupHealth(ids []string, whose string) (*lineChart, string) {
 	if len(ids) > api.MaxGroupHealthDevices {
 		return nil, fmt.Sprintf("%d devices: the console draws the model health of at most %d; use GET /v1/health?selector= or tritctl devices health --selector for a group.", len(ids), api.MaxGroupHealthDevices)
 	}
-	h, err := fleet.SumHealthHistory(c.db, ids, c.opt.Now())
+	byMinute := len(ids) <= minuteChartDevices
+	pts, err := fleet.RecentHealth(c.db, ids, c.opt.Now(), byMinute)
 	if err != nil {
 		return nil, "The model health history could not be read: " + err.Error()
 	}
-	return healthChart(h.Minutes, c.opt.Now(), whose), ""
+	return healthChart(pts, c.opt.Now(), !byMinute, whose), ""
 }

@@ -113,6 +113,16 @@ func TestGroupHealthCharts(t *testing.T) {
 		!strings.Contains(dev, "shadow agreement, % 70") {
 		t.Error("the device page does not draw gw-2's own health")
 	}
+	// Past minuteChartDevices devices the chart is by hour.
+	ids := []string{"gw-1", "gw-2"}
+	for len(ids) <= minuteChartDevices {
+		ids = append(ids, fmt.Sprintf("quiet-%d", len(ids)))
+	}
+	chart, note := f.console.groupHealth(ids, "many devices")
+	if chart == nil || note != "" || chart.XAxisLabel != "the last 24 hours (UTC), one point an hour" ||
+		!strings.HasPrefix(chart.Summary, "Model health of many devices over the last 24 hours: 40 of 200 calibrated windows unknown (20.0%); at the latest hour reported, unknown, % of windows 20,") {
+		t.Fatalf("%d devices: note %q, chart %+v", len(ids), note, chart)
+	}
 }
 
 // TestGroupHealthBound: beyond api.MaxGroupHealthDevices the console
