@@ -202,7 +202,7 @@ type lineChart struct {
 // layoutLegend places the series' legend entries below the x axis label,
 // three to a row, and makes the chart tall enough for them.
 func (c *lineChart) layoutLegend() {
-	const perRow, colW, rowH = 3, 190, 16
+	const perRow, colW, rowH = 3, 210, 16
 	c.LegendY = c.Bot + 48
 	for i := range c.Series {
 		c.Series[i].KeyX = c.Left + float64(i%perRow)*colW
