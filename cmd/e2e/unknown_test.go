@@ -1,9 +1,15 @@
 package e2e
 
 import (
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +65,8 @@ func unknownShare(t *testing.T, spec *inference.ModelSpec, rows [][]float32) flo
 // other replays a few of them and then noise at the top of every
 // feature's range: its unknown rate rises past the fleet's alert
 // threshold ([alerts] unknown = 0.2) within a telemetry interval and the
-// fleet reports it (inventory, health history, /metrics). Then a shadow candidate whose
+// fleet reports it (inventory, health history, the console's health charts on
+// the device page, the rollout page and the overview, /metrics). Then a shadow candidate whose
 // every window is unknown is stopped on the steady device by the
 // unknown-rate gate before it is activated.
 func TestUnknownAlert(t *testing.T) {
@@ -137,6 +144,25 @@ func TestUnknownAlert(t *testing.T) {
 	if last.Unknown < 10 || u < su+0.1 || su > 0.05 {
 		t.Errorf("latest minutes: noisy %+v, steady %+v", last, steadyLast)
 	}
+	// The console's charts draw it: the noisy device's page, the rollout
+	// page (both devices) and the overview (the fleet) end on a minute
+	// with unknown windows; the steady device's page near none.
+	pages := w.consolePages("/console/devices/"+shift, "/console/devices/"+steady, "/console/rollouts/cal", "/console/")
+	latest := regexp.MustCompile(`at the latest minute reported, unknown, % of windows (\d+)`)
+	for i, path := range []string{"/console/devices/" + shift, "/console/devices/" + steady, "/console/rollouts/cal", "/console/"} {
+		m := latest.FindStringSubmatch(pages[i])
+		if m == nil || !strings.Contains(pages[i], `<polyline class="l-failed"`) {
+			t.Errorf("%s draws no model health chart", path)
+			continue
+		}
+		pct, _ := strconv.Atoi(m[1])
+		t.Logf("%s: health chart, latest minute %d%% unknown", path, pct)
+		// The noisy device's minute holds ≥ 10% unknown windows (above),
+		// the groups' at least half of that (two devices at one rate).
+		if want := map[int]bool{0: pct >= 10, 1: pct <= 5, 2: pct >= 5, 3: pct >= 5}[i]; !want {
+			t.Errorf("%s: the chart's latest minute is %d%% unknown", path, pct)
+		}
+	}
 	m := w.rawCall("/metrics")
 	if !strings.Contains(m, "trit_fleet_devices_uncertain 1") || !strings.Contains(m, "trit_fleet_unknown_alerts_total 1") || !strings.Contains(m, "trit_fleet_unknown_share ") {
 		t.Errorf("/metrics does not report the unknown windows:\n%s", grepLines(m, "unknown"))
@@ -161,4 +187,39 @@ func TestUnknownAlert(t *testing.T) {
 		t.Fatalf("candidate's rollout %s (%s), want aborted by the unknown gate", r.State, r.Reason)
 	}
 	t.Logf("gate: %s", r.Reason)
+}
+
+// consolePages signs in to the console with the fleet's API token (as a
+// browser does: the login form's double-submit token, then the session
+// cookie) and returns the pages at paths.
+func (w *world) consolePages(paths ...string) []string {
+	w.t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	get := func(path string) string {
+		resp, err := c.Get("http://" + w.api + path)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			w.t.Fatalf("GET %s: HTTP %d", path, resp.StatusCode)
+		}
+		return string(raw)
+	}
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(get("/console/login"))
+	if m == nil {
+		w.t.Fatal("the console's login page has no form token")
+	}
+	resp, err := c.PostForm("http://"+w.api+"/console/login", url.Values{"csrf": {m[1]}, "token": {w.token}})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	resp.Body.Close()
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = get(p)
+	}
+	return out
 }
