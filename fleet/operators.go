@@ -226,15 +226,20 @@ func (m *Operators) Add(req api.OperatorRequest, by string) (*api.NewOperator, e
 	return &api.NewOperator{Operator: operatorView(&o, now), Token: tok}, nil
 }
 
-// update changes name's record with fn.
-func (m *Operators) update(name string, fn func(*store.Operator) error) (store.Operator, error) {
+// update changes name's record with fn; endSessions also ends name's web
+// console sessions (on every replica: they are in the store) in the same
+// transaction.
+func (m *Operators) update(name string, endSessions bool, fn func(*store.Operator) error) (store.Operator, error) {
 	if err := store.CheckOperatorName(name); err != nil {
 		return store.Operator{}, badRequest("%v", err)
 	}
 	var o store.Operator
 	err := m.DB.Update(func(tx store.Tx) error {
 		var err error
-		o, err = store.UpdateOperator(tx, name, fn)
+		if o, err = store.UpdateOperator(tx, name, fn); err != nil || !endSessions {
+			return err
+		}
+		_, err = store.DeleteConsoleSessionsOf(tx, name)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -244,16 +249,17 @@ func (m *Operators) update(name string, fn func(*store.Operator) error) (store.O
 }
 
 // SetDisabled disables or enables name; a disabled operator's token is
-// refused from the next request on.
+// refused from the next request on, and its console sessions end.
 func (m *Operators) SetDisabled(name string, disabled bool) (api.Operator, error) {
-	o, err := m.update(name, func(o *store.Operator) error { o.Disabled = disabled; return nil })
+	o, err := m.update(name, disabled, func(o *store.Operator) error { o.Disabled = disabled; return nil })
 	return operatorView(&o, m.now()), err
 }
 
-// Rotate gives name a new token; the old one stops working at once.
+// Rotate gives name a new token; the old one stops working at once, and
+// the console sessions signed in with any token of name's end.
 func (m *Operators) Rotate(name string) (*api.NewOperator, error) {
 	var tok string
-	o, err := m.update(name, func(o *store.Operator) error {
+	o, err := m.update(name, true, func(o *store.Operator) error {
 		var sum string
 		var err error
 		tok, sum, err = newOperatorToken(name)
@@ -266,12 +272,18 @@ func (m *Operators) Rotate(name string) (*api.NewOperator, error) {
 	return &api.NewOperator{Operator: operatorView(&o, m.now()), Token: tok}, nil
 }
 
-// Remove deletes name.
+// Remove deletes name and ends its console sessions.
 func (m *Operators) Remove(name string) error {
 	if err := store.CheckOperatorName(name); err != nil {
 		return badRequest("%v", err)
 	}
-	err := m.DB.Update(func(tx store.Tx) error { return store.DeleteOperator(tx, name) })
+	err := m.DB.Update(func(tx store.Tx) error {
+		if err := store.DeleteOperator(tx, name); err != nil {
+			return err
+		}
+		_, err := store.DeleteConsoleSessionsOf(tx, name)
+		return err
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: operator %s", ErrNotFound, name)
 	}

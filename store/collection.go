@@ -31,6 +31,9 @@ const (
 
 	// From schema 3 (health.go):
 	FleetHealth // each device's model health over time, keyed by device/period
+
+	// From schema 4 (consolesession.go):
+	FleetConsoleSessions // the web console's sessions, keyed by the SHA-256 of their ID
 )
 
 // String returns the collection's bucket name.

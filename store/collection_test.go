@@ -100,8 +100,8 @@ func TestCollectionInvalid(t *testing.T) {
 	if err := db.Put(FleetModels, "k", func() {}); err == nil {
 		t.Error("Put of an unencodable value succeeded")
 	}
-	if FleetRollouts.String() != "fleet_rollouts" || Collection(9).String() != "Collection(9)" {
-		t.Errorf("String: %s %s", FleetRollouts, Collection(9))
+	if FleetRollouts.String() != "fleet_rollouts" || Collection(99).String() != "Collection(99)" {
+		t.Errorf("String: %s %s", FleetRollouts, Collection(99))
 	}
 }
 

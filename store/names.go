@@ -98,6 +98,11 @@ var (
 	// points of that hour, "<device>/h/<YYYYMMDD>" -> JSON hour points of
 	// that day (UTC).
 	bucketFleetHealth = []byte("fleet_health")
+
+	// From schema 4: bucketFleetConsoleSessions holds the web console's
+	// sessions (consolesession.go): key the lowercase hex SHA-256 of the
+	// session ID -> JSON ConsoleSession. The ID itself is never stored.
+	bucketFleetConsoleSessions = []byte("fleet_console_sessions")
 )
 
 // StatSamples names the agent's ring of windows kept for retraining in
@@ -140,7 +145,12 @@ var collectionBuckets = [...][]byte{
 	FleetAuditMeta:      bucketFleetAuditMeta,
 
 	FleetHealth: bucketFleetHealth,
+
+	FleetConsoleSessions: bucketFleetConsoleSessions,
 }
+
+// schemaV4Buckets lists the buckets created by the fourth migration.
+var schemaV4Buckets = [][]byte{bucketFleetConsoleSessions}
 
 // schemaV3Buckets lists the buckets created by the third migration.
 var schemaV3Buckets = [][]byte{bucketFleetHealth}

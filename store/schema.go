@@ -18,6 +18,7 @@ var migrations = []migration{
 	migrateV1,
 	migrateV2,
 	migrateV3,
+	migrateV4,
 }
 
 // migrateV1 creates the initial buckets.
@@ -43,6 +44,16 @@ func migrateV2(tx *bolt.Tx) error {
 // migrateV3 creates the fleet's model health bucket (health.go).
 func migrateV3(tx *bolt.Tx) error {
 	for _, name := range schemaV3Buckets {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("create bucket %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateV4 creates the web console's sessions bucket (consolesession.go).
+func migrateV4(tx *bolt.Tx) error {
+	for _, name := range schemaV4Buckets {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return fmt.Errorf("create bucket %q: %w", name, err)
 		}

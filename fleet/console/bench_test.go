@@ -58,7 +58,7 @@ func fleetOf(b *testing.B, n int) *fixture {
 // browser: reading the store, building the page and rendering it.
 func benchPage(b *testing.B, n int, path string) {
 	f := fleetOf(b, n)
-	ck := &http.Cookie{Name: sessionCookie, Value: f.console.sessions.create(fleet.Principal{Name: fleet.TokenFileOperator, Role: fleet.RoleAdmin})}
+	ck := adminCookie(b, f.console)
 	req := httptest.NewRequest("GET", path, nil)
 	req.AddCookie(ck)
 	rec := httptest.NewRecorder()
@@ -114,7 +114,7 @@ func dayOfHealth(b *testing.B, f *fixture, n int) {
 func benchPageDay(b *testing.B, n int, path string) {
 	f := fleetOf(b, n)
 	dayOfHealth(b, f, n)
-	ck := &http.Cookie{Name: sessionCookie, Value: f.console.sessions.create(fleet.Principal{Name: fleet.TokenFileOperator, Role: fleet.RoleAdmin})}
+	ck := adminCookie(b, f.console)
 	req := httptest.NewRequest("GET", path, nil)
 	req.AddCookie(ck)
 	rec := httptest.NewRecorder()

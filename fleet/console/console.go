@@ -11,9 +11,10 @@
 //   - Login with the fleet's API token; a session is a random 256-bit ID in
 //     a cookie that is HttpOnly, SameSite=Strict, Path=/console/, and Secure
 //     when the request came over TLS (or a proxy says X-Forwarded-Proto:
-//     https). Sessions live in memory, end after
-//     IdleTimeout without a page view or MaxAge after login, at logout, and
-//     when trit-fleet restarts.
+//     https). Sessions live in the fleet's store under the ID's SHA-256
+//     (never the ID), so every replica and a restarted trit-fleet know
+//     them; they end after IdleTimeout without a page view or MaxAge after
+//     login, at logout, and when the operator is disabled or removed.
 //   - Every POST carries the session's synchronizer token (a hidden form
 //     field, or the X-CSRF-Token header) and must pass Go's
 //     http.CrossOriginProtection (Sec-Fetch-Site / Origin); the login form
@@ -43,6 +44,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/store"
 )
 
 //go:embed templates/*.html
@@ -80,8 +82,9 @@ type Options struct {
 	// MaxAge ends a session this long after login whatever happens;
 	// default 12 hours.
 	MaxAge time.Duration
-	// MaxSessions bounds the sessions kept; a login beyond it ends the
-	// least recently used one. Default 256.
+	// MaxSessions bounds the sessions kept (in the store, shared by the
+	// replicas); a login beyond it ends the least recently used one.
+	// Default 256, at most store.MaxConsoleSessions.
 	MaxSessions int
 	// PageSize is the rows per page of device lists; default 50.
 	PageSize int
@@ -138,6 +141,9 @@ func New(opt *Options) (*Console, error) {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 256
 	}
+	if o.MaxSessions > store.MaxConsoleSessions {
+		return nil, fmt.Errorf("console: MaxSessions %d, at most %d", o.MaxSessions, store.MaxConsoleSessions)
+	}
 	if o.PageSize <= 0 {
 		o.PageSize = 50
 	}
@@ -158,7 +164,7 @@ func New(opt *Options) (*Console, error) {
 		o.Auth = a
 	}
 	c := &Console{opt: o, auth: o.Auth, svc: o.Service, db: o.DB, log: o.Logger, info: map[string]*bundleFacts{},
-		sessions: newSessions(o.IdleTimeout, o.MaxAge, o.MaxSessions, o.Now)}
+		sessions: newSessions(o.Logger, o.DB, o.IdleTimeout, o.MaxAge, o.MaxSessions, o.Now)}
 	var err error
 	if c.assets, err = loadAssets(); err != nil {
 		return nil, err
@@ -344,7 +350,7 @@ type flash struct {
 // asks for ?part=live (or ?part=controls), only the page's live region (or
 // its controls).
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, v *view) {
-	if s, ok := c.sessions.lookup(r, false); ok && v.CSRF != "" {
+	if s, ok, _ := c.sessions.lookup(r, false); ok && v.CSRF != "" {
 		v.Who, v.Role, v.Can = s.p.Name, s.p.Role, map[string]bool{}
 		for _, p := range []fleet.Perm{fleet.PermRead, fleet.PermRollout, fleet.PermDevice, fleet.PermPublish, fleet.PermAudit, fleet.PermOperators} {
 			v.Can[string(p)] = s.p.Role.Can(p)
@@ -375,7 +381,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 // renderError shows a page with an error message and status.
 func (c *Console) renderError(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	v := &view{Title: http.StatusText(status), Data: msg}
-	if s, ok := c.sessions.lookup(r, false); ok {
+	if s, ok, _ := c.sessions.lookup(r, false); ok {
 		v.CSRF = s.csrf
 	}
 	c.render(w, r, status, "error", v)

@@ -3,10 +3,13 @@ package console
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -191,19 +194,31 @@ func TestSessionsEnd(t *testing.T) {
 }
 
 func TestSessionsAreBounded(t *testing.T) {
-	s := newSessions(time.Hour, time.Hour, 3, time.Now)
+	db, err := store.Open(filepath.Join(t.TempDir(), "fleet.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := newSessions(slog.New(slog.NewTextHandler(io.Discard, nil)), db, time.Hour, time.Hour, 3, time.Now)
 	var ids []string
 	for range 5 {
-		ids = append(ids, s.create(fleet.Principal{Name: fleet.TokenFileOperator, Role: fleet.RoleAdmin}))
+		id, err := s.create(fleet.Principal{Name: fleet.TokenFileOperator, Role: fleet.RoleAdmin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
 	}
-	if len(s.m) != 3 {
-		t.Fatalf("%d sessions kept, want 3", len(s.m))
+	kept := 0
+	if err := db.ForEach(store.FleetConsoleSessions, func(string, []byte) error { kept++; return nil }); err != nil || kept != 3 {
+		t.Fatalf("%d sessions kept (%v), want 3", kept, err)
 	}
 	valid := 0
 	for _, id := range ids {
 		req := httptest.NewRequest("GET", "/console/", nil)
 		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: id})
-		if _, ok := s.lookup(req, false); ok {
+		if _, ok, err := s.lookup(req, false); err != nil {
+			t.Fatal(err)
+		} else if ok {
 			valid++
 		}
 	}

@@ -2,28 +2,37 @@ package console
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/store"
 )
 
 // Sessions. Invariants:
-//   - A session ID is 256 random bits, sent only in the HttpOnly cookie;
-//     the map is keyed by its SHA-256, so a lookup's timing says nothing
-//     useful about stored IDs.
+//   - A session ID is 256 random bits, sent only in the HttpOnly cookie.
+//     Sessions are kept in the fleet's store (store.AddConsoleSession,
+//     collection fleet_console_sessions), keyed by the ID's SHA-256: the
+//     database never holds an ID, and every replica on one database, and
+//     a restarted one, knows every session.
 //   - Every login makes a new session (no fixation); logout, expiry and
-//     eviction delete it.
+//     eviction delete it, on every replica at once; so does disabling or
+//     removing the operator (fleet.Operators), and a request whose
+//     operator is no longer current deletes its session.
 //   - A session's CSRF token is another 256 random bits, fixed for its life
 //     and never sent in a cookie.
+//   - Activity is written back at most once per touchEvery (and whenever a
+//     flash is taken): page views are reads, not writes, in between, so
+//     the idle timeout is kept to within touchEvery.
 
 const (
 	sessionCookie = "trit_console"
@@ -32,25 +41,19 @@ const (
 	csrfHeader    = "X-CSRF-Token"
 )
 
-type session struct {
-	p       fleet.Principal // who signed in, as of the latest request
-	csrf    string
-	created time.Time
-	seen    time.Time
-	flash   *flash
-}
+// touchEvery bounds how often a session's last-seen time is written.
+const touchEvery = time.Minute
 
+// sessions is the console's view of the sessions in its store.
 type sessions struct {
-	mu     sync.Mutex
-	m      map[[32]byte]*session
-	idle   time.Duration
-	maxAge time.Duration
-	max    int
-	now    func() time.Time
+	log *slog.Logger
+	db  fleet.Store
+	lim store.SessionLimits
+	now func() time.Time
 }
 
-func newSessions(idle, maxAge time.Duration, max int, now func() time.Time) *sessions {
-	return &sessions{m: map[[32]byte]*session{}, idle: idle, maxAge: maxAge, max: max, now: now}
+func newSessions(log *slog.Logger, db fleet.Store, idle, maxAge time.Duration, max int, now func() time.Time) *sessions {
+	return &sessions{log: log, db: db, lim: store.SessionLimits{Idle: idle, MaxAge: maxAge, Max: max}, now: now}
 }
 
 // randomToken returns 256 random bits, base64url-encoded.
@@ -60,92 +63,124 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-func (s *sessions) expired(x *session, now time.Time) bool {
-	return now.Sub(x.seen) > s.idle || now.Sub(x.created) > s.maxAge
-}
-
 // create starts a session for p and returns its ID.
-func (s *sessions) create(p fleet.Principal) string {
+func (s *sessions) create(p fleet.Principal) (string, error) {
 	id := randomToken()
 	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var oldest [32]byte
-	var oldestSeen time.Time
-	for k, x := range s.m {
-		if s.expired(x, now) {
-			delete(s.m, k)
-		} else if oldestSeen.IsZero() || x.seen.Before(oldestSeen) {
-			oldest, oldestSeen = k, x.seen
-		}
+	rec := store.ConsoleSession{Operator: p.Name, Role: string(p.Role), CSRF: randomToken(), Created: now, Seen: now}
+	if err := s.db.Update(func(tx store.Tx) error { return store.AddConsoleSession(tx, id, rec, s.lim, now) }); err != nil {
+		return "", fmt.Errorf("console: start a session: %w", err)
 	}
-	if len(s.m) >= s.max {
-		delete(s.m, oldest)
-	}
-	s.m[sha256.Sum256([]byte(id))] = &session{p: p, csrf: randomToken(), created: now, seen: now}
-	return id
+	return id, nil
 }
 
 // sessionView is what a handler learns of its session.
 type sessionView struct {
-	p     fleet.Principal
+	p     fleet.Principal // as of the latest check (current)
 	id    string
 	csrf  string
 	flash *flash // taken: shown once
 }
 
-// lookup finds the request's session. touch counts the request as
-// activity (resetting the idle timer) and takes the session's flash.
-func (s *sessions) lookup(r *http.Request, touch bool) (sessionView, bool) {
+// lookup finds the request's session: ok false when there is none (or it
+// ended), an error when the store did not answer. touch counts the request
+// as activity (resetting the idle timer) and takes the session's flash.
+func (s *sessions) lookup(r *http.Request, touch bool) (sessionView, bool, error) {
 	ck, err := r.Cookie(sessionCookie)
 	if err != nil || ck.Value == "" {
-		return sessionView{}, false
+		return sessionView{}, false, nil
 	}
-	key := sha256.Sum256([]byte(ck.Value))
+	id := ck.Value
 	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x := s.m[key]
-	if x == nil {
-		return sessionView{}, false
+	var x store.ConsoleSession
+	err = s.db.View(func(tx store.Tx) error {
+		x, err = store.GetConsoleSession(tx, id)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return sessionView{}, false, nil
 	}
-	if s.expired(x, now) {
-		delete(s.m, key)
-		return sessionView{}, false
+	if err != nil {
+		return sessionView{}, false, fmt.Errorf("console: read the session: %w", err)
 	}
-	v := sessionView{p: x.p, id: ck.Value, csrf: x.csrf}
-	if touch {
-		x.seen = now
-		v.flash, x.flash = x.flash, nil
+	if s.lim.Expired(&x, now) {
+		return sessionView{}, false, s.delete(id)
 	}
-	return v, true
+	v := sessionView{p: fleet.Principal{Name: x.Operator, Role: fleet.Role(x.Role)}, id: id, csrf: x.CSRF}
+	if !touch || (x.Flash == "" && now.Sub(x.Seen) < touchEvery) {
+		return v, true, nil
+	}
+	// Write the activity back and take the flash in one transaction, so a
+	// flash is shown once however many replicas serve the browser.
+	ok := true
+	err = s.db.Update(func(tx store.Tx) error {
+		x, err := store.GetConsoleSession(tx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			ok = false
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if x.Flash != "" {
+			v.flash = &flash{Error: x.FlashError, Text: x.Flash}
+		}
+		x.Seen, x.Flash, x.FlashError = now, "", false
+		return store.PutConsoleSession(tx, id, x)
+	})
+	if err != nil {
+		return sessionView{}, false, fmt.Errorf("console: update the session: %w", err)
+	}
+	return v, ok, nil
+}
+
+// setFlash leaves a message for the session's next page (cut to
+// store.MaxSessionFlash bytes). A failure is logged: the action itself is
+// done.
+func (s *sessions) setFlash(id string, f *flash) {
+	text := strings.ToValidUTF8(f.Text, "?")
+	if len(text) > store.MaxSessionFlash {
+		cut := store.MaxSessionFlash - len("…")
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	err := s.db.Update(func(tx store.Tx) error {
+		x, err := store.GetConsoleSession(tx, id)
+		if err != nil {
+			return err
+		}
+		x.Flash, x.FlashError = text, f.Error
+		return store.PutConsoleSession(tx, id, x)
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Warn("console: could not keep a message for the next page", "err", err)
+	}
 }
 
 // setPrincipal records who the session is as of now.
-func (s *sessions) setPrincipal(id string, p fleet.Principal) {
-	key := sha256.Sum256([]byte(id))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if x := s.m[key]; x != nil {
-		x.p = p
+func (s *sessions) setPrincipal(id string, p fleet.Principal) error {
+	err := s.db.Update(func(tx store.Tx) error {
+		x, err := store.GetConsoleSession(tx, id)
+		if err != nil {
+			return err
+		}
+		x.Operator, x.Role = p.Name, string(p.Role)
+		return store.PutConsoleSession(tx, id, x)
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("console: update the session: %w", err)
 	}
+	return nil
 }
 
-// setFlash leaves a message for the session's next page.
-func (s *sessions) setFlash(id string, f *flash) {
-	key := sha256.Sum256([]byte(id))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if x := s.m[key]; x != nil {
-		x.flash = f
+// delete ends session id.
+func (s *sessions) delete(id string) error {
+	if err := s.db.Update(func(tx store.Tx) error { return store.DeleteConsoleSession(tx, id) }); err != nil {
+		return fmt.Errorf("console: end the session: %w", err)
 	}
-}
-
-func (s *sessions) delete(id string) {
-	key := sha256.Sum256([]byte(id))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, key)
+	return nil
 }
 
 // secure reports whether the browser reached the console over TLS: the
@@ -162,14 +197,25 @@ func secure(r *http.Request) bool {
 func (c *Console) current(w http.ResponseWriter, r *http.Request, s sessionView) (sessionView, bool) {
 	p, ok := c.auth.Current(s.p.Name)
 	if !ok {
-		c.sessions.delete(s.id)
+		if err := c.sessions.delete(s.id); err != nil {
+			c.log.Warn("console: could not end the session of an operator no longer current", "operator", s.p.Name, "err", err)
+		}
 		return s, false
 	}
 	if p != s.p {
-		c.sessions.setPrincipal(s.id, p)
+		if err := c.sessions.setPrincipal(s.id, p); err != nil {
+			c.log.Warn("console: could not record the session's new role", "operator", p.Name, "err", err)
+		}
 		s.p = p
 	}
 	return s, true
+}
+
+// unavailable answers 503 when the sessions' store did not answer.
+func (c *Console) unavailable(w http.ResponseWriter, r *http.Request, err error) {
+	c.log.Error("console: the fleet's database did not answer", "method", r.Method, "path", bounded(r.URL.Path), "err", err)
+	w.Header().Set("Retry-After", "5")
+	c.renderError(w, r, http.StatusServiceUnavailable, "The fleet's database did not answer. Try again in a moment.")
 }
 
 // refuse answers 403 to a signed-in operator whose role lacks rule's
@@ -189,7 +235,11 @@ func (c *Console) refuse(w http.ResponseWriter, r *http.Request, s sessionView, 
 func (c *Console) authed(rule fleet.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		refresh := r.URL.Query().Get("part") != "" // htmx's, not the operator's
-		s, ok := c.sessions.lookup(r, !refresh)
+		s, ok, err := c.sessions.lookup(r, !refresh)
+		if err != nil {
+			c.unavailable(w, r, err)
+			return
+		}
 		if ok {
 			s, ok = c.current(w, r, s)
 		}
@@ -213,7 +263,11 @@ func (c *Console) authed(rule fleet.Rule, h func(http.ResponseWriter, *http.Requ
 func (c *Console) action(rule fleet.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-		s, ok := c.sessions.lookup(r, true)
+		s, ok, err := c.sessions.lookup(r, true)
+		if err != nil {
+			c.unavailable(w, r, err)
+			return
+		}
 		if ok {
 			s, ok = c.current(w, r, s)
 		}
@@ -301,7 +355,7 @@ type loginData struct {
 // loginPage shows the login form with a fresh double-submit token in a
 // cookie and a hidden field.
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
-	if _, ok := c.sessions.lookup(r, false); ok {
+	if _, ok, _ := c.sessions.lookup(r, false); ok {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return
 	}
@@ -352,7 +406,11 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.showLogin(w, r, http.StatusForbidden, fmt.Sprintf("Role %s cannot use the console.", p.Role))
 		return
 	}
-	id := c.sessions.create(p)
+	id, err := c.sessions.create(p)
+	if err != nil {
+		c.unavailable(w, r, err)
+		return
+	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/console/", MaxAge: int(c.opt.MaxAge / time.Second),
 		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: "/console/login", MaxAge: -1,
@@ -363,7 +421,10 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 
 // logout ends the session.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, s sessionView) {
-	c.sessions.delete(s.id)
+	if err := c.sessions.delete(s.id); err != nil {
+		c.unavailable(w, r, err)
+		return
+	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: "/console/", MaxAge: -1,
 		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/console/login", http.StatusSeeOther)

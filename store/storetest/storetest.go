@@ -81,6 +81,7 @@ func Run(t *testing.T, b Backend) {
 		{"ViewSnapshot", testViewSnapshot},
 		{"Bundles", testBundles},
 		{"OperatorsAndAudit", testOperatorsAndAudit},
+		{"ConsoleSessions", testConsoleSessions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -652,5 +653,114 @@ func testOperatorsAndAudit(t *testing.T, db DB) {
 	}
 	if len(bobs) != 3 || bobs[0].Seq != 4 || bobs[2].Seq != 8 {
 		t.Fatalf("bob's records %+v, want seq 4, 6 and 8", bobs)
+	}
+}
+
+// testConsoleSessions: the console's sessions are kept under the hash of
+// their ID (never the ID), expire, are bounded by evicting the least
+// recently seen, are not revived by a write after they end, and end by ID
+// or by operator.
+func testConsoleSessions(t *testing.T, db DB) {
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	lim := store.SessionLimits{Idle: 30 * time.Minute, MaxAge: 12 * time.Hour, Max: 3}
+	sess := func(op string, at time.Time) store.ConsoleSession {
+		return store.ConsoleSession{Operator: op, Role: "viewer", CSRF: "csrf-" + op, Created: at, Seen: at}
+	}
+	add := func(id string, s store.ConsoleSession, now time.Time) {
+		t.Helper()
+		if err := db.Update(func(tx store.Tx) error { return store.AddConsoleSession(tx, id, s, lim, now) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(id string) (store.ConsoleSession, error) {
+		var s store.ConsoleSession
+		err := db.View(func(tx store.Tx) error {
+			var err error
+			s, err = store.GetConsoleSession(tx, id)
+			return err
+		})
+		return s, err
+	}
+	add("id-alice", sess("alice", t0), t0)
+	add("id-bob", sess("bob", t0.Add(time.Minute)), t0.Add(time.Minute))
+	add("id-old", sess("carol", t0.Add(-time.Hour)), t0.Add(-time.Hour)) // idle by t0+2m
+	if got := keys(t, db, store.FleetConsoleSessions); len(got) != 3 {
+		t.Fatalf("keys %v, want 3", got)
+	}
+	for _, k := range keys(t, db, store.FleetConsoleSessions) {
+		if strings.HasPrefix(k, "id-") || len(k) != 64 {
+			t.Fatalf("stored key %q is not a SHA-256 of the ID", k)
+		}
+	}
+	// A fourth sign-in drops the expired one (not the least recently
+	// seen live one).
+	add("id-dave", sess("dave", t0.Add(2*time.Minute)), t0.Add(2*time.Minute))
+	if _, err := get("id-old"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("expired session after a sign-in: %v, want ErrNotFound", err)
+	}
+	if s, err := get("id-alice"); err != nil || s.Operator != "alice" || s.CSRF != "csrf-alice" || !s.Created.Equal(t0) {
+		t.Fatalf("alice's session: %+v, %v", s, err)
+	}
+	// Touching alice makes bob the least recently seen: a fifth goes past
+	// Max and evicts bob.
+	a, _ := get("id-alice")
+	a.Seen, a.Flash, a.FlashError = t0.Add(3*time.Minute), "Rollout r1 paused.", true
+	if err := db.Update(func(tx store.Tx) error { return store.PutConsoleSession(tx, "id-alice", a) }); err != nil {
+		t.Fatal(err)
+	}
+	add("id-erin", sess("erin", t0.Add(4*time.Minute)), t0.Add(4*time.Minute))
+	if _, err := get("id-bob"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("least recently seen past Max: %v, want ErrNotFound", err)
+	}
+	if got := keys(t, db, store.FleetConsoleSessions); len(got) != lim.Max {
+		t.Fatalf("%d sessions kept, want %d", len(got), lim.Max)
+	}
+	if s, err := get("id-alice"); err != nil || s.Flash != "Rollout r1 paused." || !s.FlashError {
+		t.Fatalf("alice after the update: %+v, %v", s, err)
+	}
+	if !lim.Expired(&a, t0.Add(34*time.Minute)) || lim.Expired(&a, t0.Add(32*time.Minute)) {
+		t.Fatal("Expired does not follow Idle")
+	}
+	old := sess("x", t0)
+	old.Seen = t0.Add(12*time.Hour + time.Minute)
+	if !lim.Expired(&old, old.Seen) {
+		t.Fatal("Expired does not follow MaxAge")
+	}
+	// Ended sessions are not revived; ending twice is fine.
+	if err := db.Update(func(tx store.Tx) error { return store.DeleteConsoleSession(tx, "id-erin") }); err != nil {
+		t.Fatal(err)
+	}
+	err := db.Update(func(tx store.Tx) error { return store.PutConsoleSession(tx, "id-erin", sess("erin", t0)) })
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("writing an ended session: %v, want ErrNotFound", err)
+	}
+	if err := db.Update(func(tx store.Tx) error { return store.DeleteConsoleSession(tx, "id-erin") }); err != nil {
+		t.Fatalf("ending an ended session: %v", err)
+	}
+	// By operator.
+	add("id-alice2", sess("alice", t0.Add(5*time.Minute)), t0.Add(5*time.Minute))
+	var n int
+	if err := db.Update(func(tx store.Tx) error {
+		var err error
+		n, err = store.DeleteConsoleSessionsOf(tx, "alice")
+		return err
+	}); err != nil || n != 2 {
+		t.Fatalf("DeleteConsoleSessionsOf alice: %d, %v; want 2", n, err)
+	}
+	if _, err := get("id-dave"); err != nil {
+		t.Fatalf("another operator's session after ending alice's: %v", err)
+	}
+	// Bad records and limits are refused.
+	for _, bad := range []store.ConsoleSession{{Role: "r", CSRF: "c", Created: t0, Seen: t0},
+		{Operator: "a", CSRF: "c", Created: t0, Seen: t0}, {Operator: "a", Role: "r", Created: t0, Seen: t0}, {Operator: "a", Role: "r", CSRF: "c"},
+		{Operator: "a", Role: "r", CSRF: "c", Created: t0, Seen: t0, Flash: strings.Repeat("x", store.MaxSessionFlash+1)}} {
+		if err := db.Update(func(tx store.Tx) error { return store.AddConsoleSession(tx, "id-bad", bad, lim, t0) }); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("AddConsoleSession(%+v) = %v, want ErrInvalid", bad, err)
+		}
+	}
+	if err := db.Update(func(tx store.Tx) error {
+		return store.AddConsoleSession(tx, "id-bad", sess("a", t0), store.SessionLimits{Idle: time.Minute, MaxAge: time.Hour}, t0)
+	}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Max 0: %v, want ErrInvalid", err)
 	}
 }
