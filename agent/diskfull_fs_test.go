@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -174,6 +175,7 @@ func TestDiskFullRealFS(t *testing.T) {
 	k := newKeys(t)
 	b := newFakeBroker()
 	cfg := testConfig(t, k, "tcp://fake:1883")
+	cfg.Install.MaxBundleBytes = MaxBundleBytesLimit // v3 below is larger than the reserve
 	cfg.StateDir = filepath.Join(fs, "state")
 	d := newDeployer(t, b, k)
 	deploy, terminal := d.deploy, d.terminal
@@ -241,7 +243,9 @@ func TestDiskFullRealFS(t *testing.T) {
 	n = fillDB(t, cfg.DBPath())
 	t.Logf("%d bytes free on the filesystem; %d more values filled the database's free pages", freeBytes(t, fs), n)
 	stop = start()
-	v3 := makeBundle(t, bundleOpts{release: 3, signer: k.release, seed: 8, p: 1 << 16})
+	// Larger than the reserve, as in TestDiskFull: no fragment the job
+	// events' writes leave can hold it.
+	v3 := makeBundle(t, bundleOpts{release: 3, signer: k.release, seed: 8, p: inference.MaxP, trees: 4000})
 	failed("install with no byte left", v3)
 	if n := logs.count("job event not queued"); n != 0 {
 		t.Fatalf("%d job events could not be queued:\n%s", n, logs.b.String())

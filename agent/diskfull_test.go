@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -102,6 +103,7 @@ func TestDiskFull(t *testing.T) {
 	k := newKeys(t)
 	b := newFakeBroker()
 	cfg := testConfig(t, k, "tcp://fake:1883")
+	cfg.Install.MaxBundleBytes = MaxBundleBytesLimit // v2 below is larger than the reserve
 	cfg.Telemetry.Interval = Duration{Duration: 100 * time.Millisecond}
 	d := newDeployer(t, b, k)
 	deploy, terminal := d.deploy, d.terminal
@@ -159,9 +161,12 @@ func TestDiskFull(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	v2 := makeBundle(t, bundleOpts{release: 2, signer: k.release, seed: 7, p: 1 << 16}) // over 12 KiB
-	if len(v2) < 12<<10 {
-		t.Fatalf("bundle of %d bytes; the test needs one that cannot fit a full disk", len(v2))
+	// Larger than the reserve: the pages the job events' writes free and
+	// take (store/reserve.go) leave fragments that a bundle of a few
+	// pages could fit (it did, 1 run in 10), but never the reserve's size.
+	v2 := makeBundle(t, bundleOpts{release: 2, signer: k.release, seed: 7, p: inference.MaxP, trees: 4000})
+	if len(v2) <= store.DefaultReserve {
+		t.Fatalf("bundle of %d bytes; the test needs one larger than the %d-byte reserve", len(v2), store.DefaultReserve)
 	}
 	c2 := deploy(v2)
 	for deadline := time.Now().Add(20 * time.Second); logs.count("id=r/2/FAILED") == 0; {
