@@ -138,7 +138,7 @@ func NewService(db Store, reg *Registry, fleet string, pub Publisher, cmdKey ed2
 	}
 	return &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger, audit: NewAudit(db, o.Audit, o.Logger, o.Now),
 		in: newIntake(o.Queue), metrics: newMetrics(),
-		trainer: &trainer{dir: o.TrainingDir, jobs: map[string]*TrainJob{}}}, nil
+		trainer: &trainer{dir: o.TrainingDir, runner: o.Replica + "/" + randomHex(8)}}, nil
 }
 
 // Topics returns the fleet's topic builder.
@@ -164,6 +164,7 @@ func (s *Service) Subscriptions() []string {
 // back only when the step changed it.
 func (s *Service) Tick() {
 	now := s.opt.Now()
+	s.takeTraining() // a job queued through another replica (train.go)
 	if !s.lead(now) {
 		return
 	}

@@ -2,19 +2,23 @@ package fleet
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/data"
 )
@@ -26,15 +30,24 @@ import (
 // the offline release key and publishes. The fleet never holds a release
 // key, so a trained model cannot reach a device without that signature.
 //
-// Jobs run one at a time, in the background, in the order they were asked
-// for; at most maxActiveTrainJobs wait or run at once (more is
-// ErrTrainingBusy). They are kept in memory, at most maxTrainJobs, the
-// oldest finished ones pruned first (a restart forgets them; the bundles
-// they produced stay in the store). A request's inputs are bounded before
-// anything runs. Cancelling a queued job removes it from the queue;
-// cancelling the running one marks it cancelled at once and stops its
-// training run (training.TrainContext) between two fits, within seconds;
-// the next job starts when it has stopped.
+// Jobs are kept in the fleet's store (collection fleet_train_jobs), so
+// every replica on one database sees every job and each job is run by
+// one replica: a replica takes the oldest queued job in one serialised
+// Update (store.Tx), marking it running under its own runner ID, so two
+// replicas never take the same job. A replica runs one job at a time, in
+// the background; it looks for a queued job when one is asked of it, when
+// its run ends, and at every Tick (a job asked of another replica). At
+// most maxActiveTrainJobs wait or run at once across the replicas (more is
+// ErrTrainingBusy). At most maxTrainJobs are kept, the oldest finished
+// ones pruned first (the bundles they produced stay in the store). A
+// request's inputs are bounded before anything runs. Cancelling a queued
+// job marks it cancelled, so no replica takes it; cancelling a running
+// one marks it cancelled at once, and its runner stops the training run
+// (training.TrainContext) between two fits: at once on the same replica,
+// within trainBeat on another. The runner writes a sign of life every
+// trainBeat; a running job without one for trainOrphanAfter (its replica
+// died or restarted) is marked failed, never run a second time. Every
+// replica must see the same training data directory.
 
 // Bounds on training jobs and their inputs.
 const (
@@ -46,30 +59,91 @@ const (
 	maxTrainBudget     = 1 << 20 // bytes: what max_bundle_bytes allows at most
 )
 
+// A running job's sign of life: written every trainBeat, and a job
+// without one for trainOrphanAfter is failed (variables for tests).
+var (
+	trainBeat        = time.Second
+	trainOrphanAfter = 30 * time.Second
+)
+
 // ErrTrainingBusy means too many training jobs are queued or running.
 var ErrTrainingBusy = errors.New("fleet: too many training jobs queued or running; wait for one to finish or cancel one")
 
-// trainer runs TrainJobs one at a time.
+// trainer is this replica's side of the jobs in the store: whether it is
+// running one, and how to stop it.
 type trainer struct {
-	dir     string // training data directory; "" disables training
-	mu      sync.Mutex
-	jobs    map[string]*TrainJob
-	next    int
-	active  bool          // a training run is in progress (its job may be cancelled)
-	running *queued       // the job of that run
-	queue   []*queued     // waiting, in order
-	run     func(*queued) // starts a job's run (Service.runJob); set by StartTraining
+	dir    string // training data directory; "" disables training
+	runner string // this process among the replicas: replica name and a random part
+	mu     sync.Mutex
+	active bool               // this replica is taking or running a job
+	again  bool               // a look for a queued job was asked for while active
+	id     string             // the job it runs
+	cancel context.CancelFunc // stops that job's training run
+	// started, if set, is told of every run this replica starts (tests).
+	started func(id string)
 }
 
-// queued is a job waiting to run and what it needs.
-type queued struct {
-	ctx      context.Context
-	cancel   context.CancelFunc // stops the training of this job
-	job      *TrainJob
-	path     string
-	standard string
-	isStd    bool
-	format   data.Format
+// trainRecord is a job as stored: key trainKey(Seq) in FleetTrainJobs;
+// the key trainNextKey holds the last sequence given (JSON number).
+type trainRecord struct {
+	Seq    uint64    `json:"seq"`
+	Job    TrainJob  `json:"job"`
+	Runner string    `json:"runner,omitempty"` // who runs it, while running
+	Beat   time.Time `json:"beat,omitzero"`    // the runner's latest sign of life
+}
+
+const (
+	trainKeyPrefix = "job/"
+	trainNextKey   = "next"
+)
+
+func trainKey(seq uint64) string { return fmt.Sprintf("%s%020d", trainKeyPrefix, seq) }
+
+// trainSeq returns the sequence of job ID id (checkTrainID-valid).
+func trainSeq(id string) (uint64, error) {
+	if err := checkTrainID(id); err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(strings.TrimPrefix(id, "train-"), 10, 64)
+}
+
+// loadTrainJobs returns every stored job in sequence order and the last
+// sequence given.
+func loadTrainJobs(tx store.Tx) ([]trainRecord, uint64, error) {
+	var recs []trainRecord
+	err := tx.ForEach(store.FleetTrainJobs, func(key string, raw []byte) error {
+		if !strings.HasPrefix(key, trainKeyPrefix) {
+			return nil
+		}
+		var r trainRecord
+		if err := store.DecodeDoc(store.FleetTrainJobs, key, raw, &r); err != nil {
+			return err
+		}
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	var next uint64
+	if _, err := tx.Get(store.FleetTrainJobs, trainNextKey, &next); err != nil {
+		return nil, 0, err
+	}
+	return recs, next, nil
+}
+
+// getTrainJob reads job id in tx: ErrNotFound if there is none.
+func getTrainJob(tx store.Tx, id string) (trainRecord, error) {
+	var r trainRecord
+	seq, err := trainSeq(id)
+	if err != nil {
+		return r, fmt.Errorf("%w: training job %s", ErrNotFound, clip(id, 32))
+	}
+	ok, err := tx.Get(store.FleetTrainJobs, trainKey(seq), &r)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: training job %s", ErrNotFound, id)
+	}
+	return r, err
 }
 
 // ErrTrainingDisabled means the fleet has no training data directory.
@@ -127,20 +201,15 @@ func checkTrainRequest(req *TrainRequest) error {
 	return nil
 }
 
-// StartTraining checks a request and queues a job; it runs at once if no
-// other job is running.
-func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
-	tr := s.trainer
-	if tr == nil || tr.dir == "" {
-		return nil, ErrTrainingDisabled
-	}
+// trainInputs checks a request and resolves its dataset and format.
+func (s *Service) trainInputs(req *TrainRequest) (path, standard string, isStandard bool, format data.Format, err error) {
 	if req.MinAgent == "" {
 		req.MinAgent = bundle.DefaultMinAgentVersion
 	}
-	if err := checkTrainRequest(&req); err != nil {
-		return nil, err
+	if err := checkTrainRequest(req); err != nil {
+		return "", "", false, 0, err
 	}
-	format := data.FormatAuto
+	format = data.FormatAuto
 	switch req.Format {
 	case "", "auto":
 	case "libsvm":
@@ -150,31 +219,58 @@ func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
 	case "dense":
 		format = data.FormatDense
 	default:
-		return nil, badRequest("format %q: want auto, libsvm, idx or dense", clip(req.Format, 32))
+		return "", "", false, 0, badRequest("format %q: want auto, libsvm, idx or dense", clip(req.Format, 32))
 	}
-	standard, isStandard := strings.CutPrefix(req.Dataset, "standard:")
-	var path string
+	standard, isStandard = strings.CutPrefix(req.Dataset, "standard:")
 	if !isStandard {
-		var err error
-		if path, err = tr.datasetPath(req.Dataset); err != nil {
-			return nil, err
+		if path, err = s.trainer.datasetPath(req.Dataset); err != nil {
+			return "", "", false, 0, err
 		}
 	}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if active := len(tr.queue) + btoi(tr.active); active >= maxActiveTrainJobs {
-		return nil, fmt.Errorf("%w (%d)", ErrTrainingBusy, active)
+	return path, standard, isStandard, format, nil
+}
+
+// StartTraining checks a request and queues a job in the store; this
+// replica takes it at once if it runs no job and none was queued before.
+func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
+	tr := s.trainer
+	if tr == nil || tr.dir == "" {
+		return nil, ErrTrainingDisabled
 	}
-	tr.prune()
-	tr.next++
-	job := &TrainJob{ID: fmt.Sprintf("train-%d", tr.next), Request: req, State: TrainQueued, Started: s.opt.Now().UTC()}
-	tr.jobs[job.ID] = job
-	tr.run = s.runJob
-	ctx, cancel := context.WithCancel(context.Background())
-	tr.queue = append(tr.queue, &queued{ctx: ctx, cancel: cancel, job: job, path: path, standard: standard, isStd: isStandard, format: format})
-	s.log.Info("training queued", "job", job.ID, "dataset", clip(req.Dataset, maxLogField), "model", req.ModelID, "release", req.Release)
-	tr.startNext()
-	return cloneJob(job), nil
+	if _, _, _, _, err := s.trainInputs(&req); err != nil {
+		return nil, err
+	}
+	now := s.opt.Now().UTC()
+	var id string
+	err := s.db.Update(func(tx store.Tx) error {
+		recs, next, err := loadTrainJobs(tx)
+		if err != nil {
+			return err
+		}
+		active := 0
+		for _, r := range recs {
+			active += btoi(!r.Job.State.Done())
+		}
+		if active >= maxActiveTrainJobs {
+			return fmt.Errorf("%w (%d)", ErrTrainingBusy, active)
+		}
+		if err := pruneTrainJobs(tx, recs); err != nil {
+			return err
+		}
+		next++
+		id = fmt.Sprintf("train-%d", next)
+		rec := trainRecord{Seq: next, Job: TrainJob{ID: id, Request: req, State: TrainQueued, Started: now}}
+		if err := tx.Put(store.FleetTrainJobs, trainKey(next), &rec); err != nil {
+			return err
+		}
+		return tx.Put(store.FleetTrainJobs, trainNextKey, next)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("training queued", "job", id, "dataset", clip(req.Dataset, maxLogField), "model", req.ModelID, "release", req.Release)
+	s.takeTraining()
+	return s.TrainingJob(id)
 }
 
 func btoi(b bool) int {
@@ -184,61 +280,193 @@ func btoi(b bool) int {
 	return 0
 }
 
-// prune forgets the oldest finished jobs while the list is full (mu held).
-func (tr *trainer) prune() {
-	for len(tr.jobs) >= maxTrainJobs {
-		var oldest *TrainJob
-		for _, j := range tr.jobs {
-			if j.State.Done() && (oldest == nil || j.Finished.Before(oldest.Finished)) {
-				oldest = j
+// pruneTrainJobs deletes the oldest finished jobs of recs while there are
+// maxTrainJobs or more.
+func pruneTrainJobs(tx store.Tx, recs []trainRecord) error {
+	gone := map[uint64]bool{}
+	for len(recs)-len(gone) >= maxTrainJobs {
+		var oldest *trainRecord
+		for i := range recs {
+			r := &recs[i]
+			if !gone[r.Seq] && r.Job.State.Done() && (oldest == nil || r.Job.Finished.Before(oldest.Job.Finished)) {
+				oldest = r
 			}
 		}
 		if oldest == nil {
-			return // cannot happen: at most maxActiveTrainJobs are not done
+			return nil // cannot happen: at most maxActiveTrainJobs are not done
 		}
-		delete(tr.jobs, oldest.ID)
+		gone[oldest.Seq] = true
+		if err := tx.Delete(store.FleetTrainJobs, trainKey(oldest.Seq)); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
-// startNext starts the next queued job if none is running (mu held).
-func (tr *trainer) startNext() {
-	if tr.active || len(tr.queue) == 0 {
+// takeTraining takes the oldest queued job of the store and starts its
+// run, unless this replica runs one already; on the way it fails running
+// jobs whose runner stopped giving signs of life.
+func (s *Service) takeTraining() {
+	tr := s.trainer
+	if tr == nil || tr.dir == "" {
 		return
 	}
-	q := tr.queue[0]
-	tr.queue = tr.queue[1:]
-	tr.active, tr.running = true, q
-	q.job.State = TrainRunning
-	go tr.run(q)
+	tr.mu.Lock()
+	if tr.active {
+		tr.again = true // the one taking may have looked before this job was queued
+		tr.mu.Unlock()
+		return
+	}
+	tr.active, tr.again = true, false
+	tr.mu.Unlock()
+	for s.takeOne() {
+	}
 }
 
-// runJob trains one job, then starts the next.
-func (s *Service) runJob(q *queued) {
-	tr, job := s.trainer, q.job
-	s.log.Info("training started", "job", job.ID)
-	cancelled := func() bool {
+// takeOne is one look of takeTraining (tr.active held): it reports
+// whether to look again (nothing taken, but a look was asked for
+// meanwhile).
+func (s *Service) takeOne() bool {
+	tr := s.trainer
+	now := s.opt.Now().UTC()
+	var took *trainRecord
+	// Most looks find nothing: a read, not a write (which would take every
+	// replica's write lock, or a bbolt fsync, at every Tick).
+	work := false
+	err := s.db.View(func(tx store.Tx) error {
+		recs, _, err := loadTrainJobs(tx)
+		for _, r := range recs {
+			work = work || r.Job.State == TrainQueued ||
+				(r.Job.State == TrainRunning && r.Runner != tr.runner && now.Sub(r.Beat) > trainOrphanAfter)
+		}
+		return err
+	})
+	if err == nil && work {
+		err = s.db.Update(func(tx store.Tx) error {
+			took = nil
+			recs, _, err := loadTrainJobs(tx)
+			if err != nil {
+				return err
+			}
+			for i := range recs {
+				r := &recs[i]
+				switch {
+				case r.Job.State == TrainRunning && r.Runner != tr.runner && now.Sub(r.Beat) > trainOrphanAfter:
+					r.Job.State, r.Job.Finished = TrainFailed, now
+					r.Job.Error = fmt.Sprintf("the replica running it (%s) stopped; ask again", clip(r.Runner, 64))
+					r.Runner = ""
+					s.log.Warn("training job failed: its replica stopped", "job", r.Job.ID)
+				case r.Job.State == TrainQueued && took == nil:
+					r.Job.State, r.Runner, r.Beat = TrainRunning, tr.runner, now
+					took = r
+				default:
+					continue
+				}
+				if err := tx.Put(store.FleetTrainJobs, trainKey(r.Seq), r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil || took == nil {
+		if err != nil {
+			s.log.Error("training: taking a queued job failed", "err", err)
+		}
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		return job.State == TrainCancelled
+		if tr.again && err == nil {
+			tr.again = false
+			return true
+		}
+		tr.active = false
+		return false
 	}
-	result, err := s.train(q.ctx, job.Request, q.path, q.standard, q.isStd, q.format, cancelled)
+	ctx, cancel := context.WithCancel(context.Background())
 	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	defer tr.startNext()
-	tr.active, tr.running = false, nil
-	q.cancel()
-	switch {
-	case job.State == TrainCancelled:
-		s.log.Info("cancelled training run ended; its result was discarded", "job", job.ID)
-	case err != nil:
-		job.Finished = s.opt.Now().UTC()
-		job.State, job.Error = TrainFailed, err.Error()
-		s.log.Warn("training failed", "job", job.ID, "err", clip(err.Error(), maxLogField))
-	default:
-		result.ID, result.Request, result.Started, result.Finished, result.State = job.ID, job.Request, job.Started, s.opt.Now().UTC(), TrainSucceeded
-		*job = *result
-		s.log.Info("training finished", "job", job.ID, "bundle", job.Bundle, "accuracy", job.Accuracy, "on", job.AccuracyOn, "bytes", job.Bytes)
+	tr.id, tr.cancel = took.Job.ID, cancel
+	started := tr.started
+	tr.mu.Unlock()
+	if started != nil {
+		started(took.Job.ID)
 	}
+	go s.runJob(ctx, cancel, took.Job.ID, took.Job.Request)
+	return false
+}
+
+// runJob trains one job taken by this replica, writing signs of life
+// meanwhile, then takes the next.
+func (s *Service) runJob(ctx context.Context, cancel context.CancelFunc, id string, req TrainRequest) {
+	tr := s.trainer
+	s.log.Info("training started", "job", id, "replica", s.opt.Replica)
+	stop := make(chan struct{})
+	beats := make(chan struct{})
+	go func() { // signs of life; a cancel made through another replica
+		defer close(beats)
+		t := time.NewTicker(trainBeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			err := s.db.Update(func(tx store.Tx) error {
+				r, err := getTrainJob(tx, id)
+				if err != nil || r.Job.State != TrainRunning || r.Runner != tr.runner {
+					cancel()
+					return err
+				}
+				r.Beat = s.opt.Now().UTC()
+				return tx.Put(store.FleetTrainJobs, trainKey(r.Seq), &r)
+			})
+			if err != nil {
+				s.log.Warn("training: writing a sign of life failed", "job", id, "err", err)
+			}
+		}
+	}()
+	cancelled := func() bool {
+		var r trainRecord
+		err := s.db.View(func(tx store.Tx) error { var err error; r, err = getTrainJob(tx, id); return err })
+		return err != nil || r.Job.State != TrainRunning || r.Runner != tr.runner
+	}
+	var result *TrainJob
+	path, standard, isStd, format, err := s.trainInputs(&req)
+	if err == nil {
+		result, err = s.train(ctx, req, path, standard, isStd, format, cancelled)
+	}
+	close(stop)
+	<-beats
+	cancel()
+	uerr := s.db.Update(func(tx store.Tx) error {
+		r, gerr := getTrainJob(tx, id)
+		if gerr != nil {
+			return gerr
+		}
+		now := s.opt.Now().UTC()
+		switch {
+		case r.Job.State != TrainRunning || r.Runner != tr.runner:
+			s.log.Info("cancelled training run ended; its result was discarded", "job", id)
+			return nil
+		case err != nil:
+			r.Job.Finished = now
+			r.Job.State, r.Job.Error = TrainFailed, err.Error()
+			s.log.Warn("training failed", "job", id, "err", clip(err.Error(), maxLogField))
+		default:
+			result.ID, result.Request, result.Started, result.Finished, result.State = id, r.Job.Request, r.Job.Started, now, TrainSucceeded
+			r.Job = *result
+			s.log.Info("training finished", "job", id, "bundle", r.Job.Bundle, "accuracy", r.Job.Accuracy, "on", r.Job.AccuracyOn, "bytes", r.Job.Bytes)
+		}
+		r.Runner = ""
+		return tx.Put(store.FleetTrainJobs, trainKey(r.Seq), &r)
+	})
+	if uerr != nil {
+		s.log.Error("training: recording the job's outcome failed", "job", id, "err", uerr)
+	}
+	tr.mu.Lock()
+	tr.active, tr.id, tr.cancel = false, "", nil
+	tr.mu.Unlock()
+	s.takeTraining()
 }
 
 // CancelTraining cancels a queued or running job (see the top of this
@@ -248,28 +476,29 @@ func (s *Service) CancelTraining(id string) (*TrainJob, error) {
 	if tr == nil || tr.dir == "" {
 		return nil, ErrTrainingDisabled
 	}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	j := tr.jobs[id]
-	if j == nil {
-		return nil, fmt.Errorf("%w: training job %s", ErrNotFound, id)
-	}
-	if j.State.Done() {
-		return nil, fmt.Errorf("%w: training job %s already %s", ErrTrainingDone, id, j.State)
-	}
-	for i, q := range tr.queue {
-		if q.job == j {
-			tr.queue = append(tr.queue[:i], tr.queue[i+1:]...)
-			q.cancel()
-			break
+	var j TrainJob
+	err := s.db.Update(func(tx store.Tx) error {
+		r, err := getTrainJob(tx, id)
+		if err != nil {
+			return err
 		}
+		if r.Job.State.Done() {
+			return fmt.Errorf("%w: training job %s already %s", ErrTrainingDone, id, r.Job.State)
+		}
+		r.Job.State, r.Job.Error, r.Job.Finished, r.Runner = TrainCancelled, "cancelled by the operator", s.opt.Now().UTC(), ""
+		j = r.Job
+		return tx.Put(store.FleetTrainJobs, trainKey(r.Seq), &r)
+	})
+	if err != nil {
+		return nil, err
 	}
-	if q := tr.running; q != nil && q.job == j {
-		q.cancel()
+	tr.mu.Lock()
+	if tr.id == id && tr.cancel != nil {
+		tr.cancel()
 	}
-	j.State, j.Error, j.Finished = TrainCancelled, "cancelled by the operator", s.opt.Now().UTC()
+	tr.mu.Unlock()
 	s.log.Info("training cancelled", "job", id)
-	return cloneJob(j), nil
+	return &j, nil
 }
 
 // ErrTrainingDone means a finished job cannot be cancelled.
@@ -324,24 +553,17 @@ func (s *Service) train(ctx context.Context, req TrainRequest, path, standard st
 		NonZero: res.NonZero, TrainSeconds: res.TrainSeconds}, nil
 }
 
-// cloneJob copies a job for a caller outside the trainer's lock.
-func cloneJob(j *TrainJob) *TrainJob {
-	c := *j
-	return &c
-}
-
 // TrainingJob returns a job by ID.
 func (s *Service) TrainingJob(id string) (*TrainJob, error) {
 	if s.trainer == nil {
 		return nil, ErrTrainingDisabled
 	}
-	s.trainer.mu.Lock()
-	defer s.trainer.mu.Unlock()
-	j := s.trainer.jobs[id]
-	if j == nil {
-		return nil, fmt.Errorf("%w: training job %s", ErrNotFound, id)
+	var r trainRecord
+	err := s.db.View(func(tx store.Tx) error { var err error; r, err = getTrainJob(tx, id); return err })
+	if err != nil {
+		return nil, err
 	}
-	return cloneJob(j), nil
+	return &r.Job, nil
 }
 
 // TrainingJobs returns every job, newest first.
@@ -349,13 +571,15 @@ func (s *Service) TrainingJobs() []TrainJob {
 	if s.trainer == nil {
 		return nil
 	}
-	s.trainer.mu.Lock()
-	defer s.trainer.mu.Unlock()
-	out := make([]TrainJob, 0, len(s.trainer.jobs))
-	for _, j := range s.trainer.jobs {
-		out = append(out, *j)
+	var recs []trainRecord
+	if err := s.db.View(func(tx store.Tx) error { var err error; recs, _, err = loadTrainJobs(tx); return err }); err != nil {
+		s.log.Error("training: listing jobs failed", "err", err)
+		return nil
 	}
-	sort.Slice(out, func(i, k int) bool { return out[i].Started.After(out[k].Started) })
+	out := make([]TrainJob, len(recs))
+	for i, r := range recs {
+		out[len(recs)-1-i] = r.Job
+	}
 	return out
 }
 
@@ -369,4 +593,13 @@ func (s *Service) TrainedBundle(id string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: training job %s is %s", ErrNotFound, id, j.State)
 	}
 	return s.db.Bundle(j.Bundle)
+}
+
+// randomHex returns n random bytes in hex: a process's part of its runner
+// ID, so a restarted replica of the same name does not take its previous
+// life's jobs for its own.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b) // never fails (crypto/rand panics rather than return an error)
+	return hex.EncodeToString(b)
 }

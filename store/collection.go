@@ -34,6 +34,9 @@ const (
 
 	// From schema 4 (consolesession.go):
 	FleetConsoleSessions // the web console's sessions, keyed by the SHA-256 of their ID
+
+	// From schema 5 (fleet/train.go owns the documents):
+	FleetTrainJobs // remote-training jobs, keyed by job/<sequence>, and their counter
 )
 
 // String returns the collection's bucket name.

@@ -103,6 +103,12 @@ var (
 	// sessions (consolesession.go): key the lowercase hex SHA-256 of the
 	// session ID -> JSON ConsoleSession. The ID itself is never stored.
 	bucketFleetConsoleSessions = []byte("fleet_console_sessions")
+
+	// From schema 5: bucketFleetTrainJobs holds the fleet's remote-training
+	// jobs (package fleet, train.go): key "job/" and the job's sequence as
+	// 20 decimal digits -> JSON job record; key "next" -> JSON number, the
+	// last sequence given.
+	bucketFleetTrainJobs = []byte("fleet_train_jobs")
 )
 
 // StatSamples names the agent's ring of windows kept for retraining in
@@ -147,7 +153,12 @@ var collectionBuckets = [...][]byte{
 	FleetHealth: bucketFleetHealth,
 
 	FleetConsoleSessions: bucketFleetConsoleSessions,
+
+	FleetTrainJobs: bucketFleetTrainJobs,
 }
+
+// schemaV5Buckets lists the buckets created by the fifth migration.
+var schemaV5Buckets = [][]byte{bucketFleetTrainJobs}
 
 // schemaV4Buckets lists the buckets created by the fourth migration.
 var schemaV4Buckets = [][]byte{bucketFleetConsoleSessions}

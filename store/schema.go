@@ -19,6 +19,7 @@ var migrations = []migration{
 	migrateV2,
 	migrateV3,
 	migrateV4,
+	migrateV5,
 }
 
 // migrateV1 creates the initial buckets.
@@ -54,6 +55,16 @@ func migrateV3(tx *bolt.Tx) error {
 // migrateV4 creates the web console's sessions bucket (consolesession.go).
 func migrateV4(tx *bolt.Tx) error {
 	for _, name := range schemaV4Buckets {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("create bucket %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateV5 creates the fleet's remote-training jobs bucket.
+func migrateV5(tx *bolt.Tx) error {
+	for _, name := range schemaV5Buckets {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return fmt.Errorf("create bucket %q: %w", name, err)
 		}
