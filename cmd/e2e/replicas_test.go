@@ -88,7 +88,7 @@ lease_ttl = "2s"
 			<-p.done
 			if t.Failed() {
 				b, _ := os.ReadFile(logf.Name())
-				t.Logf("replica %s log (end):\n%s", name, lastLines(string(b), 30))
+				t.Logf("replica %s log (end):\n%s", name, tailLines(string(b), 30))
 			}
 		})
 		deadline := time.Now().Add(30 * time.Second)
@@ -247,10 +247,3 @@ lease_ttl = "2s"
 		polls.Load()-failures.Load(), polls.Load(), total, gaps)
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}

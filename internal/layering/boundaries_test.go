@@ -22,8 +22,11 @@ var allowed = map[string][]string{
 	"inference": {},
 	"training":  {"inference", "internal"}, // internal/linelimit, for lines of any length up to a bound
 	"sensors":   {"internal"},              // internal/cli, for the sensors command's usage errors
-	"store":     {"wire"},                  // wire.JobState: the job records it keeps are the protocol's
-	"wire":      {"inference"},
+	// wire.JobState: the job records it keeps are the protocol's;
+	// internal/proc, for the PostgreSQL that store/postgres/pgtest runs.
+	"store": {"wire", "internal"},
+	// internal/proc, for the brokers that wire/mqtttest and wire/natstest run.
+	"wire": {"inference", "internal"},
 	// The fleet's HTTP API is the protocol's types and the bundle's facts,
 	// nothing of how a model is trained, stored or served, and no internal
 	// helper: a client of the API pulls in no more than that.
@@ -33,7 +36,7 @@ var allowed = map[string][]string{
 	"tritctl":   {"api", "inference", "training", "sensors", "wire", "internal"},
 	"benchmark": {"inference", "training", "internal"},
 	// Helpers shared by the programs (cli, config, newfile, buildinfo,
-	// linelimit):
+	// linelimit) and by the tests' servers (proc):
 	// they know nothing of the project's own packages.
 	"internal": {},
 	"cmd":      {"agent", "fleet", "tritctl", "benchmark", "api", "inference", "training", "sensors", "store", "wire"},

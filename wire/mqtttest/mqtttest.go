@@ -1,7 +1,8 @@
 // Package mqtttest runs a real Mosquitto broker for tests: on a free
 // 127.0.0.1 port, from the configuration in testdata/mosquitto.conf, with
 // its own persistence directory, stopped at test cleanup. Tests of the agent
-// and the fleet share it; it imports the standard library only.
+// and the fleet share it; besides the standard library it imports only
+// internal/proc, which runs the process.
 //
 // A missing mosquitto binary fails the test with installation instructions;
 // it never skips (integration tests must not pass by not running).
@@ -20,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trit-iot/trit/internal/proc"
 )
 
 //go:embed testdata/mosquitto.conf
@@ -31,9 +34,8 @@ type Broker struct {
 	bin  string
 	dir  string
 	port int
-	cmd  *exec.Cmd
-	done chan struct{}
-	conf string // configuration template: {{PORT}} and {{DIR}} are filled in
+	proc *proc.Proc // nil while stopped
+	conf string     // configuration template: {{PORT}} and {{DIR}} are filled in
 }
 
 // Binary returns the mosquitto executable, or an error saying how to
@@ -69,7 +71,7 @@ func StartConfig(t testing.TB, conf string) *Broker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &Broker{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), conf: conf}
+	b := &Broker{t: t, bin: bin, dir: t.TempDir(), port: proc.FreePorts(t, 1)[0], conf: conf}
 	return b.run()
 }
 
@@ -82,7 +84,7 @@ func (b *Broker) run() *Broker {
 		b.Stop()
 		if t.Failed() {
 			if log, err := os.ReadFile(filepath.Join(b.dir, "mosquitto.log")); err == nil {
-				t.Logf("mosquitto log:\n%s", tail(string(log), 40))
+				t.Logf("mosquitto log:\n%s", proc.Tail(string(log), 40))
 			}
 		}
 	})
@@ -99,7 +101,7 @@ func (b *Broker) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 func (b *Broker) Dir() string { return b.dir }
 
 // Pid is the running mosquitto's process ID (for measurements).
-func (b *Broker) Pid() int { return b.cmd.Process.Pid }
+func (b *Broker) Pid() int { return b.proc.Pid() }
 
 func (b *Broker) start() {
 	t := b.t
@@ -122,12 +124,10 @@ func (b *Broker) start() {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		out.Close()
+	b.proc, err = proc.Start(cmd, out)
+	if err != nil {
 		t.Fatalf("mqtttest: start %s: %v", b.bin, err)
 	}
-	b.cmd, b.done = cmd, make(chan struct{})
-	go func() { cmd.Wait(); out.Close(); close(b.done) }()
 
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -137,10 +137,10 @@ func (b *Broker) start() {
 			return
 		}
 		select {
-		case <-b.done:
+		case <-b.proc.Done():
 			log, _ := os.ReadFile(filepath.Join(b.dir, "stderr.log"))
 			flog, _ := os.ReadFile(filepath.Join(b.dir, "mosquitto.log"))
-			t.Fatalf("mqtttest: mosquitto exited at start-up:\n%s%s", log, tail(string(flog), 20))
+			t.Fatalf("mqtttest: mosquitto exited at start-up:\n%s%s", log, proc.Tail(string(flog), 20))
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -154,17 +154,11 @@ func (b *Broker) start() {
 // Stop stops the broker (SIGTERM, so it saves its persistence file), waiting
 // at most 10 s before killing it. Stopping a stopped broker does nothing.
 func (b *Broker) Stop() {
-	if b.cmd == nil {
+	if b.proc == nil {
 		return
 	}
-	b.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-b.done:
-	case <-time.After(10 * time.Second):
-		b.cmd.Process.Kill()
-		<-b.done
-	}
-	b.cmd = nil
+	b.proc.Stop(syscall.SIGTERM, 10*time.Second)
+	b.proc = nil
 }
 
 // Restart starts a stopped broker again on the same port and directory, so
@@ -174,25 +168,6 @@ func (b *Broker) Restart() {
 	b.t.Helper()
 	b.Stop()
 	b.start()
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func tail(s string, lines int) string {
-	parts := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(parts) > lines {
-		parts = parts[len(parts)-lines:]
-	}
-	return strings.Join(parts, "\n") + "\n"
 }
 
 // StartSubscribeACL starts a broker whose clients are anonymous and may
@@ -214,7 +189,7 @@ func StartSubscribeACL(t testing.TB, allowed ...string) *Broker {
 	if len(plugins) == 0 {
 		t.Fatal("mqtttest: mosquitto_dynamic_security.so not found in /usr/lib; it comes with Debian's mosquitto package (`sudo apt-get install mosquitto`)")
 	}
-	b := &Broker{t: t, bin: bin, dir: t.TempDir(), port: freePort(t)}
+	b := &Broker{t: t, bin: bin, dir: t.TempDir(), port: proc.FreePorts(t, 1)[0]}
 	b.conf = "listener {{PORT}} 127.0.0.1\nallow_anonymous true\n" +
 		"plugin " + plugins[0] + "\nplugin_opt_config_file {{DIR}}/dynsec.json\n" +
 		"log_dest file {{DIR}}/mosquitto.log\nlog_type all\n"

@@ -11,7 +11,6 @@ package natstest
 import (
 	_ "embed"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trit-iot/trit/internal/proc"
 )
 
 //go:embed testdata/node.conf
@@ -53,8 +54,7 @@ type Node struct {
 	c                             *Cluster
 	name, dir                     string
 	client, mqtt, http, clusterPt int
-	cmd                           *exec.Cmd
-	done                          chan struct{}
+	proc                          *proc.Proc // nil while stopped
 }
 
 // Start starts a cluster of n nodes (n >= 1; 3 for replicated JetStream)
@@ -73,7 +73,7 @@ func StartConfig(t testing.TB, n int, extra string) *Cluster {
 		t.Fatal(err)
 	}
 	c := &Cluster{t: t, bin: bin, extra: extra}
-	ports := freePorts(t, 4*n)
+	ports := proc.FreePorts(t, 4*n)
 	for i := 0; i < n; i++ {
 		p := ports[4*i:]
 		c.nodes = append(c.nodes, &Node{c: c, name: fmt.Sprintf("n%d", i), dir: t.TempDir(),
@@ -87,7 +87,7 @@ func StartConfig(t testing.TB, n int, extra string) *Cluster {
 			nd.Stop()
 			if t.Failed() {
 				if log, err := os.ReadFile(filepath.Join(nd.dir, "nats.log")); err == nil {
-					t.Logf("nats-server %s log:\n%s", nd.name, tail(string(log), 30))
+					t.Logf("nats-server %s log:\n%s", nd.name, proc.Tail(string(log), 30))
 				}
 			}
 		}
@@ -114,7 +114,7 @@ func (c *Cluster) MQTTURLs() []string {
 func (nd *Node) MQTTURL() string { return "tcp://127.0.0.1:" + strconv.Itoa(nd.mqtt) }
 
 // Pid is the running node's process ID (for measurements).
-func (nd *Node) Pid() int { return nd.cmd.Process.Pid }
+func (nd *Node) Pid() int { return nd.proc.Pid() }
 
 func (nd *Node) start() {
 	t := nd.c.t
@@ -139,11 +139,10 @@ func (nd *Node) start() {
 	cmd := exec.Command(nd.c.bin, "-c", path, "-l", filepath.Join(nd.dir, "nats.log"))
 	cmd.Dir = nd.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	var err error
+	if nd.proc, err = proc.Start(cmd); err != nil {
 		t.Fatalf("natstest: start %s: %v", nd.c.bin, err)
 	}
-	nd.cmd, nd.done = cmd, make(chan struct{})
-	go func() { cmd.Wait(); close(nd.done) }()
 }
 
 // waitReady waits until the node's health check passes with JetStream
@@ -162,9 +161,9 @@ func (nd *Node) waitReady() {
 			}
 		}
 		select {
-		case <-nd.done:
+		case <-nd.proc.Done():
 			log, _ := os.ReadFile(filepath.Join(nd.dir, "nats.log"))
-			t.Fatalf("natstest: nats-server %s exited at start-up:\n%s", nd.name, tail(string(log), 20))
+			t.Fatalf("natstest: nats-server %s exited at start-up:\n%s", nd.name, proc.Tail(string(log), 20))
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -177,27 +176,20 @@ func (nd *Node) waitReady() {
 // Stop stops the node (SIGTERM, SIGKILL after 10 s). Stopping a stopped
 // node does nothing.
 func (nd *Node) Stop() {
-	if nd.cmd == nil {
+	if nd.proc == nil {
 		return
 	}
-	nd.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-nd.done:
-	case <-time.After(10 * time.Second):
-		nd.cmd.Process.Kill()
-		<-nd.done
-	}
-	nd.cmd = nil
+	nd.proc.Stop(syscall.SIGTERM, 10*time.Second)
+	nd.proc = nil
 }
 
 // Kill stops the node at once (SIGKILL), as a crash would.
 func (nd *Node) Kill() {
-	if nd.cmd == nil {
+	if nd.proc == nil {
 		return
 	}
-	nd.cmd.Process.Kill()
-	<-nd.done
-	nd.cmd = nil
+	nd.proc.Kill()
+	nd.proc = nil
 }
 
 // Restart starts a stopped node again on its ports and directory and
@@ -207,28 +199,4 @@ func (nd *Node) Restart() {
 	nd.Stop()
 	nd.start()
 	nd.waitReady()
-}
-
-// freePorts returns n distinct loopback TCP ports that were free a moment
-// ago: all are held open until the last is found, so none repeats.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out
-}
-
-func tail(s string, lines int) string {
-	parts := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(parts) > lines {
-		parts = parts[len(parts)-lines:]
-	}
-	return strings.Join(parts, "\n") + "\n"
 }

@@ -32,6 +32,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trit-iot/trit/internal/proc"
 )
 
 // User is the database superuser the server is initialised with.
@@ -42,10 +44,9 @@ type Server struct {
 	bin  string // directory of the binaries
 	dir  string // the server's temporary directory: data/, the socket, log
 	port int
-	cmd  *exec.Cmd
+	proc *proc.Proc
 	cred *syscall.Credential // the unprivileged user, when run as root
-	done chan error
-	n    atomic.Int64 // databases made
+	n    atomic.Int64        // databases made
 }
 
 // BinDir finds the PostgreSQL server binaries: $TRIT_PG_BIN, or the
@@ -143,25 +144,23 @@ func (s *Server) start() error {
 	if s.cred != nil {
 		os.Chown(logf.Name(), int(s.cred.Uid), int(s.cred.Gid))
 	}
-	s.cmd = s.command("postgres", "-D", s.data(), "-p", strconv.Itoa(s.port), "-k", s.dir,
+	cmd := s.command("postgres", "-D", s.data(), "-p", strconv.Itoa(s.port), "-k", s.dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB")
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	cmd.Stdout, cmd.Stderr = logf, logf
 	// The server dies with the test process (Pdeathsig), even when the
 	// test binary is killed.
-	if err := s.cmd.Start(); err != nil {
+	if s.proc, err = proc.Start(cmd); err != nil {
 		return fmt.Errorf("pgtest: start postgres: %w", err)
 	}
-	s.done = make(chan error, 1)
-	go func() { s.done <- s.cmd.Wait() }()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if err := s.command("pg_isready", "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", User, "-d", "postgres").Run(); err == nil {
 			return nil
 		}
 		select {
-		case err := <-s.done:
-			return fmt.Errorf("pgtest: postgres exited: %v\n%s", err, s.Log())
+		case <-s.proc.Done():
+			return fmt.Errorf("pgtest: postgres exited: %v\n%s", s.proc.Err(), s.Log())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -198,15 +197,9 @@ func (s *Server) CreateDatabase() (string, error) {
 // Stop shuts the server down (fast shutdown, SIGKILL after 10 s) and
 // removes its directory.
 func (s *Server) Stop() {
-	if s.cmd != nil && s.cmd.Process != nil {
-		s.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			s.cmd.Process.Kill()
-			<-s.done
-		}
-		s.cmd = nil
+	if s.proc != nil {
+		s.proc.Stop(syscall.SIGINT, 10*time.Second)
+		s.proc = nil
 	}
 	os.RemoveAll(s.dir)
 }
