@@ -272,7 +272,7 @@ func (s *Service) handler(auth *Auth) (http.Handler, []string, error) {
 		return s.Samples(r.Context(), id, wait)
 	})
 	route("POST /v1/plan", func(r *http.Request) (any, error) {
-		var req PlanRequest
+		var req api.PlanRequest
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
@@ -318,7 +318,7 @@ func (s *Service) handler(auth *Auth) (http.Handler, []string, error) {
 	})
 	route("GET /v1/rollouts", func(*http.Request) (any, error) { return s.Rollouts() })
 	route("POST /v1/rollouts", func(r *http.Request) (any, error) {
-		var req RolloutRequest
+		var req api.RolloutRequest
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
@@ -375,7 +375,7 @@ func (s *Service) handler(auth *Auth) (http.Handler, []string, error) {
 		return s.Rollback(id, body.ID)
 	})
 	route("POST /v1/train", func(r *http.Request) (any, error) {
-		var req TrainRequest
+		var req api.TrainRequest
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}

@@ -68,7 +68,7 @@ func TestAPI(t *testing.T) {
 	}
 
 	code, body = call(t, srv, "POST", "/v1/bundles", testToken, signedBundle(t, "vib", 1, f.release))
-	var info BundleInfo
+	var info api.BundleInfo
 	if code != 200 || json.Unmarshal(body, &info) != nil || info.Release != 1 {
 		t.Fatalf("upload: %d %s", code, body)
 	}
@@ -91,7 +91,7 @@ func TestAPI(t *testing.T) {
 	}
 	code, body = call(t, srv, "GET", "/v1/rollouts/r1", testToken, nil)
 	var r Rollout
-	if code != 200 || json.Unmarshal(body, &r) != nil || r.State != RolloutPaused || r.Reason != "lunch" {
+	if code != 200 || json.Unmarshal(body, &r) != nil || r.State != api.RolloutPaused || r.Reason != "lunch" {
 		t.Fatalf("status: %d %s", code, body)
 	}
 	if code, _ := call(t, srv, "POST", "/v1/rollouts/r1/pause", testToken, nil); code != http.StatusBadRequest {

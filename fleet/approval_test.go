@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -17,8 +18,8 @@ func TestTwoPersonRule(t *testing.T) {
 		f.online(t, id, nil)
 	}
 	hash := f.addBundle(t, 1)
-	r, err := f.svc.CreateRolloutBy(RolloutRequest{ID: "r1", Bundle: hash, Devices: []string{"gw-1", "gw-2", "gw-3"},
-		Pace: Pace{Phases: []Phase{{Count: 1}, {Percent: 100}}}}, "otto")
+	r, err := f.svc.CreateRolloutBy(api.RolloutRequest{ID: "r1", Bundle: hash, Devices: []string{"gw-1", "gw-2", "gw-3"},
+		Pace: api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}}, "otto")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,11 +58,11 @@ func TestTwoPersonRule(t *testing.T) {
 	}
 
 	// A rollout within its first phase, and a rollback, need no approval.
-	small, err := f.svc.CreateRolloutBy(RolloutRequest{ID: "r2", Bundle: hash, Devices: []string{"gw-1"}}, "otto")
+	small, err := f.svc.CreateRolloutBy(api.RolloutRequest{ID: "r2", Bundle: hash, Devices: []string{"gw-1"}}, "otto")
 	if err != nil || small.Approval != nil {
 		t.Fatalf("one-device rollout: %v %+v", err, small.Approval)
 	}
-	back, err := NewRollout("r3", hash, []string{"gw-1", "gw-2", "gw-3"}, Pace{Phases: []Phase{{Count: 1}, {Percent: 100}}}, AbortPolicy{}, f.clk.t)
+	back, err := NewRollout("r3", hash, []string{"gw-1", "gw-2", "gw-3"}, api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}, api.AbortPolicy{}, f.clk.t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestTwoPersonRuleWithoutPhases(t *testing.T) {
 	for _, id := range ids {
 		f.online(t, id, nil)
 	}
-	if _, err := f.svc.CreateRolloutBy(RolloutRequest{ID: "r1", Bundle: f.addBundle(t, 1), Devices: ids}, "otto"); err != nil {
+	if _, err := f.svc.CreateRolloutBy(api.RolloutRequest{ID: "r1", Bundle: f.addBundle(t, 1), Devices: ids}, "otto"); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()

@@ -7,6 +7,8 @@ import (
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/trit-iot/trit/api"
 )
 
 // brokerLimits is the embedded broker's per-device limits (a mochi hook):
@@ -32,14 +34,14 @@ type brokerLimits struct {
 	now     func() time.Time
 
 	mu     sync.Mutex
-	counts map[string]*Limited // since the last TakeLimited
+	counts map[string]*api.Limited // since the last TakeLimited
 	logged map[string]*limitLog
 }
 
 // limitLog is what was last logged of a device.
 type limitLog struct {
 	at    time.Time
-	since Limited // counted since that line
+	since api.Limited // counted since that line
 }
 
 // limitLogEvery bounds the log lines about one device.
@@ -51,7 +53,7 @@ const maxCounted = 1 << 16
 
 func newBrokerLimits(fleetID string, l Limit, log *slog.Logger) *brokerLimits {
 	return &brokerLimits{fleetID: fleetID, limits: newDeviceLimits(l), log: log, now: time.Now,
-		counts: map[string]*Limited{}, logged: map[string]*limitLog{}}
+		counts: map[string]*api.Limited{}, logged: map[string]*limitLog{}}
 }
 
 // ID implements mochi.Hook.
@@ -70,23 +72,23 @@ func (h *brokerLimits) OnPublish(cl *mochi.Client, pk packets.Packet) (packets.P
 	if pk.FixedHeader.Qos == 0 {
 		switch h.limits.allow(user, len(pk.Payload), now) {
 		case overRate:
-			h.count(user, Limited{Rate: 1, Last: now})
+			h.count(user, api.Limited{Rate: 1, Last: now})
 			return pk, packets.ErrRejectPacket
 		case overBytes:
-			h.count(user, Limited{Bytes: 1, Last: now})
+			h.count(user, api.Limited{Bytes: 1, Last: now})
 			return pk, packets.ErrRejectPacket
 		}
 		return pk, nil
 	}
 	if d := h.limits.wait(user, len(pk.Payload), now); d > 0 {
-		h.count(user, Limited{Throttled: 1, Last: now})
+		h.count(user, api.Limited{Throttled: 1, Last: now})
 		time.Sleep(d)
 	}
 	return pk, nil
 }
 
 // count adds c to device's counts and logs it if due.
-func (h *brokerLimits) count(device string, c Limited) {
+func (h *brokerLimits) count(device string, c api.Limited) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if x := h.counts[device]; x != nil {
@@ -111,17 +113,17 @@ func (h *brokerLimits) count(device string, c Limited) {
 func (h *brokerLimits) logLine(device string, l *limitLog, now time.Time) {
 	h.log.Warn("embedded broker: device still over its per-device limit", "device", clip(device, 100),
 		"dropped", l.since.Dropped(), "throttled", l.since.Throttled, "since", l.at.UTC().Format(time.RFC3339))
-	l.at, l.since = now, Limited{}
+	l.at, l.since = now, api.Limited{}
 }
 
 // TakeLimited returns the counts per device since the last call and
 // forgets them; it also logs the counts of devices that went quiet since
 // their last line, and forgets devices quiet for longer.
-func (h *brokerLimits) TakeLimited() map[string]Limited {
+func (h *brokerLimits) TakeLimited() map[string]api.Limited {
 	now := h.now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make(map[string]Limited, len(h.counts))
+	out := make(map[string]api.Limited, len(h.counts))
 	for id, c := range h.counts {
 		out[id] = *c
 	}
@@ -130,7 +132,7 @@ func (h *brokerLimits) TakeLimited() map[string]Limited {
 		if now.Sub(l.at) < limitLogEvery {
 			continue
 		}
-		if l.since == (Limited{}) {
+		if l.since == (api.Limited{}) {
 			delete(h.logged, id)
 		} else {
 			h.logLine(id, l, now)

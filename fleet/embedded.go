@@ -14,6 +14,7 @@ import (
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -225,7 +226,7 @@ func (b *EmbeddedBroker) FleetCredentials() (user, secret string) { return b.fle
 // TakeLimited returns, per device, what its limits did to its messages
 // since the last call (dropped, delayed), and forgets it. The service
 // adds the counts to the devices' records (Service.CountLimited).
-func (b *EmbeddedBroker) TakeLimited() map[string]Limited { return b.limits.TakeLimited() }
+func (b *EmbeddedBroker) TakeLimited() map[string]api.Limited { return b.limits.TakeLimited() }
 
 // Close stops the broker.
 func (b *EmbeddedBroker) Close() error { return b.srv.Close() }

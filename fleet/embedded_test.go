@@ -25,6 +25,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
 )
@@ -568,7 +569,7 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var info BundleInfo
+	var info api.BundleInfo
 	json.Unmarshal(callAPI(t, addr, files.token, "POST", "/v1/bundles", signedBundle(t, "vib", 1, priv)), &info)
 	req := fmt.Sprintf(`{"id":"emb-1","bundle":%q,"devices":["sim-0","sim-1","sim-2"],"pace":{"phases":[{"percent":100}]},"abort":{"on":"any","threshold_percent":0,"min_executed":1}}`, info.Hash)
 	callAPI(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
@@ -577,7 +578,7 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/rollouts/emb-1", nil), &r)
 		return r.State.Done()
 	})
-	if r.State != RolloutCompleted || r.Successes != 3 {
+	if r.State != api.RolloutCompleted || r.Successes != 3 {
 		t.Fatalf("rollout %s (%s), counts %v", r.State, r.Reason, r.Counts())
 	}
 	if m := callAPI(t, addr, files.token, "GET", "/metrics", nil); !strings.Contains(string(m), "trit_fleet_broker_connected 1") {

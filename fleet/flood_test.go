@@ -21,6 +21,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -184,8 +185,8 @@ func TestFloodAtEmbeddedBroker(t *testing.T) {
 
 // apiDevice is what the flood test reads of a device record.
 type apiDevice struct {
-	Predictions uint64   `json:"predictions"`
-	Limited     *Limited `json:"limited"`
+	Predictions uint64       `json:"predictions"`
+	Limited     *api.Limited `json:"limited"`
 }
 
 func getAPIDevice(t *testing.T, addr, token, id string) apiDevice {

@@ -23,15 +23,15 @@ type intake struct {
 	q *fairQueue
 
 	mu      sync.Mutex
-	pending map[string]Limited        // counts not yet in the records
-	source  func() map[string]Limited // the embedded broker's counts (TakeLimited), or nil
-	logAt   time.Time                 // of the last "incoming queue full" line
-	logN    uint64                    // drops since that line
-	logBy   map[string]uint64         // … per device (bounded by maxDropCounted)
+	pending map[string]api.Limited        // counts not yet in the records
+	source  func() map[string]api.Limited // the embedded broker's counts (TakeLimited), or nil
+	logAt   time.Time                     // of the last "incoming queue full" line
+	logN    uint64                        // drops since that line
+	logBy   map[string]uint64             // … per device (bounded by maxDropCounted)
 }
 
 func newIntake(queue int) *intake {
-	return &intake{q: newFairQueue(queue), pending: map[string]Limited{}, logBy: map[string]uint64{}}
+	return &intake{q: newFairQueue(queue), pending: map[string]api.Limited{}, logBy: map[string]uint64{}}
 }
 
 // queueLogEvery bounds the "incoming queue full" lines.
@@ -40,7 +40,7 @@ const queueLogEvery = time.Minute
 // CountLimitedBy makes the service add, every tick, the counts take
 // returns (the embedded broker's TakeLimited) to the devices' records.
 // Call it before Run.
-func (s *Service) CountLimitedBy(take func() map[string]Limited) {
+func (s *Service) CountLimitedBy(take func() map[string]api.Limited) {
 	s.in.mu.Lock()
 	defer s.in.mu.Unlock()
 	s.in.source = take
@@ -94,20 +94,20 @@ func (s *Service) logDrops(now time.Time) {
 
 // takeLimited returns the counts to add to the records: the queue's drops,
 // those the source gave since, and any left from a failed write.
-func (in *intake) takeLimited(now time.Time) map[string]Limited {
+func (in *intake) takeLimited(now time.Time) map[string]api.Limited {
 	drops := in.q.takeDropped()
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for id, n := range drops {
 		c := in.pending[id]
-		c.Add(Limited{Queue: n, Last: now})
+		c.Add(api.Limited{Queue: n, Last: now})
 		in.pending[id] = c
 	}
 	if len(in.pending) == 0 {
 		return nil
 	}
 	out := in.pending
-	in.pending = map[string]Limited{}
+	in.pending = map[string]api.Limited{}
 	return out
 }
 
@@ -124,7 +124,7 @@ func (in *intake) pull() {
 }
 
 // putBack adds counts to the pending ones (after a failed write).
-func (in *intake) putBack(counts map[string]Limited) {
+func (in *intake) putBack(counts map[string]api.Limited) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for id, c := range counts {
@@ -257,7 +257,7 @@ func (s *Service) handleBatch(batch []message) {
 		return
 	}
 	acks := map[string][]string{} // device -> event IDs
-	var finished []DeviceState
+	var finished []api.DeviceState
 	var alerts []string    // devices whose drift crossed the alert threshold
 	var uncertain []string // devices whose unknown rate crossed its alert threshold
 	s.mu.Lock()
@@ -374,7 +374,7 @@ func (s *Service) handleBatch(batch []message) {
 				return err
 			}
 			if d.Limited == nil {
-				d.Limited = &Limited{}
+				d.Limited = &api.Limited{}
 			}
 			d.Limited.Add(c)
 		}

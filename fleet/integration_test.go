@@ -17,6 +17,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/mqtttest"
@@ -255,7 +256,7 @@ func testFleetOverWith(t *testing.T, database, fleetBroker string, deviceBrokers
 	if err != nil {
 		t.Fatal(err)
 	}
-	var info BundleInfo
+	var info api.BundleInfo
 	json.Unmarshal(callAPI(t, addr, files.token, "POST", "/v1/bundles", signedBundle(t, "vib", 1, priv)), &info)
 	req := fmt.Sprintf(`{"id":"it-1","bundle":%q,"selector":{"ring":"test"},"pace":{"phases":[{"count":2},{"percent":100}]},"abort":{"on":"any","threshold_percent":0,"min_executed":1}}`, info.Hash)
 	callAPI(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
@@ -264,7 +265,7 @@ func testFleetOverWith(t *testing.T, database, fleetBroker string, deviceBrokers
 	for {
 		var r Rollout
 		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/rollouts/it-1", nil), &r)
-		if r.State == RolloutCompleted {
+		if r.State == api.RolloutCompleted {
 			if r.Successes != 6 {
 				t.Fatalf("completed with %d successes", r.Successes)
 			}

@@ -151,7 +151,7 @@ func (d *Device) sentJob(rollout string, seq uint64) bool {
 func (d *Device) applyEvent(ev *wire.Event, now time.Time) bool {
 	d.LastSeen = now
 	d.raiseSeq(ev.HighestSeq)
-	rec := &JobRecord{Rollout: ev.Rollout, Seq: ev.Seq, State: ev.State, Code: ev.Code, Reason: ev.Reason, Time: time.UnixMilli(ev.Time).UTC()}
+	rec := &api.JobRecord{Rollout: ev.Rollout, Seq: ev.Seq, State: ev.State, Code: ev.Code, Reason: ev.Reason, Time: time.UnixMilli(ev.Time).UTC()}
 	if !d.sentJob(ev.Rollout, ev.Seq) {
 		// A device re-sends an event until it is acknowledged: count it once.
 		if f := d.LastForeignJob; f == nil || f.Rollout != ev.Rollout || f.Seq != ev.Seq || f.State != ev.State {

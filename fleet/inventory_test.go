@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -12,7 +13,7 @@ import (
 func (f *fixture) rolloutOne(t *testing.T, id, device string, release uint64) *wire.Command {
 	t.Helper()
 	hash := f.addBundle(t, release)
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: id, Bundle: hash, Devices: []string{device}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: id, Bundle: hash, Devices: []string{device}}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()

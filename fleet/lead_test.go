@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
@@ -57,8 +58,8 @@ func TestReplicasOneLeads(t *testing.T) {
 		t.Fatalf("b says the leader is %q, %v", who, err)
 	}
 	// Created through the follower's API, stepped by the leader.
-	if _, err := b.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-2", "gw-3", "gw-4"},
-		Pace: Pace{Phases: []Phase{{Count: 1}, {Percent: 100}}}}); err != nil {
+	if _, err := b.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-2", "gw-3", "gw-4"},
+		Pace: api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}}); err != nil {
 		t.Fatal(err)
 	}
 	b.svc.Tick()
@@ -126,7 +127,7 @@ func TestReplicasOneLeads(t *testing.T) {
 	}
 	b.svc.Tick()
 	r, err := a.svc.GetRollout("r")
-	if err != nil || r.State != RolloutCompleted || r.Successes != 4 {
+	if err != nil || r.State != api.RolloutCompleted || r.Successes != 4 {
 		t.Fatalf("rollout %v: %s, %d successes", err, r.State, r.Successes)
 	}
 	a.svc.Tick() // a is back: it follows

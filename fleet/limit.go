@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -57,9 +56,6 @@ func (l Limit) check() error {
 	}
 	return nil
 }
-
-// Limited counts what the limits did to one device's messages.
-type Limited = api.Limited
 
 // buckets is one device's pair of token buckets.
 type buckets struct {

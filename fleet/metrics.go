@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/trit-iot/trit/api"
 )
 
 // Metrics are the service's counters. Gauges that describe stored state
@@ -20,15 +22,15 @@ type Metrics struct {
 
 func newMetrics() *Metrics { return &Metrics{} }
 
-func (m *Metrics) finished(s DeviceState) {
+func (m *Metrics) finished(s api.DeviceState) {
 	switch s {
-	case DeviceSucceeded:
+	case api.DeviceSucceeded:
 		m.succeeded.Add(1)
-	case DeviceFailed:
+	case api.DeviceFailed:
 		m.failed.Add(1)
-	case DeviceRejected:
+	case api.DeviceRejected:
 		m.rejected.Add(1)
-	case DeviceTimedOut:
+	case api.DeviceTimedOut:
 		m.timedOut.Add(1)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store"
 
 	"github.com/trit-iot/trit/store/postgres"
@@ -91,7 +92,7 @@ func TestFleetOverMosquittoOnPostgres(t *testing.T) {
 	}
 	defer db.Close()
 	var r Rollout
-	if ok, err := db.Get(store.FleetRollouts, "it-1", &r); !ok || err != nil || r.State != RolloutCompleted {
+	if ok, err := db.Get(store.FleetRollouts, "it-1", &r); !ok || err != nil || r.State != api.RolloutCompleted {
 		t.Fatalf("the rollout in PostgreSQL: %v, %v, state %s", ok, err, r.State)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -75,9 +76,9 @@ type reconcilePass struct {
 
 // unfinished reports whether p is a job whose command may still be needed:
 // sent, and not yet ended on the device.
-func unfinished(p *DeviceProgress) bool {
+func unfinished(p *api.DeviceProgress) bool {
 	switch p.State {
-	case DeviceNotified, DeviceQueued, DeviceDownloading, DeviceInstalling:
+	case api.DeviceNotified, api.DeviceQueued, api.DeviceDownloading, api.DeviceInstalling:
 		return !p.Resend && p.Seq > 0
 	}
 	return false
@@ -171,7 +172,7 @@ scan:
 			if p.full && !d.NotifiedAt.Before(p.at) || !p.full && d.NotifiedAt.After(p.at.Add(-s.opt.Reconcile)) {
 				continue
 			}
-			todo = append(todo, candidate{r: &r, n: Notification{Device: dev, Seq: d.Seq, Shadow: d.Stage == StageShadow}, issued: d.NotifiedAt})
+			todo = append(todo, candidate{r: &r, n: Notification{Device: dev, Seq: d.Seq, Shadow: d.Stage == api.StageShadow}, issued: d.NotifiedAt})
 		}
 	}
 	if len(todo) == 0 {

@@ -56,7 +56,7 @@ func reconcileFleet(b *testing.B, n int, pub Publisher) *Service {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := svc.CreateRollout(RolloutRequest{ID: "big", Bundle: info.Hash, Devices: ids, Timeout: time.Hour}); err != nil {
+	if _, err := svc.CreateRollout(api.RolloutRequest{ID: "big", Bundle: info.Hash, Devices: ids, Timeout: time.Hour}); err != nil {
 		b.Fatal(err)
 	}
 	svc.Tick()                         // notifies every device

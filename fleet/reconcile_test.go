@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -40,7 +41,7 @@ func TestResyncReassertsDesiredCommands(t *testing.T) {
 		f.online(t, id, nil)
 	}
 	v1, v2 := f.addBundle(t, 1), f.addBundle(t, 2)
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r1", Bundle: v1, Devices: []string{"done", "away", "moved"}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r1", Bundle: v1, Devices: []string{"done", "away", "moved"}}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()
@@ -53,7 +54,7 @@ func TestResyncReassertsDesiredCommands(t *testing.T) {
 		f.report(t, c, wire.JobSucceeded)
 	}
 	f.clk.t = f.clk.t.Add(time.Second)
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r2", Bundle: v2, Devices: []string{"moved"}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r2", Bundle: v2, Devices: []string{"moved"}}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()
@@ -118,7 +119,7 @@ func TestReconcileEveryPeriod(t *testing.T) {
 	f.online(t, "up", nil)
 	f.online(t, "down", nil)
 	hash := f.addBundle(t, 1)
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"up", "down"}, Timeout: time.Hour}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"up", "down"}, Timeout: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	f.pub.mu.Lock()
@@ -171,7 +172,7 @@ func TestReconcilePassIsSpreadOverTicks(t *testing.T) {
 		f.online(t, id, nil)
 	}
 	hash := f.addBundle(t, 1)
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: ids}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: ids}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -86,7 +87,7 @@ func NewRegistry(db Store, trusted *bundle.KeySet, maxSize int, now func() time.
 // the same bytes again returns the existing record. A release must be above
 // every release of the same model already registered: releases only grow,
 // which is what the agents' anti-rollback check relies on.
-func (r *Registry) Add(data []byte) (*BundleInfo, error) {
+func (r *Registry) Add(data []byte) (*api.BundleInfo, error) {
 	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: r.maxSize, Trusted: r.trusted.Load(), Now: r.now})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBundleRejected, err)
@@ -95,9 +96,9 @@ func (r *Registry) Add(data []byte) (*BundleInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var info *BundleInfo
+	var info *api.BundleInfo
 	err = r.db.Update(func(tx store.Tx) error {
-		var existing BundleInfo
+		var existing api.BundleInfo
 		if ok, err := tx.Get(store.FleetBundles, hash, &existing); err != nil {
 			return err
 		} else if ok {
@@ -118,7 +119,7 @@ func (r *Registry) Add(data []byte) (*BundleInfo, error) {
 			return fmt.Errorf("%w: %s release %d, latest is %d", ErrReleaseTooLow, m.ID, b.Header.Release, m.Latest)
 		}
 		m.Releases[b.Header.Release], m.Latest = hash, b.Header.Release
-		info = &BundleInfo{
+		info = &api.BundleInfo{
 			Hash: hash, ModelID: b.Header.ModelID, Release: b.Header.Release, Size: len(data),
 			KeyID: fmt.Sprintf("%x", b.KeyID), Classes: b.Spec.Classes, Features: b.Spec.Features,
 			Hardware: b.Compat.Hardware, MinAgent: b.Compat.MinAgentVersion, P: b.Spec.Transform.P,
@@ -137,8 +138,8 @@ func (r *Registry) Add(data []byte) (*BundleInfo, error) {
 }
 
 // Bundle returns a bundle's record and bytes.
-func (r *Registry) Bundle(hash string) (*BundleInfo, []byte, error) {
-	var info BundleInfo
+func (r *Registry) Bundle(hash string) (*api.BundleInfo, []byte, error) {
+	var info api.BundleInfo
 	ok, err := r.db.Get(store.FleetBundles, hash, &info)
 	if err != nil {
 		return nil, nil, err
@@ -193,7 +194,7 @@ func (r *Registry) Resolve(h string) (string, error) {
 // MarkPublished records that a bundle was published to its topic.
 func (r *Registry) MarkPublished(hash string) error {
 	return r.db.Update(func(tx store.Tx) error {
-		var info BundleInfo
+		var info api.BundleInfo
 		ok, err := tx.Get(store.FleetBundles, hash, &info)
 		if err != nil || !ok {
 			return errors.Join(err, fmt.Errorf("%w: bundle %s", ErrNotFound, hash))
@@ -204,11 +205,11 @@ func (r *Registry) MarkPublished(hash string) error {
 }
 
 // Bundles returns every bundle record, newest release of each model first.
-func (r *Registry) Bundles() ([]BundleInfo, error) {
-	var out []BundleInfo
+func (r *Registry) Bundles() ([]api.BundleInfo, error) {
+	var out []api.BundleInfo
 	err := r.db.View(func(tx store.Tx) error {
 		return tx.ForEach(store.FleetBundles, func(key string, raw []byte) error {
-			var info BundleInfo
+			var info api.BundleInfo
 			if err := json.Unmarshal(raw, &info); err != nil {
 				return fmt.Errorf("fleet: bundle record %s: %w", key, err)
 			}

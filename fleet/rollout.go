@@ -59,9 +59,9 @@ const DefaultTimeout = 10 * time.Minute
 
 // NewRollout checks a rollout definition and returns it running, with every
 // device pending, to be notified in the order given.
-func NewRollout(id, bundle string, devices []string, pace Pace, abort AbortPolicy, now time.Time) (*Rollout, error) {
-	r := &Rollout{Rollout: api.Rollout{ID: id, Bundle: bundle, Pace: pace, Abort: abort, State: RolloutRunning,
-		Devices: make(map[string]*DeviceProgress, len(devices)), Started: now, Updated: now, Timeout: DefaultTimeout}}
+func NewRollout(id, bundle string, devices []string, pace api.Pace, abort api.AbortPolicy, now time.Time) (*Rollout, error) {
+	r := &Rollout{Rollout: api.Rollout{ID: id, Bundle: bundle, Pace: pace, Abort: abort, State: api.RolloutRunning,
+		Devices: make(map[string]*api.DeviceProgress, len(devices)), Started: now, Updated: now, Timeout: DefaultTimeout}}
 	if id == "" || bundle == "" {
 		return nil, fmt.Errorf("%w: a rollout needs an ID and a bundle", ErrRollout)
 	}
@@ -75,7 +75,7 @@ func NewRollout(id, bundle string, devices []string, pace Pace, abort AbortPolic
 		if r.Devices[d] != nil {
 			return nil, fmt.Errorf("%w: device %q listed twice", ErrRollout, d)
 		}
-		r.Devices[d] = &DeviceProgress{State: DevicePending}
+		r.Devices[d] = &api.DeviceProgress{State: api.DevicePending}
 		r.Order = append(r.Order, d)
 	}
 	if err := r.checkPolicy(); err != nil {
@@ -116,7 +116,7 @@ func (r *Rollout) checkPolicy() error {
 	}
 	a := r.Abort
 	switch a.On {
-	case "", FailureFailed, FailureRejected, FailureTimedOut, FailureAny:
+	case "", api.FailureFailed, api.FailureRejected, api.FailureTimedOut, api.FailureAny:
 	default:
 		return fmt.Errorf("%w: abort on %q, want failed, rejected, timed-out or any", ErrRollout, a.On)
 	}
@@ -131,7 +131,7 @@ func (r *Rollout) checkPolicy() error {
 	}
 	for k, n := range r.Retries {
 		switch k {
-		case FailureFailed, FailureRejected, FailureTimedOut, FailureAny:
+		case api.FailureFailed, api.FailureRejected, api.FailureTimedOut, api.FailureAny:
 		default:
 			return fmt.Errorf("%w: retries for %q", ErrRollout, k)
 		}
@@ -143,7 +143,7 @@ func (r *Rollout) checkPolicy() error {
 }
 
 // SetShadow makes a new rollout shadow its candidate first (nil: not).
-func (r *Rollout) SetShadow(p *ShadowPolicy) error {
+func (r *Rollout) SetShadow(p *api.ShadowPolicy) error {
 	old := r.Shadow
 	r.Shadow = p
 	if err := r.checkPolicy(); err != nil {
@@ -210,10 +210,10 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 	for _, id := range r.Order {
 		d := r.Devices[id]
 		if d.State.InProgress() && !d.Resend && now.Sub(d.NotifiedAt) > r.Timeout {
-			r.finish(d, DeviceTimedOut, fmt.Sprintf("no result within %v", r.Timeout), now)
+			r.finish(d, api.DeviceTimedOut, fmt.Sprintf("no result within %v", r.Timeout), now)
 		}
 	}
-	if r.checkGates(now) || r.checkAbort(now) || r.State == RolloutPaused {
+	if r.checkGates(now) || r.checkAbort(now) || r.State == api.RolloutPaused {
 		return nil
 	}
 	var out []Notification
@@ -227,19 +227,19 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 			d.Resend = false
 			out = append(out, r.notify(id, d, nextSeq(id), now))
 			d.Attempts-- // the same attempt, sent again
-		case d.State.Finished() && d.State != DeviceSucceeded && d.Attempts <= r.retriesFor(d.State):
+		case d.State.Finished() && d.State != api.DeviceSucceeded && d.Attempts <= r.retriesFor(d.State):
 			out = append(out, r.notify(id, d, nextSeq(id), now))
 		}
 	}
 	allowed := r.approvalCap(r.allowance(now))
 	for _, id := range r.promotions(allowed) {
 		d := r.Devices[id]
-		d.Stage, d.Attempts = StagePromote, 0
+		d.Stage, d.Attempts = api.StagePromote, 0
 		out = append(out, r.notify(id, d, nextSeq(id), now))
 	}
 	notified := 0
 	for _, id := range r.Order {
-		if r.Devices[id].State != DevicePending {
+		if r.Devices[id].State != api.DevicePending {
 			notified++
 		}
 	}
@@ -247,7 +247,7 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 		if notified >= allowed {
 			break
 		}
-		if d := r.Devices[id]; d.State == DevicePending {
+		if d := r.Devices[id]; d.State == api.DevicePending {
 			out = append(out, r.notify(id, d, nextSeq(id), now))
 			notified++
 			if r.Pace.Rate != nil {
@@ -259,37 +259,37 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 	return out
 }
 
-func (r *Rollout) notify(id string, d *DeviceProgress, seq uint64, now time.Time) Notification {
-	d.State, d.Seq = DeviceNotified, seq
-	if d.Stage != StagePromote {
+func (r *Rollout) notify(id string, d *api.DeviceProgress, seq uint64, now time.Time) Notification {
+	d.State, d.Seq = api.DeviceNotified, seq
+	if d.Stage != api.StagePromote {
 		d.Reason = "" // a promoted device keeps its gate verdict
 	}
 	d.Attempts++
 	d.NotifiedAt, d.UpdatedAt = now, now
 	r.Updated, r.changed = now, true
 	if d.Stage == "" && r.Shadow != nil && slices.Index(r.Order[:r.shadowCount()], id) >= 0 {
-		d.Stage = StageShadow
+		d.Stage = api.StageShadow
 	}
-	return Notification{Device: id, Seq: d.Seq, Shadow: d.Stage == StageShadow}
+	return Notification{Device: id, Seq: d.Seq, Shadow: d.Stage == api.StageShadow}
 }
 
 // retriesFor returns the retries allowed after a failure of state s.
-func (r *Rollout) retriesFor(s DeviceState) int {
-	n := r.Retries[FailureAny]
+func (r *Rollout) retriesFor(s api.DeviceState) int {
+	n := r.Retries[api.FailureAny]
 	if k, ok := r.Retries[failureKind(s)]; ok {
 		n = k
 	}
 	return n
 }
 
-func failureKind(s DeviceState) string {
+func failureKind(s api.DeviceState) string {
 	switch s {
-	case DeviceFailed:
-		return FailureFailed
-	case DeviceRejected:
-		return FailureRejected
-	case DeviceTimedOut:
-		return FailureTimedOut
+	case api.DeviceFailed:
+		return api.FailureFailed
+	case api.DeviceRejected:
+		return api.FailureRejected
+	case api.DeviceTimedOut:
+		return api.FailureTimedOut
 	}
 	return ""
 }
@@ -323,7 +323,7 @@ func (r *Rollout) allowance(now time.Time) int {
 func (r *Rollout) finishedUpTo(k int) bool {
 	for _, id := range r.Order[:k] {
 		d := r.Devices[id]
-		if !d.State.Finished() || (d.State != DeviceSucceeded && d.Attempts <= r.retriesFor(d.State)) {
+		if !d.State.Finished() || (d.State != api.DeviceSucceeded && d.Attempts <= r.retriesFor(d.State)) {
 			return false
 		}
 	}
@@ -347,7 +347,7 @@ func (r *Rollout) rateAllowance(now time.Time) int {
 	}
 	sent := 0
 	for _, id := range r.Order {
-		if r.Devices[id].State != DevicePending {
+		if r.Devices[id].State != api.DevicePending {
 			sent++
 		}
 	}
@@ -358,7 +358,7 @@ func (r *Rollout) rateAllowance(now time.Time) int {
 // checkAbort applies the abort criterion and reports whether the rollout is
 // (now) aborted.
 func (r *Rollout) checkAbort(now time.Time) bool {
-	if r.State == RolloutAborted {
+	if r.State == api.RolloutAborted {
 		return true
 	}
 	a := r.Abort
@@ -372,7 +372,7 @@ func (r *Rollout) checkAbort(now time.Time) bool {
 			continue
 		}
 		executed++
-		if d.State != DeviceSucceeded && (a.On == FailureAny || failureKind(d.State) == a.On) {
+		if d.State != api.DeviceSucceeded && (a.On == api.FailureAny || failureKind(d.State) == a.On) {
 			failed++
 		}
 	}
@@ -381,7 +381,7 @@ func (r *Rollout) checkAbort(now time.Time) bool {
 	}
 	pct := 100 * float64(failed) / float64(executed)
 	if pct > a.ThresholdPercent {
-		r.State = RolloutAborted
+		r.State = api.RolloutAborted
 		r.Reason = fmt.Sprintf("abort criterion met: %d of %d finished devices %s (%.1f%% > %g%%)", failed, executed, a.On, pct, a.ThresholdPercent)
 		r.Updated, r.Finished, r.changed = now, now, true
 		return true
@@ -392,14 +392,14 @@ func (r *Rollout) checkAbort(now time.Time) bool {
 // checkComplete ends the rollout once every device has finished for good:
 // completed if any device succeeded, failed if none did.
 func (r *Rollout) checkComplete(now time.Time) {
-	if r.State != RolloutRunning || !r.finishedUpTo(len(r.Order)) {
+	if r.State != api.RolloutRunning || !r.finishedUpTo(len(r.Order)) {
 		return
 	}
-	r.State, r.Updated, r.Finished, r.changed = RolloutCompleted, now, now, true
+	r.State, r.Updated, r.Finished, r.changed = api.RolloutCompleted, now, now, true
 	if n := len(r.Order) - r.Successes; n > 0 {
 		r.Reason = fmt.Sprintf("%d of %d devices did not succeed (%s)", n, len(r.Order), r.failureSummary())
 		if r.Successes == 0 {
-			r.State = RolloutFailed
+			r.State = api.RolloutFailed
 			r.Reason = fmt.Sprintf("no device succeeded: %s", r.failureSummary())
 		}
 	}
@@ -410,7 +410,7 @@ func (r *Rollout) checkComplete(now time.Time) {
 func (r *Rollout) failureSummary() string {
 	counts := r.Counts()
 	var parts []string
-	for _, s := range []DeviceState{DeviceFailed, DeviceRejected, DeviceTimedOut} {
+	for _, s := range []api.DeviceState{api.DeviceFailed, api.DeviceRejected, api.DeviceTimedOut} {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
@@ -418,12 +418,12 @@ func (r *Rollout) failureSummary() string {
 	return strings.Join(parts, ", ")
 }
 
-func (r *Rollout) finish(d *DeviceProgress, s DeviceState, reason string, now time.Time) {
-	if reason == "" && d.Stage == StagePromote {
+func (r *Rollout) finish(d *api.DeviceProgress, s api.DeviceState, reason string, now time.Time) {
+	if reason == "" && d.Stage == api.StagePromote {
 		reason = d.Reason // a promoted device keeps its gate verdict
 	}
 	d.State, d.Reason, d.UpdatedAt = s, reason, now
-	if s == DeviceSucceeded {
+	if s == api.DeviceSucceeded {
 		r.Successes++
 	}
 	r.Updated, r.changed = now, true
@@ -433,7 +433,7 @@ func (r *Rollout) finish(d *DeviceProgress, s DeviceState, reason string, now ti
 type Report struct {
 	Device string
 	Seq    uint64
-	State  DeviceState // one of Queued, Downloading, Installing, Succeeded, Failed, Rejected
+	State  api.DeviceState // one of Queued, Downloading, Installing, Succeeded, Failed, Rejected
 	Reason string
 	// Resend marks a Rejected report of a command the device refused as
 	// superseded, when the fleet's counter for the device has since moved
@@ -447,41 +447,41 @@ type Report struct {
 // reconnect). Progress only moves forward within an attempt.
 func (r *Rollout) Apply(rep Report, now time.Time) bool {
 	d := r.Devices[rep.Device]
-	if d == nil || rep.Seq != d.Seq || d.Seq == 0 || d.State.Finished() && d.State != DeviceTimedOut || d.Resend {
+	if d == nil || rep.Seq != d.Seq || d.Seq == 0 || d.State.Finished() && d.State != api.DeviceTimedOut || d.Resend {
 		return false // d.Resend: the command is being sent again; this one is done
 	}
-	if d.State == DeviceTimedOut && !rep.State.Finished() {
+	if d.State == api.DeviceTimedOut && !rep.State.Finished() {
 		return false // a late progress event does not revive a timed-out attempt
 	}
-	if d.State == DeviceShadowing || d.State == DeviceShadowPassed {
+	if d.State == api.DeviceShadowing || d.State == api.DeviceShadowPassed {
 		return false // the shadow job ended; only its reports and gates count now
 	}
 	switch rep.State {
-	case DeviceQueued, DeviceDownloading, DeviceInstalling:
+	case api.DeviceQueued, api.DeviceDownloading, api.DeviceInstalling:
 		if rank(rep.State) <= rank(d.State) {
 			return false
 		}
 		d.State, d.UpdatedAt = rep.State, now
-		if rep.Reason != "" || d.Stage != StagePromote {
+		if rep.Reason != "" || d.Stage != api.StagePromote {
 			d.Reason = rep.Reason // a promoted device keeps its gate verdict
 		}
 		r.Updated = now
 		return true
-	case DeviceSucceeded, DeviceFailed, DeviceRejected:
-		if rep.State == DeviceRejected && rep.Resend && d.State != DeviceTimedOut && d.Resends < maxResends {
-			d.State, d.Resend, d.Reason, d.UpdatedAt = DeviceNotified, true, rep.Reason+"; sending again with a higher sequence", now
+	case api.DeviceSucceeded, api.DeviceFailed, api.DeviceRejected:
+		if rep.State == api.DeviceRejected && rep.Resend && d.State != api.DeviceTimedOut && d.Resends < maxResends {
+			d.State, d.Resend, d.Reason, d.UpdatedAt = api.DeviceNotified, true, rep.Reason+"; sending again with a higher sequence", now
 			d.Resends++
 			r.Updated = now
 			return true
 		}
-		if rep.State == DeviceSucceeded && d.Stage == StageShadow {
+		if rep.State == api.DeviceSucceeded && d.Stage == api.StageShadow {
 			// The candidate is stored and scored: its gates decide what
 			// comes next, within a new timeout.
-			d.State, d.Reason, d.NotifiedAt, d.UpdatedAt = DeviceShadowing, "", now, now
+			d.State, d.Reason, d.NotifiedAt, d.UpdatedAt = api.DeviceShadowing, "", now, now
 			r.Updated = now
 			return true
 		}
-		if d.State == DeviceTimedOut && rep.State != DeviceSucceeded {
+		if d.State == api.DeviceTimedOut && rep.State != api.DeviceSucceeded {
 			// Already counted as a failure; keep the first verdict's kind.
 			d.Reason = rep.Reason
 			return true
@@ -492,15 +492,15 @@ func (r *Rollout) Apply(rep Report, now time.Time) bool {
 	return false
 }
 
-func rank(s DeviceState) int {
+func rank(s api.DeviceState) int {
 	switch s {
-	case DeviceNotified:
+	case api.DeviceNotified:
 		return 1
-	case DeviceQueued:
+	case api.DeviceQueued:
 		return 2
-	case DeviceDownloading:
+	case api.DeviceDownloading:
 		return 3
-	case DeviceInstalling:
+	case api.DeviceInstalling:
 		return 4
 	}
 	return 0
@@ -508,19 +508,19 @@ func rank(s DeviceState) int {
 
 // Pause stops notifying devices; in-progress devices still report.
 func (r *Rollout) Pause(reason string, now time.Time) error {
-	if r.State != RolloutRunning {
+	if r.State != api.RolloutRunning {
 		return fmt.Errorf("%w: cannot pause a %s rollout", ErrRollout, r.State)
 	}
-	r.State, r.Reason, r.Updated = RolloutPaused, reason, now
+	r.State, r.Reason, r.Updated = api.RolloutPaused, reason, now
 	return nil
 }
 
 // Resume continues a paused rollout.
 func (r *Rollout) Resume(now time.Time) error {
-	if r.State != RolloutPaused {
+	if r.State != api.RolloutPaused {
 		return fmt.Errorf("%w: cannot resume a %s rollout", ErrRollout, r.State)
 	}
-	r.State, r.Reason, r.Updated = RolloutRunning, "", now
+	r.State, r.Reason, r.Updated = api.RolloutRunning, "", now
 	return nil
 }
 
@@ -529,13 +529,13 @@ func (r *Rollout) AbortNow(reason string, now time.Time) error {
 	if r.State.Done() {
 		return fmt.Errorf("%w: the rollout is already %s", ErrRollout, r.State)
 	}
-	r.State, r.Reason, r.Updated, r.Finished = RolloutAborted, reason, now, now
+	r.State, r.Reason, r.Updated, r.Finished = api.RolloutAborted, reason, now, now
 	return nil
 }
 
 // Counts returns the number of devices in each state.
-func (r *Rollout) Counts() map[DeviceState]int {
-	out := map[DeviceState]int{}
+func (r *Rollout) Counts() map[api.DeviceState]int {
+	out := map[api.DeviceState]int{}
 	for _, d := range r.Devices {
 		out[d.State]++
 	}
@@ -546,7 +546,7 @@ func (r *Rollout) Counts() map[DeviceState]int {
 func (r *Rollout) Failing() []string {
 	var out []string
 	for id, d := range r.Devices {
-		if d.State.Finished() && d.State != DeviceSucceeded {
+		if d.State.Finished() && d.State != api.DeviceSucceeded {
 			out = append(out, id)
 		}
 	}

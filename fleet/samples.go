@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -118,7 +119,7 @@ const maxPlanDevices = 1000
 
 // Plan publishes the candidate bundle if needed and asks every device of
 // req to score it on its history, in parallel, without activating it.
-func (s *Service) Plan(ctx context.Context, req PlanRequest) (*PlanResult, error) {
+func (s *Service) Plan(ctx context.Context, req api.PlanRequest) (*api.PlanResult, error) {
 	if err := wire.CheckHash(req.Bundle); err != nil {
 		return nil, fmt.Errorf("%w: bundle: %v", ErrBadRequest, err)
 	}
@@ -146,7 +147,7 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (*PlanResult, error
 			return nil, err
 		}
 	}
-	res := &PlanResult{Bundle: req.Bundle, Devices: make([]DevicePlan, len(devices))}
+	res := &api.PlanResult{Bundle: req.Bundle, Devices: make([]api.DevicePlan, len(devices))}
 	var wg sync.WaitGroup
 	for i, id := range devices {
 		res.Devices[i].Device = id

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -190,7 +191,7 @@ func (s *Service) runningIDs() ([]string, error) {
 		running := map[string]bool{}
 		err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
 			var head struct {
-				State RolloutState `json:"state"`
+				State api.RolloutState `json:"state"`
 			}
 			if err := json.Unmarshal(raw, &head); err != nil {
 				return fmt.Errorf("rollout %s: %w", key, err)
@@ -232,7 +233,7 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 	}
 	var r Rollout
 	var sends []Notification
-	var before RolloutState
+	var before api.RolloutState
 	err = s.db.Update(func(tx store.Tx) error {
 		r = Rollout{}
 		if ok, err := tx.Get(store.FleetRollouts, id, &r); err != nil || !ok {
@@ -379,7 +380,7 @@ func listIDs(ids []string) string {
 // 0.3.0), or its hardware label differs from the bundle's — is refused by
 // name before anything is sent: its agent would refuse the bundle, and the
 // failures would count towards the rollout's abort policy.
-func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
+func (s *Service) CreateRollout(req api.RolloutRequest) (*Rollout, error) {
 	return s.CreateRolloutBy(req, "")
 }
 
@@ -387,7 +388,7 @@ func (s *Service) CreateRollout(req RolloutRequest) (*Rollout, error) {
 // recorded as its creator; with the two-person rule on
 // (Options.TwoPerson) it then waits for another operator's approval past
 // its first phase (approval.go).
-func (s *Service) CreateRolloutBy(req RolloutRequest, by string) (*Rollout, error) {
+func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*Rollout, error) {
 	if err := wire.CheckRolloutID(req.ID); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
 	}
@@ -533,7 +534,7 @@ func (s *Service) ranBefore(devices []string, known map[string]*Device) (map[str
 			return fmt.Errorf("rollout %s: %w", key, err)
 		}
 		for id, ran := range out {
-			if p := r.Devices[id]; p != nil && p.State == DeviceSucceeded {
+			if p := r.Devices[id]; p != nil && p.State == api.DeviceSucceeded {
 				ran[r.Bundle] = true
 			}
 		}
@@ -548,7 +549,7 @@ func (s *Service) ranBefore(devices []string, known map[string]*Device) (map[str
 // another hardware label than the one it was built for. Devices that have
 // not said (no report, or no version or label in it) pass: their agents
 // check the same on install.
-func checkCompatible(info *BundleInfo, devices []string, known map[string]*Device) error {
+func checkCompatible(info *api.BundleInfo, devices []string, known map[string]*Device) error {
 	compat := bundle.Compat{MinAgentVersion: info.MinAgent, Hardware: info.Hardware}
 	var old, other []string
 	for _, id := range devices {
@@ -580,7 +581,7 @@ func checkCompatible(info *BundleInfo, devices []string, known map[string]*Devic
 	return nil
 }
 
-func (s *Service) checkRollbackTarget(info *BundleInfo, devices []string, known map[string]*Device) error {
+func (s *Service) checkRollbackTarget(info *api.BundleInfo, devices []string, known map[string]*Device) error {
 	ran, err := s.ranBefore(devices, known)
 	if err != nil {
 		return err
@@ -698,7 +699,7 @@ func (s *Service) Rollback(id, newID string) (*Rollout, error) {
 			return nil, err
 		}
 	}
-	return s.CreateRollout(RolloutRequest{ID: newID, Bundle: target, Devices: orig.Order, Pace: orig.Pace,
+	return s.CreateRollout(api.RolloutRequest{ID: newID, Bundle: target, Devices: orig.Order, Pace: orig.Pace,
 		Abort: orig.Abort, Timeout: orig.Timeout, Retries: orig.Retries, Rollback: true, AllowUnknown: true})
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -182,8 +183,8 @@ func testServiceRolloutEndToEnd(t *testing.T, f *fixture) {
 		f.online(t, id, map[string]string{"site": map[bool]string{true: "north", false: "south"}[id != "gw-4"]})
 	}
 	hash := f.addBundle(t, 1)
-	r, err := f.svc.CreateRollout(RolloutRequest{ID: "r1", Bundle: hash, Selector: map[string]string{"site": "north"},
-		Pace: Pace{Phases: []Phase{{Count: 1}, {Percent: 100}}}})
+	r, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r1", Bundle: hash, Selector: map[string]string{"site": "north"},
+		Pace: api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func testServiceRolloutEndToEnd(t *testing.T, f *fixture) {
 	}
 	f.svc.Tick()
 	r, err = f.svc.GetRollout("r1")
-	if err != nil || r.State != RolloutCompleted || r.Successes != 3 {
+	if err != nil || r.State != api.RolloutCompleted || r.Successes != 3 {
 		t.Fatalf("rollout %v: %+v", err, r)
 	}
 	d, err := DeviceByID(f.db, canary[0].Device)
@@ -237,9 +238,9 @@ func testServiceCanaryAbortAndRollback(t *testing.T, f *fixture) {
 		ids = append(ids, id)
 		f.running(t, id, v1)
 	}
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "bad", Bundle: v2, Devices: ids,
-		Pace:  Pace{Phases: []Phase{{Count: 2}, {Percent: 100}}},
-		Abort: AbortPolicy{On: FailureAny, ThresholdPercent: 0, MinExecuted: 1}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "bad", Bundle: v2, Devices: ids,
+		Pace:  api.Pace{Phases: []api.Phase{{Count: 2}, {Percent: 100}}},
+		Abort: api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 0, MinExecuted: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()
@@ -253,7 +254,7 @@ func testServiceCanaryAbortAndRollback(t *testing.T, f *fixture) {
 		t.Fatalf("%d commands after the abort criterion was met", len(got))
 	}
 	r, _ := f.svc.GetRollout("bad")
-	if r.State != RolloutAborted || !strings.Contains(r.Reason, "abort criterion") {
+	if r.State != api.RolloutAborted || !strings.Contains(r.Reason, "abort criterion") {
 		t.Fatalf("rollout %s (%s)", r.State, r.Reason)
 	}
 
@@ -343,8 +344,8 @@ func testServiceResumesAfterRestart(t *testing.T, f *fixture) {
 		f.online(t, id, nil)
 	}
 	hash := f.addBundle(t, 1)
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-2"},
-		Pace: Pace{Phases: []Phase{{Count: 1}, {Count: 2}}}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-2"},
+		Pace: api.Pace{Phases: []api.Phase{{Count: 1}, {Count: 2}}}}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()
@@ -364,7 +365,7 @@ func testServiceResumesAfterRestart(t *testing.T, f *fixture) {
 	}
 	f.report(t, second[0], wire.JobSucceeded)
 	f.svc.Tick()
-	if r, _ := f.svc.GetRollout("r"); r.State != RolloutCompleted {
+	if r, _ := f.svc.GetRollout("r"); r.State != api.RolloutCompleted {
 		t.Fatalf("rollout %s after restart", r.State)
 	}
 }
@@ -373,10 +374,10 @@ func TestServiceControl(t *testing.T) {
 	f := newFixture(t)
 	f.online(t, "gw-1", nil)
 	hash := f.addBundle(t, 1)
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) {
 		t.Fatalf("duplicate rollout ID: %v", err)
 	}
 	if _, err := f.svc.Control("r", "pause", "maintenance"); err != nil {
@@ -399,7 +400,7 @@ func TestServiceControl(t *testing.T) {
 	if _, err := f.svc.Control("nope", "pause", ""); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown rollout: %v", err)
 	}
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "x", Bundle: strings.Repeat("0", 64), Devices: []string{"gw-1"}}); !errors.Is(err, ErrNotFound) {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "x", Bundle: strings.Repeat("0", 64), Devices: []string{"gw-1"}}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown bundle: %v", err)
 	}
 }
@@ -411,7 +412,7 @@ func TestServiceResync(t *testing.T) {
 	f.online(t, "gw-1", nil)
 	v1, v2 := f.addBundle(t, 1), f.addBundle(t, 2)
 	for id, h := range map[string]string{"old": v1, "new": v2} {
-		if _, err := f.svc.CreateRollout(RolloutRequest{ID: id, Bundle: h, Devices: []string{"gw-1"}}); err != nil {
+		if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: id, Bundle: h, Devices: []string{"gw-1"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -504,8 +505,8 @@ func TestSequenceCatchesUpWithTheDevice(t *testing.T) {
 	f := newFixture(t)
 	f.online(t, "gw-1", nil) // an agent that does not report highest_seq yet
 	hash := f.addBundle(t, 1)
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"},
-		Abort: AbortPolicy{On: FailureAny, ThresholdPercent: 0, MinExecuted: 1}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"},
+		Abort: api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 0, MinExecuted: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()
@@ -530,7 +531,7 @@ func TestSequenceCatchesUpWithTheDevice(t *testing.T) {
 	f.report(t, again[0], wire.JobSucceeded)
 	f.svc.Tick()
 	r, _ := f.svc.GetRollout("r")
-	if r.State != RolloutCompleted || r.Devices["gw-1"].Attempts != 1 {
+	if r.State != api.RolloutCompleted || r.Devices["gw-1"].Attempts != 1 {
 		t.Fatalf("rollout %s (%s), device %+v", r.State, r.Reason, r.Devices["gw-1"])
 	}
 	if n := f.svc.metrics.rejected.Load(); n != 0 {
@@ -573,16 +574,16 @@ func TestRollbackOnlyToWhatDevicesRan(t *testing.T) {
 		Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3}, Previous: &wire.ModelRef{ID: "vib", Release: 1, Bundle: v1}})
 	f.state(t, &wire.State{Device: "gw-2", Session: 1, Online: true,
 		Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3}, Previous: &wire.ModelRef{ID: "vib", Release: 2, Bundle: v2}})
-	_, err := f.svc.CreateRollout(RolloutRequest{ID: "back", Bundle: v2, Devices: []string{"gw-1", "gw-2"}, Rollback: true})
+	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back", Bundle: v2, Devices: []string{"gw-1", "gw-2"}, Rollback: true})
 	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-1") || strings.Contains(err.Error(), "gw-2") {
 		t.Fatalf("rollback to v2, which gw-1 never ran: %v", err)
 	}
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "back-1", Bundle: v1, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back-1", Bundle: v1, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
 		t.Fatalf("rollback of gw-1 to v1, which it ran: %v", err)
 	}
 	// Not a rollback: any registered bundle may be sent (the devices'
 	// anti-rollback check refuses lower releases).
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "fwd", Bundle: v2, Devices: []string{"gw-1", "gw-2"}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "fwd", Bundle: v2, Devices: []string{"gw-1", "gw-2"}}); err != nil {
 		t.Fatal(err)
 	}
 	// A bundle a device installed in an earlier rollout counts too.
@@ -593,7 +594,7 @@ func TestRollbackOnlyToWhatDevicesRan(t *testing.T) {
 		}
 	}
 	f.svc.Tick()
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "back-2", Bundle: v2, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back-2", Bundle: v2, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
 		t.Fatalf("rollback to a bundle gw-1 installed in rollout fwd: %v", err)
 	}
 }
@@ -604,15 +605,15 @@ func TestRolloutUnknownDevices(t *testing.T) {
 	f := newFixture(t)
 	f.online(t, "gw-1", nil)
 	hash := f.addBundle(t, 1)
-	_, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-l"}})
+	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-l"}})
 	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-l") || !strings.Contains(err.Error(), "allow") {
 		t.Fatalf("unknown device: %v", err)
 	}
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-new"}, AllowUnknown: true}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-new"}, AllowUnknown: true}); err != nil {
 		t.Fatalf("allow_unknown: %v", err)
 	}
 	for _, bad := range []string{"", "abc", strings.Repeat("A", 64)} {
-		if _, err := f.svc.CreateRollout(RolloutRequest{ID: "x", Bundle: bad, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "SHA-256") {
+		if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "x", Bundle: bad, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "SHA-256") {
 			t.Errorf("bundle %q: %v", bad, err)
 		}
 	}
@@ -625,21 +626,21 @@ func TestRolloutBundlePrefix(t *testing.T) {
 	f := newFixture(t)
 	f.online(t, "gw-1", nil)
 	h1 := f.addBundle(t, 1)
-	r, err := f.svc.CreateRollout(RolloutRequest{ID: "short", Bundle: h1[:12], Devices: []string{"gw-1"}})
+	r, err := f.svc.CreateRollout(api.RolloutRequest{ID: "short", Bundle: h1[:12], Devices: []string{"gw-1"}})
 	if err != nil {
 		t.Fatalf("12-digit prefix: %v", err)
 	}
 	if r.Bundle != h1 {
 		t.Fatalf("rollout bundle %s, want the full hash %s", r.Bundle, h1)
 	}
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "none", Bundle: "0000" + h1[:8], Devices: []string{"gw-1"}}); !errors.Is(err, ErrNotFound) {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "none", Bundle: "0000" + h1[:8], Devices: []string{"gw-1"}}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("prefix of no bundle: %v, want ErrNotFound", err)
 	}
 	// Two records whose hashes share their first 6 digits: that prefix
 	// is ambiguous, one more digit is not.
 	a, b := "abcdef1"+strings.Repeat("0", 57), "abcdef2"+strings.Repeat("0", 57)
 	for _, h := range []string{a, b} {
-		if err := f.db.Put(store.FleetBundles, h, &BundleInfo{Hash: h}); err != nil {
+		if err := f.db.Put(store.FleetBundles, h, &api.BundleInfo{Hash: h}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -662,7 +663,7 @@ func TestTickWritesOnlyChanges(t *testing.T) {
 	f := newFixture(t)
 	f.online(t, "gw-1", nil)
 	hash := f.addBundle(t, 1)
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.Control("r", "pause", "wait"); err != nil {
@@ -687,7 +688,7 @@ func TestTickWritesOnlyChanges(t *testing.T) {
 	f.svc.Tick()
 	f.report(t, f.commands(t)[0], wire.JobSucceeded)
 	f.svc.Tick()
-	if r, _ := f.svc.GetRollout("r"); r.State != RolloutCompleted {
+	if r, _ := f.svc.GetRollout("r"); r.State != api.RolloutCompleted {
 		t.Fatalf("rollout %s", r.State)
 	}
 	if ids, _ := f.svc.runningIDs(); len(ids) != 0 {
@@ -740,22 +741,22 @@ func TestRolloutRefusesIncompatibleDevices(t *testing.T) {
 		return info.Hash
 	}
 	trees := add(bundle.Compat{MinAgentVersion: "0.3.0"}, 1)
-	_, err := f.svc.CreateRollout(RolloutRequest{ID: "r1", Bundle: trees, Devices: []string{"gw-old", "gw-new", "gw-next", "gw-quiet"}})
+	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r1", Bundle: trees, Devices: []string{"gw-old", "gw-new", "gw-next", "gw-quiet"}})
 	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-old (agent 0.2.5)") || !strings.Contains(err.Error(), "0.3.0") ||
 		strings.Contains(err.Error(), "gw-new") || strings.Contains(err.Error(), "gw-next") || strings.Contains(err.Error(), "gw-quiet") {
 		t.Fatalf("agent 0.2.5 and a bundle needing 0.3.0: %v", err)
 	}
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r2", Bundle: trees, Devices: []string{"gw-new", "gw-next", "gw-quiet", "gw-zero"}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r2", Bundle: trees, Devices: []string{"gw-new", "gw-next", "gw-quiet", "gw-zero"}}); err != nil {
 		t.Fatalf("agents that can run it: %v", err)
 	}
 	pi4 := add(bundle.Compat{MinAgentVersion: "0.1.0", Hardware: "pi4"}, 2)
-	_, err = f.svc.CreateRollout(RolloutRequest{ID: "r3", Bundle: pi4, Devices: []string{"gw-new", "gw-zero", "gw-quiet"}})
+	_, err = f.svc.CreateRollout(api.RolloutRequest{ID: "r3", Bundle: pi4, Devices: []string{"gw-new", "gw-zero", "gw-quiet"}})
 	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), `gw-zero (pi-zero)`) || !strings.Contains(err.Error(), `"pi4"`) ||
 		strings.Contains(err.Error(), "gw-new") || strings.Contains(err.Error(), "gw-quiet") {
 		t.Fatalf("a pi4 bundle to a pi-zero: %v", err)
 	}
 	// Left out, the rest of the rollout starts.
-	if _, err := f.svc.CreateRollout(RolloutRequest{ID: "r4", Bundle: pi4, Devices: []string{"gw-new", "gw-quiet"}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r4", Bundle: pi4, Devices: []string{"gw-new", "gw-quiet"}}); err != nil {
 		t.Fatal(err)
 	}
 }

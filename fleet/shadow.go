@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -35,7 +36,7 @@ import (
 // rollout goes on as any other.
 
 // checkShadow validates a rollout's shadow policy p (nil: none).
-func checkShadow(p *ShadowPolicy, r *Rollout) error {
+func checkShadow(p *api.ShadowPolicy, r *Rollout) error {
 	if p == nil {
 		return nil
 	}
@@ -77,10 +78,10 @@ func (r *Rollout) shadowCount() int {
 // nothing, unless the report is of the device's current shadow command.
 func (r *Rollout) ApplyShadow(device string, rep *wire.ShadowReport, now time.Time) bool {
 	d := r.Devices[device]
-	if d == nil || r.Shadow == nil || d.Stage != StageShadow || rep.Rollout != r.ID || rep.Seq != d.Seq {
+	if d == nil || r.Shadow == nil || d.Stage != api.StageShadow || rep.Rollout != r.ID || rep.Seq != d.Seq {
 		return false
 	}
-	if d.State != DeviceShadowing && d.State != DeviceShadowPassed && !d.State.InProgress() {
+	if d.State != api.DeviceShadowing && d.State != api.DeviceShadowPassed && !d.State.InProgress() {
 		return false
 	}
 	d.Shadow, d.UpdatedAt = rep, now
@@ -96,18 +97,18 @@ func (r *Rollout) checkGates(now time.Time) bool {
 	}
 	for _, id := range r.Order[:r.shadowCount()] {
 		d := r.Devices[id]
-		if d.State != DeviceShadowing || d.Shadow == nil || d.Shadow.Windows < r.Shadow.Windows() {
+		if d.State != api.DeviceShadowing || d.Shadow == nil || d.Shadow.Windows < r.Shadow.Windows() {
 			continue
 		}
 		ok, verdict := r.Shadow.Judge(d.Shadow, r.TrainCounts)
 		d.Reason, d.UpdatedAt = verdict, now
 		r.Updated, r.changed = now, true
 		if ok {
-			d.State = DeviceShadowPassed
+			d.State = api.DeviceShadowPassed
 			continue
 		}
-		d.State = DeviceGateFailed
-		r.State, r.Finished = RolloutAborted, now
+		d.State = api.DeviceGateFailed
+		r.State, r.Finished = api.RolloutAborted, now
 		r.Reason = fmt.Sprintf("shadow %s on %s: no device activated the candidate", verdict, id)
 		return true
 	}
@@ -123,11 +124,11 @@ func (r *Rollout) promotions(allowed int) []string {
 	for _, id := range r.Order[:n] {
 		d := r.Devices[id]
 		switch {
-		case d.State == DeviceShadowPassed:
+		case d.State == api.DeviceShadowPassed:
 			ready = append(ready, id)
-		case d.State == DevicePending:
+		case d.State == api.DevicePending:
 			return nil // not yet notified: the phase is not complete
-		case d.Stage == StageShadow && !(d.State.Finished() && d.Attempts > r.retriesFor(d.State)):
+		case d.Stage == api.StageShadow && !(d.State.Finished() && d.Attempts > r.retriesFor(d.State)):
 			return nil // still shadowing, or a shadow failure with a retry left
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -19,9 +20,9 @@ func shadowReport(r *Rollout, n Notification, windows, agree uint64) *wire.Shado
 		Confusion: [][]uint64{{agree / 2, dis / 2}, {dis - dis/2, agree - agree/2}}, LowMargin: 0.1}
 }
 
-func shadowRollout(t *testing.T, n int, p *ShadowPolicy) *Rollout {
+func shadowRollout(t *testing.T, n int, p *api.ShadowPolicy) *Rollout {
 	t.Helper()
-	r := mustRollout(t, n, Pace{Phases: []Phase{{Count: 2}, {Percent: 100}}}, AbortPolicy{On: FailureAny, ThresholdPercent: 0, MinExecuted: 1})
+	r := mustRollout(t, n, api.Pace{Phases: []api.Phase{{Count: 2}, {Percent: 100}}}, api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 0, MinExecuted: 1})
 	if err := r.SetShadow(p); err != nil {
 		t.Fatal(err)
 	}
@@ -29,14 +30,14 @@ func shadowRollout(t *testing.T, n int, p *ShadowPolicy) *Rollout {
 }
 
 func TestShadowGateAbortsBeforeAnyActivation(t *testing.T) {
-	r := shadowRollout(t, 10, &ShadowPolicy{MinWindows: 50, MinAgreement: 0.9})
+	r := shadowRollout(t, 10, &api.ShadowPolicy{MinWindows: 50, MinAgreement: 0.9})
 	ns := r.Step(t0, seq.next)
 	if len(ns) != 2 || !ns[0].Shadow || !ns[1].Shadow {
 		t.Fatalf("canary notifications %+v, want 2 in shadow mode", ns)
 	}
-	report(t, r, ns, DeviceSucceeded, t0)
+	report(t, r, ns, api.DeviceSucceeded, t0)
 	for _, n := range ns {
-		if s := r.Devices[n.Device].State; s != DeviceShadowing {
+		if s := r.Devices[n.Device].State; s != api.DeviceShadowing {
 			t.Fatalf("%s after its shadow job succeeded: %s, want shadowing", n.Device, s)
 		}
 	}
@@ -45,7 +46,7 @@ func TestShadowGateAbortsBeforeAnyActivation(t *testing.T) {
 	}
 	// Too few windows: no verdict yet, nothing sent.
 	r.ApplyShadow(ns[0].Device, shadowReport(r, ns[0], 20, 5), t0)
-	if out := r.Step(t0.Add(time.Second), seq.next); len(out) != 0 || r.State != RolloutRunning {
+	if out := r.Step(t0.Add(time.Second), seq.next); len(out) != 0 || r.State != api.RolloutRunning {
 		t.Fatalf("judged before min_windows: %+v %s", out, r.State)
 	}
 	// One canary agrees on 98%, the other on 60%: abort, nobody promoted.
@@ -54,20 +55,20 @@ func TestShadowGateAbortsBeforeAnyActivation(t *testing.T) {
 	if out := r.Step(t0.Add(2*time.Second), seq.next); len(out) != 0 {
 		t.Fatalf("commands sent after a failed gate: %+v", out)
 	}
-	if r.State != RolloutAborted || !strings.Contains(r.Reason, "agreement 60.0% < 90%") {
+	if r.State != api.RolloutAborted || !strings.Contains(r.Reason, "agreement 60.0% < 90%") {
 		t.Fatalf("rollout %s: %q, want aborted on agreement", r.State, r.Reason)
 	}
 	for id, d := range r.Devices {
-		if d.Stage == StagePromote || d.State == DeviceSucceeded {
+		if d.Stage == api.StagePromote || d.State == api.DeviceSucceeded {
 			t.Errorf("%s was promoted (%s, %s)", id, d.Stage, d.State)
 		}
 	}
 }
 
 func TestShadowPassPromotesThenContinues(t *testing.T) {
-	r := shadowRollout(t, 6, &ShadowPolicy{MinWindows: 50, MinAgreement: 0.9, MaxDivergence: 0.05, MaxLowMargin: 0.5})
+	r := shadowRollout(t, 6, &api.ShadowPolicy{MinWindows: 50, MinAgreement: 0.9, MaxDivergence: 0.05, MaxLowMargin: 0.5})
 	ns := r.Step(t0, seq.next)
-	report(t, r, ns, DeviceSucceeded, t0)
+	report(t, r, ns, api.DeviceSucceeded, t0)
 	r.ApplyShadow(ns[0].Device, shadowReport(r, ns[0], 100, 100), t0)
 	// A report of an older command is ignored.
 	stale := shadowReport(r, ns[1], 100, 100)
@@ -78,7 +79,7 @@ func TestShadowPassPromotesThenContinues(t *testing.T) {
 	if out := r.Step(t0.Add(time.Second), seq.next); len(out) != 0 {
 		t.Fatalf("promoted with one canary still shadowing: %+v", out)
 	}
-	if s := r.Devices[ns[0].Device].State; s != DeviceShadowPassed {
+	if s := r.Devices[ns[0].Device].State; s != api.DeviceShadowPassed {
 		t.Fatalf("canary 0: %s, want shadow-passed", s)
 	}
 	r.ApplyShadow(ns[1].Device, shadowReport(r, ns[1], 80, 79), t0)
@@ -89,7 +90,7 @@ func TestShadowPassPromotesThenContinues(t *testing.T) {
 	if !strings.HasPrefix(r.Devices[prom[0].Device].Reason, "gates passed") {
 		t.Errorf("verdict not kept: %q", r.Devices[prom[0].Device].Reason)
 	}
-	report(t, r, prom, DeviceSucceeded, t0.Add(3*time.Second))
+	report(t, r, prom, api.DeviceSucceeded, t0.Add(3*time.Second))
 	rest := r.Step(t0.Add(4*time.Second), seq.next)
 	if len(rest) != 4 {
 		t.Fatalf("phase 2 notified %d devices, want 4", len(rest))
@@ -99,9 +100,9 @@ func TestShadowPassPromotesThenContinues(t *testing.T) {
 			t.Errorf("%s of phase 2 sent a shadow command; only phase 1 shadows", n.Device)
 		}
 	}
-	report(t, r, rest, DeviceSucceeded, t0.Add(5*time.Second))
+	report(t, r, rest, api.DeviceSucceeded, t0.Add(5*time.Second))
 	r.Step(t0.Add(6*time.Second), seq.next)
-	if r.State != RolloutCompleted || r.Successes != 6 {
+	if r.State != api.RolloutCompleted || r.Successes != 6 {
 		t.Fatalf("rollout %s with %d successes", r.State, r.Successes)
 	}
 	if s := r.ShadowSummary(); s == nil || s.Devices != 2 || s.Windows != 180 {
@@ -113,20 +114,20 @@ func TestShadowGates(t *testing.T) {
 	rep := &wire.ShadowReport{Windows: 100, Agree: 95, ActiveClasses: []string{"a", "b"}, CandidateClasses: []string{"a", "b"},
 		Confusion: [][]uint64{{50, 0}, {5, 45}}, CandidateLowMargin: 30}
 	for _, c := range []struct {
-		p    ShadowPolicy
+		p    api.ShadowPolicy
 		ok   bool
 		want string
 	}{
-		{ShadowPolicy{MinAgreement: 0.9}, true, "gates passed"},
-		{ShadowPolicy{MinAgreement: 0.96}, false, "agreement 95.0% < 96%"},
-		{ShadowPolicy{MaxDivergence: 0.001}, false, "divergence"},
-		{ShadowPolicy{MaxDivergence: 0.1}, true, "gates passed"},
-		{ShadowPolicy{MaxLowMargin: 0.2}, false, "low margin 30.0% > 20%"},
+		{api.ShadowPolicy{MinAgreement: 0.9}, true, "gates passed"},
+		{api.ShadowPolicy{MinAgreement: 0.96}, false, "agreement 95.0% < 96%"},
+		{api.ShadowPolicy{MaxDivergence: 0.001}, false, "divergence"},
+		{api.ShadowPolicy{MaxDivergence: 0.1}, true, "gates passed"},
+		{api.ShadowPolicy{MaxLowMargin: 0.2}, false, "low margin 30.0% > 20%"},
 		// The candidate's histogram is a 55, b 45 against training's 50/50.
-		{ShadowPolicy{MaxTrainDivergence: 0.01}, true, "divergence from training 0.002"},
-		{ShadowPolicy{MaxTrainDivergence: 0.001}, false, "divergence from training 0.002 > 0.001 bits"},
+		{api.ShadowPolicy{MaxTrainDivergence: 0.01}, true, "divergence from training 0.002"},
+		{api.ShadowPolicy{MaxTrainDivergence: 0.001}, false, "divergence from training 0.002 > 0.001 bits"},
 		// Not calibrated: the unknown gate cannot pass.
-		{ShadowPolicy{MaxUnknownIncrease: 0.5}, false, "the candidate has no calibration"},
+		{api.ShadowPolicy{MaxUnknownIncrease: 0.5}, false, "the candidate has no calibration"},
 	} {
 		ok, verdict := c.p.Judge(rep, map[string]uint64{"a": 50, "b": 50})
 		if ok != c.ok || !strings.Contains(verdict, c.want) {
@@ -145,7 +146,7 @@ func TestShadowGates(t *testing.T) {
 		{0.05, false, "unknown 12.0% exceeds the active model's 2.0% by more than 5%"},
 		{0.1, true, "unknown 12.0% (active 2.0%)"},
 	} {
-		ok, verdict := (&ShadowPolicy{MaxUnknownIncrease: c.max}).Judge(&cal, nil)
+		ok, verdict := (&api.ShadowPolicy{MaxUnknownIncrease: c.max}).Judge(&cal, nil)
 		if ok != c.ok || !strings.Contains(verdict, c.want) {
 			t.Errorf("max unknown increase %g: %v %q, want %v and %q", c.max, ok, verdict, c.ok, c.want)
 		}
@@ -153,23 +154,23 @@ func TestShadowGates(t *testing.T) {
 }
 
 func TestShadowPolicyRejects(t *testing.T) {
-	for name, p := range map[string]*ShadowPolicy{
+	for name, p := range map[string]*api.ShadowPolicy{
 		"agreement above 1": {MinAgreement: 1.5},
 		"unknown above 1":   {MaxUnknownIncrease: 1.5},
 		"negative phases":   {Phases: -1},
 		"more phases":       {Phases: 3},
 	} {
-		r := mustRollout(t, 4, Pace{Phases: []Phase{{Count: 1}, {Percent: 100}}}, AbortPolicy{})
+		r := mustRollout(t, 4, api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}, api.AbortPolicy{})
 		if err := r.SetShadow(p); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	r := mustRollout(t, 4, Pace{Rate: &Rate{BasePerMinute: 1, Factor: 2, IncreaseAfter: 1}}, AbortPolicy{})
-	if err := r.SetShadow(&ShadowPolicy{}); err == nil {
+	r := mustRollout(t, 4, api.Pace{Rate: &api.Rate{BasePerMinute: 1, Factor: 2, IncreaseAfter: 1}}, api.AbortPolicy{})
+	if err := r.SetShadow(&api.ShadowPolicy{}); err == nil {
 		t.Error("shadow with a rate: accepted")
 	}
-	r = mustRollout(t, 4, Pace{}, AbortPolicy{})
-	if err := r.SetShadow(&ShadowPolicy{MaxTrainDivergence: 0.1}); err == nil {
+	r = mustRollout(t, 4, api.Pace{}, api.AbortPolicy{})
+	if err := r.SetShadow(&api.ShadowPolicy{MaxTrainDivergence: 0.1}); err == nil {
 		t.Error("a training-divergence gate without training counts: accepted")
 	}
 }
@@ -194,8 +195,8 @@ func TestServiceShadowRollout(t *testing.T) {
 		f.online(t, id, nil)
 	}
 	hash := f.addBundle(t, 2)
-	_, err := f.svc.CreateRollout(RolloutRequest{ID: "s1", Bundle: hash, Devices: []string{"gw-1", "gw-2", "gw-3"},
-		Pace: Pace{Phases: []Phase{{Count: 1}, {Percent: 100}}}, Shadow: &ShadowPolicy{MinWindows: 10, MinAgreement: 0.7}})
+	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "s1", Bundle: hash, Devices: []string{"gw-1", "gw-2", "gw-3"},
+		Pace: api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}, Shadow: &api.ShadowPolicy{MinWindows: 10, MinAgreement: 0.7}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestServiceShadowRollout(t *testing.T) {
 		t.Fatalf("%d commands after a failed gate", len(more))
 	}
 	r, _ := f.svc.GetRollout("s1")
-	if r.State != RolloutAborted || !strings.Contains(r.Reason, "agreement 50.0% < 70%") {
+	if r.State != api.RolloutAborted || !strings.Contains(r.Reason, "agreement 50.0% < 70%") {
 		t.Fatalf("rollout %s %q", r.State, r.Reason)
 	}
 }

@@ -19,11 +19,11 @@ func putFinished(b *testing.B, db Store, n int) {
 		err := db.Update(func(tx store.Tx) error {
 			for i := lo; i < min(lo+1000, n); i++ {
 				r := &Rollout{Rollout: api.Rollout{ID: fmt.Sprintf("r-%06d", i), Bundle: "ab", ModelID: "vib", Release: uint64(i + 1),
-					State: RolloutCompleted, Devices: map[string]*DeviceProgress{}, Started: t0, Updated: t0, Finished: t0}}
+					State: api.RolloutCompleted, Devices: map[string]*api.DeviceProgress{}, Started: t0, Updated: t0, Finished: t0}}
 				for d := range 10 {
 					id := fmt.Sprintf("gw-%04d", d)
 					r.Order = append(r.Order, id)
-					r.Devices[id] = &DeviceProgress{}
+					r.Devices[id] = &api.DeviceProgress{}
 				}
 				r.Successes = 10
 				if err := tx.Put(store.FleetRollouts, r.ID, r); err != nil {

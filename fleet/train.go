@@ -86,10 +86,10 @@ type trainer struct {
 // trainRecord is a job as stored: key trainKey(Seq) in FleetTrainJobs;
 // the key trainNextKey holds the last sequence given (JSON number).
 type trainRecord struct {
-	Seq    uint64    `json:"seq"`
-	Job    TrainJob  `json:"job"`
-	Runner string    `json:"runner,omitempty"` // who runs it, while running
-	Beat   time.Time `json:"beat,omitzero"`    // the runner's latest sign of life
+	Seq    uint64       `json:"seq"`
+	Job    api.TrainJob `json:"job"`
+	Runner string       `json:"runner,omitempty"` // who runs it, while running
+	Beat   time.Time    `json:"beat,omitzero"`    // the runner's latest sign of life
 }
 
 const (
@@ -170,7 +170,7 @@ func (tr *trainer) datasetPath(name string) (string, error) {
 // checkTrainRequest bounds every input of a request, so a job never starts
 // on values the trainer or the bundle format would refuse later, or that
 // would take the fleet server's memory (p is what a gateway can run).
-func checkTrainRequest(req *TrainRequest) error {
+func checkTrainRequest(req *api.TrainRequest) error {
 	switch {
 	case req.ModelID == "" || req.Release == 0:
 		return badRequest("model_id and a release >= 1 are required")
@@ -202,7 +202,7 @@ func checkTrainRequest(req *TrainRequest) error {
 }
 
 // trainInputs checks a request and resolves its dataset and format.
-func (s *Service) trainInputs(req *TrainRequest) (path, standard string, isStandard bool, format data.Format, err error) {
+func (s *Service) trainInputs(req *api.TrainRequest) (path, standard string, isStandard bool, format data.Format, err error) {
 	if req.MinAgent == "" {
 		req.MinAgent = bundle.DefaultMinAgentVersion
 	}
@@ -232,7 +232,7 @@ func (s *Service) trainInputs(req *TrainRequest) (path, standard string, isStand
 
 // StartTraining checks a request and queues a job in the store; this
 // replica takes it at once if it runs no job and none was queued before.
-func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
+func (s *Service) StartTraining(req api.TrainRequest) (*api.TrainJob, error) {
 	tr := s.trainer
 	if tr == nil || tr.dir == "" {
 		return nil, ErrTrainingDisabled
@@ -259,7 +259,7 @@ func (s *Service) StartTraining(req TrainRequest) (*TrainJob, error) {
 		}
 		next++
 		id = fmt.Sprintf("train-%d", next)
-		rec := trainRecord{Seq: next, Job: TrainJob{ID: id, Request: req, State: TrainQueued, Started: now}}
+		rec := trainRecord{Seq: next, Job: api.TrainJob{ID: id, Request: req, State: api.TrainQueued, Started: now}}
 		if err := tx.Put(store.FleetTrainJobs, trainKey(next), &rec); err != nil {
 			return err
 		}
@@ -336,8 +336,8 @@ func (s *Service) takeOne() bool {
 	err := s.db.View(func(tx store.Tx) error {
 		recs, _, err := loadTrainJobs(tx)
 		for _, r := range recs {
-			work = work || r.Job.State == TrainQueued ||
-				(r.Job.State == TrainRunning && r.Runner != tr.runner && now.Sub(r.Beat) > trainOrphanAfter)
+			work = work || r.Job.State == api.TrainQueued ||
+				(r.Job.State == api.TrainRunning && r.Runner != tr.runner && now.Sub(r.Beat) > trainOrphanAfter)
 		}
 		return err
 	})
@@ -351,13 +351,13 @@ func (s *Service) takeOne() bool {
 			for i := range recs {
 				r := &recs[i]
 				switch {
-				case r.Job.State == TrainRunning && r.Runner != tr.runner && now.Sub(r.Beat) > trainOrphanAfter:
-					r.Job.State, r.Job.Finished = TrainFailed, now
+				case r.Job.State == api.TrainRunning && r.Runner != tr.runner && now.Sub(r.Beat) > trainOrphanAfter:
+					r.Job.State, r.Job.Finished = api.TrainFailed, now
 					r.Job.Error = fmt.Sprintf("the replica running it (%s) stopped; ask again", clip(r.Runner, 64))
 					r.Runner = ""
 					s.log.Warn("training job failed: its replica stopped", "job", r.Job.ID)
-				case r.Job.State == TrainQueued && took == nil:
-					r.Job.State, r.Runner, r.Beat = TrainRunning, tr.runner, now
+				case r.Job.State == api.TrainQueued && took == nil:
+					r.Job.State, r.Runner, r.Beat = api.TrainRunning, tr.runner, now
 					took = r
 				default:
 					continue
@@ -396,7 +396,7 @@ func (s *Service) takeOne() bool {
 
 // runJob trains one job taken by this replica, writing signs of life
 // meanwhile, then takes the next.
-func (s *Service) runJob(ctx context.Context, cancel context.CancelFunc, id string, req TrainRequest) {
+func (s *Service) runJob(ctx context.Context, cancel context.CancelFunc, id string, req api.TrainRequest) {
 	tr := s.trainer
 	s.log.Info("training started", "job", id, "replica", s.opt.Replica)
 	stop := make(chan struct{})
@@ -413,7 +413,7 @@ func (s *Service) runJob(ctx context.Context, cancel context.CancelFunc, id stri
 			}
 			err := s.db.Update(func(tx store.Tx) error {
 				r, err := getTrainJob(tx, id)
-				if err != nil || r.Job.State != TrainRunning || r.Runner != tr.runner {
+				if err != nil || r.Job.State != api.TrainRunning || r.Runner != tr.runner {
 					cancel()
 					return err
 				}
@@ -428,9 +428,9 @@ func (s *Service) runJob(ctx context.Context, cancel context.CancelFunc, id stri
 	cancelled := func() bool {
 		var r trainRecord
 		err := s.db.View(func(tx store.Tx) error { var err error; r, err = getTrainJob(tx, id); return err })
-		return err != nil || r.Job.State != TrainRunning || r.Runner != tr.runner
+		return err != nil || r.Job.State != api.TrainRunning || r.Runner != tr.runner
 	}
-	var result *TrainJob
+	var result *api.TrainJob
 	path, standard, isStd, format, err := s.trainInputs(&req)
 	if err == nil {
 		result, err = s.train(ctx, req, path, standard, isStd, format, cancelled)
@@ -445,15 +445,15 @@ func (s *Service) runJob(ctx context.Context, cancel context.CancelFunc, id stri
 		}
 		now := s.opt.Now().UTC()
 		switch {
-		case r.Job.State != TrainRunning || r.Runner != tr.runner:
+		case r.Job.State != api.TrainRunning || r.Runner != tr.runner:
 			s.log.Info("cancelled training run ended; its result was discarded", "job", id)
 			return nil
 		case err != nil:
 			r.Job.Finished = now
-			r.Job.State, r.Job.Error = TrainFailed, err.Error()
+			r.Job.State, r.Job.Error = api.TrainFailed, err.Error()
 			s.log.Warn("training failed", "job", id, "err", clip(err.Error(), maxLogField))
 		default:
-			result.ID, result.Request, result.Started, result.Finished, result.State = id, r.Job.Request, r.Job.Started, now, TrainSucceeded
+			result.ID, result.Request, result.Started, result.Finished, result.State = id, r.Job.Request, r.Job.Started, now, api.TrainSucceeded
 			r.Job = *result
 			s.log.Info("training finished", "job", id, "bundle", r.Job.Bundle, "accuracy", r.Job.Accuracy, "on", r.Job.AccuracyOn, "bytes", r.Job.Bytes)
 		}
@@ -471,12 +471,12 @@ func (s *Service) runJob(ctx context.Context, cancel context.CancelFunc, id stri
 
 // CancelTraining cancels a queued or running job (see the top of this
 // file for what that means for a running one).
-func (s *Service) CancelTraining(id string) (*TrainJob, error) {
+func (s *Service) CancelTraining(id string) (*api.TrainJob, error) {
 	tr := s.trainer
 	if tr == nil || tr.dir == "" {
 		return nil, ErrTrainingDisabled
 	}
-	var j TrainJob
+	var j api.TrainJob
 	err := s.db.Update(func(tx store.Tx) error {
 		r, err := getTrainJob(tx, id)
 		if err != nil {
@@ -485,7 +485,7 @@ func (s *Service) CancelTraining(id string) (*TrainJob, error) {
 		if r.Job.State.Done() {
 			return fmt.Errorf("%w: training job %s already %s", ErrTrainingDone, id, r.Job.State)
 		}
-		r.Job.State, r.Job.Error, r.Job.Finished, r.Runner = TrainCancelled, "cancelled by the operator", s.opt.Now().UTC(), ""
+		r.Job.State, r.Job.Error, r.Job.Finished, r.Runner = api.TrainCancelled, "cancelled by the operator", s.opt.Now().UTC(), ""
 		j = r.Job
 		return tx.Put(store.FleetTrainJobs, trainKey(r.Seq), &r)
 	})
@@ -506,7 +506,7 @@ var ErrTrainingDone = errors.New("fleet: training job already finished")
 
 // train runs one job and stores its unsigned bundle, unless the job was
 // cancelled meanwhile.
-func (s *Service) train(ctx context.Context, req TrainRequest, path, standard string, isStandard bool, format data.Format, cancelled func() bool) (*TrainJob, error) {
+func (s *Service) train(ctx context.Context, req api.TrainRequest, path, standard string, isStandard bool, format data.Format, cancelled func() bool) (*api.TrainJob, error) {
 	var trainSet, testSet *data.Dataset
 	var err error
 	if isStandard {
@@ -548,13 +548,13 @@ func (s *Service) train(ctx context.Context, req TrainRequest, path, standard st
 	for i, c := range ev.PerClass {
 		perClass[i] = api.ClassScore(c)
 	}
-	return &TrainJob{Bundle: hash, Bytes: len(raw), Structure: &st, Sigma: res.Sigma, C: res.C, Validation: res.Validation,
+	return &api.TrainJob{Bundle: hash, Bytes: len(raw), Structure: &st, Sigma: res.Sigma, C: res.C, Validation: res.Validation,
 		Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: perClass, AccuracyOn: on,
 		NonZero: res.NonZero, TrainSeconds: res.TrainSeconds}, nil
 }
 
 // TrainingJob returns a job by ID.
-func (s *Service) TrainingJob(id string) (*TrainJob, error) {
+func (s *Service) TrainingJob(id string) (*api.TrainJob, error) {
 	if s.trainer == nil {
 		return nil, ErrTrainingDisabled
 	}
@@ -567,7 +567,7 @@ func (s *Service) TrainingJob(id string) (*TrainJob, error) {
 }
 
 // TrainingJobs returns every job, newest first.
-func (s *Service) TrainingJobs() []TrainJob {
+func (s *Service) TrainingJobs() []api.TrainJob {
 	if s.trainer == nil {
 		return nil
 	}
@@ -576,7 +576,7 @@ func (s *Service) TrainingJobs() []TrainJob {
 		s.log.Error("training: listing jobs failed", "err", err)
 		return nil
 	}
-	out := make([]TrainJob, len(recs))
+	out := make([]api.TrainJob, len(recs))
 	for i, r := range recs {
 		out[len(recs)-1-i] = r.Job
 	}
@@ -589,7 +589,7 @@ func (s *Service) TrainedBundle(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if j.State != TrainSucceeded {
+	if j.State != api.TrainSucceeded {
 		return nil, fmt.Errorf("%w: training job %s is %s", ErrNotFound, id, j.State)
 	}
 	return s.db.Bundle(j.Bundle)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
@@ -37,7 +38,7 @@ func TestTrainingJobsOnceAcrossReplicas(t *testing.T) {
 		}
 		replicas = append(replicas, f)
 	}
-	quick := TrainRequest{Dataset: "small.csv", Format: "dense", LabelColumn: -1, Sigma: 0.5, C: 10, P: 64, ModelID: "rings", Release: 1}
+	quick := api.TrainRequest{Dataset: "small.csv", Format: "dense", LabelColumn: -1, Sigma: 0.5, C: 10, P: 64, ModelID: "rings", Release: 1}
 	var ids []string
 	for i := range maxActiveTrainJobs {
 		j, err := replicas[i%2].svc.StartTraining(quick)
@@ -82,7 +83,7 @@ func TestTrainingJobsOnceAcrossReplicas(t *testing.T) {
 	for _, id := range ids {
 		for _, f := range replicas {
 			j, err := f.svc.TrainingJob(id)
-			if err != nil || j.State != TrainSucceeded || j.Bundle == "" {
+			if err != nil || j.State != api.TrainSucceeded || j.Bundle == "" {
 				t.Fatalf("job %s on replica %s: %+v, %v", id, f.svc.opt.Replica, j, err)
 			}
 		}
@@ -106,7 +107,7 @@ func TestTrainingJobsOnceAcrossReplicas(t *testing.T) {
 func TestTrainingJobOfAStoppedReplica(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.TrainingDir = t.TempDir() })
 	rec := trainRecord{Seq: 1, Runner: "gone/0123", Beat: f.clk.now(),
-		Job: TrainJob{ID: "train-1", State: TrainRunning, Started: f.clk.now(), Request: TrainRequest{Dataset: "x.csv", ModelID: "m", Release: 1}}}
+		Job: api.TrainJob{ID: "train-1", State: api.TrainRunning, Started: f.clk.now(), Request: api.TrainRequest{Dataset: "x.csv", ModelID: "m", Release: 1}}}
 	if err := f.db.Update(func(tx store.Tx) error {
 		if err := tx.Put(store.FleetTrainJobs, trainKey(1), &rec); err != nil {
 			return err
@@ -119,17 +120,17 @@ func TestTrainingJobOfAStoppedReplica(t *testing.T) {
 	f.svc.trainer.started = func(string) { ran = true }
 	f.clk.t = f.clk.t.Add(trainOrphanAfter - time.Second)
 	f.svc.Tick()
-	if j, err := f.svc.TrainingJob("train-1"); err != nil || j.State != TrainRunning {
+	if j, err := f.svc.TrainingJob("train-1"); err != nil || j.State != api.TrainRunning {
 		t.Fatalf("within trainOrphanAfter: %+v, %v", j, err)
 	}
 	f.clk.t = f.clk.t.Add(2 * time.Second)
 	f.svc.Tick()
 	j, err := f.svc.TrainingJob("train-1")
-	if err != nil || j.State != TrainFailed || j.Finished.IsZero() || ran {
+	if err != nil || j.State != api.TrainFailed || j.Finished.IsZero() || ran {
 		t.Fatalf("after trainOrphanAfter: %+v, %v (run again: %v)", j, err, ran)
 	}
 	// The next job gets the next number.
-	g, err := f.svc.StartTraining(TrainRequest{Dataset: "x.csv", ModelID: "m", Release: 1})
+	g, err := f.svc.StartTraining(api.TrainRequest{Dataset: "x.csv", ModelID: "m", Release: 1})
 	if err != nil || g.ID != "train-2" {
 		t.Fatalf("next job: %+v, %v", g, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
 )
 
@@ -40,7 +41,7 @@ func TestRemoteTraining(t *testing.T) {
 
 	req := `{"dataset":"rings.csv","format":"dense","label_column":-1,"sigma":0.5,"c":10,"p":256,"model_id":"rings","release":1}`
 	code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(req))
-	var job TrainJob
+	var job api.TrainJob
 	if code != 200 || json.Unmarshal(body, &job) != nil || job.State != "running" {
 		t.Fatalf("start: %d %s", code, body)
 	}
@@ -88,7 +89,7 @@ func TestRemoteTrainingRefuses(t *testing.T) {
 	}
 	// A dataset that does not exist fails the job, with the reason.
 	_, body := call(t, srv, "POST", "/v1/train", testToken, []byte(`{"dataset":"missing.csv","model_id":"m","release":1}`))
-	var job TrainJob
+	var job api.TrainJob
 	json.Unmarshal(body, &job)
 	for job.State == "running" {
 		time.Sleep(10 * time.Millisecond)
@@ -109,11 +110,11 @@ func TestRemoteTrainingRefuses(t *testing.T) {
 }
 
 // waitJob polls a training job until it is done.
-func waitJob(t *testing.T, srv *httptest.Server, id string) TrainJob {
+func waitJob(t *testing.T, srv *httptest.Server, id string) api.TrainJob {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		var job TrainJob
+		var job api.TrainJob
 		_, body := call(t, srv, "GET", "/v1/train/"+id, testToken, nil)
 		if err := json.Unmarshal(body, &job); err != nil {
 			t.Fatalf("job %s: %s", id, body)
@@ -128,10 +129,10 @@ func waitJob(t *testing.T, srv *httptest.Server, id string) TrainJob {
 	}
 }
 
-func startJob(t *testing.T, srv *httptest.Server, req string) (int, TrainJob) {
+func startJob(t *testing.T, srv *httptest.Server, req string) (int, api.TrainJob) {
 	t.Helper()
 	code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(req))
-	var job TrainJob
+	var job api.TrainJob
 	if code == 200 {
 		if err := json.Unmarshal(body, &job); err != nil {
 			t.Fatal(err)
@@ -190,7 +191,7 @@ func TestRemoteTrainingCancel(t *testing.T) {
 	_, b := startJob(t, srv, quick)
 	_, c := startJob(t, srv, quick)
 	_, d := startJob(t, srv, quick)
-	if a.State != TrainRunning || b.State != TrainQueued || c.State != TrainQueued {
+	if a.State != api.TrainRunning || b.State != api.TrainQueued || c.State != api.TrainQueued {
 		t.Fatalf("states %s %s %s", a.State, b.State, c.State)
 	}
 	if code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(quick)); code != http.StatusTooManyRequests {
@@ -198,18 +199,18 @@ func TestRemoteTrainingCancel(t *testing.T) {
 	}
 	for _, id := range []string{b.ID, a.ID} {
 		code, body := call(t, srv, "POST", "/v1/train/"+id+"/cancel", testToken, nil)
-		var j TrainJob
-		if code != 200 || json.Unmarshal(body, &j) != nil || j.State != TrainCancelled {
+		var j api.TrainJob
+		if code != 200 || json.Unmarshal(body, &j) != nil || j.State != api.TrainCancelled {
 			t.Fatalf("cancel %s: %d %s", id, code, body)
 		}
 	}
-	if got := waitJob(t, srv, c.ID); got.State != TrainSucceeded {
+	if got := waitJob(t, srv, c.ID); got.State != api.TrainSucceeded {
 		t.Fatalf("the job after the cancelled ones: %+v", got)
 	}
 	waitJob(t, srv, d.ID)
 	for _, id := range []string{a.ID, b.ID} {
 		j := waitJob(t, srv, id)
-		if j.State != TrainCancelled || j.Bundle != "" {
+		if j.State != api.TrainCancelled || j.Bundle != "" {
 			t.Fatalf("cancelled job %s: %+v", id, j)
 		}
 		if code, _ := call(t, srv, "GET", "/v1/train/"+id+"/bundle", testToken, nil); code != http.StatusNotFound {
@@ -284,7 +285,7 @@ func TestRemoteTrainingLabelByName(t *testing.T) {
 	}
 	code, body := call(t, srv, "POST", "/v1/train", testToken,
 		[]byte(`{"dataset":"named.csv","label_column_name":"ring","sigma":0.5,"c":10,"p":256,"model_id":"rings","release":1}`))
-	var job TrainJob
+	var job api.TrainJob
 	if code != 200 || json.Unmarshal(body, &job) != nil {
 		t.Fatalf("start: %d %s", code, body)
 	}

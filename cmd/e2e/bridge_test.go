@@ -13,6 +13,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/tritctl"
 	"github.com/trit-iot/trit/wire"
@@ -79,8 +80,8 @@ func TestBridgedSites(t *testing.T) {
 	})
 
 	h1 := w.publish(w.bundle("vib", 1))
-	w.rollout(fleet.RolloutRequest{ID: "both-sites", Bundle: h1, Devices: all, Timeout: 2 * time.Minute})
-	if r := w.waitRollout("both-sites", 2*time.Minute, nil); r.State != fleet.RolloutCompleted || r.Successes != 6 {
+	w.rollout(api.RolloutRequest{ID: "both-sites", Bundle: h1, Devices: all, Timeout: 2 * time.Minute})
+	if r := w.waitRollout("both-sites", 2*time.Minute, nil); r.State != api.RolloutCompleted || r.Successes != 6 {
 		t.Fatalf("rollout across both sites: %s, %d successes: %v", r.State, r.Successes, r.Counts())
 	}
 
@@ -88,13 +89,13 @@ func TestBridgedSites(t *testing.T) {
 	cutAt := time.Now()
 	proxyA.cut(true)
 	h2 := w.publish(w.bundle("vib", 2))
-	w.rollout(fleet.RolloutRequest{ID: "during-cut", Bundle: h2, Devices: all, Timeout: 5 * time.Minute})
+	w.rollout(api.RolloutRequest{ID: "during-cut", Bundle: h2, Devices: all, Timeout: 5 * time.Minute})
 	// Site B finishes while A is cut off.
 	eventually(t, "site B to finish during the cut", bridgeCut-5*time.Second, func() bool {
 		var r fleet.Rollout
 		w.call("GET", "/v1/rollouts/during-cut", nil, &r)
 		for _, id := range b {
-			if p := r.Devices[id]; p == nil || p.State != fleet.DeviceSucceeded {
+			if p := r.Devices[id]; p == nil || p.State != api.DeviceSucceeded {
 				return false
 			}
 		}
@@ -103,18 +104,18 @@ func TestBridgedSites(t *testing.T) {
 	time.Sleep(time.Until(cutAt.Add(bridgeCut)))
 	var before *fleet.Rollout
 	w.call("GET", "/v1/rollouts/during-cut", nil, &before)
-	if before.State == fleet.RolloutCompleted {
+	if before.State == api.RolloutCompleted {
 		t.Fatalf("the rollout completed while site A was cut off: %v", before.Counts())
 	}
 	for _, id := range b {
-		if p := before.Devices[id]; p == nil || p.State != fleet.DeviceSucceeded {
+		if p := before.Devices[id]; p == nil || p.State != api.DeviceSucceeded {
 			t.Errorf("site B's %s during the cut: %+v, want succeeded", id, p)
 		}
 	}
 	proxyA.cut(false)
 	restoredAt := time.Now()
 	t.Logf("site A's bridge cut for %v", restoredAt.Sub(cutAt).Round(time.Second))
-	if r := w.waitRollout("during-cut", 3*time.Minute, nil); r.State != fleet.RolloutCompleted || r.Successes != 6 {
+	if r := w.waitRollout("during-cut", 3*time.Minute, nil); r.State != api.RolloutCompleted || r.Successes != 6 {
 		t.Fatalf("rollout after the bridge came back: %s, %d successes: %v", r.State, r.Successes, r.Counts())
 	}
 

@@ -106,12 +106,12 @@ func TestConsole(t *testing.T) {
 
 	// Bundles: release 1 everywhere (through the API), release 2 from the UI.
 	h1, h2 := w.publish(w.bundle("vib", 1)), w.publish(trainedBundle(w, "vib", 2))
-	w.rollout(fleet.RolloutRequest{ID: "base", Bundle: h1, Selector: map[string]string{"site": "north"}})
-	if r := w.waitRollout("base", time.Minute, nil); r.State != fleet.RolloutCompleted {
+	w.rollout(api.RolloutRequest{ID: "base", Bundle: h1, Selector: map[string]string{"site": "north"}})
+	if r := w.waitRollout("base", time.Minute, nil); r.State != api.RolloutCompleted {
 		t.Fatalf("base rollout %s: %v", r.State, r.Counts())
 	}
 	b.open("/console/bundles")
-	var infos []fleet.BundleInfo
+	var infos []api.BundleInfo
 	w.call("GET", "/v1/bundles", nil, &infos)
 	b.waitText("main", "vib", infos[0].KeyID, short(h1), short(h2), "balanced accuracy 96.40%", "1200 training rows", "normal 900, fault 300")
 	b.checkAccessible("bundles")
@@ -141,7 +141,7 @@ func TestConsole(t *testing.T) {
 	b.waitText("#controls", "Roll back")           // …but a rollback
 	b.checkNoReload()
 	r := w.waitRollout("ui-two-phase", 5*time.Second, nil)
-	if r.State != fleet.RolloutCompleted || r.Successes != 3 || len(r.Pace.Phases) != 2 || r.Pace.Phases[0].Count != 1 || r.Pace.Phases[1].Percent != 100 {
+	if r.State != api.RolloutCompleted || r.Successes != 3 || len(r.Pace.Phases) != 2 || r.Pace.Phases[0].Count != 1 || r.Pace.Phases[1].Percent != 100 {
 		t.Fatalf("rollout from the UI: %s, %d successes, pace %+v", r.State, r.Successes, r.Pace)
 	}
 	if n := b.eval(`document.querySelectorAll("#live polyline").length`); n != float64(3) {
@@ -166,7 +166,7 @@ func TestConsole(t *testing.T) {
 	b.expectLogged("/console/rollouts/ui-abort/pause", "403")
 	var ro fleet.Rollout
 	w.call("GET", "/v1/rollouts/ui-abort", nil, &ro)
-	if ro.State != fleet.RolloutRunning {
+	if ro.State != api.RolloutRunning {
 		t.Fatalf("after the refused POST the rollout is %s", ro.State)
 	}
 
@@ -177,7 +177,7 @@ func TestConsole(t *testing.T) {
 	b.confirm("abort", "abort-reason", "stopped from the browser")
 	b.waitText("main", "Rollout ui-abort aborted.", "stopped from the browser")
 	w.call("GET", "/v1/rollouts/ui-abort", nil, &ro)
-	if ro.State != fleet.RolloutAborted || ro.Reason != "stopped from the browser" {
+	if ro.State != api.RolloutAborted || ro.Reason != "stopped from the browser" {
 		t.Fatalf("aborted from the UI: %s (%s)", ro.State, ro.Reason)
 	}
 
@@ -187,7 +187,7 @@ func TestConsole(t *testing.T) {
 	b.waitPath("/console/rollouts/ui-two-phase-rollback")
 	b.waitText("#live", "completed", "3 of 3 succeeded")
 	w.call("GET", "/v1/rollouts/ui-two-phase-rollback", nil, &ro)
-	if !ro.Rollback || ro.Release != 1 || ro.State != fleet.RolloutCompleted {
+	if !ro.Rollback || ro.Release != 1 || ro.State != api.RolloutCompleted {
 		t.Fatalf("rollback from the UI: rollback=%v release %d %s", ro.Rollback, ro.Release, ro.State)
 	}
 	w.waitInventory("release 1 again on every agent", 30*time.Second, func(ds map[string]fleet.Device) bool {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
@@ -79,8 +80,8 @@ func TestDriftEEGReal(t *testing.T) {
 	warm := w.startAgentsTuned("eeg", 1, nil, func(a *agentTuning) { a.replay, a.rate, a.telemetry = recording, 20, 250*time.Millisecond })[0]
 	w.waitKnown([]string{warm})
 	h := w.publish(signed)
-	w.rollout(fleet.RolloutRequest{ID: "eeg", Bundle: h, Devices: []string{warm}})
-	if r := w.waitRollout("eeg", time.Minute, nil); r.State != fleet.RolloutCompleted {
+	w.rollout(api.RolloutRequest{ID: "eeg", Bundle: h, Devices: []string{warm}})
+	if r := w.waitRollout("eeg", time.Minute, nil); r.State != api.RolloutCompleted {
 		t.Fatalf("rollout %s: %v", r.State, r.Counts())
 	}
 	w.stopAgent(warm)

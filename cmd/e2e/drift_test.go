@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference"
 )
@@ -91,8 +92,8 @@ func TestDriftAlert(t *testing.T) {
 	spec := w.specOf(1)
 	fingerprint(t, spec, train)
 	h := w.publish(w.signed(spec, "vib", 1))
-	w.rollout(fleet.RolloutRequest{ID: "fp", Bundle: h, Devices: []string{steady, shift}})
-	if r := w.waitRollout("fp", time.Minute, nil); r.State != fleet.RolloutCompleted {
+	w.rollout(api.RolloutRequest{ID: "fp", Bundle: h, Devices: []string{steady, shift}})
+	if r := w.waitRollout("fp", time.Minute, nil); r.State != api.RolloutCompleted {
 		t.Fatalf("rollout %s: %v", r.State, r.Counts())
 	}
 	var steadyMax, shiftFirst, shiftLast float64

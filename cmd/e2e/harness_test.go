@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/agent"
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
@@ -363,13 +364,13 @@ func (w *world) call(method, path string, body []byte, out any) {
 // publish uploads a bundle and returns its hash.
 func (w *world) publish(data []byte) string {
 	w.t.Helper()
-	var info fleet.BundleInfo
+	var info api.BundleInfo
 	w.call("POST", "/v1/bundles", data, &info)
 	return info.Hash
 }
 
 // rollout creates a rollout from a request.
-func (w *world) rollout(req fleet.RolloutRequest) {
+func (w *world) rollout(req api.RolloutRequest) {
 	w.t.Helper()
 	raw, _ := json.Marshal(req)
 	w.call("POST", "/v1/rollouts", raw, nil)

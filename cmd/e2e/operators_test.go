@@ -82,10 +82,10 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 	var r fleet.Rollout
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		w.call("GET", "/v1/rollouts/ops-1", nil, &r)
-		if r.State == fleet.RolloutAborted {
+		if r.State == api.RolloutAborted {
 			t.Fatal("the viewer's refused abort aborted the rollout")
 		}
-		if r.Counts()[fleet.DeviceSucceeded] == 1 {
+		if r.Counts()[api.DeviceSucceeded] == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -94,7 +94,7 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 	}
 	time.Sleep(time.Second) // five ticks: nothing more may happen
 	w.call("GET", "/v1/rollouts/ops-1", nil, &r)
-	if r.Counts()[fleet.DevicePending] != 1 || !r.Approval.Pending() || r.CreatedBy != "otto" {
+	if r.Counts()[api.DevicePending] != 1 || !r.Approval.Pending() || r.CreatedBy != "otto" {
 		t.Fatalf("before approval: %v, approval %+v, created by %q", r.Counts(), r.Approval, r.CreatedBy)
 	}
 	if stdout, _, _ := ctl("vera", "rollout", "status", "ops-1"); !strings.Contains(stdout, "approval: waiting for an operator other than otto") {
@@ -115,7 +115,7 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 	if stdout, _, code := ctl("vera", "operators", "whoami"); code != 0 || strings.TrimSpace(stdout) != "vera (viewer)" {
 		t.Fatalf("vera's whoami: %d %q", code, stdout)
 	}
-	if done := w.waitRollout("ops-1", 60*time.Second, nil); done.State != fleet.RolloutCompleted || done.Successes != 2 {
+	if done := w.waitRollout("ops-1", 60*time.Second, nil); done.State != api.RolloutCompleted || done.Successes != 2 {
 		t.Fatalf("after olga's approval: %s, %d successes", done.State, done.Successes)
 	}
 

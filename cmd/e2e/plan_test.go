@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/api"
 )
 
 // TestPlanByReplay: agents that keep a window history score candidates on
@@ -21,16 +21,16 @@ func TestPlanByReplay(t *testing.T) {
 	all := append(ids, bare...)
 	w.waitKnown(all)
 	v1 := w.publish(w.signed(w.specOf(1), "vib", 1))
-	w.rollout(fleet.RolloutRequest{ID: "v1", Bundle: v1, Devices: all})
-	if r := w.waitRollout("v1", time.Minute, nil); r.State != fleet.RolloutCompleted {
+	w.rollout(api.RolloutRequest{ID: "v1", Bundle: v1, Devices: all})
+	if r := w.waitRollout("v1", time.Minute, nil); r.State != api.RolloutCompleted {
 		t.Fatalf("rollout %s: %v", r.State, r.Counts())
 	}
 	time.Sleep(3 * time.Second) // windows into the histories (20 Hz)
 	same := w.publish(w.signed(w.specOf(1), "vib", 2))
 	neg := w.publish(w.signed(negated(w.specOf(1)), "vib", 3))
-	plan := func(hash string) *fleet.PlanResult {
-		raw, _ := json.Marshal(fleet.PlanRequest{Bundle: hash, Selector: map[string]string{"site": "east"}, Wait: 10 * time.Second})
-		var res fleet.PlanResult
+	plan := func(hash string) *api.PlanResult {
+		raw, _ := json.Marshal(api.PlanRequest{Bundle: hash, Selector: map[string]string{"site": "east"}, Wait: 10 * time.Second})
+		var res api.PlanResult
 		w.call("POST", "/v1/plan", raw, &res)
 		return &res
 	}

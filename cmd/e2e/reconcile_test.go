@@ -17,6 +17,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trit-iot/trit/agent"
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/wire"
@@ -83,7 +84,7 @@ func (w *world) startFleetConf(edit func(string) string) {
 
 // waitDeviceStates waits until every device of want is in its state in
 // rollout id.
-func (w *world) waitDeviceStates(id string, want map[string]fleet.DeviceState) {
+func (w *world) waitDeviceStates(id string, want map[string]api.DeviceState) {
 	w.t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -109,7 +110,7 @@ func (w *world) waitDeviceStates(id string, want map[string]fleet.DeviceState) {
 // succeeding at its first attempt.
 func checkNoRetry(t *testing.T, r *fleet.Rollout, n int) {
 	t.Helper()
-	if r.State != fleet.RolloutCompleted || r.Successes != n {
+	if r.State != api.RolloutCompleted || r.Successes != n {
 		t.Fatalf("rollout %s: %s (%s), %d of %d succeeded", r.ID, r.State, r.Reason, r.Successes, n)
 	}
 	for _, id := range r.Order {
@@ -138,8 +139,8 @@ func TestRolloutSurvivesBrokerKill(t *testing.T) {
 	w.waitInventory(off[0]+" offline", time.Minute, func(ds map[string]fleet.Device) bool { return !ds[off[0]].Online })
 
 	hash := w.publish(w.bundle("vib", 1))
-	w.rollout(fleet.RolloutRequest{ID: "kill", Bundle: hash, Devices: ids})
-	w.waitDeviceStates("kill", map[string]fleet.DeviceState{on[0]: fleet.DeviceSucceeded, off[0]: fleet.DeviceNotified})
+	w.rollout(api.RolloutRequest{ID: "kill", Bundle: hash, Devices: ids})
+	w.waitDeviceStates("kill", map[string]api.DeviceState{on[0]: api.DeviceSucceeded, off[0]: api.DeviceNotified})
 
 	if err := syscall.Kill(w.broker.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -324,8 +325,8 @@ func TestRolloutSurvivesEmbeddedFleetKill(t *testing.T) {
 	w.waitInventory("off-000 offline", time.Minute, func(ds map[string]fleet.Device) bool { return !ds["off-000"].Online })
 
 	hash := w.publish(w.bundle("vib", 1))
-	w.rollout(fleet.RolloutRequest{ID: "kill", Bundle: hash, Devices: ids})
-	w.waitDeviceStates("kill", map[string]fleet.DeviceState{"on-000": fleet.DeviceSucceeded, "off-000": fleet.DeviceNotified})
+	w.rollout(api.RolloutRequest{ID: "kill", Bundle: hash, Devices: ids})
+	w.waitDeviceStates("kill", map[string]api.DeviceState{"on-000": api.DeviceSucceeded, "off-000": api.DeviceNotified})
 
 	e.kill()
 	e.start()

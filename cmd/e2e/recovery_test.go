@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/store"
 )
@@ -35,9 +36,9 @@ func (w *world) backup(path string) {
 // rolloutAll rolls bundle out to ids and requires every device to succeed.
 func (w *world) rolloutAll(id, bundle string, ids []string) {
 	w.t.Helper()
-	w.rollout(fleet.RolloutRequest{ID: id, Bundle: bundle, Devices: ids})
+	w.rollout(api.RolloutRequest{ID: id, Bundle: bundle, Devices: ids})
 	r := w.waitRollout(id, 2*time.Minute, nil)
-	if r.State != fleet.RolloutCompleted || r.Successes != len(ids) {
+	if r.State != api.RolloutCompleted || r.Successes != len(ids) {
 		for _, d := range r.Failing() {
 			w.t.Logf("%s: %s %s", d, r.Devices[d].State, r.Devices[d].Reason)
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire/natstest"
@@ -143,8 +144,8 @@ lease_ttl = "2s"
 		return true
 	})
 	h1 := w.publish(w.bundle("vib", 1))
-	w.rollout(fleet.RolloutRequest{ID: "first", Bundle: h1, Devices: ids, Timeout: 3 * time.Minute})
-	if r := w.waitRollout("first", 2*time.Minute, nil); r.State != fleet.RolloutCompleted || r.Successes != 6 {
+	w.rollout(api.RolloutRequest{ID: "first", Bundle: h1, Devices: ids, Timeout: 3 * time.Minute})
+	if r := w.waitRollout("first", 2*time.Minute, nil); r.State != api.RolloutCompleted || r.Successes != 6 {
 		t.Fatalf("first rollout: %s, %d successes: %v", r.State, r.Successes, r.Counts())
 	}
 
@@ -175,14 +176,14 @@ lease_ttl = "2s"
 	}()
 
 	h2 := w.publish(w.bundle("vib", 2))
-	w.rollout(fleet.RolloutRequest{ID: "second", Bundle: h2, Devices: ids, Timeout: 3 * time.Minute,
-		Pace: fleet.Pace{Phases: []fleet.Phase{{Count: 2}, {Percent: 100}}}})
+	w.rollout(api.RolloutRequest{ID: "second", Bundle: h2, Devices: ids, Timeout: 3 * time.Minute,
+		Pace: api.Pace{Phases: []api.Phase{{Count: 2}, {Percent: 100}}}})
 	// Once the canaries have their commands, the leader dies and node 2
 	// goes down.
 	eventually(t, "the second rollout to start", time.Minute, func() bool {
 		var r fleet.Rollout
 		w.call("GET", "/v1/rollouts/second", nil, &r)
-		return r.Counts()[fleet.DevicePending] < 6
+		return r.Counts()[api.DevicePending] < 6
 	})
 	outage := time.Now()
 	leader.cmd.Process.Kill()
@@ -192,9 +193,9 @@ lease_ttl = "2s"
 	eventually(t, "the survivor to lead", 15*time.Second, func() bool { return leading(survivor) })
 	tookOver := time.Since(outage)
 	r := w.waitRollout("second", 3*time.Minute, nil)
-	if r.State != fleet.RolloutCompleted || r.Successes != 6 {
+	if r.State != api.RolloutCompleted || r.Successes != 6 {
 		for _, id := range ids {
-			if p := r.Devices[id]; p != nil && p.State != fleet.DeviceSucceeded {
+			if p := r.Devices[id]; p != nil && p.State != api.DeviceSucceeded {
 				t.Logf("%s: %+v", id, *p)
 			}
 		}

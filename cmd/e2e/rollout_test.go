@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
 )
@@ -44,9 +45,9 @@ func TestRolloutInThreePhases(t *testing.T) {
 
 	hash := w.publish(w.bundle("vib", 1))
 	start := time.Now()
-	w.rollout(fleet.RolloutRequest{ID: "three-phases", Bundle: hash, Selector: map[string]string{"site": "north"},
-		Pace:  fleet.Pace{Phases: []fleet.Phase{{Percent: 5}, {Percent: 50}, {Percent: 100}}},
-		Abort: fleet.AbortPolicy{On: fleet.FailureAny, ThresholdPercent: 0, MinExecuted: 1}})
+	w.rollout(api.RolloutRequest{ID: "three-phases", Bundle: hash, Selector: map[string]string{"site": "north"},
+		Pace:  api.Pace{Phases: []api.Phase{{Percent: 5}, {Percent: 50}, {Percent: 100}}},
+		Abort: api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 0, MinExecuted: 1}})
 	phase1, phase2 := (5*n+99)/100, (50*n+99)/100
 	r := w.waitRollout("three-phases", 3*time.Minute, func(r *fleet.Rollout) {
 		// Nobody past phase 1 is notified before all of phase 1 finished,
@@ -54,7 +55,7 @@ func TestRolloutInThreePhases(t *testing.T) {
 		notified, finished := 0, 0
 		for _, id := range r.Order {
 			d := r.Devices[id]
-			if d.State != fleet.DevicePending {
+			if d.State != api.DevicePending {
 				notified++
 			}
 			if d.State.Finished() {
@@ -69,7 +70,7 @@ func TestRolloutInThreePhases(t *testing.T) {
 		}
 	})
 	elapsed := time.Since(start)
-	if r.State != fleet.RolloutCompleted || r.Successes != n {
+	if r.State != api.RolloutCompleted || r.Successes != n {
 		t.Fatalf("rollout %s with %d of %d successes (%s): %v", r.State, r.Successes, n, r.Reason, r.Counts())
 	}
 	t.Logf("%d agents, three phases: rollout completed in %v", n, elapsed.Round(time.Millisecond))
@@ -95,8 +96,8 @@ func TestCanaryHealthFailureRollsBack(t *testing.T) {
 	ids := w.startAgents("gw", n, nil)
 	w.waitKnown(ids)
 	good := w.publish(w.bundle("vib", 1))
-	w.rollout(fleet.RolloutRequest{ID: "good", Bundle: good, Devices: ids})
-	if r := w.waitRollout("good", 2*time.Minute, nil); r.State != fleet.RolloutCompleted {
+	w.rollout(api.RolloutRequest{ID: "good", Bundle: good, Devices: ids})
+	if r := w.waitRollout("good", 2*time.Minute, nil); r.State != api.RolloutCompleted {
 		t.Fatalf("first rollout %s: %v", r.State, r.Counts())
 	}
 
@@ -105,18 +106,18 @@ func TestCanaryHealthFailureRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	badHash := w.publish(bad)
-	w.rollout(fleet.RolloutRequest{ID: "bad", Bundle: badHash, Devices: ids,
-		Pace:  fleet.Pace{Phases: []fleet.Phase{{Count: 2}, {Percent: 100}}},
-		Abort: fleet.AbortPolicy{On: fleet.FailureFailed, ThresholdPercent: 0, MinExecuted: 1}})
+	w.rollout(api.RolloutRequest{ID: "bad", Bundle: badHash, Devices: ids,
+		Pace:  api.Pace{Phases: []api.Phase{{Count: 2}, {Percent: 100}}},
+		Abort: api.AbortPolicy{On: api.FailureFailed, ThresholdPercent: 0, MinExecuted: 1}})
 	r := w.waitRollout("bad", 2*time.Minute, nil)
-	if r.State != fleet.RolloutAborted {
+	if r.State != api.RolloutAborted {
 		t.Fatalf("bad rollout %s, want aborted: %v", r.State, r.Counts())
 	}
 	canary := map[string]bool{}
 	for _, id := range r.Order {
 		d := r.Devices[id]
 		switch {
-		case d.State == fleet.DevicePending:
+		case d.State == api.DevicePending:
 		case d.Attempts > 0:
 			canary[id] = true
 		}
@@ -174,8 +175,8 @@ func TestRolloutSurvivesRestarts(t *testing.T) {
 	// Phase 2 waits for a start time, so the restarts land mid-rollout.
 	phase2 := time.Now().Add(4 * time.Second)
 	phase3 := phase2.Add(4 * time.Second)
-	w.rollout(fleet.RolloutRequest{ID: "restarts", Bundle: hash, Devices: ids,
-		Pace: fleet.Pace{Phases: []fleet.Phase{{Count: 3}, {Count: 6, StartAt: phase2}, {Percent: 100, StartAt: phase3}}}})
+	w.rollout(api.RolloutRequest{ID: "restarts", Bundle: hash, Devices: ids,
+		Pace: api.Pace{Phases: []api.Phase{{Count: 3}, {Count: 6, StartAt: phase2}, {Percent: 100, StartAt: phase3}}}})
 
 	waitSucceeded := func(k int) {
 		t.Helper()
@@ -197,7 +198,7 @@ func TestRolloutSurvivesRestarts(t *testing.T) {
 	waitSucceeded(6)
 	w.broker.Restart() // before phase 3 starts
 	r := w.waitRollout("restarts", 2*time.Minute, nil)
-	if r.State != fleet.RolloutCompleted || r.Successes != n {
+	if r.State != api.RolloutCompleted || r.Successes != n {
 		for _, id := range r.Failing() {
 			t.Logf("%s: %s %s", id, r.Devices[id].State, r.Devices[id].Reason)
 		}

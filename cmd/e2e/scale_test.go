@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 )
 
@@ -58,11 +59,11 @@ func TestScale(t *testing.T) {
 	hash := w.publish(w.bundle("vib", 1))
 	msgs0 := w.fleetMessages()
 	start = time.Now()
-	w.rollout(fleet.RolloutRequest{ID: "scale", Bundle: hash, Devices: ids, Timeout: 10 * time.Minute})
+	w.rollout(api.RolloutRequest{ID: "scale", Bundle: hash, Devices: ids, Timeout: 10 * time.Minute})
 	r := w.waitRollout("scale", 15*time.Minute, nil)
 	elapsed := time.Since(start)
 	msgs := w.fleetMessages() - msgs0
-	if r.State != fleet.RolloutCompleted || r.Successes != n {
+	if r.State != api.RolloutCompleted || r.Successes != n {
 		t.Fatalf("rollout %s with %d of %d successes: %v", r.State, r.Successes, n, r.Counts())
 	}
 	rss := peakRSS(t, pid)

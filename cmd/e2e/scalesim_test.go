@@ -15,6 +15,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
@@ -138,13 +139,13 @@ func TestScaleSim(t *testing.T) {
 	msgs0 := w.fleetMessages()
 	cpu0 := procCPU(t, pid)
 	start = time.Now()
-	w.rollout(fleet.RolloutRequest{ID: "scale", Bundle: hash, Devices: ids, Timeout: 10 * time.Minute,
-		Pace: fleet.Pace{Phases: []fleet.Phase{{Percent: 1}, {Percent: 10}, {Percent: 100}}}})
+	w.rollout(api.RolloutRequest{ID: "scale", Bundle: hash, Devices: ids, Timeout: 10 * time.Minute,
+		Pace: api.Pace{Phases: []api.Phase{{Percent: 1}, {Percent: 10}, {Percent: 100}}}})
 	r := w.waitRollout("scale", 30*time.Minute, nil)
 	elapsed := time.Since(start)
 	cpu := procCPU(t, pid) - cpu0
 	msgs := w.fleetMessages() - msgs0
-	if r.State != fleet.RolloutCompleted || r.Successes != n {
+	if r.State != api.RolloutCompleted || r.Successes != n {
 		t.Fatalf("rollout %s with %d of %d successes: %v", r.State, r.Successes, n, r.Counts())
 	}
 	var installs int64

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
@@ -57,15 +58,15 @@ func TestShadowGateAbortsThenGoodCandidatePromoted(t *testing.T) {
 	ids := w.startAgents("gw", n, nil)
 	w.waitKnown(ids)
 	v1 := w.publish(w.signed(w.specOf(1), "vib", 1))
-	w.rollout(fleet.RolloutRequest{ID: "v1", Bundle: v1, Devices: ids})
-	if r := w.waitRollout("v1", 2*time.Minute, nil); r.State != fleet.RolloutCompleted {
+	w.rollout(api.RolloutRequest{ID: "v1", Bundle: v1, Devices: ids})
+	if r := w.waitRollout("v1", 2*time.Minute, nil); r.State != api.RolloutCompleted {
 		t.Fatalf("first rollout %s: %v", r.State, r.Counts())
 	}
 
-	gates := &fleet.ShadowPolicy{MinWindows: 60, MinAgreement: 0.7, MaxDivergence: 0.2}
-	pace := fleet.Pace{Phases: []fleet.Phase{{Count: 2}, {Percent: 100}}}
+	gates := &api.ShadowPolicy{MinWindows: 60, MinAgreement: 0.7, MaxDivergence: 0.2}
+	pace := api.Pace{Phases: []api.Phase{{Count: 2}, {Percent: 100}}}
 	bad := w.publish(w.signed(negated(w.specOf(1)), "vib", 2))
-	w.rollout(fleet.RolloutRequest{ID: "bad", Bundle: bad, Devices: ids, Pace: pace, Shadow: gates})
+	w.rollout(api.RolloutRequest{ID: "bad", Bundle: bad, Devices: ids, Pace: pace, Shadow: gates})
 	activated := func(r *fleet.Rollout) {
 		for id, d := range w.devices() {
 			if d.Model != nil && d.Model.Bundle == bad {
@@ -74,15 +75,15 @@ func TestShadowGateAbortsThenGoodCandidatePromoted(t *testing.T) {
 		}
 	}
 	r := w.waitRollout("bad", 2*time.Minute, activated)
-	if r.State != fleet.RolloutAborted || !strings.Contains(r.Reason, "agreement") {
+	if r.State != api.RolloutAborted || !strings.Contains(r.Reason, "agreement") {
 		t.Fatalf("bad candidate's rollout %s (%s), want aborted by the agreement gate: %v", r.State, r.Reason, r.Counts())
 	}
 	shadowed := 0
 	for _, id := range r.Order {
 		d := r.Devices[id]
 		switch {
-		case d.State == fleet.DevicePending:
-		case d.Stage == fleet.StageShadow:
+		case d.State == api.DevicePending:
+		case d.Stage == api.StageShadow:
 			shadowed++
 			if d.Shadow != nil && d.Shadow.Windows >= gates.MinWindows && d.Shadow.Agreement() >= 0.7 {
 				t.Errorf("canary %s reports agreement %.2f with a negated model", id, d.Shadow.Agreement())
@@ -99,14 +100,14 @@ func TestShadowGateAbortsThenGoodCandidatePromoted(t *testing.T) {
 	activated(r)
 
 	good := w.publish(w.signed(w.specOf(1), "vib", 3))
-	w.rollout(fleet.RolloutRequest{ID: "good", Bundle: good, Devices: ids, Pace: pace, Shadow: gates})
+	w.rollout(api.RolloutRequest{ID: "good", Bundle: good, Devices: ids, Pace: pace, Shadow: gates})
 	r = w.waitRollout("good", 2*time.Minute, nil)
-	if r.State != fleet.RolloutCompleted || r.Successes != n {
+	if r.State != api.RolloutCompleted || r.Successes != n {
 		t.Fatalf("good candidate's rollout %s (%s), %d successes: %v", r.State, r.Reason, r.Successes, r.Counts())
 	}
 	for _, id := range r.Order[:2] {
 		d := r.Devices[id]
-		if d.Stage != fleet.StagePromote || d.Shadow == nil || d.Shadow.Agreement() != 1 {
+		if d.Stage != api.StagePromote || d.Shadow == nil || d.Shadow.Agreement() != 1 {
 			t.Errorf("canary %s: stage %q, report %+v: want promoted after agreeing on every window", id, d.Stage, d.Shadow)
 		}
 	}

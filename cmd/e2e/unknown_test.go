@@ -99,8 +99,8 @@ func TestUnknownAlert(t *testing.T) {
 	})[0]
 	w.waitKnown([]string{steady, shift})
 	h := w.publish(w.signed(spec, "vib", 1))
-	w.rollout(fleet.RolloutRequest{ID: "cal", Bundle: h, Devices: []string{steady, shift}})
-	if r := w.waitRollout("cal", time.Minute, nil); r.State != fleet.RolloutCompleted {
+	w.rollout(api.RolloutRequest{ID: "cal", Bundle: h, Devices: []string{steady, shift}})
+	if r := w.waitRollout("cal", time.Minute, nil); r.State != api.RolloutCompleted {
 		t.Fatalf("rollout %s: %v", r.State, r.Counts())
 	}
 	var steadyUnknown, steadyWindows uint64
@@ -175,15 +175,15 @@ func TestUnknownAlert(t *testing.T) {
 	cal.MaxNovelty = 1
 	cand.Calibration = &cal
 	bad := w.publish(w.signed(&cand, "vib", 2))
-	w.rollout(fleet.RolloutRequest{ID: "bad", Bundle: bad, Devices: []string{steady},
-		Shadow: &fleet.ShadowPolicy{MinWindows: 50, MaxUnknownIncrease: 0.1}})
+	w.rollout(api.RolloutRequest{ID: "bad", Bundle: bad, Devices: []string{steady},
+		Shadow: &api.ShadowPolicy{MinWindows: 50, MaxUnknownIncrease: 0.1}})
 	activated := func(*fleet.Rollout) {
 		if d := w.devices()[steady]; d.Model != nil && d.Model.Bundle == bad {
 			t.Fatal("the steady device activated the candidate")
 		}
 	}
 	r := w.waitRollout("bad", 2*time.Minute, activated)
-	if r.State != fleet.RolloutAborted || !strings.Contains(r.Reason, "exceeds the active model's") {
+	if r.State != api.RolloutAborted || !strings.Contains(r.Reason, "exceeds the active model's") {
 		t.Fatalf("candidate's rollout %s (%s), want aborted by the unknown gate", r.State, r.Reason)
 	}
 	t.Logf("gate: %s", r.Reason)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -46,8 +46,8 @@ func fleetOf(b *testing.B, n int) *fixture {
 		}
 	}
 	f.svc.Drain()
-	if _, err := f.svc.CreateRollout(fleet.RolloutRequest{ID: "r", Bundle: h2, Devices: ids,
-		Pace: fleet.Pace{Phases: []fleet.Phase{{Count: 10}, {Percent: 50}, {Percent: 100}}}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: h2, Devices: ids,
+		Pace: api.Pace{Phases: []api.Phase{{Count: 10}, {Percent: 50}, {Percent: 100}}}}); err != nil {
 		b.Fatal(err)
 	}
 	f.svc.Tick()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference/bundle"
 )
@@ -156,7 +157,7 @@ func infoOf(info map[string]string, classes []string) trainInfo {
 
 // bundleRow is one registered bundle.
 type bundleRow struct {
-	fleet.BundleInfo
+	api.BundleInfo
 	Train   *trainInfo
 	Kind    string
 	Model   string // the model in words

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 )
 
@@ -36,10 +37,10 @@ type progress struct {
 	Total, Succeeded, Failed, InProgress, Pending int
 }
 
-func (p *progress) add(s fleet.DeviceState) {
+func (p *progress) add(s api.DeviceState) {
 	p.Total++
 	switch {
-	case s == fleet.DeviceSucceeded:
+	case s == api.DeviceSucceeded:
 		p.Succeeded++
 	case s.Finished():
 		p.Failed++
@@ -233,7 +234,7 @@ func progressChart(r *fleet.Rollout, now time.Time) *lineChart {
 		}
 		if d.State.Finished() && !d.UpdatedAt.IsZero() {
 			k := 1
-			if d.State != fleet.DeviceSucceeded {
+			if d.State != api.DeviceSucceeded {
 				k = 2
 			}
 			evs = append(evs, ev{d.UpdatedAt, k})

@@ -6,26 +6,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 )
 
 func TestProgressChart(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	r, err := fleet.NewRollout("r", "b", []string{"a", "b", "c", "d"}, fleet.Pace{Phases: []fleet.Phase{{Count: 1}, {Percent: 100}}}, fleet.AbortPolicy{}, t0)
+	r, err := fleet.NewRollout("r", "b", []string{"a", "b", "c", "d"}, api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}, api.AbortPolicy{}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := func(id string, st fleet.DeviceState, notified, updated float64) {
+	set := func(id string, st api.DeviceState, notified, updated float64) {
 		d := r.Devices[id]
 		d.State, d.NotifiedAt, d.UpdatedAt = st, at(notified), at(updated)
 	}
 	if progressChart(r, at(5)) != nil {
 		t.Fatal("a chart before anyone was notified")
 	}
-	set("a", fleet.DeviceSucceeded, 1, 10)
-	set("b", fleet.DeviceFailed, 12, 20)
-	set("c", fleet.DeviceInstalling, 12, 15)
+	set("a", api.DeviceSucceeded, 1, 10)
+	set("b", api.DeviceFailed, 12, 20)
+	set("c", api.DeviceInstalling, 12, 15)
 	c := progressChart(r, at(60))
 	if c == nil {
 		t.Fatal("no chart")
@@ -92,7 +93,7 @@ func TestClassChart(t *testing.T) {
 
 func TestProgressBar(t *testing.T) {
 	var p progress
-	for _, s := range []fleet.DeviceState{fleet.DeviceSucceeded, fleet.DeviceSucceeded, fleet.DeviceTimedOut, fleet.DeviceDownloading, fleet.DevicePending} {
+	for _, s := range []api.DeviceState{api.DeviceSucceeded, api.DeviceSucceeded, api.DeviceTimedOut, api.DeviceDownloading, api.DevicePending} {
 		p.add(s)
 	}
 	b := p.bar()
@@ -129,16 +130,16 @@ func TestProgressChartAxesFitTheData(t *testing.T) {
 		for i := range ids {
 			ids[i] = "gw-" + strconv.Itoa(i)
 		}
-		r, err := fleet.NewRollout("r", "b", ids, fleet.Pace{}, fleet.AbortPolicy{}, t0)
+		r, err := fleet.NewRollout("r", "b", ids, api.Pace{}, api.AbortPolicy{}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, id := range ids {
 			d := r.Devices[id]
-			d.State, d.NotifiedAt = fleet.DeviceSucceeded, t0
+			d.State, d.NotifiedAt = api.DeviceSucceeded, t0
 			d.UpdatedAt = t0.Add(tc.span * time.Duration(i+1) / time.Duration(len(ids)))
 		}
-		r.State, r.Finished = fleet.RolloutCompleted, t0.Add(tc.span)
+		r.State, r.Finished = api.RolloutCompleted, t0.Add(tc.span)
 		c := progressChart(r, t0.Add(time.Hour*24*365))
 		name := tc.span.String()
 		xs, ys := c.XTicks, c.YTicks

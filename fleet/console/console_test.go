@@ -36,8 +36,8 @@ func populate(f *fixture) (h1, h2 string) {
 	f.device("gw-2", map[string]string{"site": "north"}, nil)
 	h1 = f.bundle("vib", 1, map[string]string{"train.balanced": "97.50", "train.rows": "200", "train.class_counts": "150,50"})
 	h2 = f.bundle("vib", 2, nil)
-	if _, err := f.svc.CreateRollout(fleet.RolloutRequest{ID: "r1", Bundle: h1, Selector: map[string]string{"site": "north"},
-		Pace: fleet.Pace{Phases: []fleet.Phase{{Count: 1}, {Percent: 100}}}, Abort: fleet.AbortPolicy{On: fleet.FailureAny, MinExecuted: 1}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r1", Bundle: h1, Selector: map[string]string{"site": "north"},
+		Pace: api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}, Abort: api.AbortPolicy{On: api.FailureAny, MinExecuted: 1}}); err != nil {
 		f.t.Fatal(err)
 	}
 	f.svc.Tick()
@@ -239,7 +239,7 @@ func TestCSRF(t *testing.T) {
 	f := newFixture(t)
 	populate(f)
 	c := f.client().login()
-	state := func() fleet.RolloutState {
+	state := func() api.RolloutState {
 		r, err := f.svc.GetRollout("r1")
 		if err != nil {
 			t.Fatal(err)
@@ -261,7 +261,7 @@ func TestCSRF(t *testing.T) {
 		if r := c.post("/console/rollouts/r1/pause", tc.form, tc.header...); r.code != http.StatusForbidden {
 			t.Errorf("%s: HTTP %d, want 403", tc.name, r.code)
 		}
-		if st := state(); st != fleet.RolloutRunning {
+		if st := state(); st != api.RolloutRunning {
 			t.Fatalf("%s: the rollout is %s", tc.name, st)
 		}
 	}
@@ -272,7 +272,7 @@ func TestCSRF(t *testing.T) {
 	if r := c.post("/console/rollouts/r1/pause", nil, csrfHeader, c.csrf, "Sec-Fetch-Site", "same-origin"); r.code != http.StatusSeeOther {
 		t.Fatalf("pause with the token in the header: HTTP %d", r.code)
 	}
-	if st := state(); st != fleet.RolloutPaused {
+	if st := state(); st != api.RolloutPaused {
 		t.Fatalf("after pause: %s", st)
 	}
 	// A signed-out browser cannot act either.
@@ -406,7 +406,7 @@ func TestHostileStringsAreText(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A rollout to both, with a device's reason and an operator's reason.
-	if _, err := f.svc.CreateRollout(fleet.RolloutRequest{ID: "r2", Bundle: h1, Devices: []string{"evil"}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r2", Bundle: h1, Devices: []string{"evil"}}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()
@@ -529,8 +529,8 @@ func TestAgreementAndDrift(t *testing.T) {
 	// A shadow rollout's page lists its gates and each device's agreement.
 	f.device("gw-8", map[string]string{"site": "east"}, map[string]uint64{"normal": 5})
 	h3 := f.bundle("vib", 3, nil)
-	if _, err := f.svc.CreateRollout(fleet.RolloutRequest{ID: "rs", Bundle: h3, Selector: map[string]string{"site": "east"},
-		Pace:   fleet.Pace{Phases: []fleet.Phase{{Percent: 100}}},
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "rs", Bundle: h3, Selector: map[string]string{"site": "east"},
+		Pace:   api.Pace{Phases: []api.Phase{{Percent: 100}}},
 		Shadow: &api.ShadowPolicy{MinAgreement: 0.9, MaxLowMargin: 0.2}}); err != nil {
 		t.Fatal(err)
 	}

@@ -253,7 +253,7 @@ func demoFleet(f *fixture) map[string]*gateway {
 	for _, g := range gws {
 		all = append(all, g.id)
 	}
-	f.create(fleet.RolloutRequest{ID: "vibration-1", Bundle: h1, Devices: all})
+	f.create(api.RolloutRequest{ID: "vibration-1", Bundle: h1, Devices: all})
 	for _, g := range gws {
 		f.clk.advance(150 * time.Millisecond)
 		g.job("vibration-1", wire.JobSucceeded, h1, "vibration", 1, "", "")
@@ -262,9 +262,9 @@ func demoFleet(f *fixture) map[string]*gateway {
 	f.clk.advance(20 * time.Hour)
 
 	// Release 2 to the north in three phases, with a pause between them.
-	f.create(fleet.RolloutRequest{ID: "vibration-2-north", Bundle: h2, Selector: map[string]string{"site": "north"},
-		Pace:  fleet.Pace{Phases: []fleet.Phase{{Count: 1}, {Percent: 50}, {Percent: 100}}},
-		Abort: fleet.AbortPolicy{On: fleet.FailureAny, ThresholdPercent: 20, MinExecuted: 2}})
+	f.create(api.RolloutRequest{ID: "vibration-2-north", Bundle: h2, Selector: map[string]string{"site": "north"},
+		Pace:  api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 50}, {Percent: 100}}},
+		Abort: api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 20, MinExecuted: 2}})
 	for phase, ids := range [][]int{{0}, {1, 2}, {3, 4, 5}} {
 		for _, i := range ids {
 			f.clk.advance(2 * time.Second)
@@ -279,9 +279,9 @@ func demoFleet(f *fixture) map[string]*gateway {
 
 	// Release 2 to the south: its canary fails the health check, and the
 	// abort criterion stops the rollout there.
-	f.create(fleet.RolloutRequest{ID: "vibration-2-south", Bundle: h2, Selector: map[string]string{"site": "south"},
-		Pace:  fleet.Pace{Phases: []fleet.Phase{{Count: 1}, {Percent: 100}}},
-		Abort: fleet.AbortPolicy{On: fleet.FailureFailed, ThresholdPercent: 0, MinExecuted: 1}})
+	f.create(api.RolloutRequest{ID: "vibration-2-south", Bundle: h2, Selector: map[string]string{"site": "south"},
+		Pace:  api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}},
+		Abort: api.AbortPolicy{On: api.FailureFailed, ThresholdPercent: 0, MinExecuted: 1}})
 	f.clk.advance(4 * time.Second)
 	south[0].job("vibration-2-south", wire.JobFailed, h2, "", 0, "health_check", "health check failed: 2 of 3 cycles had inference errors; release 1 restored")
 	f.svc.Tick()
@@ -291,9 +291,9 @@ func demoFleet(f *fixture) map[string]*gateway {
 	f.clk.advance(15 * time.Minute)
 
 	// The README's rollout, on the lab's one gateway.
-	f.create(fleet.RolloutRequest{ID: "lab-vibration-2", Bundle: h2, Selector: map[string]string{"site": "lab"},
-		Pace:  fleet.Pace{Phases: []fleet.Phase{{Count: 5}, {Percent: 50}, {Percent: 100}}},
-		Abort: fleet.AbortPolicy{On: fleet.FailureAny, ThresholdPercent: 5, MinExecuted: 5}})
+	f.create(api.RolloutRequest{ID: "lab-vibration-2", Bundle: h2, Selector: map[string]string{"site": "lab"},
+		Pace:  api.Pace{Phases: []api.Phase{{Count: 5}, {Percent: 50}, {Percent: 100}}},
+		Abort: api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 5, MinExecuted: 5}})
 	f.clk.advance(1200 * time.Millisecond)
 	gws["lab-1"].job("lab-vibration-2", wire.JobSucceeded, h2, "vibration", 2, "", "")
 	f.svc.Tick()
@@ -301,9 +301,9 @@ func demoFleet(f *fixture) map[string]*gateway {
 
 	// Release 3 in shadow on the north, still running: two gateways score
 	// it beside release 2.
-	f.create(fleet.RolloutRequest{ID: "vibration-3-shadow", Bundle: h3, Selector: map[string]string{"site": "north"},
-		Pace:   fleet.Pace{Phases: []fleet.Phase{{Count: 2}, {Percent: 100}}},
-		Abort:  fleet.AbortPolicy{On: fleet.FailureAny, ThresholdPercent: 10, MinExecuted: 2},
+	f.create(api.RolloutRequest{ID: "vibration-3-shadow", Bundle: h3, Selector: map[string]string{"site": "north"},
+		Pace:   api.Pace{Phases: []api.Phase{{Count: 2}, {Percent: 100}}},
+		Abort:  api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 10, MinExecuted: 2},
 		Shadow: &api.ShadowPolicy{MinWindows: 1000, MinAgreement: 0.9, MaxLowMargin: 0.2}})
 	for _, g := range north[:2] {
 		f.clk.advance(3 * time.Second)
@@ -373,7 +373,7 @@ func demoAudit(f *fixture) {
 }
 
 // create creates a rollout and notifies its first devices.
-func (f *fixture) create(req fleet.RolloutRequest) {
+func (f *fixture) create(req api.RolloutRequest) {
 	f.t.Helper()
 	if _, err := f.svc.CreateRollout(req); err != nil {
 		f.t.Fatalf("rollout %s: %v", req.ID, err)

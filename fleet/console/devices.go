@@ -214,7 +214,7 @@ type jobRow struct {
 	Model    string
 	Release  uint64
 	Rollback bool
-	State    fleet.DeviceState
+	State    api.DeviceState
 	Attempts int
 	Seq      uint64
 	Reason   string

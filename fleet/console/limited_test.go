@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -16,8 +16,8 @@ func TestDeviceLimitedShown(t *testing.T) {
 	for _, id := range []string{"flood", "quiet"} {
 		f.deliver(f.svc.Topics().State(id), &wire.State{Device: id, Session: 1, Online: true, Health: "ok"})
 	}
-	counts := map[string]fleet.Limited{"flood": {Rate: 44552, Queue: 3, Throttled: 7, Last: f.clk.now().Add(-time.Minute)}}
-	f.svc.CountLimitedBy(func() map[string]fleet.Limited { c := counts; counts = nil; return c })
+	counts := map[string]api.Limited{"flood": {Rate: 44552, Queue: 3, Throttled: 7, Last: f.clk.now().Add(-time.Minute)}}
+	f.svc.CountLimitedBy(func() map[string]api.Limited { c := counts; counts = nil; return c })
 	f.svc.Drain()
 	c := f.client().login()
 	limits := func(id string) string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 )
 
@@ -153,12 +154,12 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s telemetry because %s outbox was full: %s.", plural(len(dropping), "device dropped", "devices dropped"), map[bool]string{true: "its", false: "their"}[len(dropping) == 1], firstFew(dropping))})
 	}
 	for _, ro := range data.Active {
-		if ro.State == fleet.RolloutPaused {
+		if ro.State == api.RolloutPaused {
 			data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("Rollout %s is paused: %s", ro.ID, orNone(ro.Reason)), Link: "/console/rollouts/" + url.PathEscape(ro.ID)})
 		}
 	}
 	for _, ro := range data.Recent {
-		if ro.State == fleet.RolloutAborted {
+		if ro.State == api.RolloutAborted {
 			data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("Rollout %s aborted: %s", ro.ID, orNone(ro.Reason)), Link: "/console/rollouts/" + url.PathEscape(ro.ID)})
 		}
 	}

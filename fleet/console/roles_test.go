@@ -135,7 +135,7 @@ func TestConsoleShowsRoleAndHidesControls(t *testing.T) {
 	f := newFixture(t)
 	hash := f.bundle("vib", 1, nil)
 	f.device("gw-1", nil, nil)
-	if _, err := f.svc.CreateRollout(fleet.RolloutRequest{ID: "r1", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r1", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
 		t.Fatal(err)
 	}
 	ops := &fleet.Operators{DB: f.db, Now: f.clk.now}

@@ -22,7 +22,7 @@ type rolloutRow struct {
 	Model    string
 	Release  uint64
 	Rollback bool
-	State    fleet.RolloutState
+	State    api.RolloutState
 	Reason   string
 	Progress progress
 	Bar      *stackBar
@@ -100,7 +100,7 @@ func newAbortStatus(r *fleet.Rollout) abortStatus {
 			continue
 		}
 		st.Executed++
-		if d.State != fleet.DeviceSucceeded && (a.On == fleet.FailureAny || string(d.State) == a.On) {
+		if d.State != api.DeviceSucceeded && (a.On == api.FailureAny || string(d.State) == a.On) {
 			st.Failed++
 		}
 	}
@@ -128,9 +128,9 @@ func newAbortStatus(r *fleet.Rollout) abortStatus {
 
 func failureWords(on string) string {
 	switch on {
-	case fleet.FailureAny:
+	case api.FailureAny:
 		return "failed, rejected or timed out"
-	case fleet.FailureTimedOut:
+	case api.FailureTimedOut:
 		return "timed out"
 	}
 	return on
@@ -140,7 +140,7 @@ func failureWords(on string) string {
 type deviceProgressRow struct {
 	ID       string
 	Phase    int
-	State    fleet.DeviceState
+	State    api.DeviceState
 	Attempts int
 	Seq      uint64
 	Reason   string
@@ -233,7 +233,7 @@ func (c *Console) rolloutData(ro *fleet.Rollout, q url.Values) *rolloutData {
 				st := ro.Devices[id].State
 				row.Progress.add(st)
 				phaseOf[id] = i + 1
-				if st != fleet.DevicePending {
+				if st != api.DevicePending {
 					notified++
 				}
 			}
@@ -311,8 +311,8 @@ func (c *Console) rolloutData(ro *fleet.Rollout, q url.Values) *rolloutData {
 		data.NextURL = link(data.Page + 1)
 	}
 
-	data.CanPause = ro.State == fleet.RolloutRunning
-	data.CanResume = ro.State == fleet.RolloutPaused
+	data.CanPause = ro.State == api.RolloutRunning
+	data.CanResume = ro.State == api.RolloutPaused
 	data.CanAbort = !ro.State.Done()
 	if _, rel, err := c.svc.Registry().Previous(ro.ModelID, ro.Release); err == nil {
 		data.Previous = rel
@@ -399,8 +399,8 @@ func formFrom(r *http.Request) rolloutForm {
 
 // request turns the form into a rollout request; the fleet checks the rest
 // (IDs, bounds) when it creates the rollout.
-func (f rolloutForm) request() (fleet.RolloutRequest, error) {
-	req := fleet.RolloutRequest{ID: f.ID, Bundle: f.Bundle}
+func (f rolloutForm) request() (api.RolloutRequest, error) {
+	req := api.RolloutRequest{ID: f.ID, Bundle: f.Bundle}
 	if f.ID == "" {
 		return req, errors.New("give the rollout an ID")
 	}
@@ -474,7 +474,7 @@ type newRolloutData struct {
 // newRolloutPage shows the form that creates a rollout; ?bundle= picks
 // the bundle.
 func (c *Console) newRolloutPage(w http.ResponseWriter, r *http.Request, s sessionView) {
-	f := rolloutForm{Bundle: r.URL.Query().Get("bundle"), Phases: "1, 100%", AbortOn: fleet.FailureAny, Threshold: "0", MinFinished: "1", Timeout: "10m"}
+	f := rolloutForm{Bundle: r.URL.Query().Get("bundle"), Phases: "1, 100%", AbortOn: api.FailureAny, Threshold: "0", MinFinished: "1", Timeout: "10m"}
 	c.showNewRollout(w, r, s, http.StatusOK, f, "")
 }
 

@@ -29,8 +29,8 @@ func TestCreateRolloutFromTheForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fleet.Pace{Phases: []fleet.Phase{{Count: 1}, {Percent: 100}}}
-	if ro.Bundle != h2 || !reflect.DeepEqual(ro.Pace, want) || ro.Abort != (fleet.AbortPolicy{On: "failed", ThresholdPercent: 10, MinExecuted: 2}) ||
+	want := api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}
+	if ro.Bundle != h2 || !reflect.DeepEqual(ro.Pace, want) || ro.Abort != (api.AbortPolicy{On: "failed", ThresholdPercent: 10, MinExecuted: 2}) ||
 		ro.Timeout != 90*time.Second || ro.Retries["timed-out"] != 2 || !reflect.DeepEqual(ro.Order, []string{"gw-1", "gw-2"}) {
 		t.Fatalf("rollout %+v", ro)
 	}
@@ -104,7 +104,7 @@ func TestRolloutControls(t *testing.T) {
 		return r
 	}
 	op("pause", url.Values{"reason": {"looking at the canary"}})
-	if r := state(); r.State != fleet.RolloutPaused || r.Reason != "looking at the canary" {
+	if r := state(); r.State != api.RolloutPaused || r.Reason != "looking at the canary" {
 		t.Fatalf("after pause: %s %q", r.State, r.Reason)
 	}
 	if r := c.get("/console/rollouts/r1"); !strings.Contains(r.body, "Rollout r1 paused.") || !strings.Contains(r.body, "Resume…") || strings.Contains(r.body, "Pause…") {
@@ -115,11 +115,11 @@ func TestRolloutControls(t *testing.T) {
 		t.Fatal("no error message for a second pause")
 	}
 	op("resume", nil)
-	if r := state(); r.State != fleet.RolloutRunning {
+	if r := state(); r.State != api.RolloutRunning {
 		t.Fatalf("after resume: %s", r.State)
 	}
 	op("abort", nil)
-	if r := state(); r.State != fleet.RolloutAborted || r.Reason != "aborted in the web console" {
+	if r := state(); r.State != api.RolloutAborted || r.Reason != "aborted in the web console" {
 		t.Fatalf("after abort: %s %q", r.State, r.Reason)
 	}
 	// Rollback to the release before: none below release 1.
@@ -135,7 +135,7 @@ func TestRolloutControls(t *testing.T) {
 func TestRollbackFromTheConsole(t *testing.T) {
 	f := newFixture(t)
 	h1, h2 := populate(f)
-	if _, err := f.svc.CreateRollout(fleet.RolloutRequest{ID: "r2", Bundle: h2, Devices: []string{"gw-1"}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r2", Bundle: h2, Devices: []string{"gw-1"}}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()
@@ -157,7 +157,7 @@ func TestRollbackFromTheConsole(t *testing.T) {
 	if err != nil || !nr.Rollback || nr.Release != 1 || !reflect.DeepEqual(nr.Order, []string{"gw-1"}) {
 		t.Fatalf("rollback rollout %+v, %v", nr, err)
 	}
-	if old, _ := f.svc.GetRollout("r2"); old.State != fleet.RolloutAborted {
+	if old, _ := f.svc.GetRollout("r2"); old.State != api.RolloutAborted {
 		t.Fatalf("the rolled-back rollout is %s", old.State)
 	}
 }
@@ -233,9 +233,9 @@ func TestSmallFleetRollout(t *testing.T) {
 	f := newFixture(t)
 	f.device("gw-1", map[string]string{"site": "lab"}, nil)
 	h := f.bundle("vibration", 1, nil)
-	if _, err := f.svc.CreateRollout(fleet.RolloutRequest{ID: "vibration-1", Bundle: h, Selector: map[string]string{"site": "lab"},
-		Pace:  fleet.Pace{Phases: []fleet.Phase{{Count: 5}, {Percent: 50}, {Percent: 100}}},
-		Abort: fleet.AbortPolicy{On: fleet.FailureAny, ThresholdPercent: 5, MinExecuted: 5}}); err != nil {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "vibration-1", Bundle: h, Selector: map[string]string{"site": "lab"},
+		Pace:  api.Pace{Phases: []api.Phase{{Count: 5}, {Percent: 50}, {Percent: 100}}},
+		Abort: api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 5, MinExecuted: 5}}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.Tick()
@@ -246,7 +246,7 @@ func TestSmallFleetRollout(t *testing.T) {
 	f.deliver(f.svc.Topics().Events("gw-1"), &wire.Event{Device: "gw-1", Rollout: "vibration-1", Seq: ro.Devices["gw-1"].Seq,
 		State: wire.JobSucceeded, Bundle: h, Model: &wire.ModelRef{ID: "vibration", Release: 1, Bundle: h}, Time: f.clk.now().UnixMilli()})
 	f.svc.Tick()
-	if ro, _ := f.svc.GetRollout("vibration-1"); ro.State != fleet.RolloutCompleted {
+	if ro, _ := f.svc.GetRollout("vibration-1"); ro.State != api.RolloutCompleted {
 		t.Fatalf("rollout %s", ro.State)
 	}
 	after := c.get("/console/rollouts/vibration-1?part=live").body
@@ -274,19 +274,19 @@ func TestSmallFleetRollout(t *testing.T) {
 // TestAbortCriterionWords: where a rollout stands against its abort
 // criterion, in each case an operator meets.
 func TestAbortCriterionWords(t *testing.T) {
-	devices := func(states ...fleet.DeviceState) *fleet.Rollout {
-		r := &fleet.Rollout{Rollout: api.Rollout{State: fleet.RolloutRunning, Devices: map[string]*fleet.DeviceProgress{},
-			Abort: fleet.AbortPolicy{On: fleet.FailureAny, ThresholdPercent: 20, MinExecuted: 3}}}
+	devices := func(states ...api.DeviceState) *fleet.Rollout {
+		r := &fleet.Rollout{Rollout: api.Rollout{State: api.RolloutRunning, Devices: map[string]*api.DeviceProgress{},
+			Abort: api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 20, MinExecuted: 3}}}
 		for i, st := range states {
 			id := fmt.Sprintf("gw-%d", i)
 			r.Order = append(r.Order, id)
-			r.Devices[id] = &fleet.DeviceProgress{State: st}
+			r.Devices[id] = &api.DeviceProgress{State: st}
 		}
 		return r
 	}
-	ok, bad, wait := fleet.DeviceSucceeded, fleet.DeviceFailed, fleet.DevicePending
+	ok, bad, wait := api.DeviceSucceeded, api.DeviceFailed, api.DevicePending
 	aborted := devices(ok, wait, wait, wait)
-	aborted.State = fleet.RolloutAborted
+	aborted.State = api.RolloutAborted
 	for _, tc := range []struct {
 		r    *fleet.Rollout
 		want string
