@@ -6,8 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
-	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -370,63 +367,6 @@ func testServiceResumesAfterRestart(t *testing.T, f *fixture) {
 	}
 }
 
-func TestServiceControl(t *testing.T) {
-	f := newFixture(t)
-	f.online(t, "gw-1", nil)
-	hash := f.addBundle(t, 1)
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) {
-		t.Fatalf("duplicate rollout ID: %v", err)
-	}
-	if _, err := f.svc.Control("r", "pause", "maintenance"); err != nil {
-		t.Fatal(err)
-	}
-	f.svc.Tick()
-	if c := f.commands(t); len(c) != 0 {
-		t.Fatalf("paused rollout sent %d commands", len(c))
-	}
-	if _, err := f.svc.Control("r", "resume", ""); err != nil {
-		t.Fatal(err)
-	}
-	f.svc.Tick()
-	if c := f.commands(t); len(c) != 1 {
-		t.Fatalf("resumed rollout sent %d commands", len(c))
-	}
-	if _, err := f.svc.Control("r", "explode", ""); !errors.Is(err, ErrRollout) {
-		t.Fatalf("unknown operation: %v", err)
-	}
-	if _, err := f.svc.Control("nope", "pause", ""); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("unknown rollout: %v", err)
-	}
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "x", Bundle: strings.Repeat("0", 64), Devices: []string{"gw-1"}}); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("unknown bundle: %v", err)
-	}
-}
-
-// Resync republishes the bundles of rollouts that are not done, and only
-// those: a broker that lost its retained messages gets them back.
-func TestServiceResync(t *testing.T) {
-	f := newFixture(t)
-	f.online(t, "gw-1", nil)
-	v1, v2 := f.addBundle(t, 1), f.addBundle(t, 2)
-	for id, h := range map[string]string{"old": v1, "new": v2} {
-		if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: id, Bundle: h, Devices: []string{"gw-1"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := f.svc.Control("old", "abort", "superseded"); err != nil {
-		t.Fatal(err)
-	}
-	f.pub.take("/bundles/")
-	f.svc.Resync()
-	got := f.pub.take("/bundles/")
-	if len(got) != 1 || !strings.HasSuffix(got[0].topic, v2) || !got[0].retained {
-		t.Fatalf("resync published %v, want only %s retained", got, v2[:12])
-	}
-}
-
 // A gateway whose database was reset (the documented recovery for a
 // damaged agent.db) comes back with a new instance and sessions from 1: the
 // fleet takes its new life, and the late Last Will of its former life does
@@ -564,138 +504,6 @@ func TestTelemetryTotalsSaturate(t *testing.T) {
 	}
 }
 
-// A rollback may only send a bundle its devices ran before; the flag with
-// any other registered bundle is refused, naming the devices.
-func TestRollbackOnlyToWhatDevicesRan(t *testing.T) {
-	f := newFixture(t)
-	v1, v2, v3 := f.addBundle(t, 1), f.addBundle(t, 2), f.addBundle(t, 3)
-	// gw-1 ran v1 then v3 (it skipped v2); gw-2 runs v3 after v2.
-	f.state(t, &wire.State{Device: "gw-1", Session: 1, Online: true,
-		Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3}, Previous: &wire.ModelRef{ID: "vib", Release: 1, Bundle: v1}})
-	f.state(t, &wire.State{Device: "gw-2", Session: 1, Online: true,
-		Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3}, Previous: &wire.ModelRef{ID: "vib", Release: 2, Bundle: v2}})
-	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back", Bundle: v2, Devices: []string{"gw-1", "gw-2"}, Rollback: true})
-	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-1") || strings.Contains(err.Error(), "gw-2") {
-		t.Fatalf("rollback to v2, which gw-1 never ran: %v", err)
-	}
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back-1", Bundle: v1, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
-		t.Fatalf("rollback of gw-1 to v1, which it ran: %v", err)
-	}
-	// Not a rollback: any registered bundle may be sent (the devices'
-	// anti-rollback check refuses lower releases).
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "fwd", Bundle: v2, Devices: []string{"gw-1", "gw-2"}}); err != nil {
-		t.Fatal(err)
-	}
-	// A bundle a device installed in an earlier rollout counts too.
-	f.svc.Tick()
-	for _, c := range f.commands(t) {
-		if c.Rollout == "fwd" && c.Device == "gw-1" {
-			f.report(t, c, wire.JobSucceeded)
-		}
-	}
-	f.svc.Tick()
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back-2", Bundle: v2, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
-		t.Fatalf("rollback to a bundle gw-1 installed in rollout fwd: %v", err)
-	}
-}
-
-// Devices not in the inventory are refused (a typo never reports), unless
-// the request allows them.
-func TestRolloutUnknownDevices(t *testing.T) {
-	f := newFixture(t)
-	f.online(t, "gw-1", nil)
-	hash := f.addBundle(t, 1)
-	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-l"}})
-	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-l") || !strings.Contains(err.Error(), "allow") {
-		t.Fatalf("unknown device: %v", err)
-	}
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-new"}, AllowUnknown: true}); err != nil {
-		t.Fatalf("allow_unknown: %v", err)
-	}
-	for _, bad := range []string{"", "abc", strings.Repeat("A", 64)} {
-		if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "x", Bundle: bad, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "SHA-256") {
-			t.Errorf("bundle %q: %v", bad, err)
-		}
-	}
-}
-
-// TestRolloutBundlePrefix: a rollout names its bundle by a unique prefix of
-// its hash, such as the 12 digits tritctl rollout status prints; it used to
-// be "not found". A prefix of several bundles is an error naming them.
-func TestRolloutBundlePrefix(t *testing.T) {
-	f := newFixture(t)
-	f.online(t, "gw-1", nil)
-	h1 := f.addBundle(t, 1)
-	r, err := f.svc.CreateRollout(api.RolloutRequest{ID: "short", Bundle: h1[:12], Devices: []string{"gw-1"}})
-	if err != nil {
-		t.Fatalf("12-digit prefix: %v", err)
-	}
-	if r.Bundle != h1 {
-		t.Fatalf("rollout bundle %s, want the full hash %s", r.Bundle, h1)
-	}
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "none", Bundle: "0000" + h1[:8], Devices: []string{"gw-1"}}); !errors.Is(err, ErrNotFound) {
-		t.Errorf("prefix of no bundle: %v, want ErrNotFound", err)
-	}
-	// Two records whose hashes share their first 6 digits: that prefix
-	// is ambiguous, one more digit is not.
-	a, b := "abcdef1"+strings.Repeat("0", 57), "abcdef2"+strings.Repeat("0", 57)
-	for _, h := range []string{a, b} {
-		if err := f.db.Put(store.FleetBundles, h, &api.BundleInfo{Hash: h}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err = f.svc.reg.Resolve("abcdef")
-	if !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), b) {
-		t.Errorf("ambiguous prefix: %v", err)
-	}
-	if statusOf(err) != http.StatusBadRequest {
-		t.Errorf("ambiguous prefix: HTTP %d, want 400", statusOf(err))
-	}
-	if got, err := f.svc.reg.Resolve("abcdef2"); err != nil || got != b {
-		t.Errorf("unique prefix: %s %v, want %s", got, err, b)
-	}
-}
-
-// A tick reads only rollouts that are not done and writes one back only
-// when its step changed something: a paused rollout, or a finished one,
-// costs no write (the database file is not touched).
-func TestTickWritesOnlyChanges(t *testing.T) {
-	f := newFixture(t)
-	f.online(t, "gw-1", nil)
-	hash := f.addBundle(t, 1)
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.svc.Control("r", "pause", "wait"); err != nil {
-		t.Fatal(err)
-	}
-	f.svc.Tick()
-	before, err := os.Stat(f.db.(*store.DB).Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 5 {
-		f.clk.t = f.clk.t.Add(time.Second)
-		f.svc.Tick()
-	}
-	after, _ := os.Stat(f.db.(*store.DB).Path())
-	if !after.ModTime().Equal(before.ModTime()) {
-		t.Fatal("ticks over a paused rollout wrote to the database")
-	}
-	if _, err := f.svc.Control("r", "resume", ""); err != nil {
-		t.Fatal(err)
-	}
-	f.svc.Tick()
-	f.report(t, f.commands(t)[0], wire.JobSucceeded)
-	f.svc.Tick()
-	if r, _ := f.svc.GetRollout("r"); r.State != api.RolloutCompleted {
-		t.Fatalf("rollout %s", r.State)
-	}
-	if ids, _ := f.svc.runningIDs(); len(ids) != 0 {
-		t.Fatalf("done rollouts still indexed as running: %v", ids)
-	}
-}
-
 // A device re-sends an event until the fleet acknowledges it, so an
 // earlier step can arrive after the job's end: the record's latest job
 // never goes back.
@@ -718,45 +526,5 @@ func TestLastJobNeverGoesBack(t *testing.T) {
 	send(next, wire.JobQueued)
 	if d, _ := DeviceByID(f.db, "gw-1"); d.LastJob.Rollout != "next" {
 		t.Fatalf("a newer job did not replace the last: %+v", d.LastJob)
-	}
-}
-
-// A rollout is refused, naming the devices, when their last report says
-// they cannot run the bundle: an agent older than its minimum agent version
-// (a tree model needs 0.3.0) or another hardware label. Devices that have
-// not said pass (their agents check on install).
-func TestRolloutRefusesIncompatibleDevices(t *testing.T) {
-	f := newFixture(t)
-	for id, v := range map[string]string{"gw-old": "0.2.5", "gw-new": "0.3.0", "gw-next": "1.0.0"} {
-		f.state(t, &wire.State{Device: id, Session: 1, Online: true, Health: "ok", AgentVersion: v, Hardware: "pi4"})
-	}
-	f.state(t, &wire.State{Device: "gw-quiet", Session: 1, Online: true, Health: "ok"})
-	f.state(t, &wire.State{Device: "gw-zero", Session: 1, Online: true, Health: "ok", AgentVersion: "0.3.0", Hardware: "pi-zero"})
-	add := func(compat bundle.Compat, release uint64) string {
-		t.Helper()
-		info, err := f.svc.Registry().Add(signedBundleFor(t, "vib", release, f.release, compat))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.Hash
-	}
-	trees := add(bundle.Compat{MinAgentVersion: "0.3.0"}, 1)
-	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r1", Bundle: trees, Devices: []string{"gw-old", "gw-new", "gw-next", "gw-quiet"}})
-	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-old (agent 0.2.5)") || !strings.Contains(err.Error(), "0.3.0") ||
-		strings.Contains(err.Error(), "gw-new") || strings.Contains(err.Error(), "gw-next") || strings.Contains(err.Error(), "gw-quiet") {
-		t.Fatalf("agent 0.2.5 and a bundle needing 0.3.0: %v", err)
-	}
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r2", Bundle: trees, Devices: []string{"gw-new", "gw-next", "gw-quiet", "gw-zero"}}); err != nil {
-		t.Fatalf("agents that can run it: %v", err)
-	}
-	pi4 := add(bundle.Compat{MinAgentVersion: "0.1.0", Hardware: "pi4"}, 2)
-	_, err = f.svc.CreateRollout(api.RolloutRequest{ID: "r3", Bundle: pi4, Devices: []string{"gw-new", "gw-zero", "gw-quiet"}})
-	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), `gw-zero (pi-zero)`) || !strings.Contains(err.Error(), `"pi4"`) ||
-		strings.Contains(err.Error(), "gw-new") || strings.Contains(err.Error(), "gw-quiet") {
-		t.Fatalf("a pi4 bundle to a pi-zero: %v", err)
-	}
-	// Left out, the rest of the rollout starts.
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r4", Bundle: pi4, Devices: []string{"gw-new", "gw-quiet"}}); err != nil {
-		t.Fatal(err)
 	}
 }

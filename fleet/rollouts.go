@@ -1,0 +1,398 @@
+package fleet
+
+// The service's rollout operations: create (checked against the
+// inventory and the registry), read, pause/resume/abort, roll back.
+// rollout.go is the engine they drive; tick.go steps it.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+)
+
+// maxRolloutDevices bounds the devices of one rollout (its record is one
+// document, rewritten as it progresses).
+const maxRolloutDevices = 100000
+
+// maxListed bounds the device IDs quoted in one error message.
+const maxListed = 10
+
+// listIDs renders up to maxListed IDs, "and N more" after.
+func listIDs(ids []string) string {
+	if len(ids) <= maxListed {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:maxListed], ", "), len(ids)-maxListed)
+}
+
+// CreateRollout checks a request, publishes its bundle if needed and stores
+// the new rollout; the next Tick starts notifying devices.
+//
+// Device IDs must be in the inventory unless req.AllowUnknown. A rollback
+// (req.Rollback) may only send a bundle each of its devices ran before —
+// its current or previous model as it last reported, or one it installed in
+// an earlier rollout of this fleet — since the rollback flag lets a device
+// install a release below its highest: it must not become a way around the
+// devices' anti-rollback check to any old bundle.
+//
+// A device whose last report says it cannot run the bundle — its agent is
+// older than the bundle's minimum agent version (a model with trees needs
+// 0.3.0), or its hardware label differs from the bundle's — is refused by
+// name before anything is sent: its agent would refuse the bundle, and the
+// failures would count towards the rollout's abort policy.
+func (s *Service) CreateRollout(req api.RolloutRequest) (*Rollout, error) {
+	return s.CreateRolloutBy(req, "")
+}
+
+// CreateRolloutBy is CreateRollout on behalf of operator by, who is
+// recorded as its creator; with the two-person rule on
+// (Options.TwoPerson) it then waits for another operator's approval past
+// its first phase (approval.go).
+func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*Rollout, error) {
+	if err := wire.CheckRolloutID(req.ID); err != nil {
+		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+	}
+	// A unique prefix names a bundle, as git's abbreviated hashes do.
+	full, err := s.reg.Resolve(req.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	req.Bundle = full
+	info, _, err := s.reg.Bundle(req.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	devices := req.Devices
+	if len(devices) == 0 {
+		if len(req.Selector) == 0 {
+			return nil, fmt.Errorf("%w: give device IDs or a label selector", ErrRollout)
+		}
+		if devices, err = Select(s.db, req.Selector); err != nil {
+			return nil, err
+		}
+	}
+	if len(devices) > maxRolloutDevices {
+		return nil, fmt.Errorf("%w: %d devices, at most %d in one rollout", ErrRollout, len(devices), maxRolloutDevices)
+	}
+	for _, d := range devices {
+		if err := wire.CheckID(d); err != nil {
+			return nil, fmt.Errorf("%w: device %q: %v", ErrRollout, clip(d, 80), err)
+		}
+	}
+	known, err := s.inventory(devices)
+	if err != nil {
+		return nil, err
+	}
+	if !req.AllowUnknown {
+		var unknown []string
+		for _, d := range devices {
+			if known[d] == nil {
+				unknown = append(unknown, d)
+			}
+		}
+		if len(unknown) > 0 {
+			return nil, fmt.Errorf("%w: %d device(s) not in the inventory: %s (a typo? give allow_unknown, tritctl --allow-unknown, to target devices that have not reported yet)",
+				ErrRollout, len(unknown), listIDs(unknown))
+		}
+	}
+	if err := checkCompatible(info, devices, known); err != nil {
+		return nil, err
+	}
+	if req.Rollback {
+		if err := s.checkRollbackTarget(info, devices, known); err != nil {
+			return nil, err
+		}
+	}
+	now := s.opt.Now()
+	r, err := NewRollout(req.ID, req.Bundle, devices, req.Pace, req.Abort, now)
+	if err != nil {
+		return nil, err
+	}
+	r.ModelID, r.Release, r.Selector, r.Rollback = info.ModelID, info.Release, req.Selector, req.Rollback
+	r.TrainCounts = info.TrainCounts
+	r.CreatedBy = by
+	if req.Timeout > 0 {
+		if err := r.SetTimeout(req.Timeout); err != nil {
+			return nil, err
+		}
+	}
+	if len(req.Retries) > 0 {
+		if err := r.SetRetries(req.Retries); err != nil {
+			return nil, err
+		}
+	}
+	if req.Shadow != nil {
+		if err := r.SetShadow(req.Shadow); err != nil {
+			return nil, err
+		}
+	}
+	s.requireApproval(r)
+	if !info.Published {
+		if err := s.PublishBundle(req.Bundle); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = s.db.Update(func(tx store.Tx) error {
+		var existing Rollout
+		if ok, err := tx.Get(store.FleetRollouts, r.ID, &existing); err != nil {
+			return err
+		} else if ok {
+			return fmt.Errorf("%w: rollout %s already exists", ErrRollout, r.ID)
+		}
+		return tx.Put(store.FleetRollouts, r.ID, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.running != nil {
+		s.running[r.ID] = true
+	}
+	s.log.Info("rollout created", "rollout", r.ID, "bundle", r.Bundle, "model", r.ModelID, "release", r.Release, "devices", len(devices), "rollback", r.Rollback)
+	return r, nil
+}
+
+// inventory returns the records of the given devices that exist.
+func (s *Service) inventory(ids []string) (map[string]*Device, error) {
+	out := make(map[string]*Device, len(ids))
+	err := s.db.View(func(tx store.Tx) error {
+		for _, id := range ids {
+			d := &Device{}
+			ok, err := tx.Get(store.FleetDevices, id, d)
+			if err != nil {
+				return err
+			}
+			if ok {
+				out[id] = d
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ranBefore returns, per device, the bundles it is known to have run: its
+// current and previous model as it last reported them, and the bundles of
+// the rollouts in which it succeeded.
+func (s *Service) ranBefore(devices []string, known map[string]*Device) (map[string]map[string]bool, error) {
+	out := make(map[string]map[string]bool, len(devices))
+	for _, id := range devices {
+		ran := map[string]bool{}
+		if d := known[id]; d != nil {
+			for _, m := range []*wire.ModelRef{d.Model, d.Previous} {
+				if m != nil {
+					ran[m.Bundle] = true
+				}
+			}
+		}
+		out[id] = ran
+	}
+	err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
+		var r Rollout
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("rollout %s: %w", key, err)
+		}
+		for id, ran := range out {
+			if p := r.Devices[id]; p != nil && p.State == api.DeviceSucceeded {
+				ran[r.Bundle] = true
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// checkCompatible refuses a rollout to devices whose last report says they
+// cannot run the bundle: an agent older than its minimum agent version, or
+// another hardware label than the one it was built for. Devices that have
+// not said (no report, or no version or label in it) pass: their agents
+// check the same on install.
+func checkCompatible(info *api.BundleInfo, devices []string, known map[string]*Device) error {
+	compat := bundle.Compat{MinAgentVersion: info.MinAgent, Hardware: info.Hardware}
+	var old, other []string
+	for _, id := range devices {
+		d := known[id]
+		if d == nil {
+			continue
+		}
+		if d.AgentVersion != "" && compat.MinAgentVersion != "" {
+			if err := compat.CheckAgent(d.AgentVersion); errors.Is(err, bundle.ErrAgentTooOld) {
+				old = append(old, fmt.Sprintf("%s (agent %s)", id, clip(d.AgentVersion, 32)))
+			}
+		}
+		if compat.Hardware != "" && d.Hardware != "" && d.Hardware != compat.Hardware {
+			other = append(other, fmt.Sprintf("%s (%s)", id, clip(d.Hardware, 32)))
+		}
+	}
+	var why []string
+	if len(old) > 0 {
+		why = append(why, fmt.Sprintf("%d device(s) run an agent older than %s, which bundle %.12s needs: %s; upgrade their trit-agent package first",
+			len(old), compat.MinAgentVersion, info.Hash, listIDs(old)))
+	}
+	if len(other) > 0 {
+		why = append(why, fmt.Sprintf("%d device(s) are not %q hardware, which bundle %.12s is built for: %s",
+			len(other), compat.Hardware, info.Hash, listIDs(other)))
+	}
+	if len(why) > 0 {
+		return fmt.Errorf("%w: %s; or leave them out of the rollout", ErrRollout, strings.Join(why, "; "))
+	}
+	return nil
+}
+
+// checkRollbackTarget refuses a rollback to a bundle some device never ran.
+func (s *Service) checkRollbackTarget(info *api.BundleInfo, devices []string, known map[string]*Device) error {
+	ran, err := s.ranBefore(devices, known)
+	if err != nil {
+		return err
+	}
+	var never []string
+	for _, id := range devices {
+		if !ran[id][info.Hash] {
+			never = append(never, id)
+		}
+	}
+	if len(never) > 0 {
+		return fmt.Errorf("%w: a rollback may only send a bundle its devices ran before, and %d device(s) never ran %s release %d (bundle %.12s): %s; deploy a new release instead, or roll back those devices to what they ran",
+			ErrRollout, len(never), info.ModelID, info.Release, info.Hash, listIDs(never))
+	}
+	return nil
+}
+
+// GetRollout returns a stored rollout.
+func (s *Service) GetRollout(id string) (*Rollout, error) {
+	if err := wire.CheckRolloutID(id); err != nil {
+		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+	}
+	var r Rollout
+	ok, err := s.db.Get(store.FleetRollouts, id, &r)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: rollout %s", ErrNotFound, id)
+	}
+	return &r, nil
+}
+
+// Rollouts returns every rollout, newest first.
+func (s *Service) Rollouts() ([]Rollout, error) {
+	var out []Rollout
+	err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
+		var r Rollout
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("rollout %s: %w", key, err)
+		}
+		out = append(out, r)
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, err
+}
+
+// Control pauses, resumes or aborts a rollout.
+func (s *Service) Control(id, op, reason string) (*Rollout, error) {
+	r, err := s.changeRollout(id, func(r *Rollout, now time.Time) error {
+		switch op {
+		case "pause":
+			return r.Pause(reason, now)
+		case "resume":
+			return r.Resume(now)
+		case "abort":
+			return r.AbortNow(reason, now)
+		}
+		return fmt.Errorf("%w: unknown operation %q", ErrRollout, op)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("rollout "+op, "rollout", id, "reason", reason)
+	return r, nil
+}
+
+// changeRollout applies change to rollout id in one transaction and stores
+// the result: an operator's action, against the state the tick last wrote.
+func (s *Service) changeRollout(id string, change func(r *Rollout, now time.Time) error) (*Rollout, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r Rollout
+	err := s.db.Update(func(tx store.Tx) error {
+		ok, err := tx.Get(store.FleetRollouts, id, &r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: rollout %s", ErrNotFound, id)
+		}
+		if err := change(&r, s.opt.Now()); err != nil {
+			return err
+		}
+		return tx.Put(store.FleetRollouts, id, &r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Rollback creates a new rollout, newID, that sends the devices of rollout
+// id the bundle they ran before it, with the rollback flag, with the same
+// pace and abort policy. The target is the previous model the devices that
+// installed id's bundle report (the most common one, if they differ), or,
+// if none did, the model's release before id's; CreateRollout then refuses
+// it unless every device ran it. The original rollout is aborted if it is
+// still running.
+func (s *Service) Rollback(id, newID string) (*Rollout, error) {
+	if err := wire.CheckRolloutID(id); err != nil {
+		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+	}
+	orig, err := s.GetRollout(id)
+	if err != nil {
+		return nil, err
+	}
+	target, err := s.rollbackTarget(orig)
+	if err != nil {
+		return nil, err
+	}
+	if !orig.State.Done() {
+		if _, err := s.Control(id, "abort", "rolled back by "+newID); err != nil {
+			return nil, err
+		}
+	}
+	return s.CreateRollout(api.RolloutRequest{ID: newID, Bundle: target, Devices: orig.Order, Pace: orig.Pace,
+		Abort: orig.Abort, Timeout: orig.Timeout, Retries: orig.Retries, Rollback: true, AllowUnknown: true})
+}
+
+// rollbackTarget picks the bundle a rollback of orig sends.
+func (s *Service) rollbackTarget(orig *Rollout) (string, error) {
+	known, err := s.inventory(orig.Order)
+	if err != nil {
+		return "", err
+	}
+	votes := map[string]int{}
+	for _, id := range orig.Order {
+		d := known[id]
+		if d != nil && d.Model != nil && d.Model.Bundle == orig.Bundle && d.Previous != nil && d.Previous.Bundle != orig.Bundle {
+			votes[d.Previous.Bundle]++
+		}
+	}
+	best, n := "", 0
+	for h, v := range votes {
+		if v > n || v == n && h < best {
+			best, n = h, v
+		}
+	}
+	if best != "" {
+		return best, nil
+	}
+	prev, _, err := s.reg.Previous(orig.ModelID, orig.Release)
+	return prev, err
+}
