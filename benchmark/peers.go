@@ -48,6 +48,13 @@ type PeerResult struct {
 	Notes        []string              `json:"notes,omitempty"`    // subsampling, caps, convergence
 	Skipped      string                `json:"skipped,omitempty"`  // why there is no result
 	FitRows      int                   `json:"fit_rows,omitempty"` // rows of the final fit
+	// Coverage is the accuracy on the most confident test windows at
+	// coverages from 100% to 50% (trit: its calibrated confidence, then
+	// margin; mlp-int8: its softmax), and ECE that confidence's expected
+	// calibration error, percent (training.ConfidenceReport); nil for the
+	// other methods and an uncalibrated trit.
+	Coverage []training.CoveragePoint `json:"accuracy_vs_coverage,omitempty"`
+	ECE      *float64                 `json:"ece,omitempty"`
 }
 
 // PeersReport is everything `trit-bench peers` measured on one dataset.
@@ -377,7 +384,17 @@ func (f *peersFlags) trit(train, test *data.Dataset, budget int, prog *progress,
 		v := res.Selected.Balanced
 		val = &v
 	}
+	var coverage []training.CoveragePoint
+	var ece *float64
+	if res.Model.Calibrated() {
+		cr, err := training.EvaluateConfidence(res.Model, test, res.Model.Thresholds(), f.workers)
+		if err != nil {
+			return nil, nil, err
+		}
+		coverage, ece = cr.Curve, &cr.ECE
+	}
 	return &PeerResult{
+		Coverage: coverage, ECE: ece,
 		Method: "trit", Budget: budget, Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass, Validation: val,
 		Bytes: len(signed), BytesFormula: "signed bundle (docs/BUNDLE.md): header, scaler, embedding, weights, info, signature",
 		TrainSeconds: res.TrainSeconds, FitSeconds: res.FitSeconds, FitRows: train.N,
@@ -474,6 +491,7 @@ func writePeersTable(w io.Writer, reports []*PeersReport) {
 		fmt.Fprintf(w, "- %s: %d train / %d test rows, %d features, %d classes (%s; recall per class in this order, classes without test rows left out); budget %d bytes; peers tuned on trit's validation rows (%s), refitted on all training rows.\n",
 			r.Dataset, r.TrainRows, r.TestRows, r.Features, len(r.Classes), strings.Join(r.Classes, ", "), r.Budget, r.Validation)
 	}
+	writeCoverageTable(w, reports)
 	var any bool
 	for _, r := range reports {
 		any = any || len(r.Curve) > 0
@@ -491,6 +509,44 @@ func writePeersTable(w io.Writer, reports []*PeersReport) {
 				continue
 			}
 			fmt.Fprintf(w, "| %s | %s | %d | %d | %.2f | %.2f |\n", r.Dataset, p.Method, p.Budget, p.Bytes, p.Accuracy, p.Balanced)
+		}
+	}
+}
+
+// writeCoverageTable writes the accuracy on the most confident test
+// windows at each coverage, for every result that has the curve (trit's
+// calibrated confidence, the int8 MLP's softmax), with its ECE.
+func writeCoverageTable(w io.Writer, reports []*PeersReport) {
+	header := false
+	for _, r := range reports {
+		for _, p := range r.Results {
+			if len(p.Coverage) == 0 {
+				continue
+			}
+			if !header {
+				fmt.Fprintln(w)
+				fmt.Fprint(w, "| dataset | method (confidence) | ECE %")
+				for _, c := range p.Coverage {
+					fmt.Fprintf(w, " | %.0f%%", c.Coverage)
+				}
+				fmt.Fprintln(w, " |")
+				fmt.Fprint(w, "|---|---|--:")
+				fmt.Fprintln(w, strings.Repeat("|--:", len(p.Coverage))+"|")
+				header = true
+			}
+			how := "trit (calibrated)"
+			if p.Method != "trit" {
+				how = p.Method + " (softmax)"
+			}
+			e := "–"
+			if p.ECE != nil {
+				e = fmt.Sprintf("%.2f", *p.ECE)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s", r.Dataset, how, e)
+			for _, c := range p.Coverage {
+				fmt.Fprintf(w, " | %.2f", c.Accuracy)
+			}
+			fmt.Fprintln(w, " |")
 		}
 	}
 }

@@ -174,8 +174,10 @@ func TestPeersTable(t *testing.T) {
 		Budget: 30720, Validation: "latest 20% of rows (time order)",
 		Results: []PeerResult{
 			{Method: "trit", Budget: 30720, Accuracy: 95.5, Balanced: 90.25, Bytes: 7000, TrainSeconds: 12.3, Validation: ptr(98.5),
-				PerClass: []training.ClassScore{{Class: "0", Recall: 99.6}, {Class: "1", Recall: 80.9}}},
-			{Method: "mlp-int8", Budget: 30720, Accuracy: 97.126, Balanced: 93, Bytes: 30000, TrainSeconds: 4, Notes: []string{"stopped at 200 epochs"}, Validation: ptr(91)},
+				PerClass: []training.ClassScore{{Class: "0", Recall: 99.6}, {Class: "1", Recall: 80.9}},
+				Coverage: []training.CoveragePoint{{Coverage: 100, Accuracy: 95.5}, {Coverage: 50, Accuracy: 99.9}}, ECE: ptr(2.25)},
+			{Method: "mlp-int8", Budget: 30720, Accuracy: 97.126, Balanced: 93, Bytes: 30000, TrainSeconds: 4, Notes: []string{"stopped at 200 epochs"}, Validation: ptr(91),
+				Coverage: []training.CoveragePoint{{Coverage: 100, Accuracy: 97.126}, {Coverage: 50, Accuracy: 99.5}}, ECE: ptr(1.5)},
 			{Method: "rbf-svm", Accuracy: 98, Balanced: 96, Bytes: 500000, TrainSeconds: 30},
 			{Method: "linear-svm", Budget: 512, Accuracy: 80, Balanced: 70, Bytes: 600},
 			{Method: "xgboost", Skipped: "no module"},
@@ -195,6 +197,9 @@ func TestPeersTable(t *testing.T) {
 		"latest 20% of rows (time order)",
 		"| occupancy | trit | 512 | 500 | 90.00 | 0.00 |",
 		"| occupancy | mlp-int8 | 512 | – | – | – |",
+		"| dataset | method (confidence) | ECE % | 100% | 50% |",
+		"| occupancy | trit (calibrated) | 2.25 | 95.50 | 99.90 |",
+		"| occupancy | mlp-int8 (softmax) | 1.50 | 97.13 | 99.50 |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -312,6 +317,15 @@ func TestPeersScript(t *testing.T) {
 	}
 	if r := out.Results[0]; r.Method != "mlp-int8" || r.Bytes != MLPBytes(2, 2, MLPWidth(2, 2, 2048, 1024)) {
 		t.Errorf("mlp-int8 bytes %d, Go's formula %d", r.Bytes, MLPBytes(2, 2, MLPWidth(2, 2, 2048, 1024)))
+	}
+	// The MLP's softmax curve: trit's coverages, 100% = its accuracy,
+	// never less accurate on fewer, surer windows by more than one row.
+	r := out.Results[0]
+	if len(r.Coverage) != 8 || r.Coverage[0].Coverage != 100 || math.Abs(r.Coverage[0].Accuracy-r.Accuracy) > 1e-9 || r.ECE == nil || *r.ECE < 0 || *r.ECE > 100 {
+		t.Fatalf("mlp-int8 confidence: curve %+v, ECE %v", r.Coverage, r.ECE)
+	}
+	if last := r.Coverage[len(r.Coverage)-1]; last.Coverage != 50 || last.Accuracy < r.Accuracy-100.0/100 {
+		t.Errorf("mlp-int8 at 50%% coverage: %.2f%%, all windows %.2f%%", last.Accuracy, r.Accuracy)
 	}
 	if len(out.Curve) != 4 {
 		t.Errorf("%d curve points, want 4 (xgboost and mlp-int8 at 2 budgets)", len(out.Curve))

@@ -23,13 +23,17 @@ import (
 //
 // Novelty is the negative log-likelihood, in 1/16 bits, of the window's
 // fingerprint bits under the training firing rates taken as independent
-// coins (see Novelty). A window is unknown when its confidence is below
-// MinConfidence (0: never) or its novelty is above MaxNovelty (0: never).
+// coins (see Novelty), plus, with Outside, the window's out-of-range
+// term (see scaling.outside): its raw features that lie past their
+// training ranges, which the fingerprint's bits cannot see.
+// A window is unknown when its confidence is below MinConfidence (0:
+// never) or its novelty is above MaxNovelty (0: never).
 type Calibration struct {
 	Edges         []float32 // ascending margins, finite, >= 0; at most MaxCalibrationBins−1
 	Confidence    []uint8   // per bin, strictly ascending: round(255·accuracy)
 	MinConfidence uint8     // unknown when Confidence[bin] < MinConfidence; 0 = never
-	MaxNovelty    uint32    // unknown when Novelty > MaxNovelty; 0 = never (needs a fingerprint)
+	MaxNovelty    uint32    // unknown when Novelty > MaxNovelty; 0 = never (needs a fingerprint or Outside)
+	Outside       uint16    // W, the weight of a feature past its training range in the novelty; 0 = none; ≤ MaxOutsideWeight
 }
 
 // MaxCalibrationBins bounds a calibration's bins.
@@ -46,8 +50,10 @@ func (c *Calibration) Validate(fingerprint bool) error {
 		return fmt.Errorf("%w: %d bins, want 1..%d", ErrCalibration, n, MaxCalibrationBins)
 	case len(c.Edges) != n-1:
 		return fmt.Errorf("%w: %d edges for %d bins, want %d", ErrCalibration, len(c.Edges), n, n-1)
-	case c.MaxNovelty > 0 && !fingerprint:
-		return fmt.Errorf("%w: a novelty threshold without a fingerprint", ErrCalibration)
+	case c.Outside > MaxOutsideWeight:
+		return fmt.Errorf("%w: out-of-range weight %d, at most %d", ErrCalibration, c.Outside, MaxOutsideWeight)
+	case c.MaxNovelty > 0 && !fingerprint && c.Outside == 0:
+		return fmt.Errorf("%w: a novelty threshold without a fingerprint or the out-of-range term", ErrCalibration)
 	}
 	for i, e := range c.Edges {
 		if !(e >= 0) || math.IsInf(float64(e), 0) || math.Signbit(float64(e)) || (i > 0 && e <= c.Edges[i-1]) {
@@ -128,6 +134,9 @@ func (m *Model) PredictOutcome(scores []float32, z []uint64, x []float32, th Thr
 	if c := m.spec.Calibration; c != nil {
 		o.Bin = c.Bin(o.Margin)
 		o.Confidence = c.Confidence[o.Bin]
+		if c.Outside > 0 {
+			o.Novelty += m.emb.sc.outside(x, uint32(c.Outside))
+		}
 	}
 	o.Unknown = (th.MinConfidence > 0 && o.Confidence < th.MinConfidence) || (th.MaxNovelty > 0 && o.Novelty > th.MaxNovelty)
 	return o, nil
@@ -186,6 +195,59 @@ func (f *Fingerprint) Novelty(z []uint64) uint32 {
 	}
 	return n
 }
+
+// The out-of-range term (Calibration.Outside = W > 0) is what one raw
+// feature value v adds to a window's novelty, from its scaled value
+// u = float32((v−Lo)·k) − 1 before clipping (k = 2/(Hi−Lo), as the scaler
+// computes it), with e = |u| − 1 how far v lies past its training range
+// in half-ranges:
+//
+//	0                              if v is NaN (missing) or −1 ≤ u ≤ 1
+//	W + ⌊float32(min(e, 1))·W⌋     if u < −1 or u > 1
+//	2·W                            if the feature was constant in training (k = 0) and v ≠ Lo
+//
+// so a feature past its range adds W to 2·W. The fingerprint's bits
+// cannot see it: a clipped feature sets the same bits at its range's end
+// as far past it. Training sets W to the spread of the fingerprint
+// novelty on the validation rows (docs/TRAINING.md), so one feature
+// leaving its range weighs as much as the gap between a typical window's
+// bits and an unusual one's. Comparisons, one float32 product below 2^16
+// and integer sums: the same on every architecture.
+func (sc *scaling) outside(x []float32, w uint32) uint32 {
+	lo, k := sc.lo[:len(x)], sc.k[:len(x)]
+	fw := float32(w)
+	var n uint32
+	for i, v := range x {
+		if v != v {
+			continue
+		}
+		if k[i] == 0 {
+			if v != lo[i] {
+				n += 2 * w
+			}
+			continue
+		}
+		u := float32((v-lo[i])*k[i]) - 1
+		var e float32
+		switch {
+		case u > 1:
+			e = u - 1
+		case u < -1:
+			e = -1 - u
+		default:
+			continue
+		}
+		if !(e < 1) {
+			n += 2 * w
+			continue
+		}
+		n += w + uint32(float32(e*fw))
+	}
+	return n
+}
+
+// MaxOutsideWeight bounds Calibration.Outside.
+const MaxOutsideWeight = 4095
 
 // Surprisal[p] = round(16·−log2((p + 0.5)/256)): the information, in 1/16
 // bits, of an outcome of probability p/255 (TestSurprisalTable derives it

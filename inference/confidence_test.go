@@ -52,6 +52,13 @@ func TestCalibrationValidate(t *testing.T) {
 			t.Errorf("%s: Validate accepted %+v", name, c)
 		}
 	}
+	// The out-of-range term measures novelty without a fingerprint.
+	if err := (&Calibration{Confidence: []uint8{9}, MaxNovelty: 5, Outside: 160}).Validate(false); err != nil {
+		t.Errorf("Outside without a fingerprint: %v", err)
+	}
+	if err := (&Calibration{Confidence: []uint8{9}, Outside: MaxOutsideWeight + 1}).Validate(false); err == nil {
+		t.Error("Validate accepted an out-of-range weight above MaxOutsideWeight")
+	}
 }
 
 // calibratedSpec is pipelineSpec with a fingerprint of every other kept
@@ -82,8 +89,13 @@ func calibratedSpec(t testing.TB, seed uint64, d, p, classes int) *ModelSpec {
 // unknown the documented rule, for both the bundle's thresholds and
 // overridden ones.
 func TestPredictOutcomeMatchesDefinition(t *testing.T) {
-	for _, classes := range []int{2, 5} {
+	for _, tc := range []struct {
+		classes int
+		outside uint16
+	}{{2, 0}, {5, 0}, {2, 300}, {5, 1000}} {
+		classes := tc.classes
 		spec := calibratedSpec(t, 11, 8, 256, classes)
+		spec.Calibration.Outside = tc.outside
 		m, err := New(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -91,11 +103,15 @@ func TestPredictOutcomeMatchesDefinition(t *testing.T) {
 		rnd := rand.New(rand.NewPCG(3, uint64(classes)))
 		z := make([]uint64, (len(spec.Kept)+63)/64)
 		scores := make([]float32, classes)
-		unknown := 0
+		unknown, far := 0, 0
 		for range 300 {
 			x := make([]float32, 8)
 			for i := range x {
 				x[i] = float32(rnd.NormFloat64() * 3)
+				if tc.outside > 0 && rnd.IntN(2) == 0 { // half the inputs in range
+					lo, hi := float64(spec.Scaler.Lo[i]), float64(spec.Scaler.Hi[i])
+					x[i] = float32(lo + (hi-lo)*rnd.Float64())
+				}
 			}
 			th := m.Thresholds()
 			if rnd.IntN(3) == 0 {
@@ -143,6 +159,14 @@ func TestPredictOutcomeMatchesDefinition(t *testing.T) {
 				}
 				nov += math.Round(16 * -math.Log2((p+0.5)/256))
 			}
+			outside := 0
+			if tc.outside > 0 {
+				outside = outsideReference(t, spec.Scaler, x, int(tc.outside))
+				nov += float64(outside)
+			}
+			if outside > 0 {
+				far++
+			}
 			if float64(o.Novelty) != nov {
 				t.Fatalf("novelty %d, want %v", o.Novelty, nov)
 			}
@@ -156,6 +180,70 @@ func TestPredictOutcomeMatchesDefinition(t *testing.T) {
 		}
 		if unknown == 0 || unknown == 300 {
 			t.Errorf("%d classes: %d of 300 unknown: the test does not exercise both answers", classes, unknown)
+		}
+		if tc.outside > 0 && (far == 0 || far == 300) {
+			t.Errorf("%d of 300 inputs out of range: the test does not exercise the out-of-range term", far)
+		}
+	}
+}
+
+// outsideReference is the documented out-of-range term of raw x with
+// weight w (scaling.outside), from the scaler's unclipped values.
+func outsideReference(t testing.TB, sc Scaler, x []float32, w int) int {
+	u := make([]float32, len(x))
+	if err := (&Scaler{Lo: sc.Lo, Hi: sc.Hi}).Apply(u, x); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, v := range x {
+		switch {
+		case v != v:
+		case sc.Hi[i] == sc.Lo[i]:
+			if v != sc.Lo[i] {
+				n += 2 * w
+			}
+		case u[i] > 1 || u[i] < -1:
+			e := math.Min(1, math.Abs(float64(u[i]))-1)
+			n += w + int(math.Floor(float64(float32(e)*float32(w))))
+		}
+	}
+	return n
+}
+
+// TestOutsideTerm pins the out-of-range term on hand-picked values:
+// inside the range, just past either end, far past (capped), a constant
+// feature, missing and infinite values.
+func TestOutsideTerm(t *testing.T) {
+	// Scaled u = (v − 0)·2/4 − 1 on feature 0: range [0, 4], half-range 2.
+	sc, err := (&Scaler{Lo: []float32{0, 5}, Hi: []float32{4, 5}}).prepare(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	const w = 100
+	for _, c := range []struct {
+		x    []float32
+		want uint32
+	}{
+		{[]float32{0, 5}, 0},
+		{[]float32{4, 5}, 0},
+		{[]float32{2, nan}, 0},
+		{[]float32{nan, nan}, 0},
+		{[]float32{4.5, 5}, w + 25},  // e = 0.25 half-ranges
+		{[]float32{-0.5, 5}, w + 25}, // the same below
+		{[]float32{5.4, 5}, w + 70},  // e = 0.7 (0.70000005 in float32: ⌊70.000005⌋)
+		{[]float32{6, 5}, 2 * w},     // e = 1
+		{[]float32{100, 5}, 2 * w},   // capped
+		{[]float32{inf, 5}, 2 * w},
+		{[]float32{-inf, 5}, 2 * w},
+		{[]float32{2, 5.5}, 2 * w}, // constant in training, not now
+		{[]float32{4.5, 6}, w + 25 + 2*w},
+	} {
+		if got := sc.outside(c.x, w); got != c.want {
+			t.Errorf("outside(%v) = %d, want %d", c.x, got, c.want)
+		}
+		if sum := outsideReference(t, Scaler{Lo: []float32{0, 5}, Hi: []float32{4, 5}}, c.x, w); uint32(sum) != c.want {
+			t.Errorf("reference(%v) = %d, want %d", c.x, sum, c.want)
 		}
 	}
 }

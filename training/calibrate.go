@@ -2,6 +2,7 @@ package training
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -26,8 +27,9 @@ import (
 //  3. the minimum confidence: the largest bin confidence such that the
 //     held-out rows in the bins below it are at most half the target;
 //  4. the maximum novelty: the novelty of the validation rows under the
-//     final model's fingerprint at the (1 − target/2) quantile, so at most
-//     about half the target is unknown on novelty.
+//     final model (its fingerprint's bits and, Outside, its features past
+//     the scaler's training range) at the (1 − target/2) quantile, so at
+//     most about half the target is unknown on novelty.
 //
 // Together at most Config.UnknownTarget (default 2%) of the validation
 // windows are unknown.
@@ -40,6 +42,7 @@ const DefaultUnknownTarget = 0.02
 type heldOut struct {
 	margin  float32
 	correct bool
+	soft    float32 // the class scores' softmax share of the predicted class
 }
 
 // margin is the best score less the second best (Model.PredictOutcome's
@@ -146,8 +149,8 @@ func fitCalibration(held []heldOut, target float64) *inference.Calibration {
 	return cal
 }
 
-// A calibration adds at most 62 bytes to a bundle (12 bins: 1 + 4·11 +
-// 12 + 1 + 3 bytes, and the planes byte format 5 adds to one-plane
+// A calibration adds at most 63 bytes to a bundle (12 bins: 1 + 4·11 +
+// 12 + 1 + 4 bytes, and the planes byte format 5 adds to one-plane
 // trees); the budget's Reserve (512 bytes by default, for the info section
 // too) holds it: the search sizes models without it.
 
@@ -155,9 +158,9 @@ func fitCalibration(held []heldOut, target float64) *inference.Calibration {
 // on.
 const minCalibrationRows = 100
 
-// noveltyThreshold is the novelty of the rows of sets under m (which has
-// a fingerprint) at the (1 − share) quantile; 0 (never) without rows.
-func noveltyThreshold(m *inference.Model, sets []*data.Dataset, share float64, workers int) uint32 {
+// novelties returns the novelty of the rows of sets under m (as
+// PredictOutcome computes it), sorted.
+func novelties(m *inference.Model, sets []*data.Dataset, workers int) []uint32 {
 	var nov []uint32
 	var mu sync.Mutex
 	if workers <= 0 {
@@ -181,11 +184,29 @@ func noveltyThreshold(m *inference.Model, sets []*data.Dataset, share float64, w
 		}
 		wg.Wait()
 	}
-	if len(nov) == 0 {
-		return 0
-	}
 	slices.Sort(nov)
-	return max(1, nov[min(len(nov)-1, int(math.Ceil((1-share)*float64(len(nov))))-1)])
+	return nov
+}
+
+// quantileU32 is the q quantile (upper nearest rank) of sorted v.
+func quantileU32(v []uint32, q float64) uint32 {
+	return v[min(len(v)-1, max(0, int(math.Ceil(q*float64(len(v))))-1))]
+}
+
+// outsideWeight is the out-of-range weight W for a model whose
+// fingerprint novelties on the validation rows are nov (sorted; nil
+// without a fingerprint): the spread of the fingerprint novelty, its 99th
+// percentile less its median, so one feature past its training range
+// weighs as much as the gap between a typical window's bits and an
+// unusual one's. Without a fingerprint only the ratio of the term to the
+// threshold matters, and W is 160 (10 bits, the rarity of a training
+// value past the robust scaler's 0.1% quantile).
+func outsideWeight(nov []uint32) uint16 {
+	if len(nov) == 0 {
+		return 160
+	}
+	w := int(quantileU32(nov, 0.99)) - int(quantileU32(nov, 0.5))
+	return uint16(min(inference.MaxOutsideWeight, max(16, w)))
 }
 
 // calibrateResult adds a calibration to res.Spec from the search's
@@ -196,18 +217,58 @@ func calibrateResult(res *Result, target float64, workers int) error {
 	if cal == nil {
 		return nil
 	}
-	if res.Spec.Fingerprint != nil {
-		cal.MaxNovelty = noveltyThreshold(res.Model, res.valSets, target/2, workers)
+	if shipped, raw, ok := heldOutECE(res.held, target); ok {
+		res.Notes = append(res.Notes, fmt.Sprintf("confidence: calibration error on the held-out rows %.2f%% (each half's rows under the other half's fit), the raw softmax's %.2f%%", shipped, raw))
+		if shipped >= raw {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the calibrated confidence is no better calibrated than the raw softmax on the held-out rows (%.2f%% against %.2f%%): too few or too uniform validation rows", shipped, raw))
+		}
 	}
+	var fp []uint32 // the fingerprint's novelties (res.Model has no calibration yet)
+	if res.Spec.Fingerprint != nil {
+		fp = novelties(res.Model, res.valSets, workers)
+	}
+	cal.Outside = outsideWeight(fp)
 	spec := *res.Spec
 	spec.Calibration = cal
 	m, err := inference.New(&spec)
 	if err != nil {
 		return err
 	}
+	if nov := novelties(m, res.valSets, workers); len(nov) > 0 {
+		cal.MaxNovelty = max(1, quantileU32(nov, 1-target/2))
+		if m, err = inference.New(&spec); err != nil {
+			return err
+		}
+	}
 	res.Spec, res.Model = &spec, m
 	res.held, res.valSets = nil, nil
 	return nil
+}
+
+// heldOutECE measures the calibration fit on rows it did not see: the
+// held-out rows split into alternate halves, each half's confidences from
+// the calibration fitted on the other half, and their expected
+// calibration error (percent) beside the raw softmax's on the same rows.
+// ok is false when a half is too small to calibrate.
+func heldOutECE(held []heldOut, target float64) (shipped, raw float64, ok bool) {
+	var half [2][]heldOut
+	for i, h := range held {
+		half[i%2] = append(half[i%2], h)
+	}
+	var conf, soft []float64
+	var correct []bool
+	for k := range half {
+		cal := fitCalibration(half[1-k], target)
+		if cal == nil {
+			return 0, 0, false
+		}
+		for _, h := range half[k] {
+			conf = append(conf, float64(cal.Confidence[cal.Bin(h.margin)])/255)
+			soft = append(soft, float64(h.soft))
+			correct = append(correct, h.correct)
+		}
+	}
+	return ece(conf, correct), ece(soft, correct), true
 }
 
 // sortHeld orders held-out predictions by margin (ties: wrong first), for

@@ -36,9 +36,10 @@ type ConfidenceReport struct {
 	// Curve is the accuracy on the most confident windows (ranked by
 	// confidence, then margin) at each coverage.
 	Curve []CoveragePoint `json:"accuracy_vs_coverage"`
-	// Segments is the unknown rate, percent, in each quarter of the rows
-	// in their order (a test period's start to its end).
-	Segments []float64 `json:"unknown_by_quarter"`
+	// Segments is the unknown rate, percent, in each tenth of the rows in
+	// their order (a test period's start to its end; on a recording's
+	// training split the last three tenths are its validation period).
+	Segments []float64 `json:"unknown_by_tenth"`
 }
 
 // ReliabilityBin is one confidence value's rows and accuracy.
@@ -57,6 +58,9 @@ type CoveragePoint struct {
 
 // curveCoverages are the coverages of ConfidenceReport.Curve, percent.
 var curveCoverages = []float64{100, 98, 95, 90, 80, 70, 60, 50}
+
+// segments is the number of ConfidenceReport.Segments.
+const segments = 10
 
 // eceBins is the number of equal-width bins of the ECE.
 const eceBins = 15
@@ -162,8 +166,8 @@ func EvaluateConfidence(m *inference.Model, ds *data.Dataset, th inference.Thres
 		}
 		r.Curve = append(r.Curve, CoveragePoint{Coverage: cov, Accuracy: 100 * float64(k) / float64(n)})
 	}
-	for q := range 4 {
-		from, to := q*ds.N/4, (q+1)*ds.N/4
+	for q := range segments {
+		from, to := q*ds.N/segments, (q+1)*ds.N/segments
 		u := 0
 		for _, o := range out[from:to] {
 			if o.Unknown {

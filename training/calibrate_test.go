@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/training/data"
 )
 
 // heldFrom draws n held-out predictions whose chance of being right rises
@@ -98,5 +101,98 @@ func TestSoftmaxAndECE(t *testing.T) {
 	conf := []float64{0.9, 0.9, 0.5, 0.5}
 	if got := ece(conf, []bool{true, true, true, false}); math.Abs(got-5) > 1e-9 {
 		t.Errorf("ECE %g, want 5", got)
+	}
+}
+
+// TestUnknownPastTheTrainingRange: a searched model ships the out-of-range
+// term (docs/TRAINING.md), so windows like the training data stay mostly
+// answered while windows with a feature moved past its training range
+// are unknown — which the fingerprint's bits alone cannot see, since the
+// moved feature is clipped to its range's end.
+func TestUnknownPastTheTrainingRange(t *testing.T) {
+	train := TwoCircles(2000, 0.5, 0.08, 1)
+	res, err := Train(train, &Config{P: 256, Seed: 3, SigmaGrid: []float64{0.25, 0.5}, CGrid: []float64{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := res.Spec.Calibration
+	if cal == nil || cal.Outside == 0 || cal.MaxNovelty == 0 {
+		t.Fatalf("calibration %+v, want an out-of-range weight and a novelty threshold", cal)
+	}
+	unknown := func(ds *data.Dataset, shift float32) float64 {
+		n := 0
+		x := make([]float32, ds.D)
+		for i := range ds.N {
+			copy(x, ds.Row(i))
+			x[0] += shift
+			o, err := res.Model.PredictOutcome(nil, nil, x, res.Model.Thresholds())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Unknown {
+				n++
+			}
+		}
+		return 100 * float64(n) / float64(ds.N)
+	}
+	test := TwoCircles(2000, 0.5, 0.08, 2)
+	same, moved := unknown(test, 0), unknown(test, 3)
+	t.Logf("out-of-range weight %d, maximum novelty %d: unknown %.1f%% of like windows, %.1f%% with feature 0 moved by 3", cal.Outside, cal.MaxNovelty, same, moved)
+	if same > 5 || moved < 95 {
+		t.Errorf("unknown %.1f%% of windows like the training data (want ≤ 5%%), %.1f%% past the range (want ≥ 95%%)", same, moved)
+	}
+	// Without the term the same model misses most of the moved windows:
+	// the clipped feature looks like the edge of the training data.
+	spec := *res.Spec
+	plain := *cal
+	plain.Outside = 0
+	spec.Calibration = &plain
+	m, err := inference.New(&spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Model = m
+	if got := unknown(test, 3); got >= moved {
+		t.Errorf("without the out-of-range term %.1f%% unknown, with it %.1f%%: the term adds nothing here", got, moved)
+	}
+}
+
+// TestOutsideWeight: the fingerprint novelty's spread (99th percentile
+// less median), bounded; 160 without a fingerprint.
+func TestOutsideWeight(t *testing.T) {
+	nov := make([]uint32, 1000)
+	for i := range nov {
+		nov[i] = uint32(1000 + i)
+	}
+	if got := outsideWeight(nov); got != 1990-1500 {
+		t.Errorf("weight %d, want %d", got, 1990-1500)
+	}
+	if got := outsideWeight(nil); got != 160 {
+		t.Errorf("no fingerprint: weight %d, want 160", got)
+	}
+	if got := outsideWeight([]uint32{5, 5, 5}); got != 16 {
+		t.Errorf("flat novelty: weight %d, want the floor 16", got)
+	}
+	if got := outsideWeight([]uint32{0, 0, 100000}); got != inference.MaxOutsideWeight {
+		t.Errorf("weight %d, want the cap %d", got, inference.MaxOutsideWeight)
+	}
+}
+
+// TestHeldOutECE: cross-fitted on alternate halves, the calibration of
+// rows drawn with a known accuracy curve is close to calibrated, and far
+// better than a softmax that claims 99% everywhere; too few rows give no
+// figure.
+func TestHeldOutECE(t *testing.T) {
+	acc := func(m float32) float64 { return 0.5 + 0.5*(1-math.Exp(-2*float64(m))) }
+	held := heldFrom(6, 4000, acc)
+	for i := range held {
+		held[i].soft = 0.99
+	}
+	shipped, raw, ok := heldOutECE(held, 0.02)
+	if !ok || shipped > 3 || raw < 15 {
+		t.Errorf("held-out ECE %.2f%% (want ≤ 3), softmax %.2f%% (want ≥ 15), ok %v", shipped, raw, ok)
+	}
+	if _, _, ok := heldOutECE(held[:2*minCalibrationRows-2], 0.02); ok {
+		t.Error("a figure from halves too small to calibrate")
 	}
 }

@@ -46,6 +46,7 @@ func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
 	pred := make([]int32, ds.N)
 	loss := make([]float64, ds.N)
 	margins := make([]float32, ds.N)
+	soft := make([]float32, ds.N)
 	var wg sync.WaitGroup
 	for g := range workers {
 		wg.Add(1)
@@ -57,6 +58,7 @@ func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
 				pred[i] = int32(c)
 				loss[i] = hinge(scores, int(ds.Y[i]))
 				margins[i] = margin(scores, c)
+				soft[i] = float32(softmaxTop(scores, c))
 			}
 		}()
 	}
@@ -65,7 +67,7 @@ func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
 		t.confusion[y][pred[i]]++
 		t.loss[y] += loss[i]
 		t.predicted[int(pred[i])]++
-		t.held = append(t.held, heldOut{margins[i], y == pred[i]})
+		t.held = append(t.held, heldOut{margins[i], y == pred[i], soft[i]})
 	}
 }
 

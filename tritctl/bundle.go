@@ -480,8 +480,12 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 			for i, e := range c.Edges {
 				edges[i] = strconv.FormatFloat(float64(e), 'g', 4, 32)
 			}
-			row("calibration", "%d margin bins (edges %s), confidence %s; unknown below %.1f%% confidence or above novelty %d (0: never)",
-				len(c.Confidence), orDash(strings.Join(edges, " ")), strings.Join(conf, " "), 100*float64(c.MinConfidence)/255, c.MaxNovelty)
+			novelty := "fingerprint bits"
+			if c.Outside > 0 {
+				novelty = fmt.Sprintf("fingerprint bits, and %d to %d per feature past its training range", c.Outside, 2*int(c.Outside))
+			}
+			row("calibration", "%d margin bins (edges %s), confidence %s; unknown below %.1f%% confidence or above novelty %d (0: never; novelty of the %s)",
+				len(c.Confidence), orDash(strings.Join(edges, " ")), strings.Join(conf, " "), 100*float64(c.MinConfidence)/255, c.MaxNovelty, novelty)
 		}
 		keys := slices.Sorted(maps.Keys(b.Info))
 		if len(keys) == 0 {

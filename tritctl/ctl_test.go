@@ -79,7 +79,7 @@ func TestTrainThenEvalJSON(t *testing.T) {
 	// The search's validation rows calibrated the model: eval reports
 	// confidence and unknown, with the bundle's thresholds or overrides.
 	c := e.Confidence
-	if c == nil || !c.Calibrated || c.Coverage < 90 || c.Coverage > 100 || len(c.Curve) != 8 || len(c.Segments) != 4 || c.Answered < c.Accuracy-1e-9 {
+	if c == nil || !c.Calibrated || c.Coverage < 90 || c.Coverage > 100 || len(c.Curve) != 8 || len(c.Segments) != 10 || c.Answered < c.Accuracy-1e-9 {
 		t.Fatalf("eval confidence %+v", c)
 	}
 	for _, o := range []struct {

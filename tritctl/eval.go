@@ -70,7 +70,7 @@ coverage (windows answered), accuracy on the answered windows, how many
 were unknown on confidence and on novelty, the expected calibration error
 of the shipped confidence beside that of the raw scores' softmax, the
 reliability per confidence value, accuracy at coverages from 100% down to
-50%, and the unknown rate per quarter of the rows. --min-confidence and
+50%, and the unknown rate per tenth of the rows. --min-confidence and
 --max-novelty replace the bundle's thresholds, as an agent's config can.`,
 		Example: `  tritctl eval room.trit room-next-week.csv          # read as the model's training file was
   tritctl eval room.trit next.csv --label-column Occupancy --json
@@ -173,7 +173,7 @@ func printConfidence(w io.Writer, r *training.ConfidenceReport) {
 	for _, p := range r.Curve {
 		fmt.Fprintf(w, " %.0f%% → %.2f%%;", p.Coverage, p.Accuracy)
 	}
-	fmt.Fprint(w, "\n  unknown by quarter of the rows:")
+	fmt.Fprint(w, "\n  unknown by tenth of the rows:")
 	for _, u := range r.Segments {
 		fmt.Fprintf(w, " %.2f%%", u)
 	}

@@ -11,17 +11,32 @@ import (
 // model has a calibration exactly when its bundle is format 5), between
 // the fingerprint and the info sections:
 //
-//	bins n (u8, 1..MaxCalibrationBins) | n−1 edges (f32, finite, ≥ 0,
+//	bins n and flags (u8: n = the low 5 bits, 1..MaxCalibrationBins;
+//	bit 7: an out-of-range weight follows the maximum novelty; bits 5
+//	and 6 zero) | n−1 edges (f32, finite, ≥ 0,
 //	not −0, strictly ascending) | n confidences (u8, strictly ascending) |
 //	minimum confidence (u8; 0 = never unknown on confidence) | maximum
 //	novelty (uvarint; 0 = never unknown on novelty, else only with a
-//	fingerprint, at most 255·MaxFingerprint)
+//	fingerprint or an out-of-range weight, at most maxNovelty) | with
+//	bit 7 only: the out-of-range weight W (uvarint, 1..MaxOutsideWeight)
 //
-// 1 + 4(n−1) + n + 1 + 1..3 bytes: 12 bins cost 60 to 62 bytes.
+// 1 + 4(n−1) + n + 1 + 1..4 (+ 1..2) bytes: 12 bins cost at most 65
+// bytes. A bundle without bit 7 (the first format-5 bundles) decodes and
+// predicts as before.
 
-// maxNovelty bounds the novelty threshold: no window's novelty exceeds
-// 1,024 columns of at most 144 (Surprisal[0]) each.
-const maxNovelty = 255 * inference.MaxFingerprint
+// maxNovelty bounds the novelty threshold of a model with d features: no
+// window's novelty exceeds 1,024 columns of at most 144 (Surprisal[0])
+// each, plus d features of at most 2·MaxOutsideWeight.
+func maxNovelty(d int) uint64 {
+	return 255*uint64(inference.MaxFingerprint) + 2*inference.MaxOutsideWeight*uint64(d)
+}
+
+// calibrationOutside is the bins byte's flag for an out-of-range weight
+// (Calibration.Outside); calibrationBins masks the count.
+const (
+	calibrationOutside = 0x80
+	calibrationBins    = 0x1f
+)
 
 // calibrationFormat is the format that carries a calibration.
 const calibrationFormat = 5
@@ -37,21 +52,34 @@ func formatFor(spec *inference.ModelSpec) int {
 
 // appendCalibration writes the calibration section of c (not nil).
 func appendCalibration(out []byte, c *inference.Calibration) []byte {
-	out = append(out, byte(len(c.Confidence)))
+	n := byte(len(c.Confidence))
+	if c.Outside > 0 {
+		n |= calibrationOutside
+	}
+	out = append(out, n)
 	for _, e := range c.Edges {
 		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e))
 	}
 	out = append(out, c.Confidence...)
 	out = append(out, c.MinConfidence)
-	return binary.AppendUvarint(out, uint64(c.MaxNovelty))
+	out = binary.AppendUvarint(out, uint64(c.MaxNovelty))
+	if c.Outside > 0 {
+		out = binary.AppendUvarint(out, uint64(c.Outside))
+	}
+	return out
 }
 
-// calibration reads the calibration section of a model with (or without)
-// a fingerprint.
-func (r *reader) calibration(fingerprint bool) *inference.Calibration {
+// calibration reads the calibration section of a model with d features
+// and (or without) a fingerprint.
+func (r *reader) calibration(d int, fingerprint bool) *inference.Calibration {
 	at := r.pos
-	n := int(r.u8("calibration bins"))
-	if r.err == nil && (n < 1 || n > inference.MaxCalibrationBins) {
+	flags := r.u8("calibration bins")
+	n := int(flags & calibrationBins)
+	switch {
+	case r.err != nil:
+	case flags&^(calibrationBins|calibrationOutside) != 0:
+		r.fail(ErrInvalid, at, "calibration bins byte %#02x sets bits 5 or 6, which no format-5 writer uses", flags)
+	case n < 1 || n > inference.MaxCalibrationBins:
 		r.fail(ErrInvalid, at, "%d calibration bins, want 1..%d", n, inference.MaxCalibrationBins)
 	}
 	if r.err != nil {
@@ -81,13 +109,21 @@ func (r *reader) calibration(fingerprint bool) *inference.Calibration {
 	c.MinConfidence = r.u8("minimum confidence")
 	at = r.pos
 	nov := r.uvarint("maximum novelty")
+	if flags&calibrationOutside != 0 {
+		at := r.pos
+		w := r.uvarint("out-of-range weight")
+		if r.err == nil && (w < 1 || w > inference.MaxOutsideWeight) {
+			r.fail(ErrInvalid, at, "out-of-range weight %d, want 1..%d", w, inference.MaxOutsideWeight)
+		}
+		c.Outside = uint16(w)
+	}
 	switch {
 	case r.err != nil:
 		return nil
-	case nov > maxNovelty:
-		r.fail(ErrInvalid, at, "maximum novelty %d, at most %d", nov, maxNovelty)
-	case nov > 0 && !fingerprint:
-		r.fail(ErrInvalid, at, "maximum novelty %d without a fingerprint to measure it", nov)
+	case nov > maxNovelty(d):
+		r.fail(ErrInvalid, at, "maximum novelty %d, at most %d", nov, maxNovelty(d))
+	case nov > 0 && !fingerprint && c.Outside == 0:
+		r.fail(ErrInvalid, at, "maximum novelty %d without a fingerprint or the out-of-range term to measure it", nov)
 	}
 	c.MaxNovelty = uint32(nov)
 	return c

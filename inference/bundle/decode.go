@@ -372,7 +372,7 @@ func parse(data []byte) (*Bundle, *layout, error) {
 		end()
 		if format >= calibrationFormat {
 			begin("calibration")
-			cal = r.calibration(fp != nil)
+			cal = r.calibration(d, fp != nil)
 			end()
 		}
 		begin("info")

@@ -100,7 +100,13 @@ func TestFormat5Refused(t *testing.T) {
 		{"03 0000c07f 00000040 64 b4 fa b4 ac02", "calibration", "edge 0 is NaN"},
 		{"03 0000003f 0000807f 64 b4 fa b4 ac02", "calibration", "edge 1 is +Inf"},
 		{"03 0000003f 00000040 64 fa fa b4 ac02", "calibration", "bin 2's confidence 250 is not above"},
-		{"03 0000003f 00000040 64 b4 fa b4 8182 10", "calibration", "maximum novelty 262401, at most 261120"},
+		{"03 0000003f 00000040 64 b4 fa b4 fdf710", "calibration", "maximum novelty 277501, at most 277500"}, // 255·1,024 + 2·4,095·2 features
+		{"43 0000003f 00000040 64 b4 fa b4 ac02", "calibration", "sets bits 5 or 6"},
+		{"a3 0000003f 00000040 64 b4 fa b4 ac02", "calibration", "sets bits 5 or 6"},
+		{"80 0000003f 00000040 64 b4 fa b4 ac02", "calibration", "0 calibration bins"},
+		{"83 0000003f 00000040 64 b4 fa b4 ac02 00", "calibration", "out-of-range weight 0, want 1..4095"},
+		{"83 0000003f 00000040 64 b4 fa b4 ac02 8020", "calibration", "out-of-range weight 4096, want 1..4095"},
+		{"83 0000003f 00000040 64 b4 fa b4 ac02", "calibration", "out-of-range weight"}, // runs into the info,
 	} {
 		bad := replaceSection(t, good, "calibration", unhex(t, c.name))
 		_, err := Decode(bad, &DecodeOptions{AllowUnsigned: true, Now: func() time.Time { return testCreated }})
@@ -115,6 +121,19 @@ func TestFormat5Refused(t *testing.T) {
 	if _, err := Decode(bad, &DecodeOptions{AllowUnsigned: true, Now: func() time.Time { return testCreated }}); err == nil || !strings.Contains(err.Error(), "without a fingerprint") {
 		t.Errorf("novelty without a fingerprint: %v", err)
 	}
+	// With the out-of-range bit (0x80) it needs none: the features' own
+	// training ranges measure novelty.
+	ok := replaceSection(t, np, "calibration", unhex(t, "83 0000003f 00000040 64 b4 fa b4 05 a001"))
+	b, err := Decode(ok, &DecodeOptions{AllowUnsigned: true, Now: func() time.Time { return testCreated }})
+	if err != nil {
+		t.Fatalf("novelty without a fingerprint, out-of-range bit set: %v", err)
+	}
+	if c := b.Spec.Calibration; c.Outside != 160 || c.MaxNovelty != 5 || len(c.Confidence) != 3 {
+		t.Errorf("decoded %+v, want out-of-range weight 160, 3 bins, maximum novelty 5", c)
+	}
+	if again, err := Encode(b); err != nil || !bytes.Equal(again, ok) {
+		t.Errorf("re-encoding the out-of-range calibration: %v, same bytes %v", err, bytes.Equal(again, ok))
+	}
 	// Format 5's planes byte: 0 and 5 are refused.
 	trees := encodeTiny(t, calibrated(tinyTreeSpec(t)))
 	for _, p := range []string{"00", "05"} {
@@ -127,7 +146,7 @@ func TestFormat5Refused(t *testing.T) {
 	// version check is the same code with FormatVersion 4.
 	v6 := bytes.Clone(good)
 	v6[4] = 6
-	_, err := Decode(v6, &DecodeOptions{AllowUnsigned: true})
+	_, err = Decode(v6, &DecodeOptions{AllowUnsigned: true})
 	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "format version 6, this decoder reads 1 to 5") {
 		t.Errorf("format 6: %v", err)
 	}
@@ -160,6 +179,9 @@ var goldenV5Cases = []struct {
 }{
 	{"sensor-v5", 12, shape{d: 5, classes: 3, thresholds: 32, zeroFrac: 0.3, clip: true}},
 	{"machine-v5", 15, shape{d: 12, p: 128, classes: 2, thresholds: 2, trees: 16, depth: 3, rho: 2, zeroFrac: 0.3, clip: true}},
+	// Outside: the novelty adds the out-of-range term (the inputs reach
+	// half a range past either end).
+	{"sensor-v5-outside", 12, shape{d: 5, classes: 3, thresholds: 32, zeroFrac: 0.3, clip: true}},
 }
 
 func goldenV5Bundle(t *testing.T, seed uint64, s shape, name string) *Bundle {
@@ -186,6 +208,22 @@ func goldenV5Bundle(t *testing.T, seed uint64, s shape, name string) *Bundle {
 	slices.Sort(margins)
 	slices.Sort(novelty)
 	cal := &inference.Calibration{MinConfidence: 120, MaxNovelty: novelty[len(novelty)*3/4]}
+	if strings.HasSuffix(name, "-outside") {
+		// The threshold from the novelty with the out-of-range term.
+		cal.Outside = 300
+		spec.Calibration = &inference.Calibration{Confidence: []uint8{1}, Outside: cal.Outside}
+		m, err := inference.New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		novelty = novelty[:0]
+		for _, x := range goldenV2Inputs(spec.Scaler, 64) {
+			o, _ := m.PredictOutcome(nil, nil, x, inference.Thresholds{})
+			novelty = append(novelty, o.Novelty)
+		}
+		slices.Sort(novelty)
+		cal.MaxNovelty = novelty[len(novelty)*3/4]
+	}
 	for k := 1; k < 6; k++ {
 		if e := margins[k*len(margins)/6]; len(cal.Edges) == 0 || e > cal.Edges[len(cal.Edges)-1] {
 			cal.Edges = append(cal.Edges, e)

@@ -9,7 +9,9 @@ foldK_valid.npy (int32 row indices into the training rows: trit's validation
 folds, the latest rows for time series) and meta.json. Every peer is tuned on
 those folds by mean balanced accuracy (trit's selection criterion), refitted
 with the chosen settings on all training rows (as trit's final fit is) and
-evaluated once on the test rows. Results go to DIR/results.json.
+evaluated once on the test rows. Results go to DIR/results.json. For
+mlp-int8 they include its softmax confidence's accuracy-vs-coverage curve
+and calibration error on the test rows, beside trit's calibrated ones.
 
 Bytes as stored on a gateway (benchmark/budget.go has the same formulas):
   scaler      4·d           float16 low and high per feature, as in trit's bundle
@@ -124,14 +126,52 @@ def quantise(w):
     return q, scale
 
 
-def mlp_int8_predict(model, X):
+def mlp_int8_outputs(model, X):
     """The quantised forward pass: int8 weights × scale, float32 biases, ReLU."""
     (w1, w2), (b1, b2) = model.coefs_, model.intercepts_
     q1, s1 = quantise(w1)
     q2, s2 = quantise(w2)
     h = np.maximum(0, (X @ q1.astype(np.float32)) * s1 + b1.astype(np.float32))
-    o = (h @ q2.astype(np.float32)) * s2 + b2.astype(np.float32)
-    return decide(model, o)
+    return (h @ q2.astype(np.float32)) * s2 + b2.astype(np.float32)
+
+
+def mlp_int8_predict(model, X):
+    return decide(model, mlp_int8_outputs(model, X))
+
+
+def softmax_confidence(o):
+    """The int8 network's own confidence: the predicted class's softmax
+    share (the logistic of the one logit for two classes)."""
+    o = o.astype(np.float64)
+    if o.shape[1] == 1:
+        p = 1 / (1 + np.exp(-np.abs(o[:, 0])))
+        return p
+    z = np.exp(o - o.max(axis=1, keepdims=True))
+    return (z / z.sum(axis=1, keepdims=True)).max(axis=1)
+
+
+# The coverages and ECE bins of trit's ConfidenceReport
+# (training/calibrate_eval.go), so the two curves line up.
+COVERAGES = [100, 98, 95, 90, 80, 70, 60, 50]
+ECE_BINS = 15
+
+
+def confidence_report(conf, correct):
+    """Accuracy on the most confident windows at each coverage (ties in
+    row order, as trit's stable sort) and the expected calibration error,
+    percent."""
+    order = np.argsort(-conf, kind="stable")
+    curve = []
+    for cov in COVERAGES:
+        n = max(1, int(round(cov / 100 * len(conf))))
+        curve.append({"coverage": cov, "accuracy": 100 * float(np.mean(correct[order[:n]]))})
+    b = np.minimum(ECE_BINS - 1, (conf * ECE_BINS).astype(int))
+    e = 0.0
+    for k in range(ECE_BINS):
+        i = b == k
+        if i.any():
+            e += i.mean() * abs(correct[i].mean() - conf[i].mean())
+    return curve, 100 * e
 
 
 def decide(model, o):
@@ -239,10 +279,13 @@ def mlp(D, budget, alpha=None):
     notes = D.notes_tune + D.notes_fit
     if m.n_iter_ >= MLP_ITER:
         notes = notes + ["stopped at %d epochs" % MLP_ITER]
-    r = result(D, "mlp-int8", budget, mlp_int8_predict(m, D.Xt), mlp_bytes(D.d, D.c, h),
+    o = mlp_int8_outputs(m, D.Xt)
+    pred = decide(m, o)
+    r = result(D, "mlp-int8", budget, pred, mlp_bytes(D.d, D.c, h),
                "h·(d+k) + 8·(h+k) + 4·d", t2 - t0, t2 - t1,
                {"hidden": h, "alpha": alpha, "epochs": int(m.n_iter_),
                 "validation_balanced": best[0] if best else None}, notes, len(D.fit))
+    r["accuracy_vs_coverage"], r["ece"] = confidence_report(softmax_confidence(o), (pred == D.yt).astype(np.float64))
     return r, alpha
 
 
