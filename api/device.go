@@ -54,9 +54,13 @@ type Device struct {
 	// was applied too: a copy of a report (several fleet replicas each
 	// receiving it, a QoS 1 redelivery) is not counted again, while reports
 	// that arrive out of order still are.
+	// An agent's sequence runs on across its MQTT sessions (one process),
+	// so the window does too: TelemetryFrom is the session it began in
+	// (0 on records written before 0.5.0: TelemetrySession's).
 	TelemetrySession uint64 `json:"telemetry_session,omitempty"`
 	TelemetrySeq     uint64 `json:"telemetry_seq,omitempty"`
 	TelemetryWindow  uint64 `json:"telemetry_window,omitempty"`
+	TelemetryFrom    uint64 `json:"telemetry_from,omitempty"`
 	// LastSeq is the highest deployment command sequence sent to the device;
 	// the next command carries LastSeq+1.
 	LastSeq uint64 `json:"last_seq,omitempty"`

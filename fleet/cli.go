@@ -160,8 +160,12 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if eb != nil {
 		conn.setCredentials(eb.FleetCredentials())
 	}
+	pub, feed, err := withNATS(&mc, cfg.Fleet, cfg.Replica, conn, log)
+	if err != nil {
+		return err
+	}
 	reg := NewRegistry(db, trusted, 0, nil)
-	svc, err := NewService(db, reg, cfg.Fleet, conn, cmdKey,
+	svc, err := NewService(db, reg, cfg.Fleet, pub, cmdKey,
 		&Options{Queue: cfg.MQTT.Queue, CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Reconcile: cfg.Rollouts.Reconcile.Duration, Logger: log,
 			Replica: cfg.Replica, LeaseTTL: cfg.Rollouts.LeaseTTL.Duration, TrainingDir: cfg.Training.DataDir,
 			DriftAlert: cfg.Alerts.Drift, UnknownAlert: cfg.Alerts.Unknown, Audit: cfg.Audit.limits(),
@@ -176,10 +180,20 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if eb != nil { // the broker's per-device limit counts go to the devices' records
 		svc.CountLimitedBy(eb.TakeLimited)
 	}
-	if err := conn.Connect(svc.Subscriptions(), svc.Deliver, svc.Resync); err != nil {
+	filters := svc.Subscriptions()
+	if feed != nil { // device messages come from NATS
+		filters = nil
+	}
+	if err := conn.Connect(filters, svc.Deliver, svc.Resync); err != nil {
 		return err
 	}
 	defer conn.Close()
+	if feed != nil {
+		if err := feed.Start(svc.DeliverAcked); err != nil {
+			return err
+		}
+		defer feed.Close()
+	}
 
 	h, err := svc.Handler(token)
 	if err != nil {

@@ -91,6 +91,14 @@ type MQTTConfig struct {
 	// connection to one fails, the next is tried (docs/FLEET.md "A NATS
 	// cluster"). Not with "embedded".
 	Brokers []string `toml:"brokers"`
+	// NATS are the client addresses (nats://host:4222, tls://host:4222)
+	// of the NATS cluster whose MQTT listener Broker is: the replicas then
+	// take device messages from its JetStream, each message by one replica
+	// (natsfeed.go; docs/FLEET.md "A NATS cluster"), and publish over MQTT.
+	NATS []string `toml:"nats"`
+	// NATSAckWait is how long a message taken from NATS may stay
+	// unacknowledged before it goes to a replica again; default 30s.
+	NATSAckWait Duration `toml:"nats_ack_wait"`
 	// EmbeddedListen is host:port; default DefaultEmbeddedListen.
 	EmbeddedListen string `toml:"embedded_listen"`
 	// EmbeddedCredentials is the file of device credentials (hashed) that
@@ -323,6 +331,9 @@ func (c *Config) setDefaults() error {
 		if strings.HasPrefix(b, "tcp://") != strings.HasPrefix(m.Broker, "tcp://") {
 			return fail("mqtt.brokers", "%q: all addresses use TLS or none does (mqtt.broker is %q)", b, m.Broker)
 		}
+	}
+	if err := m.checkNATS(c.Fleet); err != nil {
+		return err
 	}
 	if (m.CertFile == "") != (m.KeyFile == "") {
 		return fail("mqtt.cert_file", "cert_file and key_file go together")

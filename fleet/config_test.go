@@ -86,6 +86,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add(minimalConfig)
 	f.Add("fleet = 3\n[mqtt]\nbroker = \"embedded\"\n")
 	f.Add("[rollouts]\ntick = \"-1s\"\n")
+	f.Add(strings.Replace(minimalConfig, "[mqtt]\n", "[mqtt]\nnats = [\"tls://n0:4222\", \"tls://n1:4222\"]\nnats_ack_wait = \"5s\"\n", 1))
+	f.Add("fleet = \"a.b\"\n[mqtt]\nbroker = \"tcp://n0:1883\"\nnats = [\"nats://\"]\nnats_ack_wait = \"-1s\"\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		c, err := ParseConfig("fuzz.toml", text)
 		if err != nil {

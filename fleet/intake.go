@@ -14,6 +14,7 @@ import (
 type message struct {
 	topic   string
 	payload []byte
+	ack     func() // nil, or called once the message's effect is stored (DeliverAcked)
 }
 
 // intake is the service's incoming side: the fair queue of device messages
@@ -53,12 +54,19 @@ func (s *Service) CountLimitedBy(take func() map[string]api.Limited) {
 // trit_fleet_dropped_messages_total, and logged at most once a minute with
 // the counts (devices re-send unacknowledged events, and states are
 // retained).
-func (s *Service) Deliver(topic string, payload []byte) {
+func (s *Service) Deliver(topic string, payload []byte) { s.DeliverAcked(topic, payload, nil) }
+
+// DeliverAcked is Deliver for a source that redelivers what is not
+// acknowledged (NATSFeed): ack, if not nil, is called once the message's
+// effect is stored, or once it is dropped as invalid. A message dropped
+// because the queue is full, or whose store transaction failed, is not
+// acknowledged, so it comes again.
+func (s *Service) DeliverAcked(topic string, payload []byte, ack func()) {
 	device := "" // a topic the decoder will refuse shares one queue
 	if t, err := wire.ParseTopic(topic); err == nil {
 		device = t.Device
 	}
-	dropped := s.in.q.push(device, message{topic: topic, payload: payload})
+	dropped := s.in.q.push(device, message{topic: topic, payload: payload, ack: ack})
 	if dropped == "" {
 		return
 	}
@@ -238,19 +246,24 @@ func (s *Service) decode(m message) *decoded {
 // acknowledged, and the devices re-send their events.
 func (s *Service) handleBatch(batch []message) {
 	var msgs []*decoded
+	var settled, stored []func() // acknowledgements due now, and once the transaction commits
 	for _, m := range batch {
 		d := s.decode(m)
 		switch {
 		case d == nil:
+			settled = append(settled, m.ack) // invalid: no better when sent again
 		case d.response != nil:
 			// Responses go to their waiters; nothing is stored.
 			if !s.reqs.deliver(d.device, d.response) {
 				s.log.Debug("response nobody waits for dropped", "device", d.device, "id", d.response.ID)
 			}
+			settled = append(settled, m.ack)
 		default:
 			msgs = append(msgs, d)
+			stored = append(stored, m.ack)
 		}
 	}
+	ackAll(settled)
 	now := s.opt.Now()
 	limited := s.in.takeLimited(now)
 	if len(msgs) == 0 && len(limited) == 0 {
@@ -398,6 +411,7 @@ func (s *Service) handleBatch(batch []message) {
 		s.log.Error("storing device messages failed; events not acknowledged, devices will re-send them", "messages", len(msgs), "err", err)
 		return
 	}
+	ackAll(stored)
 	for _, ds := range finished {
 		s.metrics.finished(ds)
 	}
@@ -419,6 +433,15 @@ func (s *Service) handleBatch(batch []message) {
 			if err != nil {
 				s.log.Warn("ack not sent; the device will re-send its events", "device", device, "err", err)
 			}
+		}
+	}
+}
+
+// ackAll calls every non-nil acknowledgement.
+func ackAll(acks []func()) {
+	for _, ack := range acks {
+		if ack != nil {
+			ack()
 		}
 	}
 }

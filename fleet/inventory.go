@@ -207,17 +207,22 @@ func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time, driftAlert flo
 	d.Drifting = driftAlert > 0 && d.Drift != nil && d.Drift.Score >= driftAlert
 }
 
-// Telemetry copies. A report is identified by (session, seq); the record
-// keeps the latest session's highest sequence applied and a window of the
-// 64 below it (an anti-replay window, as IPsec's): a report of that session
-// whose bit is set is a copy. Reports may arrive out of order (the fleet
-// handles messages concurrently), so "at or below the highest" alone would
-// drop real ones. Not caught: a copy of a report of an earlier session, or
-// more than 64 below the highest — both are applied again.
+// Telemetry copies. A report is identified by (session, seq); an agent's
+// seq counts from 1 per process and runs on across its sessions
+// (docs/PROTOCOL.md). The record keeps the highest sequence applied and a
+// window of the 64 below it (an anti-replay window, as IPsec's), for the
+// sessions from TelemetryFrom to TelemetrySession: a report of those
+// sessions whose bit is set is a copy. Reports may arrive out of order
+// (replicas handle messages concurrently; a redelivery comes late), so
+// "at or below the highest" alone would drop real ones. A report of a
+// later session with a higher sequence continues the window (the agent
+// reconnected); one with a lower sequence starts a new window (the agent
+// restarted). Not caught: a copy more than 64 below the highest, or of a
+// session before the window's — both are applied again.
 
 // telemetrySeen reports whether m is a copy of a report already applied.
 func (d *Device) telemetrySeen(m *wire.Telemetry) bool {
-	if m.Session != d.TelemetrySession || d.TelemetrySeq == 0 {
+	if d.TelemetrySeq == 0 || m.Session > d.TelemetrySession || m.Session < d.telemetryFrom() {
 		return false
 	}
 	if m.Seq == d.TelemetrySeq {
@@ -230,15 +235,26 @@ func (d *Device) telemetrySeen(m *wire.Telemetry) bool {
 	return back < 64 && d.TelemetryWindow&(1<<back) != 0
 }
 
+func (d *Device) telemetryFrom() uint64 {
+	if d.TelemetryFrom == 0 {
+		return d.TelemetrySession
+	}
+	return d.TelemetryFrom
+}
+
 // markTelemetry records m as applied (after telemetrySeen said it is not
 // a copy).
 func (d *Device) markTelemetry(m *wire.Telemetry) {
 	switch {
-	case m.Session > d.TelemetrySession:
-		d.TelemetrySession, d.TelemetrySeq, d.TelemetryWindow = m.Session, m.Seq, 0
-	case m.Session < d.TelemetrySession:
-		// an earlier session's report, queued across a reconnection
+	case m.Session > d.TelemetrySession && (d.TelemetrySeq == 0 || m.Seq <= d.TelemetrySeq):
+		// a new process: a new window
+		d.TelemetrySession, d.TelemetryFrom, d.TelemetrySeq, d.TelemetryWindow = m.Session, m.Session, m.Seq, 0
+	case m.Session < d.telemetryFrom():
+		// a session before the window's, queued across a restart
 	case m.Seq > d.TelemetrySeq:
+		if m.Session > d.TelemetrySession { // the same process, reconnected
+			d.TelemetryFrom, d.TelemetrySession = d.telemetryFrom(), m.Session
+		}
 		shift := m.Seq - d.TelemetrySeq // the old highest becomes bit shift-1
 		if d.TelemetrySeq == 0 || shift > 64 {
 			d.TelemetryWindow = 0

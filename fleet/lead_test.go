@@ -155,7 +155,8 @@ func TestReplicasOneLeads(t *testing.T) {
 
 // TestTelemetryCopiesCountedOnce: reports applied in any order count once
 // each; a copy of one (same session and sequence) does not count again,
-// within the 64-report window; a new session starts afresh.
+// within the 64-report window, across the sessions of one agent process;
+// a restarted agent's (lower sequence) starts afresh.
 func TestTelemetryCopiesCountedOnce(t *testing.T) {
 	d := &Device{}
 	apply := func(session, seq uint64) bool {
@@ -182,5 +183,27 @@ func TestTelemetryCopiesCountedOnce(t *testing.T) {
 	}
 	if !apply(2, 1) || apply(2, 1) || !apply(2, 200) || !apply(2, 2) {
 		t.Error("a new session's reports not handled afresh")
+	}
+
+	// One agent process across three sessions: its sequence runs on, and
+	// so does the window; a report of an earlier session that arrives late
+	// counts once.
+	d = &Device{}
+	for _, m := range [][2]uint64{{5, 1}, {5, 2}, {6, 4}, {7, 6}, {5, 3}, {6, 5}} {
+		if !apply(m[0], m[1]) {
+			t.Errorf("report %d of session %d refused as a copy on its first arrival", m[1], m[0])
+		}
+	}
+	for _, m := range [][2]uint64{{5, 1}, {5, 3}, {6, 4}, {6, 5}, {7, 6}} {
+		if apply(m[0], m[1]) {
+			t.Errorf("a copy of report %d of session %d was applied again", m[1], m[0])
+		}
+	}
+	if d.TelemetryFrom != 5 || d.TelemetrySession != 7 || d.TelemetrySeq != 6 || d.TelemetryWindow != 0b11111 {
+		t.Errorf("record %d–%d, highest %d, window %b; want sessions 5–7, 6, 11111", d.TelemetryFrom, d.TelemetrySession, d.TelemetrySeq, d.TelemetryWindow)
+	}
+	// The agent restarted: its sequence starts again, in a new window.
+	if !apply(8, 1) || apply(8, 1) || d.TelemetryFrom != 8 {
+		t.Errorf("a restarted agent's first report: record %+v", d)
 	}
 }

@@ -65,6 +65,9 @@ var exclusive = map[string]string{
 var exclusivePackage = map[string]string{
 	// The PostgreSQL store is its own package, the only one on pgx.
 	"github.com/jackc/pgx": "store/postgres",
+	// NATS's own client is one broker adapter's: the fleet's NATS feed
+	// (agents speak MQTT only).
+	"github.com/nats-io": "fleet",
 }
 
 // reachableFrom maps a third-party import path prefix to the only project

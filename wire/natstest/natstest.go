@@ -110,6 +110,19 @@ func (c *Cluster) MQTTURLs() []string {
 	return out
 }
 
+// NATSURLs lists every node's client address, nats://127.0.0.1:port.
+func (c *Cluster) NATSURLs() []string {
+	var out []string
+	for _, nd := range c.nodes {
+		out = append(out, nd.NATSURL())
+	}
+	return out
+}
+
+// NATSURL is the node's client (NATS protocol) address,
+// nats://127.0.0.1:port.
+func (nd *Node) NATSURL() string { return "nats://127.0.0.1:" + strconv.Itoa(nd.client) }
+
 // MQTTURL is the node's MQTT address, tcp://127.0.0.1:port.
 func (nd *Node) MQTTURL() string { return "tcp://127.0.0.1:" + strconv.Itoa(nd.mqtt) }
 

@@ -1,0 +1,295 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+	"github.com/trit-iot/trit/wire/natstest"
+)
+
+// failingStore fails every Update while fail is set.
+type failingStore struct {
+	Store
+	fail atomic.Bool
+}
+
+func (s *failingStore) Update(fn func(tx store.Tx) error) error {
+	if s.fail.Load() {
+		return errors.New("disk on fire")
+	}
+	return s.Store.Update(fn)
+}
+
+// TestDeliverAckedAfterCommit: a message from a feed that redelivers
+// (DeliverAcked) is acknowledged once its effect is stored, not before;
+// not when the transaction fails (so it comes again); and at once when it
+// is invalid (it would be no better the next time).
+func TestDeliverAckedAfterCommit(t *testing.T) {
+	db := &failingStore{Store: openStore(t)}
+	f := newFixtureOn(t, db)
+	var acks atomic.Int64
+	ack := func() { acks.Add(1) }
+	tel := func(seq uint64) []byte {
+		raw, err := (&wire.Telemetry{Device: "gw-1", Session: 1, Seq: seq, From: 1, To: 2, Predictions: 1}).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	f.svc.DeliverAcked(f.svc.Topics().Telemetry("gw-1"), tel(1), ack)
+	if n := acks.Load(); n != 0 {
+		t.Fatalf("%d acks before the message was handled", n)
+	}
+	f.svc.Drain()
+	if n := acks.Load(); n != 1 {
+		t.Fatalf("%d acks after the message was stored, want 1", n)
+	}
+	db.fail.Store(true)
+	f.svc.DeliverAcked(f.svc.Topics().Telemetry("gw-1"), tel(2), ack)
+	f.svc.Drain()
+	if n := acks.Load(); n != 1 {
+		t.Fatalf("a message whose transaction failed was acknowledged (%d acks)", n)
+	}
+	f.svc.DeliverAcked(f.svc.Topics().Telemetry("gw-1"), []byte("{not telemetry"), ack)
+	f.svc.Drain()
+	if n := acks.Load(); n != 2 {
+		t.Fatalf("an invalid message: %d acks, want 2 (dropped for good)", n)
+	}
+	db.fail.Store(false)
+	f.svc.DeliverAcked(f.svc.Topics().Telemetry("gw-1"), tel(2), ack) // the redelivery
+	f.svc.Drain()
+	if n, p := acks.Load(), f.predictions(t, "gw-1"); n != 3 || p != 2 {
+		t.Fatalf("after the redelivery: %d acks, %d reports applied; want 3 and 2", n, p)
+	}
+}
+
+// natsReplica is one service of TestNATSFeedSharesDeviceMessages with its
+// feed; it counts the telemetry sequences delivered to it.
+type natsReplica struct {
+	f    *fixture
+	feed *NATSFeed
+	hold atomic.Bool // take messages and never handle them: a replica that hangs
+
+	mu   sync.Mutex
+	got  map[uint64]int // sequence → deliveries
+	held []uint64
+}
+
+func startNATSReplica(t *testing.T, db Store, name, url string) *natsReplica {
+	t.Helper()
+	r := &natsReplica{f: newFixtureOn(t, db, func(o *Options) { o.Replica = name }), got: map[uint64]int{}}
+	m := &MQTTConfig{NATS: []string{url}, Timeout: Duration{Duration: 10 * time.Second}, NATSAckWait: Duration{Duration: time.Second}}
+	feed, err := NewNATSFeed(m, "f", name, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.feed = feed
+	err = feed.Start(func(topic string, payload []byte, ack func()) {
+		if tm, err := wire.DecodeTelemetry(payload); err == nil {
+			r.mu.Lock()
+			r.got[tm.Seq]++
+			if r.hold.Load() {
+				r.held = append(r.held, tm.Seq)
+			}
+			r.mu.Unlock()
+		}
+		if !r.hold.Load() {
+			r.f.svc.DeliverAcked(topic, payload, ack)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(feed.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { // the service loop's message side
+		for ctx.Err() == nil {
+			r.f.svc.Drain()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return r
+}
+
+func (r *natsReplica) deliveries(seq uint64) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.got[seq]
+}
+
+// TestNATSFeedSharesDeviceMessages: two replicas on one database take a
+// device's telemetry from a three-node NATS cluster through the shared
+// consumers. Each report, published over MQTT (QoS 1) on another node,
+// is delivered to exactly one replica, both replicas get a share, and the
+// store applies each once. Then one replica hangs: it takes reports and
+// never acknowledges them, and closes; the server hands what it held to
+// the other after the ack wait, and nothing is lost.
+func TestNATSFeedSharesDeviceMessages(t *testing.T) {
+	c := natstest.Start(t, 3)
+	db := openPostgres(t)
+	// nats-server creates its MQTT streams at the first MQTT connection:
+	// the device's comes first (trit-fleet's own MQTT connection does in
+	// Serve).
+	dev := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(c.Node(2).MQTTURL()).SetClientID("gw-1").SetCleanSession(false))
+	if tok := dev.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("device connect: %v", tok.Error())
+	}
+	defer dev.Disconnect(100)
+	a := startNATSReplica(t, db, "a", c.Node(0).NATSURL())
+	b := startNATSReplica(t, db, "b", c.Node(1).NATSURL())
+	topics, _ := wire.NewTopics("f")
+	publish := func(from, to uint64) {
+		t.Helper()
+		for seq := from; seq <= to; seq++ {
+			raw, _ := (&wire.Telemetry{Device: "gw-1", Session: 1, Seq: seq, From: 1, To: 2, Predictions: 1}).Marshal()
+			if tok := dev.Publish(topics.Telemetry("gw-1"), 1, false, raw); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+				t.Fatalf("publish %d: %v", seq, tok.Error())
+			}
+		}
+	}
+	applied := func(want uint64) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var p uint64
+			if ds, err := Devices(a.f.db); err == nil && len(ds) == 1 {
+				p = ds[0].Predictions
+			}
+			if p == want {
+				return
+			} else if p > want || time.Now().After(deadline) {
+				t.Fatalf("the store applied %d reports, want %d", p, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	const n = 300
+	publish(1, n)
+	applied(n)
+	var toA, toB int
+	for seq := uint64(1); seq <= n; seq++ {
+		da, db := a.deliveries(seq), b.deliveries(seq)
+		if da+db != 1 {
+			t.Errorf("report %d delivered %d times to a and %d to b, want once in all", seq, da, db)
+		}
+		toA, toB = toA+da, toB+db
+	}
+	if toA == 0 || toB == 0 {
+		t.Errorf("a took %d reports and b %d: the replicas do not share them", toA, toB)
+	}
+	t.Logf("%d reports: %d to replica a, %d to replica b", n, toA, toB)
+
+	// a hangs, then goes away; b takes over what a held.
+	a.hold.Store(true)
+	publish(n+1, 2*n)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a.mu.Lock()
+		held := len(a.held)
+		a.mu.Unlock()
+		if held > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hanging replica took no report: the test proves nothing")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.feed.Close()
+	applied(2 * n)
+	a.mu.Lock()
+	held := append([]uint64(nil), a.held...)
+	a.mu.Unlock()
+	for _, seq := range held {
+		if b.deliveries(seq) != 1 {
+			t.Errorf("report %d, held by the hanging replica, reached b %d times, want once", seq, b.deliveries(seq))
+		}
+	}
+	t.Logf("the hanging replica held %d reports; b took them after the ack wait", len(held))
+	if d := deviceRecord(t, a.f, "gw-1"); d.TelemetrySeq != 2*n || d.TelemetryWindow != ^uint64(0) {
+		t.Errorf("record: highest report %d, window %#x; want %d and every bit", d.TelemetrySeq, d.TelemetryWindow, 2*n)
+	}
+}
+
+func deviceRecord(t *testing.T, f *fixture, id string) Device {
+	t.Helper()
+	ds, err := Devices(f.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		if d.ID == id {
+			return d
+		}
+	}
+	t.Fatalf("no device %s", id)
+	return Device{}
+}
+
+// natsFeedAuth is natsAuth with trit-fleet taking device messages from
+// NATS (mqtt.nats): it may publish the fleet-to-device topics, create and
+// read the fleet's three shared consumers, acknowledge their messages,
+// read replies on its own inbox prefix and subscribe to the devices'
+// responses — nothing else (docs/FLEET.md "A NATS cluster").
+func natsFeedAuth(fleet, fleetPassword string, devices map[string]string) string {
+	var pub, sub []string
+	p := "trit.v1." + fleet + "."
+	pub = append(pub, p+"bundles.*", p+"devices.*.desired", p+"devices.*.acks", p+"devices.*.requests")
+	for _, k := range natsKinds {
+		name := NATSConsumerName(fleet, k)
+		pub = append(pub, "$JS.API.CONSUMER.CREATE."+natsStream+"."+name+".>",
+			"$JS.API.CONSUMER.MSG.NEXT."+natsStream+"."+name, "$JS.ACK."+natsStream+"."+name+".>")
+	}
+	sub = append(sub, NATSInbox+".>", p+"devices.*.responses")
+	q := func(ss []string) string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, fmt.Sprintf("%q", s))
+		}
+		return "[" + strings.Join(out, ", ") + "]"
+	}
+	auth := natsAuth(fleetPassword, devices)
+	old := fmt.Sprintf(`{user: "trit-fleet", password: %q, permissions: {publish: ["trit.v1.>"], subscribe: ["trit.v1.>", "$MQTT.sub.>"]}}`, fleetPassword)
+	if !strings.Contains(auth, old) {
+		panic("natsAuth changed: " + auth)
+	}
+	return strings.Replace(auth, old, fmt.Sprintf(`{user: "trit-fleet", password: %q, permissions: {publish: %s, subscribe: %s}}`, fleetPassword, q(pub), q(sub)), 1)
+}
+
+// TestNATSConfigChecked: mqtt.nats and mqtt.nats_ack_wait are checked
+// when the file is read, each error naming its key.
+func TestNATSConfigChecked(t *testing.T) {
+	const tlsBroker = `broker = "ssl://broker.example:8883"`
+	for _, tc := range []struct{ from, to, key, want string }{
+		{tlsBroker, `broker = "embedded"` + "\nnats = [\"nats://n0:4222\"]", "mqtt.nats", "embedded"},
+		{tlsBroker, tlsBroker + "\nnats = [\"http://n0:4222\"]", "mqtt.nats", "want nats://"},
+		{tlsBroker, tlsBroker + "\nnats = [\"nats://n0:4222\"]", "mqtt.nats", "TLS"},
+		{tlsBroker, `broker = "tcp://n0:1883"` + "\nnats = [\"tls://n0:4222\"]", "mqtt.nats", "TLS"},
+		{tlsBroker, tlsBroker + "\nnats = [\"tls://n0:4222\"]\nnats_ack_wait = \"10ms\"", "mqtt.nats_ack_wait", "1s to 1h"},
+		{tlsBroker, tlsBroker + "\nnats_ack_wait = \"10s\"", "mqtt.nats_ack_wait", "without mqtt.nats"},
+		{"[mqtt]\n", "fleet = \"eu.west\"\n[mqtt]\nnats = [\"tls://n0:4222\"]\n", "fleet", "subject"},
+	} {
+		_, err := ParseConfig("fleet.toml", strings.Replace(minimalConfig, tc.from, tc.to, 1))
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.key+":") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error on %s saying %q", tc.to, err, tc.key, tc.want)
+		}
+	}
+	c, err := ParseConfig("fleet.toml", strings.Replace(minimalConfig, tlsBroker, tlsBroker+"\nnats = [\"tls://n0:4222\", \"tls://n1:4222\"]", 1))
+	if err != nil || len(c.MQTT.NATS) != 2 || c.MQTT.NATSAckWait.Duration != 30*time.Second {
+		t.Fatalf("two TLS addresses: %+v, %v; want them with the 30 s default ack wait", c.MQTT, err)
+	}
+}
