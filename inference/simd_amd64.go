@@ -26,16 +26,22 @@ func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
 func dotAVX2(z, sign, nz []uint64, lut *[32]byte) (agree, differ int)
 
 //go:noescape
-func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, k *simdConsts)
+func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
 
 // simdConsts are bitsAVX2's constants, broadcast to every lane.
 type simdConsts struct {
 	invTwoPi float64 // 1/(2π) as bit() rounds it
 	magic    float64 // roundMagic
 	absMask  uint64  // clears the sign bit
+	// The float32 first pass's (see bitsGo).
+	invTwoPi32 float32
+	absMask32  uint32
+	one32      float32
+	margin32   float32 // 2⁻²⁰
 }
 
-var bitsConsts = simdConsts{invTwoPi: 1 / (2 * math.Pi), magic: roundMagic, absMask: 1<<63 - 1}
+var bitsConsts = simdConsts{invTwoPi: 1 / (2 * math.Pi), magic: roundMagic, absMask: 1<<63 - 1,
+	invTwoPi32: 1 / (2 * math.Pi), absMask32: 1<<31 - 1, one32: 1, margin32: 0x1p-20}
 
 // haveAVX2 reports whether the CPU and the operating system support AVX2
 // (the OS must save the YMM registers: XCR0 bits 1 and 2).
@@ -79,12 +85,12 @@ func fwhtSIMD(x []float32) bool {
 
 // bitsSIMD writes len(out) words of interval-test bits (see bitsAVX2) with
 // the fast path; it returns false, doing nothing, when there is none.
-func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64) bool {
+func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32) bool {
 	if !simd {
 		return false
 	}
 	n := len(out) * 64
-	bitsAVX2(out, u[:n], scale[:n], turn[:n], half[:n], &bitsConsts)
+	bitsAVX2(out, u[:n], scale[:n], turn[:n], half[:n], t32[:n], h32[:n], &bitsConsts)
 	return true
 }
 

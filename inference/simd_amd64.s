@@ -136,27 +136,39 @@ done:
 	VZEROUPPER
 	RET
 
-// func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, k *simdConsts)
+// func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
 //
 // For each word w of out, bit i is column c = 64w+i: with
 // v = float32(u[c]·scale[c]), q = float64(float64(v)·invTwoPi) + turn[c],
 // f = q − ((q + magic) − magic), the bit is |f| <= half[c]: embedRun's
-// arithmetic, 8 columns at a time (the products are separate
-// instructions, never fused). (q + magic) − magic is q rounded to the
-// nearest integer, ties to even, for |q| < 2⁵¹ (see roundMagic), which is
-// what VROUNDPD $8 computes in one instruction; the two differ at most in
-// the sign of a zero, which |q − r| does not see.
-TEXT ·bitsAVX2(SB), NOSPLIT, $0-128
+// arithmetic. Each group of 8 columns is first decided in float32 (8 lanes,
+// half the bytes): p = v·c32, f' = (p + t32) − round(p + t32), and the bit
+// is |f'| < h32 wherever ||f'| − h32| > m = (|p| + 1)·2⁻²⁰, a bound four
+// times the worst difference between the float32 and float64 phases plus
+// h32's rounding (docs in bitsGo), so the bit is the float64 one. A group
+// with any lane within m (about one column in 2¹⁸ at ordinary phases;
+// every lane of a NaN, infinite or huge phase) is redone in float64, 8
+// columns in two halves, with the Go loop's operations in its order: the
+// products are separate instructions, never fused, and the rounding is
+// (q + magic) − magic as there (VROUNDPD differs from it once |q| >= 2⁵¹,
+// a phase of an absurd input but a float32 one).
+TEXT ·bitsAVX2(SB), NOSPLIT, $0-176
 	MOVQ out_base+0(FP), DI
 	MOVQ out_len+8(FP), DX
 	MOVQ u_base+24(FP), SI
 	MOVQ scale_base+48(FP), R8
 	MOVQ turn_base+72(FP), R9
 	MOVQ half_base+96(FP), R10
-	MOVQ k+120(FP), AX
+	MOVQ t32_base+120(FP), R12
+	MOVQ h32_base+144(FP), R13
+	MOVQ k+168(FP), AX
 	VBROADCASTSD 0(AX), Y15  // invTwoPi
 	VBROADCASTSD 8(AX), Y14  // magic
 	VBROADCASTSD 16(AX), Y13 // abs mask
+	VBROADCASTSS 24(AX), Y12 // c32 = float32(1/2π)
+	VBROADCASTSS 28(AX), Y11 // float32 abs mask
+	VBROADCASTSS 32(AX), Y10 // 1
+	VBROADCASTSS 36(AX), Y9  // 2⁻²⁰
 	TESTQ DX, DX
 	JZ    bitsdone
 
@@ -166,30 +178,30 @@ bitsword:
 
 bitsgroup:
 	VMOVUPS (SI), Y0
-	VMULPS  (R8), Y0, Y0
-	VCVTPS2PD X0, Y1
-	VEXTRACTF128 $1, Y0, X0
-	VCVTPS2PD X0, Y2
-	VMULPD  Y15, Y1, Y1
-	VMULPD  Y15, Y2, Y2
-	VADDPD  (R9), Y1, Y1
-	VADDPD  32(R9), Y2, Y2
-	VROUNDPD $8, Y1, Y3
-	VROUNDPD $8, Y2, Y4
-	VSUBPD  Y3, Y1, Y1
-	VSUBPD  Y4, Y2, Y2
-	VANDPD  Y13, Y1, Y1
-	VANDPD  Y13, Y2, Y2
-	VCMPPD  $2, (R10), Y1, Y1
-	VCMPPD  $2, 32(R10), Y2, Y2
-	VMOVMSKPD Y1, AX
-	VMOVMSKPD Y2, BX
-	SHLQ $4, BX
-	ORQ  BX, AX
+	VMULPS  (R8), Y0, Y0     // v
+	VMULPS  Y12, Y0, Y1      // p = v·c32
+	VADDPS  (R12), Y1, Y2    // p + t32
+	VROUNDPS $8, Y2, Y3
+	VSUBPS  Y3, Y2, Y2       // f'
+	VANDPS  Y11, Y2, Y2      // |f'|
+	VSUBPS  (R13), Y2, Y2    // |f'| − h32: its sign is the bit
+	VANDPS  Y11, Y1, Y1
+	VADDPS  Y10, Y1, Y1
+	VMULPS  Y9, Y1, Y1       // m = (|p| + 1)·2⁻²⁰
+	VANDPS  Y11, Y2, Y3
+	VCMPPS  $0x1E, Y1, Y3, Y3 // decided: ||f'| − h32| > m (false for NaN)
+	VMOVMSKPS Y3, BX
+	CMPL BX, $0xFF
+	JNE  bitsexact
+	VMOVMSKPS Y2, AX
+
+bitsnext:
 	SHLQ CX, AX
 	ORQ  AX, R11
 	ADDQ $32, SI
 	ADDQ $32, R8
+	ADDQ $32, R12
+	ADDQ $32, R13
 	ADDQ $64, R9
 	ADDQ $64, R10
 	ADDQ $8, CX
@@ -203,6 +215,30 @@ bitsgroup:
 bitsdone:
 	VZEROUPPER
 	RET
+
+bitsexact: // v is in Y0
+	VCVTPS2PD X0, Y1
+	VEXTRACTF128 $1, Y0, X0
+	VCVTPS2PD X0, Y2
+	VMULPD  Y15, Y1, Y1
+	VMULPD  Y15, Y2, Y2
+	VADDPD  (R9), Y1, Y1
+	VADDPD  32(R9), Y2, Y2
+	VADDPD  Y14, Y1, Y3
+	VADDPD  Y14, Y2, Y4
+	VSUBPD  Y14, Y3, Y3
+	VSUBPD  Y14, Y4, Y4
+	VSUBPD  Y3, Y1, Y1
+	VSUBPD  Y4, Y2, Y2
+	VANDPD  Y13, Y1, Y1
+	VANDPD  Y13, Y2, Y2
+	VCMPPD  $2, (R10), Y1, Y1
+	VCMPPD  $2, 32(R10), Y2, Y2
+	VMOVMSKPD Y1, AX
+	VMOVMSKPD Y2, BX
+	SHLQ $4, BX
+	ORQ  BX, AX
+	JMP  bitsnext
 
 // func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
 //

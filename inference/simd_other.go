@@ -15,7 +15,9 @@ func fwhtUpperSIMD(x []float32) bool { return false }
 
 func embedSIMD() bool { return false }
 
-func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64) bool { return false }
+func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32) bool {
+	return false
+}
 
 func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) bool { return false }
 

@@ -201,3 +201,80 @@ func TestTernaryDotFastPathMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// The interval test's fast path decides most columns in float32 and the
+// rest in float64 (see bitsGo); this drives both on columns of a real
+// transform: ordinary phases, phases within a few float32 ulps of the
+// interval's ends (where only the float64 pass can decide), huge, NaN
+// and infinite ones.
+func TestIntervalBitsFastPathMatchesReference(t *testing.T) {
+	if !embedSIMD() {
+		t.Skip("no fast interval test on " + simdName)
+	}
+	rnd := rand.New(rand.NewPCG(39, 40))
+	tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 7, Sigma: 1, D: 16, P: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := make([]int32, tr.spec.P)
+	for i := range cols {
+		cols[i] = int32(i)
+	}
+	plan := tr.columnPlan(cols)
+	n := len(cols)
+	u := make([]float32, n)
+	fast, ref := make([]uint64, n/64), make([]uint64, n/64)
+	edges := 0
+	for trial := range 40 {
+		for i := range u {
+			s := float64(plan.scale[i])
+			switch mode := (trial + i) % 8; {
+			case trial%4 == 0 || mode < 2: // an ordinary phase
+				u[i] = float32(rnd.NormFloat64() * 3 / s)
+			case mode < 6: // a phase at an end of the interval, ± a few ulps
+				k := float64(rnd.IntN(9) - 4)
+				end := k + plan.half[i]
+				if mode%2 == 0 {
+					end = k - plan.half[i]
+				}
+				u[i] = float32((end - plan.turn[i]) * 2 * math.Pi / s)
+				for range rnd.IntN(7) - 3 {
+					u[i] = math.Nextafter32(u[i], float32(math.Inf(1)))
+				}
+			case mode == 6: // huge
+				u[i] = float32(rnd.NormFloat64() * math.Exp(rnd.Float64()*80))
+			default:
+				u[i] = [...]float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0}[rnd.IntN(4)]
+			}
+		}
+		clear(ref)
+		bitsGo(ref, u, plan.scale, plan.turn, plan.half)
+		bitsSIMD(fast, u, plan.scale, plan.turn, plan.half, plan.turn32, plan.half32)
+		for w := range fast {
+			if fast[w] != ref[w] {
+				for b := range 64 {
+					if i := 64*w + b; fast[w]>>b&1 != ref[w]>>b&1 {
+						v := float32(u[i] * plan.scale[i])
+						p := float32(v * float32(1/(2*math.Pi)))
+						q := float32(p + plan.turn32[i])
+						t.Logf("col %d: u %g scale %g v %g p %g q' %g turn %g half %g t32 %g h32 %g", i, u[i], plan.scale[i], v, p, q, plan.turn[i], plan.half[i], plan.turn32[i], plan.half32[i])
+					}
+				}
+				t.Fatalf("trial %d: word %d: %#x, reference %#x", trial, w, fast[w], ref[w])
+			}
+		}
+		for i := range u { // count the columns the float32 pass cannot decide
+			v := float32(u[i] * plan.scale[i])
+			p := float32(v * float32(1/(2*math.Pi)))
+			q := float32(p + plan.turn32[i])
+			f := float32(math.Abs(float64(q - float32(math.RoundToEven(float64(q))))))
+			if !(math.Abs(float64(f-plan.half32[i])) > float64(float32(float32(float32(math.Abs(float64(p)))+1)*0x1p-20))) {
+				edges++
+			}
+		}
+	}
+	if edges < 1000 {
+		t.Errorf("only %d columns were left to the float64 pass; the test does not reach it", edges)
+	}
+	t.Logf("%d of %d columns decided in float64", edges, 40*n)
+}

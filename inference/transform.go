@@ -279,10 +279,15 @@ const roundMagic = 0x1.8p52
 // It returns 0 or 1 rather than a bool so callers can pack bits without a
 // branch: the bits are random, so a branch would be mispredicted half the time.
 func (tr *Transform) bit(j int, u float32) uint64 {
-	q := float64(float64(u)*(1/(2*math.Pi))) + tr.turn[j]
+	return intervalBit(u, tr.turn[j], tr.half[j])
+}
+
+// intervalBit is bit's arithmetic for a column with turn and half.
+func intervalBit(u float32, turn, half float64) uint64 {
+	q := float64(float64(u)*(1/(2*math.Pi))) + turn
 	f := q - ((q + roundMagic) - roundMagic)
 	var b uint64
-	if math.Abs(f) <= tr.half[j] {
+	if math.Abs(f) <= half {
 		b = 1
 	}
 	return b
@@ -339,14 +344,7 @@ func (tr *Transform) embedRun(dst []uint64, at, j0 int, w, scale []float32) {
 	var acc uint64
 	pos := at
 	for k, v := range w {
-		u := float32(v * scale[k])
-		q := float64(float64(u)*(1/(2*math.Pi))) + turn[k]
-		f := q - ((q + roundMagic) - roundMagic)
-		var b uint64
-		if math.Abs(f) <= half[k] {
-			b = 1
-		}
-		acc |= b << (pos & 63)
+		acc |= intervalBit(float32(v*scale[k]), turn[k], half[k]) << (pos & 63)
 		pos++
 		if pos&63 == 0 {
 			dst[(pos-1)>>6] |= acc
@@ -369,11 +367,13 @@ type blockRange struct {
 type columnPlan struct {
 	ranges []blockRange // cols grouped by the block that computes them
 	// The fast path's tables: per kept column i, scale[i], turn[i] and
-	// half[i] are column cols[i]'s; start is cols[0] when the columns are
-	// consecutive (then no gather is needed), else −1.
-	start      int
-	scale      []float32
-	turn, half []float64
+	// half[i] are column cols[i]'s, turn32 and half32 the float32 roundings
+	// of turn and half (bitsSIMD's first pass); start is cols[0] when the
+	// columns are consecutive (then no gather is needed), else −1.
+	start          int
+	scale          []float32
+	turn, half     []float64
+	turn32, half32 []float32
 }
 
 // columnPlan groups ascending columns by the block that computes them and
@@ -395,9 +395,11 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 	}
 	plan.scale = make([]float32, len(cols))
 	plan.turn, plan.half = make([]float64, len(cols)), make([]float64, len(cols))
+	plan.turn32, plan.half32 = make([]float32, len(cols)), make([]float32, len(cols))
 	for i, c := range cols {
 		plan.scale[i] = tr.blocks[int(c)/tr.d].scale[int(c)%tr.d]
 		plan.turn[i], plan.half[i] = tr.turn[c], tr.half[c]
+		plan.turn32[i], plan.half32[i] = float32(tr.turn[c]), float32(tr.half[c])
 	}
 	return plan
 }
@@ -431,23 +433,41 @@ func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *
 	}
 	full := n / 64
 	bits := ws.bits[:(n+63)/64]
-	bitsSIMD(bits[:full], g, plan.scale, plan.turn, plan.half)
+	bitsSIMD(bits[:full], g, plan.scale, plan.turn, plan.half, plan.turn32, plan.half32)
 	if full*64 < n {
-		scale, turn, half := plan.scale[:n], plan.turn[:n], plan.half[:n]
-		var acc uint64
-		for i := full * 64; i < n; i++ {
-			u := float32(g[i] * scale[i])
-			q := float64(float64(u)*(1/(2*math.Pi))) + turn[i]
-			f := q - ((q + roundMagic) - roundMagic)
-			var b uint64
-			if math.Abs(f) <= half[i] {
-				b = 1
-			}
-			acc |= b << (i & 63)
-		}
-		bits[full] = acc
+		bits[full] = 0
+		bitsGo(bits[full:], g[full*64:], plan.scale[full*64:n], plan.turn[full*64:n], plan.half[full*64:n])
 	}
 	orBitsAt(dst, at, bits, n)
+}
+
+// bitsGo ORs the interval-test bits of len(scale) columns into out, bit i
+// of out[i/64] for column i (embedRun's arithmetic, one column at a time):
+// with v = float32(u[i]·scale[i]), q = float64(float64(v)/2π) + turn[i]
+// and f = q − round(q), the bit is |f| <= half[i]. It is the reference of
+// bitsSIMD.
+//
+// bitsSIMD decides most columns in float32 first: p = float32(v·c32) with
+// c32 = float32(1/2π), f' = float32(p + t32) − round(…), t32 and h32 the
+// float32 roundings of turn and half. |f| and |f'| are the distances of q
+// and q' = p + t32 to the nearest integer, so they differ by at most
+// |q − q'| <= 2⁻²³|v|/2π (c32's and p's roundings) + 2⁻²⁵ (t32's) +
+// 2⁻²⁴|q'| (the sum's) + float64's 2⁻⁵² terms < 2⁻²²(|p| + 1); h32 is
+// within 2⁻²⁶ of half. So where ||f'| − h32| > (|p| + 1)·2⁻²⁰ (four times
+// that, which covers the float32 rounding of the difference and of the
+// bound), |f'| < h32 exactly when |f| <= half. Any other column (a NaN or
+// infinite phase never passes the test) is computed in float64.
+func bitsGo(out []uint64, u, scale []float32, turn, half []float64) {
+	n := len(scale)
+	u, turn, half = u[:n], turn[:n], half[:n]
+	var acc uint64
+	for i := range n {
+		acc |= intervalBit(float32(u[i]*scale[i]), turn[i], half[i]) << (i & 63)
+		if i&63 == 63 || i == n-1 {
+			out[i>>6] |= acc
+			acc = 0
+		}
+	}
 }
 
 // orBitsAt ORs the first n bits of src into dst from bit at on.
