@@ -63,6 +63,9 @@ func newFiguresCmd(e *env) *cobra.Command {
   peers_curve_D.png  accuracy against bytes for trit, mlp-int8 and xgboost, one file
                       per dataset D of --peers (JSON written by 'trit-bench peers -o'
                       with --curve); drawn only when --peers is given
+  coverage_D.png      accuracy on the most confident test windows against coverage:
+                      trit's calibrated confidence and the int8 MLP's softmax, one
+                      file per dataset D of --peers whose results have the curve
 --from lists JSON files written by 'trit-bench paper --json'; the first three
 figures use its rows for --dataset (default usps). Figures go to --out
 (default ./figures); docs/figures holds the committed ones.`,
@@ -201,8 +204,10 @@ func runFigures(e *env, f *figureFlags) error {
 			}
 			reports = append(reports, rs...)
 		}
-		if _, err := plotPeersCurves(f.out, reports); err != nil {
-			return err
+		curves, err := plotPeersCurves(f.out, reports)
+		coverage, cerr := plotCoverageCurves(f.out, reports)
+		if len(curves) == 0 && len(coverage) == 0 {
+			return errors.Join(err, cerr)
 		}
 	}
 	return nil
@@ -615,6 +620,51 @@ func plotPeersCurves(dir string, reports []*PeersReport) ([]string, error) {
 	}
 	if len(written) == 0 {
 		return nil, errors.New("no dataset in --peers has a curve (run peers with --curve)")
+	}
+	return written, nil
+}
+
+// plotCoverageCurves draws, per dataset whose results carry an
+// accuracy-vs-coverage curve, trit's (ranked by its calibrated
+// confidence) beside the int8 MLP's (ranked by its softmax), into
+// dir/coverage_DATASET.png, each legend entry with its ECE.
+func plotCoverageCurves(dir string, reports []*PeersReport) ([]string, error) {
+	var written []string
+	for _, r := range reports {
+		p := newPlot(r.Dataset+": accuracy on the most confident test windows", "coverage (% of windows answered)", "accuracy on the answered (%)")
+		n := 0
+		for _, res := range r.Results {
+			if len(res.Coverage) == 0 {
+				continue
+			}
+			var pts plotter.XYs
+			for _, c := range res.Coverage {
+				pts = append(pts, plotter.XY{X: c.Coverage, Y: c.Accuracy})
+			}
+			slices.SortFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+			name := res.Method + " (calibrated confidence)"
+			if res.Method != "trit" {
+				name = res.Method + " (softmax)"
+			}
+			if res.ECE != nil {
+				name += fmt.Sprintf(", ECE %.2f%%", *res.ECE)
+			}
+			if err := addLine(p, name, res.Method, pts); err != nil {
+				return nil, err
+			}
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		path := filepath.Join(dir, "coverage_"+r.Dataset+".png")
+		if err := savePlot(p, path); err != nil {
+			return nil, err
+		}
+		written = append(written, path)
+	}
+	if len(written) == 0 {
+		return nil, errors.New("no result in --peers has an accuracy-vs-coverage curve")
 	}
 	return written, nil
 }

@@ -224,6 +224,27 @@ func TestPeersFigure(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	checkPNG(t, filepath.Join(dir, "peers_curve_usps.png"))
+	if _, err := os.Stat(filepath.Join(dir, "coverage_usps.png")); err == nil {
+		t.Error("a coverage figure without coverage curves")
+	}
+	// With coverage curves (and no bytes curve) the coverage figure alone.
+	cov := []*PeersReport{{Dataset: "mnist", Results: []PeerResult{
+		{Method: "trit", Accuracy: 97, ECE: ptr(1.5), Coverage: []training.CoveragePoint{{Coverage: 100, Accuracy: 97}, {Coverage: 90, Accuracy: 99}, {Coverage: 50, Accuracy: 99.9}}},
+		{Method: "mlp-int8", Accuracy: 96, ECE: ptr(0.8), Coverage: []training.CoveragePoint{{Coverage: 100, Accuracy: 96}, {Coverage: 90, Accuracy: 98.5}, {Coverage: 50, Accuracy: 99.8}}},
+		{Method: "xgboost", Accuracy: 95},
+	}}}
+	b, _ = json.Marshal(cov)
+	covFrom := filepath.Join(dir, "coverage.json")
+	if err := os.WriteFile(covFrom, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runBench(t, "figures", "--peers", covFrom, "--out", dir); code != 0 {
+		t.Fatalf("coverage figure: exit %d: %s", code, errOut)
+	}
+	checkPNG(t, filepath.Join(dir, "coverage_mnist.png"))
+	if _, err := os.Stat(filepath.Join(dir, "peers_curve_mnist.png")); err == nil {
+		t.Error("a bytes curve drawn without one")
+	}
 	// The figure's input has no results at a budget: table prints the curve.
 	rs[0].Results = []PeerResult{{Method: "trit", Accuracy: 94}}
 	b, _ = json.Marshal(rs)

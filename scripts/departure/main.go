@@ -1,0 +1,135 @@
+//go:build ignore
+
+// Does a standard set's test period depart from its training period in
+// its inputs? A model-free check for docs/BENCHMARKS.md "Confidence and
+// unknown", per tenth of the test rows (in time order) against the
+// validation period (the training rows' latest 30%, where the unknown
+// thresholds are set):
+//
+//   - past range: the share of windows with a raw feature outside its
+//     training range (the robust scaler a bundle carries, fitted on every
+//     training row, float16-widened as in the bundle);
+//   - nearest neighbour: the share of windows whose distance to the
+//     nearest of ≤ 4,000 rows of the first 70% of the training rows (each
+//     feature scaled by that part's 0.1–99.9% range) exceeds the 98th
+//     percentile of the validation rows' distances — a reference a
+//     gateway could not afford.
+//
+// Usage: go run scripts/departure/main.go [--data-dir DIR] NAME...
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"slices"
+
+	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/training/data"
+)
+
+func main() {
+	dir := flag.String("data-dir", "../shared/data", "the standard datasets")
+	flag.Parse()
+	for _, name := range flag.Args() {
+		tr, te, err := data.LoadStandard(*dir, name)
+		if err != nil {
+			log.Fatal(err)
+		}
+		nv := tr.N * 3 / 10
+		val := seq(tr.N-nv, tr.N)
+		sc := bundle.CompactScaler(data.FitRobustScaler(tr))
+		past := func(x []float32) bool {
+			for i, v := range x {
+				if v == v && (v < sc.Lo[i] || v > sc.Hi[i]) {
+					return true
+				}
+			}
+			return false
+		}
+		nn := newNeighbours(tr.Subset(seq(0, tr.N-nv)))
+		var vd []float64
+		for _, i := range val {
+			vd = append(vd, nn.distance(tr.Row(i)))
+		}
+		slices.Sort(vd)
+		th := vd[int(0.98*float64(len(vd)))]
+		share := func(ds *data.Dataset, rows []int, f func([]float32) bool) float64 {
+			k := 0
+			for _, i := range rows {
+				if f(ds.Row(i)) {
+					k++
+				}
+			}
+			return 100 * float64(k) / float64(len(rows))
+		}
+		far := func(x []float32) bool { return nn.distance(x) > th }
+		fmt.Printf("%s: validation period (%d rows) · test period by tenth (%d rows)\n", name, nv, te.N)
+		for _, c := range []struct {
+			what string
+			f    func([]float32) bool
+		}{{"past range", past}, {"nearest neighbour", far}} {
+			fmt.Printf("  %-18s %5.2f%% ·", c.what, share(tr, val, c.f))
+			for k := range 10 {
+				fmt.Printf(" %5.2f", share(te, seq(k*te.N/10, (k+1)*te.N/10), c.f))
+			}
+			fmt.Println()
+		}
+	}
+}
+
+// neighbours finds the nearest of a sample of reference rows, features
+// scaled by the reference's 0.1–99.9% quantile range.
+type neighbours struct {
+	lo, w []float64
+	rows  [][]float64
+}
+
+func newNeighbours(ref *data.Dataset) *neighbours {
+	n := &neighbours{lo: make([]float64, ref.D), w: make([]float64, ref.D)}
+	col := make([]float64, ref.N)
+	for j := range ref.D {
+		for i := range ref.N {
+			col[i] = float64(ref.X[i*ref.D+j])
+		}
+		slices.Sort(col)
+		n.lo[j] = col[int(0.001*float64(ref.N))]
+		n.w[j] = col[int(0.999*float64(ref.N))] - n.lo[j]
+	}
+	for i := 0; i < ref.N; i += max(1, ref.N/4000) {
+		n.rows = append(n.rows, n.scale(ref.Row(i)))
+	}
+	return n
+}
+
+func (n *neighbours) scale(x []float32) []float64 {
+	s := make([]float64, len(x))
+	for j, v := range x {
+		if n.w[j] > 0 && v == v {
+			s[j] = (float64(v) - n.lo[j]) / n.w[j]
+		}
+	}
+	return s
+}
+
+func (n *neighbours) distance(x []float32) float64 {
+	s := n.scale(x)
+	best := math.Inf(1)
+	for _, r := range n.rows {
+		d := 0.0
+		for j := range s {
+			d += (s[j] - r[j]) * (s[j] - r[j])
+		}
+		best = min(best, d)
+	}
+	return math.Sqrt(best)
+}
+
+func seq(a, b int) []int {
+	s := make([]int, b-a)
+	for i := range s {
+		s[i] = a + i
+	}
+	return s
+}
