@@ -42,6 +42,14 @@ func (s *session) startingUp(err error) bool {
 	return never && time.Since(s.started) < startupGrace && strings.Contains(err.Error(), "connection refused")
 }
 
+// bundleQoS is the QoS of the subscriptions want makes: a bundle's retained
+// message. Retained messages arrive on every subscription, and the session
+// subscribes again on every connection, so QoS 1 would add no delivery
+// guarantee; on nats-server it would add a replicated JetStream consumer
+// per download, whose creation stalls when a whole fleet downloads at once
+// (docs/SCALING.md).
+const bundleQoS = 0
+
 func newSession(a *Agent) *session {
 	return &session{a: a, extra: map[string]bool{}, changed: make(chan struct{}, 1)}
 }
@@ -59,7 +67,7 @@ func (s *session) subscriptions() []Subscription {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for topic := range s.extra {
-		subs = append(subs, Subscription{Topic: topic, QoS: 1})
+		subs = append(subs, Subscription{Topic: topic, QoS: bundleQoS})
 	}
 	return subs
 }
@@ -71,7 +79,7 @@ func (s *session) want(ctx context.Context, topic string) {
 	conn, gen := s.conn, s.gen
 	s.mu.Unlock()
 	if conn != nil {
-		if err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: 1}); err != nil {
+		if err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: bundleQoS}); err != nil {
 			s.a.log.Warn("mqtt subscribe failed; retrying", "topic", topic, "err", err)
 			go s.retrySubscribe(ctx, conn, gen, topic)
 		}
@@ -99,7 +107,7 @@ func (s *session) retrySubscribe(ctx context.Context, conn Conn, gen uint64, top
 		if !still {
 			return
 		}
-		err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: 1})
+		err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: bundleQoS})
 		if err == nil {
 			s.a.log.Info("mqtt subscribed after a retry", "topic", topic)
 			return
@@ -233,7 +241,7 @@ func (s *session) connectOnce(ctx context.Context) bool {
 	// a download whose subscription (want) found no connection yet: make
 	// those subscriptions on this connection now.
 	for _, topic := range late {
-		if err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: 1}); err != nil {
+		if err := conn.Subscribe(ctx, Subscription{Topic: topic, QoS: bundleQoS}); err != nil {
 			a.log.Warn("mqtt subscribe failed; retrying", "topic", topic, "err", err)
 			s.mu.Lock()
 			gen := s.gen

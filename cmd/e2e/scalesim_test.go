@@ -319,7 +319,8 @@ func (s *simAgent) onCommand(payload []byte) {
 	got := make(chan []byte, 1)
 	topic := s.topics.Bundle(c.Bundle)
 	for attempt := 1; ; attempt++ {
-		tok := s.c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) {
+		// QoS 0, as the agent: the bundle is retained (agent/session.go).
+		tok := s.c.Subscribe(topic, 0, func(_ mqtt.Client, m mqtt.Message) {
 			select {
 			case got <- m.Payload():
 			default:
