@@ -20,6 +20,9 @@ func fwhtAVX2(x []float32)
 func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
 
 //go:noescape
+func tilesAVX2(u, a, xt, sign []float32, perm []int32, gauss []float32, nb, vgather int)
+
+//go:noescape
 func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
 
 //go:noescape
@@ -63,6 +66,20 @@ func haveAVX2() bool {
 // pure-Go loops on the same machine.
 var simd = haveAVX2()
 
+// vgather is 1 where tilesAVX2 gathers with VGATHERDPS: on Intel cores,
+// where it was faster than scalar loads (this repository's Xeon,
+// docs/BENCHMARKS.md); AMD's Zen 4 ran it 2.5× slower. Tests try both.
+var vgather = intelCPU()
+
+// intelCPU reports whether CPUID's vendor is GenuineIntel (1, else 0).
+func intelCPU() int {
+	_, ebx, ecx, edx := cpuid(0, 0)
+	if ebx == 0x756e6547 && edx == 0x49656e69 && ecx == 0x6c65746e { // "Genu" "ineI" "ntel"
+		return 1
+	}
+	return 0
+}
+
 // simdName names the fast path, for benchmarks and tests.
 const simdName = "avx2"
 
@@ -104,6 +121,17 @@ func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) 
 	}
 	n := nb * len(x)
 	blocksAVX2(u[:n], a[:len(x)], x, sign[:n], perm[:n], gauss[:n], nb)
+	return true
+}
+
+// tilesSIMD is blocksSIMD for d = len(xt) a multiple of 64, with xt, sign,
+// perm and gauss in tile order (see tileOrder).
+func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, nb int) bool {
+	if !simd {
+		return false
+	}
+	n := nb * len(xt)
+	tilesAVX2(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], nb, vgather)
 	return true
 }
 

@@ -581,3 +581,285 @@ d_done:
 	MOVQ AX, differ+88(FP)
 	VZEROUPPER
 	RET
+
+// BF is one butterfly across two vectors: A, B = A + B, A − B (T is
+// scratch); lane by lane the reference loop's x[j] + x[j+h], x[j] − x[j+h].
+#define BF(A, B, T) \
+	VADDPS B, A, T; \
+	VSUBPS B, A, B; \
+	VMOVAPS T, A
+
+// STAGES3 runs the three stages h = 1, 2, 4 across eight vectors (vector
+// j holding element j of each lane's group of eight).
+#define STAGES3(V0, V1, V2, V3, V4, V5, V6, V7, T) \
+	BF(V0, V1, T); BF(V2, V3, T); BF(V4, V5, T); BF(V6, V7, T); \
+	BF(V0, V2, T); BF(V1, V3, T); BF(V4, V6, T); BF(V5, V7, T); \
+	BF(V0, V4, T); BF(V1, V5, T); BF(V2, V6, T); BF(V3, V7, T)
+
+// TRANSPOSE turns the 8×8 matrix in Y0–Y7 (rows) into its transpose in
+// Y8–Y15; it moves values without arithmetic.
+#define TRANSPOSE \
+	VUNPCKLPS Y1, Y0, Y8; \
+	VUNPCKHPS Y1, Y0, Y9; \
+	VUNPCKLPS Y3, Y2, Y10; \
+	VUNPCKHPS Y3, Y2, Y11; \
+	VUNPCKLPS Y5, Y4, Y12; \
+	VUNPCKHPS Y5, Y4, Y13; \
+	VUNPCKLPS Y7, Y6, Y14; \
+	VUNPCKHPS Y7, Y6, Y15; \
+	VSHUFPS $0x44, Y10, Y8, Y0; \
+	VSHUFPS $0xEE, Y10, Y8, Y1; \
+	VSHUFPS $0x44, Y11, Y9, Y2; \
+	VSHUFPS $0xEE, Y11, Y9, Y3; \
+	VSHUFPS $0x44, Y14, Y12, Y4; \
+	VSHUFPS $0xEE, Y14, Y12, Y5; \
+	VSHUFPS $0x44, Y15, Y13, Y6; \
+	VSHUFPS $0xEE, Y15, Y13, Y7; \
+	VPERM2F128 $0x20, Y4, Y0, Y8; \
+	VPERM2F128 $0x20, Y5, Y1, Y9; \
+	VPERM2F128 $0x20, Y6, Y2, Y10; \
+	VPERM2F128 $0x20, Y7, Y3, Y11; \
+	VPERM2F128 $0x31, Y4, Y0, Y12; \
+	VPERM2F128 $0x31, Y5, Y1, Y13; \
+	VPERM2F128 $0x31, Y6, Y2, Y14; \
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+// TILE finishes a tile of 64 values given as its columns in Y0–Y7 (Y_c
+// lane r = element 8r + c): stages h = 1, 2, 4 across the columns, the
+// transpose, stages h = 8, 16, 32 across the rows, the rows stored at
+// (DST).
+#define TILE(DST) \
+	STAGES3(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8); \
+	TRANSPOSE; \
+	STAGES3(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Y0); \
+	VMOVUPS Y8, 0(DST); \
+	VMOVUPS Y9, 32(DST); \
+	VMOVUPS Y10, 64(DST); \
+	VMOVUPS Y11, 96(DST); \
+	VMOVUPS Y12, 128(DST); \
+	VMOVUPS Y13, 160(DST); \
+	VMOVUPS Y14, 192(DST); \
+	VMOVUPS Y15, 224(DST)
+
+// GATHER8(OFF, Y, X) loads lane l of Y with a[perm[OFF/4 + l]]·gauss[…]:
+// perm at R9, gauss at R10, a at SI; X8 is scratch.
+#define GATHER8(OFF, Y, X) \
+	MOVL OFF+0(R9), AX; \
+	MOVL OFF+4(R9), R11; \
+	MOVL OFF+8(R9), R12; \
+	MOVL OFF+12(R9), R13; \
+	VMOVSS (SI)(AX*4), X; \
+	VINSERTPS $0x10, (SI)(R11*4), X, X; \
+	VINSERTPS $0x20, (SI)(R12*4), X, X; \
+	VINSERTPS $0x30, (SI)(R13*4), X, X; \
+	MOVL OFF+16(R9), AX; \
+	MOVL OFF+20(R9), R11; \
+	MOVL OFF+24(R9), R12; \
+	MOVL OFF+28(R9), R13; \
+	VMOVSS (SI)(AX*4), X8; \
+	VINSERTPS $0x10, (SI)(R11*4), X8, X8; \
+	VINSERTPS $0x20, (SI)(R12*4), X8, X8; \
+	VINSERTPS $0x30, (SI)(R13*4), X8, X8; \
+	VINSERTF128 $1, X8, Y, Y; \
+	VMULPS OFF(R10), Y, Y
+
+// VGATHER8(OFF, Y) is GATHER8 with one VGATHERDPS (Y9, Y10 scratch).
+#define VGATHER8(OFF, Y) \
+	VMOVDQU OFF(R9), Y9; \
+	VPCMPEQD Y10, Y10, Y10; \
+	VGATHERDPS Y10, (SI)(Y9*4), Y; \
+	VMULPS OFF(R10), Y, Y
+
+// func tilesAVX2(u, a, xt, sign []float32, perm []int32, gauss []float32, nb, vgather int)
+//
+// transformBlock for nb consecutive blocks of d = len(xt), a multiple of
+// 64, with the block's parameters in tile order (see tileOrder): within
+// each tile of 64, element 8r + c is stored at 8c + r, so that a tile's
+// eight vectors are its columns and FWHT's stages h = 1, 2, 4 are
+// additions across vectors, as are h = 8, 16, 32 after a transpose: no
+// shuffles within a vector. xt is the padded input in tile order. Per
+// block: a = x·sign, stages h < 64 per tile, rows stored in natural
+// order, stages h >= 64 in memory; then w = gauss·a[perm] gathered
+// straight into tile order (scalar loads), stages h < 64 per tile, stages
+// h >= 64 in memory, into u[k·d:]. With vgather = 1 the gather is
+// VGATHERDPS (faster on Intel cores, slower on AMD's). Every output is the reference loop's
+// sum or difference of the same two values (a+b = b+a exactly), so the
+// same bits.
+TEXT ·tilesAVX2(SB), NOSPLIT, $40-160
+	MOVQ nb+144(FP), AX
+	TESTQ AX, AX
+	JZ    t_end
+	MOVQ AX, 0(SP)          // blocks left
+	MOVQ xt_len+56(FP), CX  // d
+	MOVQ sign_base+72(FP), R8
+	MOVQ perm_base+96(FP), R9
+	MOVQ gauss_base+120(FP), R10
+	MOVQ u_base+0(FP), DI
+
+t_block:
+	MOVQ xt_base+48(FP), SI
+	MOVQ a_base+24(FP), BX
+	MOVQ CX, DX
+	SHRQ $6, DX
+
+t_first:
+	VMOVUPS 0(SI), Y0
+	VMULPS  0(R8), Y0, Y0
+	VMOVUPS 32(SI), Y1
+	VMULPS  32(R8), Y1, Y1
+	VMOVUPS 64(SI), Y2
+	VMULPS  64(R8), Y2, Y2
+	VMOVUPS 96(SI), Y3
+	VMULPS  96(R8), Y3, Y3
+	VMOVUPS 128(SI), Y4
+	VMULPS  128(R8), Y4, Y4
+	VMOVUPS 160(SI), Y5
+	VMULPS  160(R8), Y5, Y5
+	VMOVUPS 192(SI), Y6
+	VMULPS  192(R8), Y6, Y6
+	VMOVUPS 224(SI), Y7
+	VMULPS  224(R8), Y7, Y7
+	TILE(BX)
+	ADDQ $256, SI
+	ADDQ $256, R8
+	ADDQ $256, BX
+	DECQ DX
+	JNZ  t_first
+	MOVQ a_base+24(FP), BX
+	MOVQ $1, 8(SP)
+	CMPQ CX, $64
+	JA   t_upper
+
+t_second:
+	MOVQ a_base+24(FP), SI
+	MOVQ DI, BX
+	MOVQ CX, DX
+	SHRQ $6, DX
+	CMPQ vgather+152(FP), $1
+	JEQ  t_vgather
+
+t_gather:
+	GATHER8(0, Y0, X0)
+	GATHER8(32, Y1, X1)
+	GATHER8(64, Y2, X2)
+	GATHER8(96, Y3, X3)
+	GATHER8(128, Y4, X4)
+	GATHER8(160, Y5, X5)
+	GATHER8(192, Y6, X6)
+	GATHER8(224, Y7, X7)
+	TILE(BX)
+	ADDQ $256, R9
+	ADDQ $256, R10
+	ADDQ $256, BX
+	DECQ DX
+	JNZ  t_gather
+
+t_gathered:
+	MOVQ DI, BX
+	MOVQ $2, 8(SP)
+	CMPQ CX, $64
+	JA   t_upper
+
+t_next:
+	LEAQ (DI)(CX*4), DI
+	DECQ 0(SP)
+	JNZ  t_block
+
+t_end:
+	VZEROUPPER
+	RET
+
+t_vgather:
+	VGATHER8(0, Y0)
+	VGATHER8(32, Y1)
+	VGATHER8(64, Y2)
+	VGATHER8(96, Y3)
+	VGATHER8(128, Y4)
+	VGATHER8(160, Y5)
+	VGATHER8(192, Y6)
+	VGATHER8(224, Y7)
+	TILE(BX)
+	ADDQ $256, R9
+	ADDQ $256, R10
+	ADDQ $256, BX
+	DECQ DX
+	JNZ  t_vgather
+	JMP  t_gathered
+
+// Stages h >= 64 of the block at BX (d = CX values), fused in pairs as in
+// fwhtAVX2, then one radix-2 stage when one is left; back to t_second
+// (8(SP) = 1) or t_next (2). R8–R10 and DI are saved around it.
+t_upper:
+	MOVQ R8, 16(SP)
+	MOVQ R9, 24(SP)
+	MOVQ R10, 32(SP)
+	MOVQ $64, DX // h
+
+t_radix4:
+	LEAQ (DX*4), AX
+	CMPQ AX, CX
+	JA   t_radix2
+	XORQ R8, R8 // i
+
+t_r4block:
+	LEAQ (BX)(R8*4), SI   // q0
+	LEAQ (SI)(DX*4), R9   // q1
+	LEAQ (R9)(DX*4), R10  // q2
+	LEAQ (R10)(DX*4), R11 // q3
+	MOVQ DX, R12
+
+t_r4loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (R9), Y1
+	VMOVUPS (R10), Y2
+	VMOVUPS (R11), Y3
+	VADDPS Y1, Y0, Y4 // a = q0 + q1
+	VSUBPS Y1, Y0, Y5 // b = q0 - q1
+	VADDPS Y3, Y2, Y6 // c = q2 + q3
+	VSUBPS Y3, Y2, Y7 // d = q2 - q3
+	VADDPS Y6, Y4, Y0 // a + c
+	VADDPS Y7, Y5, Y1 // b + d
+	VSUBPS Y6, Y4, Y2 // a - c
+	VSUBPS Y7, Y5, Y3 // b - d
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, (R9)
+	VMOVUPS Y2, (R10)
+	VMOVUPS Y3, (R11)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	SUBQ $8, R12
+	JNZ  t_r4loop
+	ADDQ AX, R8
+	CMPQ R8, CX
+	JB   t_r4block
+	SHLQ $2, DX
+	JMP  t_radix4
+
+t_radix2:
+	CMPQ DX, CX
+	JAE  t_udone
+	MOVQ BX, SI
+	LEAQ (BX)(DX*4), R9
+	MOVQ DX, R12
+
+t_r2loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (R9), Y1
+	VADDPS Y1, Y0, Y2
+	VSUBPS Y1, Y0, Y3
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, (R9)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	SUBQ $8, R12
+	JNZ  t_r2loop
+
+t_udone:
+	MOVQ 16(SP), R8
+	MOVQ 24(SP), R9
+	MOVQ 32(SP), R10
+	CMPQ 8(SP), $1
+	JEQ  t_second
+	JMP  t_next

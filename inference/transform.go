@@ -80,6 +80,10 @@ type Transform struct {
 	// own slices share them).
 	sign, gauss []float32
 	perm        []int32
+	// The same in tile order (tileOrder), for the fast path when d is a
+	// multiple of 64 (nil otherwise).
+	tsign, tgauss []float32
+	tperm         []int32
 }
 
 type block struct {
@@ -168,7 +172,28 @@ func NewTransform(spec TransformSpec) (*Transform, error) {
 		}
 		tr.blocks[k] = b
 	}
+	if embedSIMD() && d%64 == 0 {
+		tr.tsign, tr.tperm, tr.tgauss = tileOrder(nil, tr.sign), tileOrder(nil, tr.perm), tileOrder(nil, tr.gauss)
+	}
 	return tr, nil
+}
+
+// tileOrder writes v (a multiple of 64 long) into dst (allocated when nil)
+// in tile order: in each tile of 64 values, element 8r + c moves to
+// 8c + r, so that the tile's columns are consecutive.
+func tileOrder[T any](dst, v []T) []T {
+	if dst == nil {
+		dst = make([]T, len(v))
+	}
+	for t := 0; t < len(v); t += 64 {
+		src, out := v[t:t+64:t+64], dst[t:t+64:t+64]
+		for r := range 8 {
+			for c := range 8 {
+				out[8*c+r] = src[8*r+c]
+			}
+		}
+	}
+	return dst
 }
 
 // Spec returns the spec the transform was generated from.
@@ -183,9 +208,10 @@ func (tr *Transform) PaddedD() int { return tr.d }
 type Workspace struct {
 	x, a, b []float32 // padded input and two d-sized buffers
 	// The fast path's (see embedColumns): every block's transform output
-	// (blocks·d), the kept columns' outputs gathered (P), their bits.
-	u, g []float32
-	bits []uint64
+	// (blocks·d), the kept columns' outputs gathered (P), their bits, the
+	// padded input in tile order (with tiles).
+	u, g, xt []float32
+	bits     []uint64
 }
 
 // NewWorkspace returns scratch memory sized for tr.
@@ -199,6 +225,9 @@ func (tr *Transform) NewWorkspace() *Workspace {
 		ws.u = make([]float32, len(tr.blocks)*tr.d)
 		ws.g = make([]float32, tr.spec.P)
 		ws.bits = make([]uint64, (tr.spec.P+63)/64)
+		if tr.tsign != nil {
+			ws.xt = make([]float32, tr.d)
+		}
 	}
 	return ws
 }
@@ -417,7 +446,14 @@ func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *
 			j++
 		}
 		at, end := first*d, (first+j-i)*d
-		blocksSIMD(ws.u[at:end], ws.a, x, tr.sign[at:end], tr.perm[at:end], tr.gauss[at:end], j-i)
+		if ws.xt != nil {
+			if i == 0 {
+				tileOrder(ws.xt, x)
+			}
+			tilesSIMD(ws.u[at:end], ws.a, ws.xt, tr.tsign[at:end], tr.tperm[at:end], tr.tgauss[at:end], j-i)
+		} else {
+			blocksSIMD(ws.u[at:end], ws.a, x, tr.sign[at:end], tr.perm[at:end], tr.gauss[at:end], j-i)
+		}
 		i = j
 	}
 	n := len(cols)
