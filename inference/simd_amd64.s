@@ -17,6 +17,43 @@
 	VSUBPS V, T1, T3; \
 	VBLENDPS $0xF0, T3, T2, V
 
+// RADIX4 is one step of two fused FWHT stages (h, 2h) on the vectors at
+// SI, R9, R10, R11 (q0…q3, h apart), each advanced by one vector:
+// q0, q1, q2, q3 = (a+c, b+d, a−c, b−d) with a, b = q0 ± q1, c, d = q2 ± q3,
+// the reference loop's pairs in its order.
+#define RADIX4 \
+	VMOVUPS (SI), Y0; \
+	VMOVUPS (R9), Y1; \
+	VMOVUPS (R10), Y2; \
+	VMOVUPS (R11), Y3; \
+	VADDPS Y1, Y0, Y4; \
+	VSUBPS Y1, Y0, Y5; \
+	VADDPS Y3, Y2, Y6; \
+	VSUBPS Y3, Y2, Y7; \
+	VADDPS Y6, Y4, Y0; \
+	VADDPS Y7, Y5, Y1; \
+	VSUBPS Y6, Y4, Y2; \
+	VSUBPS Y7, Y5, Y3; \
+	VMOVUPS Y0, (SI); \
+	VMOVUPS Y1, (R9); \
+	VMOVUPS Y2, (R10); \
+	VMOVUPS Y3, (R11); \
+	ADDQ $32, SI; \
+	ADDQ $32, R9; \
+	ADDQ $32, R10; \
+	ADDQ $32, R11
+
+// RADIX2 is one step of a single stage on the vectors at SI and R9.
+#define RADIX2 \
+	VMOVUPS (SI), Y0; \
+	VMOVUPS (R9), Y1; \
+	VADDPS Y1, Y0, Y2; \
+	VSUBPS Y1, Y0, Y3; \
+	VMOVUPS Y2, (SI); \
+	VMOVUPS Y3, (R9); \
+	ADDQ $32, SI; \
+	ADDQ $32, R9
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX
@@ -85,26 +122,7 @@ r4block:
 	MOVQ BX, R12
 
 r4loop:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R9), Y1
-	VMOVUPS (R10), Y2
-	VMOVUPS (R11), Y3
-	VADDPS Y1, Y0, Y4 // a = q0 + q1
-	VSUBPS Y1, Y0, Y5 // b = q0 - q1
-	VADDPS Y3, Y2, Y6 // c = q2 + q3
-	VSUBPS Y3, Y2, Y7 // d = q2 - q3
-	VADDPS Y6, Y4, Y0 // a + c
-	VADDPS Y7, Y5, Y1 // b + d
-	VSUBPS Y6, Y4, Y2 // a - c
-	VSUBPS Y7, Y5, Y3 // b - d
-	VMOVUPS Y0, (SI)
-	VMOVUPS Y1, (R9)
-	VMOVUPS Y2, (R10)
-	VMOVUPS Y3, (R11)
-	ADDQ $32, SI
-	ADDQ $32, R9
-	ADDQ $32, R10
-	ADDQ $32, R11
+	RADIX4
 	SUBQ $8, R12
 	JNZ  r4loop
 	ADDQ AX, R8
@@ -121,14 +139,7 @@ radix2:
 	MOVQ BX, R12
 
 r2loop:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R9), Y1
-	VADDPS Y1, Y0, Y2
-	VSUBPS Y1, Y0, Y3
-	VMOVUPS Y2, (SI)
-	VMOVUPS Y3, (R9)
-	ADDQ $32, SI
-	ADDQ $32, R9
+	RADIX2
 	SUBQ $8, R12
 	JNZ  r2loop
 
@@ -425,26 +436,7 @@ f_r4block:
 	MOVQ BX, R12
 
 f_r4loop:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R9), Y1
-	VMOVUPS (R10), Y2
-	VMOVUPS (R11), Y3
-	VADDPS Y1, Y0, Y4 // a = q0 + q1
-	VSUBPS Y1, Y0, Y5 // b = q0 - q1
-	VADDPS Y3, Y2, Y6 // c = q2 + q3
-	VSUBPS Y3, Y2, Y7 // d = q2 - q3
-	VADDPS Y6, Y4, Y0 // a + c
-	VADDPS Y7, Y5, Y1 // b + d
-	VSUBPS Y6, Y4, Y2 // a - c
-	VSUBPS Y7, Y5, Y3 // b - d
-	VMOVUPS Y0, (SI)
-	VMOVUPS Y1, (R9)
-	VMOVUPS Y2, (R10)
-	VMOVUPS Y3, (R11)
-	ADDQ $32, SI
-	ADDQ $32, R9
-	ADDQ $32, R10
-	ADDQ $32, R11
+	RADIX4
 	SUBQ $8, R12
 	JNZ  f_r4loop
 	ADDQ AX, R8
@@ -461,14 +453,7 @@ f_radix2:
 	MOVQ BX, R12
 
 f_r2loop:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R9), Y1
-	VADDPS Y1, Y0, Y2
-	VSUBPS Y1, Y0, Y3
-	VMOVUPS Y2, (SI)
-	VMOVUPS Y3, (R9)
-	ADDQ $32, SI
-	ADDQ $32, R9
+	RADIX2
 	SUBQ $8, R12
 	JNZ  f_r2loop
 
@@ -809,26 +794,7 @@ t_r4block:
 	MOVQ DX, R12
 
 t_r4loop:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R9), Y1
-	VMOVUPS (R10), Y2
-	VMOVUPS (R11), Y3
-	VADDPS Y1, Y0, Y4 // a = q0 + q1
-	VSUBPS Y1, Y0, Y5 // b = q0 - q1
-	VADDPS Y3, Y2, Y6 // c = q2 + q3
-	VSUBPS Y3, Y2, Y7 // d = q2 - q3
-	VADDPS Y6, Y4, Y0 // a + c
-	VADDPS Y7, Y5, Y1 // b + d
-	VSUBPS Y6, Y4, Y2 // a - c
-	VSUBPS Y7, Y5, Y3 // b - d
-	VMOVUPS Y0, (SI)
-	VMOVUPS Y1, (R9)
-	VMOVUPS Y2, (R10)
-	VMOVUPS Y3, (R11)
-	ADDQ $32, SI
-	ADDQ $32, R9
-	ADDQ $32, R10
-	ADDQ $32, R11
+	RADIX4
 	SUBQ $8, R12
 	JNZ  t_r4loop
 	ADDQ AX, R8
@@ -845,14 +811,7 @@ t_radix2:
 	MOVQ DX, R12
 
 t_r2loop:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R9), Y1
-	VADDPS Y1, Y0, Y2
-	VSUBPS Y1, Y0, Y3
-	VMOVUPS Y2, (SI)
-	VMOVUPS Y3, (R9)
-	ADDQ $32, SI
-	ADDQ $32, R9
+	RADIX2
 	SUBQ $8, R12
 	JNZ  t_r2loop
 
