@@ -2,10 +2,14 @@ package fleet
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +19,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/natstest"
 )
@@ -291,5 +296,50 @@ func TestNATSConfigChecked(t *testing.T) {
 	c, err := ParseConfig("fleet.toml", strings.Replace(minimalConfig, tlsBroker, tlsBroker+"\nnats = [\"tls://n0:4222\", \"tls://n1:4222\"]", 1))
 	if err != nil || len(c.MQTT.NATS) != 2 || c.MQTT.NATSAckWait.Duration != 30*time.Second {
 		t.Fatalf("two TLS addresses: %+v, %v; want them with the 30 s default ack wait", c.MQTT, err)
+	}
+}
+
+// TestFleetOverNATSClusterTLS runs the rollout on the production form of
+// the cluster: three nodes with TLS on their MQTT and NATS listeners and
+// their routes (certificates from a CA the test makes), every client
+// logged in with its own password and permissions (natsFeedAuth).
+// trit-fleet connects over ssl:// and takes device messages from NATS
+// over tls://, both trusting the CA (mqtt.ca_file); the devices trust it
+// too.
+func TestFleetOverNATSClusterTLS(t *testing.T) {
+	devices := map[string]string{}
+	for i := range 6 {
+		devices[fmt.Sprintf("sim-%d", i)] = fmt.Sprintf("device-secret-%d", i)
+	}
+	c := natstest.StartTLS(t, 3, natsFeedAuth("it", "fleet-secret", devices))
+	roots := x509.NewCertPool()
+	pem, err := os.ReadFile(c.CAFile())
+	if err != nil || !roots.AppendCertsFromPEM(pem) {
+		t.Fatalf("the test CA: %v", err)
+	}
+	edit := func(dir, config string) string {
+		pw := filepath.Join(dir, "mqtt.pass")
+		if err := os.WriteFile(pw, []byte("fleet-secret\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Replace(config, "[mqtt]\n", fmt.Sprintf("[mqtt]\nusername = \"trit-fleet\"\npassword_file = %q\nca_file = %q\nnats = [%q, %q]\n",
+			pw, c.CAFile(), c.Node(0).NATSURL(), c.Node(1).NATSURL()), 1)
+	}
+	trust := func(id string) []func(*mqtt.ClientOptions) {
+		return []func(*mqtt.ClientOptions){func(o *mqtt.ClientOptions) {
+			o.SetTLSConfig(&tls.Config{RootCAs: roots}).SetUsername(id).SetPassword(devices[id])
+		}}
+	}
+	testFleetOverWith(t, pgtest.Database(t), c.Node(0).MQTTURL(), c.MQTTURLs(), edit, trust)
+
+	// Without the CA, the fleet's NATS connection is refused.
+	m := &MQTTConfig{NATS: []string{c.Node(1).NATSURL()}, Username: "trit-fleet", Timeout: Duration{Duration: 5 * time.Second}, NATSAckWait: Duration{Duration: time.Second}}
+	feed, err := NewNATSFeed(m, "it", "x", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := feed.Start(func(string, []byte, func()) {}); err == nil || !strings.Contains(err.Error(), "certificate") {
+		feed.Close()
+		t.Fatalf("connecting without the CA: %v, want a certificate error", err)
 	}
 }

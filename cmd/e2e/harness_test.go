@@ -220,6 +220,7 @@ type agentTuning struct {
 	telemetry    time.Duration // telemetry interval
 	broker       string        // broker URL; "" is the world's broker
 	brokers      []string      // more addresses of the same broker (mqtt.brokers)
+	ca           string        // mqtt.ca_file: the broker's CA; "" none
 	replay       string        // replay file; "" the world's
 	once         bool          // play the replay once, not in a loop
 	driftWindows int           // models.drift_windows; 0 the default
@@ -246,7 +247,7 @@ func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string,
 		cfg := &agent.Config{
 			DeviceID: id, Fleet: fleetName, StateDir: filepath.Join(w.dir, "agents", id), Labels: labels,
 			ReleaseKeys: []string{w.releasePub}, CommandKeys: []string{w.cmdPub},
-			MQTT: agent.MQTTConfig{Broker: at.broker, Brokers: at.brokers, Timeout: agent.Duration{Duration: 10 * time.Second},
+			MQTT: agent.MQTTConfig{Broker: at.broker, Brokers: at.brokers, CAFile: at.ca, Timeout: agent.Duration{Duration: 10 * time.Second},
 				ReconnectMin: agent.Duration{Duration: 200 * time.Millisecond}, ReconnectMax: agent.Duration{Duration: 2 * time.Second}},
 			Install:   agent.InstallConfig{HealthCycles: 3, HealthTimeout: agent.Duration{Duration: 20 * time.Second}, DownloadTimeout: agent.Duration{Duration: 30 * time.Second}},
 			Telemetry: agent.TelemetryConfig{Interval: agent.Duration{Duration: at.telemetry}, AckRetry: agent.Duration{Duration: 5 * time.Second}},

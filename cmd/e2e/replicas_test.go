@@ -30,7 +30,8 @@ type replicaProc struct {
 }
 
 // TestReplicasOnNATS: past one machine. Three nats-server nodes (JetStream,
-// MQTT), PostgreSQL, two trit-fleet processes (replicas a and b on nodes 0
+// MQTT; TLS on every listener and route, from a CA the test makes),
+// PostgreSQL, two trit-fleet processes (replicas a and b on nodes 0
 // and 1), six agents spread over the three nodes, each given every node's
 // address. A rollout completes; during a second one the leading replica is
 // SIGKILLed and node 2 is stopped: the rollout completes on every device
@@ -40,7 +41,7 @@ func TestReplicasOnNATS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS cluster, PostgreSQL and two trit-fleet processes (about a minute)")
 	}
-	nc := natstest.Start(t, 3)
+	nc := natstest.StartTLS(t, 3, "")
 	dsn := pgtest.Database(t)
 	w := newWorld(t)
 	bin := filepath.Join(w.dir, "trit-fleet")
@@ -62,6 +63,7 @@ replica = %q
 [mqtt]
 broker = %q
 client_id = "trit-fleet-%s"
+ca_file = %q
 nats = [%q, %q]
 nats_ack_wait = "2s"
 [api]
@@ -73,7 +75,7 @@ release_keys = [%q]
 [rollouts]
 tick = "200ms"
 lease_ttl = "2s"
-`, fleetName, dsn, name, nc.Node(node).MQTTURL(), name, nc.Node(2).NATSURL(), nc.Node(node).NATSURL(), p.api, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub)
+`, fleetName, dsn, name, nc.Node(node).MQTTURL(), name, nc.CAFile(), nc.Node(2).NATSURL(), nc.Node(node).NATSURL(), p.api, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub)
 		path := filepath.Join(w.dir, "fleet-"+name+".toml")
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
@@ -134,7 +136,7 @@ lease_ttl = "2s"
 		// Agent i starts on node i%3 and knows the other two.
 		order := append(append([]string{}, urls[i%3:]...), urls[:i%3]...)
 		ids = append(ids, w.startAgentsTuned(fmt.Sprintf("n%d", i), 1, map[string]string{"ring": "all"}, func(c *agentTuning) {
-			c.broker, c.brokers, c.telemetry = order[0], order[1:], time.Second
+			c.broker, c.brokers, c.ca, c.telemetry = order[0], order[1:], nc.CAFile(), time.Second
 		})...)
 	}
 	w.waitInventory("six agents online", time.Minute, func(ds map[string]fleet.Device) bool {

@@ -47,6 +47,7 @@ type Cluster struct {
 	bin   string
 	nodes []*Node
 	extra string // configuration appended to every node's
+	pki   *pki   // nil: no TLS
 }
 
 // Node is one nats-server of a cluster.
@@ -68,11 +69,26 @@ func Start(t testing.TB, n int) *Cluster {
 // (an authorization block with users and their permissions, say).
 func StartConfig(t testing.TB, n int, extra string) *Cluster {
 	t.Helper()
+	return start(t, n, extra, nil)
+}
+
+// StartTLS is StartConfig with TLS on the client (NATS) and MQTT
+// listeners and on the routes between the nodes, each node presenting a
+// certificate for 127.0.0.1 signed by a CA made for the test (CAFile);
+// the routes verify each other's. The addresses are then tls:// (NATS)
+// and ssl:// (MQTT).
+func StartTLS(t testing.TB, n int, extra string) *Cluster {
+	t.Helper()
+	return start(t, n, extra, newPKI(t))
+}
+
+func start(t testing.TB, n int, extra string, pki *pki) *Cluster {
+	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{t: t, bin: bin, extra: extra}
+	c := &Cluster{t: t, bin: bin, extra: extra, pki: pki}
 	ports := proc.FreePorts(t, 4*n)
 	for i := 0; i < n; i++ {
 		p := ports[4*i:]
@@ -110,7 +126,17 @@ func (c *Cluster) MQTTURLs() []string {
 	return out
 }
 
-// NATSURLs lists every node's client address, nats://127.0.0.1:port.
+// CAFile is the PEM file of the CA that signed the nodes' certificates
+// (StartTLS); "" without TLS.
+func (c *Cluster) CAFile() string {
+	if c.pki == nil {
+		return ""
+	}
+	return c.pki.ca
+}
+
+// NATSURLs lists every node's client address, nats://127.0.0.1:port
+// (tls:// with TLS).
 func (c *Cluster) NATSURLs() []string {
 	var out []string
 	for _, nd := range c.nodes {
@@ -120,11 +146,22 @@ func (c *Cluster) NATSURLs() []string {
 }
 
 // NATSURL is the node's client (NATS protocol) address,
-// nats://127.0.0.1:port.
-func (nd *Node) NATSURL() string { return "nats://127.0.0.1:" + strconv.Itoa(nd.client) }
+// nats://127.0.0.1:port (tls:// with TLS).
+func (nd *Node) NATSURL() string {
+	if nd.c.pki != nil {
+		return "tls://127.0.0.1:" + strconv.Itoa(nd.client)
+	}
+	return "nats://127.0.0.1:" + strconv.Itoa(nd.client)
+}
 
-// MQTTURL is the node's MQTT address, tcp://127.0.0.1:port.
-func (nd *Node) MQTTURL() string { return "tcp://127.0.0.1:" + strconv.Itoa(nd.mqtt) }
+// MQTTURL is the node's MQTT address, tcp://127.0.0.1:port (ssl:// with
+// TLS).
+func (nd *Node) MQTTURL() string {
+	if nd.c.pki != nil {
+		return "ssl://127.0.0.1:" + strconv.Itoa(nd.mqtt)
+	}
+	return "tcp://127.0.0.1:" + strconv.Itoa(nd.mqtt)
+}
 
 // Pid is the running node's process ID (for measurements).
 func (nd *Node) Pid() int { return nd.proc.Pid() }
@@ -141,6 +178,14 @@ func (nd *Node) start() {
 	conf := strings.NewReplacer("{{NAME}}", nd.name, "{{DIR}}", nd.dir, "{{CLIENT}}", strconv.Itoa(nd.client),
 		"{{MQTT}}", strconv.Itoa(nd.mqtt), "{{HTTP}}", strconv.Itoa(nd.http), "{{CLUSTER}}", strconv.Itoa(nd.clusterPt),
 		"{{ROUTES}}", strings.Join(routes, ", ")).Replace(nodeConf)
+	if p := nd.c.pki; p != nil {
+		// The same certificate serves clients and, as server and client,
+		// the routes, which verify each other's.
+		block := fmt.Sprintf("tls {\n    cert_file: %q\n    key_file: %q\n    ca_file: %q\n    timeout: 5\n", p.cert, p.key, p.ca)
+		conf = strings.Replace(conf, "# {{TLS}}", block+"  }", 1)
+		conf = strings.Replace(conf, "  # {{MQTT_TLS}}", "  "+block+"  }", 1)
+		conf = strings.Replace(conf, "  # {{CLUSTER_TLS}}", "  "+block+"    verify: true\n  }", 1)
+	}
 	conf += "\n" + nd.c.extra + "\n"
 	if len(nd.c.nodes) < 3 {
 		conf = strings.Replace(conf, "stream_replicas: 3", "stream_replicas: 1", 1)
