@@ -56,7 +56,7 @@ var (
 
 	descDevDropped   = prometheus.NewDesc("trit_fleet_device_dropped_messages_total", "A device's messages dropped by its per-device limits: reason rate or bytes (the embedded broker), queue (the fleet's intake).", []string{"device", "reason"}, nil)
 	descDevThrottled = prometheus.NewDesc("trit_fleet_device_throttled_messages_total", "A device's QoS 1 messages the embedded broker delayed to keep it within its limits (not lost).", []string{"device"}, nil)
-	descBroker       = prometheus.NewDesc("trit_fleet_broker_connected", "1 when connected to the MQTT broker with every subscription granted, else 0.", nil, nil)
+	descBroker       = prometheus.NewDesc("trit_fleet_broker_connected", "1 when connected to the MQTT broker with every subscription granted (and, with mqtt.nats, to NATS), else 0.", nil, nil)
 	descLeading      = prometheus.NewDesc("trit_fleet_leading", "1 while this replica holds the rollout lease and steps rollouts, else 0.", []string{"replica"}, nil)
 	descLeaderTerms  = prometheus.NewDesc("trit_fleet_leader_changes_total", "Times this replica became the leader.", []string{"replica"}, nil)
 

@@ -330,7 +330,10 @@ func TestFleetOverNATSClusterTLS(t *testing.T) {
 			o.SetTLSConfig(&tls.Config{RootCAs: roots}).SetUsername(id).SetPassword(devices[id])
 		}}
 	}
-	testFleetOverWith(t, pgtest.Database(t), c.Node(0).MQTTURL(), c.MQTTURLs(), edit, trust)
+	addr, token := testFleetOverWith(t, pgtest.Database(t), c.Node(0).MQTTURL(), c.MQTTURLs(), edit, trust)
+	if m := string(callAPI(t, addr, token, "GET", "/metrics", nil)); !strings.Contains(m, "trit_fleet_broker_connected 1") {
+		t.Errorf("the fleet does not report itself connected:\n%s", m)
+	}
 
 	// Without the CA, the fleet's NATS connection is refused.
 	m := &MQTTConfig{NATS: []string{c.Node(1).NATSURL()}, Username: "trit-fleet", Timeout: Duration{Duration: 5 * time.Second}, NATSAckWait: Duration{Duration: time.Second}}
@@ -341,5 +344,27 @@ func TestFleetOverNATSClusterTLS(t *testing.T) {
 	if err := feed.Start(func(string, []byte, func()) {}); err == nil || !strings.Contains(err.Error(), "certificate") {
 		feed.Close()
 		t.Fatalf("connecting without the CA: %v, want a certificate error", err)
+	}
+}
+
+// fakeFeed is a Feed whose connection state the test sets.
+type fakeFeed struct{ up atomic.Bool }
+
+func (f *fakeFeed) Start(func(string, []byte, func())) error { return nil }
+func (f *fakeFeed) Connected() bool                          { return f.up.Load() }
+func (f *fakeFeed) Close()                                   {}
+
+// TestNATSPublisherConnected: on NATS the broker counts as connected
+// (trit_fleet_broker_connected) only while both the MQTT connection and
+// the feed are.
+func TestNATSPublisherConnected(t *testing.T) {
+	conn, feed := &Conn{}, &fakeFeed{}
+	p := natsPublisher{conn, feed}
+	for _, tc := range []struct{ mqtt, nats, want bool }{{false, false, false}, {true, false, false}, {false, true, false}, {true, true, true}} {
+		conn.connected.Store(tc.mqtt)
+		feed.up.Store(tc.nats)
+		if got := p.Connected(); got != tc.want {
+			t.Errorf("MQTT %v, NATS %v: connected %v, want %v", tc.mqtt, tc.nats, got, tc.want)
+		}
 	}
 }
