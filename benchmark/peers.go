@@ -55,6 +55,10 @@ type PeerResult struct {
 	// other methods and an uncalibrated trit.
 	Coverage []training.CoveragePoint `json:"accuracy_vs_coverage,omitempty"`
 	ECE      *float64                 `json:"ece,omitempty"`
+	// Confidence is a calibrated trit's whole report on the test split
+	// (under the bundle's thresholds: coverage, accuracy on the answered,
+	// the raw softmax's ECE, reliability, unknown rate per tenth).
+	Confidence *training.ConfidenceReport `json:"confidence,omitempty"`
 }
 
 // PeersReport is everything `trit-bench peers` measured on one dataset.
@@ -384,17 +388,17 @@ func (f *peersFlags) trit(train, test *data.Dataset, budget int, prog *progress,
 		v := res.Selected.Balanced
 		val = &v
 	}
+	var cr *training.ConfidenceReport
 	var coverage []training.CoveragePoint
 	var ece *float64
 	if res.Model.Calibrated() {
-		cr, err := training.EvaluateConfidence(res.Model, test, res.Model.Thresholds(), f.workers)
-		if err != nil {
+		if cr, err = training.EvaluateConfidence(res.Model, test, res.Model.Thresholds(), f.workers); err != nil {
 			return nil, nil, err
 		}
 		coverage, ece = cr.Curve, &cr.ECE
 	}
 	return &PeerResult{
-		Coverage: coverage, ECE: ece,
+		Coverage: coverage, ECE: ece, Confidence: cr,
 		Method: "trit", Budget: budget, Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass, Validation: val,
 		Bytes: len(signed), BytesFormula: "signed bundle (docs/BUNDLE.md): header, scaler, embedding, weights, info, signature",
 		TrainSeconds: res.TrainSeconds, FitSeconds: res.FitSeconds, FitRows: train.N,

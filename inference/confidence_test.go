@@ -249,7 +249,9 @@ func TestOutsideTerm(t *testing.T) {
 }
 
 func TestPredictOutcomeAllocatesNothing(t *testing.T) {
-	m, err := New(calibratedSpec(t, 7, 20, 512, 4))
+	spec := calibratedSpec(t, 7, 20, 512, 4)
+	spec.Calibration.Outside = 300
+	m, err := New(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,19 +279,25 @@ func outcomeModel(b *testing.B, bc struct {
 	name          string
 	d, p, classes int
 }) (*Model, []float32) {
-	m, err := New(calibratedSpec(b, 3, bc.d, bc.p, bc.classes))
+	spec := calibratedSpec(b, 3, bc.d, bc.p, bc.classes)
+	spec.Calibration.Outside = 500 // as trained bundles have it
+	m, err := New(spec)
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Inside every feature's training range, as nearly all of a
+	// gateway's windows are (the out-of-range term's branches then go one
+	// way).
 	x := make([]float32, bc.d)
 	for i := range x {
-		x[i] = float32(i%7) - 3
+		lo, hi := spec.Scaler.Lo[i], spec.Scaler.Hi[i]
+		x[i] = lo + (hi-lo)*float32(i%7)/7
 	}
 	return m, x
 }
 
 // BenchmarkPredictOutcome runs Predict and PredictOutcome (margin,
-// calibration, a 256-column novelty) on the same models: the difference
+// calibration, a 256-column novelty, the out-of-range term) on the same models: the difference
 // is what confidence and unknown cost a prediction.
 func BenchmarkPredictOutcome(b *testing.B) {
 	for _, bc := range outcomeShapes {
@@ -313,7 +321,8 @@ func BenchmarkPredictOutcome(b *testing.B) {
 }
 
 // BenchmarkConfidenceOnly times what PredictOutcome adds to a prediction
-// alone — the margin, the calibration bin and a 256-column novelty — on
+// alone — the margin, the calibration bin, a 256-column novelty and the
+// out-of-range term over the raw features — on
 // a window's integer scores and kept bits, so its share of a prediction
 // (BenchmarkPredictOutcome's predict) can be read on a loaded machine.
 func BenchmarkConfidenceOnly(b *testing.B) {
@@ -328,7 +337,7 @@ func BenchmarkConfidenceOnly(b *testing.B) {
 			var sink uint32
 			for b.Loop() {
 				mg := m.margin(raw)
-				sink += uint32(cal.Confidence[cal.Bin(mg)]) + fp.Novelty(z)
+				sink += uint32(cal.Confidence[cal.Bin(mg)]) + fp.Novelty(z) + m.emb.sc.outside(x, uint32(cal.Outside))
 			}
 			_ = sink
 		})
