@@ -438,27 +438,36 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 // (bitsSIMD), then the bits shifted into place. The loaded input is in ws.
 func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *columnPlan, ws *Workspace) {
 	d := tr.d
-	x := ws.x[:d]
+	if ws.xt != nil {
+		tileOrder(ws.xt, ws.x[:d])
+	}
+	n := len(cols)
+	bits := ws.bits[:(n+63)/64]
+	if plan.start == 0 {
+		// Columns 0 to n−1 (what most models keep): the blocks chunk by
+		// chunk, each chunk's bits taken while its outputs are still in
+		// the first-level cache.
+		step := max(d, chunkColumns)
+		for c0 := 0; c0 < n; c0 += step {
+			c1 := min(n, c0+step)
+			u := ws.u[:(c1-c0+d-1)/d*d]
+			tr.blocksSIMD(u, c0/d, ws)
+			tr.intervalBits(bits[c0/64:], u, plan, c0, c1)
+		}
+		orBitsAt(dst, at, bits, n)
+		return
+	}
 	for i := 0; i < len(plan.ranges); {
 		first := plan.ranges[i].block
 		j := i + 1
 		for j < len(plan.ranges) && plan.ranges[j].block == first+j-i {
 			j++
 		}
-		at, end := first*d, (first+j-i)*d
-		if ws.xt != nil {
-			if i == 0 {
-				tileOrder(ws.xt, x)
-			}
-			tilesSIMD(ws.u[at:end], ws.a, ws.xt, tr.tsign[at:end], tr.tperm[at:end], tr.tgauss[at:end], j-i)
-		} else {
-			blocksSIMD(ws.u[at:end], ws.a, x, tr.sign[at:end], tr.perm[at:end], tr.gauss[at:end], j-i)
-		}
+		tr.blocksSIMD(ws.u[first*d:(first+j-i)*d], first, ws)
 		i = j
 	}
-	n := len(cols)
 	var g []float32
-	if plan.start >= 0 {
+	if plan.start > 0 {
 		g = ws.u[plan.start:][:n]
 	} else {
 		g = ws.g[:n]
@@ -467,14 +476,36 @@ func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *
 			g[i] = u[c]
 		}
 	}
-	full := n / 64
-	bits := ws.bits[:(n+63)/64]
-	bitsSIMD(bits[:full], g, plan.scale, plan.turn, plan.half, plan.turn32, plan.half32)
-	if full*64 < n {
-		bits[full] = 0
-		bitsGo(bits[full:], g[full*64:], plan.scale[full*64:n], plan.turn[full*64:n], plan.half[full*64:n])
-	}
+	tr.intervalBits(bits, g, plan, 0, n)
 	orBitsAt(dst, at, bits, n)
+}
+
+// chunkColumns is how many columns embedColumnsSIMD computes before taking
+// their bits: 8 KiB of outputs, which stay in any first-level cache.
+const chunkColumns = 2048
+
+// blocksSIMD computes transformBlock's w of len(u)/d consecutive blocks
+// from block first on into u with the fast path (tiled when there are
+// tiles); the padded input is in ws.
+func (tr *Transform) blocksSIMD(u []float32, first int, ws *Workspace) {
+	from, to := first*tr.d, first*tr.d+len(u)
+	if ws.xt != nil {
+		tilesSIMD(u, ws.a, ws.xt, tr.tsign[from:to], tr.tperm[from:to], tr.tgauss[from:to], len(u)/tr.d)
+		return
+	}
+	blocksSIMD(u, ws.a, ws.x[:tr.d], tr.sign[from:to], tr.perm[from:to], tr.gauss[from:to], len(u)/tr.d)
+}
+
+// intervalBits writes the bits of kept columns c0 to c1 (c0 a multiple of
+// 64), whose projections before scaling are g, into out from bit 0 on:
+// whole words with the fast path, the rest with bitsGo.
+func (tr *Transform) intervalBits(out []uint64, g []float32, plan *columnPlan, c0, c1 int) {
+	full := (c1 - c0) / 64
+	bitsSIMD(out[:full], g, plan.scale[c0:c1], plan.turn[c0:c1], plan.half[c0:c1], plan.turn32[c0:c1], plan.half32[c0:c1])
+	if c := c0 + full*64; c < c1 {
+		out[full] = 0
+		bitsGo(out[full:], g[full*64:], plan.scale[c:c1], plan.turn[c:c1], plan.half[c:c1])
+	}
 }
 
 // bitsGo ORs the interval-test bits of len(scale) columns into out, bit i
