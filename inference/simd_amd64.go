@@ -20,7 +20,7 @@ func fwhtAVX2(x []float32)
 func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
 
 //go:noescape
-func tilesAVX2(u, a, xt, sign []float32, perm []int32, gauss []float32, nb, vgather int)
+func tilesAVX2(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, vgather int)
 
 //go:noescape
 func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
@@ -124,16 +124,25 @@ func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) 
 	return true
 }
 
-// tilesSIMD is blocksSIMD for d = len(xt) a multiple of 64, with xt, sign,
-// perm and gauss in tile order (see tileOrder).
-func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, nb int) bool {
+// tilesSIMD computes transformBlock's w of blocks of d inputs, in units of
+// U = len(xt) = max(d, 64) values, with xt, sign, perm and gauss in tile
+// order (see tileOrder), into u (len(u)/U units).
+func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int) bool {
 	if !simd {
 		return false
 	}
-	n := nb * len(xt)
-	tilesAVX2(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], nb, vgather)
+	n, rows := len(u)/len(xt)*len(xt), 0
+	for h := 8; h < min(d, 64); h *= 2 {
+		rows++
+	}
+	tilesAVX2(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, vgather)
 	return true
 }
+
+// tilesFor reports whether transforms of padded size d use tilesSIMD:
+// sizes of 32 and up always; 8 and 16, which have in-register paths,
+// only where VGATHERDPS is fast.
+func tilesFor(d int) bool { return simd && (d >= 32 || d >= 8 && vgather == 1) }
 
 // projSIMD sums eight projection outputs (see projAVX2); only called when
 // simd is on. Every idx entry must be a valid index of x.

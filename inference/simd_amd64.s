@@ -567,64 +567,66 @@ d_done:
 	VZEROUPPER
 	RET
 
-// BF is one butterfly across two vectors: A, B = A + B, A − B (T is
-// scratch); lane by lane the reference loop's x[j] + x[j+h], x[j] − x[j+h].
-#define BF(A, B, T) \
-	VADDPS B, A, T; \
-	VSUBPS B, A, B; \
-	VMOVAPS T, A
+// S1, S2 and S4 are FWHT's stages h = 1, 2, 4 across eight vectors
+// (vector j holding element j of each lane's group of eight), from
+// V0–V7 into W0–W7: W_j, W_{j+h} = V_j + V_{j+h}, V_j − V_{j+h}, lane by
+// lane the reference loop's x[j] + x[j+h], x[j] − x[j+h].
+#define S1(V0, V1, V2, V3, V4, V5, V6, V7, W0, W1, W2, W3, W4, W5, W6, W7) \
+	VADDPS V1, V0, W0; VSUBPS V1, V0, W1; \
+	VADDPS V3, V2, W2; VSUBPS V3, V2, W3; \
+	VADDPS V5, V4, W4; VSUBPS V5, V4, W5; \
+	VADDPS V7, V6, W6; VSUBPS V7, V6, W7
 
-// STAGES3 runs the three stages h = 1, 2, 4 across eight vectors (vector
-// j holding element j of each lane's group of eight).
-#define STAGES3(V0, V1, V2, V3, V4, V5, V6, V7, T) \
-	BF(V0, V1, T); BF(V2, V3, T); BF(V4, V5, T); BF(V6, V7, T); \
-	BF(V0, V2, T); BF(V1, V3, T); BF(V4, V6, T); BF(V5, V7, T); \
-	BF(V0, V4, T); BF(V1, V5, T); BF(V2, V6, T); BF(V3, V7, T)
+#define S2(V0, V1, V2, V3, V4, V5, V6, V7, W0, W1, W2, W3, W4, W5, W6, W7) \
+	VADDPS V2, V0, W0; VSUBPS V2, V0, W2; \
+	VADDPS V3, V1, W1; VSUBPS V3, V1, W3; \
+	VADDPS V6, V4, W4; VSUBPS V6, V4, W6; \
+	VADDPS V7, V5, W5; VSUBPS V7, V5, W7
 
-// TRANSPOSE turns the 8×8 matrix in Y0–Y7 (rows) into its transpose in
-// Y8–Y15; it moves values without arithmetic.
+#define S4(V0, V1, V2, V3, V4, V5, V6, V7, W0, W1, W2, W3, W4, W5, W6, W7) \
+	VADDPS V4, V0, W0; VSUBPS V4, V0, W4; \
+	VADDPS V5, V1, W1; VSUBPS V5, V1, W5; \
+	VADDPS V6, V2, W2; VSUBPS V6, V2, W6; \
+	VADDPS V7, V3, W3; VSUBPS V7, V3, W7
+
+// TRANSPOSE turns the 8×8 matrix in Y8–Y15 (rows) into its transpose in
+// Y0–Y7, through both sets; it moves values without arithmetic.
 #define TRANSPOSE \
-	VUNPCKLPS Y1, Y0, Y8; \
-	VUNPCKHPS Y1, Y0, Y9; \
-	VUNPCKLPS Y3, Y2, Y10; \
-	VUNPCKHPS Y3, Y2, Y11; \
-	VUNPCKLPS Y5, Y4, Y12; \
-	VUNPCKHPS Y5, Y4, Y13; \
-	VUNPCKLPS Y7, Y6, Y14; \
-	VUNPCKHPS Y7, Y6, Y15; \
-	VSHUFPS $0x44, Y10, Y8, Y0; \
-	VSHUFPS $0xEE, Y10, Y8, Y1; \
-	VSHUFPS $0x44, Y11, Y9, Y2; \
-	VSHUFPS $0xEE, Y11, Y9, Y3; \
-	VSHUFPS $0x44, Y14, Y12, Y4; \
-	VSHUFPS $0xEE, Y14, Y12, Y5; \
-	VSHUFPS $0x44, Y15, Y13, Y6; \
-	VSHUFPS $0xEE, Y15, Y13, Y7; \
-	VPERM2F128 $0x20, Y4, Y0, Y8; \
-	VPERM2F128 $0x20, Y5, Y1, Y9; \
-	VPERM2F128 $0x20, Y6, Y2, Y10; \
-	VPERM2F128 $0x20, Y7, Y3, Y11; \
-	VPERM2F128 $0x31, Y4, Y0, Y12; \
-	VPERM2F128 $0x31, Y5, Y1, Y13; \
-	VPERM2F128 $0x31, Y6, Y2, Y14; \
-	VPERM2F128 $0x31, Y7, Y3, Y15
+	VUNPCKLPS Y9, Y8, Y0; \
+	VUNPCKHPS Y9, Y8, Y1; \
+	VUNPCKLPS Y11, Y10, Y2; \
+	VUNPCKHPS Y11, Y10, Y3; \
+	VUNPCKLPS Y13, Y12, Y4; \
+	VUNPCKHPS Y13, Y12, Y5; \
+	VUNPCKLPS Y15, Y14, Y6; \
+	VUNPCKHPS Y15, Y14, Y7; \
+	VSHUFPS $0x44, Y2, Y0, Y8; \
+	VSHUFPS $0xEE, Y2, Y0, Y9; \
+	VSHUFPS $0x44, Y3, Y1, Y10; \
+	VSHUFPS $0xEE, Y3, Y1, Y11; \
+	VSHUFPS $0x44, Y6, Y4, Y12; \
+	VSHUFPS $0xEE, Y6, Y4, Y13; \
+	VSHUFPS $0x44, Y7, Y5, Y14; \
+	VSHUFPS $0xEE, Y7, Y5, Y15; \
+	VPERM2F128 $0x20, Y12, Y8, Y0; \
+	VPERM2F128 $0x20, Y13, Y9, Y1; \
+	VPERM2F128 $0x20, Y14, Y10, Y2; \
+	VPERM2F128 $0x20, Y15, Y11, Y3; \
+	VPERM2F128 $0x31, Y12, Y8, Y4; \
+	VPERM2F128 $0x31, Y13, Y9, Y5; \
+	VPERM2F128 $0x31, Y14, Y10, Y6; \
+	VPERM2F128 $0x31, Y15, Y11, Y7
 
-// TILE finishes a tile of 64 values given as its columns in Y0–Y7 (Y_c
-// lane r = element 8r + c): stages h = 1, 2, 4 across the columns, the
-// transpose, stages h = 8, 16, 32 across the rows, the rows stored at
-// (DST).
-#define TILE(DST) \
-	STAGES3(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8); \
-	TRANSPOSE; \
-	STAGES3(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Y0); \
-	VMOVUPS Y8, 0(DST); \
-	VMOVUPS Y9, 32(DST); \
-	VMOVUPS Y10, 64(DST); \
-	VMOVUPS Y11, 96(DST); \
-	VMOVUPS Y12, 128(DST); \
-	VMOVUPS Y13, 160(DST); \
-	VMOVUPS Y14, 192(DST); \
-	VMOVUPS Y15, 224(DST)
+// STORE8 stores eight vectors at (DST).
+#define STORE8(DST, V0, V1, V2, V3, V4, V5, V6, V7) \
+	VMOVUPS V0, 0(DST); \
+	VMOVUPS V1, 32(DST); \
+	VMOVUPS V2, 64(DST); \
+	VMOVUPS V3, 96(DST); \
+	VMOVUPS V4, 128(DST); \
+	VMOVUPS V5, 160(DST); \
+	VMOVUPS V6, 192(DST); \
+	VMOVUPS V7, 224(DST)
 
 // GATHER8(OFF, Y, X) loads lane l of Y with a[perm[OFF/4 + l]]·gauss[…]:
 // perm at R9, gauss at R10, a at SI; X8 is scratch.
@@ -655,27 +657,30 @@ d_done:
 	VGATHERDPS Y10, (SI)(Y9*4), Y; \
 	VMULPS OFF(R10), Y, Y
 
-// func tilesAVX2(u, a, xt, sign []float32, perm []int32, gauss []float32, nb, vgather int)
+// func tilesAVX2(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, vgather int)
 //
-// transformBlock for nb consecutive blocks of d = len(xt), a multiple of
-// 64, with the block's parameters in tile order (see tileOrder): within
-// each tile of 64, element 8r + c is stored at 8c + r, so that a tile's
-// eight vectors are its columns and FWHT's stages h = 1, 2, 4 are
-// additions across vectors, as are h = 8, 16, 32 after a transpose: no
-// shuffles within a vector. xt is the padded input in tile order. Per
-// block: a = x·sign, stages h < 64 per tile, rows stored in natural
-// order, stages h >= 64 in memory; then w = gauss·a[perm] gathered
-// straight into tile order (scalar loads), stages h < 64 per tile, stages
-// h >= 64 in memory, into u[k·d:]. With vgather = 1 the gather is
-// VGATHERDPS (faster on Intel cores, slower on AMD's). Every output is the reference loop's
-// sum or difference of the same two values (a+b = b+a exactly), so the
-// same bits.
-TEXT ·tilesAVX2(SB), NOSPLIT, $40-160
-	MOVQ nb+144(FP), AX
+// transformBlock for consecutive blocks of d inputs, in units of
+// U = len(xt) = max(d, 64) values (one block, or 64/d blocks when d < 64),
+// with the blocks' parameters in tile order (see tileOrder): within each
+// tile of 64, element 8r + c is stored at 8c + r, so that a tile's eight
+// vectors are its columns and FWHT's stages h = 1, 2, 4 are additions
+// across vectors, as are the stages h = 8 … min(d, 64)/2 (rows = 0 to 3 of
+// them) after a transpose: no shuffles within a vector. xt is the padded
+// input, repeated to U, in tile order. Per unit: a = x·sign, stages below
+// 64 per tile, rows stored in natural order, stages h >= 64 in memory;
+// then w = gauss·a[perm] gathered straight into tile order (perm counts
+// from the unit's start), the same stages, into u. With vgather = 1 the
+// gather is VGATHERDPS (faster on Intel cores, slower on AMD's), else
+// scalar loads. Every output is the reference loop's sum or difference
+// of the same two values (a+b = b+a exactly), so the same bits.
+TEXT ·tilesAVX2(SB), NOSPLIT, $64-168
+	MOVQ units+144(FP), AX
 	TESTQ AX, AX
 	JZ    t_end
-	MOVQ AX, 0(SP)          // blocks left
-	MOVQ xt_len+56(FP), CX  // d
+	MOVQ AX, 0(SP)          // units left
+	MOVQ rows+152(FP), AX
+	MOVQ AX, 40(SP)
+	MOVQ xt_len+56(FP), CX  // U
 	MOVQ sign_base+72(FP), R8
 	MOVQ perm_base+96(FP), R9
 	MOVQ gauss_base+120(FP), R10
@@ -704,7 +709,10 @@ t_first:
 	VMULPS  192(R8), Y6, Y6
 	VMOVUPS 224(SI), Y7
 	VMULPS  224(R8), Y7, Y7
-	TILE(BX)
+	MOVQ $1, 48(SP)
+	JMP  t_tile
+
+t_first_ret:
 	ADDQ $256, SI
 	ADDQ $256, R8
 	ADDQ $256, BX
@@ -720,7 +728,7 @@ t_second:
 	MOVQ DI, BX
 	MOVQ CX, DX
 	SHRQ $6, DX
-	CMPQ vgather+152(FP), $1
+	CMPQ vgather+160(FP), $1
 	JEQ  t_vgather
 
 t_gather:
@@ -732,7 +740,10 @@ t_gather:
 	GATHER8(160, Y5, X5)
 	GATHER8(192, Y6, X6)
 	GATHER8(224, Y7, X7)
-	TILE(BX)
+	MOVQ $2, 48(SP)
+	JMP  t_tile
+
+t_gather_ret:
 	ADDQ $256, R9
 	ADDQ $256, R10
 	ADDQ $256, BX
@@ -763,13 +774,60 @@ t_vgather:
 	VGATHER8(160, Y5)
 	VGATHER8(192, Y6)
 	VGATHER8(224, Y7)
-	TILE(BX)
+	MOVQ $3, 48(SP)
+	JMP  t_tile
+
+t_vgather_ret:
 	ADDQ $256, R9
 	ADDQ $256, R10
 	ADDQ $256, BX
 	DECQ DX
 	JNZ  t_vgather
 	JMP  t_gathered
+
+// A tile given as its columns in Y0–Y7 (Y_c lane r = element 8r + c):
+// stages h = 1, 2, 4 across the columns, the transpose, the row stages
+// (40(SP) of them: h = 8, 16, 32), the rows stored at (BX); back to the
+// caller named by 48(SP).
+t_tile:
+	S1(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	S2(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	S4(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	TRANSPOSE
+	MOVQ 40(SP), AX
+	CMPQ AX, $3
+	JEQ  t_rows3
+	CMPQ AX, $2
+	JEQ  t_rows2
+	CMPQ AX, $1
+	JEQ  t_rows1
+	STORE8(BX, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	JMP  t_tiled
+
+t_rows1:
+	S1(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	STORE8(BX, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	JMP  t_tiled
+
+t_rows2:
+	S1(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	S2(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	STORE8(BX, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	JMP  t_tiled
+
+t_rows3:
+	S1(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	S2(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	S4(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	STORE8(BX, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+
+t_tiled:
+	MOVQ 48(SP), AX
+	CMPQ AX, $1
+	JEQ  t_first_ret
+	CMPQ AX, $2
+	JEQ  t_gather_ret
+	JMP  t_vgather_ret
 
 // Stages h >= 64 of the block at BX (d = CX values), fused in pairs as in
 // fwhtAVX2, then one radix-2 stage when one is left; back to t_second

@@ -14,7 +14,7 @@ func TestEmbedFastPathBothGathers(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(41, 42))
 	for _, g := range []int{0, 1} {
 		vgather = g
-		for _, d := range []int{33, 64, 100, 256, 784} {
+		for _, d := range []int{5, 16, 24, 33, 64, 100, 256, 784} {
 			for _, p := range []int{64, 1000, 3*nextPow2(d) + 5} {
 				for _, keep := range []string{"all", "some"} {
 					t.Run(fmt.Sprintf("vgather=%d/d=%d/p=%d/%s", g, d, p, keep), func(t *testing.T) {

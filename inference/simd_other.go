@@ -21,9 +21,11 @@ func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, t32, h32 [
 
 func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) bool { return false }
 
-func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, nb int) bool {
+func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int) bool {
 	return false
 }
+
+func tilesFor(d int) bool { return false }
 
 func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
 	panic("inference: no fast path")

@@ -172,8 +172,18 @@ func NewTransform(spec TransformSpec) (*Transform, error) {
 		}
 		tr.blocks[k] = b
 	}
-	if embedSIMD() && d%64 == 0 {
-		tr.tsign, tr.tperm, tr.tgauss = tileOrder(nil, tr.sign), tileOrder(nil, tr.perm), tileOrder(nil, tr.gauss)
+	if tilesFor(d) {
+		// Whole tiles of 64: the last one padded with zeros (perm 0 is a
+		// valid index); for d < 64 a tile holds 64/d blocks, whose perm
+		// entries count from the tile's start.
+		n := (nb*d + 63) &^ 63
+		sign, perm, gauss := make([]float32, n), make([]int32, n), make([]float32, n)
+		copy(sign, tr.sign)
+		copy(gauss, tr.gauss)
+		for i, p := range tr.perm {
+			perm[i] = p + int32(i%64/d*d)
+		}
+		tr.tsign, tr.tperm, tr.tgauss = tileOrder(nil, sign), tileOrder(nil, perm), tileOrder(nil, gauss)
 	}
 	return tr, nil
 }
@@ -222,11 +232,12 @@ func (tr *Transform) NewWorkspace() *Workspace {
 		b: make([]float32, tr.d),
 	}
 	if embedSIMD() && tr.d >= 8 {
-		ws.u = make([]float32, len(tr.blocks)*tr.d)
+		ws.u = make([]float32, (len(tr.blocks)*tr.d+63)&^63) // whole tiles
 		ws.g = make([]float32, tr.spec.P)
 		ws.bits = make([]uint64, (tr.spec.P+63)/64)
 		if tr.tsign != nil {
-			ws.xt = make([]float32, tr.d)
+			ws.xt = make([]float32, max(tr.d, 64))
+			ws.a = make([]float32, max(tr.d, 64))
 		}
 	}
 	return ws
@@ -438,8 +449,12 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 // (bitsSIMD), then the bits shifted into place. The loaded input is in ws.
 func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *columnPlan, ws *Workspace) {
 	d := tr.d
-	if ws.xt != nil {
-		tileOrder(ws.xt, ws.x[:d])
+	if ws.xt != nil { // the input, repeated to a tile for d < 64, in tile order
+		rep := ws.a[:len(ws.xt)] // scratch until the blocks overwrite it
+		for i := 0; i < len(rep); i += d {
+			copy(rep[i:i+d], ws.x)
+		}
+		tileOrder(ws.xt, rep)
 	}
 	n := len(cols)
 	bits := ws.bits[:(n+63)/64]
@@ -450,8 +465,7 @@ func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *
 		step := max(d, chunkColumns)
 		for c0 := 0; c0 < n; c0 += step {
 			c1 := min(n, c0+step)
-			u := ws.u[:(c1-c0+d-1)/d*d]
-			tr.blocksSIMD(u, c0/d, ws)
+			u := tr.blocksSIMD(c0/d, (c1-c0+d-1)/d, ws)
 			tr.intervalBits(bits[c0/64:], u, plan, c0, c1)
 		}
 		orBitsAt(dst, at, bits, n)
@@ -463,7 +477,7 @@ func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *
 		for j < len(plan.ranges) && plan.ranges[j].block == first+j-i {
 			j++
 		}
-		tr.blocksSIMD(ws.u[first*d:(first+j-i)*d], first, ws)
+		tr.blocksSIMD(first, j-i, ws)
 		i = j
 	}
 	var g []float32
@@ -484,16 +498,20 @@ func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *
 // their bits: 8 KiB of outputs, which stay in any first-level cache.
 const chunkColumns = 2048
 
-// blocksSIMD computes transformBlock's w of len(u)/d consecutive blocks
-// from block first on into u with the fast path (tiled when there are
-// tiles); the padded input is in ws.
-func (tr *Transform) blocksSIMD(u []float32, first int, ws *Workspace) {
-	from, to := first*tr.d, first*tr.d+len(u)
-	if ws.xt != nil {
-		tilesSIMD(u, ws.a, ws.xt, tr.tsign[from:to], tr.tperm[from:to], tr.tgauss[from:to], len(u)/tr.d)
-		return
+// blocksSIMD computes transformBlock's w of nb consecutive blocks from
+// block first on with the fast path into ws.u (block k's at k·d) and
+// returns them. Tiled blocks are computed in whole tiles, so for d < 64
+// a few blocks around them may be too.
+func (tr *Transform) blocksSIMD(first, nb int, ws *Workspace) []float32 {
+	d := tr.d
+	from, to := first*d, (first+nb)*d
+	if ws.xt == nil {
+		blocksSIMD(ws.u[from:to], ws.a, ws.x[:d], tr.sign[from:to], tr.perm[from:to], tr.gauss[from:to], nb)
+		return ws.u[from:to]
 	}
-	blocksSIMD(u, ws.a, ws.x[:tr.d], tr.sign[from:to], tr.perm[from:to], tr.gauss[from:to], len(u)/tr.d)
+	f, t := from&^63, (to+63)&^63
+	tilesSIMD(ws.u[f:t], ws.a, ws.xt, tr.tsign[f:t], tr.tperm[f:t], tr.tgauss[f:t], d)
+	return ws.u[from:to]
 }
 
 // intervalBits writes the bits of kept columns c0 to c1 (c0 a multiple of
