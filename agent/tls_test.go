@@ -2,17 +2,10 @@ package agent
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"log/slog"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +18,7 @@ import (
 
 	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/mqtttest"
+	"github.com/trit-iot/trit/wire/tlstest"
 )
 
 // fleetIdentity is the fleet service's certificate name and MQTT user in
@@ -32,78 +26,22 @@ import (
 const fleetIdentity = "trit-fleet"
 
 // testPKI is a throw-away CA with a server certificate for 127.0.0.1 and
-// client certificates, written as PEM files to dir.
+// client certificates, written as PEM files to dir (wire/tlstest).
 type testPKI struct {
+	*tlstest.PKI
 	dir    string
 	ca     *x509.Certificate
-	caKey  *ecdsa.PrivateKey
 	caFile string
 }
 
 func newTestPKI(t *testing.T, name string) *testPKI {
 	t.Helper()
-	p := &testPKI{dir: t.TempDir()}
-	p.ca, p.caKey = p.issue(t, "ca", &x509.Certificate{
-		Subject: pkix.Name{CommonName: name + " test CA"}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-	})
-	p.caFile = filepath.Join(p.dir, "ca.crt")
-	p.issue(t, "server", &x509.Certificate{
-		Subject: pkix.Name{CommonName: "127.0.0.1"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	})
-	return p
+	p := tlstest.New(t, name)
+	return &testPKI{PKI: p, dir: p.Dir, ca: p.CA, caFile: p.CAFile}
 }
 
 // client issues a client certificate with common name cn.
-func (p *testPKI) client(t *testing.T, cn string) (certFile, keyFile string) {
-	t.Helper()
-	p.issue(t, cn, &x509.Certificate{
-		Subject: pkix.Name{CommonName: cn}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	})
-	return filepath.Join(p.dir, cn+".crt"), filepath.Join(p.dir, cn+".key")
-}
-
-// issue signs tmpl with the CA (self-signed when there is none yet) and
-// writes name.crt and name.key (0600).
-func (p *testPKI) issue(t *testing.T, name string, tmpl *x509.Certificate) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 64))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.SerialNumber = serial
-	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Minute), time.Now().Add(time.Hour)
-	parent, signer := tmpl, key
-	if p.ca != nil {
-		parent, signer = p.ca, p.caKey
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(file, typ string, b []byte, mode os.FileMode) {
-		if err := os.WriteFile(filepath.Join(p.dir, file), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(name+".crt", "CERTIFICATE", der, 0o644)
-	write(name+".key", "EC PRIVATE KEY", kder, 0o600)
-	return cert, key
-}
+func (p *testPKI) client(t *testing.T, cn string) (certFile, keyFile string) { return p.Client(t, cn) }
 
 func (p *testPKI) tlsConfig(t *testing.T, cn string) *tls.Config {
 	t.Helper()

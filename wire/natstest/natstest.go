@@ -2,7 +2,8 @@
 // (Debian's 2.9.10) nodes with JetStream and MQTT, on free 127.0.0.1
 // ports, each with its own directory, routed to each other, stopped at
 // test cleanup. Agents and trit-fleet reach it over MQTT 3.1.1, as they
-// reach Mosquitto. It imports the standard library only.
+// reach Mosquitto. It imports the standard library and the project's
+// test helpers (internal/proc, wire/tlstest) only.
 //
 // A missing nats-server fails the test with installation instructions; it
 // never skips.
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/internal/proc"
+	"github.com/trit-iot/trit/wire/tlstest"
 )
 
 //go:embed testdata/node.conf
@@ -46,8 +48,8 @@ type Cluster struct {
 	t     testing.TB
 	bin   string
 	nodes []*Node
-	extra string // configuration appended to every node's
-	pki   *pki   // nil: no TLS
+	extra string       // configuration appended to every node's
+	pki   *tlstest.PKI // nil: no TLS
 }
 
 // Node is one nats-server of a cluster.
@@ -79,10 +81,10 @@ func StartConfig(t testing.TB, n int, extra string) *Cluster {
 // and ssl:// (MQTT).
 func StartTLS(t testing.TB, n int, extra string) *Cluster {
 	t.Helper()
-	return start(t, n, extra, newPKI(t))
+	return start(t, n, extra, tlstest.New(t, "natstest"))
 }
 
-func start(t testing.TB, n int, extra string, pki *pki) *Cluster {
+func start(t testing.TB, n int, extra string, pki *tlstest.PKI) *Cluster {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
@@ -132,7 +134,7 @@ func (c *Cluster) CAFile() string {
 	if c.pki == nil {
 		return ""
 	}
-	return c.pki.ca
+	return c.pki.CAFile
 }
 
 // NATSURLs lists every node's client address, nats://127.0.0.1:port
@@ -181,7 +183,8 @@ func (nd *Node) start() {
 	if p := nd.c.pki; p != nil {
 		// The same certificate serves clients and, as server and client,
 		// the routes, which verify each other's.
-		block := fmt.Sprintf("tls {\n    cert_file: %q\n    key_file: %q\n    ca_file: %q\n    timeout: 5\n", p.cert, p.key, p.ca)
+		cert, key := p.Server()
+		block := fmt.Sprintf("tls {\n    cert_file: %q\n    key_file: %q\n    ca_file: %q\n    timeout: 5\n", cert, key, p.CAFile)
 		conf = strings.Replace(conf, "# {{TLS}}", block+"  }", 1)
 		conf = strings.Replace(conf, "  # {{MQTT_TLS}}", "  "+block+"  }", 1)
 		conf = strings.Replace(conf, "  # {{CLUSTER_TLS}}", "  "+block+"    verify: true\n  }", 1)
