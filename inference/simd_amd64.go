@@ -17,10 +17,16 @@ func xgetbv0() (eax uint32)
 func fwhtAVX2(x []float32)
 
 //go:noescape
+func bitsAVX512(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
+
+//go:noescape
 func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
 
 //go:noescape
 func tilesAVX2(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, vgather int)
+
+//go:noescape
+func threshAVX2(out []uint64, xs []float32, feature []int32, value []float32, vgather int)
 
 //go:noescape
 func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
@@ -62,9 +68,23 @@ func haveAVX2() bool {
 	return ebx7&(1<<5) != 0
 }
 
+// haveAVX512 reports whether the CPU has AVX-512 F and the operating
+// system saves the ZMM registers and mask registers (XCR0 bits 5–7).
+func haveAVX512() bool {
+	if !haveAVX2() {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<16) != 0 && xgetbv0()&0xe6 == 0xe6
+}
+
 // simd says whether the fast paths run; tests switch it off to run the
 // pure-Go loops on the same machine.
 var simd = haveAVX2()
+
+// avx512 says whether the interval test runs 16 lanes wide (bitsAVX512);
+// tests switch it off to run bitsAVX2 on the same machine.
+var avx512 = haveAVX512()
 
 // vgather is 1 where tilesAVX2 gathers with VGATHERDPS: on Intel cores,
 // where it was faster than scalar loads (this repository's Xeon,
@@ -107,6 +127,10 @@ func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, t32, h32 [
 		return false
 	}
 	n := len(out) * 64
+	if avx512 {
+		bitsAVX512(out, u[:n], scale[:n], turn[:n], half[:n], t32[:n], h32[:n], &bitsConsts)
+		return true
+	}
 	bitsAVX2(out, u[:n], scale[:n], turn[:n], half[:n], t32[:n], h32[:n], &bitsConsts)
 	return true
 }
@@ -143,6 +167,18 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int) b
 // sizes of 32 and up always; 8 and 16, which have in-register paths,
 // only where VGATHERDPS is fast.
 func tilesFor(d int) bool { return simd && (d >= 32 || d >= 8 && vgather == 1) }
+
+// threshSIMD ORs the threshold bits of the first len(feature)/64 whole
+// words into out with the fast path and returns how many thresholds it
+// covered (0 without one). Every feature index must be below len(xs).
+func threshSIMD(out []uint64, xs []float32, feature []int32, value []float32) int {
+	if !simd {
+		return 0
+	}
+	words := len(feature) / 64
+	threshAVX2(out[:words], xs, feature[:words*64], value[:words*64], vgather)
+	return words * 64
+}
 
 // projSIMD sums eight projection outputs (see projAVX2); only called when
 // simd is on. Every idx entry must be a valid index of x.

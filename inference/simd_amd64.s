@@ -147,6 +147,34 @@ done:
 	VZEROUPPER
 	RET
 
+// EXACT8(OFF) is the interval test in float64 of the 8 columns whose v
+// is in Y0, with their turn at OFF(R9) and half at OFF(R10), computed as
+// the Go loop does (the products separate instructions, the rounding
+// (q + magic) − magic; Y15 = invTwoPi, Y14 = magic, Y13 = the abs mask):
+// the 8 bits in AX. Clobbers BX and Y0–Y4.
+#define EXACT8(OFF) \
+	VCVTPS2PD X0, Y1; \
+	VEXTRACTF128 $1, Y0, X0; \
+	VCVTPS2PD X0, Y2; \
+	VMULPD  Y15, Y1, Y1; \
+	VMULPD  Y15, Y2, Y2; \
+	VADDPD  OFF(R9), Y1, Y1; \
+	VADDPD  OFF+32(R9), Y2, Y2; \
+	VADDPD  Y14, Y1, Y3; \
+	VADDPD  Y14, Y2, Y4; \
+	VSUBPD  Y14, Y3, Y3; \
+	VSUBPD  Y14, Y4, Y4; \
+	VSUBPD  Y3, Y1, Y1; \
+	VSUBPD  Y4, Y2, Y2; \
+	VANDPD  Y13, Y1, Y1; \
+	VANDPD  Y13, Y2, Y2; \
+	VCMPPD  $2, OFF(R10), Y1, Y1; \
+	VCMPPD  $2, OFF+32(R10), Y2, Y2; \
+	VMOVMSKPD Y1, AX; \
+	VMOVMSKPD Y2, BX; \
+	SHLQ $4, BX; \
+	ORQ  BX, AX
+
 // func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
 //
 // For each word w of out, bit i is column c = 64w+i: with
@@ -228,27 +256,7 @@ bitsdone:
 	RET
 
 bitsexact: // v is in Y0
-	VCVTPS2PD X0, Y1
-	VEXTRACTF128 $1, Y0, X0
-	VCVTPS2PD X0, Y2
-	VMULPD  Y15, Y1, Y1
-	VMULPD  Y15, Y2, Y2
-	VADDPD  (R9), Y1, Y1
-	VADDPD  32(R9), Y2, Y2
-	VADDPD  Y14, Y1, Y3
-	VADDPD  Y14, Y2, Y4
-	VSUBPD  Y14, Y3, Y3
-	VSUBPD  Y14, Y4, Y4
-	VSUBPD  Y3, Y1, Y1
-	VSUBPD  Y4, Y2, Y2
-	VANDPD  Y13, Y1, Y1
-	VANDPD  Y13, Y2, Y2
-	VCMPPD  $2, (R10), Y1, Y1
-	VCMPPD  $2, 32(R10), Y2, Y2
-	VMOVMSKPD Y1, AX
-	VMOVMSKPD Y2, BX
-	SHLQ $4, BX
-	ORQ  BX, AX
+	EXACT8(0)
 	JMP  bitsnext
 
 // func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
@@ -880,3 +888,153 @@ t_udone:
 	CMPQ 8(SP), $1
 	JEQ  t_second
 	JMP  t_next
+
+// func bitsAVX512(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
+//
+// bitsAVX2 with 16 lanes: the float32 pass decides 16 columns at once
+// (the same operations; the bit is d < 0, which for a decided lane is its
+// sign), and a group of 16 with an undecided lane is redone in float64 in
+// two halves by bitsAVX2's exact code (EXACT8).
+TEXT ·bitsAVX512(SB), NOSPLIT, $8-176
+	MOVQ out_base+0(FP), DI
+	MOVQ out_len+8(FP), DX
+	MOVQ u_base+24(FP), SI
+	MOVQ scale_base+48(FP), R8
+	MOVQ turn_base+72(FP), R9
+	MOVQ half_base+96(FP), R10
+	MOVQ t32_base+120(FP), R12
+	MOVQ h32_base+144(FP), R13
+	MOVQ k+168(FP), AX
+	VBROADCASTSD 0(AX), Y15  // invTwoPi
+	VBROADCASTSD 8(AX), Y14  // magic
+	VBROADCASTSD 16(AX), Y13 // abs mask
+	VBROADCASTSS 24(AX), Z12 // c32 = float32(1/2π)
+	VPBROADCASTD 28(AX), Z11 // float32 abs mask
+	VBROADCASTSS 32(AX), Z10 // 1
+	VBROADCASTSS 36(AX), Z9  // 2⁻²⁰
+	VPXORD Z8, Z8, Z8        // 0
+	TESTQ DX, DX
+	JZ    z_done
+
+z_word:
+	XORQ R11, R11
+	XORQ CX, CX
+
+z_group:
+	VMOVUPS (SI), Z0
+	VMULPS  (R8), Z0, Z0     // v
+	VMULPS  Z12, Z0, Z1      // p = v·c32
+	VADDPS  (R12), Z1, Z2    // p + t32
+	VRNDSCALEPS $8, Z2, Z3
+	VSUBPS  Z3, Z2, Z2       // f'
+	VPANDD  Z11, Z2, Z2      // |f'|
+	VSUBPS  (R13), Z2, Z2    // |f'| − h32
+	VPANDD  Z11, Z1, Z1
+	VADDPS  Z10, Z1, Z1
+	VMULPS  Z9, Z1, Z1       // m = (|p| + 1)·2⁻²⁰
+	VPANDD  Z11, Z2, Z3
+	VCMPPS  $0x1E, Z1, Z3, K1 // decided: ||f'| − h32| > m (false for NaN)
+	KMOVW   K1, BX
+	CMPL    BX, $0xFFFF
+	JNE     z_exact
+	VCMPPS  $0x11, Z8, Z2, K2 // |f'| < h32
+	KMOVW   K2, AX
+
+z_next:
+	SHLQ CX, AX
+	ORQ  AX, R11
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $64, R12
+	ADDQ $64, R13
+	ADDQ $128, R9
+	ADDQ $128, R10
+	ADDQ $16, CX
+	CMPQ CX, $64
+	JB   z_group
+	MOVQ R11, (DI)
+	ADDQ $8, DI
+	DECQ DX
+	JNZ  z_word
+
+z_done:
+	VZEROUPPER
+	RET
+
+z_exact: // the 16 columns in float64, 8 at a time
+	VMOVUPS (SI), Y0
+	VMULPS  (R8), Y0, Y0
+	EXACT8(0)
+	MOVQ AX, 0(SP)
+	VMOVUPS 32(SI), Y0
+	VMULPS  32(R8), Y0, Y0
+	EXACT8(64)
+	SHLQ $8, AX
+	ORQ  0(SP), AX
+	JMP  z_next
+
+// func threshAVX2(out []uint64, xs []float32, feature []int32, value []float32, vgather int)
+//
+// Threshold bits, 64 a word, OR'd into len(out) words: bit i is
+// xs[feature[i]] > value[i] (false for NaN, as in Go), eight thresholds
+// at a time, xs[feature[i]] gathered with VGATHERDPS (vgather = 1) or
+// scalar loads. Every feature index must be a valid index of xs.
+TEXT ·threshAVX2(SB), NOSPLIT, $0-104
+	MOVQ out_base+0(FP), DI
+	MOVQ out_len+8(FP), DX
+	MOVQ xs_base+24(FP), SI
+	MOVQ feature_base+48(FP), R9
+	MOVQ value_base+72(FP), R10
+	MOVQ vgather+96(FP), R8
+	TESTQ DX, DX
+	JZ    th_done
+
+th_word:
+	XORQ BX, BX
+	XORQ CX, CX
+
+th_group:
+	CMPQ R8, $1
+	JNE  th_scalar
+	VMOVDQU (R9), Y9
+	VPCMPEQD Y10, Y10, Y10
+	VGATHERDPS Y10, (SI)(Y9*4), Y0
+	JMP  th_cmp
+
+th_scalar:
+	MOVL 0(R9), AX
+	MOVL 4(R9), R11
+	MOVL 8(R9), R12
+	MOVL 12(R9), R13
+	VMOVSS (SI)(AX*4), X0
+	VINSERTPS $0x10, (SI)(R11*4), X0, X0
+	VINSERTPS $0x20, (SI)(R12*4), X0, X0
+	VINSERTPS $0x30, (SI)(R13*4), X0, X0
+	MOVL 16(R9), AX
+	MOVL 20(R9), R11
+	MOVL 24(R9), R12
+	MOVL 28(R9), R13
+	VMOVSS (SI)(AX*4), X1
+	VINSERTPS $0x10, (SI)(R11*4), X1, X1
+	VINSERTPS $0x20, (SI)(R12*4), X1, X1
+	VINSERTPS $0x30, (SI)(R13*4), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+
+th_cmp:
+	VCMPPS $0x1E, (R10), Y0, Y0 // xs[f] > value (ordered: NaN is false)
+	VMOVMSKPS Y0, AX
+	SHLQ CX, AX
+	ORQ  AX, BX
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $8, CX
+	CMPQ CX, $64
+	JB   th_group
+	ORQ  BX, (DI)
+	ADDQ $8, DI
+	DECQ DX
+	JNZ  th_word
+
+th_done:
+	VZEROUPPER
+	RET

@@ -2,6 +2,7 @@ package inference
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -20,6 +21,58 @@ func TestEmbedFastPathBothGathers(t *testing.T) {
 					t.Run(fmt.Sprintf("vgather=%d/d=%d/p=%d/%s", g, d, p, keep), func(t *testing.T) {
 						testEmbedFastPath(t, rnd, d, p, keep)
 					})
+				}
+			}
+		}
+	}
+}
+
+// The interval test runs 16 lanes wide where there is AVX-512, else 8;
+// both against the reference.
+func TestIntervalBitsBothWidths(t *testing.T) {
+	saved := avx512
+	defer func() { avx512 = saved }()
+	for _, wide := range []bool{false, true} {
+		if wide && !haveAVX512() {
+			t.Log("no AVX-512 here: only the AVX2 path tested")
+			continue
+		}
+		avx512 = wide
+		t.Run(fmt.Sprintf("avx512=%v", wide), testIntervalBits)
+	}
+}
+
+// Threshold bits with either gather against the Go loop, on inputs equal
+// to thresholds, zeros of both signs, NaN and infinities.
+func TestThresholdFastPathMatchesReference(t *testing.T) {
+	saved := vgather
+	defer func() { vgather = saved }()
+	rnd := rand.New(rand.NewPCG(43, 44))
+	for _, n := range []int{1, 63, 64, 65, 200, 1000} {
+		d := 1 + rnd.IntN(40)
+		tc := thresholdColumns{feature: make([]int32, n), value: make([]float32, n)}
+		for i := range n {
+			tc.feature[i], tc.value[i] = int32(rnd.IntN(d)), float32(rnd.IntN(5)-2)/2
+		}
+		xs := make([]float32, d)
+		special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1, 0.5, 1}
+		for trial := range 20 {
+			for i := range xs {
+				xs[i] = special[rnd.IntN(len(special))]
+				if trial%2 == 0 {
+					xs[i] = float32(rnd.NormFloat64())
+				}
+			}
+			ref := make([]uint64, (n+63)/64)
+			withoutSIMD(func() { tc.embed(ref, xs) })
+			for _, g := range []int{0, 1} {
+				vgather = g
+				fast := make([]uint64, (n+63)/64)
+				tc.embed(fast, xs)
+				for w := range fast {
+					if fast[w] != ref[w] {
+						t.Fatalf("n=%d vgather=%d trial %d: word %d %#x, reference %#x", n, g, trial, w, fast[w], ref[w])
+					}
 				}
 			}
 		}

@@ -211,6 +211,10 @@ func TestIntervalBitsFastPathMatchesReference(t *testing.T) {
 	if !embedSIMD() {
 		t.Skip("no fast interval test on " + simdName)
 	}
+	testIntervalBits(t)
+}
+
+func testIntervalBits(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(39, 40))
 	tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 7, Sigma: 1, D: 16, P: 4096})
 	if err != nil {
