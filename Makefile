@@ -114,10 +114,10 @@ drift-real:
 ## part of make test): a three-phase rollout to simulated agents (real MQTT
 ## sessions and wire protocol) against one Mosquitto, and the fleet tick
 ## with 10,000 finished rollouts. SCALE_AGENTS=N for another size, SCALE_QUEUE
-## the fleet's mqtt.queue (0: its default, 4096). The fd
+## the fleet's mqtt.queue (0: its default, 65,536). The fd
 ## limit is raised to the hard limit for Mosquitto's connections.
 SCALE_AGENTS ?= 10000
-SCALE_QUEUE ?= 65536
+SCALE_QUEUE ?= 0
 .PHONY: scale
 scale:
 	ulimit -n $$(ulimit -Hn) && TRIT_E2E_SIM=$(SCALE_AGENTS) TRIT_E2E_SIM_QUEUE=$(SCALE_QUEUE) $(GO) test -count=1 -run '^TestScaleSim$$' -v -timeout 60m ./cmd/e2e

@@ -117,11 +117,12 @@ type MQTTConfig struct {
 	CertFile         string   `toml:"cert_file"`
 	KeyFile          string   `toml:"key_file"`
 	Timeout          Duration `toml:"timeout"` // every connect/publish/subscribe wait; default 10s
-	// Queue bounds the incoming messages waiting to be handled (default
-	// 4096); beyond it they are dropped, counted, and re-sent by the devices
-	// (events after their ack_retry). Raise it for rollouts to thousands of
-	// devices at once (docs/SCALING.md).
-	Queue int `toml:"queue"`
+	// Queue and QueueBytes bound the incoming messages waiting to be
+	// handled, in messages (default 65,536) and bytes (default 64 MiB);
+	// beyond them messages are dropped, counted, and re-sent by the devices
+	// (events after their ack_retry; docs/SCALING.md).
+	Queue      int `toml:"queue"`
+	QueueBytes int `toml:"queue_bytes"`
 	// DeviceRate and DeviceBurst (messages per second, at once) and
 	// DeviceByteRate and DeviceByteBurst (payload bytes) are every device's
 	// budget at the embedded broker (Limit; 0: defaultDeviceLimit's). A
@@ -342,7 +343,10 @@ func (c *Config) setDefaults() error {
 		return fail("mqtt.timeout", "negative")
 	}
 	if m.Queue < 0 || m.Queue > 1<<20 {
-		return fail("mqtt.queue", "%d: want 0 (default 4096) to %d", m.Queue, 1<<20)
+		return fail("mqtt.queue", "%d: want 0 (default %d) to %d", m.Queue, DefaultQueue, 1<<20)
+	}
+	if m.QueueBytes < 0 || m.QueueBytes > 1<<30 {
+		return fail("mqtt.queue_bytes", "%d: want 0 (default %d) to %d", m.QueueBytes, DefaultQueueBytes, 1<<30)
 	}
 	if set := m.DeviceRate != 0 || m.DeviceBurst != 0 || m.DeviceByteRate != 0 || m.DeviceByteBurst != 0; set && m.Broker != "embedded" {
 		return fail("mqtt.device_rate", "the per-device limits (device_rate, device_burst, device_byte_rate, device_byte_burst) apply to the embedded broker only: "+

@@ -3,42 +3,49 @@ package fleet
 import "sync"
 
 // fairQueue is the fleet's incoming queue: one FIFO per device, served
-// round-robin, with one bound on the total. One device cannot monopolise
-// it: while others have messages waiting, it gets one turn in each round,
-// and when the queue is full the messages dropped are those of the device
-// holding the most.
+// round-robin, with two bounds on the total: messages and bytes. One
+// device cannot monopolise it: while others have messages waiting, it gets
+// one turn in each round, and when the queue is full the messages dropped
+// are those of the device holding the most.
 //
 // Invariants (mu held):
 //   - total is the sum of the devices' queue lengths, and total <= max.
+//   - bytes is the sum of the queued messages' sizes (topic and payload),
+//     and bytes <= maxBytes unless the queue holds one message (a message
+//     is at most wire.MaxPacket bytes).
 //   - A device is in by, and once in ring, exactly while its queue is not
-//     empty; so memory is bounded by max messages and max devices.
+//     empty; so memory is bounded by max messages, maxBytes and max
+//     devices.
 //   - byLen[n] is the set of devices holding exactly n messages (n >= 1),
 //     and longest the largest such n (0 when empty).
-//   - A message is dropped only when the queue is full, and then it is a
+//   - A message is dropped only when the queue is full (the new message
+//     would pass a bound), and then it is a
 //     message of the device that would hold the most: the newcomer's own
 //     device if it would hold at least as many as any other (its oldest
 //     message goes, or the new one if it holds none), else the oldest
 //     message of a device holding the most. A device never loses a message
 //     while another holds more than it would.
 type fairQueue struct {
-	mu      sync.Mutex
-	max     int
-	total   int
-	by      map[string]*deviceQueue
-	ring    []string // devices with messages, in serving order, from ring[head]
-	head    int
-	byLen   map[int]map[string]struct{}
-	longest int
-	dropped map[string]uint64 // per device, since the last takeDropped
-	ready   chan struct{}     // signalled (never blocking) when messages are added
+	mu       sync.Mutex
+	max      int // messages
+	maxBytes int
+	total    int
+	bytes    int
+	by       map[string]*deviceQueue
+	ring     []string // devices with messages, in serving order, from ring[head]
+	head     int
+	byLen    map[int]map[string]struct{}
+	longest  int
+	dropped  map[string]uint64 // per device, since the last takeDropped
+	ready    chan struct{}     // signalled (never blocking) when messages are added
 }
 
 type deviceQueue struct {
 	msgs []message
 }
 
-func newFairQueue(max int) *fairQueue {
-	return &fairQueue{max: max, by: map[string]*deviceQueue{}, byLen: map[int]map[string]struct{}{},
+func newFairQueue(max, maxBytes int) *fairQueue {
+	return &fairQueue{max: max, maxBytes: maxBytes, by: map[string]*deviceQueue{}, byLen: map[int]map[string]struct{}{},
 		dropped: map[string]uint64{}, ready: make(chan struct{}, 1)}
 }
 
@@ -68,46 +75,54 @@ func (q *fairQueue) setLen(device string, from, to int) {
 	}
 }
 
-// push adds m for device and reports the device whose message was dropped
-// to make room ("" if none was).
-func (q *fairQueue) push(device string, m message) (dropped string) {
+// size is what a message counts against the queue's byte bound.
+func (m message) size() int { return len(m.topic) + len(m.payload) }
+
+// push adds m for device and returns the devices whose messages were
+// dropped to make room, one entry a message (none if there was room): at
+// most one for the message bound, more when a large message needs the room
+// of several under the byte bound.
+func (q *fairQueue) push(device string, m message) (dropped []string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	dq := q.by[device]
-	n := 0
-	if dq != nil {
-		n = len(dq.msgs)
-	}
-	if q.total >= q.max {
+	size := m.size()
+	for q.total >= q.max || q.total > 0 && q.bytes+size > q.maxBytes {
+		dq := q.by[device]
+		n := 0
+		if dq != nil {
+			n = len(dq.msgs)
+		}
 		if n+1 >= q.longest {
 			// device would hold the most: it pays.
 			q.countDrop(device)
+			dropped = append(dropped, device)
 			if n == 0 {
-				return device // the new message goes
+				return dropped // the new message goes
 			}
 			q.popOldest(device, dq)
-			n--
-		} else {
-			var victim string
-			for id := range q.byLen[q.longest] {
-				victim = id
-				break
-			}
-			q.popOldest(victim, q.by[victim]) // it held longest >= n+2 >= 2: still not empty
-			q.countDrop(victim)
-			dropped = victim
+			continue
 		}
-		if dropped == "" {
-			dropped = device
+		var victim string
+		for id := range q.byLen[q.longest] {
+			victim = id
+			break
 		}
+		q.popOldest(victim, q.by[victim]) // it held longest >= n+2 >= 2: still not empty
+		q.countDrop(victim)
+		dropped = append(dropped, victim)
 	}
+	dq := q.by[device]
+	n := 0
 	if dq == nil {
 		dq = &deviceQueue{}
 		q.by[device] = dq
 		q.ring = append(q.ring, device)
+	} else {
+		n = len(dq.msgs)
 	}
 	dq.msgs = append(dq.msgs, m)
 	q.total++
+	q.bytes += size
 	q.setLen(device, n, n+1)
 	select {
 	case q.ready <- struct{}{}:
@@ -119,6 +134,7 @@ func (q *fairQueue) push(device string, m message) (dropped string) {
 // popOldest removes device's oldest message; its queue keeps at least one.
 func (q *fairQueue) popOldest(device string, dq *deviceQueue) {
 	n := len(dq.msgs)
+	q.bytes -= dq.msgs[0].size()
 	dq.msgs[0] = message{}
 	dq.msgs = dq.msgs[1:]
 	q.total--
@@ -147,6 +163,7 @@ func (q *fairQueue) take(n int) []message {
 		dq := q.by[device]
 		k := len(dq.msgs)
 		out = append(out, dq.msgs[0])
+		q.bytes -= dq.msgs[0].size()
 		dq.msgs[0] = message{}
 		dq.msgs = dq.msgs[1:]
 		q.total--

@@ -31,8 +31,8 @@ type intake struct {
 	logBy   map[string]uint64             // … per device (bounded by maxDropCounted)
 }
 
-func newIntake(queue int) *intake {
-	return &intake{q: newFairQueue(queue), pending: map[string]api.Limited{}, logBy: map[string]uint64{}}
+func newIntake(queue, queueBytes int) *intake {
+	return &intake{q: newFairQueue(queue, queueBytes), pending: map[string]api.Limited{}, logBy: map[string]uint64{}}
 }
 
 // queueLogEvery bounds the "incoming queue full" lines.
@@ -49,7 +49,8 @@ func (s *Service) CountLimitedBy(take func() map[string]api.Limited) {
 
 // Deliver hands an incoming message to the service loop. It never blocks.
 // Messages wait in one queue per device, served in turn; when the total
-// reaches Options.Queue, a message of the device holding the most is
+// reaches Options.Queue messages or Options.QueueBytes bytes, a message of
+// the device holding the most is
 // dropped, counted on its record (Limited.Queue) and in
 // trit_fleet_dropped_messages_total, and logged at most once a minute with
 // the counts (devices re-send unacknowledged events, and states are
@@ -67,16 +68,18 @@ func (s *Service) DeliverAcked(topic string, payload []byte, ack func()) {
 		device = t.Device
 	}
 	dropped := s.in.q.push(device, message{topic: topic, payload: payload, ack: ack})
-	if dropped == "" {
+	if len(dropped) == 0 {
 		return
 	}
-	s.metrics.dropped.Add(1)
+	s.metrics.dropped.Add(uint64(len(dropped)))
 	in := s.in
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.logN++
-	if _, ok := in.logBy[dropped]; ok || len(in.logBy) < maxDropCounted {
-		in.logBy[dropped]++
+	for _, id := range dropped {
+		in.logN++
+		if _, ok := in.logBy[id]; ok || len(in.logBy) < maxDropCounted {
+			in.logBy[id]++
+		}
 	}
 	s.logDrops(s.opt.Now())
 }

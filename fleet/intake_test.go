@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,10 +87,10 @@ func TestIntakeFairShare(t *testing.T) {
 // device holding the most, never lets the total pass its bound, and keeps
 // no entry for a device with nothing queued.
 func TestFairQueue(t *testing.T) {
-	q := newFairQueue(10)
+	q := newFairQueue(10, 1<<20)
 	msg := func(s string) message { return message{topic: s} }
 	for i := range 8 {
-		if d := q.push("flood", msg(fmt.Sprint("f", i))); d != "" {
+		if d := q.push("flood", msg(fmt.Sprint("f", i))); d != nil {
 			t.Fatalf("dropped %s below the bound", d)
 		}
 	}
@@ -97,7 +98,7 @@ func TestFairQueue(t *testing.T) {
 	q.push("b", msg("b0"))
 	// Full: a newcomer pushes out the flooder's oldest, never a's or b's.
 	for i, d := range []string{"c", "d", "a", "b"} {
-		if got := q.push(d, msg(d+"1")); got != "flood" {
+		if got := q.push(d, msg(d+"1")); !slices.Equal(got, []string{"flood"}) {
 			t.Fatalf("push %d from %s dropped %q's message, want flood's", i, d, got)
 		}
 	}
@@ -105,7 +106,7 @@ func TestFairQueue(t *testing.T) {
 		t.Fatalf("%d queued, want the bound 10", q.len())
 	}
 	// Now flood holds 4, a and b 2, c and d 1: flood pays for itself.
-	if got := q.push("flood", msg("f8")); got != "flood" {
+	if got := q.push("flood", msg("f8")); !slices.Equal(got, []string{"flood"}) {
 		t.Fatalf("the flooder's own push dropped %q's message", got)
 	}
 	var order []string
@@ -127,7 +128,50 @@ func TestFairQueue(t *testing.T) {
 	for i := range 10 {
 		q.push(fmt.Sprint("gw-", i), msg("x"))
 	}
-	if got := q.push("gw-new", msg("y")); got != "gw-new" || q.len() != 10 {
+	if got := q.push("gw-new", msg("y")); !slices.Equal(got, []string{"gw-new"}) || q.len() != 10 {
 		t.Errorf("a newcomer to a queue of ten single messages dropped %q's", got)
+	}
+}
+
+// TestFairQueueBytes: the byte bound drops as the message bound does —
+// from the device holding the most, as many messages as the newcomer needs
+// room for — and a queue of one message may pass it (a message is bounded
+// by the packet size, not by the queue).
+func TestFairQueueBytes(t *testing.T) {
+	q := newFairQueue(1000, 100)
+	msg := func(topic string, n int) message { return message{topic: topic, payload: make([]byte, n)} }
+	for i := range 8 { // flood: 8 × 10 bytes
+		if d := q.push("flood", msg(fmt.Sprint("f", i), 8)); d != nil {
+			t.Fatalf("dropped %v below the byte bound", d)
+		}
+	}
+	if d := q.push("a", msg("a0", 8)); d != nil { // 90 bytes
+		t.Fatalf("dropped %v below the byte bound", d)
+	}
+	// 40 bytes more need three of flood's messages out, none of a's.
+	if got := q.push("b", msg("b0", 38)); !slices.Equal(got, []string{"flood", "flood", "flood"}) {
+		t.Fatalf("a 40-byte message dropped %v, want three of flood's", got)
+	}
+	if q.bytes != 100 || q.len() != 7 {
+		t.Fatalf("%d bytes in %d messages, want 100 in 7", q.bytes, q.len())
+	}
+	var served []string
+	for _, m := range q.take(100) {
+		served = append(served, m.topic)
+	}
+	if want := "f3 a0 b0 f4 f5 f6 f7"; strings.Join(served, " ") != want {
+		t.Errorf("served %v, want %s", served, want)
+	}
+	if q.bytes != 0 {
+		t.Errorf("%d bytes counted in an empty queue", q.bytes)
+	}
+	// One message larger than the bound is kept when it is alone.
+	if d := q.push("big", msg("big", 500)); d != nil || q.len() != 1 {
+		t.Fatalf("a lone large message: dropped %v, %d queued", d, q.len())
+	}
+	// The next one finds the queue full; c would hold as many messages as
+	// big, so c pays (the policy counts messages, not bytes).
+	if got := q.push("c", msg("c0", 8)); !slices.Equal(got, []string{"c"}) || q.bytes != 503 {
+		t.Fatalf("after a large message: dropped %v, %d bytes", got, q.bytes)
 	}
 }

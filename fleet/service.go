@@ -20,6 +20,17 @@ type Publisher interface {
 	Publish(topic string, qos byte, retained bool, payload []byte) error
 }
 
+// The incoming queue's default bounds. 65,536 messages hold the burst of a
+// rollout's last phase to 10,000 devices at once (their job events arrive
+// faster than one writer stores them; docs/BENCHMARKS.md "Fleet: 10,000
+// simulated agents"), where 4,096 dropped 91,205 events that the devices
+// then re-sent. Device messages are a few hundred bytes; the byte bound
+// keeps the worst case (every message wire.MaxPacket) to 64 MiB.
+const (
+	DefaultQueue      = 1 << 16
+	DefaultQueueBytes = 64 << 20
+)
+
 // Options configure a Service. Zero values mean the defaults.
 type Options struct {
 	// CommandTTL is how long a deployment command stays valid; default 24 h.
@@ -30,8 +41,11 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger
-	// Queue bounds the incoming messages waiting to be handled; default 4096.
-	Queue int
+	// Queue and QueueBytes bound the incoming messages waiting to be
+	// handled, in messages and in bytes (topic and payload); defaults
+	// DefaultQueue and DefaultQueueBytes.
+	Queue      int
+	QueueBytes int
 	// TrainingDir is where datasets for remote training live; "" disables
 	// training on the fleet.
 	TrainingDir string
@@ -117,7 +131,10 @@ func NewService(db Store, reg *Registry, fleet string, pub Publisher, cmdKey ed2
 		o.Logger = slog.Default()
 	}
 	if o.Queue <= 0 {
-		o.Queue = 4096
+		o.Queue = DefaultQueue
+	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = DefaultQueueBytes
 	}
 	if o.Reconcile <= 0 {
 		o.Reconcile = DefaultReconcile
@@ -132,7 +149,7 @@ func NewService(db Store, reg *Registry, fleet string, pub Publisher, cmdKey ed2
 		return nil, fmt.Errorf("fleet: the rollout lease (%v) must last at least two ticks (%v): it is renewed once a tick", o.LeaseTTL, o.Tick)
 	}
 	return &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger, audit: NewAudit(db, o.Audit, o.Logger, o.Now),
-		in: newIntake(o.Queue), metrics: newMetrics(),
+		in: newIntake(o.Queue, o.QueueBytes), metrics: newMetrics(),
 		trainer: &trainer{dir: o.TrainingDir, runner: o.Replica + "/" + randomHex(8)}}, nil
 }
 

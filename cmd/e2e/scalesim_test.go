@@ -54,7 +54,7 @@ func TestScaleSim(t *testing.T) {
 		nc = natstest.Start(t, 3)
 		w.mqttURLs = nc.MQTTURLs()
 	}
-	// TRIT_E2E_SIM_QUEUE sets the fleet's mqtt.queue (default 4096).
+	// TRIT_E2E_SIM_QUEUE sets the fleet's mqtt.queue (0: its default).
 	w.fleetQueue, _ = strconv.Atoi(os.Getenv("TRIT_E2E_SIM_QUEUE"))
 	bin := filepath.Join(w.dir, "trit-fleet")
 	build := exec.Command("go", "build", "-o", bin, "github.com/trit-iot/trit/cmd/trit-fleet")
