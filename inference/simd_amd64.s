@@ -54,6 +54,22 @@
 	ADDQ $32, SI; \
 	ADDQ $32, R9
 
+// BITSARGS loads the arguments of bitsAVX2 and bitsAVX512 (the same) and
+// broadcasts EXACT8's constants; AX is left at k.
+#define BITSARGS \
+	MOVQ out_base+0(FP), DI; \
+	MOVQ out_len+8(FP), DX; \
+	MOVQ u_base+24(FP), SI; \
+	MOVQ scale_base+48(FP), R8; \
+	MOVQ turn_base+72(FP), R9; \
+	MOVQ half_base+96(FP), R10; \
+	MOVQ t32_base+120(FP), R12; \
+	MOVQ h32_base+144(FP), R13; \
+	MOVQ k+168(FP), AX; \
+	VBROADCASTSD 0(AX), Y15; \
+	VBROADCASTSD 8(AX), Y14; \
+	VBROADCASTSD 16(AX), Y13
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX
@@ -192,18 +208,7 @@ done:
 // (q + magic) − magic as there (VROUNDPD differs from it once |q| >= 2⁵¹,
 // a phase of an absurd input but a float32 one).
 TEXT ·bitsAVX2(SB), NOSPLIT, $0-176
-	MOVQ out_base+0(FP), DI
-	MOVQ out_len+8(FP), DX
-	MOVQ u_base+24(FP), SI
-	MOVQ scale_base+48(FP), R8
-	MOVQ turn_base+72(FP), R9
-	MOVQ half_base+96(FP), R10
-	MOVQ t32_base+120(FP), R12
-	MOVQ h32_base+144(FP), R13
-	MOVQ k+168(FP), AX
-	VBROADCASTSD 0(AX), Y15  // invTwoPi
-	VBROADCASTSD 8(AX), Y14  // magic
-	VBROADCASTSD 16(AX), Y13 // abs mask
+	BITSARGS
 	VBROADCASTSS 24(AX), Y12 // c32 = float32(1/2π)
 	VBROADCASTSS 28(AX), Y11 // float32 abs mask
 	VBROADCASTSS 32(AX), Y10 // 1
@@ -636,9 +641,9 @@ d_done:
 	VMOVUPS V6, 192(DST); \
 	VMOVUPS V7, 224(DST)
 
-// GATHER8(OFF, Y, X) loads lane l of Y with a[perm[OFF/4 + l]]·gauss[…]:
-// perm at R9, gauss at R10, a at SI; X8 is scratch.
-#define GATHER8(OFF, Y, X) \
+// LOAD8(OFF, Y, X) loads lane l of Y with (SI)[idx[OFF/4 + l]], the
+// indices at R9, by scalar loads; X8, AX and R11–R13 are scratch.
+#define LOAD8(OFF, Y, X) \
 	MOVL OFF+0(R9), AX; \
 	MOVL OFF+4(R9), R11; \
 	MOVL OFF+8(R9), R12; \
@@ -655,7 +660,12 @@ d_done:
 	VINSERTPS $0x10, (SI)(R11*4), X8, X8; \
 	VINSERTPS $0x20, (SI)(R12*4), X8, X8; \
 	VINSERTPS $0x30, (SI)(R13*4), X8, X8; \
-	VINSERTF128 $1, X8, Y, Y; \
+	VINSERTF128 $1, X8, Y, Y
+
+// GATHER8(OFF, Y, X) loads lane l of Y with a[perm[OFF/4 + l]]·gauss[…]:
+// perm at R9, gauss at R10, a at SI.
+#define GATHER8(OFF, Y, X) \
+	LOAD8(OFF, Y, X); \
 	VMULPS OFF(R10), Y, Y
 
 // VGATHER8(OFF, Y) is GATHER8 with one VGATHERDPS (Y9, Y10 scratch).
@@ -896,18 +906,7 @@ t_udone:
 // sign), and a group of 16 with an undecided lane is redone in float64 in
 // two halves by bitsAVX2's exact code (EXACT8).
 TEXT ·bitsAVX512(SB), NOSPLIT, $8-176
-	MOVQ out_base+0(FP), DI
-	MOVQ out_len+8(FP), DX
-	MOVQ u_base+24(FP), SI
-	MOVQ scale_base+48(FP), R8
-	MOVQ turn_base+72(FP), R9
-	MOVQ half_base+96(FP), R10
-	MOVQ t32_base+120(FP), R12
-	MOVQ h32_base+144(FP), R13
-	MOVQ k+168(FP), AX
-	VBROADCASTSD 0(AX), Y15  // invTwoPi
-	VBROADCASTSD 8(AX), Y14  // magic
-	VBROADCASTSD 16(AX), Y13 // abs mask
+	BITSARGS
 	VBROADCASTSS 24(AX), Z12 // c32 = float32(1/2π)
 	VPBROADCASTD 28(AX), Z11 // float32 abs mask
 	VBROADCASTSS 32(AX), Z10 // 1
@@ -1002,23 +1001,7 @@ th_group:
 	JMP  th_cmp
 
 th_scalar:
-	MOVL 0(R9), AX
-	MOVL 4(R9), R11
-	MOVL 8(R9), R12
-	MOVL 12(R9), R13
-	VMOVSS (SI)(AX*4), X0
-	VINSERTPS $0x10, (SI)(R11*4), X0, X0
-	VINSERTPS $0x20, (SI)(R12*4), X0, X0
-	VINSERTPS $0x30, (SI)(R13*4), X0, X0
-	MOVL 16(R9), AX
-	MOVL 20(R9), R11
-	MOVL 24(R9), R12
-	MOVL 28(R9), R13
-	VMOVSS (SI)(AX*4), X1
-	VINSERTPS $0x10, (SI)(R11*4), X1, X1
-	VINSERTPS $0x20, (SI)(R12*4), X1, X1
-	VINSERTPS $0x30, (SI)(R13*4), X1, X1
-	VINSERTF128 $1, X1, Y0, Y0
+	LOAD8(0, Y0, X0)
 
 th_cmp:
 	VCMPPS $0x1E, (R10), Y0, Y0 // xs[f] > value (ordered: NaN is false)
