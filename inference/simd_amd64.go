@@ -35,6 +35,9 @@ func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
 func dotAVX2(z, sign, nz []uint64, lut *[32]byte) (agree, differ int)
 
 //go:noescape
+func dotAVX512(z, sign, nz []uint64) (agree, differ int)
+
+//go:noescape
 func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
 
 // simdConsts are bitsAVX2's constants, broadcast to every lane.
@@ -85,6 +88,10 @@ var simd = haveAVX2()
 // avx512 says whether the interval test runs 16 lanes wide (bitsAVX512);
 // tests switch it off to run bitsAVX2 on the same machine.
 var avx512 = haveAVX512()
+
+// popcnt512 says whether TernaryDot counts with VPOPCNTQ (dotAVX512): AVX-512
+// with the VPOPCNTDQ extension (CPUID 7 ECX bit 14). Tests switch it off.
+var popcnt512 = haveAVX512() && func() bool { _, _, ecx7, _ := cpuid(7, 0); return ecx7&(1<<14) != 0 }()
 
 // vgather is 1 where tilesAVX2 gathers with VGATHERDPS: on Intel cores,
 // where it was faster than scalar loads (this repository's Xeon,
@@ -195,6 +202,11 @@ var popLUT = [32]byte{0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2
 func dotSIMD(z, sign, nz []uint64) (agree, differ, words int) {
 	if !simd || len(z) < 4 {
 		return 0, 0, 0
+	}
+	if popcnt512 && len(z) >= 8 {
+		words = len(z) &^ 7
+		agree, differ = dotAVX512(z[:words], sign[:words], nz[:words])
+		return agree, differ, words
 	}
 	words = len(z) &^ 3
 	agree, differ = dotAVX2(z[:words], sign[:words], nz[:words], &popLUT)

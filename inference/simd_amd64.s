@@ -806,13 +806,24 @@ t_vgather_ret:
 // A tile given as its columns in Y0–Y7 (Y_c lane r = element 8r + c):
 // stages h = 1, 2, 4 across the columns, the transpose, the row stages
 // (40(SP) of them: h = 8, 16, 32), the rows stored at (BX); back to the
-// caller named by 48(SP).
+// caller named by 48(SP). For d = 8 the first transform's tiles are
+// stored as columns, without the transpose.
 t_tile:
 	S1(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 	S2(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
 	S4(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
-	TRANSPOSE
 	MOVQ 40(SP), AX
+	TESTQ AX, AX
+	JNZ  t_transpose
+	CMPQ 48(SP), $1
+	JNE  t_transpose
+	// d = 8, first transform: a stays in column order (block r's
+	// element c at 8c + r), which its perm entries index.
+	STORE8(BX, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	JMP  t_tiled
+
+t_transpose:
+	TRANSPOSE
 	CMPQ AX, $3
 	JEQ  t_rows3
 	CMPQ AX, $2
@@ -1019,5 +1030,54 @@ th_cmp:
 	JNZ  th_word
 
 th_done:
+	VZEROUPPER
+	RET
+
+// func dotAVX512(z, sign, nz []uint64) (agree, differ int)
+//
+// dotAVX2 eight words at a time with VPOPCNTQ (len(z) a multiple of 8).
+TEXT ·dotAVX512(SB), NOSPLIT, $0-88
+	MOVQ z_base+0(FP), SI
+	MOVQ z_len+8(FP), DX
+	MOVQ sign_base+24(FP), R8
+	MOVQ nz_base+48(FP), R9
+	VPXORQ Z12, Z12, Z12 // agree sums
+	VPXORQ Z11, Z11, Z11 // differ sums
+	SHRQ $3, DX
+	JZ   e_done
+
+e_loop:
+	VMOVDQU64 (SI), Z0
+	VPXORQ    (R8), Z0, Z0
+	VMOVDQU64 (R9), Z1
+	VPANDQ    Z0, Z1, Z2 // differ = nz & x
+	VPANDNQ   Z1, Z0, Z3 // agree = nz &^ x
+	VPOPCNTQ  Z2, Z2
+	VPOPCNTQ  Z3, Z3
+	VPADDQ    Z2, Z11, Z11
+	VPADDQ    Z3, Z12, Z12
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	DECQ DX
+	JNZ  e_loop
+
+e_done:
+	VEXTRACTI64X4 $1, Z12, Y0
+	VPADDQ Y0, Y12, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDQ X1, X0, X0
+	VPSHUFD $0x4E, X0, X1
+	VPADDQ X1, X0, X0
+	VMOVQ X0, AX
+	MOVQ AX, agree+72(FP)
+	VEXTRACTI64X4 $1, Z11, Y0
+	VPADDQ Y0, Y11, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDQ X1, X0, X0
+	VPSHUFD $0x4E, X0, X1
+	VPADDQ X1, X0, X0
+	VMOVQ X0, AX
+	MOVQ AX, differ+80(FP)
 	VZEROUPPER
 	RET

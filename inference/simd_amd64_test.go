@@ -78,3 +78,18 @@ func TestThresholdFastPathMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TernaryDot counts with VPOPCNTQ where the CPU has it, else with the
+// AVX2 nibble table; both against the definition.
+func TestTernaryDotBothCounts(t *testing.T) {
+	saved := popcnt512
+	defer func() { popcnt512 = saved }()
+	for _, on := range []bool{false, true} {
+		if on && !saved {
+			t.Log("no VPOPCNTQ here: only the AVX2 count tested")
+			continue
+		}
+		popcnt512 = on
+		t.Run(fmt.Sprintf("vpopcntq=%v", on), TestTernaryDotFastPathMatchesReference)
+	}
+}

@@ -83,7 +83,7 @@ type Transform struct {
 	// The same in tile order (tileOrder), for the fast path when d is a
 	// multiple of 64 (nil otherwise).
 	tsign, tgauss []float32
-	tperm         []int32
+	tperm, tileX  []int32
 }
 
 type block struct {
@@ -182,8 +182,17 @@ func NewTransform(spec TransformSpec) (*Transform, error) {
 		copy(gauss, tr.gauss)
 		for i, p := range tr.perm {
 			perm[i] = p + int32(i%64/d*d)
+			if d == 8 { // a is stored in column order (tilesAVX2)
+				perm[i] = 8*p + int32(i%64/d)
+			}
 		}
 		tr.tsign, tr.tperm, tr.tgauss = tileOrder(nil, sign), tileOrder(nil, perm), tileOrder(nil, gauss)
+		// xt[i] = x[tileX[i]]: the input repeated to a tile, in tile order.
+		at := make([]int32, max(d, 64))
+		for i := range at {
+			at[i] = int32(i % d)
+		}
+		tr.tileX = tileOrder(nil, at)
 	}
 	return tr, nil
 }
@@ -449,12 +458,11 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 // (bitsSIMD), then the bits shifted into place. The loaded input is in ws.
 func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *columnPlan, ws *Workspace) {
 	d := tr.d
-	if ws.xt != nil { // the input, repeated to a tile for d < 64, in tile order
-		rep := ws.a[:len(ws.xt)] // scratch until the blocks overwrite it
-		for i := 0; i < len(rep); i += d {
-			copy(rep[i:i+d], ws.x)
+	if ws.xt != nil {
+		x, xt := ws.x[:d], ws.xt[:len(tr.tileX)]
+		for i, j := range tr.tileX {
+			xt[i] = x[j]
 		}
-		tileOrder(ws.xt, rep)
 	}
 	n := len(cols)
 	bits := ws.bits[:(n+63)/64]
