@@ -70,6 +70,15 @@
 	VBROADCASTSD 8(AX), Y14; \
 	VBROADCASTSD 16(AX), Y13
 
+// HSUMQ(Y, X) sums the four quadwords of Y (X its low half) into AX;
+// X0 and X1 are scratch.
+#define HSUMQ(Y, X) \
+	VEXTRACTI128 $1, Y, X0; \
+	VPADDQ X0, X, X0; \
+	VPSHUFD $0x4E, X0, X1; \
+	VPADDQ X1, X0, X0; \
+	VMOVQ X0, AX
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX
@@ -565,17 +574,9 @@ d_loop:
 	JNZ  d_loop
 
 d_done:
-	VEXTRACTI128 $1, Y12, X0
-	VPADDQ X0, X12, X0
-	VPSHUFD $0x4E, X0, X1
-	VPADDQ X1, X0, X0
-	VMOVQ X0, AX
+	HSUMQ(Y12, X12)
 	MOVQ AX, agree+80(FP)
-	VEXTRACTI128 $1, Y11, X0
-	VPADDQ X0, X11, X0
-	VPSHUFD $0x4E, X0, X1
-	VPADDQ X1, X0, X0
-	VMOVQ X0, AX
+	HSUMQ(Y11, X11)
 	MOVQ AX, differ+88(FP)
 	VZEROUPPER
 	RET
@@ -1063,21 +1064,13 @@ e_loop:
 	JNZ  e_loop
 
 e_done:
-	VEXTRACTI64X4 $1, Z12, Y0
-	VPADDQ Y0, Y12, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDQ X1, X0, X0
-	VPSHUFD $0x4E, X0, X1
-	VPADDQ X1, X0, X0
-	VMOVQ X0, AX
+	VEXTRACTI64X4 $1, Z12, Y2
+	VPADDQ Y2, Y12, Y2
+	HSUMQ(Y2, X2)
 	MOVQ AX, agree+72(FP)
-	VEXTRACTI64X4 $1, Z11, Y0
-	VPADDQ Y0, Y11, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDQ X1, X0, X0
-	VPSHUFD $0x4E, X0, X1
-	VPADDQ X1, X0, X0
-	VMOVQ X0, AX
+	VEXTRACTI64X4 $1, Z11, Y2
+	VPADDQ Y2, Y11, Y2
+	HSUMQ(Y2, X2)
 	MOVQ AX, differ+80(FP)
 	VZEROUPPER
 	RET
