@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,7 +54,8 @@ type world struct {
 	agents             map[string]context.CancelFunc
 	stopped            map[string]chan struct{} // closed when an agent's Run returned
 	agentDone          sync.WaitGroup
-	fleetQueue         int // the fleet's mqtt.queue; 0: its default
+	fleetQueue         int      // the fleet's mqtt.queue; 0: its default
+	fleetNATS          []string // the fleet's mqtt.nats (NATS client addresses); nil: none
 	// mqttURLs, when set, replace the world's Mosquitto for the fleet (the
 	// first) and the simulated agents (spread over all): a NATS cluster.
 	mqttURLs []string
@@ -124,6 +126,14 @@ func (w *world) startFleet() {
 
 // fleetConfig is the fleet's configuration file for an API address.
 func (w *world) fleetConfig(listen string) string {
+	nats := ""
+	if len(w.fleetNATS) > 0 {
+		var quoted []string
+		for _, u := range w.fleetNATS {
+			quoted = append(quoted, strconv.Quote(u))
+		}
+		nats = "nats = [" + strings.Join(quoted, ", ") + "]\n"
+	}
 	return fmt.Sprintf(`
 fleet = %q
 database = %q
@@ -131,7 +141,7 @@ database = %q
 broker = %q
 client_id = "trit-fleet"
 queue = %d
-[api]
+%s[api]
 listen = %q
 token_file = %q
 [keys]
@@ -142,7 +152,7 @@ tick = "200ms"
 two_person = %t
 [alerts]
 drift = %g
-`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.mqttURL(0), w.fleetQueue, listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.twoPerson, w.driftAlert)
+`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.mqttURL(0), w.fleetQueue, nats, listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.twoPerson, w.driftAlert)
 }
 
 // mqttURL is the broker address of client i: the world's Mosquitto, or

@@ -48,11 +48,14 @@ func TestScaleSim(t *testing.T) {
 	}
 	w := newWorldBroker(t, scaleBrokerConf)
 	// TRIT_E2E_SIM_NATS=1: a three-node NATS cluster (wire/natstest)
-	// instead of Mosquitto, the agents spread over its nodes.
+	// instead of Mosquitto, the agents spread over its nodes, and the
+	// fleet reading device messages through NATS (mqtt.nats), as
+	// docs/FLEET.md configures it.
 	var nc *natstest.Cluster
 	if os.Getenv("TRIT_E2E_SIM_NATS") != "" {
 		nc = natstest.Start(t, 3)
 		w.mqttURLs = nc.MQTTURLs()
+		w.fleetNATS = nc.NATSURLs()
 	}
 	// TRIT_E2E_SIM_QUEUE sets the fleet's mqtt.queue (0: its default).
 	w.fleetQueue, _ = strconv.Atoi(os.Getenv("TRIT_E2E_SIM_QUEUE"))
