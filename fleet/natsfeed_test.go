@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/natstest"
+	"github.com/trit-iot/trit/wire/tlstest"
 )
 
 // failingStore fails every Update while fail is set.
@@ -245,13 +247,9 @@ func deviceRecord(t *testing.T, f *fixture, id string) Device {
 	return Device{}
 }
 
-// natsFeedAuth is natsAuth with trit-fleet taking device messages from
-// NATS (mqtt.nats): it may publish the fleet-to-device topics, create and
-// read the fleet's three shared consumers, acknowledge their messages,
-// read replies on its own inbox prefix and subscribe to the devices'
-// responses — nothing else (docs/FLEET.md "A NATS cluster").
-func natsFeedAuth(fleet, fleetPassword string, devices map[string]string) string {
-	var pub, sub []string
+// natsFleetPermissions are the subjects trit-fleet with mqtt.nats may
+// publish and subscribe to, for fleet.
+func natsFleetPermissions(fleet string) (pub, sub []string) {
 	p := "trit.v1." + fleet + "."
 	pub = append(pub, p+"bundles.*", p+"devices.*.desired", p+"devices.*.acks", p+"devices.*.requests")
 	for _, k := range natsKinds {
@@ -259,7 +257,16 @@ func natsFeedAuth(fleet, fleetPassword string, devices map[string]string) string
 		pub = append(pub, "$JS.API.CONSUMER.CREATE."+natsStream+"."+name+".>",
 			"$JS.API.CONSUMER.MSG.NEXT."+natsStream+"."+name, "$JS.ACK."+natsStream+"."+name+".>")
 	}
-	sub = append(sub, NATSInbox+".>", p+"devices.*.responses")
+	return pub, append(sub, NATSInbox+".>", p+"devices.*.responses")
+}
+
+// natsFeedAuth is natsAuth with trit-fleet taking device messages from
+// NATS (mqtt.nats): it may publish the fleet-to-device topics, create and
+// read the fleet's three shared consumers, acknowledge their messages,
+// read replies on its own inbox prefix and subscribe to the devices'
+// responses — nothing else (docs/FLEET.md "A NATS cluster").
+func natsFeedAuth(fleet, fleetPassword string, devices map[string]string) string {
+	pub, sub := natsFleetPermissions(fleet)
 	q := func(ss []string) string {
 		var out []string
 		for _, s := range ss {
@@ -366,5 +373,42 @@ func TestNATSPublisherConnected(t *testing.T) {
 		if got := p.Connected(); got != tc.want {
 			t.Errorf("MQTT %v, NATS %v: connected %v, want %v", tc.mqtt, tc.nats, got, tc.want)
 		}
+	}
+}
+
+// TestNATSExampleConfig: fleet/nats/node.conf, the production node's
+// configuration, is one nats-server accepts (-t: parsed, certificates
+// loaded), with its paths pointed at test files; and trit-fleet's
+// permissions in it are exactly those the tests run with
+// (natsFleetPermissions).
+func TestNATSExampleConfig(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("nats", "node.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := natstest.Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pki := tlstest.New(t, "example")
+	cert, key := pki.Server()
+	conf := strings.NewReplacer("/etc/nats-server/node1.crt", cert, "/etc/nats-server/node1.key", key, "/etc/nats-server/ca.crt", pki.CAFile,
+		"/var/lib/nats-server/jetstream", t.TempDir()).Replace(string(raw))
+	path := filepath.Join(t.TempDir(), "node.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "-c", path, "-t").CombinedOutput(); err != nil {
+		t.Fatalf("nats-server -t refuses fleet/nats/node.conf: %v\n%s", err, out)
+	}
+	pub, sub := natsFleetPermissions("main")
+	fleetUser := conf[strings.Index(conf, `{user: "trit-fleet"`):strings.Index(conf, `{user: "gw-0001"`)]
+	for _, s := range append(pub, sub...) {
+		if !strings.Contains(fleetUser, fmt.Sprintf("%q", s)) {
+			t.Errorf("trit-fleet's permissions in fleet/nats/node.conf lack %q", s)
+		}
+	}
+	if n := strings.Count(fleetUser, `"`) / 2; n != len(pub)+len(sub)+2 { // + user name, password
+		t.Errorf("trit-fleet's permissions in fleet/nats/node.conf name %d subjects, the tests' %d", n-2, len(pub)+len(sub))
 	}
 }

@@ -186,7 +186,9 @@ lease_ttl = "2s"
 
 	h2 := w.publish(w.bundle("vib", 2))
 	w.rollout(api.RolloutRequest{ID: "second", Bundle: h2, Devices: ids, Timeout: 3 * time.Minute,
-		Pace: api.Pace{Phases: []api.Phase{{Count: 2}, {Percent: 100}}}})
+		// The rest waits 8 s after the canaries, so the replica that
+		// survives is the one to start it, however fast installs are.
+		Pace: api.Pace{Phases: []api.Phase{{Count: 2}, {Percent: 100, StartAt: time.Now().Add(8 * time.Second)}}}})
 	// Once the canaries have their commands, the leader dies and node 2
 	// goes down.
 	eventually(t, "the second rollout to start", time.Minute, func() bool {
@@ -234,14 +236,18 @@ lease_ttl = "2s"
 	// acknowledged it to the agent, and acknowledge it only once stored
 	// (fleet/natsfeed.go); what the killed replica held comes again to the
 	// survivor.
+	// Two more reports after the end, and at least 15 s of them from the
+	// kill on (the agents of node 2 reconnect meanwhile, and what the dead
+	// replica held comes again after nats_ack_wait), however quickly the
+	// rollout ended.
 	atEnd := tel.highest()
-	eventually(t, "the fleet to apply two more reports of every agent", time.Minute, func() bool {
+	eventually(t, "the fleet to apply more reports of every agent", time.Minute, func() bool {
 		var ds []fleet.Device
 		w.call("GET", "/v1/devices", nil, &ds)
 		tel.add(ds)
 		now := tel.highest()
 		for _, id := range ids {
-			if now[id] < atEnd[id]+2 {
+			if now[id] < max(atEnd[id]+2, before[id]+15) {
 				return false
 			}
 		}
@@ -258,7 +264,7 @@ lease_ttl = "2s"
 			}
 		}
 	}
-	t.Logf("leader %s killed; %s led after %v; second rollout done %v after the outage; API %d/%d requests answered; %d telemetry reports made from the kill to the end, %d missing at the fleet",
+	t.Logf("leader %s killed; %s led after %v; second rollout done %v after the outage; API %d/%d requests answered; %d telemetry reports made from the kill on, %d missing at the fleet",
 		leader.name, survivor.name, tookOver.Round(100*time.Millisecond), end.Sub(outage).Round(100*time.Millisecond),
 		polls.Load()-failures.Load(), polls.Load(), produced, missing)
 }
