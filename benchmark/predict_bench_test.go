@@ -95,6 +95,55 @@ func (m *mlpInt8) predict(xs, hid, x []float32) (int, error) {
 	return best, nil
 }
 
+// predictUnrolled is predict with each dot product summed in four
+// independent float32 accumulators (lanes i mod 4, added pairwise at the
+// end): the same arithmetic in another order, so its scores differ from
+// predict's in the last bits. The single accumulator makes predict wait
+// on each addition; this is the faster loop a careful Go programmer would
+// write, the bar's upper reference (docs/BENCHMARKS.md).
+func (m *mlpInt8) predictUnrolled(xs, hid, x []float32) (int, error) {
+	if len(x) != m.d {
+		return 0, fmt.Errorf("%d features, want %d", len(x), m.d)
+	}
+	for i, v := range x {
+		xs[i] = min(1, max(-1, float32((v-m.lo[i])*m.mul[i])-1))
+	}
+	for j := range m.h {
+		hid[j] = max(0, dot4(m.w1[j*m.d:(j+1)*m.d], xs)*m.s1[j]+m.b1[j])
+	}
+	best, bestScore := 0, float32(math.Inf(-1))
+	for c := range m.k {
+		if s := dot4(m.w2[c*m.h:(c+1)*m.h], hid)*m.s2[c] + m.b2[c]; s > bestScore {
+			best, bestScore = c, s
+		}
+	}
+	if m.k == 1 {
+		if bestScore > 0 {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return best, nil
+}
+
+// dot4 is Σ v[i]·w[i] in four accumulators.
+func dot4(w []int8, v []float32) float32 {
+	w = w[:len(v)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		ww, vv := w[i:i+4:i+4], v[i:i+4:i+4]
+		s0 += vv[0] * float32(ww[0])
+		s1 += vv[1] * float32(ww[1])
+		s2 += vv[2] * float32(ww[2])
+		s3 += vv[3] * float32(ww[3])
+	}
+	for ; i < len(v); i++ {
+		s0 += v[i] * float32(w[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
 // blobs is usps-shaped generated data: d features, k classes, Gaussian
 // clusters around random means.
 func blobs(n, d, k int, seed uint64) *data.Dataset {
@@ -179,6 +228,36 @@ func TestMLPInt8Predict(t *testing.T) {
 	}
 	x := []float32{0.3, 0.4}
 	if allocs := testing.AllocsPerRun(100, func() { m.predict(xs, hid, x) }); allocs != 0 {
+		t.Errorf("%g allocations per prediction", allocs)
+	}
+}
+
+// The unrolled forward pass predicts the same classes as the plain one on
+// a random network (only the order of its additions differs).
+func TestMLPInt8PredictUnrolled(t *testing.T) {
+	const d, h, k = 37, 50, 5
+	lo, hi := make([]float32, d), make([]float32, d)
+	for i := range lo {
+		lo[i], hi[i] = -3, 3
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	m := randomMLP(inference.Scaler{Lo: lo, Hi: hi, Clip: true}, d, h, k, rng)
+	xs, hid, x := make([]float32, d), make([]float32, h), make([]float32, d)
+	same := 0
+	for range 200 {
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 2)
+		}
+		a, _ := m.predict(xs, hid, x)
+		b, _ := m.predictUnrolled(xs, hid, x)
+		if a == b {
+			same++
+		}
+	}
+	if same < 198 {
+		t.Errorf("the unrolled pass agrees on %d of 200 inputs", same)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { m.predictUnrolled(xs, hid, x) }); allocs != 0 {
 		t.Errorf("%g allocations per prediction", allocs)
 	}
 }

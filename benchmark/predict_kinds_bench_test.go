@@ -132,25 +132,32 @@ func BenchmarkPredictKindsVsMLP(b *testing.B) {
 			// seconds apart under different loads; this one alternates
 			// short batches of each and reports the median of the
 			// batches' time ratios (trit/mlp < 1: trit is faster).
-			b.Run("ratio", func(b *testing.B) {
-				scores := make([]float32, ks.k)
-				xs, hid := make([]float32, ks.d), make([]float32, h)
-				const batch = 64
-				var ratios []float64
-				for b.Loop() {
-					t0 := time.Now()
-					for range batch {
-						m.Predict(scores, x)
+			// ratio-unrolled does the same against the MLP with four
+			// accumulators per dot product (predictUnrolled).
+			for _, r := range []struct {
+				name    string
+				predict func(xs, hid, x []float32) (int, error)
+			}{{"ratio", mlp.predict}, {"ratio-unrolled", mlp.predictUnrolled}} {
+				b.Run(r.name, func(b *testing.B) {
+					scores := make([]float32, ks.k)
+					xs, hid := make([]float32, ks.d), make([]float32, h)
+					const batch = 64
+					var ratios []float64
+					for b.Loop() {
+						t0 := time.Now()
+						for range batch {
+							m.Predict(scores, x)
+						}
+						t1 := time.Now()
+						for range batch {
+							r.predict(xs, hid, x)
+						}
+						ratios = append(ratios, float64(t1.Sub(t0))/float64(time.Since(t1)))
 					}
-					t1 := time.Now()
-					for range batch {
-						mlp.predict(xs, hid, x)
-					}
-					ratios = append(ratios, float64(t1.Sub(t0))/float64(time.Since(t1)))
-				}
-				slices.Sort(ratios)
-				b.ReportMetric(ratios[len(ratios)/2], "trit/mlp")
-			})
+					slices.Sort(ratios)
+					b.ReportMetric(ratios[len(ratios)/2], "trit/mlp")
+				})
+			}
 		})
 	}
 }
