@@ -89,6 +89,7 @@ func (d *PahoDialer) Dial(ctx context.Context, opt DialOptions) (Conn, error) {
 		o.AddBroker(b)
 	}
 	o.SetClientID(opt.ClientID).
+		SetProtocolVersion(wire.MQTTVersion).
 		SetCleanSession(false).
 		SetAutoReconnect(false).
 		SetConnectRetry(false).

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +141,54 @@ func TestWarnsOnCertName(t *testing.T) {
 	}
 	if !warned {
 		t.Errorf("no warning about the certificate's name:\n%s", rec.buf.String())
+	}
+}
+
+// TestPahoSpeaksOnlyMQTT311: a broker that closes every connection without
+// a CONNACK (nats-server does so while JetStream is busy) sees only MQTT
+// 3.1.1 CONNECTs from the agent — never paho's fallback to MQTT 3.1
+// ("MQIsdp"), which doubles the connections to a broker already refusing.
+func TestPahoSpeaksOnlyMQTT311(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	protocols := make(chan string, 16)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			// CONNECT: fixed header (type, remaining length of one byte
+			// here), then the protocol name as a length-prefixed string
+			// and the protocol level.
+			buf := make([]byte, 64)
+			n, _ := io.ReadAtLeast(c, buf, 12)
+			if n >= 4 {
+				k := int(buf[2])<<8 | int(buf[3])
+				if 4+k < n {
+					protocols <- fmt.Sprintf("%s/%d", buf[4:4+k], buf[4+k])
+				}
+			}
+			c.Close()
+		}
+	}()
+	d := &PahoDialer{Broker: "tcp://" + l.Addr().String(), KeepAlive: 5 * time.Second, Timeout: 2 * time.Second}
+	if _, err := d.Dial(context.Background(), DialOptions{ClientID: "gw-1"}); err == nil {
+		t.Fatal("connected to a broker that sends no CONNACK")
+	}
+	var got []string
+	for len(protocols) > 0 {
+		got = append(got, <-protocols)
+	}
+	if len(got) == 0 {
+		t.Fatal("the broker saw no CONNECT")
+	}
+	for _, p := range got {
+		if p != "MQTT/4" {
+			t.Fatalf("CONNECTs seen %v, want only MQTT/4 (3.1.1)", got)
+		}
 	}
 }

@@ -64,7 +64,7 @@ func NewConn(m *MQTTConfig, broker string, log *slog.Logger) (*Conn, error) {
 			}
 		}
 	}
-	o.SetClientID(m.ClientID).
+	o.SetClientID(m.ClientID).SetProtocolVersion(wire.MQTTVersion).
 		SetCleanSession(false).SetAutoReconnect(false).SetConnectRetry(false).
 		SetConnectTimeout(m.Timeout.Duration).SetWriteTimeout(m.Timeout.Duration).
 		SetKeepAlive(30 * time.Second).SetOrderMatters(false)

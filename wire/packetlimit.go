@@ -8,6 +8,13 @@ import (
 	"time"
 )
 
+// MQTTVersion is the MQTT protocol level trit speaks: 4, MQTT 3.1.1. Clients
+// ask for it alone: left to choose, paho retries a refused connection as
+// MQTT 3.1 ("MQIsdp"), which nats-server does not speak and a 3.1.1 broker
+// has no reason to accept either — one more connection per failure, at the
+// moment a broker is already refusing (docs/SCALING.md).
+const MQTTVersion = 4
+
 // MaxPacket is the largest MQTT control packet, in bytes, that trit-fleet
 // reads from its broker and that the embedded broker accepts: everything in
 // the protocol is far smaller (bundles are at most 30 KiB), and it is the

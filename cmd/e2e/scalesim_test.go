@@ -76,7 +76,7 @@ func TestScaleSim(t *testing.T) {
 	ids := make([]string, n)
 	start := time.Now()
 	var wg sync.WaitGroup
-	var failed atomic.Int64
+	var failed, retried atomic.Int64
 	next := atomic.Int64{}
 	for range 64 { // connect in parallel; the broker accepts one at a time anyway
 		wg.Add(1)
@@ -89,7 +89,18 @@ func TestScaleSim(t *testing.T) {
 				}
 				id := fmt.Sprintf("sim-%05d", i)
 				ids[i] = id
-				s, err := startSimAgent(w, w.mqttURL(i), id, topics, cmdKeys)
+				// A refused connection is tried again after a backoff of
+				// 1 s doubling to 30 s, as an agent does (mqtt.reconnect_min
+				// and reconnect_max), for at most 10 minutes.
+				var s *simAgent
+				var err error
+				for wait, deadline := time.Second, time.Now().Add(10*time.Minute); ; wait = min(2*wait, 30*time.Second) {
+					if s, err = startSimAgent(w, w.mqttURL(i), id, topics, cmdKeys); err == nil || time.Now().After(deadline) {
+						break
+					}
+					retried.Add(1)
+					time.Sleep(wait)
+				}
 				if err != nil {
 					failed.Add(1)
 					t.Errorf("%s: %v", id, err)
@@ -108,7 +119,7 @@ func TestScaleSim(t *testing.T) {
 			s.c.Disconnect(0)
 		}
 	})
-	t.Logf("%d simulated agents connected in %v (%d refused subscriptions retried)", n, time.Since(start).Round(time.Millisecond), simRefused.Load())
+	t.Logf("%d simulated agents connected in %v (%d refused connections and %d refused subscriptions retried)", n, time.Since(start).Round(time.Millisecond), retried.Load(), simRefused.Load())
 	// Re-send unacknowledged events, as agents do (telemetry.ack_retry):
 	// the fleet drops what its queue cannot hold and relies on that.
 	stopRetry := make(chan struct{})
@@ -192,16 +203,21 @@ type simAgent struct {
 	installs atomic.Int64
 }
 
-func startSimAgent(w *world, url, id string, topics wire.Topics, cmdKeys *wire.KeySet) (*simAgent, error) {
+func startSimAgent(w *world, url, id string, topics wire.Topics, cmdKeys *wire.KeySet) (_ *simAgent, err error) {
 	s := &simAgent{id: id, topics: topics, cmdKeys: cmdKeys, relKeys: w.releaseSet, done: map[uint64]bool{}, pending: map[string][]byte{}}
 	will, err := wire.Offline(id, "", 1)
 	if err != nil {
 		return nil, err
 	}
-	o := mqtt.NewClientOptions().AddBroker(url).SetClientID(id).SetCleanSession(false).
+	o := mqtt.NewClientOptions().AddBroker(url).SetClientID(id).SetProtocolVersion(wire.MQTTVersion).SetCleanSession(false).
 		SetOrderMatters(false).SetKeepAlive(5*time.Minute).SetAutoReconnect(true).
 		SetBinaryWill(topics.State(id), will, 1, true)
 	s.c = mqtt.NewClient(o)
+	defer func() {
+		if err != nil { // the caller tries again with a new client
+			s.c.Disconnect(0)
+		}
+	}()
 	if tok := s.c.Connect(); !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
 		return nil, fmt.Errorf("connect: %v", tok.Error())
 	}
