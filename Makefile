@@ -25,7 +25,7 @@ FUZZ_TARGETS ?= \
 	./wire:FuzzDecodeCommand ./wire:FuzzVerifyRequest ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic ./wire:FuzzLimitPackets \
 	./agent:FuzzLoadConfig \
 	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
-	./fleet:FuzzParseConfig ./fleet:FuzzParseCredentials ./fleet:FuzzAPI ./api:FuzzParseExpiry ./fleet/console:FuzzRolloutForm \
+	./fleet/server:FuzzParseConfig ./fleet/server:FuzzParseCredentials ./fleet/server:FuzzAPI ./api:FuzzParseExpiry ./fleet/console:FuzzRolloutForm \
 	./tritctl:FuzzFeaturesTable
 # scripts/fuzz.sh runs each target for FUZZTIME executions and prints the
 # executions each really made and its time. Budgets are execution counts,

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestTwoPersonRule(t *testing.T) {
 	if r, _ := f.svc.GetRollout("r1"); r.State.Done() {
 		t.Fatalf("the held rollout is %s", r.State)
 	}
-	if _, err := f.svc.Approve("r1", "otto"); err == nil || !strings.Contains(err.Error(), "another operator") || statusOf(err) != 400 {
+	if _, err := f.svc.Approve("r1", "otto"); err == nil || !strings.Contains(err.Error(), "another operator") || !errors.Is(err, ErrRollout) {
 		t.Fatalf("otto approves his own rollout: %v", err)
 	}
 	r, err = f.svc.Approve("r1", "olga")

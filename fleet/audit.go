@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -88,34 +87,6 @@ func (a *Audit) Entries(q store.AuditQuery) ([]api.AuditEntry, error) {
 	return out, nil
 }
 
-// defaultAuditLimit is how many entries GET /v1/audit returns without
-// ?limit=, and maxAuditLimit the most it returns.
-const (
-	defaultAuditLimit = 1000
-	maxAuditLimit     = 100000
-)
-
-// auditQuery reads GET /v1/audit's query.
-func auditQuery(r *http.Request) (store.AuditQuery, error) {
-	v := r.URL.Query()
-	q := store.AuditQuery{Who: v.Get("operator"), Object: v.Get("object"), Action: v.Get("action"), Limit: defaultAuditLimit}
-	if s := v.Get("since"); s != "" {
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return q, badRequest("since %q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", clip(s, 64))
-		}
-		q.Since = t
-	}
-	if s := v.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxAuditLimit {
-			return q, badRequest("limit %q: want 1..%d", clip(s, 32), maxAuditLimit)
-		}
-		q.Limit = n
-	}
-	return q, nil
-}
-
 // AuditNote lets a route's handler say what it acted on and why, for the
 // record the route's wrapper writes (the API's and the console's).
 type AuditNote struct {
@@ -191,3 +162,24 @@ func RequestRecord(r *http.Request, p Principal, rule Rule, action string, statu
 
 // Audit returns the service's audit trail.
 func (s *Service) Audit() *Audit { return s.audit }
+
+// StatusWriter remembers the status a handler answered, for the audit
+// trail (the API's and the console's).
+type StatusWriter struct {
+	http.ResponseWriter
+	Status int
+}
+
+func (w *StatusWriter) WriteHeader(code int) {
+	if w.Status == 0 {
+		w.Status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *StatusWriter) Write(b []byte) (int, error) {
+	if w.Status == 0 {
+		w.Status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}

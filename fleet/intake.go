@@ -98,7 +98,7 @@ func (s *Service) logDrops(now time.Time) {
 		}
 	}
 	s.log.Warn("incoming queue full; messages of the devices holding most of it dropped",
-		"dropped", in.logN, "devices", len(in.logBy), "most_from", clip(top, 100), "most", n, "queue", s.opt.Queue)
+		"dropped", in.logN, "devices", len(in.logBy), "most_from", Clip(top, 100), "most", n, "queue", s.opt.Queue)
 	in.logAt, in.logN = now, 0
 	clear(in.logBy)
 }
@@ -353,7 +353,7 @@ func (s *Service) handleBatch(batch []message) {
 				ev := m.event
 				if !d.applyEvent(ev, now) { // counted on the record; acknowledged below
 					s.log.Warn("job event about a command the fleet never sent it (a forged or altered command?): not taken as the device's job",
-						"device", d.ID, "rollout", clip(ev.Rollout, 128), "seq", ev.Seq, "state", ev.State, "code", ev.Code, "foreign_jobs", d.ForeignJobs)
+						"device", d.ID, "rollout", Clip(ev.Rollout, 128), "seq", ev.Seq, "state", ev.State, "code", ev.Code, "foreign_jobs", d.ForeignJobs)
 				}
 				r, err := rollout(ev.Rollout)
 				if err != nil {

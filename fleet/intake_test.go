@@ -1,14 +1,19 @@
 package fleet
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"errors"
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
+	"sync/atomic"
 )
 
 // telemetryFrom delivers n telemetry reports of one prediction each from
@@ -173,5 +178,79 @@ func TestFairQueueBytes(t *testing.T) {
 	// big, so c pays (the policy counts messages, not bytes).
 	if got := q.push("c", msg("c0", 8)); !slices.Equal(got, []string{"c"}) || q.bytes != 503 {
 		t.Fatalf("after a large message: dropped %v, %d bytes", got, q.bytes)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// failingStore fails every Update while fail is set.
+type failingStore struct {
+	Store
+	fail atomic.Bool
+}
+
+func (s *failingStore) Update(fn func(tx store.Tx) error) error {
+	if s.fail.Load() {
+		return errors.New("disk on fire")
+	}
+	return s.Store.Update(fn)
+}
+
+// TestDeliverAckedAfterCommit: a message from a feed that redelivers
+// (DeliverAcked) is acknowledged once its effect is stored, not before;
+// not when the transaction fails (so it comes again); and at once when it
+// is invalid (it would be no better the next time).
+func TestDeliverAckedAfterCommit(t *testing.T) {
+	db := &failingStore{Store: openStore(t)}
+	f := newFixtureOn(t, db)
+	var acks atomic.Int64
+	ack := func() { acks.Add(1) }
+	tel := func(seq uint64) []byte {
+		raw, err := (&wire.Telemetry{Device: "gw-1", Session: 1, Seq: seq, From: 1, To: 2, Predictions: 1}).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	f.svc.DeliverAcked(f.svc.Topics().Telemetry("gw-1"), tel(1), ack)
+	if n := acks.Load(); n != 0 {
+		t.Fatalf("%d acks before the message was handled", n)
+	}
+	f.svc.Drain()
+	if n := acks.Load(); n != 1 {
+		t.Fatalf("%d acks after the message was stored, want 1", n)
+	}
+	db.fail.Store(true)
+	f.svc.DeliverAcked(f.svc.Topics().Telemetry("gw-1"), tel(2), ack)
+	f.svc.Drain()
+	if n := acks.Load(); n != 1 {
+		t.Fatalf("a message whose transaction failed was acknowledged (%d acks)", n)
+	}
+	f.svc.DeliverAcked(f.svc.Topics().Telemetry("gw-1"), []byte("{not telemetry"), ack)
+	f.svc.Drain()
+	if n := acks.Load(); n != 2 {
+		t.Fatalf("an invalid message: %d acks, want 2 (dropped for good)", n)
+	}
+	db.fail.Store(false)
+	f.svc.DeliverAcked(f.svc.Topics().Telemetry("gw-1"), tel(2), ack) // the redelivery
+	f.svc.Drain()
+	if n, p := acks.Load(), f.predictions(t, "gw-1"); n != 3 || p != 2 {
+		t.Fatalf("after the redelivery: %d acks, %d reports applied; want 3 and 2", n, p)
 	}
 }

@@ -32,8 +32,12 @@ import (
 // acts; no operator may take it.
 const TokenFileOperator = "token-file"
 
-// tokenSecretHex is the length of a token's random part.
-const tokenSecretHex = 2 * secretBytes
+// tokenSecretBytes is the random part of an operator's token, 256 bits;
+// tokenSecretHex its length in hex.
+const (
+	tokenSecretBytes = 32
+	tokenSecretHex   = 2 * tokenSecretBytes
+)
 
 // Principal is who made a request.
 type Principal struct {
@@ -44,7 +48,7 @@ type Principal struct {
 
 // newOperatorToken returns a new token for name and its hash.
 func newOperatorToken(name string) (string, string, error) {
-	var b [secretBytes]byte
+	var b [tokenSecretBytes]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", "", err
 	}
@@ -195,10 +199,10 @@ func (m *Operators) now() time.Time {
 // Add adds an operator and returns it with its token (shown this once).
 func (m *Operators) Add(req api.OperatorRequest, by string) (*api.NewOperator, error) {
 	if err := store.CheckOperatorName(req.Name); err != nil {
-		return nil, badRequest("%v", err)
+		return nil, BadRequest("%v", err)
 	}
 	if req.Name == TokenFileOperator {
-		return nil, badRequest("%q is the api.token_file's credential; choose another name", TokenFileOperator)
+		return nil, BadRequest("%q is the api.token_file's credential; choose another name", TokenFileOperator)
 	}
 	role, err := ParseRole(req.Role)
 	if err != nil {
@@ -206,7 +210,7 @@ func (m *Operators) Add(req api.OperatorRequest, by string) (*api.NewOperator, e
 	}
 	now := m.now()
 	if !req.Expires.IsZero() && !req.Expires.After(now) {
-		return nil, badRequest("expires %s is not in the future", req.Expires.UTC().Format(time.RFC3339))
+		return nil, BadRequest("expires %s is not in the future", req.Expires.UTC().Format(time.RFC3339))
 	}
 	tok, sum, err := newOperatorToken(req.Name)
 	if err != nil {
@@ -231,7 +235,7 @@ func (m *Operators) Add(req api.OperatorRequest, by string) (*api.NewOperator, e
 // transaction.
 func (m *Operators) update(name string, endSessions bool, fn func(*store.Operator) error) (store.Operator, error) {
 	if err := store.CheckOperatorName(name); err != nil {
-		return store.Operator{}, badRequest("%v", err)
+		return store.Operator{}, BadRequest("%v", err)
 	}
 	var o store.Operator
 	err := m.DB.Update(func(tx store.Tx) error {
@@ -275,7 +279,7 @@ func (m *Operators) Rotate(name string) (*api.NewOperator, error) {
 // Remove deletes name and ends its console sessions.
 func (m *Operators) Remove(name string) error {
 	if err := store.CheckOperatorName(name); err != nil {
-		return badRequest("%v", err)
+		return BadRequest("%v", err)
 	}
 	err := m.DB.Update(func(tx store.Tx) error {
 		if err := store.DeleteOperator(tx, name); err != nil {
@@ -309,8 +313,8 @@ func (m *Operators) List() ([]api.Operator, error) {
 	return out, nil
 }
 
-// bearer returns r's bearer token.
-func bearer(r *http.Request) string {
+// Bearer returns r's bearer token.
+func Bearer(r *http.Request) string {
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	return tok
 }

@@ -198,22 +198,3 @@ func TestReconcilePassIsSpreadOverTicks(t *testing.T) {
 		t.Fatalf("the pass covered %v, want each of %v once, in order", seen, ids)
 	}
 }
-
-// rollouts.reconcile defaults to a minute and must lie between the tick
-// and the commands' lifetime.
-func TestParseConfigReconcile(t *testing.T) {
-	c, err := ParseConfig("fleet.toml", minimalConfig)
-	if err != nil || c.Rollouts.Reconcile.Duration != DefaultReconcile {
-		t.Fatalf("default: %v, %v", c.Rollouts.Reconcile, err)
-	}
-	c, err = ParseConfig("fleet.toml", "[rollouts]\nreconcile = \"10s\"\n"+minimalConfig)
-	if err != nil || c.Rollouts.Reconcile.Duration != 10*time.Second {
-		t.Fatalf("10s: %v, %v", c.Rollouts.Reconcile, err)
-	}
-	for _, v := range []string{"500ms", "48h", "-1s"} {
-		_, err := ParseConfig("fleet.toml", "[rollouts]\nreconcile = \""+v+"\"\n"+minimalConfig)
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "rollouts.reconcile") {
-			t.Errorf("reconcile = %s: %v, want an error naming rollouts.reconcile", v, err)
-		}
-	}
-}

@@ -167,7 +167,7 @@ func (r *Registry) Resolve(h string) (string, error) {
 	}
 	if len(h) < minHashPrefix || len(h) > 2*sha256.Size || strings.Trim(h, "0123456789abcdef") != "" {
 		return "", fmt.Errorf("%w: bundle %q: give the bundle's SHA-256 (lowercase hex) as tritctl publish prints it, or at least its first %d digits",
-			ErrRollout, clip(h, 80), minHashPrefix)
+			ErrRollout, Clip(h, 80), minHashPrefix)
 	}
 	var matches []string
 	err := r.db.View(func(tx store.Tx) error {

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -51,7 +52,7 @@ func ParseRole(s string) (Role, error) {
 	for i, r := range Roles {
 		names[i] = string(r)
 	}
-	return "", badRequest("role %q: want one of %s", clip(s, 32), strings.Join(names, ", "))
+	return "", BadRequest("role %q: want one of %s", Clip(s, 32), strings.Join(names, ", "))
 }
 
 // Perm is what a route needs.
@@ -165,6 +166,12 @@ func RouteRule(pattern string) (Rule, error) {
 	return r, nil
 }
 
+// RoutePatterns lists every pattern that has a rule, the API's and the
+// console's, sorted.
+func RoutePatterns() []string {
+	return slices.Sorted(maps.Keys(routeRules))
+}
+
 // RolesWith lists the roles that hold p, least to most.
 func RolesWith(p Perm) []Role {
 	var out []Role
@@ -174,4 +181,15 @@ func RolesWith(p Perm) []Role {
 		}
 	}
 	return out
+}
+
+// Refused is the message of a 403: who may not do what, and which roles
+// may.
+func Refused(p Principal, rule Rule) string {
+	roles := RolesWith(rule.Perm)
+	names := make([]string, len(roles))
+	for i, r := range roles {
+		names[i] = string(r)
+	}
+	return fmt.Sprintf("%s (role %s) may not do this: it needs the %s permission, which the roles %s have", p.Name, p.Role, rule.Perm, strings.Join(names, ", "))
 }

@@ -18,9 +18,9 @@ import (
 	"github.com/trit-iot/trit/wire"
 )
 
-// maxRolloutDevices bounds the devices of one rollout (its record is one
+// MaxRolloutDevices bounds the devices of one rollout (its record is one
 // document, rewritten as it progresses).
-const maxRolloutDevices = 100000
+const MaxRolloutDevices = 100000
 
 // maxListed bounds the device IDs quoted in one error message.
 const maxListed = 10
@@ -79,12 +79,12 @@ func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*Rollout, 
 			return nil, err
 		}
 	}
-	if len(devices) > maxRolloutDevices {
-		return nil, fmt.Errorf("%w: %d devices, at most %d in one rollout", ErrRollout, len(devices), maxRolloutDevices)
+	if len(devices) > MaxRolloutDevices {
+		return nil, fmt.Errorf("%w: %d devices, at most %d in one rollout", ErrRollout, len(devices), MaxRolloutDevices)
 	}
 	for _, d := range devices {
 		if err := wire.CheckID(d); err != nil {
-			return nil, fmt.Errorf("%w: device %q: %v", ErrRollout, clip(d, 80), err)
+			return nil, fmt.Errorf("%w: device %q: %v", ErrRollout, Clip(d, 80), err)
 		}
 	}
 	known, err := s.inventory(devices)
@@ -226,11 +226,11 @@ func checkCompatible(info *api.BundleInfo, devices []string, known map[string]*D
 		}
 		if d.AgentVersion != "" && compat.MinAgentVersion != "" {
 			if err := compat.CheckAgent(d.AgentVersion); errors.Is(err, bundle.ErrAgentTooOld) {
-				old = append(old, fmt.Sprintf("%s (agent %s)", id, clip(d.AgentVersion, 32)))
+				old = append(old, fmt.Sprintf("%s (agent %s)", id, Clip(d.AgentVersion, 32)))
 			}
 		}
 		if compat.Hardware != "" && d.Hardware != "" && d.Hardware != compat.Hardware {
-			other = append(other, fmt.Sprintf("%s (%s)", id, clip(d.Hardware, 32)))
+			other = append(other, fmt.Sprintf("%s (%s)", id, Clip(d.Hardware, 32)))
 		}
 	}
 	var why []string

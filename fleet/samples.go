@@ -130,17 +130,17 @@ func (s *Service) Plan(ctx context.Context, req api.PlanRequest) (*api.PlanResul
 	devices := req.Devices
 	if len(devices) == 0 {
 		if len(req.Selector) == 0 {
-			return nil, badRequest("give device IDs or a label selector")
+			return nil, BadRequest("give device IDs or a label selector")
 		}
 		if devices, err = Select(s.db, req.Selector); err != nil {
 			return nil, err
 		}
 	}
 	if len(devices) == 0 || len(devices) > maxPlanDevices {
-		return nil, badRequest("%d devices, want 1 … %d", len(devices), maxPlanDevices)
+		return nil, BadRequest("%d devices, want 1 … %d", len(devices), maxPlanDevices)
 	}
 	if req.Wait < 0 || req.Wait > 5*time.Minute {
-		return nil, badRequest("wait %v: at most 5m", req.Wait)
+		return nil, BadRequest("wait %v: at most 5m", req.Wait)
 	}
 	if !info.Published {
 		if err := s.PublishBundle(req.Bundle); err != nil {

@@ -159,6 +159,16 @@ func (s *Service) Topics() wire.Topics { return s.topics }
 // Registry returns the bundle registry.
 func (s *Service) Registry() *Registry { return s.reg }
 
+// Store returns the service's store, which the HTTP API and the console
+// read the inventory from.
+func (s *Service) Store() Store { return s.db }
+
+// Logger returns the service's logger.
+func (s *Service) Logger() *slog.Logger { return s.log }
+
+// Now returns the time on the service's clock (Options.Now).
+func (s *Service) Now() time.Time { return s.opt.Now() }
+
 // Subscriptions lists the topic filters the service's connection must
 // subscribe to (QoS 1), each delivering to Deliver.
 func (s *Service) Subscriptions() []string {

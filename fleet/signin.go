@@ -25,7 +25,7 @@ import (
 //     from many addresses is slowed without locking its owner out.
 //     At most signInKnownAddrs addresses are remembered per operator, and
 //     maxSignInAddrs operators.
-//   - An address may fail signInBurst times at once, then once per
+//   - An address may fail SignInBurst times at once, then once per
 //     signInEvery; while its budget is spent, attempts are refused without
 //     looking at the token (even the right one) and say when to retry.
 //   - IPv4 addresses are counted one by one, IPv6 ones by /64 (one host
@@ -34,7 +34,7 @@ import (
 //     budget has refilled and whose counts are logged carries nothing and
 //     is forgotten; past the bound, new addresses share one budget.
 //   - The log gets a line for an address's first refusal, then at most one
-//     per signInLogEvery with the counts since the previous line; every
+//     per SignInLogEvery with the counts since the previous line; every
 //     refusal is in exactly one line's refused=N.
 type SignIns struct {
 	log *slog.Logger
@@ -60,7 +60,7 @@ type signInAddr struct {
 }
 
 const (
-	signInBurst    = 10
+	SignInBurst    = 10
 	signInEvery    = 10 * time.Second
 	maxSignInAddrs = 4096
 	overflowAddr   = "(other addresses)"
@@ -73,9 +73,9 @@ const (
 	nameKeyPrefix = "operator "
 )
 
-// signInLogEvery bounds the log lines about one address (a variable for
+// SignInLogEvery bounds the log lines about one address (a variable for
 // tests).
-var signInLogEvery = time.Minute
+var SignInLogEvery = time.Minute
 
 // NewSignIns returns a throttle that logs to log.
 func NewSignIns(log *slog.Logger) *SignIns {
@@ -261,7 +261,7 @@ func (t *SignIns) get(key string, now time.Time) *signInAddr {
 	if a := t.m[key]; a != nil {
 		return a
 	}
-	if len(t.m) >= maxSignInAddrs || now.Sub(t.lastSweep) >= signInEvery*signInBurst {
+	if len(t.m) >= maxSignInAddrs || now.Sub(t.lastSweep) >= signInEvery*SignInBurst {
 		t.sweep(now)
 	}
 	if len(t.m) >= maxSignInAddrs {
@@ -274,7 +274,7 @@ func (t *SignIns) get(key string, now time.Time) *signInAddr {
 			return a
 		}
 	}
-	a := &signInAddr{budget: rate.NewLimiter(rate.Every(signInEvery), signInBurst)}
+	a := &signInAddr{budget: rate.NewLimiter(rate.Every(signInEvery), SignInBurst)}
 	t.m[key] = a
 	return a
 }
@@ -282,7 +282,7 @@ func (t *SignIns) get(key string, now time.Time) *signInAddr {
 // sweep forgets addresses with a full budget and nothing left to log.
 func (t *SignIns) sweep(now time.Time) {
 	for k, a := range t.m {
-		if a.budget.TokensAt(now) >= signInBurst && a.wrong == 0 && a.held == 0 && !a.timer {
+		if a.budget.TokensAt(now) >= SignInBurst && a.wrong == 0 && a.held == 0 && !a.timer {
 			delete(t.m, k)
 		}
 	}
@@ -293,13 +293,13 @@ func (t *SignIns) sweep(now time.Time) {
 // else leaves it to a flush at the end of the window. Called with mu held.
 func (t *SignIns) refused(key string, a *signInAddr, via string, now time.Time) {
 	a.via = via
-	if a.logAt.IsZero() || now.Sub(a.logAt) >= signInLogEvery {
+	if a.logAt.IsZero() || now.Sub(a.logAt) >= SignInLogEvery {
 		t.line(key, a, now)
 		return
 	}
 	if !a.timer {
 		a.timer = true
-		time.AfterFunc(a.logAt.Add(signInLogEvery).Sub(now), func() { t.flush(key) })
+		time.AfterFunc(a.logAt.Add(SignInLogEvery).Sub(now), func() { t.flush(key) })
 	}
 }
 

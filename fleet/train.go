@@ -38,7 +38,7 @@ import (
 // the background; it looks for a queued job when one is asked of it, when
 // its run ends, and at every Tick (a job asked of another replica). At
 // most maxActiveTrainJobs wait or run at once across the replicas (more is
-// ErrTrainingBusy). At most maxTrainJobs are kept, the oldest finished
+// ErrTrainingBusy). At most MaxTrainJobs are kept, the oldest finished
 // ones pruned first (the bundles they produced stay in the store). A
 // request's inputs are bounded before anything runs. Cancelling a queued
 // job marks it cancelled, so no replica takes it; cancelling a running
@@ -51,7 +51,7 @@ import (
 
 // Bounds on training jobs and their inputs.
 const (
-	maxTrainJobs       = 100 // jobs remembered; the oldest finished ones are pruned
+	MaxTrainJobs       = 100 // jobs remembered; the oldest finished ones are pruned
 	maxActiveTrainJobs = 4   // jobs queued or running at once
 	maxLabelColumn     = 1 << 16
 	maxLabelName       = 256 // a header name
@@ -99,9 +99,9 @@ const (
 
 func trainKey(seq uint64) string { return fmt.Sprintf("%s%020d", trainKeyPrefix, seq) }
 
-// trainSeq returns the sequence of job ID id (checkTrainID-valid).
+// trainSeq returns the sequence of job ID id (CheckTrainID-valid).
 func trainSeq(id string) (uint64, error) {
-	if err := checkTrainID(id); err != nil {
+	if err := CheckTrainID(id); err != nil {
 		return 0, err
 	}
 	return strconv.ParseUint(strings.TrimPrefix(id, "train-"), 10, 64)
@@ -137,7 +137,7 @@ func getTrainJob(tx store.Tx, id string) (trainRecord, error) {
 	var r trainRecord
 	seq, err := trainSeq(id)
 	if err != nil {
-		return r, fmt.Errorf("%w: training job %s", ErrNotFound, clip(id, 32))
+		return r, fmt.Errorf("%w: training job %s", ErrNotFound, Clip(id, 32))
 	}
 	ok, err := tx.Get(store.FleetTrainJobs, trainKey(seq), &r)
 	if err == nil && !ok {
@@ -149,8 +149,8 @@ func getTrainJob(tx store.Tx, id string) (trainRecord, error) {
 // ErrTrainingDisabled means the fleet has no training data directory.
 var ErrTrainingDisabled = errors.New("fleet: training is not configured (training.data_dir)")
 
-// checkTrainID accepts a job ID as the trainer makes them: train-N.
-func checkTrainID(id string) error {
+// CheckTrainID accepts a job ID as the trainer makes them: train-N.
+func CheckTrainID(id string) error {
 	n, ok := strings.CutPrefix(id, "train-")
 	if !ok || n == "" || len(n) > 19 || strings.Trim(n, "0123456789") != "" {
 		return errors.New("want train-N, as remote-train prints it")
@@ -162,7 +162,7 @@ func checkTrainID(id string) error {
 func (tr *trainer) datasetPath(name string) (string, error) {
 	clean := filepath.Clean(name)
 	if name == "" || filepath.IsAbs(name) || clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", badRequest("dataset %q: give a path relative to the fleet's training data directory", clip(name, 64))
+		return "", BadRequest("dataset %q: give a path relative to the fleet's training data directory", Clip(name, 64))
 	}
 	return filepath.Join(tr.dir, clean), nil
 }
@@ -173,30 +173,30 @@ func (tr *trainer) datasetPath(name string) (string, error) {
 func checkTrainRequest(req *api.TrainRequest) error {
 	switch {
 	case req.ModelID == "" || req.Release == 0:
-		return badRequest("model_id and a release >= 1 are required")
+		return BadRequest("model_id and a release >= 1 are required")
 	case len(req.ModelID) > bundle.MaxModelID || !utf8.ValidString(req.ModelID) || strings.ContainsFunc(req.ModelID, unicode.IsControl):
-		return badRequest("model_id %q: 1..%d bytes of text without control characters", clip(req.ModelID, 64), bundle.MaxModelID)
+		return BadRequest("model_id %q: 1..%d bytes of text without control characters", Clip(req.ModelID, 64), bundle.MaxModelID)
 	case req.P < 0 || req.P > inference.MaxP:
-		return badRequest("p = %d: want 1..%d random features (0: fill the budget)", req.P, inference.MaxP)
+		return BadRequest("p = %d: want 1..%d random features (0: fill the budget)", req.P, inference.MaxP)
 	case req.Budget != 0 && (req.Budget < 512 || req.Budget > maxTrainBudget):
-		return badRequest("budget = %d bytes: want 512..%d (0: %d)", req.Budget, maxTrainBudget, training.DefaultBudget)
+		return BadRequest("budget = %d bytes: want 512..%d (0: %d)", req.Budget, maxTrainBudget, training.DefaultBudget)
 	case !(req.Sigma >= 0) || math.IsInf(req.Sigma, 0):
-		return badRequest("sigma = %g: want a positive number (0: search)", req.Sigma)
+		return BadRequest("sigma = %g: want a positive number (0: search)", req.Sigma)
 	case !(req.C >= 0) || math.IsInf(req.C, 0):
-		return badRequest("c = %g: want a positive number (0: search)", req.C)
+		return BadRequest("c = %g: want a positive number (0: search)", req.C)
 	case req.LabelColumn < -1 || req.LabelColumn > maxLabelColumn:
-		return badRequest("label_column = %d: want -1 (the last) or 0..%d", req.LabelColumn, maxLabelColumn)
+		return BadRequest("label_column = %d: want -1 (the last) or 0..%d", req.LabelColumn, maxLabelColumn)
 	case req.LabelColumnName != "" && req.LabelColumn != 0:
-		return badRequest("label_column and label_column_name: give the label column by number or by name, not both")
+		return BadRequest("label_column and label_column_name: give the label column by number or by name, not both")
 	case len(req.LabelColumnName) > maxLabelName || !utf8.ValidString(req.LabelColumnName) || strings.ContainsFunc(req.LabelColumnName, unicode.IsControl):
-		return badRequest("label_column_name: at most %d bytes of text without control characters", maxLabelName)
+		return BadRequest("label_column_name: at most %d bytes of text without control characters", maxLabelName)
 	case len(req.Hardware) > bundle.MaxLabel || !utf8.ValidString(req.Hardware) || strings.ContainsFunc(req.Hardware, unicode.IsControl):
-		return badRequest("hardware: at most %d bytes of text without control characters", bundle.MaxLabel)
+		return BadRequest("hardware: at most %d bytes of text without control characters", bundle.MaxLabel)
 	case len(req.Dataset) > maxDatasetName:
-		return badRequest("dataset: %d bytes, at most %d", len(req.Dataset), maxDatasetName)
+		return BadRequest("dataset: %d bytes, at most %d", len(req.Dataset), maxDatasetName)
 	}
 	if err := (bundle.Compat{MinAgentVersion: req.MinAgent}).CheckAgent("0.0.0"); errors.Is(err, bundle.ErrInvalid) {
-		return badRequest("min_agent_version %q: want major.minor.patch", clip(req.MinAgent, 32))
+		return BadRequest("min_agent_version %q: want major.minor.patch", Clip(req.MinAgent, 32))
 	}
 	return nil
 }
@@ -219,7 +219,7 @@ func (s *Service) trainInputs(req *api.TrainRequest) (path, standard string, isS
 	case "dense":
 		format = data.FormatDense
 	default:
-		return "", "", false, 0, badRequest("format %q: want auto, libsvm, idx or dense", clip(req.Format, 32))
+		return "", "", false, 0, BadRequest("format %q: want auto, libsvm, idx or dense", Clip(req.Format, 32))
 	}
 	standard, isStandard = strings.CutPrefix(req.Dataset, "standard:")
 	if !isStandard {
@@ -268,7 +268,7 @@ func (s *Service) StartTraining(req api.TrainRequest) (*api.TrainJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("training queued", "job", id, "dataset", clip(req.Dataset, maxLogField), "model", req.ModelID, "release", req.Release)
+	s.log.Info("training queued", "job", id, "dataset", Clip(req.Dataset, MaxLogField), "model", req.ModelID, "release", req.Release)
 	s.takeTraining()
 	return s.TrainingJob(id)
 }
@@ -281,10 +281,10 @@ func btoi(b bool) int {
 }
 
 // pruneTrainJobs deletes the oldest finished jobs of recs while there are
-// maxTrainJobs or more.
+// MaxTrainJobs or more.
 func pruneTrainJobs(tx store.Tx, recs []trainRecord) error {
 	gone := map[uint64]bool{}
-	for len(recs)-len(gone) >= maxTrainJobs {
+	for len(recs)-len(gone) >= MaxTrainJobs {
 		var oldest *trainRecord
 		for i := range recs {
 			r := &recs[i]
@@ -353,7 +353,7 @@ func (s *Service) takeOne() bool {
 				switch {
 				case r.Job.State == api.TrainRunning && r.Runner != tr.runner && now.Sub(r.Beat) > trainOrphanAfter:
 					r.Job.State, r.Job.Finished = api.TrainFailed, now
-					r.Job.Error = fmt.Sprintf("the replica running it (%s) stopped; ask again", clip(r.Runner, 64))
+					r.Job.Error = fmt.Sprintf("the replica running it (%s) stopped; ask again", Clip(r.Runner, 64))
 					r.Runner = ""
 					s.log.Warn("training job failed: its replica stopped", "job", r.Job.ID)
 				case r.Job.State == api.TrainQueued && took == nil:
@@ -451,7 +451,7 @@ func (s *Service) runJob(ctx context.Context, cancel context.CancelFunc, id stri
 		case err != nil:
 			r.Job.Finished = now
 			r.Job.State, r.Job.Error = api.TrainFailed, err.Error()
-			s.log.Warn("training failed", "job", id, "err", clip(err.Error(), maxLogField))
+			s.log.Warn("training failed", "job", id, "err", Clip(err.Error(), MaxLogField))
 		default:
 			result.ID, result.Request, result.Started, result.Finished, result.State = id, r.Job.Request, r.Job.Started, now, api.TrainSucceeded
 			r.Job = *result

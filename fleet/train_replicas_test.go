@@ -1,6 +1,12 @@
 package fleet
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,5 +139,20 @@ func TestTrainingJobOfAStoppedReplica(t *testing.T) {
 	g, err := f.svc.StartTraining(api.TrainRequest{Dataset: "x.csv", ModelID: "m", Release: 1})
 	if err != nil || g.ID != "train-2" {
 		t.Fatalf("next job: %+v, %v", g, err)
+	}
+}
+
+// writeRings writes a two-ring dense CSV dataset (label last) to dir/name.
+func writeRings(t *testing.T, dir, name string, n int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	for i := range n {
+		r := 0.3 + 0.5*float64(i%2) + 0.05*rng.NormFloat64()
+		a := 2 * math.Pi * rng.Float64()
+		fmt.Fprintf(&b, "%.4f,%.4f,%d\n", r*math.Cos(a), r*math.Sin(a), i%2)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/trit-iot/trit/agent"
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/server"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/wire"
 )
@@ -62,14 +63,14 @@ func (w *world) startFleetConf(edit func(string) string) {
 	if w.api != "" {
 		listen = w.api
 	}
-	cfg, err := fleet.ParseConfig("e2e.toml", edit(w.fleetConfig(listen)))
+	cfg, err := server.ParseConfig("e2e.toml", edit(w.fleetConfig(listen)))
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan fleet.Ready, 1)
+	ready := make(chan server.Ready, 1)
 	done := make(chan error, 1)
-	go func() { done <- fleet.Serve(ctx, cfg, quiet(), ready) }()
+	go func() { done <- server.Serve(ctx, cfg, quiet(), ready) }()
 	select {
 	case r := <-ready:
 		w.api, w.stopFleet, w.fleetDone = r.API, cancel, done
@@ -214,7 +215,7 @@ tick = "200ms"
 	for _, id := range devices {
 		pw := filepath.Join(w.dir, id+".password")
 		var out, errs strings.Builder
-		if code := fleet.Main([]string{"credentials", "add", id, "--config", e.conf, "--password-file", pw}, &out, &errs); code != 0 {
+		if code := server.Main([]string{"credentials", "add", id, "--config", e.conf, "--password-file", pw}, &out, &errs); code != 0 {
 			t.Fatalf("credentials add %s: exit %d: %s", id, code, errs.String())
 		}
 		e.passwords[id] = pw

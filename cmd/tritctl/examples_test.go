@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/agent"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/server"
 	"github.com/trit-iot/trit/tritctl"
 )
 
@@ -16,12 +16,12 @@ import (
 // the embedded broker off port 1883.
 func TestExampleConfigs(t *testing.T) {
 	dir := filepath.Join(repoRoot(t), "docs", "examples")
-	fc, err := fleet.LoadConfig(filepath.Join(dir, "fleet.toml"))
+	fc, err := server.LoadConfig(filepath.Join(dir, "fleet.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fc.MQTT.Broker != "embedded" || fc.MQTT.EmbeddedListen != fleet.DefaultEmbeddedListen {
-		t.Errorf("fleet.toml: broker %q on %q, want the embedded broker on the default %s", fc.MQTT.Broker, fc.MQTT.EmbeddedListen, fleet.DefaultEmbeddedListen)
+	if fc.MQTT.Broker != "embedded" || fc.MQTT.EmbeddedListen != server.DefaultEmbeddedListen {
+		t.Errorf("fleet.toml: broker %q on %q, want the embedded broker on the default %s", fc.MQTT.Broker, fc.MQTT.EmbeddedListen, server.DefaultEmbeddedListen)
 	}
 	// The agent's config names key files relative to the directory it
 	// runs in, made there as the README does.
@@ -36,7 +36,7 @@ func TestExampleConfigs(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if code := fleet.Main([]string{"credentials", "add", "gw-1", "--config", filepath.Join(dir, "fleet.toml"), "--password-file", "gw-1.password"}, &out, &out); code != 0 {
+	if code := server.Main([]string{"credentials", "add", "gw-1", "--config", filepath.Join(dir, "fleet.toml"), "--password-file", "gw-1.password"}, &out, &out); code != 0 {
 		t.Fatalf("trit-fleet credentials add: exit %d: %s", code, out.String())
 	}
 	ac, err := agent.LoadConfig(filepath.Join(dir, "agent.toml"))

@@ -23,8 +23,7 @@
 //   - A strict Content-Security-Policy: scripts, styles and images from the
 //     console's own origin only, no inline script or style, no framing.
 //
-// Importing the package registers it with package fleet (fleet.Console), so
-// a binary that links it in serves the console; cmd/trit-fleet does.
+// trit-fleet's server (fleet/server) mounts it on the API listener (Mount).
 package console
 
 import (
@@ -44,6 +43,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -56,12 +56,6 @@ var staticFS embed.FS
 // htmxFile is the vendored htmx; static/README.md records its version and
 // SHA-256, which console_test.go checks.
 const htmxFile = "htmx-2.0.11.min.js"
-
-func init() {
-	fleet.Console = func(s *fleet.Service, db fleet.Store, auth *fleet.Auth, log *slog.Logger) (http.Handler, error) {
-		return New(&Options{Service: s, DB: db, Auth: auth, Logger: log})
-	}
-}
 
 // Options configure a Console. Zero values mean the defaults.
 type Options struct {
@@ -236,6 +230,13 @@ func (c *Console) routes() (http.Handler, error) {
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
+// Mount serves the console on mux under /console/, with / redirecting to
+// it: how trit-fleet's server puts it on the API listener.
+func (c *Console) Mount(mux *http.ServeMux) {
+	mux.Handle("/console/", c)
+	mux.Handle("GET /{$}", http.RedirectHandler("/console/", http.StatusSeeOther))
+}
+
 // ServeHTTP serves the console with its security headers.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
@@ -357,7 +358,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 		}
 	}
 	v.Fleet = c.svc.Topics().Fleet()
-	v.Version = fleet.Version
+	v.Version = buildinfo.Version
 	v.Refresh = max(1, int(c.opt.Refresh/time.Second))
 	tmpl := "layout"
 	switch part := r.URL.Query().Get("part"); {

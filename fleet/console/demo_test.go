@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -163,7 +163,7 @@ func (f *fixture) gateway(id string, labels map[string]string) *gateway {
 func (g *gateway) state() {
 	g.f.t.Helper()
 	g.f.deliver(g.f.svc.Topics().State(g.id), &wire.State{Device: g.id, Session: 1, Online: g.online, Time: g.f.clk.now().Unix(),
-		Labels: g.labels, Health: g.health, AgentVersion: fleet.Version, Hardware: "raspberrypi-4b", Sensors: g.sensors,
+		Labels: g.labels, Health: g.health, AgentVersion: buildinfo.Version, Hardware: "raspberrypi-4b", Sensors: g.sensors,
 		Model: g.model, Previous: g.prev})
 }
 

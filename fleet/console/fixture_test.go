@@ -93,23 +93,13 @@ func newFixtureNamed(t testing.TB, fleetName string, driftAlert float64) *fixtur
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The console as fleet.Handler mounts it, but on the test clock.
-	if fleet.Console == nil {
-		t.Fatal("importing fleet/console did not register it with package fleet")
-	}
+	// The console as the server mounts it, but on the test clock.
 	f.console, err = New(&Options{Service: f.svc, DB: db, Token: testToken, Logger: quiet, Now: f.clk.now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved := fleet.Console
-	fleet.Console = func(*fleet.Service, fleet.Store, *fleet.Auth, *slog.Logger) (http.Handler, error) {
-		return f.console, nil
-	}
-	h, err := f.svc.Handler(testToken)
-	fleet.Console = saved
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := http.NewServeMux()
+	f.console.Mount(h)
 	f.srv = httptest.NewServer(h)
 	t.Cleanup(f.srv.Close)
 	return f

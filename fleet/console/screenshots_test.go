@@ -15,7 +15,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/internal/buildinfo"
 )
 
@@ -83,7 +82,7 @@ func TestScreenshots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := "trit-fleet " + fleet.Version; shown != want {
+		if want := "trit-fleet " + buildinfo.Version; shown != want {
 			t.Fatalf("%s: the footer says %q, want %q", s.path, shown, want)
 		}
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -98,7 +97,7 @@ func TestScreenshots(t *testing.T) {
 			run("sign in", chromedp.SendKeys(chromedp.ID("token"), testToken+kb.Enter), chromedp.WaitVisible(chromedp.ID("live")))
 		}
 	}
-	rec.Version = fleet.Version
+	rec.Version = buildinfo.Version
 	raw, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +105,7 @@ func TestScreenshots(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, screenshotsFile), append(raw, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d screenshots of trit-fleet %s in %s", len(shots), fleet.Version, dir)
+	t.Logf("%d screenshots of trit-fleet %s in %s", len(shots), buildinfo.Version, dir)
 }
 
 // headless starts Chromium ($TRIT_CHROMIUM, or Debian's chromium) with a

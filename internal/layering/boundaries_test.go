@@ -67,7 +67,28 @@ var exclusivePackage = map[string]string{
 	"github.com/jackc/pgx": "store/postgres",
 	// NATS's own client is one broker adapter's: the fleet's NATS feed
 	// (agents speak MQTT only).
-	"github.com/nats-io": "fleet",
+	"github.com/nats-io": "fleet/server",
+	// The embedded MQTT broker is part of the fleet's process shell.
+	"github.com/mochi-mqtt/server": "fleet/server",
+}
+
+// within lists, for a folder whose packages import each other, which of
+// its packages (paths in the module) each may import. Every package of
+// such a folder needs an entry, and an allowance no package uses fails,
+// as in allowed.
+var within = map[string]map[string][]string{
+	"fleet": {
+		// The service: registry, inventory, rollouts, shadow, training
+		// jobs, samples, metrics, operators, over fleet.Store. It knows
+		// neither its process shell nor the console.
+		"fleet": {},
+		// The web console reads the service; the server mounts it, so it
+		// never reaches the server.
+		"fleet/console": {"fleet"},
+		// The process shell: CLI, configuration, broker adapters, HTTP
+		// API, and the console's mount.
+		"fleet/server": {"fleet", "fleet/console"},
+	},
 }
 
 // reachableFrom maps a third-party import path prefix to the only project
@@ -138,7 +159,8 @@ func TestPackageBoundaries(t *testing.T) {
 		return ok && p.Standard
 	}
 	checked := 0
-	used := map[[2]string]bool{} // {from, to} folders
+	used := map[[2]string]bool{}       // {from, to} folders
+	usedWithin := map[[2]string]bool{} // {from, to} packages of one folder
 	for path, p := range pkgs {
 		from := folder(path)
 		if from == "" || strings.HasSuffix(path, ".test") {
@@ -150,8 +172,23 @@ func TestPackageBoundaries(t *testing.T) {
 			t.Errorf("%s: folder %q has no import rule; add it to allowed in %s", path, from, "internal/layering/boundaries_test.go")
 			continue
 		}
+		rel := strings.TrimSuffix(strings.TrimPrefix(path, module+"/"), "_test")
+		rules, inFolder := within[from]
+		mayImport, hasRule := rules[rel]
+		if inFolder && !hasRule {
+			t.Errorf("%s: package %s of folder %s/ has no rule; add it to within in %s", path, rel, from, "internal/layering/boundaries_test.go")
+		}
 		for _, imp := range p.Imports {
 			imp, _, _ = strings.Cut(imp, " ")
+			if to := strings.TrimPrefix(imp, module+"/"); to != imp && (to == "cmd" || strings.HasPrefix(to, "cmd/")) {
+				t.Errorf("%s imports %s: nothing may import a package under cmd/", path, imp)
+			}
+			if to := strings.TrimPrefix(imp, module+"/"); inFolder && hasRule && to != rel && folder(imp) == from {
+				usedWithin[[2]string{rel, to}] = true
+				if !contains(mayImport, to) {
+					t.Errorf("%s imports %s: %s may not import %s", path, imp, rel, to)
+				}
+			}
 			if to := folder(imp); to != "" && to != from {
 				used[[2]string{from, to}] = true
 				if !contains(ok, to) {
@@ -204,6 +241,15 @@ func TestPackageBoundaries(t *testing.T) {
 				t.Errorf("%s/ may import %s/ but no package does: remove it from allowed (or say in reserved why it stays)", from, to)
 			case used[[2]string{from, to}] && why != "":
 				t.Errorf("%s/ now imports %s/: drop it from reserved", from, to)
+			}
+		}
+	}
+	for _, rules := range within {
+		for from, tos := range rules {
+			for _, to := range tos {
+				if !usedWithin[[2]string{from, to}] {
+					t.Errorf("%s may import %s but does not: remove it from within", from, to)
+				}
 			}
 		}
 	}

@@ -1,0 +1,29 @@
+package fleet
+
+// Errors and bounds the service's operations share with their callers
+// (the HTTP API, the console).
+
+import (
+	"errors"
+	"fmt"
+)
+
+// MaxLogField bounds a request path or error message in the service log.
+const MaxLogField = 256
+
+// Clip shortens s to at most n bytes for a log line or an error message,
+// saying how long it was.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:n], len(s))
+}
+
+// ErrBadRequest marks errors in what the client sent (an HTTP 400).
+var ErrBadRequest = errors.New("bad request")
+
+// BadRequest is an ErrBadRequest saying what was wrong.
+func BadRequest(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, a...))
+}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/internal/buildinfo"
+	"github.com/trit-iot/trit/internal/cli"
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire/mqtttest"
+)
+
+// Serve refuses an API token file that group or others can read, as it
+// refuses such a command key.
+func TestServeRefusesReadableToken(t *testing.T) {
+	files := writeFleetFiles(t, "tcp://127.0.0.1:1")
+	token := filepath.Join(files.dir, "token")
+	if err := os.Chmod(token, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig("test.toml", files.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Serve(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err == nil || !strings.Contains(err.Error(), "api.token_file") || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("Serve with a 0644 token: %v", err)
+	}
+}
+
+// A damaged database stops trit-fleet at start-up with an error that names
+// the file and the ways out, and leaves the file as it was.
+func TestServeRefusesDamagedDatabase(t *testing.T) {
+	files := writeFleetFiles(t, "tcp://127.0.0.1:1")
+	cfg, err := ParseConfig("test.toml", files.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.Database), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{"empty": nil, "garbage": bytes.Repeat([]byte("trit"), 4096)} {
+		if err := os.WriteFile(cfg.Database, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := Serve(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+		if err == nil || !strings.Contains(err.Error(), cfg.Database) || !strings.Contains(err.Error(), "--start-fresh") || !strings.Contains(err.Error(), "backup") {
+			t.Fatalf("%s database: %v", name, err)
+		}
+		if got, _ := os.ReadFile(cfg.Database); !bytes.Equal(got, content) {
+			t.Fatalf("%s database was changed", name)
+		}
+	}
+}
+
+// trit-fleet backup copies the database: straight from the file when the
+// service is stopped, through the running service's API otherwise (the
+// service holds the file's lock).
+func TestBackupCommand(t *testing.T) {
+	b := mqtttest.Start(t)
+	files := writeFleetFiles(t, b.URL())
+	conf := filepath.Join(files.dir, "fleet.toml")
+	run := func(out string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := Main([]string{"backup", "--config", conf, "--out", out}, &stdout, &stderr); code != 0 {
+			t.Fatalf("backup: exit %d: %s", code, stderr.String())
+		}
+		db, err := store.Open(out, &store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatalf("the copy does not open: %v", err)
+		}
+		defer db.Close()
+		if fi, _ := os.Stat(out); fi.Mode().Perm() != 0o600 {
+			t.Fatalf("copy mode %v", fi.Mode().Perm())
+		}
+		return stdout.String()
+	}
+
+	// Running: through the API, with the inventory in the copy.
+	cfg, err := ParseConfig("test.toml", files.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, cancel := serve(t, files.config)
+	// The backup command finds the running service at api.listen.
+	withAddr := strings.Replace(files.config, `listen = "127.0.0.1:0"`, `listen = "`+addr+`"`, 1)
+	if err := os.WriteFile(conf, []byte(withAddr), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startDevice(t, b.URL(), "sim-1", files)
+	waitFor(t, "sim-1 in the inventory", func() bool {
+		var ds []fleet.Device
+		return json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds) == nil && len(ds) == 1
+	})
+	out := filepath.Join(t.TempDir(), "fleet-backup.db")
+	if msg := run(out); !strings.Contains(msg, "running trit-fleet") {
+		t.Fatalf("backup while running: %s", msg)
+	}
+	db, err := store.Open(out, &store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.DeviceByID(db, "sim-1"); err != nil {
+		t.Fatalf("the copy lacks the inventory: %v", err)
+	}
+	db.Close()
+
+	// Stopped: from the file.
+	cancel()
+	waitFor(t, "the service to release the database", func() bool {
+		db, err := store.Open(cfg.Database, &store.Options{ReadOnly: true, Timeout: 1})
+		if err == nil {
+			db.Close()
+		}
+		return err == nil
+	})
+	if msg := run(out); !strings.Contains(msg, "not running") {
+		t.Fatalf("backup while stopped: %s", msg)
+	}
+}
+
+// waitFor polls cond until it holds (the condition is the assertion; the
+// deadline only bounds a broken run).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: gave up", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMainPolicy: trit-fleet follows the binaries' one command-line policy
+// (internal/cli): --version from internal/buildinfo, usage errors and an
+// unusable configuration exit 2.
+func TestMainPolicy(t *testing.T) {
+	var out bytes.Buffer
+	if code := Main([]string{"--version"}, &out, &out); code != 0 || !strings.Contains(out.String(), buildinfo.Version) {
+		t.Errorf("--version: exit %d %q", code, out.String())
+	}
+	for _, args := range [][]string{
+		{"run", "--nope"},
+		{"run", "extra"},
+		{"nosuch"},
+		{"run", "--config", filepath.Join(t.TempDir(), "missing.toml")},
+	} {
+		var out bytes.Buffer
+		if code := Main(args, &out, &out); code != 2 || !strings.HasPrefix(out.String(), "trit-fleet: ") {
+			t.Errorf("%q: exit %d %q, want 2", args, code, out.String())
+		}
+	}
+}
+
+// TestVocabulary: every trit-fleet command has an example in its help, and
+// its flags follow the vocabulary the four programs share (docs/CLI.md).
+func TestVocabulary(t *testing.T) {
+	if bad := cli.Lint(NewCommand(io.Discard, io.Discard), true); len(bad) > 0 {
+		t.Errorf("the flag vocabulary (docs/CLI.md) is broken:\n  %s", strings.Join(bad, "\n  "))
+	}
+}

@@ -1,0 +1,286 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/wire"
+)
+
+// Feed is a source of device messages that redelivers what is not
+// acknowledged: NATSFeed, and fakes in tests. Start hands each message to
+// deliver with its ack, which the service calls once the message's effect
+// is stored (Service.DeliverAcked).
+type Feed interface {
+	Start(deliver func(topic string, payload []byte, ack func())) error
+	Connected() bool
+	Close()
+}
+
+// Device messages on a NATS cluster. nats-server's MQTT (2.9) stores every
+// QoS 1 PUBLISH in the JetStream stream $MQTT_msgs, under the subject
+// "$MQTT.msgs." + the topic with "/" as ".", before it sends the PUBACK;
+// an MQTT subscription is a consumer of that stream per session, so every
+// replica subscribing over MQTT gets every message (2.9 has no shared
+// subscriptions). NATSFeed instead reads the stream through NATS's own
+// client with one durable pull consumer per message kind (state, events,
+// telemetry), the same consumers for every replica of the fleet: the
+// server hands each message to one replica, and hands it again — to any
+// replica — if it is not acknowledged within the ack wait (the replica
+// died, its store transaction failed, its queue was full). A replica
+// acknowledges a message only once its effect is committed, so a report
+// the broker acknowledged to the device reaches the fleet's store even if
+// the replica that took it dies; the handlers are idempotent (events by
+// ID, telemetry by session and sequence, states by session), so a message
+// handled twice changes nothing the second time. Responses to the fleet's
+// requests go to the replica that waits for them: every replica takes
+// them with a plain (core NATS) subscription, and the others drop them.
+// docs/SCALING.md has the design and its measurements.
+type NATSFeed struct {
+	urls    []string
+	fleet   string
+	opts    []nats.Option
+	ackWait time.Duration
+	timeout time.Duration
+	log     *slog.Logger
+
+	nc       *nats.Conn
+	consumes []jetstream.ConsumeContext
+}
+
+// natsStream is the stream in which nats-server's MQTT keeps QoS 1
+// messages; natsSubjectPrefix starts its subjects.
+const (
+	natsStream        = "$MQTT_msgs"
+	natsSubjectPrefix = "$MQTT.msgs."
+)
+
+// NATSInbox starts the subjects on which the fleet's NATS connection
+// receives replies and pulled messages (its permissions allow
+// NATSInbox.> rather than every client's _INBOX.>).
+const NATSInbox = "_INBOX_trit_fleet"
+
+// natsKinds are the device-to-fleet kinds the replicas share.
+var natsKinds = []wire.Kind{wire.KindState, wire.KindEvents, wire.KindTelemetry}
+
+// NATSConsumerName is the durable consumer the replicas of fleet share
+// for messages of kind k (the NATS permissions name it).
+func NATSConsumerName(fleet string, k wire.Kind) string {
+	return "trit-fleet_" + fleet + "_" + string(k)
+}
+
+// NewNATSFeed prepares the feed of m.NATS for fleet; Start connects. It
+// logs in as m.Username with m.PasswordFile's password and trusts
+// m.CAFile (with m.CertFile as its client certificate), as the MQTT
+// connection does.
+func NewNATSFeed(m *MQTTConfig, fleet, replica string, log *slog.Logger) (*NATSFeed, error) {
+	f := &NATSFeed{urls: m.NATS, fleet: fleet, ackWait: m.NATSAckWait.Duration, timeout: m.Timeout.Duration, log: log}
+	f.opts = []nats.Option{nats.Name("trit-fleet " + replica), nats.Timeout(m.Timeout.Duration),
+		nats.CustomInboxPrefix(NATSInbox), // the replies it may read, not every client's
+		nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			log.Warn("NATS connection lost; reconnecting", "err", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "server", nc.ConnectedUrlRedacted()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Warn("NATS error", "err", err) }),
+	}
+	if m.Username != "" {
+		pw := ""
+		if m.PasswordFile != "" {
+			b, err := os.ReadFile(m.PasswordFile)
+			if err != nil {
+				return nil, fmt.Errorf("mqtt.password_file: %w", err)
+			}
+			pw = strings.TrimRight(string(b), "\r\n")
+		}
+		f.opts = append(f.opts, nats.UserInfo(m.Username, pw))
+	}
+	if m.CAFile != "" || m.CertFile != "" || strings.HasPrefix(m.NATS[0], "tls://") {
+		t, err := wire.ClientTLS(m.CAFile, m.CertFile, m.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt.nats: %w", err)
+		}
+		f.opts = append(f.opts, nats.Secure(t))
+	}
+	return f, nil
+}
+
+// Start connects, creates (or updates) the shared consumers and starts
+// taking messages. It fails if no server answers, if JetStream refuses
+// the consumers (permissions; no MQTT stream: mqtt.broker is not this
+// cluster) or if the subscription to responses is refused.
+func (f *NATSFeed) Start(deliver func(topic string, payload []byte, ack func())) error {
+	nc, err := nats.Connect(strings.Join(f.urls, ","), f.opts...)
+	if err != nil {
+		return fmt.Errorf("mqtt.nats: connecting to %s: %w", strings.Join(f.urls, ", "), err)
+	}
+	f.nc = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("mqtt.nats: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*f.timeout)
+	defer cancel()
+	topics, err := wire.NewTopics(f.fleet)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	for _, k := range natsKinds {
+		name := NATSConsumerName(f.fleet, k)
+		filter := natsSubjectPrefix + mqttToSubject(topics.AllDevices(k))
+		c, err := js.CreateOrUpdateConsumer(ctx, natsStream, jetstream.ConsumerConfig{
+			Durable: name, FilterSubject: filter, AckPolicy: jetstream.AckExplicitPolicy,
+			AckWait: f.ackWait, MaxAckPending: natsMaxAckPending, MaxDeliver: -1,
+		})
+		if err != nil {
+			f.Close()
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				return fmt.Errorf("mqtt.nats: JetStream has no stream %s: nats-server creates it when the first MQTT client connects; is mqtt.broker this cluster's MQTT listener?", natsStream)
+			}
+			return fmt.Errorf("mqtt.nats: creating the shared consumer %s (filter %s) on stream %s: %w (the fleet's NATS user needs the permissions in docs/FLEET.md \"NATS\")",
+				name, filter, natsStream, err)
+		}
+		cc, err := c.Consume(func(msg jetstream.Msg) {
+			deliver(subjectToMQTT(strings.TrimPrefix(msg.Subject(), natsSubjectPrefix)), msg.Data(), func() {
+				if err := msg.Ack(); err != nil {
+					f.log.Debug("NATS ack not sent; the message will come again", "err", err)
+				}
+			})
+		}, jetstream.PullMaxMessages(natsPull), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			f.log.Warn("NATS consumer", "consumer", name, "err", err)
+		}))
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("mqtt.nats: consuming %s: %w", name, err)
+		}
+		f.consumes = append(f.consumes, cc)
+	}
+	resp := mqttToSubject(topics.AllDevices(wire.KindResponses))
+	if _, err := nc.Subscribe(resp, func(m *nats.Msg) { deliver(subjectToMQTT(m.Subject), m.Data, nil) }); err != nil {
+		f.Close()
+		return fmt.Errorf("mqtt.nats: subscribing to %s: %w", resp, err)
+	}
+	// A refused subscription arrives as an asynchronous error; a round
+	// trip makes it show here.
+	if err := nc.FlushTimeout(f.timeout); err != nil {
+		f.Close()
+		return fmt.Errorf("mqtt.nats: subscribing to %s: %w", resp, err)
+	}
+	if err := nc.LastError(); err != nil {
+		f.Close()
+		return fmt.Errorf("mqtt.nats: subscribing to %s: %w (the fleet's NATS user must be allowed to subscribe to it)", resp, err)
+	}
+	f.log.Info("taking device messages from NATS", "server", nc.ConnectedUrlRedacted(), "consumers", len(f.consumes), "ack_wait", f.ackWait.String())
+	return nil
+}
+
+// natsPull is how many messages a replica asks each consumer for at once;
+// natsMaxAckPending bounds those delivered and not yet acknowledged, over
+// all replicas, per consumer.
+const (
+	natsPull          = 256
+	natsMaxAckPending = 16000
+)
+
+// Connected reports whether the NATS connection is up.
+func (f *NATSFeed) Connected() bool { return f.nc != nil && f.nc.IsConnected() }
+
+// Close stops taking messages and closes the connection. Messages
+// delivered and not yet acknowledged come again, to another replica,
+// after the ack wait.
+func (f *NATSFeed) Close() {
+	for _, cc := range f.consumes {
+		cc.Stop()
+	}
+	f.consumes = nil
+	if f.nc != nil {
+		f.nc.Close()
+	}
+}
+
+// mqttToSubject maps an MQTT topic or filter to nats-server's subject
+// ("/" to ".", "+" to "*", "#" to ">"): trit's topics have no empty
+// levels and their IDs no "." (checked in the configuration).
+func mqttToSubject(topic string) string {
+	return strings.NewReplacer("/", ".", "+", "*", "#", ">").Replace(topic)
+}
+
+// subjectToMQTT maps a subject back to its topic.
+func subjectToMQTT(subject string) string { return strings.ReplaceAll(subject, ".", "/") }
+
+// checkNATS checks and defaults mqtt.nats and mqtt.nats_ack_wait.
+func (m *MQTTConfig) checkNATS(fleet string) error {
+	fail := func(key, format string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrConfig, key, fmt.Sprintf(format, a...))
+	}
+	if len(m.NATS) == 0 {
+		if m.NATSAckWait.Duration != 0 {
+			return fail("mqtt.nats_ack_wait", "set without mqtt.nats")
+		}
+		return nil
+	}
+	if m.Broker == "embedded" {
+		return fail("mqtt.nats", "the client addresses of the NATS cluster whose MQTT listener mqtt.broker is; not with the embedded broker")
+	}
+	if len(m.NATS) > 16 {
+		return fail("mqtt.nats", "%d addresses, at most 16", len(m.NATS))
+	}
+	for _, u := range m.NATS {
+		tls := strings.HasPrefix(u, "tls://")
+		if !tls && !strings.HasPrefix(u, "nats://") || len(u) == len("nats://") {
+			return fail("mqtt.nats", "%q: want nats://host:port or tls://host:port", u)
+		}
+		if tls == strings.HasPrefix(m.Broker, "tcp://") {
+			return fail("mqtt.nats", "%q: the NATS addresses use TLS if and only if mqtt.broker does (it is %q): both carry the fleet's password", u, m.Broker)
+		}
+	}
+	// Topics become subjects: "." separates their tokens.
+	if strings.Contains(fleet, ".") {
+		return fail("fleet", "%q has a \".\": on NATS a topic level may not (it separates subject tokens)", fleet)
+	}
+	if m.NATSAckWait.Duration == 0 {
+		m.NATSAckWait.Duration = 30 * time.Second
+	}
+	if d := m.NATSAckWait.Duration; d < time.Second || d > time.Hour {
+		return fail("mqtt.nats_ack_wait", "%v: want 1s to 1h", d)
+	}
+	return nil
+}
+
+// natsPublisher is the service's broker on a NATS cluster: it publishes
+// over MQTT (retained commands and bundles need nats-server's MQTT) and
+// is connected when both connections are.
+type natsPublisher struct {
+	*Conn
+	feed Feed
+}
+
+func (p natsPublisher) Connected() bool { return p.Conn.Connected() && p.feed.Connected() }
+
+// withNATS prepares, for a configuration with mqtt.nats, the feed and the
+// publisher the service uses; without it, conn and a nil feed. On NATS the
+// MQTT session is clean: it subscribes to nothing, and a persistent one
+// left by an earlier run that subscribed over MQTT would still deliver
+// every device message to this replica.
+func withNATS(m *MQTTConfig, fleet, replica string, conn *Conn, log *slog.Logger) (fleet.Publisher, *NATSFeed, error) {
+	if len(m.NATS) == 0 {
+		return conn, nil, nil
+	}
+	feed, err := NewNATSFeed(m, fleet, replica, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn.opts.SetCleanSession(true)
+	return natsPublisher{conn, feed}, feed, nil
+}

@@ -1,0 +1,358 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/store/postgres/pgtest"
+	"github.com/trit-iot/trit/wire"
+	"github.com/trit-iot/trit/wire/natstest"
+	"github.com/trit-iot/trit/wire/tlstest"
+)
+
+// natsReplica is one service of TestNATSFeedSharesDeviceMessages with its
+// feed; it counts the telemetry sequences delivered to it.
+type natsReplica struct {
+	f    *fixture
+	feed *NATSFeed
+	hold atomic.Bool // take messages and never handle them: a replica that hangs
+
+	mu   sync.Mutex
+	got  map[uint64]int // sequence → deliveries
+	held []uint64
+}
+
+func startNATSReplica(t *testing.T, db fleet.Store, name, url string) *natsReplica {
+	t.Helper()
+	r := &natsReplica{f: newFixtureOn(t, db, func(o *fleet.Options) { o.Replica = name }), got: map[uint64]int{}}
+	m := &MQTTConfig{NATS: []string{url}, Timeout: Duration{Duration: 10 * time.Second}, NATSAckWait: Duration{Duration: time.Second}}
+	feed, err := NewNATSFeed(m, "f", name, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.feed = feed
+	err = feed.Start(func(topic string, payload []byte, ack func()) {
+		if tm, err := wire.DecodeTelemetry(payload); err == nil {
+			r.mu.Lock()
+			r.got[tm.Seq]++
+			if r.hold.Load() {
+				r.held = append(r.held, tm.Seq)
+			}
+			r.mu.Unlock()
+		}
+		if !r.hold.Load() {
+			r.f.svc.DeliverAcked(topic, payload, ack)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(feed.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { // the service loop's message side
+		for ctx.Err() == nil {
+			r.f.svc.Drain()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return r
+}
+
+func (r *natsReplica) deliveries(seq uint64) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.got[seq]
+}
+
+// TestNATSFeedSharesDeviceMessages: two replicas on one database take a
+// device's telemetry from a three-node NATS cluster through the shared
+// consumers. Each report, published over MQTT (QoS 1) on another node,
+// is delivered to exactly one replica, both replicas get a share, and the
+// store applies each once. Then one replica hangs: it takes reports and
+// never acknowledges them, and closes; the server hands what it held to
+// the other after the ack wait, and nothing is lost.
+func TestNATSFeedSharesDeviceMessages(t *testing.T) {
+	c := natstest.Start(t, 3)
+	db := openPostgres(t)
+	// nats-server creates its MQTT streams at the first MQTT connection:
+	// the device's comes first (trit-fleet's own MQTT connection does in
+	// Serve).
+	dev := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(c.Node(2).MQTTURL()).SetClientID("gw-1").SetCleanSession(false))
+	if tok := dev.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("device connect: %v", tok.Error())
+	}
+	defer dev.Disconnect(100)
+	a := startNATSReplica(t, db, "a", c.Node(0).NATSURL())
+	b := startNATSReplica(t, db, "b", c.Node(1).NATSURL())
+	topics, _ := wire.NewTopics("f")
+	publish := func(from, to uint64) {
+		t.Helper()
+		for seq := from; seq <= to; seq++ {
+			raw, _ := (&wire.Telemetry{Device: "gw-1", Session: 1, Seq: seq, From: 1, To: 2, Predictions: 1}).Marshal()
+			if tok := dev.Publish(topics.Telemetry("gw-1"), 1, false, raw); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+				t.Fatalf("publish %d: %v", seq, tok.Error())
+			}
+		}
+	}
+	applied := func(want uint64) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var p uint64
+			if ds, err := fleet.Devices(a.f.db); err == nil && len(ds) == 1 {
+				p = ds[0].Predictions
+			}
+			if p == want {
+				return
+			} else if p > want || time.Now().After(deadline) {
+				t.Fatalf("the store applied %d reports, want %d", p, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	const n = 300
+	publish(1, n)
+	applied(n)
+	var toA, toB int
+	for seq := uint64(1); seq <= n; seq++ {
+		da, db := a.deliveries(seq), b.deliveries(seq)
+		if da+db != 1 {
+			t.Errorf("report %d delivered %d times to a and %d to b, want once in all", seq, da, db)
+		}
+		toA, toB = toA+da, toB+db
+	}
+	if toA == 0 || toB == 0 {
+		t.Errorf("a took %d reports and b %d: the replicas do not share them", toA, toB)
+	}
+	t.Logf("%d reports: %d to replica a, %d to replica b", n, toA, toB)
+
+	// a hangs, then goes away; b takes over what a held.
+	a.hold.Store(true)
+	publish(n+1, 2*n)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a.mu.Lock()
+		held := len(a.held)
+		a.mu.Unlock()
+		if held > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hanging replica took no report: the test proves nothing")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.feed.Close()
+	applied(2 * n)
+	a.mu.Lock()
+	held := append([]uint64(nil), a.held...)
+	a.mu.Unlock()
+	for _, seq := range held {
+		if b.deliveries(seq) != 1 {
+			t.Errorf("report %d, held by the hanging replica, reached b %d times, want once", seq, b.deliveries(seq))
+		}
+	}
+	t.Logf("the hanging replica held %d reports; b took them after the ack wait", len(held))
+	if d := deviceRecord(t, a.f, "gw-1"); d.TelemetrySeq != 2*n || d.TelemetryWindow != ^uint64(0) {
+		t.Errorf("record: highest report %d, window %#x; want %d and every bit", d.TelemetrySeq, d.TelemetryWindow, 2*n)
+	}
+}
+
+func deviceRecord(t *testing.T, f *fixture, id string) fleet.Device {
+	t.Helper()
+	ds, err := fleet.Devices(f.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		if d.ID == id {
+			return d
+		}
+	}
+	t.Fatalf("no device %s", id)
+	return fleet.Device{}
+}
+
+// natsFleetPermissions are the subjects trit-fleet with mqtt.nats may
+// publish and subscribe to, for fleet.
+func natsFleetPermissions(fleet string) (pub, sub []string) {
+	p := "trit.v1." + fleet + "."
+	pub = append(pub, p+"bundles.*", p+"devices.*.desired", p+"devices.*.acks", p+"devices.*.requests")
+	for _, k := range natsKinds {
+		name := NATSConsumerName(fleet, k)
+		pub = append(pub, "$JS.API.CONSUMER.CREATE."+natsStream+"."+name+".>",
+			"$JS.API.CONSUMER.MSG.NEXT."+natsStream+"."+name, "$JS.ACK."+natsStream+"."+name+".>")
+	}
+	return pub, append(sub, NATSInbox+".>", p+"devices.*.responses")
+}
+
+// natsFeedAuth is natsAuth with trit-fleet taking device messages from
+// NATS (mqtt.nats): it may publish the fleet-to-device topics, create and
+// read the fleet's three shared consumers, acknowledge their messages,
+// read replies on its own inbox prefix and subscribe to the devices'
+// responses — nothing else (docs/FLEET.md "A NATS cluster").
+func natsFeedAuth(fleet, fleetPassword string, devices map[string]string) string {
+	pub, sub := natsFleetPermissions(fleet)
+	q := func(ss []string) string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, fmt.Sprintf("%q", s))
+		}
+		return "[" + strings.Join(out, ", ") + "]"
+	}
+	auth := natsAuth(fleetPassword, devices)
+	old := fmt.Sprintf(`{user: "trit-fleet", password: %q, permissions: {publish: ["trit.v1.>"], subscribe: ["trit.v1.>", "$MQTT.sub.>"]}}`, fleetPassword)
+	if !strings.Contains(auth, old) {
+		panic("natsAuth changed: " + auth)
+	}
+	return strings.Replace(auth, old, fmt.Sprintf(`{user: "trit-fleet", password: %q, permissions: {publish: %s, subscribe: %s}}`, fleetPassword, q(pub), q(sub)), 1)
+}
+
+// TestNATSConfigChecked: mqtt.nats and mqtt.nats_ack_wait are checked
+// when the file is read, each error naming its key.
+func TestNATSConfigChecked(t *testing.T) {
+	const tlsBroker = `broker = "ssl://broker.example:8883"`
+	for _, tc := range []struct{ from, to, key, want string }{
+		{tlsBroker, `broker = "embedded"` + "\nnats = [\"nats://n0:4222\"]", "mqtt.nats", "embedded"},
+		{tlsBroker, tlsBroker + "\nnats = [\"http://n0:4222\"]", "mqtt.nats", "want nats://"},
+		{tlsBroker, tlsBroker + "\nnats = [\"nats://n0:4222\"]", "mqtt.nats", "TLS"},
+		{tlsBroker, `broker = "tcp://n0:1883"` + "\nnats = [\"tls://n0:4222\"]", "mqtt.nats", "TLS"},
+		{tlsBroker, tlsBroker + "\nnats = [\"tls://n0:4222\"]\nnats_ack_wait = \"10ms\"", "mqtt.nats_ack_wait", "1s to 1h"},
+		{tlsBroker, tlsBroker + "\nnats_ack_wait = \"10s\"", "mqtt.nats_ack_wait", "without mqtt.nats"},
+		{"[mqtt]\n", "fleet = \"eu.west\"\n[mqtt]\nnats = [\"tls://n0:4222\"]\n", "fleet", "subject"},
+	} {
+		_, err := ParseConfig("fleet.toml", strings.Replace(minimalConfig, tc.from, tc.to, 1))
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.key+":") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error on %s saying %q", tc.to, err, tc.key, tc.want)
+		}
+	}
+	c, err := ParseConfig("fleet.toml", strings.Replace(minimalConfig, tlsBroker, tlsBroker+"\nnats = [\"tls://n0:4222\", \"tls://n1:4222\"]", 1))
+	if err != nil || len(c.MQTT.NATS) != 2 || c.MQTT.NATSAckWait.Duration != 30*time.Second {
+		t.Fatalf("two TLS addresses: %+v, %v; want them with the 30 s default ack wait", c.MQTT, err)
+	}
+}
+
+// TestFleetOverNATSClusterTLS runs the rollout on the production form of
+// the cluster: three nodes with TLS on their MQTT and NATS listeners and
+// their routes (certificates from a CA the test makes), every client
+// logged in with its own password and permissions (natsFeedAuth).
+// trit-fleet connects over ssl:// and takes device messages from NATS
+// over tls://, both trusting the CA (mqtt.ca_file); the devices trust it
+// too.
+func TestFleetOverNATSClusterTLS(t *testing.T) {
+	devices := map[string]string{}
+	for i := range 6 {
+		devices[fmt.Sprintf("sim-%d", i)] = fmt.Sprintf("device-secret-%d", i)
+	}
+	c := natstest.StartTLS(t, 3, natsFeedAuth("it", "fleet-secret", devices))
+	roots := x509.NewCertPool()
+	pem, err := os.ReadFile(c.CAFile())
+	if err != nil || !roots.AppendCertsFromPEM(pem) {
+		t.Fatalf("the test CA: %v", err)
+	}
+	edit := func(dir, config string) string {
+		pw := filepath.Join(dir, "mqtt.pass")
+		if err := os.WriteFile(pw, []byte("fleet-secret\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Replace(config, "[mqtt]\n", fmt.Sprintf("[mqtt]\nusername = \"trit-fleet\"\npassword_file = %q\nca_file = %q\nnats = [%q, %q]\n",
+			pw, c.CAFile(), c.Node(0).NATSURL(), c.Node(1).NATSURL()), 1)
+	}
+	trust := func(id string) []func(*mqtt.ClientOptions) {
+		return []func(*mqtt.ClientOptions){func(o *mqtt.ClientOptions) {
+			o.SetTLSConfig(&tls.Config{RootCAs: roots}).SetUsername(id).SetPassword(devices[id])
+		}}
+	}
+	addr, token := testFleetOverWith(t, pgtest.Database(t), c.Node(0).MQTTURL(), c.MQTTURLs(), edit, trust)
+	if m := string(callAPI(t, addr, token, "GET", "/metrics", nil)); !strings.Contains(m, "trit_fleet_broker_connected 1") {
+		t.Errorf("the fleet does not report itself connected:\n%s", m)
+	}
+
+	// Without the CA, the fleet's NATS connection is refused.
+	m := &MQTTConfig{NATS: []string{c.Node(1).NATSURL()}, Username: "trit-fleet", Timeout: Duration{Duration: 5 * time.Second}, NATSAckWait: Duration{Duration: time.Second}}
+	feed, err := NewNATSFeed(m, "it", "x", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := feed.Start(func(string, []byte, func()) {}); err == nil || !strings.Contains(err.Error(), "certificate") {
+		feed.Close()
+		t.Fatalf("connecting without the CA: %v, want a certificate error", err)
+	}
+}
+
+// fakeFeed is a Feed whose connection state the test sets.
+type fakeFeed struct{ up atomic.Bool }
+
+func (f *fakeFeed) Start(func(string, []byte, func())) error { return nil }
+func (f *fakeFeed) Connected() bool                          { return f.up.Load() }
+func (f *fakeFeed) Close()                                   {}
+
+// TestNATSPublisherConnected: on NATS the broker counts as connected
+// (trit_fleet_broker_connected) only while both the MQTT connection and
+// the feed are.
+func TestNATSPublisherConnected(t *testing.T) {
+	conn, feed := &Conn{}, &fakeFeed{}
+	p := natsPublisher{conn, feed}
+	for _, tc := range []struct{ mqtt, nats, want bool }{{false, false, false}, {true, false, false}, {false, true, false}, {true, true, true}} {
+		conn.connected.Store(tc.mqtt)
+		feed.up.Store(tc.nats)
+		if got := p.Connected(); got != tc.want {
+			t.Errorf("MQTT %v, NATS %v: connected %v, want %v", tc.mqtt, tc.nats, got, tc.want)
+		}
+	}
+}
+
+// TestNATSExampleConfig: fleet/nats/node.conf, the production node's
+// configuration, is one nats-server accepts (-t: parsed, certificates
+// loaded), with its paths pointed at test files; and trit-fleet's
+// permissions in it are exactly those the tests run with
+// (natsFleetPermissions).
+func TestNATSExampleConfig(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "nats", "node.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := natstest.Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pki := tlstest.New(t, "example")
+	cert, key := pki.Server()
+	conf := strings.NewReplacer("/etc/nats-server/node1.crt", cert, "/etc/nats-server/node1.key", key, "/etc/nats-server/ca.crt", pki.CAFile,
+		"/var/lib/nats-server/jetstream", t.TempDir()).Replace(string(raw))
+	path := filepath.Join(t.TempDir(), "node.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "-c", path, "-t").CombinedOutput(); err != nil {
+		t.Fatalf("nats-server -t refuses fleet/nats/node.conf: %v\n%s", err, out)
+	}
+	pub, sub := natsFleetPermissions("main")
+	fleetUser := conf[strings.Index(conf, `{user: "trit-fleet"`):strings.Index(conf, `{user: "gw-0001"`)]
+	for _, s := range append(pub, sub...) {
+		if !strings.Contains(fleetUser, fmt.Sprintf("%q", s)) {
+			t.Errorf("trit-fleet's permissions in fleet/nats/node.conf lack %q", s)
+		}
+	}
+	if n := strings.Count(fleetUser, `"`) / 2; n != len(pub)+len(sub)+2 { // + user name, password
+		t.Errorf("trit-fleet's permissions in fleet/nats/node.conf name %d subjects, the tests' %d", n-2, len(pub)+len(sub))
+	}
+}
