@@ -1,7 +1,11 @@
-// Package fleet is trit-fleet, the central service: it keeps the model and
-// bundle registry, the device inventory and the rollouts in the store,
-// publishes bundles and signed deployment commands over MQTT, and serves
-// tritctl's HTTP API.
+// Package fleet is trit-fleet's service: it keeps the model and bundle
+// registry, the device inventory, the rollouts, the shadow gates, the
+// remote-training jobs, the operators and the audit trail in its store
+// (fleet.Store), takes device messages in (Deliver), steps the rollouts
+// (Tick) and publishes bundles and signed deployment commands through a
+// Publisher. It knows no transport and no process: package fleet/server
+// is the shell around it (CLI, configuration, broker adapters, the HTTP
+// API), and fleet/console its web console.
 //
 // rollout.go holds the rollout engine: a plain, persisted value whose
 // decisions (who to notify, when to stop) depend only on its own fields and

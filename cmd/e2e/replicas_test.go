@@ -234,7 +234,7 @@ lease_ttl = "2s"
 	// until after the end reaches the fleet's store. The replicas take
 	// telemetry from JetStream, where nats-server put it before it
 	// acknowledged it to the agent, and acknowledge it only once stored
-	// (fleet/natsfeed.go); what the killed replica held comes again to the
+	// (fleet/server/natsfeed.go); what the killed replica held comes again to the
 	// survivor.
 	// Two more reports after the end, and at least 15 s of them from the
 	// kill on (the agents of node 2 reconnect meanwhile, and what the dead

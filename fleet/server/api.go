@@ -22,11 +22,11 @@ import (
 )
 
 // The HTTP JSON API that tritctl drives; its types are in package api. Every route needs a bearer
-// token — an operator's (operators.go) or the api.token_file's, an admin —
+// token — an operator's (fleet/operators.go) or the api.token_file's, an admin —
 // /metrics included: it names rollouts and counts devices, and
 // Prometheus sends a bearer token (authorization.credentials_file). Each
-// route's role rule is in roles.go; changes and refusals are audited
-// (audit.go). Errors
+// route's role rule is in fleet/roles.go; changes and refusals are audited
+// (fleet/audit.go). Errors
 // are {"error": "..."} with a status that says whose fault it was: 400 bad
 // request (a body that is not one JSON object, an ID or hash that is not
 // well-formed, a value out of bounds), 401 no, wrong, disabled or expired
@@ -50,7 +50,7 @@ import (
 //	GET  /v1/rollouts/{id}
 //	POST /v1/rollouts/{id}/pause|resume|abort   body: {"reason": "..."} (optional)
 //	POST /v1/rollouts/{id}/rollback     body: {"id": "<new rollout ID>"}
-//	POST /v1/rollouts/{id}/approve      the two-person rule (approval.go)
+//	POST /v1/rollouts/{id}/approve      the two-person rule (fleet/approval.go)
 //	POST /v1/train                      body: TrainRequest; starts a training job
 //	GET  /v1/train                      jobs, newest first
 //	GET  /v1/train/{id}
@@ -131,7 +131,7 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 	var missing []error
 	var patterns []string
 	// guarded wraps a handler with the token check, throttled per source
-	// address and operator (signin.go), the role check of its pattern's
+	// address and operator (fleet/signin.go), the role check of its pattern's
 	// rule, the audit record and the body bound.
 	guarded := func(pattern string, h http.HandlerFunc) {
 		rule, err := routeRule(pattern)
