@@ -253,6 +253,11 @@ lease_ttl = "2s"
 		}
 		return true
 	})
+	// Both replicas' NATS connections were on node 2 (mqtt.nats lists it
+	// first): the survivor's went over to its own node.
+	if b, err := os.ReadFile(filepath.Join(w.dir, "fleet-"+survivor.name+".log")); err != nil || !strings.Contains(string(b), "NATS reconnected") {
+		t.Errorf("replica %s's log does not say its NATS connection moved off the stopped node (%v)", survivor.name, err)
+	}
 	produced, missing := 0, 0
 	for _, id := range ids {
 		from, to := before[id]+1, tel.highest()[id]

@@ -96,6 +96,7 @@ type MQTTConfig struct {
 	// of the NATS cluster whose MQTT listener Broker is: the replicas then
 	// take device messages from its JetStream, each message by one replica
 	// (natsfeed.go; docs/FLEET.md "A NATS cluster"), and publish over MQTT.
+	// Tried in the order given.
 	NATS []string `toml:"nats"`
 	// NATSAckWait is how long a message taken from NATS may stay
 	// unacknowledged before it goes to a replica again; default 30s.

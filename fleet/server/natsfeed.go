@@ -87,6 +87,7 @@ func NewNATSFeed(m *MQTTConfig, fleet, replica string, log *slog.Logger) (*NATSF
 	f.opts = []nats.Option{nats.Name("trit-fleet " + replica), nats.Timeout(m.Timeout.Duration),
 		nats.CustomInboxPrefix(NATSInbox), // the replies it may read, not every client's
 		nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.DontRandomize(), // in the order given, as mqtt.brokers: a replica can be kept near its node
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			log.Warn("NATS connection lost; reconnecting", "err", err)
 		}),

@@ -356,3 +356,81 @@ func TestNATSExampleConfig(t *testing.T) {
 		t.Errorf("trit-fleet's permissions in fleet/nats/node.conf name %d subjects, the tests' %d", n-2, len(pub)+len(sub))
 	}
 }
+
+// TestNATSFeedNoLossUnderLoad: six MQTT publishers on the three nodes
+// send 10,000 QoS 1 messages as fast as the cluster acknowledges them;
+// two replicas' feeds, the only consumers of those subjects, receive
+// every one. (nats-server 2.9.10 loses acknowledged messages when a
+// second consumer wants them — docs/SCALING.md — which is why nothing
+// else may subscribe to them at QoS 1.)
+func TestNATSFeedNoLossUnderLoad(t *testing.T) {
+	c := natstest.Start(t, 3)
+	const n, publishers = 10000, 6
+	var mu sync.Mutex
+	got := map[string]int{}
+	for r := range 2 {
+		// nats-server creates its MQTT streams at the first MQTT connection.
+		boot := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(c.Node(r).MQTTURL()).SetClientID(fmt.Sprintf("boot-%d", r)))
+		if tok := boot.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatalf("connect: %v", tok.Error())
+		}
+		boot.Disconnect(10)
+		m := &MQTTConfig{NATS: []string{c.Node(r).NATSURL()}, Timeout: Duration{Duration: 10 * time.Second}, NATSAckWait: Duration{Duration: 5 * time.Second}}
+		feed, err := NewNATSFeed(m, "f", fmt.Sprint(r), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = feed.Start(func(topic string, payload []byte, ack func()) {
+			mu.Lock()
+			got[topic+" "+string(payload)]++
+			mu.Unlock()
+			if ack != nil {
+				ack()
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(feed.Close)
+	}
+	topics, _ := wire.NewTopics("f")
+	var wg sync.WaitGroup
+	for p := range publishers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(c.Node(p%3).MQTTURL()).SetClientID(fmt.Sprintf("gw-%d", p)).SetCleanSession(false))
+			if tok := cl.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+				t.Errorf("connect: %v", tok.Error())
+				return
+			}
+			defer cl.Disconnect(10)
+			for k := p; k < n; k += publishers {
+				if tok := cl.Publish(topics.Telemetry(fmt.Sprintf("gw-%d", p)), 1, false, []byte(fmt.Sprint(k))); !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
+					t.Errorf("publish %d: not acknowledged: %v", k, tok.Error())
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	missing := func() (out []int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for k := range n {
+			if got[topics.Telemetry(fmt.Sprintf("gw-%d", k%publishers))+" "+fmt.Sprint(k)] == 0 {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	// What a replica had not acknowledged would come again after the ack
+	// wait: give it two.
+	deadline := time.Now().Add(15 * time.Second)
+	for len(missing()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if m := missing(); len(m) > 0 {
+		t.Errorf("%d of %d acknowledged messages never reached the feeds: %v", len(m), n, m[:min(len(m), 20)])
+	}
+}
