@@ -350,18 +350,20 @@ func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
 }
 
 type workspace struct {
-	ws  *Workspace // nil when P = 0
-	xs  []float32  // scaled input
-	v   []float32  // projected input (with a projection)
-	z   []uint64   // kept embedding bits
-	raw []int32    // integer scores
+	ws     *Workspace // nil when P = 0
+	xs     []float32  // scaled input
+	leaves []int32    // per kept tree, its leaf
+	v      []float32  // projected input (with a projection)
+	z      []uint64   // kept embedding bits
+	raw    []int32    // integer scores
 }
 
 func (e *embedding) newWorkspace(nv int) *workspace {
 	w := &workspace{
-		xs:  make([]float32, e.d),
-		z:   make([]uint64, e.words),
-		raw: make([]int32, nv),
+		xs:     make([]float32, e.d),
+		z:      make([]uint64, e.words),
+		raw:    make([]int32, nv),
+		leaves: make([]int32, e.trees.trees()),
 	}
 	if e.tr != nil {
 		w.ws = e.tr.NewWorkspace()
@@ -377,7 +379,7 @@ func (e *embedding) embed(w *workspace, x []float32) {
 	e.sc.apply(w.xs, x)
 	clear(w.z)
 	e.th.embed(w.z, w.xs)
-	e.trees.embed(w.z, w.xs)
+	e.trees.embed(w.z, w.xs, w.leaves)
 	if e.tr == nil {
 		return
 	}

@@ -29,6 +29,9 @@ func tilesAVX2(u, a, xt, sign []float32, perm []int32, gauss []float32, units, r
 func threshAVX2(out []uint64, xs []float32, feature []int32, value []float32, vgather int)
 
 //go:noescape
+func treeLeavesAVX2(leaf []int32, xs []float32, feat []int32, value []float32, depth, vgather int)
+
+//go:noescape
 func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
 
 //go:noescape
@@ -185,6 +188,19 @@ func threshSIMD(out []uint64, xs []float32, feature []int32, value []float32) in
 	words := len(feature) / 64
 	threshAVX2(out[:words], xs, feature[:words*64], value[:words*64], vgather)
 	return words * 64
+}
+
+// treeLeavesSIMD writes the leaves of the first len(feat)/(8·depth)·8
+// trees into leaf with the fast path, their tests in groups of eight
+// (see treeColumns.gfeat), and returns how many (0 without one). Every
+// feature index must be below len(xs).
+func treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, depth int) int {
+	if !simd || depth == 0 {
+		return 0
+	}
+	n := len(feat) / depth / 8 * 8
+	treeLeavesAVX2(leaf[:n], xs, feat[:n*depth], value[:n*depth], depth, vgather)
+	return n
 }
 
 // projSIMD sums eight projection outputs (see projAVX2); only called when

@@ -1074,3 +1074,55 @@ e_done:
 	MOVQ AX, differ+80(FP)
 	VZEROUPPER
 	RET
+
+// func treeLeavesAVX2(leaf []int32, xs []float32, feat []int32, value []float32, depth, vgather int)
+//
+// The leaves of len(leaf) trees (a multiple of 8), eight at a time: tree
+// 8g + k's test at level l is feat and value [(g·depth + l)·8 + k], and its
+// leaf has bit l set when xs[feature] > value (false for NaN, as in Go).
+// xs[feature] is gathered with VGATHERDPS (vgather = 1) or scalar loads.
+TEXT ·treeLeavesAVX2(SB), NOSPLIT, $0-112
+	MOVQ leaf_base+0(FP), DI
+	MOVQ leaf_len+8(FP), DX
+	MOVQ xs_base+24(FP), SI
+	MOVQ feat_base+48(FP), R9
+	MOVQ value_base+72(FP), R10
+	MOVQ depth+96(FP), BX
+	MOVQ vgather+104(FP), R8
+	SHRQ $3, DX
+	JZ   tl_done
+
+tl_group:
+	VPXOR Y5, Y5, Y5         // leaves
+	VPCMPEQD Y6, Y6, Y6
+	VPSRLD $31, Y6, Y6       // 1 << l, from l = 0
+	MOVQ BX, CX
+
+tl_level:
+	CMPQ R8, $1
+	JNE  tl_scalar
+	VMOVDQU (R9), Y9
+	VPCMPEQD Y10, Y10, Y10
+	VGATHERDPS Y10, (SI)(Y9*4), Y0
+	JMP  tl_cmp
+
+tl_scalar:
+	LOAD8(0, Y0, X0)
+
+tl_cmp:
+	VCMPPS $0x1E, (R10), Y0, Y0 // xs[f] > value (ordered: NaN is false)
+	VPAND  Y6, Y0, Y0
+	VPOR   Y0, Y5, Y5
+	VPADDD Y6, Y6, Y6
+	ADDQ $32, R9
+	ADDQ $32, R10
+	DECQ CX
+	JNZ  tl_level
+	VMOVDQU Y5, (DI)
+	ADDQ $32, DI
+	DECQ DX
+	JNZ  tl_group
+
+tl_done:
+	VZEROUPPER
+	RET

@@ -93,3 +93,13 @@ func TestTernaryDotBothCounts(t *testing.T) {
 		t.Run(fmt.Sprintf("vpopcntq=%v", on), TestTernaryDotFastPathMatchesReference)
 	}
 }
+
+// Tree leaves with either gather.
+func TestTreeEmbedBothGathers(t *testing.T) {
+	saved := vgather
+	defer func() { vgather = saved }()
+	for _, g := range []int{0, 1} {
+		vgather = g
+		t.Run(fmt.Sprintf("vgather=%d", g), testTreeEmbed)
+	}
+}

@@ -27,6 +27,10 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int) b
 
 func tilesFor(d int) bool { return false }
 
+func treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, depth int) int {
+	return 0
+}
+
 func threshSIMD(out []uint64, xs []float32, feature []int32, value []float32) int { return 0 }
 
 func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {

@@ -143,6 +143,10 @@ type treeColumns struct {
 	feature []uint16  // per tree and level, as Trees.Feature
 	value   []float32 // per tree and level, as Trees.Value
 	pos     []int32   // per tree and plane, 2^depth entries: output bit of the leaf, or −1
+	// The fast path's copy of the tests of whole groups of eight trees,
+	// level by level: tree 8g + k's level l at (g·depth + l)·8 + k.
+	gfeat  []int32
+	gvalue []float32
 }
 
 // newTreeColumns prepares the kept tree columns of t: kept are embedding
@@ -176,7 +180,25 @@ func newTreeColumns(t *Trees, nt, at int, kept []int32) treeColumns {
 		k := index[leaf>>tc.depth]
 		tc.pos[(k*tc.planes+plane)<<tc.depth|leaf&(leaves-1)] = int32(at + i)
 	}
+	if d := tc.depth; embedSIMD() && d > 0 {
+		g := len(order) / 8
+		tc.gfeat, tc.gvalue = make([]int32, g*8*d), make([]float32, g*8*d)
+		for t := range g * 8 {
+			for l := range d {
+				tc.gfeat[(t/8*d+l)*8+t%8] = int32(tc.feature[t*d+l])
+				tc.gvalue[(t/8*d+l)*8+t%8] = tc.value[t*d+l]
+			}
+		}
+	}
 	return tc
+}
+
+// trees returns the number of trees with a kept leaf.
+func (tc *treeColumns) trees() int {
+	if tc.depth == 0 {
+		return 0
+	}
+	return len(tc.feature) / tc.depth
 }
 
 // embed ORs the kept tree bits of the scaled input xs into dst (cleared by
@@ -185,10 +207,26 @@ func newTreeColumns(t *Trees, nt, at int, kept []int32) treeColumns {
 // with the tree, so each plane's current word is built in a register and
 // written once (an OR into memory per tree would chain every tree's store
 // to the next one's load).
-func (tc *treeColumns) embed(dst []uint64, xs []float32) {
+func (tc *treeColumns) embed(dst []uint64, xs []float32, leaves []int32) {
 	d := tc.depth
 	if d == 0 {
 		return
+	}
+	n := tc.trees()
+	leaves = leaves[:n]
+	// Every tree's leaf first (eight trees at a time with the fast path),
+	// then its bits.
+	for t := treeLeavesSIMD(leaves, xs, tc.gfeat, tc.gvalue, d); t < n; t++ {
+		feature, value := tc.feature[t*d:][:d], tc.value[t*d:][:d]
+		leaf := int32(0)
+		for l, f := range feature {
+			var b int32
+			if xs[f] > value[l] {
+				b = 1
+			}
+			leaf |= b << (l & (MaxTreeDepth - 1)) // l < MaxTreeDepth: the mask drops the shift's range check
+		}
+		leaves[t] = leaf
 	}
 	var word [MaxTreePlanes]int32 // per plane: the word acc holds, −1 none
 	var acc [MaxTreePlanes]uint64
@@ -196,19 +234,9 @@ func (tc *treeColumns) embed(dst []uint64, xs []float32) {
 		word[b] = -1
 	}
 	planes := min(tc.planes, MaxTreePlanes)
-	n := len(tc.feature) / d
-	for t := range n {
-		feature, value := tc.feature[t*d:][:d], tc.value[t*d:][:d]
-		leaf := 0
-		for l, f := range feature {
-			b := 0
-			if xs[f] > value[l] {
-				b = 1
-			}
-			leaf |= b << (l & (MaxTreeDepth - 1)) // l < MaxTreeDepth: the mask drops the shift's range check
-		}
+	for t, leaf := range leaves {
 		for b := range planes {
-			p := tc.pos[(t*tc.planes+b)<<d|leaf]
+			p := tc.pos[(t*tc.planes+b)<<d|int(leaf)]
 			if p < 0 {
 				continue
 			}

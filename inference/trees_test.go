@@ -389,7 +389,14 @@ func (tc *treeColumns) embedReference(dst []uint64, xs []float32) {
 	}
 }
 
+// The tree bits against the reference, with the fast path (the leaves of
+// groups of eight trees at once) and without.
 func TestTreeEmbedMatchesReference(t *testing.T) {
+	testTreeEmbed(t)
+	withoutSIMD(func() { testTreeEmbed(t) })
+}
+
+func testTreeEmbed(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(41, 42))
 	for _, depth := range []int{1, 2, 6, 8} {
 		for planes := 1; planes <= MaxTreePlanes; planes++ {
@@ -408,13 +415,17 @@ func TestTreeEmbedMatchesReference(t *testing.T) {
 			xs := make([]float32, d)
 			words := (3 + len(kept) + 63) / 64
 			got, want := make([]uint64, words), make([]uint64, words)
-			for range 20 {
+			leaves := make([]int32, tc.trees())
+			for trial := range 20 {
 				for i := range xs {
 					xs[i] = float32(rnd.NormFloat64())
+					if trial%3 == 0 { // a tie with some test: not greater
+						xs[i] = tr.Value[rnd.IntN(len(tr.Value))]
+					}
 				}
 				clear(got)
 				clear(want)
-				tc.embed(got, xs)
+				tc.embed(got, xs, leaves)
 				tc.embedReference(want, xs)
 				for w := range got {
 					if got[w] != want[w] {
