@@ -669,11 +669,15 @@ d_done:
 	LOAD8(OFF, Y, X); \
 	VMULPS OFF(R10), Y, Y
 
-// VGATHER8(OFF, Y) is GATHER8 with one VGATHERDPS (Y9, Y10 scratch).
-#define VGATHER8(OFF, Y) \
+// VGATHERXS(OFF, Y) is LOAD8 with one VGATHERDPS (Y9, Y10 scratch).
+#define VGATHERXS(OFF, Y) \
 	VMOVDQU OFF(R9), Y9; \
 	VPCMPEQD Y10, Y10, Y10; \
-	VGATHERDPS Y10, (SI)(Y9*4), Y; \
+	VGATHERDPS Y10, (SI)(Y9*4), Y
+
+// VGATHER8(OFF, Y) is GATHER8 with one VGATHERDPS.
+#define VGATHER8(OFF, Y) \
+	VGATHERXS(OFF, Y); \
 	VMULPS OFF(R10), Y, Y
 
 // func tilesAVX2(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, vgather int)
@@ -1007,9 +1011,7 @@ th_word:
 th_group:
 	CMPQ R8, $1
 	JNE  th_scalar
-	VMOVDQU (R9), Y9
-	VPCMPEQD Y10, Y10, Y10
-	VGATHERDPS Y10, (SI)(Y9*4), Y0
+	VGATHERXS(0, Y0)
 	JMP  th_cmp
 
 th_scalar:
@@ -1101,9 +1103,7 @@ tl_group:
 tl_level:
 	CMPQ R8, $1
 	JNE  tl_scalar
-	VMOVDQU (R9), Y9
-	VPCMPEQD Y10, Y10, Y10
-	VGATHERDPS Y10, (SI)(Y9*4), Y0
+	VGATHERXS(0, Y0)
 	JMP  tl_cmp
 
 tl_scalar:
