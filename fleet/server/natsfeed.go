@@ -271,9 +271,10 @@ func (p natsPublisher) Connected() bool { return p.Conn.Connected() && p.feed.Co
 
 // withNATS prepares, for a configuration with mqtt.nats, the feed and the
 // publisher the service uses; without it, conn and a nil feed. On NATS the
-// MQTT session is clean: it subscribes to nothing, and a persistent one
-// left by an earlier run that subscribed over MQTT would still deliver
-// every device message to this replica.
+// MQTT session is clean: it keeps no subscription (a persistent one left
+// by an earlier run that subscribed over MQTT would still deliver every
+// device message to this replica); at each connection it only takes the
+// devices' retained states.
 func withNATS(m *MQTTConfig, fleet, replica string, conn *Conn, log *slog.Logger) (fleet.Publisher, *NATSFeed, error) {
 	if len(m.NATS) == 0 {
 		return conn, nil, nil
@@ -283,5 +284,12 @@ func withNATS(m *MQTTConfig, fleet, replica string, conn *Conn, log *slog.Logger
 		return nil, nil, err
 	}
 	conn.opts.SetCleanSession(true)
+	topics, err := wire.NewTopics(fleet)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The devices' retained states fill the inventory, as over MQTT
+	// subscriptions (a new database, a restore); live ones come from NATS.
+	conn.snapshots = []string{topics.AllDevices(wire.KindState)}
 	return natsPublisher{conn, feed}, feed, nil
 }

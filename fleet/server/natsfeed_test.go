@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -201,14 +202,14 @@ func natsFleetPermissions(fleet string) (pub, sub []string) {
 		pub = append(pub, "$JS.API.CONSUMER.CREATE."+natsStream+"."+name+".>",
 			"$JS.API.CONSUMER.MSG.NEXT."+natsStream+"."+name, "$JS.ACK."+natsStream+"."+name+".>")
 	}
-	return pub, append(sub, NATSInbox+".>", p+"devices.*.responses")
+	return pub, append(sub, NATSInbox+".>", p+"devices.*.responses", p+"devices.*.state")
 }
 
 // natsFeedAuth is natsAuth with trit-fleet taking device messages from
 // NATS (mqtt.nats): it may publish the fleet-to-device topics, create and
 // read the fleet's three shared consumers, acknowledge their messages,
 // read replies on its own inbox prefix and subscribe to the devices'
-// responses — nothing else (docs/FLEET.md "A NATS cluster").
+// responses and (for their retained messages) states — nothing else (docs/FLEET.md "A NATS cluster").
 func natsFeedAuth(fleet, fleetPassword string, devices map[string]string) string {
 	pub, sub := natsFleetPermissions(fleet)
 	q := func(ss []string) string {
@@ -399,7 +400,7 @@ func TestNATSFeedNoLossUnderLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cl := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(c.Node(p%3).MQTTURL()).SetClientID(fmt.Sprintf("gw-%d", p)).SetCleanSession(false))
+			cl := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(c.Node(p % 3).MQTTURL()).SetClientID(fmt.Sprintf("gw-%d", p)).SetCleanSession(false))
 			if tok := cl.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 				t.Errorf("connect: %v", tok.Error())
 				return
@@ -432,5 +433,48 @@ func TestNATSFeedNoLossUnderLoad(t *testing.T) {
 	}
 	if m := missing(); len(m) > 0 {
 		t.Errorf("%d of %d acknowledged messages never reached the feeds: %v", len(m), n, m[:min(len(m), 20)])
+	}
+}
+
+// TestNATSRetainedStatesFillInventory: a device that published its
+// retained state before the fleet ever ran, and is gone, is in the
+// inventory of a fleet started afterwards on mqtt.nats (which takes the
+// retained states at each connection), with the least-privilege
+// permissions.
+func TestNATSRetainedStatesFillInventory(t *testing.T) {
+	c := natstest.StartConfig(t, 3, natsFeedAuth("it", "fleet-secret", map[string]string{"gw-early": "device-secret"}))
+	dev := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(c.Node(2).MQTTURL()).SetClientID("gw-early").
+		SetUsername("gw-early").SetPassword("device-secret").SetCleanSession(false))
+	if tok := dev.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("device connect: %v", tok.Error())
+	}
+	topics, _ := wire.NewTopics("it")
+	raw, err := (&wire.State{Device: "gw-early", Session: 3, Online: true, Labels: map[string]string{"ring": "early"}, Health: "ok"}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok := dev.Publish(topics.State("gw-early"), 1, true, raw); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("publish: %v", tok.Error())
+	}
+	dev.Disconnect(250)
+
+	files := writeFleetFiles(t, c.Node(0).MQTTURL())
+	pw := filepath.Join(files.dir, "mqtt.pass")
+	if err := os.WriteFile(pw, []byte("fleet-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := serve(t, strings.Replace(files.config, "[mqtt]\n", fmt.Sprintf("[mqtt]\nusername = \"trit-fleet\"\npassword_file = %q\nnats = [%q]\n",
+		pw, c.Node(1).NATSURL()), 1))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var ds []fleet.Device
+		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds)
+		if len(ds) == 1 && ds[0].ID == "gw-early" && ds[0].Labels["ring"] == "early" && ds[0].Session == 3 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("inventory %+v, want gw-early from its retained state", ds)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -37,6 +37,7 @@ type Conn struct {
 	backoff wire.Backoff // reconnect delays; tests shorten them
 
 	filters   []string
+	snapshots []string // filters whose retained messages are taken at each connection, then unsubscribed (withNATS)
 	deliver   func(topic string, payload []byte)
 	onConnect func()
 
@@ -141,7 +142,13 @@ func (c *Conn) connectOnce() error {
 	}
 	handler := func(_ mqtt.Client, msg mqtt.Message) { c.deliver(msg.Topic(), msg.Payload()) }
 	for _, f := range c.filters {
-		if err := c.subscribe(cl, f, handler); err != nil {
+		if err := c.subscribe(cl, f, 1, handler); err != nil {
+			cl.Disconnect(250)
+			return err
+		}
+	}
+	for _, f := range c.snapshots {
+		if err := c.snapshot(cl, f, handler); err != nil {
 			cl.Disconnect(250)
 			return err
 		}
@@ -162,9 +169,22 @@ func (c *Conn) connectOnce() error {
 	return nil
 }
 
+// snapshot takes filter's retained messages: a QoS 0 subscription (no
+// queue kept for it) the broker answers with them right after its SUBACK,
+// then an unsubscription, whose UNSUBACK comes after them.
+func (c *Conn) snapshot(cl mqtt.Client, filter string, h mqtt.MessageHandler) error {
+	if err := c.subscribe(cl, filter, 0, h); err != nil {
+		return err
+	}
+	if tok := cl.Unsubscribe(filter); !tok.WaitTimeout(c.timeout) || tok.Error() != nil {
+		return fmt.Errorf("mqtt: unsubscribing from %s: not confirmed within %v (%v)", filter, c.timeout, tok.Error())
+	}
+	return nil
+}
+
 // subscribe subscribes to filter and checks the broker's answer.
-func (c *Conn) subscribe(cl mqtt.Client, filter string, h mqtt.MessageHandler) error {
-	tok := cl.Subscribe(filter, 1, h)
+func (c *Conn) subscribe(cl mqtt.Client, filter string, qos byte, h mqtt.MessageHandler) error {
+	tok := cl.Subscribe(filter, qos, h)
 	if !tok.WaitTimeout(c.timeout) {
 		return fmt.Errorf("mqtt: subscription to %s not confirmed within %v", filter, c.timeout)
 	}
