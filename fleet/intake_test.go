@@ -1,19 +1,18 @@
 package fleet
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 
-	"errors"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
-	"sync/atomic"
 )
 
 // telemetryFrom delivers n telemetry reports of one prediction each from
@@ -44,7 +43,7 @@ func (f *fixture) predictions(t *testing.T, device string) uint64 {
 // stored; only the flooder's messages are dropped, and they are counted on
 // its record. (With one shared queue the five lost everything.)
 func TestIntakeFairShare(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &fleettest.LockedBuffer{}
 	f := newFixture(t, func(o *Options) { o.Queue = 100; o.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	const flood, each = 1000, 10
 	others := []string{"gw-1", "gw-2", "gw-3", "gw-4", "gw-5"}
@@ -181,24 +180,6 @@ func TestFairQueueBytes(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // failingStore fails every Update while fail is set.
 type failingStore struct {
 	Store
@@ -217,7 +198,7 @@ func (s *failingStore) Update(fn func(tx store.Tx) error) error {
 // not when the transaction fails (so it comes again); and at once when it
 // is invalid (it would be no better the next time).
 func TestDeliverAckedAfterCommit(t *testing.T) {
-	db := &failingStore{Store: openStore(t)}
+	db := &failingStore{Store: fleettest.OpenStore(t)}
 	f := newFixtureOn(t, db)
 	var acks atomic.Int64
 	ack := func() { acks.Add(1) }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trit-iot/trit/fleet/fleettest"
 )
 
 func TestOperatorTokens(t *testing.T) {
@@ -30,7 +32,7 @@ func TestOperatorTokens(t *testing.T) {
 // without a check, while the operator itself, from an address it signed in
 // from before, still signs in.
 func TestSignInsPerOperator(t *testing.T) {
-	s := NewSignIns(slog.New(slog.NewTextHandler(&lockedBuffer{}, nil)))
+	s := NewSignIns(slog.New(slog.NewTextHandler(&fleettest.LockedBuffer{}, nil)))
 	now := time.Unix(1e9, 0)
 	s.now = func() time.Time { return now }
 	from := func(addr string) *http.Request {

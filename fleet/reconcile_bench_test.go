@@ -15,6 +15,7 @@ import (
 	"github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire/mqtttest"
 )
@@ -35,7 +36,7 @@ func (c *countingPub) Publish(_ string, _ byte, _ bool, payload []byte) error {
 func reconcileFleet(b *testing.B, n int, pub Publisher) *Service {
 	b.Helper()
 	f := newFixture(b)
-	svc, err := NewService(f.db, f.svc.Registry(), "f", pub, testKey(2),
+	svc, err := NewService(f.db, f.svc.Registry(), "f", pub, fleettest.Key(2),
 		&Options{Now: f.clk.now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
@@ -54,7 +55,7 @@ func reconcileFleet(b *testing.B, n int, pub Publisher) *Service {
 	if err != nil {
 		b.Fatal(err)
 	}
-	info, err := svc.Registry().Add(signedBundle(b, "vib", 1, f.release))
+	info, err := svc.Registry().Add(fleettest.SignedBundle(b, "vib", 1, f.release))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -148,7 +149,7 @@ func TestRolloutRefusesIncompatibleDevices(t *testing.T) {
 	f.state(t, &wire.State{Device: "gw-zero", Session: 1, Online: true, Health: "ok", AgentVersion: "0.3.0", Hardware: "pi-zero"})
 	add := func(compat bundle.Compat, release uint64) string {
 		t.Helper()
-		info, err := f.svc.Registry().Add(signedBundleFor(t, "vib", release, f.release, compat))
+		info, err := f.svc.Registry().Add(fleettest.SignedBundleFor(t, "vib", release, f.release, compat))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
 )
@@ -70,13 +71,13 @@ type fixture struct {
 
 func newFixture(t testing.TB, tweak ...func(*Options)) *fixture {
 	t.Helper()
-	return newFixtureOn(t, openStore(t), tweak...)
+	return newFixtureOn(t, fleettest.OpenStore(t), tweak...)
 }
 
 // newFixtureOn is newFixture on the given store.
 func newFixtureOn(t testing.TB, db Store, tweak ...func(*Options)) *fixture {
 	t.Helper()
-	release, cmd := testKey(1), testKey(2)
+	release, cmd := fleettest.Key(1), fleettest.Key(2)
 	ks, err := bundle.NewKeySet(release.Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func newFixtureOn(t testing.TB, db Store, tweak ...func(*Options)) *fixture {
 
 func (f *fixture) addBundle(t *testing.T, release uint64) string {
 	t.Helper()
-	info, err := f.svc.Registry().Add(signedBundle(t, "vib", release, f.release))
+	info, err := f.svc.Registry().Add(fleettest.SignedBundle(t, "vib", release, f.release))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func testServiceResumesAfterRestart(t *testing.T, f *fixture) {
 	first := f.commands(t)
 	f.report(t, first[0], wire.JobSucceeded)
 
-	cmd := testKey(2)
+	cmd := fleettest.Key(2)
 	restarted, err := NewService(f.db, f.svc.Registry(), "f", f.pub, cmd, &Options{Now: f.clk.now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -7,13 +7,15 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/trit-iot/trit/fleet/fleettest"
 )
 
 // TestSignInsPerAddress: budgets are per address (IPv6 per /64), a
 // success spends nothing, a spent budget refills, and the addresses
 // tracked are bounded.
 func TestSignInsPerAddress(t *testing.T) {
-	s := NewSignIns(slog.New(slog.NewTextHandler(&lockedBuffer{}, nil)))
+	s := NewSignIns(slog.New(slog.NewTextHandler(&fleettest.LockedBuffer{}, nil)))
 	now := time.Unix(1e9, 0)
 	s.now = func() time.Time { return now }
 	from := func(addr string) *http.Request {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -58,7 +59,7 @@ func BenchmarkTick(b *testing.B) {
 		b.Run(fmt.Sprintf("finished=%d/cold", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				svc, err := NewService(f.db, f.svc.Registry(), "f", f.pub, testKey(2),
+				svc, err := NewService(f.db, f.svc.Registry(), "f", f.pub, fleettest.Key(2),
 					&Options{Now: func() time.Time { return t0 }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 				if err != nil {
 					b.Fatal(err)

@@ -1,17 +1,12 @@
 package fleet
 
 import (
-	"fmt"
-	"math"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
@@ -23,7 +18,7 @@ import (
 // succeeds, and both replicas list every job.
 func TestTrainingJobsOnceAcrossReplicas(t *testing.T) {
 	dir := t.TempDir()
-	writeRings(t, dir, "small.csv", 200)
+	fleettest.WriteRings(t, dir, "small.csv", 200)
 	dsn := pgtest.Database(t)
 	now := time.Now()
 	var mu sync.Mutex
@@ -139,20 +134,5 @@ func TestTrainingJobOfAStoppedReplica(t *testing.T) {
 	g, err := f.svc.StartTraining(api.TrainRequest{Dataset: "x.csv", ModelID: "m", Release: 1})
 	if err != nil || g.ID != "train-2" {
 		t.Fatalf("next job: %+v, %v", g, err)
-	}
-}
-
-// writeRings writes a two-ring dense CSV dataset (label last) to dir/name.
-func writeRings(t *testing.T, dir, name string, n int) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(3, 4))
-	var b strings.Builder
-	for i := range n {
-		r := 0.3 + 0.5*float64(i%2) + 0.05*rng.NormFloat64()
-		a := 2 * math.Pi * rng.Float64()
-		fmt.Fprintf(&b, "%.4f,%.4f,%d\n", r*math.Cos(a), r*math.Sin(a), i%2)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
 	"github.com/trit-iot/trit/store"
@@ -60,14 +61,6 @@ type fixture struct {
 	release ed25519.PrivateKey
 }
 
-func seedKey(seed byte) ed25519.PrivateKey {
-	s := make([]byte, ed25519.SeedSize)
-	for i := range s {
-		s[i] = seed + byte(i)
-	}
-	return ed25519.NewKeyFromSeed(s)
-}
-
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	return newFixtureNamed(t, "test", 0.03)
@@ -82,14 +75,14 @@ func newFixtureNamed(t testing.TB, fleetName string, driftAlert float64) *fixtur
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	f := &fixture{t: t, db: db, clk: &clock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}, release: seedKey(1)}
+	f := &fixture{t: t, db: db, clk: &clock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}, release: fleettest.Key(1)}
 	ks, err := bundle.NewKeySet(f.release.Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := fleet.NewRegistry(db, ks, 0, f.clk.now)
-	f.svc, err = fleet.NewService(db, reg, fleetName, nopPublisher{}, seedKey(2), &fleet.Options{Now: f.clk.now, Logger: quiet, DriftAlert: driftAlert})
+	f.svc, err = fleet.NewService(db, reg, fleetName, nopPublisher{}, fleettest.Key(2), &fleet.Options{Now: f.clk.now, Logger: quiet, DriftAlert: driftAlert})
 	if err != nil {
 		t.Fatal(err)
 	}

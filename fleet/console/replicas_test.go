@@ -16,6 +16,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
@@ -30,12 +31,12 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // httptest: what a replica (or a restarted process) is to a browser.
 func replica(t *testing.T, db fleet.Store, clk *clock) *fixture {
 	t.Helper()
-	ks, err := bundle.NewKeySet(seedKey(1).Public().(ed25519.PublicKey))
+	ks, err := bundle.NewKeySet(fleettest.Key(1).Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc, err := fleet.NewService(db, fleet.NewRegistry(db, ks, 0, clk.now), "test", nopPublisher{}, seedKey(2), &fleet.Options{Now: clk.now, Logger: quiet})
+	svc, err := fleet.NewService(db, fleet.NewRegistry(db, ks, 0, clk.now), "test", nopPublisher{}, fleettest.Key(2), &fleet.Options{Now: clk.now, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

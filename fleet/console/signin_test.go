@@ -1,17 +1,16 @@
 package console
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fleettest"
 )
 
 // TestLoginThrottled: 300 wrong tokens from one address in a burst. After
@@ -20,7 +19,7 @@ import (
 // first refusal and then counts, not 300 lines.
 func TestLoginThrottled(t *testing.T) {
 	f := newFixture(t)
-	logs := &lockedBuffer{}
+	logs := &fleettest.LockedBuffer{}
 	f.swapConsoleLog(slog.New(slog.NewTextHandler(logs, nil)))
 	c := f.client()
 	c.get("/console/login")
@@ -69,22 +68,4 @@ func refusedCounted(logs string) int {
 		n += k
 	}
 	return n
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -68,12 +69,12 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("unknown device: %d", code)
 	}
 
-	code, body = call(t, srv, "POST", "/v1/bundles", testToken, signedBundle(t, "vib", 1, f.release))
+	code, body = call(t, srv, "POST", "/v1/bundles", testToken, fleettest.SignedBundle(t, "vib", 1, f.release))
 	var info api.BundleInfo
 	if code != 200 || json.Unmarshal(body, &info) != nil || info.Release != 1 {
 		t.Fatalf("upload: %d %s", code, body)
 	}
-	if code, body := call(t, srv, "POST", "/v1/bundles", testToken, signedBundle(t, "vib", 1, testKey(7))); code != http.StatusBadRequest || !strings.Contains(string(body), "trusted") {
+	if code, body := call(t, srv, "POST", "/v1/bundles", testToken, fleettest.SignedBundle(t, "vib", 1, fleettest.Key(7))); code != http.StatusBadRequest || !strings.Contains(string(body), "trusted") {
 		t.Fatalf("untrusted bundle: %d %s", code, body)
 	}
 	if code, _ := call(t, srv, "POST", "/v1/bundles", testToken, bytes.Repeat([]byte("x"), maxRequestBody+1)); code != http.StatusBadRequest {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
 )
@@ -571,7 +572,7 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	var info api.BundleInfo
-	json.Unmarshal(callAPI(t, addr, files.token, "POST", "/v1/bundles", signedBundle(t, "vib", 1, priv)), &info)
+	json.Unmarshal(callAPI(t, addr, files.token, "POST", "/v1/bundles", fleettest.SignedBundle(t, "vib", 1, priv)), &info)
 	req := fmt.Sprintf(`{"id":"emb-1","bundle":%q,"devices":["sim-0","sim-1","sim-2"],"pace":{"phases":[{"percent":100}]},"abort":{"on":"any","threshold_percent":0,"min_executed":1}}`, info.Hash)
 	callAPI(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
 	var r fleet.Rollout
@@ -619,7 +620,7 @@ func TestEmbeddedConnectTimeout(t *testing.T) {
 // ordinary end is now a debug line that says what ended, and a packet is
 // shown by type, topic and size.
 func TestEmbeddedBrokerLog(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &fleettest.LockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	b, err := StartEmbedded(&EmbeddedOptions{Listen: "127.0.0.1:0", Credentials: filepath.Join(t.TempDir(), "none")}, log)
 	if err != nil {

@@ -1,24 +1,16 @@
 package server
 
 import (
-	"bytes"
 	"crypto/ed25519"
-	"fmt"
 	"io"
 	"log/slog"
-	"math"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
-	"github.com/trit-iot/trit/inference/bundle/bundletest"
-	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
@@ -52,13 +44,13 @@ type fixture struct {
 
 func newFixture(t testing.TB, tweak ...func(*fleet.Options)) *fixture {
 	t.Helper()
-	return newFixtureOn(t, openStore(t), tweak...)
+	return newFixtureOn(t, fleettest.OpenStore(t), tweak...)
 }
 
 // newFixtureOn is newFixture on the given store.
 func newFixtureOn(t testing.TB, db fleet.Store, tweak ...func(*fleet.Options)) *fixture {
 	t.Helper()
-	f := &fixture{clk: &clock{t0}, db: db, release: testKey(1)}
+	f := &fixture{clk: &clock{t0}, db: db, release: fleettest.Key(1)}
 	ks, err := bundle.NewKeySet(f.release.Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +59,7 @@ func newFixtureOn(t testing.TB, db fleet.Store, tweak ...func(*fleet.Options)) *
 	for _, tw := range tweak {
 		tw(opt)
 	}
-	f.svc, err = fleet.NewService(db, fleet.NewRegistry(db, ks, 0, f.clk.now), "f", nowhere{}, testKey(2), opt)
+	f.svc, err = fleet.NewService(db, fleet.NewRegistry(db, ks, 0, f.clk.now), "f", nowhere{}, fleettest.Key(2), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +68,7 @@ func newFixtureOn(t testing.TB, db fleet.Store, tweak ...func(*fleet.Options)) *
 
 func (f *fixture) addBundle(t *testing.T, release uint64) string {
 	t.Helper()
-	info, err := f.svc.Registry().Add(signedBundle(t, "vib", release, f.release))
+	info, err := f.svc.Registry().Add(fleettest.SignedBundle(t, "vib", release, f.release))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,38 +97,6 @@ func (f *fixture) state(t *testing.T, st *wire.State) {
 	f.svc.Drain()
 }
 
-func testKey(seed byte) ed25519.PrivateKey {
-	s := make([]byte, ed25519.SeedSize)
-	for i := range s {
-		s[i] = seed + byte(i)
-	}
-	return ed25519.NewKeyFromSeed(s)
-}
-
-// signedBundle builds a small signed bundle of model id at release.
-func signedBundle(t testing.TB, id string, release uint64, priv ed25519.PrivateKey) []byte {
-	t.Helper()
-	spec, err := bundletest.Spec(release, 4, 128, []string{"normal", "fault"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := bundletest.Signed(spec, id, release, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
-func openStore(t testing.TB) *store.DB {
-	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "fleet.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func openPostgres(t testing.TB) fleet.Store {
 	t.Helper()
 	db, err := postgres.Open(pgtest.Database(t), nil)
@@ -145,38 +105,4 @@ func openPostgres(t testing.TB) fleet.Store {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// writeRings writes a dataset of n rows of two noisy rings (CSV, label
-// last) for the remote-training tests.
-func writeRings(t *testing.T, dir, name string, n int) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(3, 4))
-	var b strings.Builder
-	for i := range n {
-		r := 0.3 + 0.5*float64(i%2) + 0.05*rng.NormFloat64()
-		a := 2 * math.Pi * rng.Float64()
-		fmt.Fprintf(&b, "%.4f,%.4f,%d\n", r*math.Cos(a), r*math.Sin(a), i%2)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }

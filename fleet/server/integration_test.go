@@ -19,6 +19,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/mqtttest"
@@ -258,7 +259,7 @@ func testFleetOverWith(t *testing.T, database, fleetBroker string, deviceBrokers
 		t.Fatal(err)
 	}
 	var info api.BundleInfo
-	json.Unmarshal(callAPI(t, addr, files.token, "POST", "/v1/bundles", signedBundle(t, "vib", 1, priv)), &info)
+	json.Unmarshal(callAPI(t, addr, files.token, "POST", "/v1/bundles", fleettest.SignedBundle(t, "vib", 1, priv)), &info)
 	req := fmt.Sprintf(`{"id":"it-1","bundle":%q,"selector":{"ring":"test"},"pace":{"phases":[{"count":2},{"percent":100}]},"abort":{"on":"any","threshold_percent":0,"min_executed":1}}`, info.Hash)
 	callAPI(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
 

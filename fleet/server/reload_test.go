@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire/mqtttest"
 )
@@ -41,7 +42,7 @@ func TestReload(t *testing.T) {
 	}
 	hup := make(chan os.Signal, 1)
 	cfg.Reload, cfg.Level = hup, new(slog.LevelVar)
-	var logs lockedBuffer
+	var logs fleettest.LockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: cfg.Level}))
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan Ready, 1)
@@ -74,7 +75,7 @@ func TestReload(t *testing.T) {
 		waitFor(t, "the reload's log line", func() bool { return strings.Count(logs.String(), "configuration reload") >= reloads })
 	}
 
-	data := signedBundle(t, "m", 1, priv2)
+	data := fleettest.SignedBundle(t, "m", 1, priv2)
 	if code := upload(data); code == 200 {
 		t.Fatal("a bundle signed by an untrusted key was registered")
 	}
@@ -103,7 +104,7 @@ func TestReload(t *testing.T) {
 	if !strings.Contains(logs.String(), "configuration reload refused") || !strings.Contains(logs.String(), "bogus") {
 		t.Fatalf("invalid config not refused by name; log:\n%s", logs.String())
 	}
-	if code := upload(signedBundle(t, "m", 2, priv2)); code != 200 {
+	if code := upload(fleettest.SignedBundle(t, "m", 2, priv2)); code != 200 {
 		t.Fatalf("after a refused reload the trusted key's bundle got HTTP %d", code)
 	}
 }

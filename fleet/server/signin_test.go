@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fleettest"
 )
 
 // refusedCounted sums the refused=N of the log's lines.
@@ -29,7 +30,7 @@ func refusedCounted(logs string) int {
 func TestAPIWrongTokensThrottled(t *testing.T) {
 	defer func(d time.Duration) { fleet.SignInLogEvery = d }(fleet.SignInLogEvery)
 	fleet.SignInLogEvery = 100 * time.Millisecond
-	logs := &lockedBuffer{}
+	logs := &fleettest.LockedBuffer{}
 	f := newFixture(t, func(o *fleet.Options) { o.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	srv := apiServer(t, f)
 	codes := map[int]int{}

@@ -13,12 +13,13 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
 )
 
 func TestRemoteTraining(t *testing.T) {
 	dir := t.TempDir()
-	writeRings(t, dir, "rings.csv", 600)
+	fleettest.WriteRings(t, dir, "rings.csv", 600)
 	f := newFixture(t, func(o *fleet.Options) { o.TrainingDir = dir })
 	f.clk.t = time.Now() // the bundle's created-at
 	srv := apiServer(t, f)
@@ -160,8 +161,8 @@ func TestRemoteTrainingBounds(t *testing.T) {
 // no more.
 func TestRemoteTrainingCancel(t *testing.T) {
 	dir := t.TempDir()
-	writeRings(t, dir, "rings.csv", 20000)
-	writeRings(t, dir, "small.csv", 200)
+	fleettest.WriteRings(t, dir, "rings.csv", 20000)
+	fleettest.WriteRings(t, dir, "small.csv", 200)
 	f := newFixture(t, func(o *fleet.Options) { o.TrainingDir = dir })
 	f.clk.t = time.Now()
 	srv := apiServer(t, f)
@@ -239,7 +240,7 @@ func TestRemoteTrainingJobListBounded(t *testing.T) {
 // label_column do not go together, and it is bounded.
 func TestRemoteTrainingLabelByName(t *testing.T) {
 	dir := t.TempDir()
-	writeRings(t, dir, "rings.csv", 600)
+	fleettest.WriteRings(t, dir, "rings.csv", 600)
 	raw, err := os.ReadFile(filepath.Join(dir, "rings.csv"))
 	if err != nil {
 		t.Fatal(err)
