@@ -231,6 +231,7 @@ type agentTuning struct {
 	broker       string        // broker URL; "" is the world's broker
 	brokers      []string      // more addresses of the same broker (mqtt.brokers)
 	ca           string        // mqtt.ca_file: the broker's CA; "" none
+	password     string        // with a password the agent logs in as its device ID; "" anonymous
 	replay       string        // replay file; "" the world's
 	once         bool          // play the replay once, not in a loop
 	driftWindows int           // models.drift_windows; 0 the default
@@ -263,6 +264,12 @@ func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string,
 			Telemetry: agent.TelemetryConfig{Interval: agent.Duration{Duration: at.telemetry}, AckRetry: agent.Duration{Duration: 5 * time.Second}},
 			Sensors:   []sensors.Config{{Kind: "replay", Name: "vib", File: at.replay, Rate: at.rate, Loop: !at.once}},
 			Models:    agent.ModelsConfig{DriftWindows: at.driftWindows, HistoryMaxBytes: at.history},
+		}
+		if at.password != "" {
+			cfg.MQTT.Username, cfg.MQTT.PasswordFile = id, filepath.Join(w.dir, id+".mqtt-password")
+			if err := os.WriteFile(cfg.MQTT.PasswordFile, []byte(at.password+"\n"), 0o600); err != nil {
+				w.t.Fatal(err)
+			}
 		}
 		w.runAgent(cfg, quiet().With("device", id))
 	}

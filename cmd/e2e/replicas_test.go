@@ -30,7 +30,8 @@ type replicaProc struct {
 }
 
 // TestReplicasOnNATS: past one machine. Three nats-server nodes (JetStream,
-// MQTT; TLS on every listener and route, from a CA the test makes),
+// MQTT; TLS on every listener and route, from a CA the test makes; every
+// client logged in with its own password and permissions),
 // PostgreSQL, two trit-fleet processes (replicas a and b on nodes 0
 // and 1), six agents spread over the three nodes, each given every node's
 // address. A rollout completes; during a second one the leading replica is
@@ -41,7 +42,13 @@ func TestReplicasOnNATS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS cluster, PostgreSQL and two trit-fleet processes (about a minute)")
 	}
-	nc := natstest.StartTLS(t, 3, "")
+	// Every agent and both replicas log in with their own passwords and
+	// permissions, as in production (fleet/nats/node.conf).
+	devices := map[string]string{}
+	for i := range 6 {
+		devices[fmt.Sprintf("n%d-000", i)] = fmt.Sprintf("device-secret-%d", i)
+	}
+	nc := natstest.StartTLS(t, 3, natstest.Auth(fleetName, "fleet-secret", devices))
 	dsn := pgtest.Database(t)
 	w := newWorld(t)
 	bin := filepath.Join(w.dir, "trit-fleet")
@@ -49,6 +56,10 @@ func TestReplicasOnNATS(t *testing.T) {
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatalf("building trit-fleet: %v", err)
+	}
+	pwFile := filepath.Join(w.dir, "fleet.mqtt-password")
+	if err := os.WriteFile(pwFile, []byte("fleet-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	start := func(name string, node int) *replicaProc {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -63,6 +74,8 @@ replica = %q
 [mqtt]
 broker = %q
 client_id = "trit-fleet-%s"
+username = "trit-fleet"
+password_file = %q
 ca_file = %q
 nats = [%q, %q]
 nats_ack_wait = "2s"
@@ -75,7 +88,7 @@ release_keys = [%q]
 [rollouts]
 tick = "200ms"
 lease_ttl = "2s"
-`, fleetName, dsn, name, nc.Node(node).MQTTURL(), name, nc.CAFile(), nc.Node(2).NATSURL(), nc.Node(node).NATSURL(), p.api, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub)
+`, fleetName, dsn, name, nc.Node(node).MQTTURL(), name, pwFile, nc.CAFile(), nc.Node(2).NATSURL(), nc.Node(node).NATSURL(), p.api, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub)
 		path := filepath.Join(w.dir, "fleet-"+name+".toml")
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
@@ -137,6 +150,7 @@ lease_ttl = "2s"
 		order := append(append([]string{}, urls[i%3:]...), urls[:i%3]...)
 		ids = append(ids, w.startAgentsTuned(fmt.Sprintf("n%d", i), 1, map[string]string{"ring": "all"}, func(c *agentTuning) {
 			c.broker, c.brokers, c.ca, c.telemetry = order[0], order[1:], nc.CAFile(), time.Second
+			c.password = devices[fmt.Sprintf("n%d-000", i)]
 		})...)
 	}
 	w.waitInventory("six agents online", time.Minute, func(ds map[string]fleet.Device) bool {

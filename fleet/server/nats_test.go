@@ -26,36 +26,17 @@ func TestFleetOverNATSCluster(t *testing.T) {
 	testFleetOver(t, pgtest.Database(t), c.Node(0).MQTTURL(), c.MQTTURLs())
 }
 
-// natsAuth is the authorization block equivalent to fleet/mosquitto/acl
-// for trit-fleet and the given devices, each with its password: the fleet
-// reads and writes every trit topic; a device writes only its own state,
-// events, telemetry and responses and reads only its own desired command,
-// requests and acks, and the bundles. MQTT topics are NATS subjects there
-// ("/" becomes "."). "$MQTT.sub.>" is where nats-server delivers a QoS 1
-// subscription's messages to the client's own connection.
-func natsAuth(fleetPassword string, devices map[string]string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "authorization {\n  users = [\n    {user: \"trit-fleet\", password: %q, permissions: {publish: [\"trit.v1.>\"], subscribe: [\"trit.v1.>\", \"$MQTT.sub.>\"]}}\n", fleetPassword)
-	for id, pw := range devices {
-		d := "trit.v1.*.devices." + id + "."
-		fmt.Fprintf(&b, "    {user: %q, password: %q, permissions: {publish: [%q, %q, %q, %q], subscribe: [%q, %q, %q, \"trit.v1.*.bundles.*\", \"$MQTT.sub.>\"]}}\n",
-			id, pw, d+"state", d+"events", d+"telemetry", d+"responses", d+"desired", d+"requests", d+"acks")
-	}
-	b.WriteString("  ]\n}\n")
-	return b.String()
-}
-
 // TestNATSPerDevicePermissions runs the rollout on a three-node cluster
 // where trit-fleet and every device log in with their own passwords and
 // permissions, trit-fleet taking device messages from NATS with only the
-// permissions that needs (natsFeedAuth); then checks that a device cannot read another's
+// permissions that needs (natstest.Auth); then checks that a device cannot read another's
 // commands or write another's state.
 func TestNATSPerDevicePermissions(t *testing.T) {
 	devices := map[string]string{}
 	for i := range 6 {
 		devices[fmt.Sprintf("sim-%d", i)] = fmt.Sprintf("device-secret-%d", i)
 	}
-	auth := natsFeedAuth("it", "fleet-secret", devices)
+	auth := natstest.Auth("it", "fleet-secret", devices)
 	// An observer that reads every trit topic, for the checks below.
 	auth = strings.Replace(auth, "  users = [\n", "  users = [\n    {user: \"observer\", password: \"observer-secret\", permissions: {publish: [], subscribe: [\"trit.v1.>\"]}}\n", 1)
 	c := natstest.StartConfig(t, 3, auth)

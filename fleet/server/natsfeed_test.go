@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,41 +193,6 @@ func deviceRecord(t *testing.T, f *fixture, id string) fleet.Device {
 	return fleet.Device{}
 }
 
-// natsFleetPermissions are the subjects trit-fleet with mqtt.nats may
-// publish and subscribe to, for fleet.
-func natsFleetPermissions(fleet string) (pub, sub []string) {
-	p := "trit.v1." + fleet + "."
-	pub = append(pub, p+"bundles.*", p+"devices.*.desired", p+"devices.*.acks", p+"devices.*.requests")
-	for _, k := range natsKinds {
-		name := NATSConsumerName(fleet, k)
-		pub = append(pub, "$JS.API.CONSUMER.CREATE."+natsStream+"."+name+".>",
-			"$JS.API.CONSUMER.MSG.NEXT."+natsStream+"."+name, "$JS.ACK."+natsStream+"."+name+".>")
-	}
-	return pub, append(sub, NATSInbox+".>", p+"devices.*.responses", p+"devices.*.state")
-}
-
-// natsFeedAuth is natsAuth with trit-fleet taking device messages from
-// NATS (mqtt.nats): it may publish the fleet-to-device topics, create and
-// read the fleet's three shared consumers, acknowledge their messages,
-// read replies on its own inbox prefix and subscribe to the devices'
-// responses and (for their retained messages) states — nothing else (docs/FLEET.md "A NATS cluster").
-func natsFeedAuth(fleet, fleetPassword string, devices map[string]string) string {
-	pub, sub := natsFleetPermissions(fleet)
-	q := func(ss []string) string {
-		var out []string
-		for _, s := range ss {
-			out = append(out, fmt.Sprintf("%q", s))
-		}
-		return "[" + strings.Join(out, ", ") + "]"
-	}
-	auth := natsAuth(fleetPassword, devices)
-	old := fmt.Sprintf(`{user: "trit-fleet", password: %q, permissions: {publish: ["trit.v1.>"], subscribe: ["trit.v1.>", "$MQTT.sub.>"]}}`, fleetPassword)
-	if !strings.Contains(auth, old) {
-		panic("natsAuth changed: " + auth)
-	}
-	return strings.Replace(auth, old, fmt.Sprintf(`{user: "trit-fleet", password: %q, permissions: {publish: %s, subscribe: %s}}`, fleetPassword, q(pub), q(sub)), 1)
-}
-
 // TestNATSConfigChecked: mqtt.nats and mqtt.nats_ack_wait are checked
 // when the file is read, each error naming its key.
 func TestNATSConfigChecked(t *testing.T) {
@@ -254,7 +220,7 @@ func TestNATSConfigChecked(t *testing.T) {
 // TestFleetOverNATSClusterTLS runs the rollout on the production form of
 // the cluster: three nodes with TLS on their MQTT and NATS listeners and
 // their routes (certificates from a CA the test makes), every client
-// logged in with its own password and permissions (natsFeedAuth).
+// logged in with its own password and permissions (natstest.Auth).
 // trit-fleet connects over ssl:// and takes device messages from NATS
 // over tls://, both trusting the CA (mqtt.ca_file); the devices trust it
 // too.
@@ -263,7 +229,7 @@ func TestFleetOverNATSClusterTLS(t *testing.T) {
 	for i := range 6 {
 		devices[fmt.Sprintf("sim-%d", i)] = fmt.Sprintf("device-secret-%d", i)
 	}
-	c := natstest.StartTLS(t, 3, natsFeedAuth("it", "fleet-secret", devices))
+	c := natstest.StartTLS(t, 3, natstest.Auth("it", "fleet-secret", devices))
 	roots := x509.NewCertPool()
 	pem, err := os.ReadFile(c.CAFile())
 	if err != nil || !roots.AppendCertsFromPEM(pem) {
@@ -325,7 +291,7 @@ func TestNATSPublisherConnected(t *testing.T) {
 // configuration, is one nats-server accepts (-t: parsed, certificates
 // loaded), with its paths pointed at test files; and trit-fleet's
 // permissions in it are exactly those the tests run with
-// (natsFleetPermissions).
+// (natstest.FleetPermissions).
 func TestNATSExampleConfig(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "nats", "node.conf"))
 	if err != nil {
@@ -346,7 +312,20 @@ func TestNATSExampleConfig(t *testing.T) {
 	if out, err := exec.Command(bin, "-c", path, "-t").CombinedOutput(); err != nil {
 		t.Fatalf("nats-server -t refuses fleet/nats/node.conf: %v\n%s", err, out)
 	}
-	pub, sub := natsFleetPermissions("main")
+	pub, sub := natstest.FleetPermissions("main")
+	for _, want := range []string{NATSInbox + ".>"} {
+		if !slices.Contains(sub, want) {
+			t.Errorf("natstest.FleetPermissions lacks %q", want)
+		}
+	}
+	for _, k := range natsKinds {
+		for _, want := range []string{"$JS.API.CONSUMER.CREATE." + natsStream + "." + NATSConsumerName("main", k) + ".>",
+			"$JS.API.CONSUMER.MSG.NEXT." + natsStream + "." + NATSConsumerName("main", k), "$JS.ACK." + natsStream + "." + NATSConsumerName("main", k) + ".>"} {
+			if !slices.Contains(pub, want) {
+				t.Errorf("natstest.FleetPermissions lacks %q", want)
+			}
+		}
+	}
 	fleetUser := conf[strings.Index(conf, `{user: "trit-fleet"`):strings.Index(conf, `{user: "gw-0001"`)]
 	for _, s := range append(pub, sub...) {
 		if !strings.Contains(fleetUser, fmt.Sprintf("%q", s)) {
@@ -442,7 +421,7 @@ func TestNATSFeedNoLossUnderLoad(t *testing.T) {
 // retained states at each connection), with the least-privilege
 // permissions.
 func TestNATSRetainedStatesFillInventory(t *testing.T) {
-	c := natstest.StartConfig(t, 3, natsFeedAuth("it", "fleet-secret", map[string]string{"gw-early": "device-secret"}))
+	c := natstest.StartConfig(t, 3, natstest.Auth("it", "fleet-secret", map[string]string{"gw-early": "device-secret"}))
 	dev := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(c.Node(2).MQTTURL()).SetClientID("gw-early").
 		SetUsername("gw-early").SetPassword("device-secret").SetCleanSession(false))
 	if tok := dev.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
