@@ -337,4 +337,3 @@ func (l *appliedLog) applied(id string, seq uint64) bool {
 	defer l.mu.Unlock()
 	return l.seqs[id][seq]
 }
-
