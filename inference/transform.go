@@ -364,7 +364,7 @@ func (tr *Transform) Embed(dst []uint64, x []float32, ws *Workspace) {
 // computed at all. The caller clears dst.
 func (tr *Transform) embedColumns(dst []uint64, at int, x []float32, cols []int32, plan *columnPlan, ws *Workspace) {
 	ws.load(x[:tr.spec.D])
-	if ws.u != nil && embedSIMD() {
+	if ws.u != nil && plan.scale != nil && embedSIMD() { // both built with the fast path on
 		tr.embedColumnsSIMD(dst, at, cols, plan, ws)
 		return
 	}
@@ -441,6 +441,9 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 	}
 	if n := len(cols); n > 0 && int(cols[n-1])-int(cols[0]) == n-1 {
 		plan.start = int(cols[0])
+	}
+	if !embedSIMD() { // the tables are the fast path's: 28 bytes a column
+		return plan
 	}
 	plan.scale = make([]float32, len(cols))
 	plan.turn, plan.half = make([]float64, len(cols)), make([]float64, len(cols))
