@@ -169,8 +169,11 @@ lease_ttl = "2s"
 
 	// The API on the survivor is polled throughout the second rollout; each
 	// answer's device records say which telemetry reports the fleet has
-	// applied (the newest's sequence and a window of the 64 before it).
-	var polls, failures atomic.Int64
+	// applied (the newest's sequence and a window of the 64 before it). So
+	// is its console, with a session the leader made: sessions live in the
+	// database, so the survivor knows it, before and after the leader dies.
+	console := w.consoleClient(leader.api)
+	var polls, failures, consolePolls, consoleFailures atomic.Int64
 	tel := newAppliedLog()
 	stopPoll := make(chan struct{})
 	var pollDone sync.WaitGroup
@@ -195,6 +198,15 @@ lease_ttl = "2s"
 				resp.Body.Close()
 			}
 			tel.add(ds)
+
+			consolePolls.Add(1)
+			resp, err = console.Get("http://" + survivor.api + "/console/devices")
+			if err != nil || resp.StatusCode != 200 || resp.Request.URL.Path != "/console/devices" {
+				consoleFailures.Add(1)
+			}
+			if resp != nil {
+				resp.Body.Close()
+			}
 		}
 	}()
 
@@ -243,6 +255,9 @@ lease_ttl = "2s"
 	if failures.Load() != 0 {
 		t.Errorf("the surviving replica's API failed %d of %d requests during the failover", failures.Load(), polls.Load())
 	}
+	if consoleFailures.Load() != 0 {
+		t.Errorf("the surviving replica's console failed %d of %d pages during the failover (a session the killed leader made)", consoleFailures.Load(), consolePolls.Load())
+	}
 
 	// Telemetry of the outage: every report an agent made from the kill
 	// until after the end reaches the fleet's store. The replicas take
@@ -283,9 +298,9 @@ lease_ttl = "2s"
 			}
 		}
 	}
-	t.Logf("leader %s killed; %s led after %v; second rollout done %v after the outage; API %d/%d requests answered; %d telemetry reports made from the kill on, %d missing at the fleet",
+	t.Logf("leader %s killed; %s led after %v; second rollout done %v after the outage; API %d/%d requests and console %d/%d pages answered; %d telemetry reports made from the kill on, %d missing at the fleet",
 		leader.name, survivor.name, tookOver.Round(100*time.Millisecond), end.Sub(outage).Round(100*time.Millisecond),
-		polls.Load()-failures.Load(), polls.Load(), produced, missing)
+		polls.Load()-failures.Load(), polls.Load(), consolePolls.Load()-consoleFailures.Load(), consolePolls.Load(), produced, missing)
 }
 
 // appliedLog gathers, from the device records the fleet's API returns,

@@ -189,13 +189,11 @@ func TestUnknownAlert(t *testing.T) {
 	t.Logf("gate: %s", r.Reason)
 }
 
-// consolePages signs in to the console with the fleet's API token (as a
-// browser does: the login form's double-submit token, then the session
-// cookie) and returns the pages at paths.
+// consolePages signs in to the console with the fleet's API token and
+// returns the pages at paths.
 func (w *world) consolePages(paths ...string) []string {
 	w.t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	c := w.consoleClient(w.api)
 	get := func(path string) string {
 		resp, err := c.Get("http://" + w.api + path)
 		if err != nil {
@@ -208,18 +206,39 @@ func (w *world) consolePages(paths ...string) []string {
 		}
 		return string(raw)
 	}
-	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(get("/console/login"))
-	if m == nil {
-		w.t.Fatal("the console's login page has no form token")
-	}
-	resp, err := c.PostForm("http://"+w.api+"/console/login", url.Values{"csrf": {m[1]}, "token": {w.token}})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	resp.Body.Close()
 	out := make([]string, len(paths))
 	for i, p := range paths {
 		out[i] = get(p)
 	}
 	return out
+}
+
+// consoleClient signs in to the console at api with the fleet's API token,
+// as a browser does (the login form's double-submit token, then the
+// session cookie), and returns the client holding the cookie. Cookies are
+// per host, not per port: the client sends it to every replica on
+// 127.0.0.1.
+func (w *world) consoleClient(api string) *http.Client {
+	w.t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	resp, err := c.Get("http://" + api + "/console/login")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(raw))
+	if m == nil {
+		w.t.Fatalf("the console's login page on %s has no form token (HTTP %d)", api, resp.StatusCode)
+	}
+	resp, err = c.PostForm("http://"+api+"/console/login", url.Values{"csrf": {m[1]}, "token": {w.token}})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Request.URL.Path == "/console/login" {
+		w.t.Fatalf("signing in to the console on %s: HTTP %d, still on the login page", api, resp.StatusCode)
+	}
+	return c
 }
