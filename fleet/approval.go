@@ -3,8 +3,6 @@ package fleet
 import (
 	"fmt"
 	"time"
-
-	"github.com/trit-iot/trit/api"
 )
 
 // The two-person rule (off by default; Options.TwoPerson, [rollouts]
@@ -18,20 +16,6 @@ import (
 //   - Only an operator other than the creator approves, once; the
 //     approval is recorded with who and when (and in the audit trail).
 //   - Rollbacks need no approval: they undo, and speed matters.
-
-// requireApproval sets r's approval from the service's rule.
-func (s *Service) requireApproval(r *Rollout) {
-	if !s.opt.TwoPerson || r.Rollback {
-		return
-	}
-	after := max(1, s.opt.TwoPersonDevices)
-	if len(r.Pace.Phases) > 0 {
-		after = r.phaseTarget(0)
-	}
-	if after < len(r.Order) {
-		r.Approval = &api.Approval{After: after}
-	}
-}
 
 // approvalCap bounds allowed by a pending approval.
 func (r *Rollout) approvalCap(allowed int) int {
@@ -56,15 +40,4 @@ func (r *Rollout) Approve(by string, now time.Time) error {
 	r.Approval.ApprovedBy, r.Approval.ApprovedAt = by, now
 	r.Updated, r.changed = now, true
 	return nil
-}
-
-// Approve records operator by's approval of rollout id: its devices past
-// the first phase are notified from the next tick on.
-func (s *Service) Approve(id, by string) (*Rollout, error) {
-	r, err := s.changeRollout(id, func(r *Rollout, now time.Time) error { return r.Approve(by, now) })
-	if err != nil {
-		return nil, err
-	}
-	s.log.Info("rollout approved", "rollout", id, "by", by, "created_by", r.CreatedBy)
-	return r, nil
 }

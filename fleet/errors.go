@@ -6,6 +6,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // MaxLogField bounds a request path or error message in the service log.
@@ -27,3 +28,20 @@ var ErrBadRequest = errors.New("bad request")
 func BadRequest(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, a...))
 }
+
+// ErrNotFound: no such device, bundle, model, rollout, job or operator.
+var ErrNotFound = errors.New("fleet: not found")
+
+// maxListed bounds the device IDs quoted in one error message.
+const maxListed = 10
+
+// listIDs renders up to maxListed IDs, "and N more" after.
+func listIDs(ids []string) string {
+	if len(ids) <= maxListed {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:maxListed], ", "), len(ids)-maxListed)
+}
+
+// ErrRollout reports an invalid rollout definition or operation.
+var ErrRollout = errors.New("fleet: invalid rollout")

@@ -53,7 +53,6 @@ type ModelInfo struct {
 var (
 	// ErrAmbiguous: a bundle hash prefix matches several bundles.
 	ErrAmbiguous      = errors.New("fleet: ambiguous")
-	ErrNotFound       = errors.New("fleet: not found")
 	ErrReleaseExists  = errors.New("fleet: release already registered with different bytes")
 	ErrReleaseTooLow  = errors.New("fleet: release is not above the model's latest")
 	ErrBundleRejected = errors.New("fleet: bundle rejected")

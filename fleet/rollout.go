@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"errors"
 	"fmt"
 	"github.com/trit-iot/trit/api"
 	"math"
@@ -50,9 +49,6 @@ type Rollout struct {
 // refusing it as superseded: once is enough when its reported sequence is
 // believed; the bound stops a loop if it is not.
 const maxResends = 3
-
-// ErrRollout reports an invalid rollout definition or operation.
-var ErrRollout = errors.New("fleet: invalid rollout")
 
 // DefaultTimeout is the per-device timeout when a rollout gives none.
 const DefaultTimeout = 10 * time.Minute

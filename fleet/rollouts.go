@@ -22,17 +22,6 @@ import (
 // document, rewritten as it progresses).
 const MaxRolloutDevices = 100000
 
-// maxListed bounds the device IDs quoted in one error message.
-const maxListed = 10
-
-// listIDs renders up to maxListed IDs, "and N more" after.
-func listIDs(ids []string) string {
-	if len(ids) <= maxListed {
-		return strings.Join(ids, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(ids[:maxListed], ", "), len(ids)-maxListed)
-}
-
 // CreateRollout checks a request, publishes its bundle if needed and stores
 // the new rollout; the next Tick starts notifying devices.
 //
@@ -395,4 +384,29 @@ func (s *Service) rollbackTarget(orig *Rollout) (string, error) {
 	}
 	prev, _, err := s.reg.Previous(orig.ModelID, orig.Release)
 	return prev, err
+}
+
+// requireApproval sets r's approval from the service's rule.
+func (s *Service) requireApproval(r *Rollout) {
+	if !s.opt.TwoPerson || r.Rollback {
+		return
+	}
+	after := max(1, s.opt.TwoPersonDevices)
+	if len(r.Pace.Phases) > 0 {
+		after = r.phaseTarget(0)
+	}
+	if after < len(r.Order) {
+		r.Approval = &api.Approval{After: after}
+	}
+}
+
+// Approve records operator by's approval of rollout id: its devices past
+// the first phase are notified from the next tick on.
+func (s *Service) Approve(id, by string) (*Rollout, error) {
+	r, err := s.changeRollout(id, func(r *Rollout, now time.Time) error { return r.Approve(by, now) })
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("rollout approved", "rollout", id, "by", by, "created_by", r.CreatedBy)
+	return r, nil
 }
