@@ -32,6 +32,17 @@ func threshAVX2(out []uint64, xs []float32, feature []int32, value []float32, vg
 func treeLeavesAVX2(leaf []int32, xs []float32, feat []int32, value []float32, depth, vgather int)
 
 //go:noescape
+func tilesAVX512(u, a, xt, sign []float32, perm []int32, gauss []float32, units, upper int, idx *[32]int32)
+
+// pairIdx is tilesAVX512's VPERMT2PS indices: row r < 4 of each tile takes
+// the low quarter of s_r and of s_{r+4} (the second table, +16), row r + 4
+// their high quarters — VPERM2F128 $0x20 and $0x31 in each 256-bit half.
+var pairIdx = [32]int32{
+	0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27,
+	4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31,
+}
+
+//go:noescape
 func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
 
 //go:noescape
@@ -160,8 +171,9 @@ func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) 
 
 // tilesSIMD computes transformBlock's w of blocks of d inputs, in units of
 // U = len(xt) = max(d, 64) values, with xt, sign, perm and gauss in tile
-// order (see tileOrder), into u (len(u)/U units).
-func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int) bool {
+// order (see tileOrder), into u (len(u)/U units); with pairs, U = max(d,
+// 128) in pair order (tileOrder with k = 2, tilesAVX512).
+func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, pairs bool) bool {
 	if !simd {
 		return false
 	}
@@ -169,9 +181,22 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int) b
 	for h := 8; h < min(d, 64); h *= 2 {
 		rows++
 	}
+	if pairs {
+		upper := 0
+		if d > 64 {
+			upper = 1
+		}
+		tilesAVX512(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), upper, &pairIdx)
+		return true
+	}
 	tilesAVX2(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, vgather)
 	return true
 }
+
+// pairTiles reports whether blocks of d inputs run two tiles per 16-lane
+// vector (tilesAVX512, pair order: tileOrder with k = 2): d >= 64 where there is
+// AVX-512 and VGATHERDPS is fast.
+func pairTiles(d int) bool { return avx512 && vgather == 1 && d >= 64 }
 
 // tilesFor reports whether transforms of padded size d use tilesSIMD:
 // sizes of 32 and up always; 8 and 16, which have in-register paths,

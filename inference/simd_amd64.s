@@ -79,6 +79,61 @@
 	VPADDQ X1, X0, X0; \
 	VMOVQ X0, AX
 
+// ZGATHER16(OFF, Z) loads lane l of Z with a[perm[OFF/4 + l]]·gauss[…]
+// by one VGATHERDPS (perm at R9, gauss at R10, a at SI; Z9, K1 scratch).
+#define ZGATHER16(OFF, Z) \
+	VMOVDQU32 OFF(R9), Z9; \
+	KXNORW K1, K1, K1; \
+	VGATHERDPS (SI)(Z9*4), K1, Z; \
+	VMULPS OFF(R10), Z, Z
+
+// UPPER runs the stages h >= 64 of the block at BX (CX values), fused in
+// pairs as in fwhtAVX2, then one radix-2 stage when one is left, and
+// returns to SECOND (8(SP) = 1) or NEXT (2); R8–R10 are saved around it
+// at 16–32(SP). Its labels are local to the function that expands it.
+#define UPPER(SECOND, NEXT) \
+	MOVQ R8, 16(SP); \
+	MOVQ R9, 24(SP); \
+	MOVQ R10, 32(SP); \
+	MOVQ $64, DX; \
+u_radix4: \
+	LEAQ (DX*4), AX; \
+	CMPQ AX, CX; \
+	JA   u_radix2; \
+	XORQ R8, R8; \
+u_r4block: \
+	LEAQ (BX)(R8*4), SI; \
+	LEAQ (SI)(DX*4), R9; \
+	LEAQ (R9)(DX*4), R10; \
+	LEAQ (R10)(DX*4), R11; \
+	MOVQ DX, R12; \
+u_r4loop: \
+	RADIX4; \
+	SUBQ $8, R12; \
+	JNZ  u_r4loop; \
+	ADDQ AX, R8; \
+	CMPQ R8, CX; \
+	JB   u_r4block; \
+	SHLQ $2, DX; \
+	JMP  u_radix4; \
+u_radix2: \
+	CMPQ DX, CX; \
+	JAE  u_done; \
+	MOVQ BX, SI; \
+	LEAQ (BX)(DX*4), R9; \
+	MOVQ DX, R12; \
+u_r2loop: \
+	RADIX2; \
+	SUBQ $8, R12; \
+	JNZ  u_r2loop; \
+u_done: \
+	MOVQ 16(SP), R8; \
+	MOVQ 24(SP), R9; \
+	MOVQ 32(SP), R10; \
+	CMPQ 8(SP), $1; \
+	JEQ  SECOND; \
+	JMP  NEXT
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX
@@ -867,53 +922,7 @@ t_tiled:
 // fwhtAVX2, then one radix-2 stage when one is left; back to t_second
 // (8(SP) = 1) or t_next (2). R8–R10 and DI are saved around it.
 t_upper:
-	MOVQ R8, 16(SP)
-	MOVQ R9, 24(SP)
-	MOVQ R10, 32(SP)
-	MOVQ $64, DX // h
-
-t_radix4:
-	LEAQ (DX*4), AX
-	CMPQ AX, CX
-	JA   t_radix2
-	XORQ R8, R8 // i
-
-t_r4block:
-	LEAQ (BX)(R8*4), SI   // q0
-	LEAQ (SI)(DX*4), R9   // q1
-	LEAQ (R9)(DX*4), R10  // q2
-	LEAQ (R10)(DX*4), R11 // q3
-	MOVQ DX, R12
-
-t_r4loop:
-	RADIX4
-	SUBQ $8, R12
-	JNZ  t_r4loop
-	ADDQ AX, R8
-	CMPQ R8, CX
-	JB   t_r4block
-	SHLQ $2, DX
-	JMP  t_radix4
-
-t_radix2:
-	CMPQ DX, CX
-	JAE  t_udone
-	MOVQ BX, SI
-	LEAQ (BX)(DX*4), R9
-	MOVQ DX, R12
-
-t_r2loop:
-	RADIX2
-	SUBQ $8, R12
-	JNZ  t_r2loop
-
-t_udone:
-	MOVQ 16(SP), R8
-	MOVQ 24(SP), R9
-	MOVQ 32(SP), R10
-	CMPQ 8(SP), $1
-	JEQ  t_second
-	JMP  t_next
+	UPPER(t_second, t_next)
 
 // func bitsAVX512(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
 //
@@ -1126,3 +1135,163 @@ tl_cmp:
 tl_done:
 	VZEROUPPER
 	RET
+
+// func tilesAVX512(u, a, xt, sign []float32, perm []int32, gauss []float32, units, upper int, idx *[32]int32)
+//
+// tilesAVX2 for d >= 64 with two 8×8 tiles side by side in each 16-lane
+// vector: in every 128 values (pair order, see tileOrder) element (r, c)
+// of the first tile is at 16c + r and of the second at 16c + 8 + r, so one
+// instruction does both tiles' additions. U = len(xt) = max(d, 128) values
+// a unit (one block, or two when d = 64). The transpose is tilesAVX2's,
+// with VPERMT2PS (indices idx) for its last step; rows are stored two
+// stores a row (each tile's rows in natural order), stages h >= 64 run in
+// memory as in tilesAVX2, the gather is VGATHERDPS. Same operations on
+// the same operands as the reference loop, so the same bits. upper = 1
+// when d > 64 (stages h >= 64 to run).
+TEXT ·tilesAVX512(SB), NOSPLIT, $64-168
+	MOVQ units+144(FP), AX
+	TESTQ AX, AX
+	JZ    z5_end
+	MOVQ AX, 0(SP)          // units left
+	MOVQ idx+160(FP), AX
+	VMOVDQU32 0(AX), Z16    // the transpose's last step: low halves
+	VMOVDQU32 64(AX), Z17   // high halves
+	MOVQ xt_len+56(FP), CX  // U
+	MOVQ sign_base+72(FP), R8
+	MOVQ perm_base+96(FP), R9
+	MOVQ gauss_base+120(FP), R10
+	MOVQ u_base+0(FP), DI
+
+z5_block:
+	MOVQ xt_base+48(FP), SI
+	MOVQ a_base+24(FP), BX
+	MOVQ CX, DX
+	SHRQ $7, DX
+
+z5_first:
+	VMOVUPS 0(SI), Z0
+	VMULPS  0(R8), Z0, Z0
+	VMOVUPS 64(SI), Z1
+	VMULPS  64(R8), Z1, Z1
+	VMOVUPS 128(SI), Z2
+	VMULPS  128(R8), Z2, Z2
+	VMOVUPS 192(SI), Z3
+	VMULPS  192(R8), Z3, Z3
+	VMOVUPS 256(SI), Z4
+	VMULPS  256(R8), Z4, Z4
+	VMOVUPS 320(SI), Z5
+	VMULPS  320(R8), Z5, Z5
+	VMOVUPS 384(SI), Z6
+	VMULPS  384(R8), Z6, Z6
+	VMOVUPS 448(SI), Z7
+	VMULPS  448(R8), Z7, Z7
+	MOVQ $1, 48(SP)
+	JMP  z5_tile
+
+z5_first_ret:
+	ADDQ $512, SI
+	ADDQ $512, R8
+	ADDQ $512, BX
+	DECQ DX
+	JNZ  z5_first
+	MOVQ a_base+24(FP), BX
+	MOVQ $1, 8(SP)
+	CMPQ upper+152(FP), $1
+	JEQ  z5_upper
+
+z5_second:
+	MOVQ a_base+24(FP), SI
+	MOVQ DI, BX
+	MOVQ CX, DX
+	SHRQ $7, DX
+
+z5_gather:
+	ZGATHER16(0, Z0)
+	ZGATHER16(64, Z1)
+	ZGATHER16(128, Z2)
+	ZGATHER16(192, Z3)
+	ZGATHER16(256, Z4)
+	ZGATHER16(320, Z5)
+	ZGATHER16(384, Z6)
+	ZGATHER16(448, Z7)
+	MOVQ $2, 48(SP)
+	JMP  z5_tile
+
+z5_gather_ret:
+	ADDQ $512, R9
+	ADDQ $512, R10
+	ADDQ $512, BX
+	DECQ DX
+	JNZ  z5_gather
+	MOVQ DI, BX
+	MOVQ $2, 8(SP)
+	CMPQ upper+152(FP), $1
+	JEQ  z5_upper
+
+z5_next:
+	LEAQ (DI)(CX*4), DI
+	DECQ 0(SP)
+	JNZ  z5_block
+
+z5_end:
+	VZEROUPPER
+	RET
+
+// Two tiles given as their columns in Z0–Z7: stages h = 1, 2, 4 across
+// the columns, the transpose, h = 8, 16, 32 across the rows, each tile's
+// rows stored at (BX) and 256(BX); back to the caller named by 48(SP).
+z5_tile:
+	S1(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	S2(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	S4(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	VUNPCKLPS Z9, Z8, Z0
+	VUNPCKHPS Z9, Z8, Z1
+	VUNPCKLPS Z11, Z10, Z2
+	VUNPCKHPS Z11, Z10, Z3
+	VUNPCKLPS Z13, Z12, Z4
+	VUNPCKHPS Z13, Z12, Z5
+	VUNPCKLPS Z15, Z14, Z6
+	VUNPCKHPS Z15, Z14, Z7
+	VSHUFPS $0x44, Z2, Z0, Z8
+	VSHUFPS $0xEE, Z2, Z0, Z9
+	VSHUFPS $0x44, Z3, Z1, Z10
+	VSHUFPS $0xEE, Z3, Z1, Z11
+	VSHUFPS $0x44, Z6, Z4, Z12
+	VSHUFPS $0xEE, Z6, Z4, Z13
+	VSHUFPS $0x44, Z7, Z5, Z14
+	VSHUFPS $0xEE, Z7, Z5, Z15
+	VMOVAPS Z8, Z0
+	VPERMT2PS Z12, Z16, Z0
+	VMOVAPS Z9, Z1
+	VPERMT2PS Z13, Z16, Z1
+	VMOVAPS Z10, Z2
+	VPERMT2PS Z14, Z16, Z2
+	VMOVAPS Z11, Z3
+	VPERMT2PS Z15, Z16, Z3
+	VMOVAPS Z8, Z4
+	VPERMT2PS Z12, Z17, Z4
+	VMOVAPS Z9, Z5
+	VPERMT2PS Z13, Z17, Z5
+	VMOVAPS Z10, Z6
+	VPERMT2PS Z14, Z17, Z6
+	VMOVAPS Z11, Z7
+	VPERMT2PS Z15, Z17, Z7
+	S1(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	S2(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	S4(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	STORE8(BX, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	VEXTRACTF64X4 $1, Z8, 256(BX)
+	VEXTRACTF64X4 $1, Z9, 288(BX)
+	VEXTRACTF64X4 $1, Z10, 320(BX)
+	VEXTRACTF64X4 $1, Z11, 352(BX)
+	VEXTRACTF64X4 $1, Z12, 384(BX)
+	VEXTRACTF64X4 $1, Z13, 416(BX)
+	VEXTRACTF64X4 $1, Z14, 448(BX)
+	VEXTRACTF64X4 $1, Z15, 480(BX)
+	CMPQ 48(SP), $1
+	JEQ  z5_first_ret
+	JMP  z5_gather_ret
+
+// Stages h >= 64 of the block at BX (d = CX values), as in tilesAVX2.
+z5_upper:
+	UPPER(z5_second, z5_next)

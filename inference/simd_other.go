@@ -21,11 +21,13 @@ func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, t32, h32 [
 
 func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) bool { return false }
 
-func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int) bool {
+func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, pairs bool) bool {
 	return false
 }
 
 func tilesFor(d int) bool { return false }
+
+func pairTiles(d int) bool { return false }
 
 func treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, depth int) int {
 	return 0

@@ -84,6 +84,7 @@ type Transform struct {
 	// multiple of 64 (nil otherwise).
 	tsign, tgauss []float32
 	tperm, tileX  []int32
+	pairs         bool // the tiles in pair order, for tilesAVX512
 }
 
 type block struct {
@@ -173,42 +174,49 @@ func NewTransform(spec TransformSpec) (*Transform, error) {
 		tr.blocks[k] = b
 	}
 	if tilesFor(d) {
-		// Whole tiles of 64: the last one padded with zeros (perm 0 is a
-		// valid index); for d < 64 a tile holds 64/d blocks, whose perm
-		// entries count from the tile's start.
-		n := (nb*d + 63) &^ 63
+		// Whole units of U = max(d, 64) values (128 with pair tiles): the
+		// last one padded with zeros (perm 0 is a valid index); when a unit
+		// holds U/d blocks, their perm entries count from the unit's start.
+		unit, k := 64, 1
+		if tr.pairs = pairTiles(d); tr.pairs {
+			unit, k = 128, 2
+		}
+		n := (nb*d + unit - 1) / unit * unit
 		sign, perm, gauss := make([]float32, n), make([]int32, n), make([]float32, n)
 		copy(sign, tr.sign)
 		copy(gauss, tr.gauss)
 		for i, p := range tr.perm {
-			perm[i] = p + int32(i%64/d*d)
+			perm[i] = p + int32(i%unit/d*d)
 			if d == 8 { // a is stored in column order (tilesAVX2)
 				perm[i] = 8*p + int32(i%64/d)
 			}
 		}
-		tr.tsign, tr.tperm, tr.tgauss = tileOrder(nil, sign), tileOrder(nil, perm), tileOrder(nil, gauss)
-		// xt[i] = x[tileX[i]]: the input repeated to a tile, in tile order.
-		at := make([]int32, max(d, 64))
+		tr.tsign, tr.tperm, tr.tgauss = tileOrder(nil, sign, k), tileOrder(nil, perm, k), tileOrder(nil, gauss, k)
+		// xt[i] = x[tileX[i]]: the input repeated to a unit, in tile order.
+		at := make([]int32, max(d, unit))
 		for i := range at {
 			at[i] = int32(i % d)
 		}
-		tr.tileX = tileOrder(nil, at)
+		tr.tileX = tileOrder(nil, at, k)
 	}
 	return tr, nil
 }
 
-// tileOrder writes v (a multiple of 64 long) into dst (allocated when nil)
-// in tile order: in each tile of 64 values, element 8r + c moves to
-// 8c + r, so that the tile's columns are consecutive.
-func tileOrder[T any](dst, v []T) []T {
+// tileOrder writes v (a multiple of 64k long) into dst (allocated when
+// nil) in tile order: in each group of k tiles of 64 (k = 1, or 2 for
+// tilesAVX512's pairs), element 8r + c of tile h moves to 8kc + 8h + r,
+// so that the group's columns are consecutive.
+func tileOrder[T any](dst, v []T, k int) []T {
 	if dst == nil {
 		dst = make([]T, len(v))
 	}
-	for t := 0; t < len(v); t += 64 {
-		src, out := v[t:t+64:t+64], dst[t:t+64:t+64]
-		for r := range 8 {
-			for c := range 8 {
-				out[8*c+r] = src[8*r+c]
+	for t := 0; t < len(v); t += 64 * k {
+		src, out := v[t:t+64*k], dst[t:t+64*k]
+		for h := range k {
+			for r := range 8 {
+				for c := range 8 {
+					out[8*k*c+8*h+r] = src[64*h+8*r+c]
+				}
 			}
 		}
 	}
@@ -241,12 +249,12 @@ func (tr *Transform) NewWorkspace() *Workspace {
 		b: make([]float32, tr.d),
 	}
 	if embedSIMD() && tr.d >= 8 {
-		ws.u = make([]float32, (len(tr.blocks)*tr.d+63)&^63) // whole tiles
+		ws.u = make([]float32, (len(tr.blocks)*tr.d+127)&^127) // whole tiles or pairs
 		ws.g = make([]float32, tr.spec.P)
 		ws.bits = make([]uint64, (tr.spec.P+63)/64)
 		if tr.tsign != nil {
-			ws.xt = make([]float32, max(tr.d, 64))
-			ws.a = make([]float32, max(tr.d, 64))
+			ws.xt = make([]float32, len(tr.tileX))
+			ws.a = make([]float32, len(tr.tileX))
 		}
 	}
 	return ws
@@ -520,8 +528,11 @@ func (tr *Transform) blocksSIMD(first, nb int, ws *Workspace) []float32 {
 		blocksSIMD(ws.u[from:to], ws.a, ws.x[:d], tr.sign[from:to], tr.perm[from:to], tr.gauss[from:to], nb)
 		return ws.u[from:to]
 	}
-	f, t := from&^63, (to+63)&^63
-	tilesSIMD(ws.u[f:t], ws.a, ws.xt, tr.tsign[f:t], tr.tperm[f:t], tr.tgauss[f:t], d)
+	f, t := from&^63, (to+63)&^63 // whole tiles, or pairs of them
+	if tr.pairs {
+		f, t = from&^127, (to+127)&^127
+	}
+	tilesSIMD(ws.u[f:t], ws.a, ws.xt, tr.tsign[f:t], tr.tperm[f:t], tr.tgauss[f:t], d, tr.pairs)
 	return ws.u[from:to]
 }
 
