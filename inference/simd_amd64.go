@@ -32,7 +32,7 @@ func threshAVX2(out []uint64, xs []float32, feature []int32, value []float32, vg
 func treeLeavesAVX2(leaf []int32, xs []float32, feat []int32, value []float32, depth, vgather int)
 
 //go:noescape
-func tilesAVX512(u, a, xt, sign []float32, perm []int32, gauss []float32, units, upper int, idx *[32]int32)
+func tilesAVX512(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, upper int, idx *[32]int32)
 
 // pairIdx is tilesAVX512's VPERMT2PS indices: row r < 4 of each tile takes
 // the low quarter of s_r and of s_{r+4} (the second table, +16), row r + 4
@@ -186,7 +186,7 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, p
 		if d > 64 {
 			upper = 1
 		}
-		tilesAVX512(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), upper, &pairIdx)
+		tilesAVX512(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, upper, &pairIdx)
 		return true
 	}
 	tilesAVX2(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, vgather)
@@ -194,9 +194,9 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, p
 }
 
 // pairTiles reports whether blocks of d inputs run two tiles per 16-lane
-// vector (tilesAVX512, pair order: tileOrder with k = 2): d >= 64 where there is
+// vector (tilesAVX512, pair order: tileOrder with k = 2): d >= 16 where there is
 // AVX-512 and VGATHERDPS is fast.
-func pairTiles(d int) bool { return avx512 && vgather == 1 && d >= 64 }
+func pairTiles(d int) bool { return avx512 && vgather == 1 && d >= 16 }
 
 // tilesFor reports whether transforms of padded size d use tilesSIMD:
 // sizes of 32 and up always; 8 and 16, which have in-register paths,

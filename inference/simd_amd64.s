@@ -1136,24 +1136,39 @@ tl_done:
 	VZEROUPPER
 	RET
 
-// func tilesAVX512(u, a, xt, sign []float32, perm []int32, gauss []float32, units, upper int, idx *[32]int32)
+// ZSTORE stores eight rows of two tiles, each row's first tile half (Y0…)
+// at (BX) and its second (the upper halves of Z0…) at 256(BX).
+#define ZSTORE(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7) \
+	STORE8(BX, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7); \
+	VEXTRACTF64X4 $1, Z0, 256(BX); \
+	VEXTRACTF64X4 $1, Z1, 288(BX); \
+	VEXTRACTF64X4 $1, Z2, 320(BX); \
+	VEXTRACTF64X4 $1, Z3, 352(BX); \
+	VEXTRACTF64X4 $1, Z4, 384(BX); \
+	VEXTRACTF64X4 $1, Z5, 416(BX); \
+	VEXTRACTF64X4 $1, Z6, 448(BX); \
+	VEXTRACTF64X4 $1, Z7, 480(BX)
+
+// func tilesAVX512(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, upper int, idx *[32]int32)
 //
-// tilesAVX2 for d >= 64 with two 8×8 tiles side by side in each 16-lane
+// tilesAVX2 for d >= 16 with two 8×8 tiles side by side in each 16-lane
 // vector: in every 128 values (pair order, see tileOrder) element (r, c)
 // of the first tile is at 16c + r and of the second at 16c + 8 + r, so one
 // instruction does both tiles' additions. U = len(xt) = max(d, 128) values
-// a unit (one block, or two when d = 64). The transpose is tilesAVX2's,
+// a unit (one block, or 128/d of them). The transpose is tilesAVX2's,
 // with VPERMT2PS (indices idx) for its last step; rows are stored two
 // stores a row (each tile's rows in natural order), stages h >= 64 run in
 // memory as in tilesAVX2, the gather is VGATHERDPS. Same operations on
 // the same operands as the reference loop, so the same bits. upper = 1
 // when d > 64 (stages h >= 64 to run).
-TEXT ·tilesAVX512(SB), NOSPLIT, $64-168
+TEXT ·tilesAVX512(SB), NOSPLIT, $64-176
 	MOVQ units+144(FP), AX
 	TESTQ AX, AX
 	JZ    z5_end
 	MOVQ AX, 0(SP)          // units left
-	MOVQ idx+160(FP), AX
+	MOVQ rows+152(FP), AX
+	MOVQ AX, 40(SP)
+	MOVQ idx+168(FP), AX
 	VMOVDQU32 0(AX), Z16    // the transpose's last step: low halves
 	VMOVDQU32 64(AX), Z17   // high halves
 	MOVQ xt_len+56(FP), CX  // U
@@ -1196,7 +1211,7 @@ z5_first_ret:
 	JNZ  z5_first
 	MOVQ a_base+24(FP), BX
 	MOVQ $1, 8(SP)
-	CMPQ upper+152(FP), $1
+	CMPQ upper+160(FP), $1
 	JEQ  z5_upper
 
 z5_second:
@@ -1225,7 +1240,7 @@ z5_gather_ret:
 	JNZ  z5_gather
 	MOVQ DI, BX
 	MOVQ $2, 8(SP)
-	CMPQ upper+152(FP), $1
+	CMPQ upper+160(FP), $1
 	JEQ  z5_upper
 
 z5_next:
@@ -1238,8 +1253,9 @@ z5_end:
 	RET
 
 // Two tiles given as their columns in Z0–Z7: stages h = 1, 2, 4 across
-// the columns, the transpose, h = 8, 16, 32 across the rows, each tile's
-// rows stored at (BX) and 256(BX); back to the caller named by 48(SP).
+// the columns, the transpose, the row stages (40(SP) = 1 to 3 of them:
+// h = 8, 16, 32) across the rows, each tile's rows stored at (BX) and
+// 256(BX); back to the caller named by 48(SP).
 z5_tile:
 	S1(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	S2(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
@@ -1276,18 +1292,28 @@ z5_tile:
 	VPERMT2PS Z14, Z17, Z6
 	VMOVAPS Z11, Z7
 	VPERMT2PS Z15, Z17, Z7
+	MOVQ 40(SP), AX
+	CMPQ AX, $3
+	JEQ  z5_rows3
+	CMPQ AX, $2
+	JEQ  z5_rows2
+	S1(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	ZSTORE(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	JMP  z5_tiled
+
+z5_rows2:
+	S1(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	S2(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	ZSTORE(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	JMP  z5_tiled
+
+z5_rows3:
 	S1(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	S2(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	S4(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	STORE8(BX, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
-	VEXTRACTF64X4 $1, Z8, 256(BX)
-	VEXTRACTF64X4 $1, Z9, 288(BX)
-	VEXTRACTF64X4 $1, Z10, 320(BX)
-	VEXTRACTF64X4 $1, Z11, 352(BX)
-	VEXTRACTF64X4 $1, Z12, 384(BX)
-	VEXTRACTF64X4 $1, Z13, 416(BX)
-	VEXTRACTF64X4 $1, Z14, 448(BX)
-	VEXTRACTF64X4 $1, Z15, 480(BX)
+	ZSTORE(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+
+z5_tiled:
 	CMPQ 48(SP), $1
 	JEQ  z5_first_ret
 	JMP  z5_gather_ret
