@@ -433,16 +433,30 @@ func (a *Agent) telemetry(ctx context.Context) {
 		if session == 0 {
 			session, _ = a.db.Session()
 		}
+		t := &wire.Telemetry{Device: a.cfg.DeviceID, Session: max(session, 1)}
+		cut, counted := a.loop.stats.snapshot(time.Now(), t)
+		// Intervals a model change cut short go first, each its own report
+		// naming the model that made its predictions.
+		for i := range cut {
+			c := &cut[i]
+			a.telSeq++
+			c.Device, c.Session, c.Seq = t.Device, t.Session, a.telSeq
+			a.queueTelemetry(c, failures)
+		}
 		a.telSeq++
-		t := &wire.Telemetry{Device: a.cfg.DeviceID, Session: max(session, 1), Seq: a.telSeq}
-		a.loop.stats.snapshot(time.Now(), t)
+		t.Seq = a.telSeq
 		if r := a.loop.cur.Load(); r != nil {
-			ref := r.ref
-			t.Model = &ref
 			a.warnExpired(r)
 			if r.sc.drift != nil {
 				t.Drift = r.sc.drift.report()
 			}
+			if counted == nil {
+				counted = r // no prediction: the errors, if any, are the active model's
+			}
+		}
+		if counted != nil {
+			ref := counted.ref
+			t.Model = &ref
 		}
 		if sh := a.loop.shadow.Load(); sh != nil {
 			t.Shadow = sh.report()
@@ -468,19 +482,7 @@ func (a *Agent) telemetry(ctx context.Context) {
 				}
 			}
 		}
-		payload, err := t.Marshal()
-		if err == nil {
-			err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Telemetry(a.cfg.DeviceID), Payload: payload, QoS: 1})
-		}
-		// A full disk fails every report: say so once, then at most every
-		// telemetryErrorEvery with a count, and once more when it ends.
-		if err != nil {
-			if log, since := failures.fail(time.Now()); log {
-				a.log.Error("telemetry not queued (is the disk full?); repeats are counted, not logged", "err", err, "failed_since_last_log", since, "seq", t.Seq)
-			}
-		} else if n := failures.ok(); n > 0 {
-			a.log.Info("telemetry queued again", "reports_lost", n)
-		}
+		a.queueTelemetry(t, failures)
 		a.pub.kickNow()
 		if a.checkSensors(&sw) || dropsChanged {
 			if dropsChanged {
@@ -488,6 +490,23 @@ func (a *Agent) telemetry(ctx context.Context) {
 			}
 			a.sess.publishState(ctx)
 		}
+	}
+}
+
+// queueTelemetry puts t in the outbox. A full disk fails every report:
+// failures says so once, then at most every telemetryErrorEvery with a
+// count, and once more when it ends.
+func (a *Agent) queueTelemetry(t *wire.Telemetry, failures *repeatLimiter) {
+	payload, err := t.Marshal()
+	if err == nil {
+		err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Telemetry(a.cfg.DeviceID), Payload: payload, QoS: 1})
+	}
+	if err != nil {
+		if log, since := failures.fail(time.Now()); log {
+			a.log.Error("telemetry not queued (is the disk full?); repeats are counted, not logged", "err", err, "failed_since_last_log", since, "seq", t.Seq)
+		}
+	} else if n := failures.ok(); n > 0 {
+		a.log.Info("telemetry queued again", "reports_lost", n)
 	}
 }
 

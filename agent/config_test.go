@@ -119,10 +119,11 @@ func FuzzLoadConfig(f *testing.F) {
 
 func TestStatsPercentiles(t *testing.T) {
 	s := newStats(time.Unix(0, 0))
+	r := &running{}
 	for i := 1; i <= 100; i++ {
-		s.record("a", time.Unix(1, 0), time.Duration(i)*time.Microsecond)
+		s.record(r, "a", time.Unix(1, 0), time.Duration(i)*time.Microsecond)
 	}
-	s.record("b", time.Unix(2, 0), 1000*time.Microsecond)
+	s.record(r, "b", time.Unix(2, 0), 1000*time.Microsecond)
 	s.fail()
 	var tm wire.Telemetry
 	s.snapshot(time.Unix(3, 0), &tm)
@@ -139,6 +140,48 @@ func TestStatsPercentiles(t *testing.T) {
 	s.snapshot(time.Unix(4, 0), &next)
 	if next.Predictions != 0 || next.Latency != nil || next.From != tm.To {
 		t.Errorf("interval not reset: %+v", next)
+	}
+}
+
+// TestStatsCutAtModelChange: a prediction by another model ends the
+// interval there; the snapshot returns the cut interval with its model and
+// counts apart from the rest, so no report counts one model's predictions
+// under another's name (an install swaps models mid-interval, and a
+// rollback swaps them back).
+func TestStatsCutAtModelChange(t *testing.T) {
+	s := newStats(time.Unix(0, 0))
+	v1 := &running{ref: wire.ModelRef{ID: "m", Release: 1}}
+	v2 := &running{ref: wire.ModelRef{ID: "m", Release: 2}}
+	s.record(v1, "a", time.Unix(1, 0), time.Microsecond)
+	s.record(v1, "a", time.Unix(2, 0), time.Microsecond)
+	s.fail()
+	s.record(v2, "b", time.Unix(3, 0), time.Microsecond)
+	s.record(v1, "a", time.Unix(4, 0), time.Microsecond) // rolled back
+	var tm wire.Telemetry
+	cut, model := s.snapshot(time.Unix(5, 0), &tm)
+	if len(cut) != 2 {
+		t.Fatalf("%d cut intervals, want 2 (v1, then v2): %+v", len(cut), cut)
+	}
+	if c := cut[0]; c.Model.Release != 1 || c.Predictions != 2 || c.Errors != 1 || c.Counts["a"] != 2 || c.From != 0 || c.To != 3000 {
+		t.Errorf("first cut: %+v, want v1's 2 predictions and 1 error from 0 to 3 s", c)
+	}
+	if c := cut[1]; c.Model.Release != 2 || c.Predictions != 1 || c.Counts["b"] != 1 || c.From != 3000 || c.To != 4000 {
+		t.Errorf("second cut: %+v, want v2's 1 prediction from 3 to 4 s", c)
+	}
+	if model != v1 || tm.Predictions != 1 || tm.Counts["a"] != 1 || tm.From != 4000 || tm.To != 5000 {
+		t.Errorf("rest: model %v, %+v; want v1's last prediction from 4 to 5 s", model, tm)
+	}
+	// The next interval starts afresh: no cut, no model until a prediction.
+	cut, model = s.snapshot(time.Unix(6, 0), &tm)
+	if cut != nil || model != nil || tm.Predictions != 0 {
+		t.Errorf("after a snapshot: cut %v, model %v, %d predictions", cut, model, tm.Predictions)
+	}
+	// At most maxCutIntervals wait; the oldest are forgotten.
+	for i := range maxCutIntervals + 3 {
+		s.record([]*running{v1, v2}[i%2], "a", time.Unix(int64(7+i), 0), time.Microsecond)
+	}
+	if cut, _ = s.snapshot(time.Unix(30, 0), &tm); len(cut) != maxCutIntervals {
+		t.Errorf("%d cut intervals kept, want %d", len(cut), maxCutIntervals)
 	}
 }
 

@@ -172,9 +172,9 @@ func (l *loop) window(in *input, r *running, values []float64, at time.Time) {
 	}
 	class := o.Class
 	if r.calibrated {
-		l.stats.recordOutcome(r.model.Classes()[class], at, d, &o, r.th)
+		l.stats.recordOutcome(r, r.model.Classes()[class], at, d, &o, r.th)
 	} else {
-		l.stats.record(r.model.Classes()[class], at, d)
+		l.stats.record(r, r.model.Classes()[class], at, d)
 	}
 	r.ok.Add(1)
 	l.cycles.Add(1)

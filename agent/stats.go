@@ -14,7 +14,17 @@ import (
 // and memory constant.
 const maxLatencySamples = 2048
 
+// maxCutIntervals bounds the intervals a model change cut short that wait
+// for the next telemetry tick; past it the oldest is forgotten (eight model
+// changes in one interval: an install, its rollback and more).
+const maxCutIntervals = 8
+
 // stats accumulates one telemetry interval. It is safe for concurrent use.
+//
+// A report names one model, so an interval holds the predictions of one
+// model: the first prediction by another model than the interval's ends
+// the interval there (an install or a rollback swapped them), and the
+// figures so far wait in cut, with their model, for the next tick.
 type stats struct {
 	mu     sync.Mutex
 	from   time.Time
@@ -26,15 +36,29 @@ type stats struct {
 	rng    uint64
 	last   *wire.Prediction
 	conf   confidenceStats // calibrated models' windows (confidence.go)
+	model  *running        // the model whose predictions this interval holds; nil: none yet
+	cut    []wire.Telemetry
 }
 
 func newStats(now time.Time) *stats {
 	return &stats{from: now, counts: map[string]uint64{}, lat: make([]float64, 0, maxLatencySamples), rng: 0x9e3779b97f4a7c15}
 }
 
-func (s *stats) record(class string, at time.Time, d time.Duration) {
+// record counts a prediction of class by model r, made at at in d.
+func (s *stats) record(r *running, class string, at time.Time, d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.model != r && s.n > 0 {
+		t := wire.Telemetry{}
+		s.fill(at, &t)
+		ref := s.model.ref
+		t.Model = &ref
+		if len(s.cut) == maxCutIntervals {
+			s.cut = s.cut[1:]
+		}
+		s.cut = append(s.cut, t)
+	}
+	s.model = r
 	s.n++
 	s.counts[class]++
 	us := float64(d.Nanoseconds()) / 1e3
@@ -58,8 +82,8 @@ func (s *stats) record(class string, at time.Time, d time.Duration) {
 
 // recordOutcome is record for a calibrated model's window: its outcome o
 // under thresholds th also counts towards the confidence report.
-func (s *stats) recordOutcome(class string, at time.Time, d time.Duration, o *inference.Outcome, th inference.Thresholds) {
-	s.record(class, at, d)
+func (s *stats) recordOutcome(r *running, class string, at time.Time, d time.Duration, o *inference.Outcome, th inference.Thresholds) {
+	s.record(r, class, at, d)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.conf.add(o, th)
@@ -73,9 +97,24 @@ func (s *stats) fail() {
 }
 
 // snapshot fills the interval's figures into t and starts a new interval.
-func (s *stats) snapshot(now time.Time, t *wire.Telemetry) {
+// It returns the intervals a model change cut short since the last
+// snapshot, oldest first, each naming its model, and the model whose
+// predictions t counts (nil if t counts none).
+func (s *stats) snapshot(now time.Time, t *wire.Telemetry) (cut []wire.Telemetry, model *running) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	cut, s.cut = s.cut, nil
+	if s.n > 0 {
+		model = s.model
+	}
+	s.fill(now, t)
+	s.model = nil
+	return cut, model
+}
+
+// fill fills the interval's figures, up to now, into t and starts a new
+// interval. Called with mu held.
+func (s *stats) fill(now time.Time, t *wire.Telemetry) {
 	t.From, t.To = s.from.UnixMilli(), now.UnixMilli()
 	t.Predictions, t.Errors = s.n, s.errs
 	if len(s.counts) > 0 {
