@@ -194,7 +194,7 @@ FIG_JSON = docs/figures/bench-json
 figures:
 	$(GO) run ./cmd/trit-bench figures --out docs/figures \
 	  --from $(FIG_JSON)/usps.json,$(FIG_JSON)/covtype-n10000.json,$(FIG_JSON)/covtype-n50000.json,$(FIG_JSON)/covtype-n100000.json,$(FIG_JSON)/covtype.json \
-	  --sweep-from $(FIG_JSON)/sweep-usps.json --peers $(FIG_JSON)/peers-curve.json $(if $(TRIT_DATA),,--only p,bytes,time,circles,peers)
+	  --sweep-from $(FIG_JSON)/sweep-usps.json --peers $(FIG_JSON)/peers-curve.json,$(FIG_JSON)/peers-coverage-usps.json,$(FIG_JSON)/peers-coverage-mnist.json $(if $(TRIT_DATA),,--only p,bytes,time,circles,peers)
 
 clean:
 	$(GO) clean -testcache

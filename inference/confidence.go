@@ -185,13 +185,14 @@ func (m *Model) margin(raw []int32) float32 {
 // Large when the window sets bits the training data rarely set (or clears
 // bits it nearly always set): a cheap distance from the training data.
 func (f *Fingerprint) Novelty(z []uint64) uint32 {
+	rates := f.Rates[:len(f.Columns)]
 	var n uint32
 	for i, c := range f.Columns {
-		p := f.Rates[i]
-		if z[c>>6]>>(c&63)&1 == 0 {
-			p = 255 - p
-		}
-		n += uint32(Surprisal[p])
+		// Without a branch (the bits are as good as random to a branch
+		// predictor): 255 − p = p ^ 0xff, and the mask is 0xff when the
+		// bit is 0.
+		mask := uint8(z[c>>6]>>(c&63)&1) - 1
+		n += uint32(Surprisal[rates[i]^mask])
 	}
 	return n
 }
