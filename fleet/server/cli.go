@@ -106,7 +106,7 @@ stderr.`,
 		},
 	}
 	check.Flags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "configuration file")
-	root.AddCommand(run, check, newCredentialsCmd(stdout), newBackupCmd(stdout), newOperatorsCmd(stdout))
+	root.AddCommand(run, check, newCredentialsCmd(stdout), newBackupCmd(stdout), newCopyDatabaseCmd(stdout), newOperatorsCmd(stdout))
 	return root
 }
 
