@@ -3,6 +3,7 @@ package inference
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -332,14 +333,103 @@ func BenchmarkConfidenceOnly(b *testing.B) {
 		raw := make([]int32, m.nv)
 		m.PredictRaw(raw, x)
 		m.EmbedKept(z, x)
-		cal, fp := m.spec.Calibration, m.spec.Fingerprint
+		cal := m.spec.Calibration
 		b.Run(bc.name, func(b *testing.B) {
 			var sink uint32
 			for b.Loop() {
 				mg := m.margin(raw)
-				sink += uint32(cal.Confidence[cal.Bin(mg)]) + fp.Novelty(z) + m.emb.sc.outside(x, uint32(cal.Outside))
+				sink += uint32(cal.Confidence[cal.Bin(mg)]) + m.nov.novelty(z) + m.emb.sc.outside(x, uint32(cal.Outside))
 			}
 			_ = sink
 		})
 	}
+}
+
+// TestNoveltySumMatchesReference: the prepared sum (its fast path and
+// the Go loop) equals Novelty's documented loop on random fingerprints of
+// many sizes, columns up to the last kept one, and random bits.
+func TestNoveltySumMatchesReference(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(28, 35))
+	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 255, 256, 1000, MaxFingerprint} {
+		for trial := range 20 {
+			kept := n + rnd.IntN(3000)
+			if trial%4 == 0 {
+				kept = n // every column, the last one included
+			}
+			cols := rnd.Perm(kept)[:n]
+			if n > 0 && trial%2 == 1 && !slices.Contains(cols, kept-1) {
+				cols[0] = kept - 1
+			}
+			slices.Sort(cols)
+			f := &Fingerprint{Columns: make([]int32, n), Rates: make([]uint8, n)}
+			for i, c := range cols {
+				f.Columns[i] = int32(c)
+				f.Rates[i] = uint8(rnd.IntN(256))
+				if trial%3 == 0 {
+					f.Rates[i] = []uint8{0, 255}[rnd.IntN(2)]
+				}
+			}
+			if err := f.Validate(kept); err != nil {
+				t.Fatal(err)
+			}
+			ns := newNoveltySum(f)
+			z := make([]uint64, (kept+63)/64)
+			for bits := range 4 {
+				for w := range z {
+					switch bits {
+					case 0:
+						z[w] = 0
+					case 1:
+						z[w] = ^uint64(0)
+					default:
+						z[w] = rnd.Uint64()
+					}
+				}
+				want := f.Novelty(z)
+				if got := ns.novelty(z); got != want {
+					t.Fatalf("n=%d kept=%d trial %d bits %d: %s %d, reference %d", n, kept, trial, bits, simdName, got, want)
+				}
+				withoutSIMD(func() {
+					if got := ns.novelty(z); got != want {
+						t.Fatalf("n=%d kept=%d trial %d bits %d: Go %d, reference %d", n, kept, trial, bits, got, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkNovelty times the documented loop against the prepared sum
+// on a 256-column fingerprint of 1,024 kept columns.
+func BenchmarkNovelty(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(28, 36))
+	f := &Fingerprint{}
+	for c := 0; c < 1024; c += 4 {
+		f.Columns = append(f.Columns, int32(c))
+		f.Rates = append(f.Rates, uint8(rnd.IntN(256)))
+	}
+	z := make([]uint64, 16)
+	for w := range z {
+		z[w] = rnd.Uint64()
+	}
+	ns := newNoveltySum(f)
+	var sink uint32
+	b.Run("reference", func(b *testing.B) {
+		for b.Loop() {
+			sink += f.Novelty(z)
+		}
+	})
+	b.Run("go", func(b *testing.B) {
+		withoutSIMD(func() {
+			for b.Loop() {
+				sink += ns.novelty(z)
+			}
+		})
+	})
+	b.Run(simdName, func(b *testing.B) {
+		for b.Loop() {
+			sink += ns.novelty(z)
+		}
+	})
+	_ = sink
 }

@@ -277,6 +277,7 @@ type Model struct {
 	nv      int
 	pool    sync.Pool // *workspace
 	classes []string
+	nov     noveltySum // the fingerprint's, prepared; zero without one
 }
 
 // embedding computes a chosen set of embedding columns of raw inputs.
@@ -407,6 +408,9 @@ func New(spec *ModelSpec) (*Model, error) {
 		words:   emb.words,
 		nv:      Vectors(len(spec.Classes)),
 		classes: spec.Classes,
+	}
+	if spec.Fingerprint != nil {
+		m.nov = newNoveltySum(spec.Fingerprint)
 	}
 	m.pool.New = func() any { return m.emb.newWorkspace(m.nv) }
 	return m, nil

@@ -49,6 +49,9 @@ func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
 func dotAVX2(z, sign, nz []uint64, lut *[32]byte) (agree, differ int)
 
 //go:noescape
+func noveltyAVX2(z []uint64, cols, d []int32) int32
+
+//go:noescape
 func dotAVX512(z, sign, nz []uint64) (agree, differ int)
 
 //go:noescape
@@ -252,4 +255,15 @@ func dotSIMD(z, sign, nz []uint64) (agree, differ, words int) {
 	words = len(z) &^ 3
 	agree, differ = dotAVX2(z[:words], sign[:words], nz[:words], &popLUT)
 	return agree, differ, words
+}
+
+// noveltySIMD returns Σ bit_i·d_i (see noveltySum) over the first
+// len(cols)/8·8 columns with the fast path, and how many columns it
+// covered (0 when there is none). Every column's bit must lie in z.
+func noveltySIMD(z []uint64, cols, d []int32) (sum int32, n int) {
+	n = len(cols) &^ 7
+	if !simd || n == 0 {
+		return 0, 0
+	}
+	return noveltyAVX2(z, cols[:n], d[:n]), n
 }

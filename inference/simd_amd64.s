@@ -1321,3 +1321,48 @@ z5_tiled:
 // Stages h >= 64 of the block at BX (d = CX values), as in tilesAVX2.
 z5_upper:
 	UPPER(z5_second, z5_next)
+
+// func noveltyAVX2(z []uint64, cols, d []int32) int32
+//
+// Σ bit_i·d_i over len(cols) columns (a multiple of 8), eight at a time:
+// the 32-bit half of z holding bit c is gathered (VPGATHERDD, index
+// c>>5), shifted left by 31 − c&31 so the bit is the sign, spread over
+// the lane (VPSRAD $31: 0 or −1) and ANDed with d. Integer sums: any
+// order gives the same total.
+TEXT ·noveltyAVX2(SB), NOSPLIT, $0-76
+	MOVQ z_base+0(FP), SI
+	MOVQ cols_base+24(FP), R8
+	MOVQ cols_len+32(FP), DX
+	MOVQ d_base+48(FP), R9
+	VPXOR Y0, Y0, Y0     // sums
+	VPCMPEQD Y7, Y7, Y7
+	VPSRLD $27, Y7, Y7   // 31 in every lane
+	SHRQ $3, DX
+	JZ   nv_done
+
+nv_loop:
+	VMOVDQU (R8), Y1     // c
+	VPSRLD $5, Y1, Y2    // c>>5
+	VPANDN Y7, Y1, Y3    // 31 − c&31
+	VPCMPEQD Y4, Y4, Y4
+	VPGATHERDD Y4, (SI)(Y2*4), Y5
+	VPSLLVD Y3, Y5, Y5
+	VPSRAD $31, Y5, Y5
+	VPAND (R9), Y5, Y5
+	VPADDD Y5, Y0, Y0
+	ADDQ $32, R8
+	ADDQ $32, R9
+	DECQ DX
+	JNZ  nv_loop
+
+nv_done:
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0x4E, X0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0xB1, X0, X1
+	VPADDD X1, X0, X0
+	VMOVD X0, AX
+	MOVL AX, ret+72(FP)
+	VZEROUPPER
+	RET
