@@ -255,8 +255,9 @@ func (n *noveltySum) novelty(z []uint64) uint32 {
 func (sc *scaling) outside(x []float32, w uint32) uint32 {
 	lo, k := sc.lo[:len(x)], sc.k[:len(x)]
 	fw := float32(w)
-	var n uint32
-	for i, v := range x {
+	n, i := outsideSIMD(x, lo, k, w)
+	for ; i < len(x); i++ {
+		v := x[i]
 		if v != v {
 			continue
 		}

@@ -433,3 +433,63 @@ func BenchmarkNovelty(b *testing.B) {
 	})
 	_ = sink
 }
+
+// TestOutsideFastPathMatchesGo: the out-of-range term's fast path gives
+// the Go loop's sum on random scalers (constant features, ranges so
+// narrow that k is infinite) and random inputs (inside, just past and far
+// past the range, on its ends, NaN, ±Inf), every length up to 40 and 784.
+func TestOutsideFastPathMatchesGo(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(28, 37))
+	inf := float32(math.Inf(1))
+	sizes := []int{784}
+	for d := range 41 {
+		sizes = append(sizes, d)
+	}
+	for _, d := range sizes {
+		for trial := range 30 {
+			s := &Scaler{Lo: make([]float32, d), Hi: make([]float32, d)}
+			for i := range d {
+				lo := float32(rnd.NormFloat64() * 10)
+				s.Lo[i], s.Hi[i] = lo, lo+float32(rnd.ExpFloat64()*5)
+				switch rnd.IntN(8) {
+				case 0:
+					s.Hi[i] = lo // constant
+				case 1:
+					s.Hi[i] = math.Nextafter32(lo, inf) // k may be +Inf
+				}
+			}
+			sc, err := s.prepare(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float32, d)
+			for i := range x {
+				lo, hi := s.Lo[i], s.Hi[i]
+				switch rnd.IntN(9) {
+				case 0:
+					x[i] = float32(math.NaN())
+				case 1:
+					x[i] = []float32{inf, -inf}[rnd.IntN(2)]
+				case 2:
+					x[i] = []float32{lo, hi}[rnd.IntN(2)]
+				case 3:
+					x[i] = hi + (hi-lo)*float32(rnd.Float64()) // up to a range past
+				case 4:
+					x[i] = lo - (hi-lo)*float32(rnd.Float64())
+				case 5:
+					x[i] = float32(rnd.NormFloat64() * 1e6)
+				default:
+					x[i] = lo + (hi-lo)*float32(rnd.Float64())
+				}
+			}
+			for _, w := range []uint32{1, 7, 300, MaxOutsideWeight} {
+				got := sc.outside(x, w)
+				var want uint32
+				withoutSIMD(func() { want = sc.outside(x, w) })
+				if got != want {
+					t.Fatalf("d=%d trial %d w=%d: %s %d, Go %d", d, trial, w, simdName, got, want)
+				}
+			}
+		}
+	}
+}

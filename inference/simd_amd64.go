@@ -52,6 +52,9 @@ func dotAVX2(z, sign, nz []uint64, lut *[32]byte) (agree, differ int)
 func noveltyAVX2(z []uint64, cols, d []int32) int32
 
 //go:noescape
+func outsideAVX2(x, lo, k []float32, w uint32) uint32
+
+//go:noescape
 func dotAVX512(z, sign, nz []uint64) (agree, differ int)
 
 //go:noescape
@@ -266,4 +269,15 @@ func noveltySIMD(z []uint64, cols, d []int32) (sum int32, n int) {
 		return 0, 0
 	}
 	return noveltyAVX2(z, cols[:n], d[:n]), n
+}
+
+// outsideSIMD returns scaling.outside's sum over the first len(x)/8·8
+// features with the fast path, and how many features it covered (0 when
+// there is none). w must be at most MaxOutsideWeight.
+func outsideSIMD(x, lo, k []float32, w uint32) (sum uint32, n int) {
+	n = len(x) &^ 7
+	if !simd || n == 0 {
+		return 0, 0
+	}
+	return outsideAVX2(x[:n], lo[:n], k[:n], w), n
 }

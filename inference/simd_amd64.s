@@ -1366,3 +1366,75 @@ nv_done:
 	MOVL AX, ret+72(FP)
 	VZEROUPPER
 	RET
+
+// func outsideAVX2(x, lo, k []float32, w uint32) uint32
+//
+// scaling.outside over len(x) features (a multiple of 8), eight at a
+// time, every case computed and the lane's one chosen by masks: u =
+// (v−lo)·k − 1 rounded as the Go loop rounds it (no fused operations);
+// past the range (u > 1 or u < −1, ordered: NaN is neither) e = u − 1 or
+// −1 − u and the lane adds w + trunc(e·w) when e < 1, else 2w; where k = 0
+// it adds 2w when v ≠ lo (ordered: a NaN v adds nothing). Integer sums
+// (mod 2³²): any order gives the same total.
+TEXT ·outsideAVX2(SB), NOSPLIT, $0-84
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), DX
+	MOVQ lo_base+24(FP), R8
+	MOVQ k_base+48(FP), R9
+	MOVL w+72(FP), AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12 // w
+	VPADDD Y12, Y12, Y11  // 2w
+	VCVTDQ2PS Y12, Y13    // float32(w)
+	MOVL $0x3f800000, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15 // 1
+	MOVL $0xbf800000, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14 // −1
+	VXORPS Y10, Y10, Y10  // 0
+	VPXOR Y0, Y0, Y0      // sums
+	SHRQ $3, DX
+	JZ   out_done
+
+out_loop:
+	VMOVUPS (SI), Y1
+	VMOVUPS (R8), Y2
+	VMOVUPS (R9), Y3
+	VSUBPS Y2, Y1, Y4
+	VMULPS Y3, Y4, Y4
+	VSUBPS Y15, Y4, Y4             // u
+	VSUBPS Y15, Y4, Y5             // u − 1
+	VSUBPS Y4, Y14, Y6             // −1 − u
+	VCMPPS $0x1E, Y15, Y4, Y7      // u > 1
+	VCMPPS $0x11, Y14, Y4, Y8      // u < −1
+	VBLENDVPS Y7, Y5, Y6, Y5       // e
+	VORPS Y8, Y7, Y7               // past the range
+	VCMPPS $0x11, Y15, Y5, Y6      // e < 1
+	VMULPS Y13, Y5, Y5
+	VCVTTPS2DQ Y5, Y5
+	VPADDD Y12, Y5, Y5             // w + trunc(e·w)
+	VBLENDVPS Y6, Y5, Y11, Y5
+	VPAND Y7, Y5, Y5
+	VCMPPS $0x00, Y10, Y3, Y8      // k = 0
+	VCMPPS $0x0C, Y2, Y1, Y9       // v ≠ lo
+	VPAND Y11, Y9, Y9
+	VBLENDVPS Y8, Y9, Y5, Y5
+	VPADDD Y5, Y0, Y0
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	DECQ DX
+	JNZ  out_loop
+
+out_done:
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0x4E, X0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0xB1, X0, X1
+	VPADDD X1, X0, X0
+	VMOVD X0, AX
+	MOVL AX, ret+80(FP)
+	VZEROUPPER
+	RET

@@ -42,3 +42,5 @@ func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
 func dotSIMD(z, sign, nz []uint64) (agree, differ, words int) { return 0, 0, 0 }
 
 func noveltySIMD(z []uint64, cols, d []int32) (sum int32, n int) { return 0, 0 }
+
+func outsideSIMD(x, lo, k []float32, w uint32) (sum uint32, n int) { return 0, 0 }
