@@ -79,6 +79,17 @@
 	VPADDQ X1, X0, X0; \
 	VMOVQ X0, AX
 
+// HSUMD sums the eight doublewords of Y0 into AX (mod 2³²); X1 is
+// scratch.
+#define HSUMD \
+	VEXTRACTI128 $1, Y0, X1; \
+	VPADDD X1, X0, X0; \
+	VPSHUFD $0x4E, X0, X1; \
+	VPADDD X1, X0, X0; \
+	VPSHUFD $0xB1, X0, X1; \
+	VPADDD X1, X0, X0; \
+	VMOVD X0, AX
+
 // ZGATHER16(OFF, Z) loads lane l of Z with a[perm[OFF/4 + l]]·gauss[…]
 // by one VGATHERDPS (perm at R9, gauss at R10, a at SI; Z9, K1 scratch).
 #define ZGATHER16(OFF, Z) \
@@ -1356,13 +1367,7 @@ nv_loop:
 	JNZ  nv_loop
 
 nv_done:
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0x4E, X0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0xB1, X0, X1
-	VPADDD X1, X0, X0
-	VMOVD X0, AX
+	HSUMD
 	MOVL AX, ret+72(FP)
 	VZEROUPPER
 	RET
@@ -1428,13 +1433,7 @@ out_loop:
 	JNZ  out_loop
 
 out_done:
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0x4E, X0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0xB1, X0, X1
-	VPADDD X1, X0, X0
-	VMOVD X0, AX
+	HSUMD
 	MOVL AX, ret+80(FP)
 	VZEROUPPER
 	RET
