@@ -1,0 +1,40 @@
+//go:build !amd64
+
+package inference
+
+// The fast paths that exist on amd64 only (simd_amd64.go): elsewhere each
+// reports that it did nothing, and its pure-Go loop runs.
+
+func fwhtSIMD(x []float32) bool { return false }
+
+func embedSIMD() bool { return false }
+
+func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) bool { return false }
+
+func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32) bool {
+	return false
+}
+
+func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, pairs bool) bool {
+	return false
+}
+
+func tilesFor(d int) bool { return false }
+
+func pairTiles(d int) bool { return false }
+
+func treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, depth int) int {
+	return 0
+}
+
+func threshSIMD(out []uint64, xs []float32, feature []int32, value []float32) int { return 0 }
+
+func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
+	panic("inference: no fast path")
+}
+
+func dotSIMD(z, sign, nz []uint64) (agree, differ, words int) { return 0, 0, 0 }
+
+func noveltySIMD(z []uint64, cols, d []int32) (sum int32, n int) { return 0, 0 }
+
+func outsideSIMD(x, lo, k []float32, w uint32) (sum uint32, n int) { return 0, 0 }
