@@ -15,9 +15,8 @@ import (
 )
 
 // Moving a fleet from its bbolt file to PostgreSQL (trit-fleet
-// copy-database): every document of every collection and every bundle,
-// written to an empty database in one transaction, so a copy that fails
-// leaves the destination as empty as it found it.
+// copy-database): every bundle, then every document of every collection in
+// one transaction, into a database with no document.
 
 // ErrNotEmpty is returned when copy-database's destination already holds
 // documents: it never merges into, or overwrites, a fleet.
@@ -32,8 +31,9 @@ func newCopyDatabaseCmd(stdout io.Writer) *cobra.Command {
 health history, console sessions, training jobs) and every bundle from the
 bbolt file FILE into the PostgreSQL database at --to, which must be empty
 (trit-fleet creates its tables there first). Stop trit-fleet first: the file
-is opened read-only and refused while the service holds it. The copy is one
-PostgreSQL transaction: if it fails, the destination is left empty. Then set
+is opened read-only and refused while the service holds it. The bundles
+go first, then the documents in one PostgreSQL transaction: if the copy
+fails, the destination holds no document and the copy can be run again. Then set
 database = "postgres://…" in the configuration and start trit-fleet
 (docs/FLEET.md "PostgreSQL"). The bbolt file is not changed: keep it until
 the fleet runs well on PostgreSQL.`,
@@ -74,40 +74,20 @@ the fleet runs well on PostgreSQL.`,
 type copied struct{ docs, bundles int }
 
 // copyDatabase copies every document and bundle of src into dst, which
-// must hold no document, in one transaction of dst's. Documents are copied
-// as stored (JSON), bundles by their bytes (dst checks their hash).
+// must hold no document. Bundles go first: they are content-addressed
+// (dst checks each against its hash) and listed only through documents,
+// so bundles left by a failed copy change nothing and a second copy may
+// run. The documents then go in one transaction of dst's, as stored
+// (JSON): a copy that fails there leaves dst without documents.
 func copyDatabase(src *store.DB, dst fleet.Store) (copied, error) {
 	var n copied
+	if err := dst.View(checkEmpty); err != nil {
+		return n, err
+	}
 	hashes, err := src.BundleHashes()
 	if err != nil {
 		return n, err
 	}
-	err = dst.Update(func(tx store.Tx) error {
-		for _, c := range store.Collections() {
-			err := tx.ForEach(c, func(key string, _ []byte) error {
-				return fmt.Errorf("%w: %s holds %q", ErrNotEmpty, c, key)
-			})
-			if err != nil {
-				return err
-			}
-		}
-		for _, c := range store.Collections() {
-			err := src.ForEach(c, func(key string, raw []byte) error {
-				n.docs++
-				return tx.Put(c, key, json.RawMessage(raw))
-			})
-			if err != nil {
-				return fmt.Errorf("%s: %w", c, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return copied{}, err
-	}
-	// Bundles are content-addressed: writing one twice is harmless, and a
-	// bundle without its document is never listed, so they go after the
-	// documents' transaction, each checked against its hash.
 	for _, h := range hashes {
 		data, err := src.Bundle(h)
 		if err != nil {
@@ -122,5 +102,37 @@ func copyDatabase(src *store.DB, dst fleet.Store) (copied, error) {
 		}
 		n.bundles++
 	}
+	err = dst.Update(func(tx store.Tx) error {
+		if err := checkEmpty(tx); err != nil { // another writer since the View
+			return err
+		}
+		for _, c := range store.Collections() {
+			err := src.ForEach(c, func(key string, raw []byte) error {
+				n.docs++
+				return tx.Put(c, key, json.RawMessage(raw))
+			})
+			if err != nil {
+				return fmt.Errorf("%s: %w", c, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return copied{bundles: n.bundles}, err
+	}
 	return n, nil
+}
+
+// checkEmpty returns ErrNotEmpty, naming a document, if tx's database
+// holds any.
+func checkEmpty(tx store.Tx) error {
+	for _, c := range store.Collections() {
+		err := tx.ForEach(c, func(key string, _ []byte) error {
+			return fmt.Errorf("%w: %s holds %q", ErrNotEmpty, c, key)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

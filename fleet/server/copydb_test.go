@@ -3,12 +3,14 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
@@ -109,4 +111,52 @@ func TestCopyDatabase(t *testing.T) {
 func jsonEqual(a, b string) bool {
 	var x, y any
 	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// failingBundles is a store whose bundle writes fail while fail is set.
+type failingBundles struct {
+	fleet.Store
+	fail bool
+}
+
+func (f *failingBundles) PutBundle(data []byte) (string, error) {
+	if f.fail {
+		return "", errors.New("connection lost")
+	}
+	return f.Store.PutBundle(data)
+}
+
+// TestCopyDatabaseAgainAfterAFailure: a copy that fails on a bundle
+// leaves no document, so the next one is not refused and completes.
+func TestCopyDatabaseAgainAfterAFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	src, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if err := src.Put(store.FleetModels, "m", map[string]int{"release": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.PutBundle([]byte("a bundle")); err != nil {
+		t.Fatal(err)
+	}
+	db, err := postgres.Open(pgtest.Database(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dst := &failingBundles{Store: db, fail: true}
+	if _, err := copyDatabase(src, dst); err == nil {
+		t.Fatal("a copy whose transaction failed reported success")
+	}
+	dst.fail = false
+	n, err := copyDatabase(src, dst)
+	if err != nil || n.docs != 1 || n.bundles != 1 {
+		t.Fatalf("the copy after a failed one: %+v, %v", n, err)
+	}
+	var got map[string]int
+	if ok, err := db.Get(store.FleetModels, "m", &got); !ok || err != nil || got["release"] != 1 {
+		t.Fatalf("copied document: %v %v %v", ok, err, got)
+	}
 }
