@@ -175,10 +175,14 @@ func TestDiskFull(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	// Many telemetry intervals on a full disk: one error line.
+	// Many telemetry intervals on a full disk: no more than one error
+	// line. (The install's job events free and take pages as they are
+	// written; a report may fit in what they leave, once, and the next
+	// failure is then a new episode with its own line.)
+	logged := logs.count("telemetry not queued")
 	time.Sleep(20 * cfg.Telemetry.Interval.Duration)
-	if n := logs.count("telemetry not queued"); n != 1 {
-		t.Fatalf("%d telemetry errors logged in more than 20 intervals on a full disk, want 1:\n%s", n, logs.b.String())
+	if n := logs.count("telemetry not queued") - logged; n > 1 {
+		t.Fatalf("%d telemetry errors logged in 20 intervals on a full disk, want at most 1:\n%s", n, logs.b.String())
 	}
 	if n := logs.count("job event not queued"); n != 0 {
 		t.Fatalf("%d job events could not be queued:\n%s", n, logs.b.String())
