@@ -113,20 +113,6 @@ var avx512 = haveAVX512()
 // with the VPOPCNTDQ extension (CPUID 7 ECX bit 14). Tests switch it off.
 var popcnt512 = haveAVX512() && func() bool { _, _, ecx7, _ := cpuid(7, 0); return ecx7&(1<<14) != 0 }()
 
-// vgather is 1 where tilesAVX2 gathers with VGATHERDPS: on Intel cores,
-// where it was faster than scalar loads (this repository's Xeon,
-// docs/BENCHMARKS.md); AMD's Zen 4 ran it 2.5× slower. Tests try both.
-var vgather = intelCPU()
-
-// intelCPU reports whether CPUID's vendor is GenuineIntel (1, else 0).
-func intelCPU() int {
-	_, ebx, ecx, edx := cpuid(0, 0)
-	if ebx == 0x756e6547 && edx == 0x49656e69 && ecx == 0x6c65746e { // "Genu" "ineI" "ntel"
-		return 1
-	}
-	return 0
-}
-
 // simdName names the fast path, for benchmarks and tests.
 const simdName = "avx2"
 
@@ -179,7 +165,7 @@ func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) 
 // U = len(xt) = max(d, 64) values, with xt, sign, perm and gauss in tile
 // order (see tileOrder), into u (len(u)/U units); with pairs, U = max(d,
 // 128) in pair order (tileOrder with k = 2, tilesAVX512).
-func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, pairs bool) bool {
+func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, pairs bool, gather int) bool {
 	if !simd {
 		return false
 	}
@@ -195,19 +181,19 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, p
 		tilesAVX512(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, upper, &pairIdx)
 		return true
 	}
-	tilesAVX2(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, vgather)
+	tilesAVX2(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, gather)
 	return true
 }
 
 // pairTiles reports whether blocks of d inputs run two tiles per 16-lane
 // vector (tilesAVX512, pair order: tileOrder with k = 2): d >= 16 where there is
 // AVX-512 and VGATHERDPS is fast.
-func pairTiles(d int) bool { return avx512 && vgather == 1 && d >= 16 }
+func pairTiles(d, gather int) bool { return avx512 && d >= 16 && gather == 1 }
 
 // tilesFor reports whether transforms of padded size d use tilesSIMD:
 // sizes of 32 and up always; 8 and 16, which have in-register paths,
 // only where VGATHERDPS is fast.
-func tilesFor(d int) bool { return simd && (d >= 32 || d >= 8 && vgather == 1) }
+func tilesFor(d, gather int) bool { return simd && (d >= 32 || d >= 8 && gather == 1) }
 
 // threshSIMD ORs the threshold bits of the first len(feature)/64 whole
 // words into out with the fast path and returns how many thresholds it
@@ -217,7 +203,7 @@ func threshSIMD(out []uint64, xs []float32, feature []int32, value []float32) in
 		return 0
 	}
 	words := len(feature) / 64
-	threshAVX2(out[:words], xs, feature[:words*64], value[:words*64], vgather)
+	threshAVX2(out[:words], xs, feature[:words*64], value[:words*64], gatherMode())
 	return words * 64
 }
 
@@ -230,7 +216,7 @@ func treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, d
 		return 0
 	}
 	n := len(feat) / depth / 8 * 8
-	treeLeavesAVX2(leaf[:n], xs, feat[:n*depth], value[:n*depth], depth, vgather)
+	treeLeavesAVX2(leaf[:n], xs, feat[:n*depth], value[:n*depth], depth, gatherMode())
 	return n
 }
 

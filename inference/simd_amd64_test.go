@@ -105,3 +105,19 @@ func TestTreeEmbedBothGathers(t *testing.T) {
 		t.Run(fmt.Sprintf("vgather=%d", g), testTreeEmbed)
 	}
 }
+
+// TestGatherMeasured runs the start-up measurement that chooses between
+// VGATHERDPS and scalar loads, and checks it returns a setting.
+func TestGatherMeasured(t *testing.T) {
+	saved := vgather
+	defer func() { vgather = saved }()
+	vgather = -1
+	g := measureGather()
+	if g != 0 && g != 1 || !simd && g != 0 {
+		t.Fatalf("measureGather() = %d", g)
+	}
+	if m := gatherMode(); m != 0 && m != 1 {
+		t.Fatalf("gatherMode() = %d with vgather unset", m)
+	}
+	t.Logf("VGATHERDPS chosen: %v", g == 1)
+}

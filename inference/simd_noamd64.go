@@ -15,13 +15,15 @@ func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, t32, h32 [
 	return false
 }
 
-func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, pairs bool) bool {
+func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, pairs bool, gather int) bool {
 	return false
 }
 
-func tilesFor(d int) bool { return false }
+func tilesFor(d, gather int) bool { return false }
 
-func pairTiles(d int) bool { return false }
+func pairTiles(d, gather int) bool { return false }
+
+func gatherMode() int { return 0 }
 
 func treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, depth int) int {
 	return 0

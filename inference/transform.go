@@ -85,6 +85,7 @@ type Transform struct {
 	tsign, tgauss []float32
 	tperm, tileX  []int32
 	pairs         bool // the tiles in pair order, for tilesAVX512
+	gather        int  // the fast paths' gather setting the tiles were laid out for
 }
 
 type block struct {
@@ -96,6 +97,12 @@ type block struct {
 
 // NewTransform generates the transform described by spec.
 func NewTransform(spec TransformSpec) (*Transform, error) {
+	return newTransform(spec, gatherMode())
+}
+
+// newTransform is NewTransform with the fast paths' gather setting given
+// (see gatherMode): the tiles' arrays are laid out for it.
+func newTransform(spec TransformSpec, gather int) (*Transform, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -104,6 +111,7 @@ func NewTransform(spec TransformSpec) (*Transform, error) {
 	tr := &Transform{
 		spec:   spec,
 		d:      d,
+		gather: gather,
 		blocks: make([]block, nb),
 		offset: make([]float64, spec.P),
 		turn:   make([]float64, spec.P),
@@ -173,12 +181,12 @@ func NewTransform(spec TransformSpec) (*Transform, error) {
 		}
 		tr.blocks[k] = b
 	}
-	if tilesFor(d) {
+	if tilesFor(d, gather) {
 		// Whole units of U = max(d, 64) values (128 with pair tiles): the
 		// last one padded with zeros (perm 0 is a valid index); when a unit
 		// holds U/d blocks, their perm entries count from the unit's start.
 		unit, k := 64, 1
-		if tr.pairs = pairTiles(d); tr.pairs {
+		if tr.pairs = pairTiles(d, gather); tr.pairs {
 			unit, k = 128, 2
 		}
 		n := (nb*d + unit - 1) / unit * unit
@@ -532,7 +540,7 @@ func (tr *Transform) blocksSIMD(first, nb int, ws *Workspace) []float32 {
 	if tr.pairs {
 		f, t = from&^127, (to+127)&^127
 	}
-	tilesSIMD(ws.u[f:t], ws.a, ws.xt, tr.tsign[f:t], tr.tperm[f:t], tr.tgauss[f:t], d, tr.pairs)
+	tilesSIMD(ws.u[f:t], ws.a, ws.xt, tr.tsign[f:t], tr.tperm[f:t], tr.tgauss[f:t], d, tr.pairs, tr.gather)
 	return ws.u[from:to]
 }
 

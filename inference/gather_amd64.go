@@ -1,0 +1,99 @@
+package inference
+
+import (
+	"sync"
+	"time"
+)
+
+// Whether the fast paths gather with VGATHERDPS or with scalar loads is
+// measured, not looked up: the CPU's vendor does not say which is faster.
+// AMD's Zen 4 ran VGATHERDPS 2.5× slower than scalar loads; Emerald Rapids
+// ran it faster; a Cascade Lake VM (whose host microcode mitigates Gather
+// Data Sampling) ran the d = 8 shape 1.6× slower with it. Both ways give
+// the same bits, so the choice changes speed only.
+
+// vgather, when 0 or 1, forces the choice (tests set it): 1 gathers with
+// VGATHERDPS (and then blocks of d = 8 and 16 use tiles, and d >= 16 pair
+// tiles where there is AVX-512), 0 uses scalar loads. At −1 gatherMode
+// measures it.
+var vgather = -1
+
+var (
+	gatherOnce     sync.Once
+	gatherMeasured int
+)
+
+// gatherMode returns the gather setting: vgather if set, else the faster
+// one, measured the first time it is needed.
+func gatherMode() int {
+	if vgather >= 0 {
+		return vgather
+	}
+	gatherOnce.Do(func() { gatherMeasured = measureGather() })
+	return gatherMeasured
+}
+
+// measureGather times the embedding of two small transforms (d = 8 and
+// d = 64, 2,048 columns each: both of the d = 8 paths, and the tiles) with
+// each setting, in alternating rounds, and returns the faster one. It
+// takes about a millisecond, once per process.
+func measureGather() int {
+	if !simd {
+		return 0
+	}
+	var probes [2][]*gatherProbe
+	for mode := range 2 {
+		for _, d := range []int{8, 64} {
+			probes[mode] = append(probes[mode], newGatherProbe(TransformSpec{Generator: GeneratorV1, Seed: 1, Sigma: 4, D: d, P: 2048}, mode))
+		}
+	}
+	best := [2]time.Duration{1 << 62, 1 << 62}
+	for range 7 {
+		for mode := range 2 {
+			start := time.Now()
+			for _, p := range probes[mode] {
+				p.run()
+			}
+			best[mode] = min(best[mode], time.Since(start))
+		}
+	}
+	if best[1] < best[0] {
+		return 1
+	}
+	return 0
+}
+
+// gatherProbe embeds every column of a transform, for measureGather.
+type gatherProbe struct {
+	tr   *Transform
+	cols []int32
+	plan *columnPlan
+	ws   *Workspace
+	x    []float32
+	dst  []uint64
+}
+
+func newGatherProbe(spec TransformSpec, gather int) *gatherProbe {
+	tr, err := newTransform(spec, gather)
+	if err != nil {
+		panic("inference: the gather probe's transform: " + err.Error())
+	}
+	p := &gatherProbe{tr: tr, cols: make([]int32, spec.P), ws: tr.NewWorkspace(),
+		x: make([]float32, spec.D), dst: make([]uint64, (spec.P+63)/64)}
+	for i := range p.cols {
+		p.cols[i] = int32(i)
+	}
+	for i := range p.x {
+		p.x[i] = float32(i%7) - 3
+	}
+	p.plan = tr.columnPlan(p.cols)
+	return p
+}
+
+// run embeds the probe's columns eight times.
+func (p *gatherProbe) run() {
+	for range 8 {
+		clear(p.dst)
+		p.tr.embedColumns(p.dst, 0, p.x, p.cols, p.plan, p.ws)
+	}
+}
