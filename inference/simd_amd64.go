@@ -192,8 +192,8 @@ func pairTiles(d, gather int) bool { return avx512 && d >= 16 && gather == 1 }
 
 // tilesFor reports whether transforms of padded size d use tilesSIMD:
 // sizes of 32 and up always; 8 and 16, which have in-register paths,
-// only where VGATHERDPS is fast.
-func tilesFor(d, gather int) bool { return simd && (d >= 32 || d >= 8 && gather == 1) }
+// only where the tiles gather fast (VGATHERDPS, or AVX-512 permutes).
+func tilesFor(d, gather int) bool { return simd && (d >= 32 || d >= 8 && gather >= 1) }
 
 // threshSIMD ORs the threshold bits of the first len(feature)/64 whole
 // words into out with the fast path and returns how many thresholds it

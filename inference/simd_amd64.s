@@ -746,6 +746,66 @@ d_done:
 	VGATHERXS(OFF, Y); \
 	VMULPS OFF(R10), Y, Y
 
+// PERM64(I, T0, T1, T2, T3, Q, S) sets lane l of Q to a[I_l] for the
+// 64 values a[0:64] held in T0–T3: a VPERMI2PS in each half, and K1
+// (lanes whose index has bit 5 set) picks. S is scratch.
+#define PERM64(I, T0, T1, T2, T3, Q, S) \
+	VMOVDQA32 I, Q; \
+	VPERMI2PS T1, T0, Q; \
+	VMOVDQA32 I, S; \
+	VPERMI2PS T3, T2, S; \
+	VBLENDMPS S, Q, K1, Q
+
+// BIGCONSTS broadcasts the PERM16 macros' constants 32, 64 and 128 into
+// Z13–Z15 (the tiles clobber them).
+#define BIGCONSTS \
+	MOVL $32, AX; \
+	VPBROADCASTD AX, Z13; \
+	MOVL $64, AX; \
+	VPBROADCASTD AX, Z14; \
+	MOVL $128, AX; \
+	VPBROADCASTD AX, Z15
+
+// PERM16D64, PERM16D128 and PERM16D256 (OFF, Z, YH) set lane l of Z (its
+// halves are Y_c and YH = Y_{c+1}) to a[perm[OFF/4 + l]]·gauss[OFF/4 + l]
+// for a unit of 64, 128 or 256 values of a held in Z16–Z19, Z16–Z23 or
+// Z16–Z31: PERM64 per quarter of a, then bits 6 (K2) and 7 (K3) of the
+// index pick. perm at R9, gauss at R10; Z13–Z15 hold BIGCONSTS; Z8–Z12
+// and K1–K3 are scratch. They move values without arithmetic until the
+// one multiplication GATHER8 does.
+#define PERM16HEAD(OFF) \
+	VMOVDQU32 OFF(R9), Z8; \
+	VPTESTMD  Z13, Z8, K1; \
+	VPTESTMD  Z14, Z8, K2; \
+	VPTESTMD  Z15, Z8, K3
+
+#define PERM16TAIL(OFF, Z, YH) \
+	VMULPS    OFF(R10), Z, Z; \
+	VEXTRACTF64X4 $1, Z, YH
+
+#define PERM16D64(OFF, Z, YH) \
+	PERM16HEAD(OFF); \
+	PERM64(Z8, Z16, Z17, Z18, Z19, Z, Z9); \
+	PERM16TAIL(OFF, Z, YH)
+
+#define PERM16D128(OFF, Z, YH) \
+	PERM16HEAD(OFF); \
+	PERM64(Z8, Z16, Z17, Z18, Z19, Z9, Z10); \
+	PERM64(Z8, Z20, Z21, Z22, Z23, Z10, Z11); \
+	VBLENDMPS Z10, Z9, K2, Z; \
+	PERM16TAIL(OFF, Z, YH)
+
+#define PERM16D256(OFF, Z, YH) \
+	PERM16HEAD(OFF); \
+	PERM64(Z8, Z16, Z17, Z18, Z19, Z9, Z10); \
+	PERM64(Z8, Z20, Z21, Z22, Z23, Z10, Z11); \
+	VBLENDMPS Z10, Z9, K2, Z9; \
+	PERM64(Z8, Z24, Z25, Z26, Z27, Z10, Z11); \
+	PERM64(Z8, Z28, Z29, Z30, Z31, Z11, Z12); \
+	VBLENDMPS Z11, Z10, K2, Z10; \
+	VBLENDMPS Z10, Z9, K3, Z; \
+	PERM16TAIL(OFF, Z, YH)
+
 // func tilesAVX2(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, vgather int)
 //
 // transformBlock for consecutive blocks of d inputs, in units of
@@ -760,8 +820,11 @@ d_done:
 // then w = gauss·a[perm] gathered straight into tile order (perm counts
 // from the unit's start), the same stages, into u. With vgather = 1 the
 // gather is VGATHERDPS (faster on Intel cores, slower on AMD's), else
-// scalar loads. Every output is the reference loop's sum or difference
-// of the same two values (a+b = b+a exactly), so the same bits.
+// scalar loads; with vgather = 2 and units of up to 256 values (d <= 256)
+// the permutation is done in registers (the PERM16 macros, AVX-512),
+// else by scalar loads.
+// Every output is the reference loop's sum or difference of the same two
+// values (a+b = b+a exactly), so the same bits.
 TEXT ·tilesAVX2(SB), NOSPLIT, $64-168
 	MOVQ units+144(FP), AX
 	TESTQ AX, AX
@@ -819,6 +882,14 @@ t_second:
 	SHRQ $6, DX
 	CMPQ vgather+160(FP), $1
 	JEQ  t_vgather
+	CMPQ vgather+160(FP), $2
+	JNE  t_gather
+	CMPQ CX, $64
+	JEQ  t_vpermi
+	CMPQ CX, $128
+	JEQ  t_vpermi128
+	CMPQ CX, $256
+	JEQ  t_vpermi256
 
 t_gather:
 	GATHER8(0, Y0, X0)
@@ -874,6 +945,80 @@ t_vgather_ret:
 	JNZ  t_vgather
 	JMP  t_gathered
 
+t_vpermi: // one tile: the unit is 64 values
+	VMOVUPS 0(SI), Z16
+	VMOVUPS 64(SI), Z17
+	VMOVUPS 128(SI), Z18
+	VMOVUPS 192(SI), Z19
+	BIGCONSTS
+	PERM16D64(0, Z0, Y1)
+	PERM16D64(64, Z2, Y3)
+	PERM16D64(128, Z4, Y5)
+	PERM16D64(192, Z6, Y7)
+	MOVQ $4, 48(SP)
+	JMP  t_tile
+
+t_vpermi_ret:
+	ADDQ $256, R9
+	ADDQ $256, R10
+	JMP  t_gathered
+
+t_vpermi128: // the unit's 128 values of a in Z16–Z23, then its two tiles
+	VMOVUPS 0(SI), Z16
+	VMOVUPS 64(SI), Z17
+	VMOVUPS 128(SI), Z18
+	VMOVUPS 192(SI), Z19
+	VMOVUPS 256(SI), Z20
+	VMOVUPS 320(SI), Z21
+	VMOVUPS 384(SI), Z22
+	VMOVUPS 448(SI), Z23
+
+t_vpermi128_tile:
+	BIGCONSTS
+	PERM16D128(0, Z0, Y1)
+	PERM16D128(64, Z2, Y3)
+	PERM16D128(128, Z4, Y5)
+	PERM16D128(192, Z6, Y7)
+	MOVQ $5, 48(SP)
+	JMP  t_tile
+
+t_vpermi256: // the unit's 256 values of a in Z16–Z31, then its four tiles
+	VMOVUPS 0(SI), Z16
+	VMOVUPS 64(SI), Z17
+	VMOVUPS 128(SI), Z18
+	VMOVUPS 192(SI), Z19
+	VMOVUPS 256(SI), Z20
+	VMOVUPS 320(SI), Z21
+	VMOVUPS 384(SI), Z22
+	VMOVUPS 448(SI), Z23
+	VMOVUPS 512(SI), Z24
+	VMOVUPS 576(SI), Z25
+	VMOVUPS 640(SI), Z26
+	VMOVUPS 704(SI), Z27
+	VMOVUPS 768(SI), Z28
+	VMOVUPS 832(SI), Z29
+	VMOVUPS 896(SI), Z30
+	VMOVUPS 960(SI), Z31
+
+t_vpermi256_tile:
+	BIGCONSTS
+	PERM16D256(0, Z0, Y1)
+	PERM16D256(64, Z2, Y3)
+	PERM16D256(128, Z4, Y5)
+	PERM16D256(192, Z6, Y7)
+	MOVQ $5, 48(SP)
+	JMP  t_tile
+
+t_vpermi_big_ret: // the unit's next tile, if any (the tiles keep Z16–Z31)
+	ADDQ $256, R9
+	ADDQ $256, R10
+	ADDQ $256, BX
+	DECQ DX
+	JZ   t_gathered
+	CMPQ CX, $128
+	JEQ  t_vpermi128_tile
+	JMP  t_vpermi256_tile
+
 // A tile given as its columns in Y0–Y7 (Y_c lane r = element 8r + c):
 // stages h = 1, 2, 4 across the columns, the transpose, the row stages
 // (40(SP) of them: h = 8, 16, 32), the rows stored at (BX); back to the
@@ -927,6 +1072,10 @@ t_tiled:
 	JEQ  t_first_ret
 	CMPQ AX, $2
 	JEQ  t_gather_ret
+	CMPQ AX, $4
+	JEQ  t_vpermi_ret
+	CMPQ AX, $5
+	JEQ  t_vpermi_big_ret
 	JMP  t_vgather_ret
 
 // Stages h >= 64 of the block at BX (d = CX values), fused in pairs as in

@@ -7,14 +7,18 @@ import (
 	"testing"
 )
 
-// The tiled blocks (d a multiple of 64) gather with scalar loads or with
-// VGATHERDPS depending on the CPU; both against the reference.
-func TestEmbedFastPathBothGathers(t *testing.T) {
+// The tiled blocks gather with scalar loads, with VGATHERDPS or (AVX-512,
+// d <= 64) with in-register permutes, as measured on the CPU; each against
+// the reference.
+func TestEmbedFastPathEveryGather(t *testing.T) {
 	savedG, savedW := vgather, avx512
 	defer func() { vgather, avx512 = savedG, savedW }()
 	rnd := rand.New(rand.NewPCG(41, 42))
 	for _, wide := range []bool{false, haveAVX512()} { // with AVX-512 and VGATHERDPS: pair tiles
-		for _, g := range []int{0, 1} {
+		for _, g := range []int{0, 1, 2} {
+			if g == 2 && !wide {
+				continue
+			}
 			vgather, avx512 = g, wide
 			for _, d := range []int{5, 16, 24, 33, 64, 100, 256, 784} {
 				for _, p := range []int{64, 1000, 3*nextPow2(d) + 5} {
@@ -113,11 +117,11 @@ func TestGatherMeasured(t *testing.T) {
 	defer func() { vgather = saved }()
 	vgather = -1
 	g := measureGather()
-	if g != 0 && g != 1 || !simd && g != 0 {
+	if g < 0 || g > 2 || !avx512 && g == 2 || !simd && g != 0 {
 		t.Fatalf("measureGather() = %d", g)
 	}
-	if m := gatherMode(); m != 0 && m != 1 {
+	if m := gatherMode(); m < 0 || m > 2 {
 		t.Fatalf("gatherMode() = %d with vgather unset", m)
 	}
-	t.Logf("VGATHERDPS chosen: %v", g == 1)
+	t.Logf("gather mode chosen: %d (0 scalar loads, 1 VGATHERDPS, 2 AVX-512 permutes)", g)
 }
