@@ -32,7 +32,7 @@ func threshAVX2(out []uint64, xs []float32, feature []int32, value []float32, vg
 func treeLeavesAVX2(leaf []int32, xs []float32, feat []int32, value []float32, depth, vgather int)
 
 //go:noescape
-func tilesAVX512(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, upper int, idx *[32]int32)
+func tilesAVX512(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, upper int, idx *[32]int32, vperm int)
 
 // pairIdx is tilesAVX512's VPERMT2PS indices: row r < 4 of each tile takes
 // the low quarter of s_r and of s_{r+4} (the second table, +16), row r + 4
@@ -178,7 +178,11 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, p
 		if d > 64 {
 			upper = 1
 		}
-		tilesAVX512(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, upper, &pairIdx)
+		vperm := 0
+		if gather == 2 {
+			vperm = 1
+		}
+		tilesAVX512(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, upper, &pairIdx, vperm)
 		return true
 	}
 	tilesAVX2(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, gather)
@@ -186,9 +190,12 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, p
 }
 
 // pairTiles reports whether blocks of d inputs run two tiles per 16-lane
-// vector (tilesAVX512, pair order: tileOrder with k = 2): d >= 16 where there is
-// AVX-512 and VGATHERDPS is fast.
-func pairTiles(d, gather int) bool { return avx512 && d >= 16 && gather == 1 }
+// vector (tilesAVX512, pair order: tileOrder with k = 2): d >= 16 where
+// there is AVX-512 and VGATHERDPS is fast, or up to d = 128 with the
+// AVX-512 permutes (gather mode 2; larger d would not fit the registers).
+func pairTiles(d, gather int) bool {
+	return avx512 && d >= 16 && (gather == 1 || gather == 2 && d <= 128)
+}
 
 // tilesFor reports whether transforms of padded size d use tilesSIMD:
 // sizes of 32 and up always; 8 and 16, which have in-register paths,

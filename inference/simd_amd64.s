@@ -98,6 +98,18 @@
 	VGATHERDPS (SI)(Z9*4), K1, Z; \
 	VMULPS OFF(R10), Z, Z
 
+// ZPERM16(OFF, Z) is ZGATHER16 from a unit of 128 values of a held in
+// Z18–Z25 by the AVX-512 permutes (PERM64 per half, bit 6 of the index,
+// K2, picking; Z30 and Z31 hold 32 and 64; Z8–Z11, K1, K2 scratch).
+#define ZPERM16(OFF, Z) \
+	VMOVDQU32 OFF(R9), Z8; \
+	VPTESTMD  Z30, Z8, K1; \
+	VPTESTMD  Z31, Z8, K2; \
+	PERM64(Z8, Z18, Z19, Z20, Z21, Z9, Z10); \
+	PERM64(Z8, Z22, Z23, Z24, Z25, Z10, Z11); \
+	VBLENDMPS Z10, Z9, K2, Z; \
+	VMULPS OFF(R10), Z, Z
+
 // UPPER runs the stages h >= 64 of the block at BX (CX values), fused in
 // pairs as in fwhtAVX2, then one radix-2 stage when one is left, and
 // returns to SECOND (8(SP) = 1) or NEXT (2); R8–R10 are saved around it
@@ -1309,7 +1321,7 @@ tl_done:
 	VEXTRACTF64X4 $1, Z6, 448(BX); \
 	VEXTRACTF64X4 $1, Z7, 480(BX)
 
-// func tilesAVX512(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, upper int, idx *[32]int32)
+// func tilesAVX512(u, a, xt, sign []float32, perm []int32, gauss []float32, units, rows, upper int, idx *[32]int32, vperm int)
 //
 // tilesAVX2 for d >= 16 with two 8×8 tiles side by side in each 16-lane
 // vector: in every 128 values (pair order, see tileOrder) element (r, c)
@@ -1318,10 +1330,11 @@ tl_done:
 // a unit (one block, or 128/d of them). The transpose is tilesAVX2's,
 // with VPERMT2PS (indices idx) for its last step; rows are stored two
 // stores a row (each tile's rows in natural order), stages h >= 64 run in
-// memory as in tilesAVX2, the gather is VGATHERDPS. Same operations on
-// the same operands as the reference loop, so the same bits. upper = 1
-// when d > 64 (stages h >= 64 to run).
-TEXT ·tilesAVX512(SB), NOSPLIT, $64-176
+// memory as in tilesAVX2, the gather is VGATHERDPS, or with vperm = 1
+// and units of 128 values (d <= 128) the permutes (ZPERM16). Same
+// operations on the same operands as the reference loop, so the same
+// bits. upper = 1 when d > 64 (stages h >= 64 to run).
+TEXT ·tilesAVX512(SB), NOSPLIT, $64-184
 	MOVQ units+144(FP), AX
 	TESTQ AX, AX
 	JZ    z5_end
@@ -1379,6 +1392,10 @@ z5_second:
 	MOVQ DI, BX
 	MOVQ CX, DX
 	SHRQ $7, DX
+	CMPQ vperm+176(FP), $1
+	JNE  z5_gather
+	CMPQ CX, $128
+	JEQ  z5_vperm
 
 z5_gather:
 	ZGATHER16(0, Z0)
@@ -1398,6 +1415,8 @@ z5_gather_ret:
 	ADDQ $512, BX
 	DECQ DX
 	JNZ  z5_gather
+
+z5_gathered:
 	MOVQ DI, BX
 	MOVQ $2, 8(SP)
 	CMPQ upper+160(FP), $1
@@ -1411,6 +1430,35 @@ z5_next:
 z5_end:
 	VZEROUPPER
 	RET
+
+z5_vperm: // one pair: the unit's 128 values of a in Z18–Z25
+	VMOVUPS 0(SI), Z18
+	VMOVUPS 64(SI), Z19
+	VMOVUPS 128(SI), Z20
+	VMOVUPS 192(SI), Z21
+	VMOVUPS 256(SI), Z22
+	VMOVUPS 320(SI), Z23
+	VMOVUPS 384(SI), Z24
+	VMOVUPS 448(SI), Z25
+	MOVL $32, AX
+	VPBROADCASTD AX, Z30
+	MOVL $64, AX
+	VPBROADCASTD AX, Z31
+	ZPERM16(0, Z0)
+	ZPERM16(64, Z1)
+	ZPERM16(128, Z2)
+	ZPERM16(192, Z3)
+	ZPERM16(256, Z4)
+	ZPERM16(320, Z5)
+	ZPERM16(384, Z6)
+	ZPERM16(448, Z7)
+	MOVQ $3, 48(SP)
+	JMP  z5_tile
+
+z5_vperm_ret:
+	ADDQ $512, R9
+	ADDQ $512, R10
+	JMP  z5_gathered
 
 // Two tiles given as their columns in Z0–Z7: stages h = 1, 2, 4 across
 // the columns, the transpose, the row stages (40(SP) = 1 to 3 of them:
@@ -1476,6 +1524,8 @@ z5_rows3:
 z5_tiled:
 	CMPQ 48(SP), $1
 	JEQ  z5_first_ret
+	CMPQ 48(SP), $3
+	JEQ  z5_vperm_ret
 	JMP  z5_gather_ret
 
 // Stages h >= 64 of the block at BX (d = CX values), as in tilesAVX2.
