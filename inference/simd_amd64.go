@@ -191,10 +191,10 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, p
 
 // pairTiles reports whether blocks of d inputs run two tiles per 16-lane
 // vector (tilesAVX512, pair order: tileOrder with k = 2): d >= 16 where
-// there is AVX-512 and VGATHERDPS is fast, or up to d = 128 with the
+// there is AVX-512 and VGATHERDPS is fast, or up to d = 256 with the
 // AVX-512 permutes (gather mode 2; larger d would not fit the registers).
 func pairTiles(d, gather int) bool {
-	return avx512 && d >= 16 && (gather == 1 || gather == 2 && d <= 128)
+	return avx512 && d >= 16 && (gather == 1 || gather == 2 && d <= 256)
 }
 
 // tilesFor reports whether transforms of padded size d use tilesSIMD:

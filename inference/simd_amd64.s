@@ -98,17 +98,43 @@
 	VGATHERDPS (SI)(Z9*4), K1, Z; \
 	VMULPS OFF(R10), Z, Z
 
-// ZPERM16(OFF, Z) is ZGATHER16 from a unit of 128 values of a held in
-// Z18–Z25 by the AVX-512 permutes (PERM64 per half, bit 6 of the index,
-// K2, picking; Z30 and Z31 hold 32 and 64; Z8–Z11, K1, K2 scratch).
-#define ZPERM16(OFF, Z) \
+// ZPERM128(OFF, Z) sets lane l of Z to v[perm[OFF/4 + l] mod 128] for
+// 128 values v held in Z18–Z25, by the AVX-512 permutes: PERM64 per half,
+// bit 6 of the index (K2) picking. The index stays in Z8. Z30 and Z31
+// hold 32 and 64; Z9–Z11, K1 and K2 are scratch.
+#define ZPERM128(OFF, Z) \
 	VMOVDQU32 OFF(R9), Z8; \
 	VPTESTMD  Z30, Z8, K1; \
 	VPTESTMD  Z31, Z8, K2; \
 	PERM64(Z8, Z18, Z19, Z20, Z21, Z9, Z10); \
 	PERM64(Z8, Z22, Z23, Z24, Z25, Z10, Z11); \
-	VBLENDMPS Z10, Z9, K2, Z; \
+	VBLENDMPS Z10, Z9, K2, Z
+
+// ZPERM16(OFF, Z) is ZGATHER16 from a unit of 128 values of a in Z18–Z25.
+#define ZPERM16(OFF, Z) \
+	ZPERM128(OFF, Z); \
 	VMULPS OFF(R10), Z, Z
+
+// ZPERMHI(OFF, Z) finishes ZGATHER16 from a unit of 256 values of a: Z
+// holds the lookups in a[0:128] (ZPERM128) and Z18–Z25 now a[128:256];
+// lanes whose index has bit 7 set (against Z29 = 128) take theirs from
+// there. Z12 and K3 are scratch too.
+#define ZPERMHI(OFF, Z) \
+	ZPERM128(OFF, Z12); \
+	VPTESTMD  Z29, Z8, K3; \
+	VBLENDMPS Z12, Z, K3, Z; \
+	VMULPS OFF(R10), Z, Z
+
+// ZLOADA(OFF) loads 128 values of a from OFF(SI) into Z18–Z25.
+#define ZLOADA(OFF) \
+	VMOVUPS OFF+0(SI), Z18; \
+	VMOVUPS OFF+64(SI), Z19; \
+	VMOVUPS OFF+128(SI), Z20; \
+	VMOVUPS OFF+192(SI), Z21; \
+	VMOVUPS OFF+256(SI), Z22; \
+	VMOVUPS OFF+320(SI), Z23; \
+	VMOVUPS OFF+384(SI), Z24; \
+	VMOVUPS OFF+448(SI), Z25
 
 // UPPER runs the stages h >= 64 of the block at BX (CX values), fused in
 // pairs as in fwhtAVX2, then one radix-2 stage when one is left, and
@@ -1331,7 +1357,8 @@ tl_done:
 // with VPERMT2PS (indices idx) for its last step; rows are stored two
 // stores a row (each tile's rows in natural order), stages h >= 64 run in
 // memory as in tilesAVX2, the gather is VGATHERDPS, or with vperm = 1
-// and units of 128 values (d <= 128) the permutes (ZPERM16). Same
+// and units of 128 or 256 values (d <= 256) the permutes (ZPERM16, or
+// ZPERM128 then ZPERMHI per half of a). Same
 // operations on the same operands as the reference loop, so the same
 // bits. upper = 1 when d > 64 (stages h >= 64 to run).
 TEXT ·tilesAVX512(SB), NOSPLIT, $64-184
@@ -1394,8 +1421,16 @@ z5_second:
 	SHRQ $7, DX
 	CMPQ vperm+176(FP), $1
 	JNE  z5_gather
+	MOVL $32, AX
+	VPBROADCASTD AX, Z30
+	MOVL $64, AX
+	VPBROADCASTD AX, Z31
+	MOVL $128, AX
+	VPBROADCASTD AX, Z29
 	CMPQ CX, $128
 	JEQ  z5_vperm
+	CMPQ CX, $256
+	JEQ  z5_vperm256
 
 z5_gather:
 	ZGATHER16(0, Z0)
@@ -1432,18 +1467,7 @@ z5_end:
 	RET
 
 z5_vperm: // one pair: the unit's 128 values of a in Z18–Z25
-	VMOVUPS 0(SI), Z18
-	VMOVUPS 64(SI), Z19
-	VMOVUPS 128(SI), Z20
-	VMOVUPS 192(SI), Z21
-	VMOVUPS 256(SI), Z22
-	VMOVUPS 320(SI), Z23
-	VMOVUPS 384(SI), Z24
-	VMOVUPS 448(SI), Z25
-	MOVL $32, AX
-	VPBROADCASTD AX, Z30
-	MOVL $64, AX
-	VPBROADCASTD AX, Z31
+	ZLOADA(0)
 	ZPERM16(0, Z0)
 	ZPERM16(64, Z1)
 	ZPERM16(128, Z2)
@@ -1458,6 +1482,36 @@ z5_vperm: // one pair: the unit's 128 values of a in Z18–Z25
 z5_vperm_ret:
 	ADDQ $512, R9
 	ADDQ $512, R10
+	JMP  z5_gathered
+
+z5_vperm256: // each of the unit's two pairs from both halves of a
+	ZLOADA(0)
+	ZPERM128(0, Z0)
+	ZPERM128(64, Z1)
+	ZPERM128(128, Z2)
+	ZPERM128(192, Z3)
+	ZPERM128(256, Z4)
+	ZPERM128(320, Z5)
+	ZPERM128(384, Z6)
+	ZPERM128(448, Z7)
+	ZLOADA(512)
+	ZPERMHI(0, Z0)
+	ZPERMHI(64, Z1)
+	ZPERMHI(128, Z2)
+	ZPERMHI(192, Z3)
+	ZPERMHI(256, Z4)
+	ZPERMHI(320, Z5)
+	ZPERMHI(384, Z6)
+	ZPERMHI(448, Z7)
+	MOVQ $4, 48(SP)
+	JMP  z5_tile
+
+z5_vperm256_ret:
+	ADDQ $512, R9
+	ADDQ $512, R10
+	ADDQ $512, BX
+	DECQ DX
+	JNZ  z5_vperm256
 	JMP  z5_gathered
 
 // Two tiles given as their columns in Z0–Z7: stages h = 1, 2, 4 across
@@ -1526,6 +1580,8 @@ z5_tiled:
 	JEQ  z5_first_ret
 	CMPQ 48(SP), $3
 	JEQ  z5_vperm_ret
+	CMPQ 48(SP), $4
+	JEQ  z5_vperm256_ret
 	JMP  z5_gather_ret
 
 // Stages h >= 64 of the block at BX (d = CX values), as in tilesAVX2.
