@@ -182,6 +182,9 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, p
 		if gather == 2 {
 			vperm = 1
 		}
+		if pairsInRegisters(d, gather) {
+			vperm = 2
+		}
 		tilesAVX512(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, upper, &pairIdx, vperm)
 		return true
 	}
@@ -196,6 +199,12 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, p
 func pairTiles(d, gather int) bool {
 	return avx512 && d >= 16 && (gather == 1 || gather == 2 && d <= 256)
 }
+
+// pairsInRegisters reports whether pair tiles of d inputs keep the first
+// transform's outputs in registers for the permutes (d <= 64: a unit is
+// one pair), their perm entries then indexing the registers' layout (see
+// pairRegister).
+func pairsInRegisters(d, gather int) bool { return pairTiles(d, gather) && gather == 2 && d <= 64 }
 
 // tilesFor reports whether transforms of padded size d use tilesSIMD:
 // sizes of 32 and up always; 8 and 16, which have in-register paths,

@@ -1358,7 +1358,8 @@ tl_done:
 // stores a row (each tile's rows in natural order), stages h >= 64 run in
 // memory as in tilesAVX2, the gather is VGATHERDPS, or with vperm = 1
 // and units of 128 or 256 values (d <= 256) the permutes (ZPERM16, or
-// ZPERM128 then ZPERMHI per half of a). Same
+// ZPERM128 then ZPERMHI per half of a), or with vperm = 2 (d <= 64) the
+// permutes from the registers the first pass left a in. Same
 // operations on the same operands as the reference loop, so the same
 // bits. upper = 1 when d > 64 (stages h >= 64 to run).
 TEXT ·tilesAVX512(SB), NOSPLIT, $64-184
@@ -1419,8 +1420,8 @@ z5_second:
 	MOVQ DI, BX
 	MOVQ CX, DX
 	SHRQ $7, DX
-	CMPQ vperm+176(FP), $1
-	JNE  z5_gather
+	CMPQ vperm+176(FP), $0
+	JEQ  z5_gather
 	MOVL $32, AX
 	VPBROADCASTD AX, Z30
 	MOVL $64, AX
@@ -1467,7 +1468,11 @@ z5_end:
 	RET
 
 z5_vperm: // one pair: the unit's 128 values of a in Z18–Z25
+	CMPQ vperm+176(FP), $2
+	JEQ  z5_vperm_regs
 	ZLOADA(0)
+
+z5_vperm_go:
 	ZPERM16(0, Z0)
 	ZPERM16(64, Z1)
 	ZPERM16(128, Z2)
@@ -1478,6 +1483,34 @@ z5_vperm: // one pair: the unit's 128 values of a in Z18–Z25
 	ZPERM16(448, Z7)
 	MOVQ $3, 48(SP)
 	JMP  z5_tile
+
+// vperm = 2 (d <= 64): a is still in the registers the first pass left
+// it in, row r of both tiles in one (Z8–Z15, or Z0–Z7 after two row
+// stages), and perm indexes that layout: row r of tile t, column c, at
+// 16r + 8t + c. No reload of what was just stored.
+z5_vperm_regs:
+	CMPQ rows+152(FP), $2
+	JEQ  z5_vperm_regs0
+	VMOVAPS Z8, Z18
+	VMOVAPS Z9, Z19
+	VMOVAPS Z10, Z20
+	VMOVAPS Z11, Z21
+	VMOVAPS Z12, Z22
+	VMOVAPS Z13, Z23
+	VMOVAPS Z14, Z24
+	VMOVAPS Z15, Z25
+	JMP     z5_vperm_go
+
+z5_vperm_regs0:
+	VMOVAPS Z0, Z18
+	VMOVAPS Z1, Z19
+	VMOVAPS Z2, Z20
+	VMOVAPS Z3, Z21
+	VMOVAPS Z4, Z22
+	VMOVAPS Z5, Z23
+	VMOVAPS Z6, Z24
+	VMOVAPS Z7, Z25
+	JMP     z5_vperm_go
 
 z5_vperm_ret:
 	ADDQ $512, R9

@@ -23,6 +23,8 @@ func tilesFor(d, gather int) bool { return false }
 
 func pairTiles(d, gather int) bool { return false }
 
+func pairsInRegisters(d, gather int) bool { return false }
+
 func gatherMode() int { return 0 }
 
 func treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, depth int) int {

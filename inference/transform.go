@@ -193,10 +193,14 @@ func newTransform(spec TransformSpec, gather int) (*Transform, error) {
 		sign, perm, gauss := make([]float32, n), make([]int32, n), make([]float32, n)
 		copy(sign, tr.sign)
 		copy(gauss, tr.gauss)
+		inRegisters := pairsInRegisters(d, gather)
 		for i, p := range tr.perm {
 			perm[i] = p + int32(i%unit/d*d)
 			if d == 8 { // a is stored in column order (tilesAVX2)
 				perm[i] = 8*p + int32(i%64/d)
+			}
+			if inRegisters {
+				perm[i] = pairRegister(perm[i])
 			}
 		}
 		tr.tsign, tr.tperm, tr.tgauss = tileOrder(nil, sign, k), tileOrder(nil, perm, k), tileOrder(nil, gauss, k)
@@ -208,6 +212,15 @@ func newTransform(spec TransformSpec, gather int) (*Transform, error) {
 		tr.tileX = tileOrder(nil, at, k)
 	}
 	return tr, nil
+}
+
+// pairRegister maps position k of a pair unit's first-transform output
+// (tile t = k/64, row r, column c) to where tilesAVX512 holds it when it
+// keeps the unit in registers: row r of both tiles in one 16-lane
+// register, so at 16r + 8t + c.
+func pairRegister(k int32) int32 {
+	t, r, c := k/64, k%64/8, k%8
+	return 16*r + 8*t + c
 }
 
 // tileOrder writes v (a multiple of 64k long) into dst (allocated when
