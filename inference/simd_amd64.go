@@ -208,8 +208,11 @@ func pairsInRegisters(d, gather int) bool { return pairTiles(d, gather) && gathe
 
 // tilesFor reports whether transforms of padded size d use tilesSIMD:
 // sizes of 32 and up always; 8 and 16, which have in-register paths,
-// only where the tiles gather fast (VGATHERDPS, or AVX-512 permutes).
-func tilesFor(d, gather int) bool { return simd && (d >= 32 || d >= 8 && gather >= 1) }
+// only where the tiles gather fast (VGATHERDPS, or AVX-512 permutes),
+// and 8 only without the table path (table8_amd64.go).
+func tilesFor(d, gather int) bool {
+	return simd && (d >= 32 || d >= 8 && gather >= 1 && !(d == 8 && fma3))
+}
 
 // threshSIMD ORs the threshold bits of the first len(feature)/64 whole
 // words into out with the fast path and returns how many thresholds it

@@ -27,6 +27,10 @@ func pairsInRegisters(d, gather int) bool { return false }
 
 func gatherMode() int { return 0 }
 
+func table8SIMD(t *[128]float32, x []float32) bool { return false }
+
+func blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bool { return false }
+
 func treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, depth int) int {
 	return 0
 }

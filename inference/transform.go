@@ -86,6 +86,11 @@ type Transform struct {
 	tperm, tileX  []int32
 	pairs         bool // the tiles in pair order, for tilesAVX512
 	gather        int  // the fast paths' gather setting the tiles were laid out for
+	// For d = 8, the table path (table8.go): per block the byte offset
+	// ÷ 4 of its table row, and per value the second transform's gather
+	// index and signed Gaussian.
+	row8, p8 []int32
+	g8       []float32
 }
 
 type block struct {
@@ -181,6 +186,9 @@ func newTransform(spec TransformSpec, gather int) (*Transform, error) {
 		}
 		tr.blocks[k] = b
 	}
+	if d == 8 {
+		tr.initTable8()
+	}
 	if tilesFor(d, gather) {
 		// Whole units of U = max(d, 64) values (128 with pair tiles): the
 		// last one padded with zeros (perm 0 is a valid index); when a unit
@@ -260,6 +268,7 @@ type Workspace struct {
 	// padded input in tile order (with tiles).
 	u, g, xt []float32
 	bits     []uint64
+	t8       [128]float32 // the input's table for d = 8 (table8)
 }
 
 // NewWorkspace returns scratch memory sized for tr.
@@ -397,8 +406,17 @@ func (tr *Transform) embedColumns(dst []uint64, at int, x []float32, cols []int3
 		tr.embedColumnsSIMD(dst, at, cols, plan, ws)
 		return
 	}
+	if tr.g8 != nil {
+		table8(&ws.t8, ws.x)
+	}
 	for _, br := range plan.ranges {
-		w, blk, first := tr.transformBlock(br.block, ws), &tr.blocks[br.block], br.block*tr.d
+		var w []float32
+		if tr.g8 != nil {
+			w = tr.block8(br.block, &ws.t8, ws.b)
+		} else {
+			w = tr.transformBlock(br.block, ws)
+		}
+		blk, first := &tr.blocks[br.block], br.block*tr.d
 		if br.contiguous {
 			tr.embedRun(dst, at+br.from, int(cols[br.from]), w[int(cols[br.from])-first:][:br.to-br.from], blk.scale[int(cols[br.from])-first:])
 			continue
@@ -490,6 +508,9 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 // (bitsSIMD), then the bits shifted into place. The loaded input is in ws.
 func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *columnPlan, ws *Workspace) {
 	d := tr.d
+	if tr.g8 != nil {
+		table8SIMD(&ws.t8, ws.x)
+	}
 	if ws.xt != nil {
 		x, xt := ws.x[:d], ws.xt[:len(tr.tileX)]
 		for i, j := range tr.tileX {
@@ -545,6 +566,9 @@ const chunkColumns = 2048
 func (tr *Transform) blocksSIMD(first, nb int, ws *Workspace) []float32 {
 	d := tr.d
 	from, to := first*d, (first+nb)*d
+	if tr.g8 != nil && blocks8SIMD(ws.u[from:to], &ws.t8, tr.row8[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
+		return ws.u[from:to] // the table path (table8.go); table8SIMD ran
+	}
 	if ws.xt == nil {
 		blocksSIMD(ws.u[from:to], ws.a, ws.x[:d], tr.sign[from:to], tr.perm[from:to], tr.gauss[from:to], nb)
 		return ws.u[from:to]

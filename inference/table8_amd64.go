@@ -1,0 +1,46 @@
+package inference
+
+// The amd64 table path for d = 8 (table8.go, table8_amd64.s): the table
+// and the blocks with AVX2 and FMA3. FMA only adds ±1 times a value, an
+// exact product, so each FMA is one rounded addition or subtraction of
+// the reference loop (see T8FWHT).
+
+//go:noescape
+func table8AVX2(t *[128]float32, x []float32, signs *[16][8]float32, masks *[3][8]float32)
+
+//go:noescape
+func blocks8AVX2(u []float32, t *[128]float32, row, p8 []int32, g8 []float32, masks *[3][8]float32)
+
+// table8Masks are T8FWHT's ±1 lanes for the stages h = 1, 2, 4: −1 in the
+// upper lane of each pair.
+var table8Masks = [3][8]float32{
+	{1, -1, 1, -1, 1, -1, 1, -1},
+	{1, 1, -1, -1, 1, 1, -1, -1},
+	{1, 1, 1, 1, -1, -1, -1, -1},
+}
+
+// fma3 says whether the CPU has FMA3 (CPUID 1 ECX bit 12), which the table
+// path needs; tests switch it off to run the other paths of d = 8.
+var fma3 = haveAVX2() && func() bool { _, _, ecx1, _ := cpuid(1, 0); return ecx1&(1<<12) != 0 }()
+
+// table8SIMD is table8 with the fast path; it returns false, doing
+// nothing, when there is none.
+func table8SIMD(t *[128]float32, x []float32) bool {
+	if !simd || !fma3 {
+		return false
+	}
+	table8AVX2(t, x[:8], &table8Signs, &table8Masks)
+	return true
+}
+
+// blocks8SIMD computes block8 of len(row) consecutive blocks into u with
+// the fast path (p8 and g8 theirs, 8 a block); it returns false, doing
+// nothing, when there is none.
+func blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bool {
+	if !simd || !fma3 {
+		return false
+	}
+	n := 8 * len(row)
+	blocks8AVX2(u[:n], t, row, p8[:n], g8[:n], &table8Masks)
+	return true
+}
