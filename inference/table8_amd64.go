@@ -9,6 +9,9 @@ package inference
 func table8AVX2(t *[128]float32, x []float32, signs *[16][8]float32, masks *[3][8]float32)
 
 //go:noescape
+func blocks8AVX512(u []float32, t *[128]float32, row, p8 []int32, g8 []float32, masks *[3][8]float32)
+
+//go:noescape
 func blocks8AVX2(u []float32, t *[128]float32, row, p8 []int32, g8 []float32, masks *[3][8]float32)
 
 // table8Masks are T8FWHT's ±1 lanes for the stages h = 1, 2, 4: −1 in the
@@ -41,6 +44,14 @@ func blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bo
 		return false
 	}
 	n := 8 * len(row)
-	blocks8AVX2(u[:n], t, row, p8[:n], g8[:n], &table8Masks)
+	if !avx512 {
+		blocks8AVX2(u[:n], t, row, p8[:n], g8[:n], &table8Masks)
+		return true
+	}
+	if n > 0 && p8[0]&8 != 0 { // an odd first block (see blocks8AVX512)
+		blocks8AVX2(u[:8], t, row[:1], p8[:8], g8[:8], &table8Masks)
+		u, row, p8, g8, n = u[8:], row[1:], p8[8:], g8[8:], n-8
+	}
+	blocks8AVX512(u[:n], t, row, p8[:n], g8[:n], &table8Masks)
 	return true
 }

@@ -92,3 +92,90 @@ b8_one:
 b8_end:
 	VZEROUPPER
 	RET
+
+// T16FWHT is T8FWHT on both 256-bit halves of a 16-lane V (masks in
+// Z13–Z15, each the 8-lane one twice; the stage h = 4 partner is the other
+// 128-bit quarter of the same half).
+#define T16FWHT(V, T) \
+	VPERMILPS $0xB1, V, T; \
+	VFMADD231PS Z13, V, T; \
+	VPERMILPS $0x4E, T, V; \
+	VFMADD231PS Z14, T, V; \
+	VSHUFF32X4 $0xB1, V, V, T; \
+	VFMADD231PS Z15, V, T
+
+// func blocks8AVX512(u []float32, t *[128]float32, row, p8 []int32, g8 []float32, masks *[3][8]float32)
+//
+// blocks8AVX2 with two blocks in each 16-lane vector, four blocks a step:
+// the pair's table rows loaded into the two halves, and the second block's
+// indices p8 have bit 3 set (initTable8), so one VPERMPS gathers both. The
+// first block must be even; a last odd one runs 8 lanes wide.
+TEXT ·blocks8AVX512(SB), NOSPLIT, $0-112
+	MOVQ masks+104(FP), AX
+	VBROADCASTF32X8 0(AX), Z13
+	VBROADCASTF32X8 32(AX), Z14
+	VBROADCASTF32X8 64(AX), Z15
+	MOVQ u_base+0(FP), DI
+	MOVQ t+24(FP), SI
+	MOVQ row_base+32(FP), R8
+	MOVQ row_len+40(FP), CX
+	MOVQ p8_base+56(FP), R9
+	MOVQ g8_base+80(FP), R10
+	XORQ BX, BX
+	SUBQ $4, CX
+	JB   z8_two
+
+z8_four:
+	MOVLQSX 0(R8), AX
+	MOVLQSX 4(R8), DX
+	MOVLQSX 8(R8), R11
+	MOVLQSX 12(R8), R12
+	VMOVUPS (SI)(AX*4), Y0
+	VINSERTF32X8 $1, (SI)(DX*4), Z0, Z0
+	VMOVUPS (SI)(R11*4), Y2
+	VINSERTF32X8 $1, (SI)(R12*4), Z2, Z2
+	VMOVDQU32 0(R9)(BX*1), Z1
+	VMOVDQU32 64(R9)(BX*1), Z3
+	VPERMPS Z0, Z1, Z0
+	VPERMPS Z2, Z3, Z2
+	VMULPS  0(R10)(BX*1), Z0, Z0
+	VMULPS  64(R10)(BX*1), Z2, Z2
+	T16FWHT(Z0, Z1)
+	T16FWHT(Z2, Z3)
+	VMOVUPS Z1, 0(DI)(BX*1)
+	VMOVUPS Z3, 64(DI)(BX*1)
+	ADDQ $16, R8
+	ADDQ $128, BX
+	SUBQ $4, CX
+	JAE  z8_four
+
+z8_two:
+	ADDQ $4, CX
+	CMPQ CX, $2
+	JB   z8_one
+	MOVLQSX 0(R8), AX
+	MOVLQSX 4(R8), DX
+	VMOVUPS (SI)(AX*4), Y0
+	VINSERTF32X8 $1, (SI)(DX*4), Z0, Z0
+	VMOVDQU32 0(R9)(BX*1), Z1
+	VPERMPS Z0, Z1, Z0
+	VMULPS  0(R10)(BX*1), Z0, Z0
+	T16FWHT(Z0, Z1)
+	VMOVUPS Z1, 0(DI)(BX*1)
+	ADDQ $8, R8
+	ADDQ $64, BX
+	SUBQ $2, CX
+
+z8_one:
+	TESTQ CX, CX
+	JZ    z8_end
+	MOVLQSX 0(R8), AX
+	VMOVDQU 0(R9)(BX*1), Y1
+	VPERMPS (SI)(AX*4), Y1, Y0
+	VMULPS  0(R10)(BX*1), Y0, Y0
+	T8FWHT(Y0, Y1)
+	VMOVUPS Y1, 0(DI)(BX*1)
+
+z8_end:
+	VZEROUPPER
+	RET

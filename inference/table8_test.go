@@ -95,7 +95,7 @@ func TestTable8EverySign(t *testing.T) {
 			}
 			naiveFWHT(a)
 			for j := range 8 {
-				got := tr.g8[8*k+j] * tab[tr.row8[k]+tr.p8[8*k+j]]
+				got := tr.g8[8*k+j] * tab[tr.row8[k]+tr.p8[8*k+j]&7]
 				if !equivalent8(got, a[j]) {
 					t.Fatalf("trial %d sign pattern %#x: a[%d] = %g from the table, %g directly", trial, k, j, got, a[j])
 				}
@@ -126,9 +126,9 @@ func BenchmarkBlock8Go(b *testing.B) {
 	})
 	b.Run("table", func(b *testing.B) {
 		for b.Loop() {
-			table8(&ws.t8, ws.x)
+			table8(ws.t8, ws.x)
 			for k := range tr.blocks {
-				tr.block8(k, &ws.t8, out[8*k:])
+				tr.block8(k, ws.t8, out[8*k:])
 			}
 		}
 	})
@@ -190,5 +190,23 @@ func testEmbed8(t *testing.T, rnd *rand.Rand) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkBlocks8 times the table and the 256 blocks of a d = 8,
+// p = 2048 transform with the fast path (embedColumnsSIMD's part).
+func BenchmarkBlocks8(b *testing.B) {
+	tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 5, Sigma: 1, D: 8, P: 2048})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws := tr.NewWorkspace()
+	ws.load([]float32{1, -2, 0.5, 3, -1, 0, 2, 1.5})
+	if !embedSIMD() {
+		b.Skip("no fast path")
+	}
+	for b.Loop() {
+		table8SIMD(ws.t8, ws.x)
+		tr.blocksSIMD(0, 256, ws)
 	}
 }

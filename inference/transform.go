@@ -268,7 +268,7 @@ type Workspace struct {
 	// padded input in tile order (with tiles).
 	u, g, xt []float32
 	bits     []uint64
-	t8       [128]float32 // the input's table for d = 8 (table8)
+	t8       *[128]float32 // the input's table for d = 8 (table8), 512-byte aligned
 }
 
 // NewWorkspace returns scratch memory sized for tr.
@@ -277,6 +277,9 @@ func (tr *Transform) NewWorkspace() *Workspace {
 		x: make([]float32, tr.d),
 		a: make([]float32, tr.d),
 		b: make([]float32, tr.d),
+	}
+	if tr.g8 != nil {
+		ws.t8 = new([128]float32) // its own size class: rows never straddle a cache line
 	}
 	if embedSIMD() && tr.d >= 8 {
 		ws.u = make([]float32, (len(tr.blocks)*tr.d+127)&^127) // whole tiles or pairs
@@ -407,12 +410,12 @@ func (tr *Transform) embedColumns(dst []uint64, at int, x []float32, cols []int3
 		return
 	}
 	if tr.g8 != nil {
-		table8(&ws.t8, ws.x)
+		table8(ws.t8, ws.x)
 	}
 	for _, br := range plan.ranges {
 		var w []float32
 		if tr.g8 != nil {
-			w = tr.block8(br.block, &ws.t8, ws.b)
+			w = tr.block8(br.block, ws.t8, ws.b)
 		} else {
 			w = tr.transformBlock(br.block, ws)
 		}
@@ -509,7 +512,7 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *columnPlan, ws *Workspace) {
 	d := tr.d
 	if tr.g8 != nil {
-		table8SIMD(&ws.t8, ws.x)
+		table8SIMD(ws.t8, ws.x)
 	}
 	if ws.xt != nil {
 		x, xt := ws.x[:d], ws.xt[:len(tr.tileX)]
@@ -566,7 +569,7 @@ const chunkColumns = 2048
 func (tr *Transform) blocksSIMD(first, nb int, ws *Workspace) []float32 {
 	d := tr.d
 	from, to := first*d, (first+nb)*d
-	if tr.g8 != nil && blocks8SIMD(ws.u[from:to], &ws.t8, tr.row8[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
+	if tr.g8 != nil && blocks8SIMD(ws.u[from:to], ws.t8, tr.row8[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
 		return ws.u[from:to] // the table path (table8.go); table8SIMD ran
 	}
 	if ws.xt == nil {
