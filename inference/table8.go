@@ -52,7 +52,7 @@ var table8Signs = func() (s [16][8]float32) {
 
 // initTable8 prepares the table path of a transform with d = 8: per block
 // k with sign vector B = β·H_i∘R_m, row[k] = 8m, p8[8k+l] = perm_l ⊕ i
-// (plus 8 for odd k, for blocks8AVX512; the other paths read the low three
+// (plus 16 for odd k, for blocks8AVX512; the other paths read the low three
 // bits) and g8[8k+l] = β·gauss_l (exact: a sign change).
 func (tr *Transform) initTable8() {
 	nb := len(tr.blocks)
@@ -81,7 +81,7 @@ func (tr *Transform) initTable8() {
 		}
 		tr.row8[k] = int32(8 * m)
 		for l := range 8 {
-			tr.p8[8*k+l] = blk.perm[l] ^ int32(i) | int32(k&1)<<3
+			tr.p8[8*k+l] = blk.perm[l] ^ int32(i) | int32(k&1)<<4
 			tr.g8[8*k+l] = beta * blk.gauss[l]
 		}
 	}

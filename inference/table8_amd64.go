@@ -48,7 +48,7 @@ func blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bo
 		blocks8AVX2(u[:n], t, row, p8[:n], g8[:n], &table8Masks)
 		return true
 	}
-	if n > 0 && p8[0]&8 != 0 { // an odd first block (see blocks8AVX512)
+	if n > 0 && p8[0]&16 != 0 { // an odd first block (see blocks8AVX512)
 		blocks8AVX2(u[:8], t, row[:1], p8[:8], g8[:8], &table8Masks)
 		u, row, p8, g8, n = u[8:], row[1:], p8[8:], g8[8:], n-8
 	}

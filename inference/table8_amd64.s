@@ -107,9 +107,10 @@ b8_end:
 // func blocks8AVX512(u []float32, t *[128]float32, row, p8 []int32, g8 []float32, masks *[3][8]float32)
 //
 // blocks8AVX2 with two blocks in each 16-lane vector, four blocks a step:
-// the pair's table rows loaded into the two halves, and the second block's
-// indices p8 have bit 3 set (initTable8), so one VPERMPS gathers both. The
-// first block must be even; a last odd one runs 8 lanes wide.
+// the pair's table rows loaded into two registers, and the second block's
+// indices p8 have bit 4 set (initTable8), so one VPERMT2PS gathers both
+// from the 32 lanes. The first block must be even; a last odd one runs 8
+// lanes wide.
 TEXT ·blocks8AVX512(SB), NOSPLIT, $0-112
 	MOVQ masks+104(FP), AX
 	VBROADCASTF32X8 0(AX), Z13
@@ -131,13 +132,13 @@ z8_four:
 	MOVLQSX 8(R8), R11
 	MOVLQSX 12(R8), R12
 	VMOVUPS (SI)(AX*4), Y0
-	VINSERTF32X8 $1, (SI)(DX*4), Z0, Z0
+	VMOVUPS (SI)(DX*4), Y4
 	VMOVUPS (SI)(R11*4), Y2
-	VINSERTF32X8 $1, (SI)(R12*4), Z2, Z2
+	VMOVUPS (SI)(R12*4), Y5
 	VMOVDQU32 0(R9)(BX*1), Z1
 	VMOVDQU32 64(R9)(BX*1), Z3
-	VPERMPS Z0, Z1, Z0
-	VPERMPS Z2, Z3, Z2
+	VPERMT2PS Z4, Z1, Z0
+	VPERMT2PS Z5, Z3, Z2
 	VMULPS  0(R10)(BX*1), Z0, Z0
 	VMULPS  64(R10)(BX*1), Z2, Z2
 	T16FWHT(Z0, Z1)
@@ -156,9 +157,9 @@ z8_two:
 	MOVLQSX 0(R8), AX
 	MOVLQSX 4(R8), DX
 	VMOVUPS (SI)(AX*4), Y0
-	VINSERTF32X8 $1, (SI)(DX*4), Z0, Z0
+	VMOVUPS (SI)(DX*4), Y4
 	VMOVDQU32 0(R9)(BX*1), Z1
-	VPERMPS Z0, Z1, Z0
+	VPERMT2PS Z4, Z1, Z0
 	VMULPS  0(R10)(BX*1), Z0, Z0
 	T16FWHT(Z0, Z1)
 	VMOVUPS Z1, 0(DI)(BX*1)
