@@ -13,11 +13,11 @@ import (
 // the same bits, so the choice changes speed only.
 
 // vgather, when 0, 1 or 2, forces the choice (tests set it): 1 gathers
-// with VGATHERDPS (and then blocks of d = 8 and 16 use tiles, and d >= 16
-// pair tiles where there is AVX-512); 2, only with AVX-512, permutes the
-// tiles of d <= 64 in registers (VPERMI2PS; blocks of d = 8 and 16 use
-// tiles) and loads the rest with scalar loads; 0 uses scalar loads. At −1
-// gatherMode measures it.
+// with VGATHERDPS (and then blocks of d = 16, and 8 without FMA3, use
+// tiles, and d >= 16 pair tiles where there is AVX-512); 2, only with
+// AVX-512, permutes the tiles of d <= 64 in registers (VPERMI2PS; blocks
+// of d = 16, and 8 without FMA3, use tiles) and loads the rest with scalar
+// loads; 0 uses scalar loads. At −1 gatherMode measures it.
 var vgather = -1
 
 var (
@@ -36,9 +36,9 @@ func gatherMode() int {
 }
 
 // measureGather times the embedding of two small transforms (d = 8 and
-// d = 64, 2,048 columns each: both of the d = 8 paths, and the tiles) with
-// each setting, in alternating rounds, and returns the fastest. It takes
-// about a millisecond, once per process.
+// d = 64, 2,048 columns each: the tiles, and without FMA3 both of the
+// d = 8 paths) with each setting, in alternating rounds, and returns the
+// fastest. It takes about a millisecond, once per process.
 func measureGather() int {
 	if !simd {
 		return 0

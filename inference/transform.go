@@ -86,9 +86,9 @@ type Transform struct {
 	tperm, tileX  []int32
 	pairs         bool // the tiles in pair order, for tilesAVX512
 	gather        int  // the fast paths' gather setting the tiles were laid out for
-	// For d = 8, the table path (table8.go): per block the byte offset
-	// ÷ 4 of its table row, and per value the second transform's gather
-	// index and signed Gaussian.
+	// For d = 8, the table path (table8.go): per block the offset of its
+	// table row, and per value the second transform's gather index and
+	// signed Gaussian.
 	row8, p8 []int32
 	g8       []float32
 }
