@@ -126,7 +126,7 @@ func (m *Model) PredictOutcome(scores []float32, z []uint64, x []float32, th Thr
 	if z != nil {
 		copy(z[:m.words], w.z)
 	}
-	o := Outcome{Class: m.score(scores, w.raw, w.z)}
+	o := Outcome{Class: m.score(scores, w.raw, w.z, m.nnz)}
 	o.Margin = m.margin(w.raw)
 	if m.spec.Fingerprint != nil {
 		o.Novelty = m.nov.novelty(w.z)

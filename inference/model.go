@@ -275,6 +275,7 @@ type Model struct {
 	emb     embedding
 	words   int
 	nv      int
+	nnz     []int     // per weight vector, its non-zero weights: TernaryDot's popcount(nz)
 	pool    sync.Pool // *workspace
 	classes []string
 	nov     noveltySum // the fingerprint's, prepared; zero without one
@@ -412,6 +413,10 @@ func New(spec *ModelSpec) (*Model, error) {
 	if spec.Fingerprint != nil {
 		m.nov = newNoveltySum(spec.Fingerprint)
 	}
+	m.nnz = make([]int, m.nv)
+	for c := range m.nnz {
+		m.nnz[c] = onesCount(spec.NonZero[c][:emb.words])
+	}
 	m.pool.New = func() any { return m.emb.newWorkspace(m.nv) }
 	return m, nil
 }
@@ -485,7 +490,7 @@ func (m *Model) Predict(scores []float32, x []float32) (int, error) {
 	w := m.pool.Get().(*workspace)
 	defer m.pool.Put(w)
 	m.emb.embed(w, x)
-	return m.score(scores, w.raw, w.z), nil
+	return m.score(scores, w.raw, w.z, m.nnz), nil
 }
 
 // PredictEmbed is Predict that also writes the kept embedding bits of x
@@ -499,7 +504,7 @@ func (m *Model) PredictEmbed(scores []float32, z []uint64, x []float32) (int, er
 	defer m.pool.Put(w)
 	m.emb.embed(w, x)
 	copy(z[:m.words], w.z)
-	return m.score(scores, w.raw, w.z), nil
+	return m.score(scores, w.raw, w.z, m.nnz), nil
 }
 
 // PredictRaw is Predict with the integer scores: raw (len >= the number
@@ -513,16 +518,25 @@ func (m *Model) PredictRaw(raw []int32, x []float32) (int, error) {
 	w := m.pool.Get().(*workspace)
 	defer m.pool.Put(w)
 	m.emb.embed(w, x)
-	c := m.score(nil, w.raw, w.z)
+	c := m.score(nil, w.raw, w.z, nil)
 	copy(raw[:m.nv], w.raw)
 	return c, nil
 }
 
-// score turns the kept embedding bits z into class scores and a prediction.
-func (m *Model) score(scores []float32, raw []int32, z []uint64) int {
+// score turns the kept embedding bits z into class scores and a
+// prediction. nnz is each weight vector's count of non-zero weights
+// (m.nnz, counted at load), or nil to count them afresh: PredictRaw does,
+// so that a self-test sees any flipped weight bit, whatever the input.
+func (m *Model) score(scores []float32, raw []int32, z []uint64, nnz []int) int {
 	rho := m.spec.thresholdWeight()
 	for c := range m.nv {
-		raw[c] = int32(TernaryDot(z, m.spec.Sign[c], m.spec.NonZero[c]))
+		n := 0
+		if nnz != nil {
+			n = nnz[c]
+		} else {
+			n = onesCount(m.spec.NonZero[c][:len(z)])
+		}
+		raw[c] = int32(n - 2*ternaryDiffer(z, m.spec.Sign[c], m.spec.NonZero[c])) // TernaryDot
 		if rho != 1 && m.emb.ka > 0 {
 			raw[c] += (rho - 1) * int32(ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], m.emb.ka))
 		}

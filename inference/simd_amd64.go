@@ -46,7 +46,7 @@ var pairIdx = [32]int32{
 func projAVX2(acc *[8]float32, x []float32, idx []int32, coef []int8)
 
 //go:noescape
-func dotAVX2(z, sign, nz []uint64, lut *[32]byte) (agree, differ int)
+func differAVX2(z, sign, nz []uint64, lut *[32]byte) (differ int)
 
 //go:noescape
 func noveltyAVX2(z []uint64, cols, d []int32) int32
@@ -55,7 +55,7 @@ func noveltyAVX2(z []uint64, cols, d []int32) int32
 func outsideAVX2(x, lo, k []float32, w uint32) uint32
 
 //go:noescape
-func dotAVX512(z, sign, nz []uint64) (agree, differ int)
+func differAVX512(z, sign, nz []uint64) (differ int)
 
 //go:noescape
 func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
@@ -109,7 +109,7 @@ var simd = haveAVX2()
 // tests switch it off to run bitsAVX2 on the same machine.
 var avx512 = haveAVX512()
 
-// popcnt512 says whether TernaryDot counts with VPOPCNTQ (dotAVX512): AVX-512
+// popcnt512 says whether ternaryDiffer counts with VPOPCNTQ (differAVX512): AVX-512
 // with the VPOPCNTDQ extension (CPUID 7 ECX bit 14). Tests switch it off.
 var popcnt512 = haveAVX512() && func() bool { _, _, ecx7, _ := cpuid(7, 0); return ecx7&(1<<14) != 0 }()
 
@@ -248,21 +248,19 @@ func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
 // popLUT is the number of bits of each nibble, once per 128-bit lane.
 var popLUT = [32]byte{0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4}
 
-// dotSIMD returns TernaryDot's agreeing and differing counts over the
-// first len(z)/4·4 words with the fast path, and how many words it
-// covered (0 when there is none).
-func dotSIMD(z, sign, nz []uint64) (agree, differ, words int) {
+// differSIMD returns ternaryDiffer's count over the first len(z)/4·4
+// words with the fast path, and how many words it covered (0 when there
+// is none).
+func differSIMD(z, sign, nz []uint64) (differ, words int) {
 	if !simd || len(z) < 4 {
-		return 0, 0, 0
+		return 0, 0
 	}
 	if popcnt512 && len(z) >= 8 {
 		words = len(z) &^ 7
-		agree, differ = dotAVX512(z[:words], sign[:words], nz[:words])
-		return agree, differ, words
+		return differAVX512(z[:words], sign[:words], nz[:words]), words
 	}
 	words = len(z) &^ 3
-	agree, differ = dotAVX2(z[:words], sign[:words], nz[:words], &popLUT)
-	return agree, differ, words
+	return differAVX2(z[:words], sign[:words], nz[:words], &popLUT), words
 }
 
 // noveltySIMD returns Σ bit_i·d_i (see noveltySum) over the first

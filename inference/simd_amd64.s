@@ -627,13 +627,13 @@ p_done:
 	VZEROUPPER
 	RET
 
-// func dotAVX2(z, sign, nz []uint64, lut *[32]byte) (agree, differ int)
+// func differAVX2(z, sign, nz []uint64, lut *[32]byte) (differ int)
 //
-// TernaryDot's two popcounts over len(z) words (a multiple of 4), four
-// words at a time: each byte's bits counted with a nibble table (VPSHUFB),
-// the bytes summed per word (VPSADBW). Integer counts: any order gives the
-// same sums.
-TEXT ·dotAVX2(SB), NOSPLIT, $0-96
+// ternaryDiffer's popcount(nz & (z ^ sign)) over len(z) words (a multiple
+// of 4), four words at a time: each byte's bits counted with a nibble
+// table (VPSHUFB), the bytes summed per word (VPSADBW). Integer counts:
+// any order gives the same sum.
+TEXT ·differAVX2(SB), NOSPLIT, $0-88
 	MOVQ z_base+0(FP), SI
 	MOVQ z_len+8(FP), DX
 	MOVQ sign_base+24(FP), R8
@@ -644,17 +644,14 @@ TEXT ·dotAVX2(SB), NOSPLIT, $0-96
 	VPSRLW $12, Y14, Y14
 	VPACKUSWB Y14, Y14, Y14 // 0x0f in every byte
 	VPXOR Y13, Y13, Y13     // zero
-	VPXOR Y12, Y12, Y12     // agree sums
-	VPXOR Y11, Y11, Y11     // differ sums
+	VPXOR Y11, Y11, Y11     // sums
 	SHRQ $2, DX
 	JZ   d_done
 
 d_loop:
 	VMOVDQU (SI), Y0
 	VPXOR   (R8), Y0, Y0
-	VMOVDQU (R9), Y1
-	VPAND   Y0, Y1, Y2  // differ = nz & x
-	VPANDN  Y1, Y0, Y3  // agree = nz &^ x
+	VPAND   (R9), Y0, Y2 // nz & x
 	VPAND   Y14, Y2, Y4
 	VPSRLW  $4, Y2, Y5
 	VPAND   Y14, Y5, Y5
@@ -663,14 +660,6 @@ d_loop:
 	VPADDB  Y5, Y4, Y4
 	VPSADBW Y13, Y4, Y4
 	VPADDQ  Y4, Y11, Y11
-	VPAND   Y14, Y3, Y6
-	VPSRLW  $4, Y3, Y7
-	VPAND   Y14, Y7, Y7
-	VPSHUFB Y6, Y15, Y6
-	VPSHUFB Y7, Y15, Y7
-	VPADDB  Y7, Y6, Y6
-	VPSADBW Y13, Y6, Y6
-	VPADDQ  Y6, Y12, Y12
 	ADDQ $32, SI
 	ADDQ $32, R8
 	ADDQ $32, R9
@@ -678,10 +667,8 @@ d_loop:
 	JNZ  d_loop
 
 d_done:
-	HSUMQ(Y12, X12)
-	MOVQ AX, agree+80(FP)
 	HSUMQ(Y11, X11)
-	MOVQ AX, differ+88(FP)
+	MOVQ AX, differ+80(FP)
 	VZEROUPPER
 	RET
 
@@ -1243,29 +1230,24 @@ th_done:
 	VZEROUPPER
 	RET
 
-// func dotAVX512(z, sign, nz []uint64) (agree, differ int)
+// func differAVX512(z, sign, nz []uint64) (differ int)
 //
-// dotAVX2 eight words at a time with VPOPCNTQ (len(z) a multiple of 8).
-TEXT ·dotAVX512(SB), NOSPLIT, $0-88
+// differAVX2 eight words at a time with VPOPCNTQ (len(z) a multiple of 8).
+TEXT ·differAVX512(SB), NOSPLIT, $0-80
 	MOVQ z_base+0(FP), SI
 	MOVQ z_len+8(FP), DX
 	MOVQ sign_base+24(FP), R8
 	MOVQ nz_base+48(FP), R9
-	VPXORQ Z12, Z12, Z12 // agree sums
-	VPXORQ Z11, Z11, Z11 // differ sums
+	VPXORQ Z11, Z11, Z11 // sums
 	SHRQ $3, DX
 	JZ   e_done
 
 e_loop:
 	VMOVDQU64 (SI), Z0
 	VPXORQ    (R8), Z0, Z0
-	VMOVDQU64 (R9), Z1
-	VPANDQ    Z0, Z1, Z2 // differ = nz & x
-	VPANDNQ   Z1, Z0, Z3 // agree = nz &^ x
+	VPANDQ    (R9), Z0, Z2 // nz & x
 	VPOPCNTQ  Z2, Z2
-	VPOPCNTQ  Z3, Z3
 	VPADDQ    Z2, Z11, Z11
-	VPADDQ    Z3, Z12, Z12
 	ADDQ $64, SI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -1273,14 +1255,10 @@ e_loop:
 	JNZ  e_loop
 
 e_done:
-	VEXTRACTI64X4 $1, Z12, Y2
-	VPADDQ Y2, Y12, Y2
-	HSUMQ(Y2, X2)
-	MOVQ AX, agree+72(FP)
 	VEXTRACTI64X4 $1, Z11, Y2
 	VPADDQ Y2, Y11, Y2
 	HSUMQ(Y2, X2)
-	MOVQ AX, differ+80(FP)
+	MOVQ AX, differ+72(FP)
 	VZEROUPPER
 	RET
 

@@ -41,7 +41,7 @@ func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
 	panic("inference: no fast path")
 }
 
-func dotSIMD(z, sign, nz []uint64) (agree, differ, words int) { return 0, 0, 0 }
+func differSIMD(z, sign, nz []uint64) (differ, words int) { return 0, 0 }
 
 func noveltySIMD(z []uint64, cols, d []int32) (sum int32, n int) { return 0, 0 }
 

@@ -18,19 +18,41 @@ import "math/bits"
 //		dot += w[j] * z[j]
 //	}
 //
-// With a fast path (AVX2 on amd64) the counts of whole groups of four
-// words are taken four words at a time; counts are integers, so the result
-// is the same.
+// Since agree + differ = popcount(nz), it is computed as popcount(nz) −
+// 2·differ: one count per word that depends on z (ternaryDiffer), the
+// other fixed by the weights (a Model counts it once, at load). Counts are
+// integers, so the result is the same.
 func TernaryDot(z, sign, nz []uint64) int {
-	sign, nz = sign[:len(z)], nz[:len(z)]
-	agree, differ, done := dotSIMD(z, sign, nz)
-	for i := done; i < len(z); i++ {
-		zw := z[i]
-		x := zw ^ sign[i]
-		agree += bits.OnesCount64(nz[i] &^ x)
-		differ += bits.OnesCount64(nz[i] & x)
+	return onesCount(nz[:len(z)]) - 2*ternaryDiffer(z, sign, nz)
+}
+
+// onesCount returns the number of bits set in v.
+func onesCount(v []uint64) int {
+	n := 0
+	for _, w := range v {
+		n += bits.OnesCount64(w)
 	}
-	return agree - differ
+	return n
+}
+
+// ternaryDiffer returns popcount(nz & (z ^ sign)) over len(z) words: how
+// many kept coordinates' signs differ. With a fast path (AVX2 on amd64,
+// VPOPCNTQ where the CPU has it) whole groups of four or eight words are
+// counted at a time; counts are integers, so the result is the same.
+//
+// Reference loop:
+//
+//	differ := 0
+//	for i := range z {
+//		differ += bits.OnesCount64(nz[i] & (z[i] ^ sign[i]))
+//	}
+func ternaryDiffer(z, sign, nz []uint64) int {
+	sign, nz = sign[:len(z)], nz[:len(z)]
+	differ, done := differSIMD(z, sign, nz)
+	for i := done; i < len(z); i++ {
+		differ += bits.OnesCount64(nz[i] & (z[i] ^ sign[i]))
+	}
+	return differ
 }
 
 // ternaryDotPrefix is TernaryDot over the first n coordinates only.
