@@ -58,6 +58,9 @@ func outsideAVX2(x, lo, k []float32, w uint32) uint32
 func differAVX512(z, sign, nz []uint64) (differ int)
 
 //go:noescape
+func differAVX512BW(z, sign, nz []uint64, lut *[32]byte) (differ int)
+
+//go:noescape
 func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
 
 // simdConsts are bitsAVX2's constants, broadcast to every lane.
@@ -112,6 +115,11 @@ var avx512 = haveAVX512()
 // popcnt512 says whether ternaryDiffer counts with VPOPCNTQ (differAVX512): AVX-512
 // with the VPOPCNTDQ extension (CPUID 7 ECX bit 14). Tests switch it off.
 var popcnt512 = haveAVX512() && func() bool { _, _, ecx7, _ := cpuid(7, 0); return ecx7&(1<<14) != 0 }()
+
+// shuffle512 says whether, without VPOPCNTQ, ternaryDiffer counts with
+// 64-byte nibble tables (differAVX512BW): AVX-512 with the BW extension
+// (CPUID 7 EBX bit 30). Tests switch it off.
+var shuffle512 = haveAVX512() && func() bool { _, ebx7, _, _ := cpuid(7, 0); return ebx7&(1<<30) != 0 }()
 
 // simdName names the fast path, for benchmarks and tests.
 const simdName = "avx2"
@@ -258,6 +266,10 @@ func differSIMD(z, sign, nz []uint64) (differ, words int) {
 	if popcnt512 && len(z) >= 8 {
 		words = len(z) &^ 7
 		return differAVX512(z[:words], sign[:words], nz[:words]), words
+	}
+	if shuffle512 && len(z) >= 8 {
+		words = len(z) &^ 7
+		return differAVX512BW(z[:words], sign[:words], nz[:words], &popLUT), words
 	}
 	words = len(z) &^ 3
 	return differAVX2(z[:words], sign[:words], nz[:words], &popLUT), words

@@ -1230,6 +1230,50 @@ th_done:
 	VZEROUPPER
 	RET
 
+// func differAVX512BW(z, sign, nz []uint64, lut *[32]byte) (differ int)
+//
+// differAVX2 eight words at a time with AVX-512 BW's 64-byte VPSHUFB and
+// VPSADBW (len(z) a multiple of 8), for CPUs without VPOPCNTQ.
+TEXT ·differAVX512BW(SB), NOSPLIT, $0-88
+	MOVQ z_base+0(FP), SI
+	MOVQ z_len+8(FP), DX
+	MOVQ sign_base+24(FP), R8
+	MOVQ nz_base+48(FP), R9
+	MOVQ lut+72(FP), AX
+	VBROADCASTI32X4 (AX), Z15 // nibble popcounts, every lane
+	MOVL $0x0f0f0f0f, BX
+	VPBROADCASTD BX, Z14
+	VPXORQ Z13, Z13, Z13      // zero
+	VPXORQ Z11, Z11, Z11      // sums
+	SHRQ $3, DX
+	JZ   w_done
+
+w_loop:
+	VMOVDQU64 (SI), Z0
+	VPXORQ    (R8), Z0, Z0
+	VPANDQ    (R9), Z0, Z2 // nz & x
+	VPANDQ    Z14, Z2, Z4
+	VPSRLW    $4, Z2, Z5
+	VPANDQ    Z14, Z5, Z5
+	VPSHUFB   Z4, Z15, Z4
+	VPSHUFB   Z5, Z15, Z5
+	VPADDB    Z5, Z4, Z4
+	VPSADBW   Z13, Z4, Z4
+	VPADDQ    Z4, Z11, Z11
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	DECQ DX
+	JNZ  w_loop
+
+w_done:
+	VEXTRACTI64X4 $1, Z11, Y2
+	VPADDQ Y2, Y11, Y2
+	HSUMQ(Y2, X2)
+	MOVQ AX, differ+80(FP)
+	VZEROUPPER
+	RET
+
 // func differAVX512(z, sign, nz []uint64) (differ int)
 //
 // differAVX2 eight words at a time with VPOPCNTQ (len(z) a multiple of 8).

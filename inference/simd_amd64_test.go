@@ -85,18 +85,22 @@ func TestThresholdFastPathMatchesReference(t *testing.T) {
 	}
 }
 
-// TernaryDot counts with VPOPCNTQ where the CPU has it, else with the
-// AVX2 nibble table; both against the definition.
-func TestTernaryDotBothCounts(t *testing.T) {
-	saved := popcnt512
-	defer func() { popcnt512 = saved }()
-	for _, on := range []bool{false, true} {
-		if on && !saved {
-			t.Log("no VPOPCNTQ here: only the AVX2 count tested")
+// TernaryDot counts with VPOPCNTQ where the CPU has it, else with 64-byte
+// nibble tables where it has AVX-512 BW, else with the AVX2 nibble table;
+// each against the definition.
+func TestTernaryDotEveryCount(t *testing.T) {
+	savedP, savedS := popcnt512, shuffle512
+	defer func() { popcnt512, shuffle512 = savedP, savedS }()
+	for _, c := range []struct {
+		name           string
+		popcnt, shufbw bool
+	}{{"avx2", false, false}, {"avx512bw", false, true}, {"vpopcntq", true, false}} {
+		if c.popcnt && !savedP || c.shufbw && !savedS {
+			t.Logf("no %s here: not tested", c.name)
 			continue
 		}
-		popcnt512 = on
-		t.Run(fmt.Sprintf("vpopcntq=%v", on), TestTernaryDotFastPathMatchesReference)
+		popcnt512, shuffle512 = c.popcnt, c.shufbw
+		t.Run(c.name, TestTernaryDotFastPathMatchesReference)
 	}
 }
 
