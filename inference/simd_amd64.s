@@ -1385,6 +1385,15 @@ tl_done:
 // operations on the same operands as the reference loop, so the same
 // bits. upper = 1 when d > 64 (stages h >= 64 to run).
 TEXT ·tilesAVX512(SB), NOSPLIT, $64-184
+	// SKIPSTORE(L) jumps past the first transform's stores (to z5_tiled) when
+// vperm = 2 keeps its outputs in registers; otherwise it goes on at L.
+#define SKIPSTORE(L) \
+	CMPQ 48(SP), $1; \
+	JNE  L; \
+	CMPQ vperm+176(FP), $2; \
+	JEQ  z5_tiled; \
+L:
+
 	MOVQ units+144(FP), AX
 	TESTQ AX, AX
 	JZ    z5_end
@@ -1615,12 +1624,14 @@ z5_tile:
 	CMPQ AX, $2
 	JEQ  z5_rows2
 	S1(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	SKIPSTORE(z5_store1)
 	ZSTORE(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	JMP  z5_tiled
 
 z5_rows2:
 	S1(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	S2(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	SKIPSTORE(z5_store2)
 	ZSTORE(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	JMP  z5_tiled
 
@@ -1628,6 +1639,7 @@ z5_rows3:
 	S1(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	S2(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	S4(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	SKIPSTORE(z5_store3)
 	ZSTORE(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 
 z5_tiled:
