@@ -17,7 +17,7 @@ func xgetbv0() (eax uint32)
 func fwhtAVX2(x []float32)
 
 //go:noescape
-func bitsAVX512(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
+func bitsAVX512(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32, k *simdConsts)
 
 //go:noescape
 func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
@@ -61,7 +61,7 @@ func differAVX512(z, sign, nz []uint64) (differ int)
 func differAVX512BW(z, sign, nz []uint64, lut *[32]byte) (differ int)
 
 //go:noescape
-func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
+func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32, k *simdConsts)
 
 // simdConsts are bitsAVX2's constants, broadcast to every lane.
 type simdConsts struct {
@@ -69,14 +69,13 @@ type simdConsts struct {
 	magic    float64 // roundMagic
 	absMask  uint64  // clears the sign bit
 	// The float32 first pass's (see bitsGo).
-	invTwoPi32 float32
-	absMask32  uint32
-	one32      float32
-	margin32   float32 // 2⁻²⁰
+	absMask32 uint32
+	one32     float32
+	edgeScale float32 // 2¹⁹ (see edgeScale)
 }
 
 var bitsConsts = simdConsts{invTwoPi: 1 / (2 * math.Pi), magic: roundMagic, absMask: 1<<63 - 1,
-	invTwoPi32: 1 / (2 * math.Pi), absMask32: 1<<31 - 1, one32: 1, margin32: 0x1p-20}
+	absMask32: 1<<31 - 1, one32: 1, edgeScale: edgeScale}
 
 // haveAVX2 reports whether the CPU and the operating system support AVX2
 // (the OS must save the YMM registers: XCR0 bits 1 and 2).
@@ -94,14 +93,16 @@ func haveAVX2() bool {
 	return ebx7&(1<<5) != 0
 }
 
-// haveAVX512 reports whether the CPU has AVX-512 F and the operating
-// system saves the ZMM registers and mask registers (XCR0 bits 5–7).
+// haveAVX512 reports whether the CPU has AVX-512 F and DQ (bitsAVX512's
+// VREDUCEPS, VRANGEPS and VPMOVD2M) and the operating system saves the
+// ZMM registers and mask registers (XCR0 bits 5–7).
 func haveAVX512() bool {
 	if !haveAVX2() {
 		return false
 	}
 	_, ebx7, _, _ := cpuid(7, 0)
-	return ebx7&(1<<16) != 0 && xgetbv0()&0xe6 == 0xe6
+	const f, dq = 1 << 16, 1 << 17
+	return ebx7&(f|dq) == f|dq && xgetbv0()&0xe6 == 0xe6
 }
 
 // simd says whether the fast paths run; tests switch it off to run the
@@ -143,16 +144,16 @@ func fwhtSIMD(x []float32) bool {
 
 // bitsSIMD writes len(out) words of interval-test bits (see bitsAVX2) with
 // the fast path; it returns false, doing nothing, when there is none.
-func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32) bool {
+func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32) bool {
 	if !simd {
 		return false
 	}
 	n := len(out) * 64
 	if avx512 {
-		bitsAVX512(out, u[:n], scale[:n], turn[:n], half[:n], t32[:n], h32[:n], &bitsConsts)
+		bitsAVX512(out, u[:n], scale[:n], turn[:n], half[:n], s32[:n], t32[:n], e32[:n], &bitsConsts)
 		return true
 	}
-	bitsAVX2(out, u[:n], scale[:n], turn[:n], half[:n], t32[:n], h32[:n], &bitsConsts)
+	bitsAVX2(out, u[:n], scale[:n], turn[:n], half[:n], s32[:n], t32[:n], e32[:n], &bitsConsts)
 	return true
 }
 

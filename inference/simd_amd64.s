@@ -63,9 +63,10 @@
 	MOVQ scale_base+48(FP), R8; \
 	MOVQ turn_base+72(FP), R9; \
 	MOVQ half_base+96(FP), R10; \
-	MOVQ t32_base+120(FP), R12; \
-	MOVQ h32_base+144(FP), R13; \
-	MOVQ k+168(FP), AX; \
+	MOVQ s32_base+120(FP), R11; \
+	MOVQ t32_base+144(FP), R12; \
+	MOVQ e32_base+168(FP), R13; \
+	MOVQ k+192(FP), AX; \
 	VBROADCASTSD 0(AX), Y15; \
 	VBROADCASTSD 8(AX), Y14; \
 	VBROADCASTSD 16(AX), Y13
@@ -276,19 +277,19 @@ done:
 	VZEROUPPER
 	RET
 
-// EXACT8(OFF) is the interval test in float64 of the 8 columns whose v
-// is in Y0, with their turn at OFF(R9) and half at OFF(R10), computed as
-// the Go loop does (the products separate instructions, the rounding
-// (q + magic) − magic; Y15 = invTwoPi, Y14 = magic, Y13 = the abs mask):
-// the 8 bits in AX. Clobbers BX and Y0–Y4.
-#define EXACT8(OFF) \
+// EXACT8(OFF, T, H) is the interval test in float64 of the 8 columns
+// whose v is in Y0, with their turn at OFF(T) and half at OFF(H),
+// computed as the Go loop does (the products separate instructions, the
+// rounding (q + magic) − magic; Y15 = invTwoPi, Y14 = magic, Y13 = the
+// abs mask): the 8 bits in AX. Clobbers BX and Y0–Y4.
+#define EXACT8(OFF, T, H) \
 	VCVTPS2PD X0, Y1; \
 	VEXTRACTF128 $1, Y0, X0; \
 	VCVTPS2PD X0, Y2; \
 	VMULPD  Y15, Y1, Y1; \
 	VMULPD  Y15, Y2, Y2; \
-	VADDPD  OFF(R9), Y1, Y1; \
-	VADDPD  OFF+32(R9), Y2, Y2; \
+	VADDPD  OFF(T), Y1, Y1; \
+	VADDPD  OFF+32(T), Y2, Y2; \
 	VADDPD  Y14, Y1, Y3; \
 	VADDPD  Y14, Y2, Y4; \
 	VSUBPD  Y14, Y3, Y3; \
@@ -297,56 +298,53 @@ done:
 	VSUBPD  Y4, Y2, Y2; \
 	VANDPD  Y13, Y1, Y1; \
 	VANDPD  Y13, Y2, Y2; \
-	VCMPPD  $2, OFF(R10), Y1, Y1; \
-	VCMPPD  $2, OFF+32(R10), Y2, Y2; \
+	VCMPPD  $2, OFF(H), Y1, Y1; \
+	VCMPPD  $2, OFF+32(H), Y2, Y2; \
 	VMOVMSKPD Y1, AX; \
 	VMOVMSKPD Y2, BX; \
 	SHLQ $4, BX; \
 	ORQ  BX, AX
 
-// func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
+// func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32, k *simdConsts)
 //
 // For each word w of out, bit i is column c = 64w+i: with
 // v = float32(u[c]·scale[c]), q = float64(float64(v)·invTwoPi) + turn[c],
 // f = q − ((q + magic) − magic), the bit is |f| <= half[c]: embedRun's
 // arithmetic. Each group of 8 columns is first decided in float32 (8 lanes,
-// half the bytes): p = v·c32, f' = (p + t32) − round(p + t32), and the bit
-// is |f'| < h32 wherever ||f'| − h32| > m = (|p| + 1)·2⁻²⁰, a bound four
-// times the worst difference between the float32 and float64 phases plus
-// h32's rounding (docs in bitsGo), so the bit is the float64 one. A group
-// with any lane within m (about one column in 2¹⁸ at ordinary phases;
-// every lane of a NaN, infinite or huge phase) is redone in float64, 8
-// columns in two halves, with the Go loop's operations in its order: the
-// products are separate instructions, never fused, and the rounding is
-// (q + magic) − magic as there (VROUNDPD differs from it once |q| >= 2⁵¹,
-// a phase of an absurd input but a float32 one).
-TEXT ·bitsAVX2(SB), NOSPLIT, $0-176
+// the proof at bitsGo): p = u·s32 (s32 the scale over 2π),
+// f' = (p + t32) − round(p + t32), e = 2¹⁹|f'| + e32 (= 2¹⁹(|f'| − h32)),
+// and the bit is e < 0 wherever |e| > max(|p|, 1). A group with any other
+// lane (about one column in 2¹⁷ at ordinary phases; every lane of a NaN,
+// infinite or huge phase) is redone in float64, 8 columns in two halves,
+// with the Go loop's operations in its order: the products are separate
+// instructions, never fused, and the rounding is (q + magic) − magic as
+// there (VROUNDPD differs from it once |q| >= 2⁵¹, a phase of an absurd
+// input but a float32 one).
+TEXT ·bitsAVX2(SB), NOSPLIT, $0-200
 	BITSARGS
-	VBROADCASTSS 24(AX), Y12 // c32 = float32(1/2π)
-	VBROADCASTSS 28(AX), Y11 // float32 abs mask
-	VBROADCASTSS 32(AX), Y10 // 1
-	VBROADCASTSS 36(AX), Y9  // 2⁻²⁰
+	VBROADCASTSS 24(AX), Y11 // float32 abs mask
+	VBROADCASTSS 28(AX), Y10 // 1
+	VBROADCASTSS 32(AX), Y9  // 2¹⁹
 	TESTQ DX, DX
 	JZ    bitsdone
 
 bitsword:
-	XORQ R11, R11
+	XORQ R14, R14
 	XORQ CX, CX
 
 bitsgroup:
 	VMOVUPS (SI), Y0
-	VMULPS  (R8), Y0, Y0     // v
-	VMULPS  Y12, Y0, Y1      // p = v·c32
+	VMULPS  (R11), Y0, Y1    // p = u·s32
 	VADDPS  (R12), Y1, Y2    // p + t32
 	VROUNDPS $8, Y2, Y3
 	VSUBPS  Y3, Y2, Y2       // f'
 	VANDPS  Y11, Y2, Y2      // |f'|
-	VSUBPS  (R13), Y2, Y2    // |f'| − h32: its sign is the bit
+	VMULPS  Y9, Y2, Y2       // 2¹⁹|f'|, exact
+	VADDPS  (R13), Y2, Y2    // e: its sign is the bit
 	VANDPS  Y11, Y1, Y1
-	VADDPS  Y10, Y1, Y1
-	VMULPS  Y9, Y1, Y1       // m = (|p| + 1)·2⁻²⁰
+	VMAXPS  Y10, Y1, Y1      // max(|p|, 1) (1 for NaN)
 	VANDPS  Y11, Y2, Y3
-	VCMPPS  $0x1E, Y1, Y3, Y3 // decided: ||f'| − h32| > m (false for NaN)
+	VCMPPS  $0x1E, Y1, Y3, Y3 // decided: |e| > max(|p|, 1) (false for NaN)
 	VMOVMSKPS Y3, BX
 	CMPL BX, $0xFF
 	JNE  bitsexact
@@ -354,9 +352,10 @@ bitsgroup:
 
 bitsnext:
 	SHLQ CX, AX
-	ORQ  AX, R11
+	ORQ  AX, R14
 	ADDQ $32, SI
 	ADDQ $32, R8
+	ADDQ $32, R11
 	ADDQ $32, R12
 	ADDQ $32, R13
 	ADDQ $64, R9
@@ -364,7 +363,7 @@ bitsnext:
 	ADDQ $8, CX
 	CMPQ CX, $64
 	JB   bitsgroup
-	MOVQ R11, (DI)
+	MOVQ R14, (DI)
 	ADDQ $8, DI
 	DECQ DX
 	JNZ  bitsword
@@ -373,8 +372,10 @@ bitsdone:
 	VZEROUPPER
 	RET
 
-bitsexact: // v is in Y0
-	EXACT8(0)
+bitsexact:
+	VMOVUPS (SI), Y0
+	VMULPS  (R8), Y0, Y0     // v
+	EXACT8(0, R9, R10)
 	JMP  bitsnext
 
 // func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
@@ -1109,77 +1110,86 @@ t_tiled:
 t_upper:
 	UPPER(t_second, t_next)
 
-// func bitsAVX512(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32, k *simdConsts)
+// EXACTW(OFF) is bitsAVX512's float64 pass over the 16 columns from
+// c + OFF/4 on, c the column at 0(SP) (their turn at CX, half at R14):
+// the bits stored at OFF/32(DI). Clobbers AX, BX, Y0–Y4 and 8(SP).
+#define EXACTW(OFF) \
+	MOVQ 0(SP), BX; \
+	VMOVUPS OFF(SI)(BX*4), Y0; \
+	VMULPS  OFF(R8)(BX*4), Y0, Y0; \
+	EXACT8(OFF*2, CX, R14); \
+	MOVQ AX, 8(SP); \
+	MOVQ 0(SP), BX; \
+	VMOVUPS OFF+32(SI)(BX*4), Y0; \
+	VMULPS  OFF+32(R8)(BX*4), Y0, Y0; \
+	EXACT8(OFF*2+64, CX, R14); \
+	SHLQ $8, AX; \
+	ORQ  8(SP), AX; \
+	MOVW AX, OFF/32(DI)
+
+// func bitsAVX512(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32, k *simdConsts)
 //
-// bitsAVX2 with 16 lanes: the float32 pass decides 16 columns at once
-// (the same operations; the bit is d < 0, which for a decided lane is its
-// sign), and a group of 16 with an undecided lane is redone in float64 in
-// two halves by bitsAVX2's exact code (EXACT8).
-TEXT ·bitsAVX512(SB), NOSPLIT, $8-176
+// bitsAVX2 with 16 lanes, two vectors (32 columns) a step, and AVX-512
+// DQ's instructions: f' in one VREDUCEPS, e in one FMA (2¹⁹|f'| is
+// exact, so the sum is rounded once, as 2¹⁹(|f'| − h32) is), max(|p|, 1)
+// in one VRANGEPS, the bits (e < 0) stored as a 32-bit mask. A step with
+// an undecided lane is redone in float64, 8 columns at a time, by
+// bitsAVX2's exact code (EXACTW, EXACT8).
+TEXT ·bitsAVX512(SB), NOSPLIT, $16-200
 	BITSARGS
-	VBROADCASTSS 24(AX), Z12 // c32 = float32(1/2π)
-	VPBROADCASTD 28(AX), Z11 // float32 abs mask
-	VBROADCASTSS 32(AX), Z10 // 1
-	VBROADCASTSS 36(AX), Z9  // 2⁻²⁰
+	VPBROADCASTD 24(AX), Z11 // float32 abs mask
+	VBROADCASTSS 28(AX), Z10 // 1
+	VBROADCASTSS 32(AX), Z9  // 2¹⁹
 	VPXORD Z8, Z8, Z8        // 0
+	SHLQ  $6, DX             // columns
+	XORQ  BX, BX             // column
 	TESTQ DX, DX
 	JZ    z_done
 
-z_word:
-	XORQ R11, R11
-	XORQ CX, CX
-
-z_group:
-	VMOVUPS (SI), Z0
-	VMULPS  (R8), Z0, Z0     // v
-	VMULPS  Z12, Z0, Z1      // p = v·c32
-	VADDPS  (R12), Z1, Z2    // p + t32
-	VRNDSCALEPS $8, Z2, Z3
-	VSUBPS  Z3, Z2, Z2       // f'
-	VPANDD  Z11, Z2, Z2      // |f'|
-	VSUBPS  (R13), Z2, Z2    // |f'| − h32
-	VPANDD  Z11, Z1, Z1
-	VADDPS  Z10, Z1, Z1
-	VMULPS  Z9, Z1, Z1       // m = (|p| + 1)·2⁻²⁰
-	VPANDD  Z11, Z2, Z3
-	VCMPPS  $0x1E, Z1, Z3, K1 // decided: ||f'| − h32| > m (false for NaN)
-	KMOVW   K1, BX
-	CMPL    BX, $0xFFFF
-	JNE     z_exact
-	VCMPPS  $0x11, Z8, Z2, K2 // |f'| < h32
-	KMOVW   K2, AX
+z_group: // 32 columns
+	VMOVUPS (SI)(BX*4), Z0
+	VMOVUPS 64(SI)(BX*4), Z16
+	VMULPS  (R11)(BX*4), Z0, Z1     // p = u·s32
+	VMULPS  64(R11)(BX*4), Z16, Z17
+	VADDPS  (R12)(BX*4), Z1, Z2     // p + t32
+	VADDPS  64(R12)(BX*4), Z17, Z18
+	VREDUCEPS $8, Z2, Z2            // f' = (p + t32) − round(p + t32)
+	VREDUCEPS $8, Z18, Z18
+	VPANDD  Z11, Z2, Z2             // |f'|
+	VPANDD  Z11, Z18, Z18
+	VFMADD213PS (R13)(BX*4), Z9, Z2 // e = 2¹⁹|f'| + e32
+	VFMADD213PS 64(R13)(BX*4), Z9, Z18
+	VRANGEPS $0x0B, Z10, Z1, Z3     // max(|p|, 1)
+	VRANGEPS $0x0B, Z10, Z17, Z19
+	VPANDD  Z11, Z2, Z4
+	VPANDD  Z11, Z18, Z20
+	VCMPPS  $0x1E, Z3, Z4, K1       // decided: |e| > max(|p|, 1) (false for NaN)
+	VCMPPS  $0x1E, Z19, Z20, K3
+	KANDW   K1, K3, K1
+	KORTESTW K1, K1
+	JCC     z_exact                 // not every lane decided
+	VCMPPS  $0x11, Z8, Z2, K2       // e < 0
+	VCMPPS  $0x11, Z8, Z18, K4
+	KUNPCKWD K2, K4, K2
+	KMOVD   K2, (DI)
 
 z_next:
-	SHLQ CX, AX
-	ORQ  AX, R11
-	ADDQ $64, SI
-	ADDQ $64, R8
-	ADDQ $64, R12
-	ADDQ $64, R13
-	ADDQ $128, R9
-	ADDQ $128, R10
-	ADDQ $16, CX
-	CMPQ CX, $64
+	ADDQ $4, DI
+	ADDQ $32, BX
+	CMPQ BX, DX
 	JB   z_group
-	MOVQ R11, (DI)
-	ADDQ $8, DI
-	DECQ DX
-	JNZ  z_word
 
 z_done:
 	VZEROUPPER
 	RET
 
-z_exact: // the 16 columns in float64, 8 at a time
-	VMOVUPS (SI), Y0
-	VMULPS  (R8), Y0, Y0
-	EXACT8(0)
-	MOVQ AX, 0(SP)
-	VMOVUPS 32(SI), Y0
-	VMULPS  32(R8), Y0, Y0
-	EXACT8(64)
-	SHLQ $8, AX
-	ORQ  0(SP), AX
+z_exact: // the 32 columns in float64, 8 at a time
+	MOVQ BX, 0(SP)
+	LEAQ (R9)(BX*8), CX
+	LEAQ (R10)(BX*8), R14
+	EXACTW(0)
+	EXACTW(64)
+	MOVQ 0(SP), BX
 	JMP  z_next
 
 // func threshAVX2(out []uint64, xs []float32, feature []int32, value []float32, vgather int)

@@ -2,6 +2,7 @@ package inference
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -54,4 +55,41 @@ func BenchmarkTernaryDotFastPath(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkIntervalBits times the interval test (bitsSIMD, whole words)
+// of p columns in chunks of chunkColumns, as embedColumnsSIMD runs it, on
+// ordinary phases (|p| < 1 turn, as the default models' are).
+//
+//	go test -run '^$' -bench IntervalBits -count 5 ./inference
+func BenchmarkIntervalBits(b *testing.B) {
+	if !embedSIMD() {
+		b.Skip("no fast interval test on " + simdName)
+	}
+	for _, p := range []int{2048, 22656} {
+		tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 7, Sigma: 1, D: 64, P: p})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cols := make([]int32, p)
+		for i := range cols {
+			cols[i] = int32(i)
+		}
+		plan := tr.columnPlan(cols)
+		rnd := rand.New(rand.NewPCG(1, 2))
+		u := make([]float32, p)
+		for i := range u {
+			u[i] = float32(rnd.NormFloat64() * 2 / float64(plan.scale[i]))
+		}
+		out := make([]uint64, (p+63)/64)
+		b.Run(fmt.Sprintf("p=%d", p), func(b *testing.B) {
+			for b.Loop() {
+				for c0 := 0; c0 < p; c0 += chunkColumns {
+					c1 := min(p, c0+chunkColumns)
+					tr.intervalBits(out[c0/64:], u[c0:c1], plan, c0, c1)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(p), "ns/column")
+		})
+	}
 }

@@ -11,7 +11,7 @@ func embedSIMD() bool { return false }
 
 func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) bool { return false }
 
-func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, t32, h32 []float32) bool {
+func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32) bool {
 	return false
 }
 

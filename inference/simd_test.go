@@ -214,6 +214,16 @@ func TestIntervalBitsFastPathMatchesReference(t *testing.T) {
 	testIntervalBits(t)
 }
 
+// fastPhase is bitsSIMD's float32 pass for column i of plan (see bitsGo):
+// the phase p and the scaled distance e to the interval's end; the pass
+// decides the column, bit e < 0, when |e| > max(|p|, 1).
+func fastPhase(plan *columnPlan, i int, u float32) (p, e float32) {
+	p = u * plan.s32[i]
+	q := p + plan.t32[i]
+	f := float32(math.Abs(float64(q - float32(math.RoundToEven(float64(q))))))
+	return p, f*edgeScale + plan.e32[i]
+}
+
 func testIntervalBits(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(39, 40))
 	tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 7, Sigma: 1, D: 16, P: 4096})
@@ -235,15 +245,21 @@ func testIntervalBits(t *testing.T) {
 			switch mode := (trial + i) % 8; {
 			case trial%4 == 0 || mode < 2: // an ordinary phase
 				u[i] = float32(rnd.NormFloat64() * 3 / s)
-			case mode < 6: // a phase at an end of the interval, ± a few ulps
+			case mode < 6: // a phase at an end of the interval, ± a few ulps (mode 2, 3) or ± about the float32 pass's margin (4, 5)
 				k := float64(rnd.IntN(9) - 4)
 				end := k + plan.half[i]
 				if mode%2 == 0 {
 					end = k - plan.half[i]
 				}
-				u[i] = float32((end - plan.turn[i]) * 2 * math.Pi / s)
+				phase := end - plan.turn[i]
+				if mode >= 4 {
+					phase += float64(2*rnd.IntN(2)-1) * (0.8 + 0.4*rnd.Float64()) * 0x1p-19 * max(math.Abs(phase), 1)
+				}
+				u[i] = float32(phase * 2 * math.Pi / s)
 				for range rnd.IntN(7) - 3 {
-					u[i] = math.Nextafter32(u[i], float32(math.Inf(1)))
+					if mode < 4 {
+						u[i] = math.Nextafter32(u[i], float32(math.Inf(1)))
+					}
 				}
 			case mode == 6: // huge
 				u[i] = float32(rnd.NormFloat64() * math.Exp(rnd.Float64()*80))
@@ -253,26 +269,20 @@ func testIntervalBits(t *testing.T) {
 		}
 		clear(ref)
 		bitsGo(ref, u, plan.scale, plan.turn, plan.half)
-		bitsSIMD(fast, u, plan.scale, plan.turn, plan.half, plan.turn32, plan.half32)
+		bitsSIMD(fast, u, plan.scale, plan.turn, plan.half, plan.s32, plan.t32, plan.e32)
 		for w := range fast {
 			if fast[w] != ref[w] {
 				for b := range 64 {
 					if i := 64*w + b; fast[w]>>b&1 != ref[w]>>b&1 {
-						v := float32(u[i] * plan.scale[i])
-						p := float32(v * float32(1/(2*math.Pi)))
-						q := float32(p + plan.turn32[i])
-						t.Logf("col %d: u %g scale %g v %g p %g q' %g turn %g half %g t32 %g h32 %g", i, u[i], plan.scale[i], v, p, q, plan.turn[i], plan.half[i], plan.turn32[i], plan.half32[i])
+						p, e := fastPhase(plan, i, u[i])
+						t.Logf("col %d: u %g scale %g turn %g half %g: float32 pass p %g e %g", i, u[i], plan.scale[i], plan.turn[i], plan.half[i], p, e)
 					}
 				}
 				t.Fatalf("trial %d: word %d: %#x, reference %#x", trial, w, fast[w], ref[w])
 			}
 		}
 		for i := range u { // count the columns the float32 pass cannot decide
-			v := float32(u[i] * plan.scale[i])
-			p := float32(v * float32(1/(2*math.Pi)))
-			q := float32(p + plan.turn32[i])
-			f := float32(math.Abs(float64(q - float32(math.RoundToEven(float64(q))))))
-			if !(math.Abs(float64(f-plan.half32[i])) > float64(float32(float32(float32(math.Abs(float64(p)))+1)*0x1p-20))) {
+			if p, e := fastPhase(plan, i, u[i]); !(math.Abs(float64(e)) > max(math.Abs(float64(p)), 1)) {
 				edges++
 			}
 		}

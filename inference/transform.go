@@ -466,14 +466,19 @@ type blockRange struct {
 type columnPlan struct {
 	ranges []blockRange // cols grouped by the block that computes them
 	// The fast path's tables: per kept column i, scale[i], turn[i] and
-	// half[i] are column cols[i]'s, turn32 and half32 the float32 roundings
-	// of turn and half (bitsSIMD's first pass); start is cols[0] when the
-	// columns are consecutive (then no gather is needed), else −1.
-	start          int
-	scale          []float32
-	turn, half     []float64
-	turn32, half32 []float32
+	// half[i] are column cols[i]'s (bitsGo's); s32, t32 and e32 are
+	// bitsSIMD's float32 pass's (see bitsGo): s32 = float32(scale/2π),
+	// t32 = float32(turn), e32 = −2¹⁹·float32(half). start is cols[0]
+	// when the columns are consecutive (then no gather is needed), else −1.
+	start         int
+	scale         []float32
+	turn, half    []float64
+	s32, t32, e32 []float32
 }
+
+// edgeScale is 2¹⁹, the scale of the float32 pass's distance to the
+// interval's end (see bitsGo).
+const edgeScale = 0x1p19
 
 // columnPlan groups ascending columns by the block that computes them and
 // gathers their per-column parameters.
@@ -492,16 +497,19 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 	if n := len(cols); n > 0 && int(cols[n-1])-int(cols[0]) == n-1 {
 		plan.start = int(cols[0])
 	}
-	if !embedSIMD() { // the tables are the fast path's: 28 bytes a column
+	if !embedSIMD() { // the tables are the fast path's: 32 bytes a column
 		return plan
 	}
-	plan.scale = make([]float32, len(cols))
-	plan.turn, plan.half = make([]float64, len(cols)), make([]float64, len(cols))
-	plan.turn32, plan.half32 = make([]float32, len(cols)), make([]float32, len(cols))
+	n := len(cols)
+	plan.scale, plan.s32 = make([]float32, n), make([]float32, n)
+	plan.turn, plan.half = make([]float64, n), make([]float64, n)
+	plan.t32, plan.e32 = make([]float32, n), make([]float32, n)
 	for i, c := range cols {
 		plan.scale[i] = tr.blocks[int(c)/tr.d].scale[int(c)%tr.d]
 		plan.turn[i], plan.half[i] = tr.turn[c], tr.half[c]
-		plan.turn32[i], plan.half32[i] = float32(tr.turn[c]), float32(tr.half[c])
+		plan.s32[i] = float32(float64(plan.scale[i]) * (1 / (2 * math.Pi)))
+		plan.t32[i] = float32(tr.turn[c])
+		plan.e32[i] = -edgeScale * float32(tr.half[c])
 	}
 	return plan
 }
@@ -589,7 +597,7 @@ func (tr *Transform) blocksSIMD(first, nb int, ws *Workspace) []float32 {
 // whole words with the fast path, the rest with bitsGo.
 func (tr *Transform) intervalBits(out []uint64, g []float32, plan *columnPlan, c0, c1 int) {
 	full := (c1 - c0) / 64
-	bitsSIMD(out[:full], g, plan.scale[c0:c1], plan.turn[c0:c1], plan.half[c0:c1], plan.turn32[c0:c1], plan.half32[c0:c1])
+	bitsSIMD(out[:full], g, plan.scale[c0:c1], plan.turn[c0:c1], plan.half[c0:c1], plan.s32[c0:c1], plan.t32[c0:c1], plan.e32[c0:c1])
 	if c := c0 + full*64; c < c1 {
 		out[full] = 0
 		bitsGo(out[full:], g[full*64:], plan.scale[c:c1], plan.turn[c:c1], plan.half[c:c1])
@@ -602,16 +610,24 @@ func (tr *Transform) intervalBits(out []uint64, g []float32, plan *columnPlan, c
 // and f = q − round(q), the bit is |f| <= half[i]. It is the reference of
 // bitsSIMD.
 //
-// bitsSIMD decides most columns in float32 first: p = float32(v·c32) with
-// c32 = float32(1/2π), f' = float32(p + t32) − round(…), t32 and h32 the
-// float32 roundings of turn and half. |f| and |f'| are the distances of q
-// and q' = p + t32 to the nearest integer, so they differ by at most
-// |q − q'| <= 2⁻²³|v|/2π (c32's and p's roundings) + 2⁻²⁵ (t32's) +
-// 2⁻²⁴|q'| (the sum's) + float64's 2⁻⁵² terms < 2⁻²²(|p| + 1); h32 is
-// within 2⁻²⁶ of half. So where ||f'| − h32| > (|p| + 1)·2⁻²⁰ (four times
-// that, which covers the float32 rounding of the difference and of the
-// bound), |f'| < h32 exactly when |f| <= half. Any other column (a NaN or
-// infinite phase never passes the test) is computed in float64.
+// bitsSIMD decides most columns in float32 first, from columnPlan's
+// s32 = float32(scale/2π), t32 = float32(turn) and h32 = float32(half)
+// (stored as e32 = −2¹⁹·h32): p = float32(u·s32) (one product; v is not
+// formed), q' = float32(p + t32), f' = q' − round(q') (exact) and
+// e = float32(2¹⁹|f'| + e32) = 2¹⁹·float32(|f'| − h32) (2¹⁹|f'| is exact,
+// so fused or not the sum is rounded once). |f| and |f'| are the distances
+// of q and q' to the nearest integer, so they differ by at most |q − q'|.
+// With ε = 2⁻²⁴: p is within 3ε|p| of v/2π (its own rounding, s32's and
+// v's), t32 within 2⁻²⁵ of turn (< 1), q' within ε(|p| + 1) of p + t32,
+// and q within float64's 2⁻⁵² terms of v/2π + turn; so
+// |q − q'| <= ε(4|p| + 1.5) + tiny < 2⁻²²(|p| + 1), and h32 is within
+// 2⁻²⁶ of half. The pass decides a column when |e| > max(|p|, 1): then
+// ||f'| − h32| > 2⁻¹⁹·max(|p|, 1) − 2⁻²⁶ (e's rounding) >=
+// 2⁻²⁰(|p| + 1) − 2⁻²⁶, about four times the 2⁻²²(|p| + 1) + 2⁻²⁶ by
+// which |f| − half and |f'| − h32 can differ, so e < 0 exactly when
+// |f| <= half. Every other column is computed in float64: a NaN phase
+// (the comparison is false), an infinite one (so is max) and |p| >= 2¹⁸
+// (|e| <= 2¹⁸, as |f'|, h32 <= ½) among them.
 func bitsGo(out []uint64, u, scale []float32, turn, half []float64) {
 	n := len(scale)
 	u, turn, half = u[:n], turn[:n], half[:n]
