@@ -68,12 +68,20 @@ func TestEmbedFastPathMatchesReference(t *testing.T) {
 }
 
 func testEmbedFastPath(t *testing.T, rnd *rand.Rand, d, p int, keep string) {
-	// Threshold columns in front put the transform's bits at an unaligned
-	// offset in the kept bits.
+	// Threshold columns in front put the transform's bits at an offset in
+	// the kept bits: unaligned, or 0 or 64 (the bits written straight into
+	// the kept bits' words) when every column is kept.
 	th := make([][]float32, d)
-	for i := range th {
-		for k := range rnd.IntN(3) {
-			th[i] = append(th[i], float32(k)-0.5)
+	switch lead := rnd.IntN(3); lead {
+	case 0:
+		for i := range th {
+			for k := range rnd.IntN(3) {
+				th[i] = append(th[i], float32(k)-0.5)
+			}
+		}
+	default:
+		for k := range 64 * (lead - 1) {
+			th[0] = append(th[0], float32(k)/64-0.5)
 		}
 	}
 	base := &ModelSpec{Classes: []string{"a", "b", "c"}, Thresholds: th,

@@ -402,7 +402,8 @@ func (tr *Transform) Embed(dst []uint64, x []float32, ws *Workspace) {
 // embedColumns ORs the bits of the given columns only (ascending, each < P)
 // into dst, packed in the order given from bit at on: bit at+i is column
 // cols[i]. plan is columnPlan(cols); blocks with no column are not
-// computed at all. The caller clears dst.
+// computed at all. The caller clears dst (the fast path writes whole
+// words of it from bit at on when at is a multiple of 64).
 func (tr *Transform) embedColumns(dst []uint64, at int, x []float32, cols []int32, plan *columnPlan, ws *Workspace) {
 	ws.load(x[:tr.spec.D])
 	if ws.u != nil && plan.scale != nil && embedSIMD() { // both built with the fast path on
@@ -530,6 +531,9 @@ func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *
 	}
 	n := len(cols)
 	bits := ws.bits[:(n+63)/64]
+	if at&63 == 0 { // the bits straight into dst's words, which are clear
+		bits = dst[at>>6:][:len(bits)]
+	}
 	if plan.start == 0 {
 		// Columns 0 to n−1 (what most models keep): the blocks chunk by
 		// chunk, each chunk's bits taken while its outputs are still in
@@ -540,7 +544,9 @@ func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *
 			u := tr.blocksSIMD(c0/d, (c1-c0+d-1)/d, ws)
 			tr.intervalBits(bits[c0/64:], u, plan, c0, c1)
 		}
-		orBitsAt(dst, at, bits, n)
+		if at&63 != 0 {
+			orBitsAt(dst, at, bits, n)
+		}
 		return
 	}
 	for i := 0; i < len(plan.ranges); {
@@ -563,7 +569,9 @@ func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *
 		}
 	}
 	tr.intervalBits(bits, g, plan, 0, n)
-	orBitsAt(dst, at, bits, n)
+	if at&63 != 0 {
+		orBitsAt(dst, at, bits, n)
+	}
 }
 
 // chunkColumns is how many columns embedColumnsSIMD computes before taking
