@@ -93,16 +93,17 @@ func haveAVX2() bool {
 	return ebx7&(1<<5) != 0
 }
 
-// haveAVX512 reports whether the CPU has AVX-512 F and DQ (bitsAVX512's
-// VREDUCEPS, VRANGEPS and VPMOVD2M) and the operating system saves the
-// ZMM registers and mask registers (XCR0 bits 5–7).
+// haveAVX512 reports whether the CPU has AVX-512 F, DQ and BW
+// (bitsAVX512's VREDUCEPS and VRANGEPS, its 32- and 64-bit masks) and the
+// operating system saves the ZMM registers and mask registers (XCR0 bits
+// 5–7).
 func haveAVX512() bool {
 	if !haveAVX2() {
 		return false
 	}
 	_, ebx7, _, _ := cpuid(7, 0)
-	const f, dq = 1 << 16, 1 << 17
-	return ebx7&(f|dq) == f|dq && xgetbv0()&0xe6 == 0xe6
+	const f, dq, bw = 1 << 16, 1 << 17, 1 << 30
+	return ebx7&(f|dq|bw) == f|dq|bw && xgetbv0()&0xe6 == 0xe6
 }
 
 // simd says whether the fast paths run; tests switch it off to run the

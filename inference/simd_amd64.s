@@ -1127,14 +1127,30 @@ t_upper:
 	ORQ  8(SP), AX; \
 	MOVW AX, OFF/32(DI)
 
+// ZPASS(OFF, U, P, E, M, A, K) is bitsAVX512's float32 pass over the 16
+// columns from BX + OFF/4: p = u·s32 in P, e = 2¹⁹|f'| + e32 in E, and K
+// the lanes it decides, |e| > max(|p|, 1) (false for NaN; M, A and U
+// scratch).
+#define ZPASS(OFF, U, P, E, M, A, K) \
+	VMOVUPS OFF(SI)(BX*4), U; \
+	VMULPS  OFF(R11)(BX*4), U, P; \
+	VADDPS  OFF(R12)(BX*4), P, E; \
+	VREDUCEPS $8, E, E; \
+	VPANDD  Z11, E, E; \
+	VFMADD213PS OFF(R13)(BX*4), Z9, E; \
+	VRANGEPS $0x0B, Z10, P, M; \
+	VPANDD  Z11, E, A; \
+	VCMPPS  $0x1E, M, A, K
+
 // func bitsAVX512(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32, k *simdConsts)
 //
-// bitsAVX2 with 16 lanes, two vectors (32 columns) a step, and AVX-512
-// DQ's instructions: f' in one VREDUCEPS, e in one FMA (2¹⁹|f'| is
-// exact, so the sum is rounded once, as 2¹⁹(|f'| − h32) is), max(|p|, 1)
-// in one VRANGEPS, the bits (e < 0) stored as a 32-bit mask. A step with
-// an undecided lane is redone in float64, 8 columns at a time, by
-// bitsAVX2's exact code (EXACTW, EXACT8).
+// bitsAVX2 with 16 lanes, four vectors (64 columns, a word of out) a
+// step, and AVX-512 DQ's and BW's instructions: f' in one VREDUCEPS, e in
+// one FMA (2¹⁹|f'| is exact, so the sum is rounded once, as
+// 2¹⁹(|f'| − h32) is), max(|p|, 1) in one VRANGEPS, the bits (e < 0)
+// joined in a 64-bit mask and stored from it. A step with an undecided
+// lane is redone in float64, 8 columns at a time, by bitsAVX2's exact
+// code (EXACTW, EXACT8).
 TEXT ·bitsAVX512(SB), NOSPLIT, $16-200
 	BITSARGS
 	VPBROADCASTD 24(AX), Z11 // float32 abs mask
@@ -1146,36 +1162,28 @@ TEXT ·bitsAVX512(SB), NOSPLIT, $16-200
 	TESTQ DX, DX
 	JZ    z_done
 
-z_group: // 32 columns
-	VMOVUPS (SI)(BX*4), Z0
-	VMOVUPS 64(SI)(BX*4), Z16
-	VMULPS  (R11)(BX*4), Z0, Z1     // p = u·s32
-	VMULPS  64(R11)(BX*4), Z16, Z17
-	VADDPS  (R12)(BX*4), Z1, Z2     // p + t32
-	VADDPS  64(R12)(BX*4), Z17, Z18
-	VREDUCEPS $8, Z2, Z2            // f' = (p + t32) − round(p + t32)
-	VREDUCEPS $8, Z18, Z18
-	VPANDD  Z11, Z2, Z2             // |f'|
-	VPANDD  Z11, Z18, Z18
-	VFMADD213PS (R13)(BX*4), Z9, Z2 // e = 2¹⁹|f'| + e32
-	VFMADD213PS 64(R13)(BX*4), Z9, Z18
-	VRANGEPS $0x0B, Z10, Z1, Z3     // max(|p|, 1)
-	VRANGEPS $0x0B, Z10, Z17, Z19
-	VPANDD  Z11, Z2, Z4
-	VPANDD  Z11, Z18, Z20
-	VCMPPS  $0x1E, Z3, Z4, K1       // decided: |e| > max(|p|, 1) (false for NaN)
-	VCMPPS  $0x1E, Z19, Z20, K3
+z_group: // 64 columns
+	ZPASS(0, Z0, Z1, Z2, Z3, Z4, K1)
+	ZPASS(64, Z16, Z17, Z18, Z19, Z20, K3)
+	ZPASS(128, Z21, Z22, Z23, Z24, Z25, K5)
+	ZPASS(192, Z26, Z27, Z28, Z29, Z30, K6)
 	KANDW   K1, K3, K1
+	KANDW   K5, K6, K5
+	KANDW   K1, K5, K1
 	KORTESTW K1, K1
 	JCC     z_exact                 // not every lane decided
 	VCMPPS  $0x11, Z8, Z2, K2       // e < 0
 	VCMPPS  $0x11, Z8, Z18, K4
+	VCMPPS  $0x11, Z8, Z23, K5
+	VCMPPS  $0x11, Z8, Z28, K6
 	KUNPCKWD K2, K4, K2
-	KMOVD   K2, (DI)
+	KUNPCKWD K5, K6, K5
+	KUNPCKDQ K2, K5, K2
+	KMOVQ   K2, (DI)
 
 z_next:
-	ADDQ $4, DI
-	ADDQ $32, BX
+	ADDQ $8, DI
+	ADDQ $64, BX
 	CMPQ BX, DX
 	JB   z_group
 
@@ -1183,12 +1191,14 @@ z_done:
 	VZEROUPPER
 	RET
 
-z_exact: // the 32 columns in float64, 8 at a time
+z_exact: // the 64 columns in float64, 8 at a time
 	MOVQ BX, 0(SP)
 	LEAQ (R9)(BX*8), CX
 	LEAQ (R10)(BX*8), R14
 	EXACTW(0)
 	EXACTW(64)
+	EXACTW(128)
+	EXACTW(192)
 	MOVQ 0(SP), BX
 	JMP  z_next
 
