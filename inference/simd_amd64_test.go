@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // The tiled blocks gather with scalar loads, with VGATHERDPS or (AVX-512,
@@ -120,14 +121,16 @@ func TestGatherMeasured(t *testing.T) {
 	saved := vgather
 	defer func() { vgather = saved }()
 	vgather = -1
+	start := time.Now()
 	g := measureGather()
+	took := time.Since(start)
 	if g < 0 || g > 2 || !avx512 && g == 2 || !simd && g != 0 {
 		t.Fatalf("measureGather() = %d", g)
 	}
 	if m := gatherMode(); m < 0 || m > 2 {
 		t.Fatalf("gatherMode() = %d with vgather unset", m)
 	}
-	t.Logf("gather mode chosen: %d (0 scalar loads, 1 VGATHERDPS, 2 AVX-512 permutes)", g)
+	t.Logf("gather mode chosen: %d (0 scalar loads, 1 VGATHERDPS, 2 AVX-512 permutes), measured in %v", g, took)
 }
 
 // The blocks of d = 8 run the table path where there is FMA3, else the
