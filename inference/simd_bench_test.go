@@ -71,11 +71,7 @@ func BenchmarkIntervalBits(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cols := make([]int32, p)
-		for i := range cols {
-			cols[i] = int32(i)
-		}
-		plan := tr.columnPlan(cols)
+		plan := tr.columnPlan(allColumns(p))
 		rnd := rand.New(rand.NewPCG(1, 2))
 		u := make([]float32, p)
 		for i := range u {

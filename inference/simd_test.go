@@ -222,6 +222,15 @@ func TestIntervalBitsFastPathMatchesReference(t *testing.T) {
 	testIntervalBits(t)
 }
 
+// allColumns returns the columns 0 to n−1.
+func allColumns(n int) []int32 {
+	cols := make([]int32, n)
+	for i := range cols {
+		cols[i] = int32(i)
+	}
+	return cols
+}
+
 // fastPhase is bitsSIMD's float32 pass for column i of plan (see bitsGo):
 // the phase p and the scaled distance e to the interval's end; the pass
 // decides the column, bit e < 0, when |e| > max(|p|, 1).
@@ -238,10 +247,7 @@ func testIntervalBits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := make([]int32, tr.spec.P)
-	for i := range cols {
-		cols[i] = int32(i)
-	}
+	cols := allColumns(tr.spec.P)
 	plan := tr.columnPlan(cols)
 	n := len(cols)
 	u := make([]float32, n)
