@@ -17,6 +17,9 @@ func xgetbv0() (eax uint32)
 func fwhtAVX2(x []float32)
 
 //go:noescape
+func fwhtAVX512(x []float32)
+
+//go:noescape
 func bitsAVX512(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32, k *simdConsts)
 
 //go:noescape
@@ -138,6 +141,10 @@ func fwhtUpperSIMD(x []float32) bool { return false }
 func fwhtSIMD(x []float32) bool {
 	if !simd {
 		return false
+	}
+	if avx512 && len(x) >= 16 {
+		fwhtAVX512(x)
+		return true
 	}
 	fwhtAVX2(x)
 	return true

@@ -277,6 +277,121 @@ done:
 	VZEROUPPER
 	RET
 
+// ZRADIX4 is RADIX4 on 16-lane vectors.
+#define ZRADIX4 \
+	VMOVUPS (SI), Z0; \
+	VMOVUPS (R9), Z1; \
+	VMOVUPS (R10), Z2; \
+	VMOVUPS (R11), Z3; \
+	VADDPS Z1, Z0, Z4; \
+	VSUBPS Z1, Z0, Z5; \
+	VADDPS Z3, Z2, Z6; \
+	VSUBPS Z3, Z2, Z7; \
+	VADDPS Z6, Z4, Z0; \
+	VADDPS Z7, Z5, Z1; \
+	VSUBPS Z6, Z4, Z2; \
+	VSUBPS Z7, Z5, Z3; \
+	VMOVUPS Z0, (SI); \
+	VMOVUPS Z1, (R9); \
+	VMOVUPS Z2, (R10); \
+	VMOVUPS Z3, (R11); \
+	ADDQ $64, SI; \
+	ADDQ $64, R9; \
+	ADDQ $64, R10; \
+	ADDQ $64, R11
+
+// ZSTAGE(K) finishes one of the stages h = 1, 2, 4, 8 within the 16 lanes
+// of Z0, as INNER, once each lane's partner is in Z1: the lanes in K (the
+// upper of each pair) take Z1 − Z0, the others Z0 + Z1.
+#define ZSTAGE(K) \
+	VADDPS Z1, Z0, Z2; \
+	VSUBPS Z0, Z1, Z3; \
+	VBLENDMPS Z3, Z2, K, Z0
+
+// func fwhtAVX512(x []float32)
+//
+// fwhtAVX2 with 16 lanes, for len(x) >= 16: stages h = 1 to 8 within each
+// vector, then h >= 16 fused in pairs in memory (ZRADIX4), and one
+// radix-2 stage when one is left. The same operations on the same
+// operands as the reference loop, so the same bits.
+TEXT ·fwhtAVX512(SB), NOSPLIT, $0-24
+	MOVQ x_base+0(FP), DI
+	MOVQ x_len+8(FP), CX
+	MOVQ DI, SI
+	MOVQ CX, DX
+	SHRQ $4, DX
+	MOVL $0xAAAA, AX
+	KMOVW AX, K1
+	MOVL $0xCCCC, AX
+	KMOVW AX, K2
+	MOVL $0xF0F0, AX
+	KMOVW AX, K3
+	MOVL $0xFF00, AX
+	KMOVW AX, K4
+
+z_inner:
+	VMOVUPS (SI), Z0
+	VPERMILPS  $0xB1, Z0, Z1
+	ZSTAGE(K1)
+	VPERMILPS  $0x4E, Z0, Z1
+	ZSTAGE(K2)
+	VSHUFF32X4 $0xB1, Z0, Z0, Z1
+	ZSTAGE(K3)
+	VSHUFF32X4 $0x4E, Z0, Z0, Z1
+	ZSTAGE(K4)
+	VMOVUPS Z0, (SI)
+	ADDQ $64, SI
+	DECQ DX
+	JNZ  z_inner
+
+	MOVQ $16, BX // h
+
+z_radix4:
+	LEAQ (BX*4), AX
+	CMPQ AX, CX
+	JA   z_radix2
+	XORQ R8, R8 // i
+
+z_r4block:
+	LEAQ (DI)(R8*4), SI   // q0
+	LEAQ (SI)(BX*4), R9   // q1
+	LEAQ (R9)(BX*4), R10  // q2
+	LEAQ (R10)(BX*4), R11 // q3
+	MOVQ BX, R12
+
+z_r4loop:
+	ZRADIX4
+	SUBQ $16, R12
+	JNZ  z_r4loop
+	ADDQ AX, R8
+	CMPQ R8, CX
+	JB   z_r4block
+	SHLQ $2, BX
+	JMP  z_radix4
+
+z_radix2:
+	CMPQ BX, CX
+	JAE  z_done
+	MOVQ DI, SI
+	LEAQ (DI)(BX*4), R9
+	MOVQ BX, R12
+
+z_r2loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS (R9), Z1
+	VADDPS Z1, Z0, Z2
+	VSUBPS Z1, Z0, Z3
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, (R9)
+	ADDQ $64, SI
+	ADDQ $64, R9
+	SUBQ $16, R12
+	JNZ  z_r2loop
+
+z_done:
+	VZEROUPPER
+	RET
+
 // EXACT8(OFF, T, H) is the interval test in float64 of the 8 columns
 // whose v is in Y0, with their turn at OFF(T) and half at OFF(H),
 // computed as the Go loop does (the products separate instructions, the

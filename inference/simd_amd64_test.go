@@ -152,3 +152,48 @@ func TestEmbed8EveryPath(t *testing.T) {
 		}
 	}
 }
+
+// FWHT runs 16 lanes wide where there is AVX-512, else 8; both against
+// the reference loop.
+func TestFWHTBothWidths(t *testing.T) {
+	saved := avx512
+	defer func() { avx512 = saved }()
+	for _, wide := range []bool{false, true} {
+		if wide && !haveAVX512() {
+			t.Log("no AVX-512 here: only the AVX2 path tested")
+			continue
+		}
+		avx512 = wide
+		t.Run(fmt.Sprintf("avx512=%v", wide), TestFWHTFastPathMatchesReferenceEverySize)
+	}
+}
+
+// BenchmarkFWHTWidths times FWHT's 8-lane (AVX2) and 16-lane (AVX-512)
+// paths on the same machine.
+//
+//	go test -run '^$' -bench FWHTWidths -count 5 ./inference
+func BenchmarkFWHTWidths(b *testing.B) {
+	saved := avx512
+	defer func() { avx512 = saved }()
+	for _, n := range []int{256, 1024, 4096} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		for _, wide := range []bool{false, true} {
+			if wide && !haveAVX512() {
+				continue
+			}
+			name := itoa(n) + "/avx2"
+			if wide {
+				name = itoa(n) + "/avx512"
+			}
+			b.Run(name, func(b *testing.B) {
+				avx512 = wide
+				for b.Loop() {
+					FWHT(x)
+				}
+			})
+		}
+	}
+}
