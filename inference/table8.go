@@ -58,33 +58,35 @@ func (tr *Transform) initTable8() {
 	nb := len(tr.blocks)
 	tr.row8, tr.p8, tr.g8 = make([]int32, nb), make([]int32, 8*nb), make([]float32, 8*nb)
 	for k, blk := range tr.blocks {
-		beta := blk.sign[0]
-		i := 0
-		for b, j := range []int{1, 2, 4} {
-			if beta*blk.sign[j] < 0 {
-				i |= 1 << b
-			}
-		}
-		m := -1
-		for mm, r := range table8Signs {
-			ok := true
-			for j := range 8 {
-				h := float32(1 - 2*(bitsOnes(i&j)&1)) // H_i,j
-				ok = ok && beta*h*r[j] == blk.sign[j]
-			}
-			if ok {
-				m = mm
-			}
-		}
-		if m < 0 {
-			panic("inference: table8: sign vector not in the table")
-		}
+		beta, i, m := signClass(blk.sign[:8])
 		tr.row8[k] = int32(8 * m)
 		for l := range 8 {
 			tr.p8[8*k+l] = blk.perm[l] ^ int32(i) | int32(k&1)<<4
 			tr.g8[8*k+l] = beta * blk.gauss[l]
 		}
 	}
+}
+
+// signClass returns the β, i and m with s = β·H_i∘R_m for a vector s of
+// eight signs (±1).
+func signClass(s []float32) (beta float32, i, m int) {
+	beta = s[0]
+	for b, j := range []int{1, 2, 4} {
+		if beta*s[j] < 0 {
+			i |= 1 << b
+		}
+	}
+	for mm, r := range table8Signs {
+		ok := true
+		for j := range 8 {
+			h := float32(1 - 2*(bitsOnes(i&j)&1)) // H_i,j
+			ok = ok && beta*h*r[j] == s[j]
+		}
+		if ok {
+			return beta, i, mm
+		}
+	}
+	panic("inference: table8: sign vector not in the table")
 }
 
 // bitsOnes is the number of set bits of a small non-negative v.

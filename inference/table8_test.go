@@ -134,11 +134,11 @@ func BenchmarkBlock8Go(b *testing.B) {
 	})
 }
 
-// Transforms of d = 8 (D = 5…8) embed kept columns (embedColumns: the
-// table path, the fast path's or the Go loop's) with exactly the bits of
-// Embed (transformBlock, the reference), on inputs with NaN, ±∞, ±0,
-// huge, tiny and subnormal values, all columns, a run and a subset, at
-// unaligned offsets.
+// Transforms of d = 8 and 16 (D = 5…16) embed kept columns
+// (embedColumns: the table paths, the fast path's or the Go loop's) with
+// exactly the bits of Embed (transformBlock, the reference), on inputs
+// with NaN, ±∞, ±0, huge, tiny and subnormal values, all columns, a run
+// and a subset, at unaligned offsets.
 func TestEmbed8MatchesReference(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(85, 86))
 	testEmbed8(t, rnd)
@@ -147,8 +147,12 @@ func TestEmbed8MatchesReference(t *testing.T) {
 
 func testEmbed8(t *testing.T, rnd *rand.Rand) {
 	t.Helper()
-	for _, p := range []int{1, 8, 63, 64, 65, 200, 1000, 2048, 2051, 5000} {
-		spec := TransformSpec{Generator: GeneratorV1, Seed: rnd.Uint64(), Sigma: 0.1 + 3*rnd.Float64(), D: 5 + rnd.IntN(4), P: p}
+	for i, p := range []int{1, 8, 63, 64, 65, 200, 1000, 2048, 2051, 5000, 1, 16, 64, 100, 1000, 4096, 4099, 7000} {
+		D := 5 + rnd.IntN(4)
+		if i >= 10 {
+			D = 9 + rnd.IntN(8)
+		}
+		spec := TransformSpec{Generator: GeneratorV1, Seed: rnd.Uint64(), Sigma: 0.1 + 3*rnd.Float64(), D: D, P: p}
 		tr, err := NewTransform(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -209,4 +213,67 @@ func BenchmarkBlocks8(b *testing.B) {
 		table8SIMD(ws.t8, ws.x)
 		tr.blocksSIMD(0, 256, ws)
 	}
+}
+
+// Every block of d = 16 transforms through the table (block16) against
+// transformBlock: ≅, on the same inputs as for d = 8.
+func TestBlock16MatchesTransformBlock(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(89, 90))
+	for seed := range 30 {
+		for _, D := range []int{9, 13, 16} {
+			tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: uint64(seed), Sigma: 0.3 + 3*rnd.Float64(), D: D, P: 64 * (1 + rnd.IntN(40))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws := tr.NewWorkspace()
+			x := make([]float32, D)
+			tab := new([table16Len]float32)
+			b := make([]float32, 16)
+			for trial := range 12 {
+				for i := range x {
+					x[i] = special8(rnd, (trial+rnd.IntN(2))%4)
+				}
+				ws.load(x)
+				table16(tab, ws.x)
+				for k := range tr.blocks {
+					got := tr.block16(k, tab, b)
+					want := tr.transformBlock(k, ws)
+					for i := range 16 {
+						if !equivalent8(got[i], want[i]) {
+							t.Fatalf("seed %d D %d trial %d block %d: w[%d] = %g (%#x), transformBlock %g (%#x); x = %v", seed, D, trial, k, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]), x)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkBlock16Go is BenchmarkBlock8Go for d = 16, p = 4096.
+func BenchmarkBlock16Go(b *testing.B) {
+	tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 5, Sigma: 1, D: 16, P: 4096})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws := tr.NewWorkspace()
+	x := []float32{1, -2, 0.5, 3, -1, 0, 2, 1.5, 1, 2, 3, 4, -5, 6, 7, 8}
+	ws.load(x)
+	out := make([]float32, 4096)
+	b.Run("reference", func(b *testing.B) {
+		withoutSIMD(func() {
+			for b.Loop() {
+				for k := range tr.blocks {
+					copy(out[16*k:], tr.transformBlock(k, ws))
+				}
+			}
+		})
+	})
+	b.Run("table", func(b *testing.B) {
+		for b.Loop() {
+			table16(ws.t16, ws.x)
+			for k := range tr.blocks {
+				tr.block16(k, ws.t16, out[16*k:])
+			}
+		}
+	})
 }

@@ -89,8 +89,10 @@ type Transform struct {
 	// For d = 8, the table path (table8.go): per block the offset of its
 	// table row, and per value the second transform's gather index and
 	// signed Gaussian.
-	row8, p8 []int32
-	g8       []float32
+	// For d = 16 (table16.go) the same, p8 and g8 16 a block, and hi16
+	// the offset of the block's shifted upper row.
+	row8, p8, hi16 []int32
+	g8             []float32
 }
 
 type block struct {
@@ -186,8 +188,11 @@ func newTransform(spec TransformSpec, gather int) (*Transform, error) {
 		}
 		tr.blocks[k] = b
 	}
-	if d == 8 {
+	switch d {
+	case 8:
 		tr.initTable8()
+	case 16:
+		tr.initTable16()
 	}
 	if tilesFor(d, gather) {
 		// Whole units of U = max(d, 64) values (128 with pair tiles): the
@@ -268,7 +273,8 @@ type Workspace struct {
 	// padded input in tile order (with tiles).
 	u, g, xt []float32
 	bits     []uint64
-	t8       *[128]float32 // the input's table for d = 8 (table8), 512-byte aligned
+	t8       *[128]float32        // the input's table for d = 8 (table8), 512-byte aligned
+	t16      *[table16Len]float32 // for d = 16 (table16)
 }
 
 // NewWorkspace returns scratch memory sized for tr.
@@ -278,8 +284,11 @@ func (tr *Transform) NewWorkspace() *Workspace {
 		a: make([]float32, tr.d),
 		b: make([]float32, tr.d),
 	}
-	if tr.g8 != nil {
+	switch {
+	case tr.d == 8:
 		ws.t8 = new([128]float32) // its own size class: rows never straddle a cache line
+	case tr.d == 16:
+		ws.t16 = new([table16Len]float32)
 	}
 	if embedSIMD() && tr.d >= 8 {
 		ws.u = make([]float32, (len(tr.blocks)*tr.d+127)&^127) // whole tiles or pairs
@@ -410,14 +419,20 @@ func (tr *Transform) embedColumns(dst []uint64, at int, x []float32, cols []int3
 		tr.embedColumnsSIMD(dst, at, cols, plan, ws)
 		return
 	}
-	if tr.g8 != nil {
+	switch tr.d { // the table paths (table8.go, table16.go)
+	case 8:
 		table8(ws.t8, ws.x)
+	case 16:
+		table16(ws.t16, ws.x)
 	}
 	for _, br := range plan.ranges {
 		var w []float32
-		if tr.g8 != nil {
+		switch tr.d {
+		case 8:
 			w = tr.block8(br.block, ws.t8, ws.b)
-		} else {
+		case 16:
+			w = tr.block16(br.block, ws.t16, ws.b)
+		default:
 			w = tr.transformBlock(br.block, ws)
 		}
 		blk, first := &tr.blocks[br.block], br.block*tr.d
@@ -520,7 +535,7 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 // (bitsSIMD), then the bits shifted into place. The loaded input is in ws.
 func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *columnPlan, ws *Workspace) {
 	d := tr.d
-	if tr.g8 != nil {
+	if tr.d == 8 {
 		table8SIMD(ws.t8, ws.x)
 	}
 	if ws.xt != nil {
@@ -585,7 +600,7 @@ const chunkColumns = 2048
 func (tr *Transform) blocksSIMD(first, nb int, ws *Workspace) []float32 {
 	d := tr.d
 	from, to := first*d, (first+nb)*d
-	if tr.g8 != nil && blocks8SIMD(ws.u[from:to], ws.t8, tr.row8[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
+	if tr.d == 8 && blocks8SIMD(ws.u[from:to], ws.t8, tr.row8[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
 		return ws.u[from:to] // the table path (table8.go); table8SIMD ran
 	}
 	if ws.xt == nil {
