@@ -226,9 +226,10 @@ func pairsInRegisters(d, gather int) bool { return pairTiles(d, gather) && gathe
 // tilesFor reports whether transforms of padded size d use tilesSIMD:
 // sizes of 32 and up always; 8 and 16, which have in-register paths,
 // only where the tiles gather fast (VGATHERDPS, or AVX-512 permutes),
-// and 8 only without the table path (table8_amd64.go).
+// and only without their table paths (table8_amd64.go).
 func tilesFor(d, gather int) bool {
-	return simd && (d >= 32 || d >= 8 && gather >= 1 && !(d == 8 && fma3))
+	table := d == 8 && fma3 || d == 16 && fma3 && avx512
+	return simd && (d >= 32 || d >= 8 && gather >= 1 && !table)
 }
 
 // threshSIMD ORs the threshold bits of the first len(feature)/64 whole

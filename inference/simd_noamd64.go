@@ -31,6 +31,12 @@ func table8SIMD(t *[128]float32, x []float32) bool { return false }
 
 func blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bool { return false }
 
+func table16SIMD(t *[table16Len]float32, x []float32) bool { return false }
+
+func blocks16SIMD(u []float32, t *[table16Len]float32, row, hi, p16 []int32, g16 []float32) bool {
+	return false
+}
+
 func treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, depth int) int {
 	return 0
 }

@@ -14,6 +14,26 @@ func blocks8AVX512(u []float32, t *[128]float32, row, p8 []int32, g8 []float32, 
 //go:noescape
 func blocks8AVX2(u []float32, t *[128]float32, row, p8 []int32, g8 []float32, masks *[3][8]float32)
 
+//go:noescape
+func table16ShiftsAVX2(t *[table16Len]float32, idx *[8][8]int32)
+
+//go:noescape
+func blocks16AVX512(u []float32, t *[table16Len]float32, row, hi, p16 []int32, g16 []float32, masks *[3][8]float32, m8 *[16]float32)
+
+// table16Idx are table16ShiftsAVX2's permutations: lane j of row δ is
+// j ⊕ δ.
+var table16Idx = func() (idx [8][8]int32) {
+	for s := range idx {
+		for j := range idx[s] {
+			idx[s][j] = int32(j ^ s)
+		}
+	}
+	return idx
+}()
+
+// table16M8 is T16STAGE8's ±1 lanes: −1 in the upper half.
+var table16M8 = [16]float32{1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1}
+
 // table8Masks are T8FWHT's ±1 lanes for the stages h = 1, 2, 4: −1 in the
 // upper lane of each pair.
 var table8Masks = [3][8]float32{
@@ -53,5 +73,30 @@ func blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bo
 		u, row, p8, g8, n = u[8:], row[1:], p8[8:], g8[8:], n-8
 	}
 	blocks8AVX512(u[:n], t, row, p8[:n], g8[:n], &table8Masks)
+	return true
+}
+
+// table16SIMD is table16 with the fast path (AVX-512 and FMA3, which
+// blocks16SIMD needs); it returns false, doing nothing, when there is
+// none.
+func table16SIMD(t *[table16Len]float32, x []float32) bool {
+	if !simd || !fma3 || !avx512 {
+		return false
+	}
+	table8AVX2((*[128]float32)(t[:128]), x[:8], &table8Signs, &table8Masks)
+	table8AVX2((*[128]float32)(t[128:256]), x[8:16], &table8Signs, &table8Masks)
+	table16ShiftsAVX2(t, &table16Idx)
+	return true
+}
+
+// blocks16SIMD computes block16 of len(row) consecutive blocks into u with
+// the fast path (hi, p16 and g16 theirs); it returns false, doing nothing,
+// when there is none.
+func blocks16SIMD(u []float32, t *[table16Len]float32, row, hi, p16 []int32, g16 []float32) bool {
+	if !simd || !fma3 || !avx512 {
+		return false
+	}
+	n := 16 * len(row)
+	blocks16AVX512(u[:n], t, row, hi[:len(row)], p16[:n], g16[:n], &table8Masks, &table16M8)
 	return true
 }

@@ -180,3 +180,128 @@ z8_one:
 z8_end:
 	VZEROUPPER
 	RET
+
+// func table16ShiftsAVX2(t *[1280]float32, idx *[8][8]int32)
+//
+// table16Shifts: row 8m + δ of the shifted part (from 1024 bytes on) is
+// upper row m (from 512) permuted by idx[δ] (lane j takes j ⊕ δ).
+TEXT ·table16ShiftsAVX2(SB), NOSPLIT, $0-16
+	MOVQ t+0(FP), SI
+	MOVQ idx+8(FP), R8
+	LEAQ 1024(SI), DI
+	ADDQ $512, SI
+	VMOVDQU 0(R8), Y8
+	VMOVDQU 32(R8), Y9
+	VMOVDQU 64(R8), Y10
+	VMOVDQU 96(R8), Y11
+	VMOVDQU 128(R8), Y12
+	VMOVDQU 160(R8), Y13
+	VMOVDQU 192(R8), Y14
+	VMOVDQU 224(R8), Y15
+	MOVQ $16, CX
+
+s16_row:
+	VMOVUPS (SI), Y0
+	VMOVUPS Y0, 0(DI)
+	VPERMPS Y0, Y9, Y1
+	VMOVUPS Y1, 32(DI)
+	VPERMPS Y0, Y10, Y2
+	VMOVUPS Y2, 64(DI)
+	VPERMPS Y0, Y11, Y3
+	VMOVUPS Y3, 96(DI)
+	VPERMPS Y0, Y12, Y4
+	VMOVUPS Y4, 128(DI)
+	VPERMPS Y0, Y13, Y5
+	VMOVUPS Y5, 160(DI)
+	VPERMPS Y0, Y14, Y6
+	VMOVUPS Y6, 192(DI)
+	VPERMPS Y0, Y15, Y7
+	VMOVUPS Y7, 224(DI)
+	ADDQ $32, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNZ  s16_row
+	VZEROUPPER
+	RET
+
+// T16STAGE8 is FWHT's stage h = 8 on a 16-lane T into V: V = T with its
+// halves swapped, then V + T·M_8 (Z12: +1 in the lower half, −1 in the
+// upper), fl(x[j] ± x[j+8]) as T8FWHT's stages.
+#define T16STAGE8(T, V) \
+	VSHUFF32X4 $0x4E, T, T, V; \
+	VFMADD231PS Z12, T, V
+
+// func blocks16AVX512(u []float32, t *[1280]float32, row, hi, p16 []int32, g16 []float32, masks *[3][8]float32, m8 *[16]float32)
+//
+// block16 for nb = len(row) consecutive blocks, block k into u[16k:]: the
+// lower row (at row[k]) and the shifted upper row (at 1024 bytes + hi[k]·4)
+// broadcast to both halves, C = lower + upper·M_8 (one FMA: the sum in
+// the lower half, the difference in the upper), lane l of b is
+// g16[16k+l]·C[p16[16k+l]] (one VPERMPS), then FWHT(b): T16FWHT's stages
+// h = 1, 2, 4 in each half and T16STAGE8. Two blocks a step.
+TEXT ·blocks16AVX512(SB), NOSPLIT, $0-144
+	MOVQ masks+128(FP), AX
+	VBROADCASTF32X8 0(AX), Z13
+	VBROADCASTF32X8 32(AX), Z14
+	VBROADCASTF32X8 64(AX), Z15
+	MOVQ m8+136(FP), AX
+	VMOVUPS (AX), Z12
+	MOVQ u_base+0(FP), DI
+	MOVQ t+24(FP), SI
+	LEAQ 1024(SI), R12
+	MOVQ row_base+32(FP), R8
+	MOVQ row_len+40(FP), CX
+	MOVQ hi_base+56(FP), R11
+	MOVQ p16_base+80(FP), R9
+	MOVQ g16_base+104(FP), R10
+	XORQ BX, BX
+	SUBQ $2, CX
+	JB   z16_one
+
+z16_two:
+	MOVLQSX 0(R8), AX
+	MOVLQSX 0(R11), DX
+	MOVLQSX 4(R8), R13
+	MOVLQSX 4(R11), R14
+	VBROADCASTF32X8 (SI)(AX*4), Z0
+	VBROADCASTF32X8 (R12)(DX*4), Z1
+	VBROADCASTF32X8 (SI)(R13*4), Z2
+	VBROADCASTF32X8 (R12)(R14*4), Z3
+	VFMADD231PS Z12, Z1, Z0
+	VFMADD231PS Z12, Z3, Z2
+	VMOVDQU32 0(R9)(BX*1), Z1
+	VMOVDQU32 64(R9)(BX*1), Z3
+	VPERMPS Z0, Z1, Z0
+	VPERMPS Z2, Z3, Z2
+	VMULPS  0(R10)(BX*1), Z0, Z0
+	VMULPS  64(R10)(BX*1), Z2, Z2
+	T16FWHT(Z0, Z1)
+	T16FWHT(Z2, Z3)
+	T16STAGE8(Z1, Z0)
+	T16STAGE8(Z3, Z2)
+	VMOVUPS Z0, 0(DI)(BX*1)
+	VMOVUPS Z2, 64(DI)(BX*1)
+	ADDQ $8, R8
+	ADDQ $8, R11
+	ADDQ $128, BX
+	SUBQ $2, CX
+	JAE  z16_two
+
+z16_one:
+	ADDQ $2, CX
+	JZ   z16_end
+	MOVLQSX 0(R8), AX
+	MOVLQSX 0(R11), DX
+	VBROADCASTF32X8 (SI)(AX*4), Z0
+	VBROADCASTF32X8 (R12)(DX*4), Z1
+	VFMADD231PS Z12, Z1, Z0
+	VMOVDQU32 0(R9)(BX*1), Z1
+	VPERMPS Z0, Z1, Z0
+	VMULPS  0(R10)(BX*1), Z0, Z0
+	T16FWHT(Z0, Z1)
+	T16STAGE8(Z1, Z0)
+	VMOVUPS Z0, 0(DI)(BX*1)
+
+z16_end:
+	VZEROUPPER
+	RET

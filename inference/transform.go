@@ -535,8 +535,11 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 // (bitsSIMD), then the bits shifted into place. The loaded input is in ws.
 func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *columnPlan, ws *Workspace) {
 	d := tr.d
-	if tr.d == 8 {
+	switch tr.d { // the table paths
+	case 8:
 		table8SIMD(ws.t8, ws.x)
+	case 16:
+		table16SIMD(ws.t16, ws.x)
 	}
 	if ws.xt != nil {
 		x, xt := ws.x[:d], ws.xt[:len(tr.tileX)]
@@ -602,6 +605,9 @@ func (tr *Transform) blocksSIMD(first, nb int, ws *Workspace) []float32 {
 	from, to := first*d, (first+nb)*d
 	if tr.d == 8 && blocks8SIMD(ws.u[from:to], ws.t8, tr.row8[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
 		return ws.u[from:to] // the table path (table8.go); table8SIMD ran
+	}
+	if tr.d == 16 && blocks16SIMD(ws.u[from:to], ws.t16, tr.row8[first:first+nb], tr.hi16[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
+		return ws.u[from:to] // the table path (table16.go); table16SIMD ran
 	}
 	if ws.xt == nil {
 		blocksSIMD(ws.u[from:to], ws.a, ws.x[:d], tr.sign[from:to], tr.perm[from:to], tr.gauss[from:to], nb)
