@@ -13,11 +13,12 @@ import (
 // the same bits, so the choice changes speed only.
 
 // vgather, when 0, 1 or 2, forces the choice (tests set it): 1 gathers
-// with VGATHERDPS (and then blocks of d = 16, and 8 without FMA3, use
-// tiles, and d >= 16 pair tiles where there is AVX-512); 2, only with
-// AVX-512, permutes the tiles of d <= 64 in registers (VPERMI2PS; blocks
-// of d = 16, and 8 without FMA3, use tiles) and loads the rest with scalar
-// loads; 0 uses scalar loads. At −1 gatherMode measures it.
+// with VGATHERDPS (and then blocks of d = 8 and 16 without their table
+// paths use tiles, and d >= 16 pair tiles where there is AVX-512); 2, only
+// with AVX-512, permutes the tiles of d <= 64 in registers (VPERMI2PS;
+// blocks of d = 8 and 16 without their table paths use tiles) and loads
+// the rest with scalar loads; 0 uses scalar loads. At −1 gatherMode
+// measures it.
 var vgather = -1
 
 var (
