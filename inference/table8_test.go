@@ -157,10 +157,7 @@ func testEmbed8(t *testing.T, rnd *rand.Rand) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all := make([]int32, p)
-		for i := range all {
-			all[i] = int32(i)
-		}
+		all := allColumns(p)
 		lo := rnd.IntN(p)
 		hi := lo + 1 + rnd.IntN(p-lo)
 		var some []int32
