@@ -228,7 +228,7 @@ func pairsInRegisters(d, gather int) bool { return pairTiles(d, gather) && gathe
 // only where the tiles gather fast (VGATHERDPS, or AVX-512 permutes),
 // and only without their table paths (table8_amd64.go).
 func tilesFor(d, gather int) bool {
-	table := d == 8 && fma3 || d == 16 && fma3 && avx512
+	table := (d == 8 || d == 16) && fma3
 	return simd && (d >= 32 || d >= 8 && gather >= 1 && !table)
 }
 

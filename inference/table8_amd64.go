@@ -20,6 +20,9 @@ func table16ShiftsAVX2(t *[table16Len]float32, idx *[8][8]int32)
 //go:noescape
 func blocks16AVX512(u []float32, t *[table16Len]float32, row, hi, p16 []int32, g16 []float32, masks *[3][8]float32, m8 *[16]float32)
 
+//go:noescape
+func blocks16AVX2(u []float32, t *[table16Len]float32, row, hi, p16 []int32, g16 []float32, masks *[3][8]float32)
+
 // table16Idx are table16ShiftsAVX2's permutations: lane j of row δ is
 // j ⊕ δ.
 var table16Idx = func() (idx [8][8]int32) {
@@ -76,11 +79,10 @@ func blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bo
 	return true
 }
 
-// table16SIMD is table16 with the fast path (AVX-512 and FMA3, which
-// blocks16SIMD needs); it returns false, doing nothing, when there is
-// none.
+// table16SIMD is table16 with the fast path (FMA3, which blocks16SIMD
+// needs); it returns false, doing nothing, when there is none.
 func table16SIMD(t *[table16Len]float32, x []float32) bool {
-	if !simd || !fma3 || !avx512 {
+	if !simd || !fma3 {
 		return false
 	}
 	table8AVX2((*[128]float32)(t[:128]), x[:8], &table8Signs, &table8Masks)
@@ -93,10 +95,14 @@ func table16SIMD(t *[table16Len]float32, x []float32) bool {
 // the fast path (hi, p16 and g16 theirs); it returns false, doing nothing,
 // when there is none.
 func blocks16SIMD(u []float32, t *[table16Len]float32, row, hi, p16 []int32, g16 []float32) bool {
-	if !simd || !fma3 || !avx512 {
+	if !simd || !fma3 {
 		return false
 	}
 	n := 16 * len(row)
+	if !avx512 {
+		blocks16AVX2(u[:n], t, row, hi[:len(row)], p16[:n], g16[:n], &table8Masks)
+		return true
+	}
 	blocks16AVX512(u[:n], t, row, hi[:len(row)], p16[:n], g16[:n], &table8Masks, &table16M8)
 	return true
 }

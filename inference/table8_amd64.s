@@ -305,3 +305,60 @@ z16_one:
 z16_end:
 	VZEROUPPER
 	RET
+
+// func blocks16AVX2(u []float32, t *[1280]float32, row, hi, p16 []int32, g16 []float32, masks *[3][8]float32)
+//
+// blocks16AVX512 eight lanes wide: c = lower row + shifted upper row,
+// c' = their difference (stage h = 8 of the first transform), each half of
+// b from c and c' by two VPERMPS, chosen by bit 3 of p16 (VBLENDVPS on the
+// index shifted to the sign bit), times g16; then T8FWHT on each half and
+// stage h = 8 across them.
+TEXT ·blocks16AVX2(SB), NOSPLIT, $0-136
+	MOVQ masks+128(FP), AX
+	T8MASKS
+	MOVQ u_base+0(FP), DI
+	MOVQ t+24(FP), SI
+	LEAQ 1024(SI), R12
+	MOVQ row_base+32(FP), R8
+	MOVQ row_len+40(FP), CX
+	MOVQ hi_base+56(FP), R11
+	MOVQ p16_base+80(FP), R9
+	MOVQ g16_base+104(FP), R10
+	TESTQ CX, CX
+	JZ    y16_end
+	XORQ BX, BX
+
+y16_block:
+	MOVLQSX 0(R8), AX
+	MOVLQSX 0(R11), DX
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS (R12)(DX*4), Y1
+	VADDPS  Y1, Y0, Y2 // c
+	VSUBPS  Y1, Y0, Y3 // c'
+	VMOVDQU 0(R9)(BX*1), Y4
+	VPERMPS Y2, Y4, Y5
+	VPERMPS Y3, Y4, Y6
+	VPSLLD  $28, Y4, Y4
+	VBLENDVPS Y4, Y6, Y5, Y0
+	VMOVDQU 32(R9)(BX*1), Y4
+	VPERMPS Y2, Y4, Y5
+	VPERMPS Y3, Y4, Y6
+	VPSLLD  $28, Y4, Y4
+	VBLENDVPS Y4, Y6, Y5, Y7
+	VMULPS  0(R10)(BX*1), Y0, Y0
+	VMULPS  32(R10)(BX*1), Y7, Y7
+	T8FWHT(Y0, Y1)
+	T8FWHT(Y7, Y2)
+	VADDPS  Y2, Y1, Y3
+	VSUBPS  Y2, Y1, Y4
+	VMOVUPS Y3, 0(DI)(BX*1)
+	VMOVUPS Y4, 32(DI)(BX*1)
+	ADDQ $4, R8
+	ADDQ $4, R11
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  y16_block
+
+y16_end:
+	VZEROUPPER
+	RET
