@@ -74,11 +74,12 @@ type simdConsts struct {
 	// The float32 first pass's (see bitsGo).
 	absMask32 uint32
 	one32     float32
-	edgeScale float32 // 2¹⁹ (see edgeScale)
+	edgeScale float32  // 2¹⁹ (see edgeScale)
+	order     [8]int32 // bitsAVX2's VPERMD after its packs (YSIGNS)
 }
 
 var bitsConsts = simdConsts{invTwoPi: 1 / (2 * math.Pi), magic: roundMagic, absMask: 1<<63 - 1,
-	absMask32: 1<<31 - 1, one32: 1, edgeScale: edgeScale}
+	absMask32: 1<<31 - 1, one32: 1, edgeScale: edgeScale, order: [8]int32{0, 4, 1, 5, 2, 6, 3, 7}}
 
 // haveAVX2 reports whether the CPU and the operating system support AVX2
 // (the OS must save the YMM registers: XCR0 bits 1 and 2).

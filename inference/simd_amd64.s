@@ -420,77 +420,117 @@ z_done:
 	SHLQ $4, BX; \
 	ORQ  BX, AX
 
+// YEXACT(OFF) ORs the float64 bits (EXACT8) of the 8 columns from
+// CX + OFF/4 into R14 at bit OFF/4, turn and half at R9 and R10 already
+// moved to column CX.
+#define YEXACT(OFF) \
+	VMOVUPS OFF(SI)(CX*4), Y0; \
+	VMULPS  OFF(R8)(CX*4), Y0, Y0; \
+	EXACT8(OFF*2, R9, R10); \
+	SHLQ $(OFF/4), AX; \
+	ORQ  AX, R14
+
+// YPASS(OFF, E) is bitsAVX2's float32 pass over the 8 columns from
+// CX + OFF/4: e = 2¹⁹|f'| + e32 in E, and Y12 ANDed with the lanes it
+// decides, |e| > max(|p|, 1) (false for NaN). Y0, Y1 and Y3 are scratch.
+#define YPASS(OFF, E) \
+	VMOVUPS OFF(SI)(CX*4), Y0; \
+	VMULPS  OFF(R11)(CX*4), Y0, Y1; \
+	VADDPS  OFF(R12)(CX*4), Y1, E; \
+	VROUNDPS $8, E, Y3; \
+	VSUBPS  Y3, E, E; \
+	VANDPS  Y11, E, E; \
+	VMULPS  Y9, E, E; \
+	VADDPS  OFF(R13)(CX*4), E, E; \
+	VANDPS  Y11, Y1, Y1; \
+	VMAXPS  Y10, Y1, Y1; \
+	VANDPS  Y11, E, Y3; \
+	VCMPPS  $0x1E, Y1, Y3, Y3; \
+	VANDPS  Y3, Y12, Y12
+
+// YSIGNS(E0, E1, E2, E3) puts the signs of the 32 lanes of E0…E3 in AX,
+// lane l of E_k at bit 8k + l: packed to bytes with saturation (which
+// keeps signs), the doublewords put back in order by VPERMD (Y8), then
+// VPMOVMSKB.
+#define YSIGNS(E0, E1, E2, E3) \
+	VPACKSSDW E1, E0, E0; \
+	VPACKSSDW E3, E2, E2; \
+	VPACKSSWB E2, E0, E0; \
+	VPERMD    E0, Y8, E0; \
+	VPMOVMSKB E0, AX
+
 // func bitsAVX2(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32, k *simdConsts)
 //
 // For each word w of out, bit i is column c = 64w+i: with
 // v = float32(u[c]·scale[c]), q = float64(float64(v)·invTwoPi) + turn[c],
 // f = q − ((q + magic) − magic), the bit is |f| <= half[c]: embedRun's
-// arithmetic. Each group of 8 columns is first decided in float32 (8 lanes,
-// the proof at bitsGo): p = u·s32 (s32 the scale over 2π),
-// f' = (p + t32) − round(p + t32), e = 2¹⁹|f'| + e32 (= 2¹⁹(|f'| − h32)),
-// and the bit is e < 0 wherever |e| > max(|p|, 1). A group with any other
-// lane (about one column in 2¹⁷ at ordinary phases; every lane of a NaN,
-// infinite or huge phase) is redone in float64, 8 columns in two halves,
-// with the Go loop's operations in its order: the products are separate
-// instructions, never fused, and the rounding is (q + magic) − magic as
-// there (VROUNDPD differs from it once |q| >= 2⁵¹, a phase of an absurd
-// input but a float32 one).
+// arithmetic. Each word's 64 columns are first decided in float32, 8
+// lanes at a time (the proof at bitsGo): p = u·s32 (s32 the scale over
+// 2π), f' = (p + t32) − round(p + t32), e = 2¹⁹|f'| + e32
+// (= 2¹⁹(|f'| − h32)), and the bit is e < 0 wherever |e| > max(|p|, 1).
+// A word with any other lane (about one column in 2¹⁷ at ordinary
+// phases; every lane of a NaN, infinite or huge phase) is redone in
+// float64, 8 columns at a time, with the Go loop's operations in its
+// order: the products are separate instructions, never fused, and the
+// rounding is (q + magic) − magic as there (VROUNDPD differs from it
+// once |q| >= 2⁵¹, a phase of an absurd input but a float32 one).
 TEXT ·bitsAVX2(SB), NOSPLIT, $0-200
 	BITSARGS
 	VBROADCASTSS 24(AX), Y11 // float32 abs mask
 	VBROADCASTSS 28(AX), Y10 // 1
 	VBROADCASTSS 32(AX), Y9  // 2¹⁹
+	VMOVDQU 36(AX), Y8       // YSIGNS' order
+	SHLQ  $6, DX             // columns
+	XORQ  CX, CX             // column
 	TESTQ DX, DX
 	JZ    bitsdone
 
 bitsword:
-	XORQ R14, R14
-	XORQ CX, CX
-
-bitsgroup:
-	VMOVUPS (SI), Y0
-	VMULPS  (R11), Y0, Y1    // p = u·s32
-	VADDPS  (R12), Y1, Y2    // p + t32
-	VROUNDPS $8, Y2, Y3
-	VSUBPS  Y3, Y2, Y2       // f'
-	VANDPS  Y11, Y2, Y2      // |f'|
-	VMULPS  Y9, Y2, Y2       // 2¹⁹|f'|, exact
-	VADDPS  (R13), Y2, Y2    // e: its sign is the bit
-	VANDPS  Y11, Y1, Y1
-	VMAXPS  Y10, Y1, Y1      // max(|p|, 1) (1 for NaN)
-	VANDPS  Y11, Y2, Y3
-	VCMPPS  $0x1E, Y1, Y3, Y3 // decided: |e| > max(|p|, 1) (false for NaN)
-	VMOVMSKPS Y3, BX
+	VPCMPEQD Y12, Y12, Y12   // every lane decided, so far
+	YPASS(0, Y4)
+	YPASS(32, Y5)
+	YPASS(64, Y6)
+	YPASS(96, Y7)
+	YSIGNS(Y4, Y5, Y6, Y7)
+	MOVL AX, R14
+	YPASS(128, Y4)
+	YPASS(160, Y5)
+	YPASS(192, Y6)
+	YPASS(224, Y7)
+	YSIGNS(Y4, Y5, Y6, Y7)
+	SHLQ $32, AX
+	ORQ  AX, R14
+	VMOVMSKPS Y12, BX
 	CMPL BX, $0xFF
 	JNE  bitsexact
-	VMOVMSKPS Y2, AX
 
 bitsnext:
-	SHLQ CX, AX
-	ORQ  AX, R14
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R11
-	ADDQ $32, R12
-	ADDQ $32, R13
-	ADDQ $64, R9
-	ADDQ $64, R10
-	ADDQ $8, CX
-	CMPQ CX, $64
-	JB   bitsgroup
 	MOVQ R14, (DI)
 	ADDQ $8, DI
-	DECQ DX
-	JNZ  bitsword
+	ADDQ $64, CX
+	CMPQ CX, DX
+	JB   bitsword
 
 bitsdone:
 	VZEROUPPER
 	RET
 
-bitsexact:
-	VMOVUPS (SI), Y0
-	VMULPS  (R8), Y0, Y0     // v
-	EXACT8(0, R9, R10)
+bitsexact: // the 64 columns in float64, turn and half at R9 and R10 moved to them
+	LEAQ (R9)(CX*8), R9
+	LEAQ (R10)(CX*8), R10
+	XORQ R14, R14
+	YEXACT(0)
+	YEXACT(32)
+	YEXACT(64)
+	YEXACT(96)
+	YEXACT(128)
+	YEXACT(160)
+	YEXACT(192)
+	YEXACT(224)
+	MOVQ CX, AX
+	SHLQ $3, AX
+	SUBQ AX, R9
+	SUBQ AX, R10
 	JMP  bitsnext
 
 // func blocksAVX2(u, a, x, sign []float32, perm []int32, gauss []float32, nb int)
