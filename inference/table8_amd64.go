@@ -12,6 +12,12 @@ func table8AVX2(t *[128]float32, x []float32, signs *[16][8]float32, masks *[3][
 func blocks8AVX512(u []float32, t *[128]float32, row, p8 []int32, g8 []float32, masks *[3][8]float32)
 
 //go:noescape
+func table8AVX512(t *[128]float32, x []float32, signs *[16][8]float32, masks *[3][8]float32)
+
+//go:noescape
+func table16AVX512(t *[table16Len]float32, x []float32, signs *[16][8]float32, masks *[3][8]float32, idx *[4][16]int32)
+
+//go:noescape
 func blocks8AVX2(u []float32, t *[128]float32, row, p8 []int32, g8 []float32, masks *[3][8]float32)
 
 //go:noescape
@@ -29,6 +35,17 @@ var table16Idx = func() (idx [8][8]int32) {
 	for s := range idx {
 		for j := range idx[s] {
 			idx[s][j] = int32(j ^ s)
+		}
+	}
+	return idx
+}()
+
+// table16PairIdx are table16AVX512's permutations: two shifted upper
+// rows, 2q and 2q + 1, from the upper half.
+var table16PairIdx = func() (idx [4][16]int32) {
+	for q := range idx {
+		for j := range 8 {
+			idx[q][j], idx[q][8+j] = int32(8+(j^(2*q))), int32(8+(j^(2*q+1)))
 		}
 	}
 	return idx
@@ -54,6 +71,10 @@ var fma3 = haveAVX2() && func() bool { _, _, ecx1, _ := cpuid(1, 0); return ecx1
 func table8SIMD(t *[128]float32, x []float32) bool {
 	if !simd || !fma3 {
 		return false
+	}
+	if avx512 {
+		table8AVX512(t, x[:8], &table8Signs, &table8Masks)
+		return true
 	}
 	table8AVX2(t, x[:8], &table8Signs, &table8Masks)
 	return true
@@ -84,6 +105,10 @@ func blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bo
 func table16SIMD(t *[table16Len]float32, x []float32) bool {
 	if !simd || !fma3 {
 		return false
+	}
+	if avx512 {
+		table16AVX512(t, x[:16], &table8Signs, &table8Masks, &table16PairIdx)
+		return true
 	}
 	table8AVX2((*[128]float32)(t[:128]), x[:8], &table8Signs, &table8Masks)
 	table8AVX2((*[128]float32)(t[128:256]), x[8:16], &table8Signs, &table8Masks)

@@ -362,3 +362,74 @@ y16_block:
 y16_end:
 	VZEROUPPER
 	RET
+
+// func table8AVX512(t *[128]float32, x []float32, signs *[16][8]float32, masks *[3][8]float32)
+//
+// table8AVX2 two rows at a time: x in both halves of Z8.
+TEXT ·table8AVX512(SB), NOSPLIT, $0-48
+	MOVQ masks+40(FP), AX
+	VBROADCASTF32X8 0(AX), Z13
+	VBROADCASTF32X8 32(AX), Z14
+	VBROADCASTF32X8 64(AX), Z15
+	MOVQ t+0(FP), DI
+	MOVQ x_base+8(FP), SI
+	MOVQ signs+32(FP), R8
+	VBROADCASTF32X8 (SI), Z8
+	MOVQ $8, CX
+
+z8t_rows:
+	VMULPS (R8), Z8, Z0
+	T16FWHT(Z0, Z1)
+	VMOVUPS Z1, (DI)
+	ADDQ $64, R8
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  z8t_rows
+	VZEROUPPER
+	RET
+
+// func table16AVX512(t *[1280]float32, x []float32, signs *[16][8]float32, masks *[3][8]float32, idx *[4][16]int32)
+//
+// table16 with both halves of x at once: row m of each half's table
+// (x's 16 lanes times signs[m] in both halves, T16FWHT), the lower one
+// stored at t[8m:], the upper at t[128+8m:] and, by four VPERMPS with idx
+// (lanes 0–7 of idx[q] are 8 + (j ⊕ 2q), lanes 8–15 8 + (j ⊕ 2q+1)), as
+// the shifted rows 8m + δ from t[256:] on.
+TEXT ·table16AVX512(SB), NOSPLIT, $0-56
+	MOVQ masks+40(FP), AX
+	VBROADCASTF32X8 0(AX), Z13
+	VBROADCASTF32X8 32(AX), Z14
+	VBROADCASTF32X8 64(AX), Z15
+	MOVQ idx+48(FP), AX
+	VMOVDQU32 0(AX), Z9
+	VMOVDQU32 64(AX), Z10
+	VMOVDQU32 128(AX), Z11
+	VMOVDQU32 192(AX), Z12
+	MOVQ t+0(FP), DI
+	MOVQ x_base+8(FP), SI
+	MOVQ signs+32(FP), R8
+	VMOVUPS (SI), Z8
+	LEAQ 1024(DI), R9
+	MOVQ $16, CX
+
+z16t_rows:
+	VBROADCASTF32X8 (R8), Z0
+	VMULPS Z8, Z0, Z0
+	T16FWHT(Z0, Z1)
+	VMOVUPS Y1, (DI)
+	VEXTRACTF32X8 $1, Z1, 512(DI)
+	VPERMPS Z1, Z9, Z2
+	VPERMPS Z1, Z10, Z3
+	VPERMPS Z1, Z11, Z4
+	VPERMPS Z1, Z12, Z5
+	VMOVUPS Z2, 0(R9)
+	VMOVUPS Z3, 64(R9)
+	VMOVUPS Z4, 128(R9)
+	VMOVUPS Z5, 192(R9)
+	ADDQ $32, R8
+	ADDQ $32, DI
+	ADDQ $256, R9
+	DECQ CX
+	JNZ  z16t_rows
+	VZEROUPPER
+	RET
