@@ -235,7 +235,7 @@ func allColumns(n int) []int32 {
 // the phase p and the scaled distance e to the interval's end; the pass
 // decides the column, bit e < 0, when |e| > max(|p|, 1).
 func fastPhase(plan *columnPlan, i int, u float32) (p, e float32) {
-	p = u * plan.s32[i]
+	p = float32(u * plan.s32[i]) // rounded, as VMULPS does: never fused with the sum
 	q := p + plan.t32[i]
 	f := float32(math.Abs(float64(q - float32(math.RoundToEven(float64(q))))))
 	return p, f*edgeScale + plan.e32[i]
