@@ -17,42 +17,94 @@
 	VSUBPS V, T1, T3; \
 	VBLENDPS $0xF0, T3, T2, V
 
-// RADIX4 is one step of two fused FWHT stages (h, 2h) on the vectors at
-// SI, R9, R10, R11 (q0…q3, h apart), each advanced by one vector:
+// RADIX4V(V0, …, V7, STEP) is one step of two fused FWHT stages (h, 2h)
+// on the vectors (V0–V3 loaded, V4–V7 scratch) at SI, R9, R10, R11 (q0…q3,
+// h apart), each advanced by STEP bytes, one vector:
 // q0, q1, q2, q3 = (a+c, b+d, a−c, b−d) with a, b = q0 ± q1, c, d = q2 ± q3,
-// the reference loop's pairs in its order.
-#define RADIX4 \
-	VMOVUPS (SI), Y0; \
-	VMOVUPS (R9), Y1; \
-	VMOVUPS (R10), Y2; \
-	VMOVUPS (R11), Y3; \
-	VADDPS Y1, Y0, Y4; \
-	VSUBPS Y1, Y0, Y5; \
-	VADDPS Y3, Y2, Y6; \
-	VSUBPS Y3, Y2, Y7; \
-	VADDPS Y6, Y4, Y0; \
-	VADDPS Y7, Y5, Y1; \
-	VSUBPS Y6, Y4, Y2; \
-	VSUBPS Y7, Y5, Y3; \
-	VMOVUPS Y0, (SI); \
-	VMOVUPS Y1, (R9); \
-	VMOVUPS Y2, (R10); \
-	VMOVUPS Y3, (R11); \
-	ADDQ $32, SI; \
-	ADDQ $32, R9; \
-	ADDQ $32, R10; \
-	ADDQ $32, R11
+// the reference loop's pairs in its order. RADIX4 and ZRADIX4 are its
+// 8- and 16-lane forms.
+#define RADIX4V(V0, V1, V2, V3, V4, V5, V6, V7, STEP) \
+	VMOVUPS (SI), V0; \
+	VMOVUPS (R9), V1; \
+	VMOVUPS (R10), V2; \
+	VMOVUPS (R11), V3; \
+	VADDPS V1, V0, V4; \
+	VSUBPS V1, V0, V5; \
+	VADDPS V3, V2, V6; \
+	VSUBPS V3, V2, V7; \
+	VADDPS V6, V4, V0; \
+	VADDPS V7, V5, V1; \
+	VSUBPS V6, V4, V2; \
+	VSUBPS V7, V5, V3; \
+	VMOVUPS V0, (SI); \
+	VMOVUPS V1, (R9); \
+	VMOVUPS V2, (R10); \
+	VMOVUPS V3, (R11); \
+	ADDQ $STEP, SI; \
+	ADDQ $STEP, R9; \
+	ADDQ $STEP, R10; \
+	ADDQ $STEP, R11
 
-// RADIX2 is one step of a single stage on the vectors at SI and R9.
-#define RADIX2 \
-	VMOVUPS (SI), Y0; \
-	VMOVUPS (R9), Y1; \
-	VADDPS Y1, Y0, Y2; \
-	VSUBPS Y1, Y0, Y3; \
-	VMOVUPS Y2, (SI); \
-	VMOVUPS Y3, (R9); \
-	ADDQ $32, SI; \
-	ADDQ $32, R9
+#define RADIX4 RADIX4V(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, 32)
+
+#define ZRADIX4 RADIX4V(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, 64)
+
+// RADIX2V(V0, …, V3, STEP) is one step of a single stage on the vectors
+// at SI and R9; RADIX2 and ZRADIX2 are its 8- and 16-lane forms.
+#define RADIX2V(V0, V1, V2, V3, STEP) \
+	VMOVUPS (SI), V0; \
+	VMOVUPS (R9), V1; \
+	VADDPS V1, V0, V2; \
+	VSUBPS V1, V0, V3; \
+	VMOVUPS V2, (SI); \
+	VMOVUPS V3, (R9); \
+	ADDQ $STEP, SI; \
+	ADDQ $STEP, R9
+
+#define RADIX2 RADIX2V(Y0, Y1, Y2, Y3, 32)
+
+#define ZRADIX2 RADIX2V(Z0, Z1, Z2, Z3, 64)
+
+// FWHTSTAGES(LANES, R4, R2) runs FWHT's stages h >= LANES on x (DI, CX
+// values), whose stages below LANES are done: fused in pairs (h, 2h) by
+// R4 over vectors of LANES values, then one radix-2 stage by R2 when one
+// is left, and returns. Its labels are local to the function that
+// expands it.
+#define FWHTSTAGES(LANES, R4, R2) \
+	MOVQ $LANES, BX; \
+f_radix4: \
+	LEAQ (BX*4), AX; \
+	CMPQ AX, CX; \
+	JA   f_radix2; \
+	XORQ R8, R8; \
+f_r4block: \
+	LEAQ (DI)(R8*4), SI; \
+	LEAQ (SI)(BX*4), R9; \
+	LEAQ (R9)(BX*4), R10; \
+	LEAQ (R10)(BX*4), R11; \
+	MOVQ BX, R12; \
+f_r4loop: \
+	R4; \
+	SUBQ $LANES, R12; \
+	JNZ  f_r4loop; \
+	ADDQ AX, R8; \
+	CMPQ R8, CX; \
+	JB   f_r4block; \
+	SHLQ $2, BX; \
+	JMP  f_radix4; \
+f_radix2: \
+	CMPQ BX, CX; \
+	JAE  f_done; \
+	MOVQ DI, SI; \
+	LEAQ (DI)(BX*4), R9; \
+	MOVQ BX, R12; \
+f_r2loop: \
+	R2; \
+	SUBQ $LANES, R12; \
+	JNZ  f_r2loop; \
+f_done: \
+	VZEROUPPER; \
+	RET
 
 // BITSARGS loads the arguments of bitsAVX2 and bitsAVX512 (the same) and
 // broadcasts EXACT8's constants; AX is left at k.
@@ -236,69 +288,7 @@ inner:
 	DECQ DX
 	JNZ inner
 
-	MOVQ $8, BX // h
-
-radix4:
-	LEAQ (BX*4), AX
-	CMPQ AX, CX
-	JA   radix2
-	XORQ R8, R8 // i
-
-r4block:
-	LEAQ (DI)(R8*4), SI   // q0
-	LEAQ (SI)(BX*4), R9   // q1
-	LEAQ (R9)(BX*4), R10  // q2
-	LEAQ (R10)(BX*4), R11 // q3
-	MOVQ BX, R12
-
-r4loop:
-	RADIX4
-	SUBQ $8, R12
-	JNZ  r4loop
-	ADDQ AX, R8
-	CMPQ R8, CX
-	JB   r4block
-	SHLQ $2, BX
-	JMP  radix4
-
-radix2:
-	CMPQ BX, CX
-	JAE  done
-	MOVQ DI, SI
-	LEAQ (DI)(BX*4), R9
-	MOVQ BX, R12
-
-r2loop:
-	RADIX2
-	SUBQ $8, R12
-	JNZ  r2loop
-
-done:
-	VZEROUPPER
-	RET
-
-// ZRADIX4 is RADIX4 on 16-lane vectors.
-#define ZRADIX4 \
-	VMOVUPS (SI), Z0; \
-	VMOVUPS (R9), Z1; \
-	VMOVUPS (R10), Z2; \
-	VMOVUPS (R11), Z3; \
-	VADDPS Z1, Z0, Z4; \
-	VSUBPS Z1, Z0, Z5; \
-	VADDPS Z3, Z2, Z6; \
-	VSUBPS Z3, Z2, Z7; \
-	VADDPS Z6, Z4, Z0; \
-	VADDPS Z7, Z5, Z1; \
-	VSUBPS Z6, Z4, Z2; \
-	VSUBPS Z7, Z5, Z3; \
-	VMOVUPS Z0, (SI); \
-	VMOVUPS Z1, (R9); \
-	VMOVUPS Z2, (R10); \
-	VMOVUPS Z3, (R11); \
-	ADDQ $64, SI; \
-	ADDQ $64, R9; \
-	ADDQ $64, R10; \
-	ADDQ $64, R11
+	FWHTSTAGES(8, RADIX4, RADIX2)
 
 // ZSTAGE(K) finishes one of the stages h = 1, 2, 4, 8 within the 16 lanes
 // of Z0, as INNER, once each lane's partner is in Z1: the lanes in K (the
@@ -344,53 +334,7 @@ z_inner:
 	DECQ DX
 	JNZ  z_inner
 
-	MOVQ $16, BX // h
-
-z_radix4:
-	LEAQ (BX*4), AX
-	CMPQ AX, CX
-	JA   z_radix2
-	XORQ R8, R8 // i
-
-z_r4block:
-	LEAQ (DI)(R8*4), SI   // q0
-	LEAQ (SI)(BX*4), R9   // q1
-	LEAQ (R9)(BX*4), R10  // q2
-	LEAQ (R10)(BX*4), R11 // q3
-	MOVQ BX, R12
-
-z_r4loop:
-	ZRADIX4
-	SUBQ $16, R12
-	JNZ  z_r4loop
-	ADDQ AX, R8
-	CMPQ R8, CX
-	JB   z_r4block
-	SHLQ $2, BX
-	JMP  z_radix4
-
-z_radix2:
-	CMPQ BX, CX
-	JAE  z_done
-	MOVQ DI, SI
-	LEAQ (DI)(BX*4), R9
-	MOVQ BX, R12
-
-z_r2loop:
-	VMOVUPS (SI), Z0
-	VMOVUPS (R9), Z1
-	VADDPS Z1, Z0, Z2
-	VSUBPS Z1, Z0, Z3
-	VMOVUPS Z2, (SI)
-	VMOVUPS Z3, (R9)
-	ADDQ $64, SI
-	ADDQ $64, R9
-	SUBQ $16, R12
-	JNZ  z_r2loop
-
-z_done:
-	VZEROUPPER
-	RET
+	FWHTSTAGES(16, ZRADIX4, ZRADIX2)
 
 // EXACT8(OFF, T, H) is the interval test in float64 of the 8 columns
 // whose v is in Y0, with their turn at OFF(T) and half at OFF(H),

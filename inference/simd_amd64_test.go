@@ -36,7 +36,11 @@ func TestEmbedFastPathEveryGather(t *testing.T) {
 
 // The interval test runs 16 lanes wide where there is AVX-512, else 8;
 // both against the reference.
-func TestIntervalBitsBothWidths(t *testing.T) {
+func TestIntervalBitsBothWidths(t *testing.T) { bothWidths(t, testIntervalBits) }
+
+// bothWidths runs test with the AVX2 paths, and with the AVX-512 ones
+// where the CPU has them.
+func bothWidths(t *testing.T, test func(*testing.T)) {
 	saved := avx512
 	defer func() { avx512 = saved }()
 	for _, wide := range []bool{false, true} {
@@ -45,7 +49,7 @@ func TestIntervalBitsBothWidths(t *testing.T) {
 			continue
 		}
 		avx512 = wide
-		t.Run(fmt.Sprintf("avx512=%v", wide), testIntervalBits)
+		t.Run(fmt.Sprintf("avx512=%v", wide), test)
 	}
 }
 
@@ -155,18 +159,7 @@ func TestEmbed8EveryPath(t *testing.T) {
 
 // FWHT runs 16 lanes wide where there is AVX-512, else 8; both against
 // the reference loop.
-func TestFWHTBothWidths(t *testing.T) {
-	saved := avx512
-	defer func() { avx512 = saved }()
-	for _, wide := range []bool{false, true} {
-		if wide && !haveAVX512() {
-			t.Log("no AVX-512 here: only the AVX2 path tested")
-			continue
-		}
-		avx512 = wide
-		t.Run(fmt.Sprintf("avx512=%v", wide), TestFWHTFastPathMatchesReferenceEverySize)
-	}
-}
+func TestFWHTBothWidths(t *testing.T) { bothWidths(t, TestFWHTFastPathMatchesReferenceEverySize) }
 
 // BenchmarkFWHTWidths times FWHT's 8-lane (AVX2) and 16-lane (AVX-512)
 // paths on the same machine.
