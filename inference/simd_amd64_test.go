@@ -190,3 +190,42 @@ func BenchmarkFWHTWidths(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEmbedTablePaths times embedColumns of every column of d = 8
+// and d = 16 transforms (256 blocks) through the table paths and through
+// the other paths each gather setting gives, 8 and 16 lanes wide.
+//
+//	go test -run '^$' -bench EmbedTablePaths -count 5 ./inference
+func BenchmarkEmbedTablePaths(b *testing.B) {
+	savedF, savedW, savedG := fma3, avx512, vgather
+	defer func() { fma3, avx512, vgather = savedF, savedW, savedG }()
+	for _, d := range []int{8, 16} {
+		for _, c := range []struct {
+			table, wide bool
+			g           int
+		}{{false, false, 0}, {true, false, 0}, {false, true, 0}, {false, true, 1}, {false, true, 2}, {true, true, 0}} {
+			if c.wide && !haveAVX512() || c.table && !savedF {
+				continue
+			}
+			fma3, avx512, vgather = c.table, c.wide, c.g
+			p := 256 * d
+			tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 5, Sigma: 1, D: d, P: p})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ws, x, cols := tr.NewWorkspace(), make([]float32, d), allColumns(p)
+			for i := range x {
+				x[i] = float32(i%5) - 2
+			}
+			plan, dst := tr.columnPlan(cols), make([]uint64, p/64)
+			name := fmt.Sprintf("d=%d/table=%v/avx512=%v/gather=%d", d, c.table, c.wide, c.g)
+			b.Run(name, func(b *testing.B) {
+				fma3, avx512, vgather = c.table, c.wide, c.g
+				for b.Loop() {
+					clear(dst)
+					tr.embedColumns(dst, 0, x, cols, plan, ws)
+				}
+			})
+		}
+	}
+}
