@@ -229,3 +229,11 @@ func BenchmarkEmbedTablePaths(b *testing.B) {
 		}
 	}
 }
+
+// The table paths' block loops 8 lanes wide too.
+func TestTableBlocksBothWidths(t *testing.T) {
+	saved := avx512
+	defer func() { avx512 = saved }()
+	avx512 = false
+	TestTableBlocksEveryCount(t)
+}

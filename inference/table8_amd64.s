@@ -106,11 +106,11 @@ b8_end:
 
 // func blocks8AVX512(u []float32, t *[128]float32, row, p8 []int32, g8 []float32, masks *[3][8]float32)
 //
-// blocks8AVX2 with two blocks in each 16-lane vector, four blocks a step:
-// the pair's table rows loaded into two registers, and the second block's
-// indices p8 have bit 4 set (initTable8), so one VPERMT2PS gathers both
-// from the 32 lanes. The first block must be even; a last odd one runs 8
-// lanes wide.
+// blocks8AVX2 with two blocks in each 16-lane vector, eight blocks a step
+// (then four, two, one): the pair's table rows loaded into two registers,
+// and the second block's indices p8 have bit 4 set (initTable8), so one
+// VPERMT2PS gathers both from the 32 lanes. The first block must be even;
+// a last odd one runs 8 lanes wide.
 TEXT ·blocks8AVX512(SB), NOSPLIT, $0-112
 	MOVQ masks+104(FP), AX
 	VBROADCASTF32X8 0(AX), Z13
@@ -123,8 +123,54 @@ TEXT ·blocks8AVX512(SB), NOSPLIT, $0-112
 	MOVQ p8_base+56(FP), R9
 	MOVQ g8_base+80(FP), R10
 	XORQ BX, BX
-	SUBQ $4, CX
-	JB   z8_two
+	SUBQ $8, CX // blocks left − 8
+	JB   z8_four_q
+
+z8_eight:
+	MOVLQSX 0(R8), AX
+	MOVLQSX 4(R8), DX
+	MOVLQSX 8(R8), R11
+	MOVLQSX 12(R8), R12
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS (SI)(DX*4), Y4
+	VMOVUPS (SI)(R11*4), Y2
+	VMOVUPS (SI)(R12*4), Y5
+	MOVLQSX 16(R8), AX
+	MOVLQSX 20(R8), DX
+	MOVLQSX 24(R8), R11
+	MOVLQSX 28(R8), R12
+	VMOVUPS (SI)(AX*4), Y6
+	VMOVUPS (SI)(DX*4), Y8
+	VMOVUPS (SI)(R11*4), Y10
+	VMOVUPS (SI)(R12*4), Y9
+	VMOVDQU32 0(R9)(BX*1), Z1
+	VMOVDQU32 64(R9)(BX*1), Z3
+	VMOVDQU32 128(R9)(BX*1), Z7
+	VMOVDQU32 192(R9)(BX*1), Z11
+	VPERMT2PS Z4, Z1, Z0
+	VPERMT2PS Z5, Z3, Z2
+	VPERMT2PS Z8, Z7, Z6
+	VPERMT2PS Z9, Z11, Z10
+	VMULPS  0(R10)(BX*1), Z0, Z0
+	VMULPS  64(R10)(BX*1), Z2, Z2
+	VMULPS  128(R10)(BX*1), Z6, Z6
+	VMULPS  192(R10)(BX*1), Z10, Z10
+	T16FWHT(Z0, Z1)
+	T16FWHT(Z2, Z3)
+	T16FWHT(Z6, Z7)
+	T16FWHT(Z10, Z11)
+	VMOVUPS Z1, 0(DI)(BX*1)
+	VMOVUPS Z3, 64(DI)(BX*1)
+	VMOVUPS Z7, 128(DI)(BX*1)
+	VMOVUPS Z11, 192(DI)(BX*1)
+	ADDQ $32, R8
+	ADDQ $256, BX
+	SUBQ $8, CX
+	JAE  z8_eight
+
+z8_four_q:
+	ADDQ $4, CX // blocks left − 4
+	JL   z8_two
 
 z8_four:
 	MOVLQSX 0(R8), AX
@@ -148,10 +194,9 @@ z8_four:
 	ADDQ $16, R8
 	ADDQ $128, BX
 	SUBQ $4, CX
-	JAE  z8_four
 
 z8_two:
-	ADDQ $4, CX
+	ADDQ $4, CX // blocks left
 	CMPQ CX, $2
 	JB   z8_one
 	MOVLQSX 0(R8), AX

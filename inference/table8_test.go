@@ -274,3 +274,63 @@ func BenchmarkBlock16Go(b *testing.B) {
 		}
 	})
 }
+
+// The fast path's blocks (blocksSIMD: table8 or table16 loops, every
+// unrolled step and remainder, odd and even first blocks) against block8
+// and block16 for every count of blocks up to 40, writing nothing outside
+// their own outputs.
+func TestTableBlocksEveryCount(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(91, 92))
+	for _, d := range []int{8, 16} {
+		tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 9, Sigma: 1, D: d, P: 48 * d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := tr.NewWorkspace()
+		if ws.u == nil {
+			t.Skip("no fast path")
+		}
+		x := make([]float32, d)
+		b := make([]float32, d)
+		for trial := range 4 {
+			for i := range x {
+				x[i] = special8(rnd, trial)
+			}
+			ws.load(x)
+			if d == 8 {
+				table8(ws.t8, ws.x)
+			} else {
+				table16(ws.t16, ws.x)
+			}
+			for first := range 5 {
+				for nb := range 41 {
+					if first+nb > len(tr.blocks) {
+						continue
+					}
+					for i := range ws.u {
+						ws.u[i] = 12345
+					}
+					tr.blocksSIMD(first, nb, ws) // from the table built above
+					for i, v := range ws.u[:48*d] {
+						k := i / d
+						if k < first || k >= first+nb {
+							if v != 12345 {
+								t.Fatalf("d %d first %d nb %d: u[%d] written", d, first, nb, i)
+							}
+							continue
+						}
+						var want []float32
+						if d == 8 {
+							want = tr.block8(k, ws.t8, b)
+						} else {
+							want = tr.block16(k, ws.t16, b)
+						}
+						if !equivalent8(v, want[i%d]) {
+							t.Fatalf("d %d first %d nb %d trial %d: u[%d] = %g, block%d %g", d, first, nb, trial, i, v, d, want[i%d])
+						}
+					}
+				}
+			}
+		}
+	}
+}
