@@ -283,7 +283,8 @@ s16_row:
 // broadcast to both halves, C = lower + upper·M_8 (one FMA: the sum in
 // the lower half, the difference in the upper), lane l of b is
 // g16[16k+l]·C[p16[16k+l]] (one VPERMPS), then FWHT(b): T16FWHT's stages
-// h = 1, 2, 4 in each half and T16STAGE8. Two blocks a step.
+// h = 1, 2, 4 in each half and T16STAGE8. Four blocks a step, then two,
+// one.
 TEXT ·blocks16AVX512(SB), NOSPLIT, $0-144
 	MOVQ masks+128(FP), AX
 	VBROADCASTF32X8 0(AX), Z13
@@ -300,8 +301,63 @@ TEXT ·blocks16AVX512(SB), NOSPLIT, $0-144
 	MOVQ p16_base+80(FP), R9
 	MOVQ g16_base+104(FP), R10
 	XORQ BX, BX
-	SUBQ $2, CX
-	JB   z16_one
+	SUBQ $4, CX // blocks left − 4
+	JB   z16_two_q
+
+z16_four:
+	MOVLQSX 0(R8), AX
+	MOVLQSX 0(R11), DX
+	MOVLQSX 4(R8), R13
+	MOVLQSX 4(R11), R14
+	VBROADCASTF32X8 (SI)(AX*4), Z0
+	VBROADCASTF32X8 (R12)(DX*4), Z1
+	VBROADCASTF32X8 (SI)(R13*4), Z2
+	VBROADCASTF32X8 (R12)(R14*4), Z3
+	MOVLQSX 8(R8), AX
+	MOVLQSX 8(R11), DX
+	MOVLQSX 12(R8), R13
+	MOVLQSX 12(R11), R14
+	VBROADCASTF32X8 (SI)(AX*4), Z4
+	VBROADCASTF32X8 (R12)(DX*4), Z5
+	VBROADCASTF32X8 (SI)(R13*4), Z6
+	VBROADCASTF32X8 (R12)(R14*4), Z7
+	VFMADD231PS Z12, Z1, Z0
+	VFMADD231PS Z12, Z3, Z2
+	VFMADD231PS Z12, Z5, Z4
+	VFMADD231PS Z12, Z7, Z6
+	VMOVDQU32 0(R9)(BX*1), Z1
+	VMOVDQU32 64(R9)(BX*1), Z3
+	VMOVDQU32 128(R9)(BX*1), Z5
+	VMOVDQU32 192(R9)(BX*1), Z7
+	VPERMPS Z0, Z1, Z0
+	VPERMPS Z2, Z3, Z2
+	VPERMPS Z4, Z5, Z4
+	VPERMPS Z6, Z7, Z6
+	VMULPS  0(R10)(BX*1), Z0, Z0
+	VMULPS  64(R10)(BX*1), Z2, Z2
+	VMULPS  128(R10)(BX*1), Z4, Z4
+	VMULPS  192(R10)(BX*1), Z6, Z6
+	T16FWHT(Z0, Z1)
+	T16FWHT(Z2, Z3)
+	T16FWHT(Z4, Z5)
+	T16FWHT(Z6, Z7)
+	T16STAGE8(Z1, Z0)
+	T16STAGE8(Z3, Z2)
+	T16STAGE8(Z5, Z4)
+	T16STAGE8(Z7, Z6)
+	VMOVUPS Z0, 0(DI)(BX*1)
+	VMOVUPS Z2, 64(DI)(BX*1)
+	VMOVUPS Z4, 128(DI)(BX*1)
+	VMOVUPS Z6, 192(DI)(BX*1)
+	ADDQ $16, R8
+	ADDQ $16, R11
+	ADDQ $256, BX
+	SUBQ $4, CX
+	JAE  z16_four
+
+z16_two_q:
+	ADDQ $2, CX // blocks left − 2
+	JL   z16_one
 
 z16_two:
 	MOVLQSX 0(R8), AX
@@ -330,10 +386,9 @@ z16_two:
 	ADDQ $8, R11
 	ADDQ $128, BX
 	SUBQ $2, CX
-	JAE  z16_two
 
 z16_one:
-	ADDQ $2, CX
+	ADDQ $2, CX // blocks left
 	JZ   z16_end
 	MOVLQSX 0(R8), AX
 	MOVLQSX 0(R11), DX
