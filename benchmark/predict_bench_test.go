@@ -303,6 +303,9 @@ func BenchmarkPredictBundleVsMLP(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		b.ReportMetric(float64(m.Spec().Transform.P), "p")
+		b.ReportMetric(float64(m.Spec().Trees.Count()), "trees")
+		b.ReportMetric(float64(len(m.Spec().Kept)), "kept")
 		b.ReportMetric(float64(len(raw)), "model-bytes")
 	})
 	b.Run("mlp-int8", func(b *testing.B) {
@@ -316,4 +319,5 @@ func BenchmarkPredictBundleVsMLP(b *testing.B) {
 		b.ReportMetric(float64(h), "hidden")
 		b.ReportMetric(float64(MLPBytes(d, k, h)), "model-bytes")
 	})
+	ratioBenchmarks(b, m, k, mlp, d, h, x)
 }

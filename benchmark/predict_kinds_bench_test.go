@@ -128,36 +128,40 @@ func BenchmarkPredictKindsVsMLP(b *testing.B) {
 				b.ReportMetric(float64(h), "hidden")
 				b.ReportMetric(float64(MLPBytes(ks.d, ks.k, h)), "model-bytes")
 			})
-			// On a shared machine the two sub-benchmarks above run
-			// seconds apart under different loads; this one alternates
-			// short batches of each and reports the median of the
-			// batches' time ratios (trit/mlp < 1: trit is faster).
-			// ratio-unrolled does the same against the MLP with four
-			// accumulators per dot product (predictUnrolled).
-			for _, r := range []struct {
-				name    string
-				predict func(xs, hid, x []float32) (int, error)
-			}{{"ratio", mlp.predict}, {"ratio-unrolled", mlp.predictUnrolled}} {
-				b.Run(r.name, func(b *testing.B) {
-					scores := make([]float32, ks.k)
-					xs, hid := make([]float32, ks.d), make([]float32, h)
-					const batch = 64
-					var ratios []float64
-					for b.Loop() {
-						t0 := time.Now()
-						for range batch {
-							m.Predict(scores, x)
-						}
-						t1 := time.Now()
-						for range batch {
-							r.predict(xs, hid, x)
-						}
-						ratios = append(ratios, float64(t1.Sub(t0))/float64(time.Since(t1)))
-					}
-					slices.Sort(ratios)
-					b.ReportMetric(ratios[len(ratios)/2], "trit/mlp")
-				})
+			ratioBenchmarks(b, m, ks.k, mlp, ks.d, h, x)
+		})
+	}
+}
+
+// ratioBenchmarks adds the sub-benchmarks ratio and ratio-unrolled. On a
+// shared machine the trit and mlp-int8 sub-benchmarks run seconds apart
+// under different loads; these alternate short batches of each and report
+// the median of the batches' time ratios (trit/mlp < 1: trit is faster).
+// ratio-unrolled does the same against the MLP with four accumulators per
+// dot product (predictUnrolled).
+func ratioBenchmarks(b *testing.B, m *inference.Model, k int, mlp *mlpInt8, d, h int, x []float32) {
+	for _, r := range []struct {
+		name    string
+		predict func(xs, hid, x []float32) (int, error)
+	}{{"ratio", mlp.predict}, {"ratio-unrolled", mlp.predictUnrolled}} {
+		b.Run(r.name, func(b *testing.B) {
+			scores := make([]float32, k)
+			xs, hid := make([]float32, d), make([]float32, h)
+			const batch = 64
+			var ratios []float64
+			for b.Loop() {
+				t0 := time.Now()
+				for range batch {
+					m.Predict(scores, x)
+				}
+				t1 := time.Now()
+				for range batch {
+					r.predict(xs, hid, x)
+				}
+				ratios = append(ratios, float64(t1.Sub(t0))/float64(time.Since(t1)))
 			}
+			slices.Sort(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "trit/mlp")
 		})
 	}
 }
