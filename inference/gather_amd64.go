@@ -15,10 +15,10 @@ import (
 // vgather, when 0, 1 or 2, forces the choice (tests set it): 1 gathers
 // with VGATHERDPS (and then blocks of d = 8 and 16 without their table
 // paths use tiles, and d >= 16 pair tiles where there is AVX-512); 2, only
-// with AVX-512, permutes the tiles of d <= 64 in registers (VPERMI2PS;
-// blocks of d = 8 and 16 without their table paths use tiles) and loads
-// the rest with scalar loads; 0 uses scalar loads. At −1 gatherMode
-// measures it.
+// with AVX-512, looks the tiles' permutation up in registers (VPERMI2PS)
+// for d <= 256, two tiles a vector from d = 16 (blocks of d = 8 and 16
+// without their table paths use tiles), and loads larger d with scalar
+// loads; 0 uses scalar loads. At −1 gatherMode measures it.
 var vgather = -1
 
 var (

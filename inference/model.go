@@ -530,7 +530,7 @@ func (m *Model) PredictRaw(raw []int32, x []float32) (int, error) {
 func (m *Model) score(scores []float32, raw []int32, z []uint64, nnz []int) int {
 	rho := m.spec.thresholdWeight()
 	for c := range m.nv {
-		n := 0
+		var n int
 		if nnz != nil {
 			n = nnz[c]
 		} else {

@@ -36,9 +36,10 @@ func onesCount(v []uint64) int {
 }
 
 // ternaryDiffer returns popcount(nz & (z ^ sign)) over len(z) words: how
-// many kept coordinates' signs differ. With a fast path (AVX2 on amd64,
-// VPOPCNTQ where the CPU has it) whole groups of four or eight words are
-// counted at a time; counts are integers, so the result is the same.
+// many kept coordinates' signs differ. With a fast path (AVX2 on amd64;
+// AVX-512 BW or VPOPCNTQ where the CPU has them) whole groups of four or
+// eight words are counted at a time; counts are integers, so the result
+// is the same.
 //
 // Reference loop:
 //
