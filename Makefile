@@ -26,7 +26,7 @@ FUZZ_TARGETS ?= \
 	./agent:FuzzLoadConfig \
 	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
 	./fleet/server:FuzzParseConfig ./fleet/server:FuzzParseCredentials ./fleet/server:FuzzAPI ./api:FuzzParseExpiry ./fleet/console:FuzzRolloutForm \
-	./tritctl:FuzzFeaturesTable
+	./tritctl:FuzzFeaturesTable ./tritctl:FuzzParseLabels
 # scripts/fuzz.sh runs each target for FUZZTIME executions and prints the
 # executions each really made and its time. Budgets are execution counts,
 # not durations: Go 1.26's coordinator can report a spurious "context

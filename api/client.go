@@ -240,3 +240,32 @@ func (c *Client) Plan(req *PlanRequest) (*PlanResult, error) {
 	var p PlanResult
 	return &p, c.do("POST", "/v1/plan", req, &p)
 }
+
+// Windows lists the windows the fleet stores for labelling that q selects,
+// oldest first.
+func (c *Client) Windows(q WindowQuery) (*WindowList, error) {
+	v := url.Values{}
+	if q.Model != "" {
+		v.Set("model", q.Model)
+	}
+	if q.Device != "" {
+		v.Set("device", q.Device)
+	}
+	if q.Labelled != nil {
+		v.Set("labelled", fmt.Sprint(*q.Labelled))
+	}
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.UTC().Format(time.RFC3339))
+	}
+	if q.Limit > 0 {
+		v.Set("limit", fmt.Sprint(q.Limit))
+	}
+	var l WindowList
+	return &l, c.do("GET", "/v1/windows?"+v.Encode(), nil, &l)
+}
+
+// Label labels stored windows, all or none.
+func (c *Client) Label(req *LabelRequest) (*LabelResult, error) {
+	var r LabelResult
+	return &r, c.do("POST", "/v1/labels", req, &r)
+}

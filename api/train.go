@@ -24,6 +24,15 @@ type TrainRequest struct {
 	Release  uint64 `json:"release"`
 	Hardware string `json:"hardware,omitempty"`
 	MinAgent string `json:"min_agent_version,omitempty"` // default bundle.DefaultMinAgentVersion
+	// Retrain makes the job a retraining (docs/FLEET.md "Closing the
+	// loop"): Dataset is the model's original training data, the windows
+	// labelled for ModelID in the fleet's store are added, newer weighted
+	// more, and the challenger is kept only if it beats the active bundle
+	// on the newest labelled windows. Active is that bundle's hash (default
+	// the model's latest release in the registry); Release defaults to the
+	// active release + 1.
+	Retrain bool   `json:"retrain,omitempty"`
+	Active  string `json:"active,omitempty"`
 }
 
 // TrainState is the state of a training job.
@@ -65,6 +74,39 @@ type TrainJob struct {
 	AccuracyOn   string       `json:"accuracy_on,omitempty"` // "test" (standard sets) or "training"
 	NonZero      int          `json:"nonzero,omitempty"`
 	TrainSeconds float64      `json:"train_seconds,omitempty"`
+	// Retrain is a retraining's comparison; with Better false the job
+	// succeeded without a bundle.
+	Retrain *RetrainResult `json:"retrain,omitempty"`
+}
+
+// RetrainResult is how a retraining's challenger did against the active
+// model on the newest labelled windows (the JSON of training/retrain's
+// Outcome, which the fleet converts).
+type RetrainResult struct {
+	Active        string        `json:"active"` // the active bundle's hash
+	ActiveRelease uint64        `json:"active_release"`
+	Windows       int           `json:"labelled_windows"`
+	Skipped       int           `json:"skipped_windows,omitempty"` // labelled, but of other features
+	Newest        int           `json:"newest_windows"`
+	OriginalRows  int           `json:"original_rows"`
+	TrainedRows   int           `json:"trained_rows"`
+	MaxCopies     int           `json:"max_copies"`
+	ActiveScores  RetrainScores `json:"active_scores"`
+	Challenger    RetrainScores `json:"challenger_scores"`
+	Better        bool          `json:"better"`
+	Why           string        `json:"why"`
+	Refitted      bool          `json:"refitted,omitempty"`
+}
+
+// RetrainScores are a model's figures on the newest labelled windows (the
+// JSON of retrain.Scores, kept in step by a conversion).
+type RetrainScores struct {
+	Windows    int     `json:"windows"`
+	Accuracy   float64 `json:"accuracy"`
+	Balanced   float64 `json:"balanced_accuracy"`
+	ECE        float64 `json:"ece"`
+	Unknown    float64 `json:"unknown"`
+	Calibrated bool    `json:"calibrated"`
 }
 
 // Structure is the embedding and weights a training job chose: the JSON of

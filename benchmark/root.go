@@ -44,12 +44,15 @@ func newRoot(e *env) *cobra.Command {
   table    re-render saved 'paper --json' outputs as one Markdown table
   figures  the paper's figures and the peers' accuracy-against-bytes curve as PNGs
   peers    trit at its default byte budget against an int8 MLP, XGBoost and linear and
-           RBF SVMs (scikit-learn, via scripts/peers/peers.py) on the same splits and scaling`,
+           RBF SVMs (scikit-learn, via scripts/peers/peers.py) on the same splits and scaling
+  loop     the replay of closing the loop: a recording's test period in blocks, the static
+           model against retraining on a share of each block's labels, and the peers refitted
+           on the same labels (scripts/peers/loop.py)`,
 		Version:       buildinfo.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newPaperCmd(e), newTableCmd(e), newFiguresCmd(e), newPeersCmd(e))
+	root.AddCommand(newPaperCmd(e), newTableCmd(e), newFiguresCmd(e), newPeersCmd(e), newLoopCmd(e))
 	return root
 }
 

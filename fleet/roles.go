@@ -22,7 +22,7 @@ import (
 //	device      reset, forget a device                                operator, admin
 //	plan        devices score a candidate on their history            operator, release-manager, admin
 //	publish     add a signed bundle to the registry                   release-manager, admin
-//	train       remote training, a device's samples                   admin
+//	train       remote training, devices' samples, windows and labels admin
 //	backup      a copy of the whole database                          admin
 //	audit       the audit trail                                       admin
 //	operators   add, disable, rotate, remove operators                admin
@@ -110,6 +110,8 @@ var routeRules = map[string]Rule{
 	"GET /v1/devices/{id}/health":       {Perm: PermRead},
 	"GET /v1/health":                    {Perm: PermRead},
 	"GET /v1/devices/{id}/samples":      {Perm: PermTrain, Action: "device.samples", Object: "device"},
+	"GET /v1/windows":                   {Perm: PermTrain},
+	"POST /v1/labels":                   {Perm: PermTrain, Action: "windows.label"},
 	"POST /v1/plan":                     {Perm: PermPlan, Action: "plan"},
 	"DELETE /v1/devices/{id}":           {Perm: PermDevice, Action: "device.forget", Object: "device"},
 	"POST /v1/devices/{id}/reset":       {Perm: PermDevice, Action: "device.reset", Object: "device"},

@@ -59,8 +59,9 @@ func (q *requests) deliver(device string, r *wire.Response) bool {
 	return true
 }
 
-// Samples asks a device for its ring of windows kept for retraining and
-// waits up to wait (0: DefaultRequestWait) for the answer.
+// Samples asks a device for its ring of windows kept for retraining,
+// waits up to wait (0: DefaultRequestWait) for the answer, and stores the
+// windows it had not stored yet for labelling (windows.go).
 func (s *Service) Samples(ctx context.Context, device string, wait time.Duration) (*wire.SampleSet, error) {
 	if err := wire.CheckID(device); err != nil {
 		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
@@ -78,6 +79,15 @@ func (s *Service) Samples(ctx context.Context, device string, wait time.Duration
 	if r.Samples == nil {
 		return nil, fmt.Errorf("%w: %s sent no samples", ErrNotFound, device)
 	}
+	// Stored, so that they can be labelled (windows.go).
+	added, skipped, err := s.storeWindows(device, r.Samples)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: storing %s's windows for labelling: %w", device, err)
+	}
+	if skipped > 0 {
+		s.log.Warn("windows not stored: the store holds its bound of windows, all labelled", "device", device, "skipped", skipped, "bound", windowBound)
+	}
+	s.log.Info("samples stored for labelling", "device", device, "new", added, "sent", len(r.Samples.Samples))
 	return r.Samples, nil
 }
 

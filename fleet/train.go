@@ -21,6 +21,7 @@ import (
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/data"
+	"github.com/trit-iot/trit/wire"
 )
 
 // Training on the fleet: `tritctl remote-train` asks trit-fleet to train a
@@ -172,8 +173,10 @@ func (tr *trainer) datasetPath(name string) (string, error) {
 // would take the fleet server's memory (p is what a gateway can run).
 func checkTrainRequest(req *api.TrainRequest) error {
 	switch {
-	case req.ModelID == "" || req.Release == 0:
+	case req.ModelID == "" || (req.Release == 0 && !req.Retrain):
 		return BadRequest("model_id and a release >= 1 are required")
+	case req.Active != "" && !req.Retrain:
+		return BadRequest("active names the bundle a retraining challenges: give it with retrain only")
 	case len(req.ModelID) > bundle.MaxModelID || !utf8.ValidString(req.ModelID) || strings.ContainsFunc(req.ModelID, unicode.IsControl):
 		return BadRequest("model_id %q: 1..%d bytes of text without control characters", Clip(req.ModelID, 64), bundle.MaxModelID)
 	case req.P < 0 || req.P > inference.MaxP:
@@ -194,6 +197,11 @@ func checkTrainRequest(req *api.TrainRequest) error {
 		return BadRequest("hardware: at most %d bytes of text without control characters", bundle.MaxLabel)
 	case len(req.Dataset) > maxDatasetName:
 		return BadRequest("dataset: %d bytes, at most %d", len(req.Dataset), maxDatasetName)
+	}
+	if req.Active != "" {
+		if err := wire.CheckHash(req.Active); err != nil {
+			return BadRequest("active: %v", err)
+		}
 	}
 	if err := (bundle.Compat{MinAgentVersion: req.MinAgent}).CheckAgent("0.0.0"); errors.Is(err, bundle.ErrInvalid) {
 		return BadRequest("min_agent_version %q: want major.minor.patch", Clip(req.MinAgent, 32))
@@ -507,6 +515,9 @@ var ErrTrainingDone = errors.New("fleet: training job already finished")
 // train runs one job and stores its unsigned bundle, unless the job was
 // cancelled meanwhile.
 func (s *Service) train(ctx context.Context, req api.TrainRequest, path, standard string, isStandard bool, format data.Format, cancelled func() bool) (*api.TrainJob, error) {
+	if req.Retrain {
+		return s.retrain(ctx, req, path, standard, isStandard, format, cancelled)
+	}
 	var trainSet, testSet *data.Dataset
 	var err error
 	if isStandard {
@@ -591,6 +602,9 @@ func (s *Service) TrainedBundle(id string) ([]byte, error) {
 	}
 	if j.State != api.TrainSucceeded {
 		return nil, fmt.Errorf("%w: training job %s is %s", ErrNotFound, id, j.State)
+	}
+	if j.Bundle == "" && j.Retrain != nil {
+		return nil, fmt.Errorf("%w: retraining job %s proposed no challenger: %s", ErrNotFound, id, j.Retrain.Why)
 	}
 	return s.db.Bundle(j.Bundle)
 }

@@ -37,6 +37,9 @@ const (
 
 	// From schema 5 (fleet/train.go owns the documents):
 	FleetTrainJobs // remote-training jobs, keyed by job/<sequence>, and their counter
+
+	// From schema 6 (fleet/windows.go owns the documents):
+	FleetWindows // windows devices kept, and their labels, keyed by w/<device>/<time>
 )
 
 // String returns the collection's bucket name.

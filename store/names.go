@@ -109,6 +109,13 @@ var (
 	// 20 decimal digits -> JSON job record; key "next" -> JSON number, the
 	// last sequence given.
 	bucketFleetTrainJobs = []byte("fleet_train_jobs")
+
+	// From schema 6: bucketFleetWindows holds the windows devices kept for
+	// labelling and their labels (package fleet, windows.go): key "w/",
+	// the device ID, "/" and the reading's Unix milliseconds as 13
+	// decimal digits -> JSON api.FieldWindow; key "count" -> JSON counts
+	// of the windows stored, labelled and not.
+	bucketFleetWindows = []byte("fleet_windows")
 )
 
 // StatSamples names the agent's ring of windows kept for retraining in
@@ -155,7 +162,12 @@ var collectionBuckets = [...][]byte{
 	FleetConsoleSessions: bucketFleetConsoleSessions,
 
 	FleetTrainJobs: bucketFleetTrainJobs,
+
+	FleetWindows: bucketFleetWindows,
 }
+
+// schemaV6Buckets lists the buckets created by the sixth migration.
+var schemaV6Buckets = [][]byte{bucketFleetWindows}
 
 // schemaV5Buckets lists the buckets created by the fifth migration.
 var schemaV5Buckets = [][]byte{bucketFleetTrainJobs}

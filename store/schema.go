@@ -20,6 +20,7 @@ var migrations = []migration{
 	migrateV3,
 	migrateV4,
 	migrateV5,
+	migrateV6,
 }
 
 // migrateV1 creates the initial buckets.
@@ -65,6 +66,16 @@ func migrateV4(tx *bolt.Tx) error {
 // migrateV5 creates the fleet's remote-training jobs bucket.
 func migrateV5(tx *bolt.Tx) error {
 	for _, name := range schemaV5Buckets {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("create bucket %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateV6 creates the fleet's field windows bucket.
+func migrateV6(tx *bolt.Tx) error {
+	for _, name := range schemaV6Buckets {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return fmt.Errorf("create bucket %q: %w", name, err)
 		}

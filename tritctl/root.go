@@ -49,7 +49,7 @@ evaluates them, and manages keys, bundles and fleet rollouts.`,
 	}
 	root.AddCommand(newTrainCmd(e), newEvalCmd(e), newDemoCmd(e))
 	root.AddCommand(newKeysCmd(e), newBundleCmd(e))
-	root.AddCommand(newCertsCmd(e), newPublishCmd(e), newBundlesCmd(e), newRolloutCmd(e), newDevicesCmd(e), newSamplesCmd(e), newRemoteTrainCmd(e))
+	root.AddCommand(newCertsCmd(e), newPublishCmd(e), newBundlesCmd(e), newRolloutCmd(e), newDevicesCmd(e), newSamplesCmd(e), newRetrainCmd(e), newRemoteTrainCmd(e))
 	root.AddCommand(newAuditCmd(e), newOperatorsCmd(e))
 	withFleetHints(root)
 	return root

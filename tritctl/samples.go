@@ -11,20 +11,23 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
 // Columns of a samples file besides the features (samplesColumns) and the
 // label column to fill in. time is an ISO 8601 time stamp, which tritctl
 // train recognises and does not use as a feature.
-var samplesColumns = []string{"device", "predicted", "candidate", "margin", "reason"}
+// window names the window in the fleet's store (api.WindowID), which
+// `tritctl samples label` sends the labels for.
+var samplesColumns = []string{"window", "device", "predicted", "candidate", "margin", "reason"}
 
 func newSamplesCmd(e *env) *cobra.Command {
 	var ff fleetFlags
 	cmd := &cobra.Command{Use: "samples", Short: "Collect the windows devices kept for retraining",
 		Example: `  tritctl samples pull --device gw-001 -o gw-001.csv`,
 		Args:    cobra.NoArgs,
-		RunE:    func(*cobra.Command, []string) error { return usagef("samples: give a subcommand (pull)") }}
+		RunE:    func(*cobra.Command, []string) error { return usagef("samples: give a subcommand (pull, label)") }}
 	ff.register(cmd)
 	var device, out string
 	var selector []string
@@ -37,12 +40,15 @@ func newSamplesCmd(e *env) *cobra.Command {
 low-margin predictions, the windows on which a shadow candidate disagreed
 with the active model, and windows sampled at models.sample_every. The CSV
 has a time column, one column per input feature (the model's feature
-names), what was predicted and why the window was kept, and an empty
-label column: fill it in, then train on the file:
+names), the window's ID in the fleet's store, what was predicted and why
+the window was kept, and an empty label column. The fleet stores the
+windows it has not stored yet, so they can be labelled: fill in the label
+column (leave it empty where you cannot tell) and send the labels back
+with 'tritctl samples label', where 'tritctl retrain' finds them:
 
   tritctl samples pull --device gw-001 --out gw-001.csv
-  # label the rows (delete those you cannot label)
-  tritctl train gw-001.csv --ignore-column ` + "device,predicted,candidate,margin,reason" + ` -o next.trit
+  # fill in the label column
+  tritctl samples label gw-001.csv
 
 With --selector, every matching device is asked in turn and the rows go
 into one file (the devices must share the model's features); a device
@@ -107,7 +113,7 @@ docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "%s of %s (%s) written to %s; fill in the label column, then tritctl train it\n",
+			fmt.Fprintf(e.stdout, "%s of %s (%s) written to %s; fill in the label column, then tritctl samples label it\n",
 				count(n, "sample"), count(len(sets), "device"), count(len(sets[0].set.Features), "feature"), out)
 			return nil
 		},
@@ -118,7 +124,7 @@ docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 	pull.Flags().DurationVar(&wait, "wait", 0, "how long the fleet waits for the device (default 20s)")
 	pull.Flags().BoolVar(&force, "force", false, "overwrite --out")
 	pull.MarkFlagRequired("out")
-	cmd.AddCommand(pull)
+	cmd.AddCommand(pull, newSamplesLabelCmd(e, &ff))
 	return cmd
 }
 
@@ -155,7 +161,7 @@ func writeSamplesCSV(path string, sets []deviceSamples) (int, error) {
 			for _, x := range s.X {
 				row = append(row, strconv.FormatFloat(float64(x), 'g', -1, 32))
 			}
-			row = append(row, ds.device, s.Class, s.Candidate, strconv.FormatFloat(s.Margin, 'f', 4, 64), s.Reason, "")
+			row = append(row, api.WindowID(ds.device, s.Time), ds.device, s.Class, s.Candidate, strconv.FormatFloat(s.Margin, 'f', 4, 64), s.Reason, "")
 			w.Write(row)
 			n++
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -63,7 +64,7 @@ func TestSamplesPullLabelTrainSign(t *testing.T) {
 	}
 	set.Samples[0].Candidate, set.Samples[0].Reason = "fault", wire.SampleDisagreement
 	body, _ := json.Marshal(set)
-	f, _ := newFakeFleet(t, map[string]string{"GET /v1/devices/gw-1/samples": string(body)})
+	f, _ := newFakeFleet(t, map[string]string{"GET /v1/devices/gw-1/samples": string(body), "POST /v1/labels": `{"labelled":400}`})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "gw-1.csv")
 	stdout, stderr, code := runCtl(t, "samples", "pull", "--device", "gw-1", "--out", file)
@@ -81,10 +82,10 @@ func TestSamplesPullLabelTrainSign(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	if lines[0] != "time,rms,peak,device,predicted,candidate,margin,reason,label" || len(lines) != 401 {
+	if lines[0] != "time,rms,peak,window,device,predicted,candidate,margin,reason,label" || len(lines) != 401 {
 		t.Fatalf("header %q, %d lines", lines[0], len(lines))
 	}
-	if !strings.HasSuffix(lines[1], ",gw-1,normal,fault,0.0200,disagreement,") {
+	if !strings.HasSuffix(lines[1], ",gw-1/1750000000000,gw-1,normal,fault,0.0200,disagreement,") {
 		t.Errorf("first row %q", lines[1])
 	}
 	// Label: what an operator would do, here by a rule the model can learn.
@@ -102,8 +103,20 @@ func TestSamplesPullLabelTrainSign(t *testing.T) {
 	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The labels go to the fleet's store, one request for the file.
+	stdout, stderr, code = runCtl(t, "samples", "label", file)
+	if code != 0 || !strings.Contains(stdout, "400 windows labelled") {
+		t.Fatalf("samples label: %d %q %q", code, stdout, stderr)
+	}
+	var sent api.LabelRequest
+	if err := json.Unmarshal([]byte(f.bodies["POST /v1/labels"]), &sent); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Via != api.LabelCLI || len(sent.Labels) != 400 || sent.Labels[0].Window != "gw-1/1750000000000" || sent.Labels[399].Window != "gw-1/1750000039900" {
+		t.Fatalf("labels sent: via %q, %d, first %+v", sent.Via, len(sent.Labels), sent.Labels[0])
+	}
 	model := filepath.Join(dir, "next.trit")
-	if _, stderr, code := runCtl(t, "train", file, "--ignore-column", "device,predicted,candidate,margin,reason", "-o", model,
+	if _, stderr, code := runCtl(t, "train", file, "--ignore-column", "window,device,predicted,candidate,margin,reason", "-o", model,
 		"--p", "256", "--sigma", "0.5", "--c", "10"); code != 0 {
 		t.Fatalf("train on the labelled samples: %d %s", code, stderr)
 	}
@@ -159,7 +172,7 @@ func TestSamplesPullBySelector(t *testing.T) {
 		t.Fatalf("pull: %d %q %q", code, stdout, stderr)
 	}
 	raw, _ := os.ReadFile(file)
-	if !strings.Contains(string(raw), ",gw-1,n,,0.0100,low-margin,") || !strings.Contains(string(raw), ",gw-2,") || strings.Contains(string(raw), "gw-3") {
+	if !strings.Contains(string(raw), ",gw-1/1750000000000,gw-1,n,,0.0100,low-margin,") || !strings.Contains(string(raw), ",gw-2,") || strings.Contains(string(raw), "gw-3") {
 		t.Errorf("file:\n%s", raw)
 	}
 }

@@ -42,6 +42,8 @@ import (
 //	GET  /v1/devices/{id}/health         its model health over time (DeviceHealthHistory)
 //	GET  /v1/health?selector=site=north  the matching devices' health summed (GroupHealthHistory)
 //	GET  /v1/devices/{id}/samples?wait=20s   the device's samples for retraining (Samples; 504 if it does not answer)
+//	GET  /v1/windows?model=&device=&labelled=true|false&since=RFC3339&limit=N   stored windows, oldest first (Windows)
+//	POST /v1/labels                     body: LabelRequest; labels stored windows, all or none (Label)
 //	POST /v1/plan                       body: PlanRequest; devices score a candidate on their history (Plan)
 //	GET  /v1/bundles                    registry, with the devices running each bundle
 //	POST /v1/bundles                    body: a signed bundle (application/octet-stream)
@@ -65,16 +67,6 @@ import (
 
 // maxRequestBody bounds request bodies: a bundle plus headroom.
 const maxRequestBody = 1 << 20
-
-// longRoutes are the routes that may take longer than the server's read
-// and write timeouts (listener.go), with how long (0: no bound): the
-// waits a caller asks for (at most 5 minutes) and the backup's copy of the
-// whole database. Lifted only once the caller's token and role passed.
-var longRoutes = map[string]time.Duration{
-	"GET /v1/devices/{id}/samples": 6 * time.Minute,
-	"POST /v1/plan":                6 * time.Minute,
-	"GET /v1/backup":               0,
-}
 
 // pathID returns the path value name after checking it with check, so a
 // malformed or oversized ID is a 400 naming the rule, not a store error.
@@ -167,9 +159,6 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 				s.Audit().Record(fleet.RequestRecord(r, p, rule, "", http.StatusForbidden, ""))
 				return
 			}
-			if d, long := longRoutes[pattern]; long {
-				longRequest(w, d)
-			}
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 			r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
 			if rule.Action == "" {
@@ -249,6 +238,24 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 			}
 		}
 		return s.Samples(r.Context(), id, wait)
+	})
+	route("GET /v1/windows", func(r *http.Request) (any, error) {
+		q, err := windowQuery(r)
+		if err != nil {
+			return nil, err
+		}
+		return s.Windows(q)
+	})
+	route("POST /v1/labels", func(r *http.Request) (any, error) {
+		var req api.LabelRequest
+		if err := decodeBody(r, &req); err != nil {
+			return nil, err
+		}
+		res, err := s.Label(req, principalOf(r).Name)
+		if err == nil {
+			fleet.NoteAudit(r, "", fmt.Sprintf("%d windows labelled via %s", res.Labelled, fleet.Clip(req.Via, 16)))
+		}
+		return res, err
 	})
 	route("POST /v1/plan", func(r *http.Request) (any, error) {
 		var req api.PlanRequest
@@ -521,7 +528,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, fleet.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, fleet.ErrReleaseExists), errors.Is(err, fleet.ErrOperator), errors.Is(err, fleet.ErrReleaseTooLow), errors.Is(err, fleet.ErrTrainingDone):
+	case errors.Is(err, fleet.ErrReleaseExists), errors.Is(err, fleet.ErrOperator), errors.Is(err, fleet.ErrLabelled), errors.Is(err, fleet.ErrReleaseTooLow), errors.Is(err, fleet.ErrTrainingDone):
 		return http.StatusConflict
 	case errors.Is(err, fleet.ErrBadRequest), errors.Is(err, fleet.ErrRollout), errors.Is(err, fleet.ErrAmbiguous), errors.Is(err, fleet.ErrBundleRejected), errors.As(err, &tooBig):
 		return http.StatusBadRequest
@@ -569,6 +576,43 @@ func auditQuery(r *http.Request) (store.AuditQuery, error) {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxAuditLimit {
 			return q, fleet.BadRequest("limit %q: want 1..%d", fleet.Clip(s, 32), maxAuditLimit)
+		}
+		q.Limit = n
+	}
+	return q, nil
+}
+
+// windowQuery reads GET /v1/windows's query.
+func windowQuery(r *http.Request) (api.WindowQuery, error) {
+	v := r.URL.Query()
+	q := api.WindowQuery{Model: v.Get("model"), Device: v.Get("device")}
+	if len(q.Model) > bundle.MaxModelID {
+		return q, fleet.BadRequest("model: %d bytes, at most %d", len(q.Model), bundle.MaxModelID)
+	}
+	if q.Device != "" {
+		if err := wire.CheckID(q.Device); err != nil {
+			return q, fleet.BadRequest("device %q: %v", fleet.Clip(q.Device, 64), err)
+		}
+	}
+	switch l := v.Get("labelled"); l {
+	case "":
+	case "true", "false":
+		b := l == "true"
+		q.Labelled = &b
+	default:
+		return q, fleet.BadRequest("labelled %q: want true or false", fleet.Clip(l, 16))
+	}
+	if since := v.Get("since"); since != "" {
+		t, err := time.Parse(time.RFC3339, since)
+		if err != nil {
+			return q, fleet.BadRequest("since %q: want an RFC 3339 time", fleet.Clip(since, 64))
+		}
+		q.Since = t
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			return q, fleet.BadRequest("limit %q: want a number", fleet.Clip(l, 16))
 		}
 		q.Limit = n
 	}
