@@ -17,7 +17,7 @@ type BundleInfo struct {
 	CreatedAt  time.Time `json:"created_at"`
 	ExpiresAt  time.Time `json:"expires_at,omitzero"`
 	AddedAt    time.Time `json:"added_at"`
-	Published  bool      `json:"published"` // sent retained to its bundle topic
+	Published  bool      `json:"published"` // sent retained to its bundle topic at least once (again for every rollout and plan that needs it)
 	TrainedBy  string    `json:"trained_by,omitempty"`
 	TrainNotes string    `json:"train_notes,omitempty"`
 	// TrainCounts are the training rows per class, from the bundle's info

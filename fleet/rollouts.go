@@ -124,10 +124,12 @@ func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*Rollout, 
 		}
 	}
 	s.requireApproval(r)
-	if !info.Published {
-		if err := s.PublishBundle(req.Bundle); err != nil {
-			return nil, err
-		}
+	// Every time, not once per bundle: a broker keeps no promise about
+	// retained messages across its restarts (the embedded broker keeps
+	// nothing, Mosquitto loses what it had not saved), so a bundle sent for
+	// an earlier rollout may be gone. 30 KB is cheap to send again.
+	if err := s.PublishBundle(req.Bundle); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

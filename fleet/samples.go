@@ -127,14 +127,13 @@ func (s *Service) request(ctx context.Context, device, kind, bundle string, wait
 // maxPlanDevices bounds the devices of one plan (one request each).
 const maxPlanDevices = 1000
 
-// Plan publishes the candidate bundle if needed and asks every device of
+// Plan publishes the candidate bundle and asks every device of
 // req to score it on its history, in parallel, without activating it.
 func (s *Service) Plan(ctx context.Context, req api.PlanRequest) (*api.PlanResult, error) {
 	if err := wire.CheckHash(req.Bundle); err != nil {
 		return nil, fmt.Errorf("%w: bundle: %v", ErrBadRequest, err)
 	}
-	info, _, err := s.reg.Bundle(req.Bundle)
-	if err != nil {
+	if _, _, err := s.reg.Bundle(req.Bundle); err != nil {
 		return nil, err
 	}
 	devices := req.Devices
@@ -142,6 +141,7 @@ func (s *Service) Plan(ctx context.Context, req api.PlanRequest) (*api.PlanResul
 		if len(req.Selector) == 0 {
 			return nil, BadRequest("give device IDs or a label selector")
 		}
+		var err error
 		if devices, err = Select(s.db, req.Selector); err != nil {
 			return nil, err
 		}
@@ -152,10 +152,8 @@ func (s *Service) Plan(ctx context.Context, req api.PlanRequest) (*api.PlanResul
 	if req.Wait < 0 || req.Wait > 5*time.Minute {
 		return nil, BadRequest("wait %v: at most 5m", req.Wait)
 	}
-	if !info.Published {
-		if err := s.PublishBundle(req.Bundle); err != nil {
-			return nil, err
-		}
+	if err := s.PublishBundle(req.Bundle); err != nil { // every time, as CreateRollout does
+		return nil, err
 	}
 	res := &api.PlanResult{Bundle: req.Bundle, Devices: make([]api.DevicePlan, len(devices))}
 	var wg sync.WaitGroup

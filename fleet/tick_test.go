@@ -33,6 +33,27 @@ func TestServiceResync(t *testing.T) {
 	}
 }
 
+// Every rollout publishes its bundle again, even one published for an
+// earlier rollout: the broker may have lost it since (a restarted embedded
+// broker keeps nothing; Mosquitto loses what it had not saved). Before,
+// the registry's Published flag stopped it, and a second rollout of the
+// same bundle after a restart waited for a download that never came
+// (issue 42).
+func TestEveryRolloutPublishesItsBundle(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	f.online(t, "gw-2", nil)
+	hash := f.addBundle(t, 1)
+	for _, id := range []string{"gw-1", "gw-2"} {
+		if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "to-" + id, Bundle: hash, Devices: []string{id}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.pub.take("/bundles/"); len(got) != 1 || !strings.HasSuffix(got[0].topic, hash) || !got[0].retained {
+			t.Fatalf("rollout to %s published %v, want its bundle retained", id, got)
+		}
+	}
+}
+
 // A tick reads only rollouts that are not done and writes one back only
 // when its step changed something: a paused rollout, or a finished one,
 // costs no write (the database file is not touched).

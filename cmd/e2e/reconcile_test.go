@@ -471,3 +471,50 @@ func TestResentCommandOfFinishedJobIgnored(t *testing.T) {
 	w.call("GET", "/v1/rollouts/r1", nil, &r)
 	checkNoRetry(t, &r, 1)
 }
+
+// TestSecondRolloutOfABundleAfterEmbeddedFleetRestart: a bundle is rolled
+// out to one gateway, trit-fleet (with the embedded broker, which keeps
+// nothing on disk) restarts, and the same bundle goes to another gateway:
+// the second rollout sends the bundle again and completes. Before, the
+// registry's Published flag said the bundle was out there, the restarted
+// broker had lost it, and the second gateway waited in downloading until
+// its download timed out (issue 42).
+func TestSecondRolloutOfABundleAfterEmbeddedFleetRestart(t *testing.T) {
+	w := newWorld(t)
+	ids := []string{"first", "second"}
+	e := newEmbeddedFleet(w, ids)
+	for _, id := range ids {
+		e.startAgent(id)
+	}
+	w.waitKnown(ids)
+	hash := w.publish(w.bundle("vib", 1))
+	w.rolloutAll("wave-1", hash, ids[:1])
+
+	e.kill()
+	e.start()
+	w.waitInventory("both gateways back", time.Minute, func(ds map[string]fleet.Device) bool {
+		return ds["first"].Online && ds["second"].Online
+	})
+	w.rolloutAll("wave-2", hash, ids[1:])
+}
+
+// TestSecondRolloutOfABundleAfterBrokerKill: the same with Mosquitto
+// SIGKILLed before its autosave (losing the retained bundle) and
+// trit-fleet restarted between the two rollouts.
+func TestSecondRolloutOfABundleAfterBrokerKill(t *testing.T) {
+	w := newWorldBroker(t, brokerNoAutosave)
+	w.startFleetConf(withReconcile)
+	ids := w.startAgents("gw", 2, nil)
+	w.waitKnown(ids)
+	hash := w.publish(w.bundle("vib", 1))
+	w.rolloutAll("wave-1", hash, ids[:1])
+
+	if err := syscall.Kill(w.broker.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	w.broker.Restart()
+	w.stopFleet()
+	<-w.fleetDone
+	w.startFleetConf(withReconcile)
+	w.rolloutAll("wave-2", hash, ids[1:])
+}
