@@ -177,6 +177,10 @@ func (w *StatusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection (the API's
+// long routes lift its deadlines).
+func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *StatusWriter) Write(b []byte) (int, error) {
 	if w.Status == 0 {
 		w.Status = http.StatusOK

@@ -40,6 +40,9 @@ func (m *Metrics) finished(s api.DeviceState) {
 func (s *Service) MetricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&collector{s: s})
+	for _, c := range s.collectors() {
+		reg.MustRegister(c)
+	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 
@@ -69,12 +72,13 @@ var (
 	descShadowWin   = prometheus.NewDesc("trit_fleet_shadow_windows", "Windows a device scored with a shadow candidate, per running rollout.", []string{"rollout", "device"}, nil)
 	descShadowAgree = prometheus.NewDesc("trit_fleet_shadow_agreement", "Share of windows on which the shadow candidate predicted the active model's class.", []string{"rollout", "device"}, nil)
 	descShadowDiv   = prometheus.NewDesc("trit_fleet_shadow_divergence", "Jensen-Shannon divergence (bits) between the candidate's and the active model's class distributions.", []string{"rollout", "device"}, nil)
+	descAlarms      = prometheus.NewDesc("trit_fleet_alarms", "1 for each alarm raised now about trit-fleet itself (a listener that stopped; the console's overview says what to do).", []string{"alarm"}, nil)
 	descShadowLow   = prometheus.NewDesc("trit_fleet_shadow_low_margin_rate", "Share of the shadow candidate's predictions with a low margin.", []string{"rollout", "device"}, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker, descLeading, descLeaderTerms,
-		descDevDropped, descDevThrottled, descDrift, descDrifting, descUnknown, descUncertain, descUnkAlerts, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow} {
+		descDevDropped, descDevThrottled, descDrift, descDrifting, descUnknown, descUncertain, descUnkAlerts, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow, descAlarms} {
 		ch <- d
 	}
 }
@@ -93,6 +97,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descLeading, prometheus.GaugeValue, leading, c.s.opt.Replica)
 	ch <- prometheus.MustNewConstMetric(descLeaderTerms, prometheus.CounterValue, float64(c.s.leader.changes.Load()), c.s.opt.Replica)
 	ch <- prometheus.MustNewConstMetric(descUnkAlerts, prometheus.CounterValue, float64(m.unknownAlerts.Load()))
+	alarmed := map[string]bool{}
+	for _, a := range c.s.Alarms() {
+		if !alarmed[a.Name] { // one series per name, however many sources raise it
+			alarmed[a.Name] = true
+			ch <- prometheus.MustNewConstMetric(descAlarms, prometheus.GaugeValue, 1, a.Name)
+		}
+	}
 	if bc, ok := c.s.pub.(interface{ Connected() bool }); ok {
 		up := 0.0
 		if bc.Connected() {

@@ -102,6 +102,8 @@ type Service struct {
 	recon reconciler
 	// leader is this replica's view of the rollout lease (lead.go).
 	leader leadership
+	// extras are the server's alarm sources and metrics (alarms.go).
+	extras extras
 }
 
 // NewService returns a service for fleet that signs deployment commands

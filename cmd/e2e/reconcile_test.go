@@ -164,6 +164,9 @@ type embeddedFleet struct {
 	exited     chan struct{}
 	passwords  map[string]string // device -> password file
 	stderrPath string
+	// nofile, if not 0, is the process's limit on open files (ulimit -n,
+	// soft and hard, so Go cannot raise it).
+	nofile int
 }
 
 func freeAddr(t *testing.T) string {
@@ -179,6 +182,13 @@ func freeAddr(t *testing.T) string {
 // newEmbeddedFleet builds trit-fleet, writes its configuration (embedded
 // broker, credentials for devices) and starts it.
 func newEmbeddedFleet(w *world, devices []string) *embeddedFleet {
+	e := prepareEmbeddedFleet(w, devices)
+	e.start()
+	return e
+}
+
+// prepareEmbeddedFleet is newEmbeddedFleet without the start.
+func prepareEmbeddedFleet(w *world, devices []string) *embeddedFleet {
 	t := w.t.(*testing.T)
 	t.Helper()
 	e := &embeddedFleet{w: w, bin: filepath.Join(w.dir, "trit-fleet"), conf: filepath.Join(w.dir, "fleet-embedded.toml"),
@@ -220,7 +230,6 @@ tick = "200ms"
 		}
 		e.passwords[id] = pw
 	}
-	e.start()
 	t.Cleanup(func() {
 		if e.cmd != nil {
 			e.cmd.Process.Signal(syscall.SIGTERM)
@@ -249,6 +258,9 @@ func (e *embeddedFleet) start() {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(e.bin, "run", "--config", e.conf)
+	if e.nofile > 0 {
+		cmd = exec.Command("sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, e.nofile), e.bin, "run", "--config", e.conf)
+	}
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -63,6 +63,11 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s session
 		return
 	}
 	data := overview(devices, rs, latest, c.svc.DriftAlert(), c.opt.Now())
+	var alarms []alert
+	for _, a := range c.svc.Alarms() { // trit-fleet's own trouble comes first
+		alarms = append(alarms, alert{Text: a.Text})
+	}
+	data.Alerts = append(alarms, data.Alerts...)
 	ids := make([]string, len(devices))
 	for i := range devices {
 		ids[i] = devices[i].ID

@@ -68,6 +68,16 @@ import (
 // maxRequestBody bounds request bodies: a bundle plus headroom.
 const maxRequestBody = 1 << 20
 
+// longRoutes are the routes that may take longer than the server's read
+// and write timeouts (listener.go), with how long (0: no bound): the
+// waits a caller asks for (at most 5 minutes) and the backup's copy of the
+// whole database. Lifted only once the caller's token and role passed.
+var longRoutes = map[string]time.Duration{
+	"GET /v1/devices/{id}/samples": 6 * time.Minute,
+	"POST /v1/plan":                6 * time.Minute,
+	"GET /v1/backup":               0,
+}
+
 // pathID returns the path value name after checking it with check, so a
 // malformed or oversized ID is a 400 naming the rule, not a store error.
 func pathID(r *http.Request, name, what string, check func(string) error) (string, error) {
@@ -158,6 +168,9 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 				writeJSON(w, http.StatusForbidden, api.Error{Error: fleet.Refused(p, rule)})
 				s.Audit().Record(fleet.RequestRecord(r, p, rule, "", http.StatusForbidden, ""))
 				return
+			}
+			if d, long := longRoutes[pattern]; long {
+				longRequest(w, d)
 			}
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 			r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -132,12 +133,14 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	defer db.Close()
 
 	broker, own := cfg.MQTT.Broker, cfg.MQTT.Broker // devices' broker URL, the fleet's own
+	listeners := &listenerSet{}                     // the process's listeners (listener.go)
 	var eb *EmbeddedBroker
 	var trail atomic.Pointer[fleet.Audit] // the service's trail, once it exists
 	if broker == "embedded" {
 		m := &cfg.MQTT
 		eb, err = StartEmbedded(&EmbeddedOptions{Listen: m.EmbeddedListen, FleetID: m.ClientID,
 			Credentials: m.EmbeddedCredentials, CertFile: m.EmbeddedCertFile, KeyFile: m.EmbeddedKeyFile, Limit: new(m.deviceLimit()),
+			listeners: listeners,
 			OnCredentials: func(c CredentialsChange) {
 				if a := trail.Load(); a != nil {
 					go recordCredentials(a, c) // not under the broker's lock
@@ -175,6 +178,8 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		return err
 	}
 	trail.Store(svc.Audit())
+	svc.AddAlarms(listeners.Alarms)
+	svc.AddMetrics(listeners)
 	if ops, err := (&fleet.Operators{DB: db}).List(); err == nil && len(ops) == 0 {
 		log.Info("no operators yet: everyone signs in with the api.token_file's token, an admin; give each person and machine their own (trit-fleet operators add NAME --role ROLE; docs/FLEET.md \"Operators, roles and the audit trail\")")
 	}
@@ -204,8 +209,18 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if err != nil {
 		return fmt.Errorf("api.listen: %w", err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	srv := newAPIServer(h, log)
+	ctx, stopServing := context.WithCancelCause(ctx)
+	defer stopServing(nil)
+	go func() {
+		// http.Server.Serve returns on the listener's first error, and
+		// the guarded listener gives only a lasting one (it retries
+		// temporary errors itself): without an API the service cannot be
+		// driven, so it stops, and systemd starts it again.
+		if err := srv.Serve(apiListener(ln, listeners, log)); !errors.Is(err, http.ErrServerClosed) {
+			stopServing(fmt.Errorf("api.listen %s: the API listener stopped: %w", ln.Addr(), err))
+		}
+	}()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -220,6 +235,9 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	}
 	err = svc.Run(ctx)
 	svc.ReleaseLead() // another replica takes over at once
+	if cause := context.Cause(ctx); err == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause
+	}
 	return err
 }
 

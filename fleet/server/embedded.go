@@ -53,6 +53,7 @@ type EmbeddedBroker struct {
 	local       string // for the fleet's own connection
 	fleetID     string
 	fleetSecret string
+	listeners   *listenerSet
 }
 
 // EmbeddedOptions configure StartEmbedded.
@@ -74,6 +75,9 @@ type EmbeddedOptions struct {
 	CertFile, KeyFile string
 	// Limit is every device's budget; nil means defaultDeviceLimit.
 	Limit *Limit
+	// listeners, if not nil, is where the broker's listeners are counted
+	// (Serve's set, which also has the API's); nil: the broker's own.
+	listeners *listenerSet
 	// OnCredentials, if not nil, is told each change the broker takes up
 	// when it reads the credentials file again (added, removed, replaced
 	// device IDs, and the file's owner): the fleet records them in its
@@ -93,28 +97,19 @@ const (
 // tests.
 var connectTimeout = 10 * time.Second
 
-// handshakeListener sets connectTimeout on every accepted connection.
-type handshakeListener struct{ net.Listener }
-
-func (l handshakeListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		c.SetDeadline(time.Now().Add(connectTimeout))
-	}
-	return c, err
-}
-
-// listen returns a mochi listener on addr, with TLS if conf is not nil.
-func listen(id, addr string, conf *tls.Config) (*listeners.Net, error) {
+// listen returns a mochi listener on addr, with TLS if conf is not nil,
+// over a guardedListener (listener.go) registered in set as name: it rides
+// out temporary accept errors and gives each connection connectTimeout.
+func listen(set *listenerSet, name, addr string, conf *tls.Config, log *slog.Logger) (*listeners.Net, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	var l net.Listener = handshakeListener{ln}
+	var l net.Listener = guard(ln, set.add(name), log, connectTimeout, 0)
 	if conf != nil {
 		l = tls.NewListener(l, conf)
 	}
-	return listeners.NewNet(id, l), nil
+	return listeners.NewNet(name, l), nil
 }
 
 // StartEmbedded starts an embedded broker.
@@ -178,7 +173,11 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 	if err := srv.AddHook(limits, nil); err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}
-	dev, err := listen("devices", o.Listen, tlsConf)
+	set := o.listeners
+	if set == nil {
+		set = &listenerSet{}
+	}
+	dev, err := listen(set, "mqtt-devices", o.Listen, tlsConf, log)
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return nil, fmt.Errorf("embedded broker: %w (another broker, such as a system Mosquitto, or another trit-fleet? set mqtt.embedded_listen to a free port)", err)
 	}
@@ -188,10 +187,10 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 	if err := srv.AddListener(dev); err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}
-	b := &EmbeddedBroker{srv: srv, limits: limits, fleetID: fleetID, fleetSecret: secret}
+	b := &EmbeddedBroker{srv: srv, limits: limits, fleetID: fleetID, fleetSecret: secret, listeners: set}
 	if tlsConf != nil {
 		b.url = "ssl://" + dev.Address()
-		local, err := listen("fleet", "127.0.0.1:0", nil)
+		local, err := listen(set, "mqtt-fleet", "127.0.0.1:0", nil, log)
 		if err == nil {
 			err = srv.AddListener(local)
 		}
