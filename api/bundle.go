@@ -4,7 +4,10 @@ import "time"
 
 // BundleInfo is the registry's record of one bundle.
 type BundleInfo struct {
-	Hash       string    `json:"hash"` // SHA-256 of the signed bytes, lowercase hex
+	Hash string `json:"hash"` // SHA-256 of the signed bytes, lowercase hex
+	// Damaged, in a list, marks a record that does not decode (Damaged):
+	// why; no other field is set.
+	Damaged    string    `json:"damaged,omitempty"`
 	ModelID    string    `json:"model_id"`
 	Release    uint64    `json:"release"`
 	Size       int       `json:"size"`

@@ -9,7 +9,10 @@ import (
 
 // Device is one device's inventory record.
 type Device struct {
-	ID       string    `json:"id"`
+	ID string `json:"id"`
+	// Damaged, in a list, marks a record that does not decode (Damaged):
+	// why; no other field is set.
+	Damaged  string    `json:"damaged,omitempty"`
 	Online   bool      `json:"online"`
 	Session  uint64    `json:"session"`
 	Instance string    `json:"instance,omitempty"` // the agent database's instance ID

@@ -164,7 +164,10 @@ type DeviceProgress struct {
 
 // Rollout is the persistent state of one rollout, as the API shows it.
 type Rollout struct {
-	ID       string            `json:"id"`
+	ID string `json:"id"`
+	// Damaged, in a list, marks a record that does not decode (Damaged):
+	// why; no other field is set.
+	Damaged  string            `json:"damaged,omitempty"`
 	Bundle   string            `json:"bundle"` // SHA-256 hex of the signed bundle
 	ModelID  string            `json:"model_id"`
 	Release  uint64            `json:"release"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/trit-iot/trit/api"
@@ -167,6 +168,27 @@ func DeviceHealthHistory(db Store, id string, now time.Time) (*api.DeviceHealth,
 		return nil
 	})
 	return out, err
+}
+
+// forgetHealthOf deletes every health document of device id, found by
+// key (for a record too damaged to say which exist).
+func forgetHealthOf(tx store.Tx, id string) error {
+	var keys []string
+	err := tx.ForEach(store.FleetHealth, func(key string, _ []byte) error {
+		if strings.HasPrefix(key, store.HealthHourKey(id, "")) || strings.HasPrefix(key, store.HealthDayKey(id, "")) {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := tx.Delete(store.FleetHealth, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // forgetHealth deletes d's health history (every document its latest hour

@@ -3,6 +3,8 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -274,8 +276,9 @@ func (s *Service) handleBatch(batch []message) {
 	}
 	acks := map[string][]string{} // device -> event IDs
 	var finished []api.DeviceState
-	var alerts []string    // devices whose drift crossed the alert threshold
-	var uncertain []string // devices whose unknown rate crossed its alert threshold
+	var alerts []string            // devices whose drift crossed the alert threshold
+	var uncertain []string         // devices whose unknown rate crossed its alert threshold
+	damaged := map[string]string{} // records that do not decode: device or rollout ID -> which
 	s.mu.Lock()
 	err := s.db.Update(func(tx store.Tx) error {
 		clear(acks)
@@ -283,6 +286,7 @@ func (s *Service) handleBatch(batch []message) {
 		devices := map[string]*Device{}
 		rollouts := map[string]*Rollout{} // nil value: not found
 		changed := map[string]bool{}      // rollouts to write back
+		clear(damaged)
 		rollout := func(id string) (*Rollout, error) {
 			r, seen := rollouts[id]
 			if seen {
@@ -290,6 +294,10 @@ func (s *Service) handleBatch(batch []message) {
 			}
 			var rr Rollout
 			ok, err := tx.Get(store.FleetRollouts, id, &rr)
+			if isDamaged(err) { // as if unknown: one record stops nothing else
+				damaged[id] = "rollout"
+				ok, err = false, nil
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -299,18 +307,29 @@ func (s *Service) handleBatch(batch []message) {
 			rollouts[id] = r
 			return r, nil
 		}
+		// device returns the record of device id, nil if it is damaged.
 		device := func(id string) (*Device, error) {
-			if d := devices[id]; d != nil {
+			if d := devices[id]; d != nil || damaged[id] != "" {
 				return d, nil
 			}
 			d, err := getDevice(tx, id)
+			if isDamaged(err) {
+				damaged[id] = "device"
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
 			devices[id] = d
-			return d, err
+			return d, nil
 		}
 		for _, m := range msgs {
 			d, err := device(m.device)
 			if err != nil {
 				return err
+			}
+			if d == nil { // its record is damaged: dropped, not acknowledged (re-sent once it is forgotten)
+				continue
 			}
 			switch {
 			case m.state != nil:
@@ -389,6 +408,9 @@ func (s *Service) handleBatch(batch []message) {
 			if err != nil {
 				return err
 			}
+			if d == nil {
+				continue
+			}
 			if d.Limited == nil {
 				d.Limited = &api.Limited{}
 			}
@@ -413,6 +435,11 @@ func (s *Service) handleBatch(batch []message) {
 		s.in.putBack(limited)
 		s.log.Error("storing device messages failed; events not acknowledged, devices will re-send them", "messages", len(msgs), "err", err)
 		return
+	}
+	if len(damaged) > 0 {
+		ids := slices.Sorted(maps.Keys(damaged))
+		s.log.Warn("records that do not decode skipped: messages of a device whose record is damaged are dropped until it is forgotten (tritctl devices forget ID)",
+			"records", len(ids), "first", Clip(damaged[ids[0]]+" "+ids[0], 200))
 	}
 	ackAll(stored)
 	for _, ds := range finished {

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"encoding/json"
 	"fmt"
 	"github.com/trit-iot/trit/api"
 	"math"
@@ -279,28 +278,42 @@ func (d *Device) Matches(selector map[string]string) bool {
 	return true
 }
 
-// Devices returns every device record, sorted by ID.
+// Devices returns every device record that decodes, sorted by ID
+// (Inventory also names those that do not).
 func Devices(db Store) ([]Device, error) {
-	var out []Device
-	err := db.ForEach(store.FleetDevices, func(key string, raw []byte) error {
-		var d Device
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return fmt.Errorf("fleet: device record %s: %w", key, err)
-		}
-		out = append(out, d)
-		return nil
-	})
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	out, _, err := Inventory(db)
 	return out, err
 }
 
-// DeviceByID returns one device record.
+// Inventory returns every device record that decodes, sorted by ID, and
+// the records that do not (damaged.go), in key order.
+func Inventory(db Store) ([]Device, []api.Damaged, error) {
+	var out []Device
+	bad, err := decodeAll(db.ForEach, store.FleetDevices, func(_ string, d *Device) { out = append(out, *d) })
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, bad, err
+}
+
+// DeviceList is GET /v1/devices: the records that decode, then an entry
+// per damaged record with its key as ID and Damaged set.
+func DeviceList(db Store) ([]Device, error) {
+	out, bad, err := Inventory(db)
+	for _, b := range bad {
+		out = append(out, Device{api.Device{ID: b.Key, Damaged: b.Error}})
+	}
+	return out, err
+}
+
+// DeviceByID returns one device record; a damaged one is ErrDamaged.
 func DeviceByID(db Store, id string) (*Device, error) {
 	if err := wire.CheckID(id); err != nil {
 		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}
 	var d Device
 	ok, err := db.Get(store.FleetDevices, id, &d)
+	if isDamaged(err) {
+		return nil, damagedErr(store.FleetDevices, id, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -337,14 +350,19 @@ func ForgetDevice(db Store, id string) error {
 	err := db.Update(func(tx store.Tx) error {
 		var d Device
 		ok, err := tx.Get(store.FleetDevices, id, &d)
-		if err != nil {
+		switch {
+		case isDamaged(err): // its health keys are unknown: look for them
+			if err := forgetHealthOf(tx, id); err != nil {
+				return err
+			}
+		case err != nil:
 			return err
-		}
-		if !ok {
+		case !ok:
 			return fmt.Errorf("%w: device %s", ErrNotFound, id)
-		}
-		if err := forgetHealth(tx, &d); err != nil {
-			return err
+		default:
+			if err := forgetHealth(tx, &d); err != nil {
+				return err
+			}
 		}
 		return tx.Delete(store.FleetDevices, id)
 	})
@@ -363,6 +381,9 @@ func ResetDevice(db Store, id string) (*Device, error) {
 	var d Device
 	err := db.Update(func(tx store.Tx) error {
 		ok, err := tx.Get(store.FleetDevices, id, &d)
+		if isDamaged(err) {
+			return damagedErr(store.FleetDevices, id, err)
+		}
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/store"
 )
 
 // Metrics are the service's counters. Gauges that describe stored state
@@ -72,13 +73,14 @@ var (
 	descShadowWin   = prometheus.NewDesc("trit_fleet_shadow_windows", "Windows a device scored with a shadow candidate, per running rollout.", []string{"rollout", "device"}, nil)
 	descShadowAgree = prometheus.NewDesc("trit_fleet_shadow_agreement", "Share of windows on which the shadow candidate predicted the active model's class.", []string{"rollout", "device"}, nil)
 	descShadowDiv   = prometheus.NewDesc("trit_fleet_shadow_divergence", "Jensen-Shannon divergence (bits) between the candidate's and the active model's class distributions.", []string{"rollout", "device"}, nil)
+	descDamaged     = prometheus.NewDesc("trit_fleet_damaged_records", "Stored records that do not decode and are skipped, by collection (docs/FLEET.md \"Damaged records\").", []string{"collection"}, nil)
 	descAlarms      = prometheus.NewDesc("trit_fleet_alarms", "1 for each alarm raised now about trit-fleet itself (a listener that stopped; the console's overview says what to do).", []string{"alarm"}, nil)
 	descShadowLow   = prometheus.NewDesc("trit_fleet_shadow_low_margin_rate", "Share of the shadow candidate's predictions with a low margin.", []string{"rollout", "device"}, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker, descLeading, descLeaderTerms,
-		descDevDropped, descDevThrottled, descDrift, descDrifting, descUnknown, descUncertain, descUnkAlerts, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow, descAlarms} {
+		descDevDropped, descDevThrottled, descDrift, descDrifting, descUnknown, descUncertain, descUnkAlerts, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow, descAlarms, descDamaged} {
 		ch <- d
 	}
 }
@@ -114,7 +116,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for result, v := range map[string]*atomic.Uint64{"succeeded": &m.succeeded, "failed": &m.failed, "rejected": &m.rejected, "timed-out": &m.timedOut} {
 		ch <- prometheus.MustNewConstMetric(descJobs, prometheus.CounterValue, float64(v.Load()), result)
 	}
-	if devices, err := Devices(c.s.db); err == nil {
+	damaged := func(coll store.Collection, bad []api.Damaged) {
+		ch <- prometheus.MustNewConstMetric(descDamaged, prometheus.GaugeValue, float64(len(bad)), coll.String())
+	}
+	if _, bad, err := c.s.reg.BundlesAndDamaged(); err == nil {
+		damaged(store.FleetBundles, bad)
+	}
+	if devices, bad, err := Inventory(c.s.db); err == nil {
+		damaged(store.FleetDevices, bad)
 		online := 0
 		for _, d := range devices {
 			if d.Online {
@@ -156,7 +165,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descDevices, prometheus.GaugeValue, float64(online), "true")
 		ch <- prometheus.MustNewConstMetric(descDevices, prometheus.GaugeValue, float64(len(devices)-online), "false")
 	}
-	if rollouts, err := c.s.Rollouts(); err == nil {
+	if rollouts, bad, err := c.s.RolloutsAndDamaged(); err == nil {
+		damaged(store.FleetRollouts, bad)
 		for _, r := range rollouts {
 			if r.State.Done() {
 				continue

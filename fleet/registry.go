@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -203,18 +202,22 @@ func (r *Registry) MarkPublished(hash string) error {
 	})
 }
 
-// Bundles returns every bundle record, newest release of each model first.
+// Bundles returns every bundle record that decodes, newest release of each
+// model first (BundlesAndDamaged also names those that do not).
 func (r *Registry) Bundles() ([]api.BundleInfo, error) {
+	out, _, err := r.BundlesAndDamaged()
+	return out, err
+}
+
+// BundlesAndDamaged is Bundles, and the records that do not decode
+// (damaged.go).
+func (r *Registry) BundlesAndDamaged() ([]api.BundleInfo, []api.Damaged, error) {
 	var out []api.BundleInfo
+	var bad []api.Damaged
 	err := r.db.View(func(tx store.Tx) error {
-		return tx.ForEach(store.FleetBundles, func(key string, raw []byte) error {
-			var info api.BundleInfo
-			if err := json.Unmarshal(raw, &info); err != nil {
-				return fmt.Errorf("fleet: bundle record %s: %w", key, err)
-			}
-			out = append(out, info)
-			return nil
-		})
+		var err error
+		bad, err = decodeAll(tx.ForEach, store.FleetBundles, func(_ string, info *api.BundleInfo) { out = append(out, *info) })
+		return err
 	})
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].ModelID != out[j].ModelID {
@@ -222,7 +225,7 @@ func (r *Registry) Bundles() ([]api.BundleInfo, error) {
 		}
 		return out[i].Release > out[j].Release
 	})
-	return out, err
+	return out, bad, err
 }
 
 // Model returns a model's record.

@@ -265,6 +265,9 @@ func (s *Service) GetRollout(id string) (*Rollout, error) {
 	}
 	var r Rollout
 	ok, err := s.db.Get(store.FleetRollouts, id, &r)
+	if isDamaged(err) {
+		return nil, damagedErr(store.FleetRollouts, id, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -274,18 +277,30 @@ func (s *Service) GetRollout(id string) (*Rollout, error) {
 	return &r, nil
 }
 
-// Rollouts returns every rollout, newest first.
+// Rollouts returns every rollout that decodes, newest first
+// (RolloutsAndDamaged also names those that do not).
 func (s *Service) Rollouts() ([]Rollout, error) {
+	out, _, err := s.RolloutsAndDamaged()
+	return out, err
+}
+
+// RolloutsAndDamaged returns every rollout that decodes, newest first,
+// and the records that do not (damaged.go).
+func (s *Service) RolloutsAndDamaged() ([]Rollout, []api.Damaged, error) {
 	var out []Rollout
-	err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
-		var r Rollout
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return fmt.Errorf("rollout %s: %w", key, err)
-		}
-		out = append(out, r)
-		return nil
-	})
+	bad, err := decodeAll(s.db.ForEach, store.FleetRollouts, func(_ string, r *Rollout) { out = append(out, *r) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, bad, err
+}
+
+// RolloutList is GET /v1/rollouts: the rollouts that decode, newest
+// first, then an entry per damaged record with its key as ID and Damaged
+// set.
+func (s *Service) RolloutList() ([]Rollout, error) {
+	out, bad, err := s.RolloutsAndDamaged()
+	for _, b := range bad {
+		out = append(out, Rollout{Rollout: api.Rollout{ID: b.Key, Damaged: b.Error}})
+	}
 	return out, err
 }
 

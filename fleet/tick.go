@@ -54,8 +54,9 @@ func (s *Service) runningIDs() ([]string, error) {
 			var head struct {
 				State api.RolloutState `json:"state"`
 			}
-			if err := json.Unmarshal(raw, &head); err != nil {
-				return fmt.Errorf("rollout %s: %w", key, err)
+			if err := json.Unmarshal(raw, &head); err != nil { // damaged: listed as such, never stepped
+				s.log.Error("rollout record does not decode; it is skipped", "rollout", Clip(key, 128), "err", Clip(err.Error(), MaxLogField))
+				return nil
 			}
 			if !head.State.Done() {
 				running[key] = true

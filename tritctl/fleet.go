@@ -232,10 +232,20 @@ it, at least 4 digits).`,
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "MODEL\tRELEASE\tSIZE\tDEVICES\tADDED\tHASH")
+			var damaged []string
 			for _, b := range bs {
+				if b.Damaged != "" {
+					damaged = append(damaged, b.Hash)
+					fmt.Fprintf(tw, "(damaged)\t-\t-\t-\t-\t%s\n", b.Hash)
+					continue
+				}
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", b.ModelID, b.Release, b.Size, b.Devices, b.AddedAt.Local().Format(time.DateTime), b.Hash)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			warnDamaged(e.stderr, "bundle", damaged, "restore a backup of the fleet's database (docs/FLEET.md \"Backup and restore\"), or publish the bundle again")
+			return nil
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print the registry's records as JSON")
@@ -502,10 +512,20 @@ that says how it ended:
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tMODEL\tRELEASE\tSTATE\tDEVICES\tSUCCEEDED\tSTARTED")
+			var damaged []string
 			for _, r := range rs {
+				if r.Damaged != "" {
+					damaged = append(damaged, r.ID)
+					fmt.Fprintf(tw, "%s\t-\t-\t(damaged)\t-\t-\t-\n", r.ID)
+					continue
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%s\n", r.ID, r.ModelID, r.Release, r.State, len(r.Order), r.Successes, r.Started.Local().Format(time.DateTime))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			warnDamaged(e.stderr, "rollout", damaged, "restore a backup of the fleet's database (docs/FLEET.md \"Backup and restore\")")
+			return nil
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -744,7 +764,13 @@ last seen and its labels.`,
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "DEVICE\tONLINE\tMODEL\tRELEASE\tHEALTH\tPREDICTIONS\tLAST\tDRIFT\tUNKNOWN\tLAST SEEN\tLABELS")
+			var damaged []string
 			for _, d := range ds {
+				if d.Damaged != "" {
+					damaged = append(damaged, d.ID)
+					fmt.Fprintf(tw, "%s\t-\t-\t-\t(damaged)\t-\t-\t-\t-\t-\t-\n", d.ID)
+					continue
+				}
 				model, rel := "-", "-"
 				if d.Model != nil {
 					model, rel = d.Model.ID, strconv.FormatUint(d.Model.Release, 10)
@@ -769,7 +795,11 @@ last seen and its labels.`,
 				}
 				fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Online, model, rel, orDash(d.Health), d.Predictions, last, drift, unknown, d.LastSeen.Local().Format(time.DateTime), labelString(d.Labels))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			warnDamaged(e.stderr, "device", damaged, "tritctl devices forget ID deletes one; the device reappears as new when it next reports")
+			return nil
 		},
 	}
 	show := &cobra.Command{
@@ -981,4 +1011,14 @@ func writeJSONTo(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// warnDamaged says on stderr which records of a list do not decode (the
+// fleet skips them: docs/FLEET.md "Damaged records") and what to do.
+func warnDamaged(w io.Writer, what string, keys []string, remedy string) {
+	if len(keys) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%d %s record(s) in the fleet's database do not decode and are skipped: %s; %s\n",
+		len(keys), what, strings.Join(keys, ", "), remedy)
 }

@@ -43,18 +43,20 @@ const recentWindow = 24 * time.Hour
 
 // overviewPage shows the fleet at a glance.
 func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s sessionView) {
-	devices, err := fleet.Devices(c.db)
+	devices, bad, err := fleet.Inventory(c.db)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	rs, err := c.svc.Rollouts()
+	rs, badRollouts, err := c.svc.RolloutsAndDamaged()
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
+	bad = append(bad, badRollouts...)
 	latest := map[string]uint64{}
-	if bs, err := c.svc.Registry().Bundles(); err == nil {
+	if bs, badBundles, err := c.svc.Registry().BundlesAndDamaged(); err == nil {
+		bad = append(bad, badBundles...)
 		for _, b := range bs {
 			latest[b.ModelID] = max(latest[b.ModelID], b.Release)
 		}
@@ -66,6 +68,9 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s session
 	var alarms []alert
 	for _, a := range c.svc.Alarms() { // trit-fleet's own trouble comes first
 		alarms = append(alarms, alert{Text: a.Text})
+	}
+	if text := fleet.DamagedAlert(bad); text != "" {
+		alarms = append(alarms, alert{Text: text})
 	}
 	data.Alerts = append(alarms, data.Alerts...)
 	ids := make([]string, len(devices))

@@ -116,3 +116,56 @@ func WriteRings(t testing.TB, dir, name string, n int) {
 		t.Fatal(err)
 	}
 }
+
+// DamageFile changes one byte of a document in the closed database file at
+// path: the last byte of marker (a value only that document holds, such
+// as `"damage-me"`) becomes 'X', wherever the marker occurs (bbolt's
+// copy-on-write leaves earlier copies of a page in free pages; changing
+// those too changes nothing else). bbolt keeps no checksum of its data
+// pages, so the file opens and the document no longer decodes: what one
+// flipped byte on a disk does.
+func DamageFile(t testing.TB, path, marker string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i := 0; ; {
+		j := bytes.Index(raw[i:], []byte(marker))
+		if j < 0 {
+			break
+		}
+		i += j + len(marker)
+		raw[i-1] = 'X'
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("%s does not hold %q", path, marker)
+	}
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// DamagedStore opens a new bbolt store, lets fill write to it, closes it,
+// damages the document of each marker (DamageFile) and opens the file
+// again, closed when the test ends.
+func DamagedStore(t testing.TB, fill func(db *store.DB), markers ...string) *store.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	db, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(db)
+	db.Close()
+	for _, m := range markers {
+		DamageFile(t, path, m)
+	}
+	if db, err = store.Open(path, nil); err != nil {
+		t.Fatalf("the damaged file does not open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}

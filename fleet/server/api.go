@@ -31,7 +31,7 @@ import (
 // request (a body that is not one JSON object, an ID or hash that is not
 // well-formed, a value out of bounds), 401 no, wrong, disabled or expired
 // token, 403 a role that may not, 404 unknown,
-// 409 conflict, 429 too many training jobs or too many wrong tokens from
+// 409 conflict (a record that does not decode, fleet/damaged.go, too), 429 too many training jobs or too many wrong tokens from
 // one address or for one operator (SignIns; with Retry-After), 500 ours. Logged request paths
 // and errors are clipped to MaxLogField bytes.
 //
@@ -214,7 +214,7 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 	guarded("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Error: "no such API route: " + r.Method + " " + fleet.Clip(r.URL.Path, 64)})
 	})
-	route("GET /v1/devices", func(*http.Request) (any, error) { return fleet.Devices(s.Store()) })
+	route("GET /v1/devices", func(*http.Request) (any, error) { return fleet.DeviceList(s.Store()) })
 	route("GET /v1/devices/{id}", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
 		if err != nil {
@@ -315,7 +315,7 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		}
 		return info, err
 	})
-	route("GET /v1/rollouts", func(*http.Request) (any, error) { return s.Rollouts() })
+	route("GET /v1/rollouts", func(*http.Request) (any, error) { return s.RolloutList() })
 	route("POST /v1/rollouts", func(r *http.Request) (any, error) {
 		var req api.RolloutRequest
 		if err := decodeBody(r, &req); err != nil {
@@ -489,9 +489,10 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 }
 
 // bundleEntries lists the registry with, for each bundle, the devices
-// whose last state names it as their active model.
+// whose last state names it as their active model, then an entry per
+// damaged record (its key as hash, Damaged set).
 func bundleEntries(s *fleet.Service) ([]api.BundleEntry, error) {
-	bs, err := s.Registry().Bundles()
+	bs, bad, err := s.Registry().BundlesAndDamaged()
 	if err != nil {
 		return nil, err
 	}
@@ -505,9 +506,12 @@ func bundleEntries(s *fleet.Service) ([]api.BundleEntry, error) {
 			running[d.Model.Bundle]++
 		}
 	}
-	out := make([]api.BundleEntry, len(bs))
+	out := make([]api.BundleEntry, len(bs), len(bs)+len(bad))
 	for i, b := range bs {
 		out[i] = api.BundleEntry{BundleInfo: b, Devices: running[b.Hash]}
+	}
+	for _, b := range bad {
+		out = append(out, api.BundleEntry{BundleInfo: api.BundleInfo{Hash: b.Key, Damaged: b.Error}})
 	}
 	return out, nil
 }
@@ -541,7 +545,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, fleet.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, fleet.ErrReleaseExists), errors.Is(err, fleet.ErrOperator), errors.Is(err, fleet.ErrLabelled), errors.Is(err, fleet.ErrReleaseTooLow), errors.Is(err, fleet.ErrTrainingDone):
+	case errors.Is(err, fleet.ErrDamaged), errors.Is(err, fleet.ErrReleaseExists), errors.Is(err, fleet.ErrOperator), errors.Is(err, fleet.ErrLabelled), errors.Is(err, fleet.ErrReleaseTooLow), errors.Is(err, fleet.ErrTrainingDone):
 		return http.StatusConflict
 	case errors.Is(err, fleet.ErrBadRequest), errors.Is(err, fleet.ErrRollout), errors.Is(err, fleet.ErrAmbiguous), errors.Is(err, fleet.ErrBundleRejected), errors.As(err, &tooBig):
 		return http.StatusBadRequest

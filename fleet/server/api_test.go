@@ -296,3 +296,36 @@ func TestConsoleMounted(t *testing.T) {
 		t.Fatalf("GET /v1/devices without a token beside the console: %d, want 401", code)
 	}
 }
+
+// TestAPIListsDamagedRecords: one changed byte in one device record on
+// disk (a flipped bit) made GET /v1/devices and /v1/bundles answer 500 and
+// DELETE /v1/devices/{id} fail, so the record could not be removed through
+// the API. Now the lists answer, with the damaged record as an entry that
+// names its key, the record itself is a 409 that says what to do, and
+// forgetting it works.
+func TestAPIListsDamagedRecords(t *testing.T) {
+	srv := apiServer(t, newFixtureOn(t, fleettest.DamagedStore(t, func(db *store.DB) {
+		f := newFixtureOn(t, db)
+		f.online(t, "gw-1", nil)
+		f.online(t, "gw-2", map[string]string{"tag": "damage-me"})
+		f.addBundle(t, 1)
+	}, `"damage-me"`)))
+
+	code, body := call(t, srv, "GET", "/v1/devices", testToken, nil)
+	var ds []api.Device
+	if code != http.StatusOK || json.Unmarshal(body, &ds) != nil || len(ds) != 2 || ds[0].ID != "gw-1" || ds[1].ID != "gw-2" || ds[1].Damaged == "" {
+		t.Fatalf("GET /v1/devices: %d %s; want gw-1 and gw-2 listed as damaged", code, body)
+	}
+	if code, body := call(t, srv, "GET", "/v1/bundles", testToken, nil); code != http.StatusOK {
+		t.Errorf("GET /v1/bundles: %d %s", code, body)
+	}
+	if code, body := call(t, srv, "GET", "/v1/devices/gw-2", testToken, nil); code != http.StatusConflict || !strings.Contains(string(body), "tritctl devices forget gw-2") {
+		t.Errorf("GET /v1/devices/gw-2: %d %s; want 409 saying how to delete it", code, body)
+	}
+	if code, body := call(t, srv, "DELETE", "/v1/devices/gw-2", testToken, nil); code != http.StatusOK {
+		t.Fatalf("DELETE /v1/devices/gw-2: %d %s", code, body)
+	}
+	if code, body := call(t, srv, "GET", "/v1/devices", testToken, nil); code != http.StatusOK || strings.Contains(string(body), "gw-2") {
+		t.Errorf("GET /v1/devices after forget: %d %s", code, body)
+	}
+}

@@ -1,0 +1,126 @@
+package fleet
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+)
+
+// damagedFixture is a fixture whose database has had one byte of gw-2's
+// record changed on disk (its label value "damage-me" loses its closing
+// quote), as a flipped bit would: gw-1 and gw-3 are intact, all three
+// labelled site=lab, and a bundle is registered.
+func damagedFixture(t *testing.T) (*fixture, string) {
+	t.Helper()
+	var hash string
+	db := fleettest.DamagedStore(t, func(db *store.DB) {
+		f := newFixtureOn(t, db)
+		f.online(t, "gw-1", map[string]string{"site": "lab"})
+		f.online(t, "gw-2", map[string]string{"site": "lab", "tag": "damage-me"})
+		f.online(t, "gw-3", map[string]string{"site": "lab"})
+		hash = f.addBundle(t, 1)
+	}, `"damage-me"`)
+	return newFixtureOn(t, db), hash
+}
+
+// TestDamagedDeviceRecordBreaksNothingElse: one changed byte in one
+// device record made every list that reads the inventory fail (the API
+// answered 500 for the devices and bundles lists, the console and selector
+// rollouts), and devices forget could not delete it. Now the record is
+// listed as damaged with its key, everything else works around it, the
+// messages of the other devices in the same batch are stored, and forget
+// deletes it.
+func TestDamagedDeviceRecordBreaksNothingElse(t *testing.T) {
+	f, hash := damagedFixture(t)
+
+	ds, bad, err := Inventory(f.db)
+	if err != nil {
+		t.Fatalf("Inventory: %v", err)
+	}
+	if len(ds) != 2 || len(bad) != 1 || bad[0].Key != "gw-2" || bad[0].Collection != store.FleetDevices.String() || bad[0].Error == "" {
+		t.Fatalf("inventory %d devices, damaged %+v; want gw-1, gw-3 and gw-2 damaged", len(ds), bad)
+	}
+	list, err := DeviceList(f.db)
+	if err != nil || len(list) != 3 || list[2].ID != "gw-2" || list[2].Damaged == "" {
+		t.Fatalf("device list %+v, %v; want gw-2 listed as damaged", list, err)
+	}
+	if _, err := DeviceByID(f.db, "gw-2"); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "tritctl devices forget gw-2") {
+		t.Errorf("DeviceByID(gw-2): %v; want ErrDamaged saying how to delete it", err)
+	}
+	if _, err := ResetDevice(f.db, "gw-2"); !errors.Is(err, ErrDamaged) {
+		t.Errorf("ResetDevice(gw-2): %v; want ErrDamaged", err)
+	}
+
+	r, err := f.svc.CreateRollout(api.RolloutRequest{ID: "lab", Bundle: hash, Selector: map[string]string{"site": "lab"}})
+	if err != nil {
+		t.Fatalf("selector rollout: %v", err)
+	}
+	if !slices.Equal(r.Order, []string{"gw-1", "gw-3"}) {
+		t.Errorf("selector rollout picked %v, want gw-1 and gw-3", r.Order)
+	}
+
+	// One batch with gw-2's state between the others': theirs are stored.
+	for _, id := range []string{"gw-1", "gw-2", "gw-3"} {
+		raw, _ := (&wire.State{Device: id, Session: 2, Online: true, Health: "degraded", Labels: map[string]string{"site": "lab"}}).Marshal()
+		f.svc.Deliver(f.svc.Topics().State(id), raw)
+	}
+	f.svc.Drain()
+	for _, id := range []string{"gw-1", "gw-3"} {
+		if d, err := DeviceByID(f.db, id); err != nil || d.Session != 2 || d.Health != "degraded" {
+			t.Errorf("%s after the batch: %+v, %v; want its new state stored", id, d, err)
+		}
+	}
+
+	if err := ForgetDevice(f.db, "gw-2"); err != nil {
+		t.Fatalf("forget gw-2: %v", err)
+	}
+	if _, bad, _ := Inventory(f.db); len(bad) != 0 {
+		t.Fatalf("damaged after forget: %+v", bad)
+	}
+	f.state(t, &wire.State{Device: "gw-2", Session: 3, Online: true, Health: "ok"})
+	if d, err := DeviceByID(f.db, "gw-2"); err != nil || !d.Online {
+		t.Fatalf("gw-2 after it was forgotten and reported: %+v, %v; want a new record", d, err)
+	}
+}
+
+// TestDamagedRolloutAndBundleRecords: a rollout or bundle record that does
+// not decode is skipped by the lists (the tick too) and named.
+func TestDamagedRolloutAndBundleRecords(t *testing.T) {
+	var hash string
+	f := newFixtureOn(t, fleettest.DamagedStore(t, func(db *store.DB) {
+		f := newFixtureOn(t, db)
+		f.online(t, "gw-1", nil)
+		hash = f.addBundle(t, 1)
+		for _, id := range []string{"ok-1", "damage-me"} {
+			if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: id, Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}, `"id":"damage-me"`, `"published":true`))
+
+	rs, bad, err := f.svc.RolloutsAndDamaged()
+	if err != nil || len(rs) != 1 || rs[0].ID != "ok-1" || len(bad) != 1 || bad[0].Key != "damage-me" {
+		t.Fatalf("rollouts %d, damaged %+v, %v; want ok-1 and damage-me damaged", len(rs), bad, err)
+	}
+	if _, err := f.svc.GetRollout("damage-me"); !errors.Is(err, ErrDamaged) {
+		t.Errorf("GetRollout(damage-me): %v, want ErrDamaged", err)
+	}
+	ids, err := f.svc.runningIDs()
+	if err != nil || !slices.Equal(ids, []string{"ok-1"}) {
+		t.Errorf("running rollouts %v, %v; want ok-1 (the damaged one skipped)", ids, err)
+	}
+	bs, badBundles, err := f.svc.Registry().BundlesAndDamaged()
+	if err != nil || len(bs) != 0 || len(badBundles) != 1 || badBundles[0].Key != hash {
+		t.Errorf("bundles %d, damaged %+v, %v; want the bundle's record damaged", len(bs), badBundles, err)
+	}
+	all := append(append([]api.Damaged(nil), bad...), badBundles...)
+	if text := DamagedAlert(all); !strings.Contains(text, "2 stored records do not decode") || !strings.Contains(text, "fleet_rollouts damage-me") {
+		t.Errorf("console alert %q", text)
+	}
+}
