@@ -370,9 +370,11 @@ func (s *Service) handleBatch(batch []message) {
 				}
 			case m.event != nil:
 				ev := m.event
-				if !d.applyEvent(ev, now) { // counted on the record; acknowledged below
+				acks[ev.Device] = append(acks[ev.Device], ev.ID)
+				if !d.applyEvent(ev, now) { // counted on the record; acknowledged, and nothing else
 					s.log.Warn("job event about a command the fleet never sent it (a forged or altered command?): not taken as the device's job",
 						"device", d.ID, "rollout", Clip(ev.Rollout, 128), "seq", ev.Seq, "state", ev.State, "code", ev.Code, "foreign_jobs", d.ForeignJobs)
+					continue
 				}
 				r, err := rollout(ev.Rollout)
 				if err != nil {
@@ -397,7 +399,6 @@ func (s *Service) handleBatch(batch []message) {
 						}
 					}
 				}
-				acks[ev.Device] = append(acks[ev.Device], ev.ID)
 			}
 		}
 		for id, c := range limited {

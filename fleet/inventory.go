@@ -146,12 +146,13 @@ func (d *Device) sentJob(rollout string, seq uint64) bool {
 // one the fleet never signed — a command altered on the broker, which the
 // device refuses (REJECTED) with the altered sequence, however high. Such
 // an event is counted (ForeignJobs, LastForeignJob) and changes nothing
-// else; applyEvent reports false for it.
+// else — not the command counter either, whatever highest_seq it carries
+// (a forged 2^32 made reconciliation skip the device's unfinished job);
+// applyEvent reports false for it.
 func (d *Device) applyEvent(ev *wire.Event, now time.Time) bool {
 	d.LastSeen = now
-	d.raiseSeq(ev.HighestSeq)
 	rec := &api.JobRecord{Rollout: ev.Rollout, Seq: ev.Seq, State: ev.State, Code: ev.Code, Reason: ev.Reason, Time: time.UnixMilli(ev.Time).UTC()}
-	if !d.sentJob(ev.Rollout, ev.Seq) {
+	if !d.sentJob(ev.Rollout, ev.Seq) { // its highest_seq too is someone else's word: the counter stays
 		// A device re-sends an event until it is acknowledged: count it once.
 		if f := d.LastForeignJob; f == nil || f.Rollout != ev.Rollout || f.Seq != ev.Seq || f.State != ev.State {
 			d.ForeignJobs = min(d.ForeignJobs, math.MaxUint64-1) + 1
@@ -159,6 +160,7 @@ func (d *Device) applyEvent(ev *wire.Event, now time.Time) bool {
 		d.LastForeignJob = rec
 		return false
 	}
+	d.raiseSeq(ev.HighestSeq)
 	if j := d.LastJob; j != nil && (ev.Seq < j.Seq || ev.Seq == j.Seq && ev.Rollout == j.Rollout && jobRank(ev.State) <= jobRank(j.State)) {
 		return true
 	}

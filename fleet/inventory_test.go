@@ -86,6 +86,41 @@ func TestForgedCommandCannotPinLastJob(t *testing.T) {
 	}
 }
 
+// A job event about a command the fleet never sent changes nothing but
+// its count, the device's command counter included: a forged highest_seq
+// of 4 + 2^32 moved the counter (within raiseSeq's jump bound) before the
+// event was checked, reconciliation then took the device's unfinished
+// command for superseded and never re-sent it, and the rollout timed out.
+func TestForeignEventMovesNoCounter(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	c := f.rolloutOne(t, "r1", "gw-1", 1) // notified, unfinished
+	before, err := DeviceByID(f.db, "gw-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.deliverEvent(t, &wire.Event{Device: "gw-1", Rollout: "att", Seq: c.Seq + 1, State: wire.JobRejected,
+		Code: wire.CodeCommandSignature, Reason: "signature does not verify", HighestSeq: c.Seq + 1<<32})
+	f.pub.take("/acks")
+	d, err := DeviceByID(f.db, "gw-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.LastSeq != before.LastSeq || d.ForeignJobs != 1 {
+		t.Fatalf("after a foreign event: command counter %d (was %d), foreign jobs %d; want the counter unchanged, 1 counted", d.LastSeq, before.LastSeq, d.ForeignJobs)
+	}
+	r, err := f.svc.GetRollout("r1")
+	if err != nil || r.Devices["gw-1"].State != api.DeviceNotified {
+		t.Fatalf("rollout r1: %+v, %v; want gw-1 still notified", r.Devices["gw-1"], err)
+	}
+	f.clk.t = f.clk.t.Add(time.Minute)
+	f.svc.Resync() // a full reconciliation pass at the next tick
+	f.svc.Tick()
+	if cs := f.commands(t); len(cs) != 1 || cs[0].Seq != c.Seq || cs[0].Rollout != "r1" {
+		t.Fatalf("reconciliation re-sent %+v, want r1's command (seq %d) again", cs, c.Seq)
+	}
+}
+
 // The record of sent commands is bounded (the latest maxSent), and a
 // record written before it existed falls back to the command counter: an
 // event names a job the fleet may have sent only if its sequence is at
