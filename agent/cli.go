@@ -13,6 +13,7 @@ import (
 
 	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/internal/config"
+	"github.com/trit-iot/trit/internal/ratelog"
 	_ "github.com/trit-iot/trit/sensors/all" // every sensor kind
 )
 
@@ -62,7 +63,7 @@ report state, job events and telemetry. SIGHUP re-reads the configuration
 			lv := new(slog.LevelVar)
 			level, _ := config.LogLevel(cfg.LogLevel) // LoadConfig checked it
 			lv.Set(level)
-			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
+			log := slog.New(ratelog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}), 0, 0)) // at most 20 lines of a message a minute, the rest counted
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			hup := make(chan os.Signal, 1)

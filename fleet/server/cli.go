@@ -24,6 +24,7 @@ import (
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/internal/config"
+	"github.com/trit-iot/trit/internal/ratelog"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -77,7 +78,7 @@ stderr.`,
 			cfg.Reload, cfg.Level = hup, new(slog.LevelVar)
 			level, _ := config.LogLevel(cfg.LogLevel) // LoadConfig checked it
 			cfg.Level.Set(level)
-			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.Level}))
+			log := slog.New(ratelog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.Level}), 0, 0)) // at most 20 lines of a message a minute, the rest counted
 			return Serve(ctx, cfg, log, nil)
 		},
 	}
