@@ -64,6 +64,12 @@ type Device struct {
 	TelemetrySeq     uint64 `json:"telemetry_seq,omitempty"`
 	TelemetryWindow  uint64 `json:"telemetry_window,omitempty"`
 	TelemetryFrom    uint64 `json:"telemetry_from,omitempty"`
+	// TelemetryMissing counts the reports of the device's telemetry
+	// sequence the fleet has not received: gaps in the sequence, less the
+	// late reports that filled them since. Reports go missing when a broker
+	// drops them (its queue for trit-fleet full) or the device's outbox
+	// was full; the device never sends them again.
+	TelemetryMissing uint64 `json:"telemetry_missing,omitempty"`
 	// LastSeq is the highest deployment command sequence sent to the device;
 	// the next command carries LastSeq+1.
 	LastSeq uint64 `json:"last_seq,omitempty"`

@@ -244,11 +244,18 @@ func (d *Device) telemetryFrom() uint64 {
 }
 
 // markTelemetry records m as applied (after telemetrySeen said it is not
-// a copy).
+// a copy), and counts the gaps in the sequence it reveals (TelemetryMissing):
+// a report above the highest skips the ones between, a late one inside the
+// window fills its gap again, and a new process's first report should be
+// its seq 1. Not counted: the gaps of a record's first report (it may
+// follow a restored backup) and of a report below the window.
 func (d *Device) markTelemetry(m *wire.Telemetry) {
 	switch {
 	case m.Session > d.TelemetrySession && (d.TelemetrySeq == 0 || m.Seq <= d.TelemetrySeq):
 		// a new process: a new window
+		if d.TelemetrySeq != 0 {
+			d.addMissing(m.Seq - 1)
+		}
 		d.TelemetrySession, d.TelemetryFrom, d.TelemetrySeq, d.TelemetryWindow = m.Session, m.Session, m.Seq, 0
 	case m.Session < d.telemetryFrom():
 		// a session before the window's, queued across a restart
@@ -257,6 +264,9 @@ func (d *Device) markTelemetry(m *wire.Telemetry) {
 			d.TelemetryFrom, d.TelemetrySession = d.telemetryFrom(), m.Session
 		}
 		shift := m.Seq - d.TelemetrySeq // the old highest becomes bit shift-1
+		if d.TelemetrySeq != 0 {
+			d.addMissing(shift - 1)
+		}
 		if d.TelemetrySeq == 0 || shift > 64 {
 			d.TelemetryWindow = 0
 		} else {
@@ -266,8 +276,14 @@ func (d *Device) markTelemetry(m *wire.Telemetry) {
 	case m.Seq < d.TelemetrySeq:
 		if back := d.TelemetrySeq - 1 - m.Seq; back < 64 {
 			d.TelemetryWindow |= 1 << back
+			d.TelemetryMissing -= min(d.TelemetryMissing, 1) // a gap counted when the sequence jumped past it
 		}
 	}
+}
+
+// addMissing adds n reports to TelemetryMissing, saturating.
+func (d *Device) addMissing(n uint64) {
+	d.TelemetryMissing += min(n, math.MaxUint64-d.TelemetryMissing)
 }
 
 // Matches reports whether the device carries every label of selector.

@@ -207,3 +207,38 @@ func TestTelemetryCopiesCountedOnce(t *testing.T) {
 		t.Errorf("a restarted agent's first report: record %+v", d)
 	}
 }
+
+// TestTelemetryGapsCounted: a report above the highest counts the reports
+// it skipped as missing, a late one inside the window takes its gap back,
+// a copy changes nothing, and a restarted agent whose first report is not
+// its seq 1 lost the ones before; a record's first report counts nothing
+// (it may follow a restored backup). Issue 42: Mosquitto dropped 16 of 286
+// honest reports and nothing showed it.
+func TestTelemetryGapsCounted(t *testing.T) {
+	d := &Device{}
+	apply := func(session, seq uint64) {
+		m := &wire.Telemetry{Session: session, Seq: seq}
+		if !d.telemetrySeen(m) {
+			d.markTelemetry(m)
+		}
+	}
+	for _, c := range []struct {
+		session, seq, missing uint64
+	}{
+		{1, 7, 0},    // the record's first report
+		{1, 8, 0},    // the next
+		{1, 11, 2},   // 9 and 10 skipped
+		{1, 10, 1},   // 10 arrives late
+		{1, 10, 1},   // a copy of it
+		{1, 100, 89}, // 12 … 99 skipped (88), 9 still missing
+		{1, 99, 88},  // late
+		{2, 101, 88}, // reconnected, the sequence runs on
+		{3, 4, 91},   // restarted: 1, 2, 3 of the new process lost
+		{3, 2, 90},   // one of them late
+	} {
+		apply(c.session, c.seq)
+		if d.TelemetryMissing != c.missing {
+			t.Fatalf("after report %d of session %d: %d missing, want %d", c.seq, c.session, d.TelemetryMissing, c.missing)
+		}
+	}
+}

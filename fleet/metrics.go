@@ -73,6 +73,8 @@ var (
 	descShadowWin   = prometheus.NewDesc("trit_fleet_shadow_windows", "Windows a device scored with a shadow candidate, per running rollout.", []string{"rollout", "device"}, nil)
 	descShadowAgree = prometheus.NewDesc("trit_fleet_shadow_agreement", "Share of windows on which the shadow candidate predicted the active model's class.", []string{"rollout", "device"}, nil)
 	descShadowDiv   = prometheus.NewDesc("trit_fleet_shadow_divergence", "Jensen-Shannon divergence (bits) between the candidate's and the active model's class distributions.", []string{"rollout", "device"}, nil)
+	descMissing     = prometheus.NewDesc("trit_fleet_device_telemetry_missing", "Reports of a device's telemetry sequence the fleet has not received (gaps less late arrivals): dropped by a broker or by the device's full outbox.", []string{"device"}, nil)
+	descMissingAll  = prometheus.NewDesc("trit_fleet_telemetry_missing", "Reports missing from the devices' telemetry sequences, over all devices (trit_fleet_device_telemetry_missing summed).", nil, nil)
 	descDamaged     = prometheus.NewDesc("trit_fleet_damaged_records", "Stored records that do not decode and are skipped, by collection (docs/FLEET.md \"Damaged records\").", []string{"collection"}, nil)
 	descAlarms      = prometheus.NewDesc("trit_fleet_alarms", "1 for each alarm raised now about trit-fleet itself (a listener that stopped; the console's overview says what to do).", []string{"alarm"}, nil)
 	descShadowLow   = prometheus.NewDesc("trit_fleet_shadow_low_margin_rate", "Share of the shadow candidate's predictions with a low margin.", []string{"rollout", "device"}, nil)
@@ -80,7 +82,7 @@ var (
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDevices, descRollout, descCommands, descJobs, descTelem, descInvalid, descDropped, descBroker, descLeading, descLeaderTerms,
-		descDevDropped, descDevThrottled, descDrift, descDrifting, descUnknown, descUncertain, descUnkAlerts, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow, descAlarms, descDamaged} {
+		descDevDropped, descDevThrottled, descDrift, descDrifting, descUnknown, descUncertain, descUnkAlerts, descDriftAlerts, descShadowWin, descShadowAgree, descShadowDiv, descShadowLow, descAlarms, descDamaged, descMissing, descMissingAll} {
 		ch <- d
 	}
 }
@@ -131,7 +133,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		drifting := 0
-		var unknown, windows float64
+		var unknown, windows, missing float64
 		uncertain := 0
 		for _, d := range devices {
 			if d.Uncertain {
@@ -153,11 +155,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			if d.Drift != nil {
 				ch <- prometheus.MustNewConstMetric(descDrift, prometheus.GaugeValue, d.Drift.Score, d.ID)
 			}
+			if d.TelemetryMissing > 0 {
+				ch <- prometheus.MustNewConstMetric(descMissing, prometheus.GaugeValue, float64(d.TelemetryMissing), d.ID)
+				missing += float64(d.TelemetryMissing)
+			}
 			if d.Drifting {
 				drifting++
 			}
 		}
 		ch <- prometheus.MustNewConstMetric(descDrifting, prometheus.GaugeValue, float64(drifting))
+		ch <- prometheus.MustNewConstMetric(descMissingAll, prometheus.GaugeValue, missing)
 		ch <- prometheus.MustNewConstMetric(descUncertain, prometheus.GaugeValue, float64(uncertain))
 		if windows > 0 {
 			ch <- prometheus.MustNewConstMetric(descUnknown, prometheus.GaugeValue, unknown/windows)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -632,4 +633,35 @@ func keyID(t *testing.T, f *fixture) string {
 func pad3(i int) string {
 	s := "00" + string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
 	return s[len(s)-3:]
+}
+
+// TestTelemetryGapsAndSaturatedTotals: a device whose telemetry sequence
+// skipped reports shows them missing on its page and in an overview
+// alert; and the overview's fleet-wide class totals saturate instead of
+// wrapping (a device at 2^64-1 "fault" and another with 12 showed "11").
+func TestTelemetryGapsAndSaturatedTotals(t *testing.T) {
+	f := newFixture(t)
+	f.device("gw-1", nil, map[string]uint64{"fault": math.MaxUint64})
+	f.device("gw-2", nil, map[string]uint64{"fault": 12})
+	for _, seq := range []uint64{2, 5} { // after its seq 1: 3 and 4 never arrive
+		f.deliver(f.svc.Topics().Telemetry("gw-2"), &wire.Telemetry{Device: "gw-2", Session: 1, Seq: seq, From: 1, To: 2, Predictions: 12, Counts: map[string]uint64{"fault": 12}})
+	}
+	c := f.client().login()
+	if r := c.get("/console/devices/gw-2"); !strings.Contains(r.body, "2 reports missing") {
+		t.Errorf("gw-2's page does not show its 2 missing reports")
+	}
+	r := c.get("/console/")
+	if !strings.Contains(r.body, "1 device has reports missing from its telemetry") || !strings.Contains(r.body, "gw-2") {
+		t.Errorf("the overview has no alert about gw-2's missing reports")
+	}
+	if !strings.Contains(r.body, "18,446,744,073,709,551,615") && !strings.Contains(r.body, "18446744073709551615") {
+		t.Errorf("the overview's fault total is not saturated at 2^64-1")
+	}
+	rec := httptest.NewRecorder()
+	f.svc.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`trit_fleet_device_telemetry_missing{device="gw-2"} 2`, "trit_fleet_telemetry_missing 2"} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"sort"
@@ -86,7 +87,7 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 	data := &overviewData{Total: len(devices)}
 	uses := map[string]*modelUse{}
 	counts := map[string]uint64{}
-	var dropping, failedSensors, drifting []string
+	var dropping, failedSensors, drifting, gaps []string
 	for i := range devices {
 		d := &devices[i]
 		if d.Online {
@@ -108,7 +109,10 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 			uses[k].Devices++
 		}
 		for k, v := range d.Counts {
-			counts[k] += v
+			counts[k] += min(v, math.MaxUint64-counts[k]) // saturates: a saturated device must not wrap the total
+		}
+		if d.TelemetryMissing > 0 {
+			gaps = append(gaps, d.ID)
 		}
 		if d.Drifting {
 			drifting = append(drifting, d.ID)
@@ -148,6 +152,10 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 	}
 	if data.Degraded > 0 {
 		data.Alerts = append(data.Alerts, alert{Text: plural(data.Degraded, "device reports", "devices report") + " degraded health (a failed sensor or inference errors).", Link: "/console/devices?health=degraded"})
+	}
+	if len(gaps) > 0 {
+		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s reports missing from %s telemetry (dropped on the way: a broker's full queue, or a full outbox): %s.",
+			plural(len(gaps), "device has", "devices have"), map[bool]string{true: "its", false: "their"}[len(gaps) == 1], firstFew(gaps))})
 	}
 	if len(failedSensors) > 0 {
 		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s a failed sensor: %s.", plural(len(failedSensors), "device has", "devices have"), firstFew(failedSensors))})
