@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -165,7 +166,81 @@ func (tr *trainer) datasetPath(name string) (string, error) {
 	if name == "" || filepath.IsAbs(name) || clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", BadRequest("dataset %q: give a path relative to the fleet's training data directory", Clip(name, 64))
 	}
-	return filepath.Join(tr.dir, clean), nil
+	path := filepath.Join(tr.dir, clean)
+	if err := tr.confined(path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// confined refuses a dataset path that leaves the data directory through
+// a symbolic link (the directory itself may be one). A path that does not
+// resolve (no such file) passes: loading it says so.
+func (tr *trainer) confined(path string) error {
+	root, err := filepath.EvalSymlinks(tr.dir)
+	if err != nil {
+		return fmt.Errorf("fleet: training.data_dir %s: %w", tr.dir, err)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return BadRequest("dataset %q: a symbolic link leads out of the fleet's training data directory; only files inside it can be read", Clip(strings.TrimPrefix(path, tr.dir+"/"), 64))
+	}
+	return nil
+}
+
+// datasetError is a dataset that could not be read. Its message, which
+// a job keeps for every role that may read jobs, says where (file, line,
+// column number) but not what the file holds: parse errors quote the
+// offending text, which may be anything the file holds. The whole error
+// goes to trit-fleet's log (Full).
+type datasetError struct {
+	name string // the dataset as the request names it
+	err  error
+}
+
+func (e *datasetError) Error() string {
+	var pe *data.ParseError
+	switch {
+	case errors.Is(e.err, ErrBadRequest): // ours: quotes nothing of the file
+		return strings.TrimPrefix(e.err.Error(), "fleet: ")
+	case errors.Is(e.err, fs.ErrNotExist):
+		return "dataset " + Clip(e.name, 128) + ": no such file in the fleet's training data directory"
+	case errors.As(e.err, &pe):
+		file, line, col, _ := pe.Location()
+		where := file
+		if line > 0 {
+			where = fmt.Sprintf("%s:%d", file, line)
+		}
+		if col > 0 {
+			where += fmt.Sprintf(": column %d", col)
+		}
+		return where + ": the dataset cannot be read there (trit-fleet's log has the details: they quote the file)"
+	}
+	return "dataset " + Clip(e.name, 128) + ": cannot be read (trit-fleet's log has the details: they may quote the file)"
+}
+
+// jobError is what a failed job keeps of err: a dataset's parse error
+// (from any loader: training, retraining) without the file's text.
+func jobError(err error) string {
+	if _, ok := errors.AsType[*data.ParseError](err); ok {
+		if _, wrapped := errors.AsType[*datasetError](err); !wrapped {
+			err = &datasetError{err: err}
+		}
+	}
+	return err.Error()
+}
+
+func (e *datasetError) Unwrap() error { return e.err }
+
+// fullError is err's whole text, a datasetError's included, for the log.
+func fullError(err error) string {
+	if de, ok := errors.AsType[*datasetError](err); ok {
+		return de.err.Error()
+	}
+	return err.Error()
 }
 
 // checkTrainRequest bounds every input of a request, so a job never starts
@@ -458,8 +533,8 @@ func (s *Service) runJob(ctx context.Context, cancel context.CancelFunc, id stri
 			return nil
 		case err != nil:
 			r.Job.Finished = now
-			r.Job.State, r.Job.Error = api.TrainFailed, err.Error()
-			s.log.Warn("training failed", "job", id, "err", Clip(err.Error(), MaxLogField))
+			r.Job.State, r.Job.Error = api.TrainFailed, jobError(err)
+			s.log.Warn("training failed", "job", id, "err", Clip(fullError(err), MaxLogField))
 		default:
 			result.ID, result.Request, result.Started, result.Finished, result.State = id, r.Job.Request, r.Job.Started, now, api.TrainSucceeded
 			r.Job = *result
@@ -522,11 +597,11 @@ func (s *Service) train(ctx context.Context, req api.TrainRequest, path, standar
 	var err error
 	if isStandard {
 		trainSet, testSet, err = data.LoadStandard(s.trainer.dir, standard)
-	} else {
+	} else if err = s.trainer.confined(path); err == nil { // again: the directory may have changed since the request
 		trainSet, err = data.Load(path, &data.Options{Format: format, LabelColumn: data.Column{Index: req.LabelColumn, Name: req.LabelColumnName}})
 	}
 	if err != nil {
-		return nil, err
+		return nil, &datasetError{name: req.Dataset, err: err}
 	}
 	res, err := training.TrainContext(ctx, trainSet, &training.Config{Budget: req.Budget, P: req.P, Sigma: req.Sigma, C: req.C, Seed: 1})
 	if err != nil {

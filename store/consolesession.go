@@ -95,8 +95,10 @@ func decodeConsoleSession(key string, raw []byte) (ConsoleSession, error) {
 }
 
 // AddConsoleSession stores s as session id after deleting the expired
-// sessions and, while lim.Max or more remain, the least recently seen.
-// Bad records and limits are ErrInvalid.
+// sessions and, while lim.Max or more remain, the least recently seen
+// session of the operator holding the most: one operator signing in again
+// and again ends only their own sessions, never everyone's. Bad records
+// and limits are ErrInvalid.
 func AddConsoleSession(tx Tx, id string, s ConsoleSession, lim SessionLimits, now time.Time) error {
 	if err := s.check(); err != nil {
 		return fmt.Errorf("store: console session: %v: %w", err, ErrInvalid)
@@ -105,32 +107,43 @@ func AddConsoleSession(tx Tx, id string, s ConsoleSession, lim SessionLimits, no
 		return fmt.Errorf("store: console session limits %+v: want positive times and 1..%d sessions: %w", lim, MaxConsoleSessions, ErrInvalid)
 	}
 	type kept struct {
-		key  string
-		seen time.Time
+		key, operator string
+		seen          time.Time
 	}
 	var live []kept
 	var gone []string
+	held := map[string]int{} // live sessions per operator
 	err := tx.ForEach(FleetConsoleSessions, func(key string, raw []byte) error {
 		x, err := decodeConsoleSession(key, raw)
 		if err != nil || lim.Expired(&x, now) { // a damaged record is dropped, not kept forever
 			gone = append(gone, key)
 		} else {
-			live = append(live, kept{key, x.Seen})
+			live = append(live, kept{key, x.Operator, x.Seen})
+			held[x.Operator]++
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	held[s.Operator]++ // the new session counts for its operator
 	for len(live) >= lim.Max {
-		oldest := 0
+		most := 0
+		for _, n := range held {
+			most = max(most, n)
+		}
+		victim := -1 // the least recently seen of an operator holding the most
 		for i := range live {
-			if live[i].seen.Before(live[oldest].seen) {
-				oldest = i
+			if held[live[i].operator] == most && (victim < 0 || live[i].seen.Before(live[victim].seen)) {
+				victim = i
 			}
 		}
-		gone = append(gone, live[oldest].key)
-		live = append(live[:oldest], live[oldest+1:]...)
+		if victim < 0 { // only the new session's operator holds the most, with none stored
+			break
+		}
+		held[live[victim].operator]--
+		gone = append(gone, live[victim].key)
+		live = append(live[:victim], live[victim+1:]...)
 	}
 	for _, key := range gone {
 		if err := tx.Delete(FleetConsoleSessions, key); err != nil {

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -148,4 +150,32 @@ func TestLogBoundedUnderFloods(t *testing.T) {
 		t.Errorf("no refused connection logged at all: %v", count)
 	}
 	t.Logf("%d lines in all after the floods", strings.Count(string(raw), "\n"))
+}
+
+// TestFleetStartsWithBrokerDown: trit-fleet starts while its Mosquitto is
+// down (a host booting, the broker restarting): it serves its API, says
+// trit_fleet_broker_connected 0, and connects when the broker comes up;
+// an agent then appears. Before, it exited at start.
+func TestFleetStartsWithBrokerDown(t *testing.T) {
+	w := newWorld(t)
+	w.broker.Stop()
+	w.startFleetProcess(buildFleet(t, w))
+	if up := w.metric("trit_fleet_broker_connected"); up != 0 {
+		t.Fatalf("trit_fleet_broker_connected = %v with the broker down", up)
+	}
+	w.broker.Restart()
+	eventually(t, "trit-fleet connected to the broker", time.Minute, func() bool { return w.metric("trit_fleet_broker_connected") == 1 })
+	w.waitKnown(w.startAgents("gw", 1, nil))
+}
+
+// buildFleet builds trit-fleet into w's directory.
+func buildFleet(t *testing.T, w *world) string {
+	t.Helper()
+	bin := filepath.Join(w.dir, "trit-fleet")
+	build := exec.Command("go", "build", "-o", bin, "github.com/trit-iot/trit/cmd/trit-fleet")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("building trit-fleet: %v", err)
+	}
+	return bin
 }

@@ -191,13 +191,8 @@ func newEmbeddedFleet(w *world, devices []string) *embeddedFleet {
 func prepareEmbeddedFleet(w *world, devices []string) *embeddedFleet {
 	t := w.t.(*testing.T)
 	t.Helper()
-	e := &embeddedFleet{w: w, bin: filepath.Join(w.dir, "trit-fleet"), conf: filepath.Join(w.dir, "fleet-embedded.toml"),
+	e := &embeddedFleet{w: w, bin: buildFleet(t, w), conf: filepath.Join(w.dir, "fleet-embedded.toml"),
 		passwords: map[string]string{}, stderrPath: filepath.Join(w.dir, "trit-fleet.log")}
-	build := exec.Command("go", "build", "-o", e.bin, "github.com/trit-iot/trit/cmd/trit-fleet")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("building trit-fleet: %v", err)
-	}
 	mqttAddr := freeAddr(t)
 	w.api = freeAddr(t)
 	e.broker = "tcp://" + mqttAddr

@@ -3,6 +3,7 @@ package console
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"math"
@@ -225,6 +226,45 @@ func TestSessionsAreBounded(t *testing.T) {
 	}
 	if valid != 3 {
 		t.Fatalf("%d sessions valid, want 3", valid)
+	}
+}
+
+// TestSessionsEvictedPerOperator: an operator who signs in again and
+// again (a viewer, 260 times against the default 256) ends their own
+// oldest sessions, never another operator's; before, the bound was global
+// and a viewer could sign every admin out.
+func TestSessionsEvictedPerOperator(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "fleet.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	clk := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	s := newSessions(slog.New(slog.NewTextHandler(io.Discard, nil)), db, time.Hour, time.Hour, 4, func() time.Time { return clk })
+	admin, err := s.create(fleet.Principal{Name: "alice", Role: fleet.RoleAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		clk = clk.Add(time.Second) // the admin's session is the least recently seen of all
+		if _, err := s.create(fleet.Principal{Name: "mallory", Role: fleet.RoleViewer}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest("GET", "/console/", nil)
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: admin})
+	if _, ok, err := s.lookup(req, false); err != nil || !ok {
+		t.Fatalf("the admin's session after a viewer signed in 10 times (bound 4): valid %v, %v", ok, err)
+	}
+	per := map[string]int{}
+	db.ForEach(store.FleetConsoleSessions, func(_ string, raw []byte) error {
+		var x store.ConsoleSession
+		json.Unmarshal(raw, &x)
+		per[x.Operator]++
+		return nil
+	})
+	if per["alice"] != 1 || per["mallory"] != 3 {
+		t.Fatalf("sessions kept per operator %v, want alice 1, mallory 3", per)
 	}
 }
 

@@ -3,11 +3,14 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -112,20 +115,41 @@ func (c *Conn) setCredentials(user, password string) {
 
 // Connect connects and, on this and every later connection, subscribes
 // (QoS 1) to filters, each delivering to deliver, then runs onConnect (if
-// not nil) in a goroutine of its own. It fails if the first connection
-// fails, including when the broker refuses a subscription; later failures
-// are logged and retried.
+// not nil) in a goroutine of its own. A broker that cannot be reached at
+// all (refused, timed out: not started yet, restarting) is no reason to
+// stop: Connect logs it and returns, and the connection is retried with
+// backoff, as after a lost one (trit_fleet_broker_connected says 0 until
+// then). It fails if the broker answers and refuses (credentials, TLS,
+// a subscription): a configuration to fix. Later failures are logged and
+// retried.
 func (c *Conn) Connect(filters []string, deliver func(topic string, payload []byte), onConnect func()) error {
 	c.filters, c.deliver, c.onConnect = filters, deliver, onConnect
 	// Messages queued in the persistent session arrive right after the
 	// CONNACK, before the subscriptions are renewed: the default handler
 	// takes them.
 	c.opts.SetDefaultPublishHandler(func(_ mqtt.Client, msg mqtt.Message) { deliver(msg.Topic(), msg.Payload()) })
-	if err := c.connectOnce(); err != nil {
+	err := c.connectOnce()
+	if err != nil && !unreachable(err) {
 		return err
+	}
+	if err != nil {
+		c.log.Warn("MQTT broker not reachable at start; trit-fleet serves its API and connects when the broker is up", "broker", c.broker, "err", err)
+		c.lost <- struct{}{} // keep starts reconnecting at once
 	}
 	go c.keep()
 	return nil
+}
+
+// errTimedOut marks a connection attempt that got no answer in time.
+var errTimedOut = errors.New("timed out")
+
+// unreachable reports whether err from connectOnce says the broker could
+// not be reached (no answer, connection refused or reset), as opposed to a
+// broker that answered and refused.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, errTimedOut) || errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF)
 }
 
 // connectOnce makes one connection and its subscriptions.
@@ -135,7 +159,7 @@ func (c *Conn) connectOnce() error {
 	wait := c.timeout * time.Duration(max(1, c.servers)) // each address gets the timeout
 	if !tok.WaitTimeout(wait) {
 		cl.Disconnect(0)
-		return fmt.Errorf("mqtt: connecting to %s timed out after %v", c.broker, wait)
+		return fmt.Errorf("mqtt: connecting to %s: %w after %v", c.broker, errTimedOut, wait)
 	}
 	if err := tok.Error(); err != nil {
 		return fmt.Errorf("mqtt: connecting to %s: %w", c.broker, err)

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -290,5 +291,45 @@ func TestRemoteTrainingLabelByName(t *testing.T) {
 	bd, err := bundle.Decode(out, &bundle.DecodeOptions{AllowUnsigned: true})
 	if code != 200 || err != nil || strings.Join(bd.Spec.Classes, ",") != "r0,r1" {
 		t.Fatalf("bundle: %d %v %v", code, err, bd)
+	}
+}
+
+// TestRemoteTrainingConfinedAndQuiet: a dataset reached through a symbolic
+// link out of training.data_dir is refused (it was read), and a job that
+// fails on a malformed file keeps where, not what: its error was the
+// parser's, quoting the file's text, for every role that may read jobs.
+// The log (an administrator's) has the whole error.
+func TestRemoteTrainingConfinedAndQuiet(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret.csv")
+	if err := os.WriteFile(secret, []byte("a,b,label\n1,2,x\n3,4,y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "link.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bad.csv"), []byte("a,b,label\n1,2,x\n3,hunter2-password,y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := &fleettest.LockedBuffer{}
+	f := newFixture(t, func(o *fleet.Options) {
+		o.TrainingDir = dir
+		o.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
+	srv := apiServer(t, f)
+	if code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(`{"dataset":"link.csv","model_id":"m","release":1}`)); code != http.StatusBadRequest || !strings.Contains(string(body), "symbolic link") {
+		t.Errorf("a dataset linked from outside: %d %s, want 400", code, body)
+	}
+	_, body := call(t, srv, "POST", "/v1/train", testToken, []byte(`{"dataset":"bad.csv","model_id":"m","release":1}`))
+	var job api.TrainJob
+	if err := json.Unmarshal(body, &job); err != nil {
+		t.Fatalf("%s", body)
+	}
+	job = waitJob(t, srv, job.ID)
+	if job.State != "failed" || strings.Contains(job.Error, "hunter2") || !strings.Contains(job.Error, "bad.csv:3") {
+		t.Fatalf("job %s: %q; want failed at bad.csv:3 without the file's text", job.State, job.Error)
+	}
+	if !strings.Contains(logs.String(), "hunter2") {
+		t.Errorf("the log lacks the whole error:\n%s", logs.String())
 	}
 }
