@@ -22,6 +22,12 @@ import (
 // document, rewritten as it progresses).
 const MaxRolloutDevices = 100000
 
+// MaxUnknownDevices bounds the devices of one rollout that are not in the
+// inventory (allow_unknown): each is given a record (its command counter)
+// when it is notified, so 40,000 made-up IDs made 40,000 records of
+// devices that never existed.
+const MaxUnknownDevices = 1000
+
 // CreateRollout checks a request, publishes its bundle if needed and stores
 // the new rollout; the next Tick starts notifying devices.
 //
@@ -80,13 +86,17 @@ func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*Rollout, 
 	if err != nil {
 		return nil, err
 	}
-	if !req.AllowUnknown {
-		var unknown []string
-		for _, d := range devices {
-			if known[d] == nil {
-				unknown = append(unknown, d)
-			}
+	var unknown []string
+	for _, d := range devices {
+		if known[d] == nil {
+			unknown = append(unknown, d)
 		}
+	}
+	if req.AllowUnknown && len(unknown) > MaxUnknownDevices {
+		return nil, fmt.Errorf("%w: %d devices not in the inventory, at most %d in one rollout with allow_unknown (each gets a record before it ever reports): %s",
+			ErrRollout, len(unknown), MaxUnknownDevices, listIDs(unknown))
+	}
+	if !req.AllowUnknown {
 		if len(unknown) > 0 {
 			return nil, fmt.Errorf("%w: %d device(s) not in the inventory: %s (a typo? give allow_unknown, tritctl --allow-unknown, to target devices that have not reported yet)",
 				ErrRollout, len(unknown), listIDs(unknown))
@@ -159,6 +169,9 @@ func (s *Service) inventory(ids []string) (map[string]*Device, error) {
 		for _, id := range ids {
 			d := &Device{}
 			ok, err := tx.Get(store.FleetDevices, id, d)
+			if isDamaged(err) {
+				return damagedErr(store.FleetDevices, id, err)
+			}
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -94,6 +95,18 @@ func TestRolloutUnknownDevices(t *testing.T) {
 	}
 	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-new"}, AllowUnknown: true}); err != nil {
 		t.Fatalf("allow_unknown: %v", err)
+	}
+	// allow_unknown is bounded: each unknown device gets a record when it
+	// is notified (40,000 made-up IDs made 40,000 such records).
+	many := []string{"gw-1"}
+	for i := range MaxUnknownDevices + 1 {
+		many = append(many, fmt.Sprintf("new-%05d", i))
+	}
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "many", Bundle: hash, Devices: many, AllowUnknown: true}); !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "at most 1000") {
+		t.Fatalf("allow_unknown with %d unknown devices: %v", MaxUnknownDevices+1, err)
+	}
+	if ds, _ := Devices(f.db); len(ds) != 1 {
+		t.Fatalf("%d inventory records after a refused rollout, want 1", len(ds))
 	}
 	for _, bad := range []string{"", "abc", strings.Repeat("A", 64)} {
 		if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "x", Bundle: bad, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "SHA-256") {
