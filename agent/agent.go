@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,6 +159,18 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 		if data, err := a.db.Stat(store.StatSamples); err == nil && data != nil && !a.loop.samples.restore(data) {
 			a.log.Warn("stored samples do not decode; starting with none")
 		}
+	}
+	if ls := cfg.LabelSource; ls != nil {
+		if !slices.Contains(in.channels, ls.Channel) {
+			return &ConfigError{Key: "label_source.channel", Msg: fmt.Sprintf("%q: no configured sensor provides it (the sensors give %s)", ls.Channel, strings.Join(in.channels, ", "))}
+		}
+		a.loop.labels = newLabelRing(*ls)
+		if data, err := a.db.Stat(store.StatLabels); err == nil && data != nil && !a.loop.labels.restore(data) {
+			a.log.Warn("stored labelled windows do not decode; starting with none")
+		}
+		// Whatever the source labelled since the last interval is stored
+		// when the agent stops, so a restart loses none of it.
+		defer a.storeLabels()
 	}
 	if m := cfg.Models; m.HistoryMaxBytes > 0 {
 		a.loop.history = newSampleRing(m.HistoryMaxBytes, 1, -1)
@@ -327,6 +340,13 @@ func (a *Agent) serveRequest(ctx context.Context, payload []byte) {
 		if err != nil {
 			resp.Error = err.Error()
 		}
+	case req.Kind == wire.RequestLabels:
+		if a.loop.labels == nil {
+			resp.Error = "this device has no label source ([label_source])"
+			break
+		}
+		a.loop.labels.ack(req.After) // the fleet stores those
+		resp.Labels = a.loop.labels.set()
 	case a.loop.samples == nil:
 		resp.Error = "this device keeps no samples (models.samples_max_bytes = -1)"
 	default:
@@ -349,6 +369,12 @@ func (a *Agent) serveRequest(ctx context.Context, payload []byte) {
 		resp.Samples.Dropped += uint64(k)
 		data, err = resp.Marshal()
 	}
+	for err == nil && len(data) > wire.MaxResponseSize && resp.Labels != nil && len(resp.Labels.Windows) > 1 {
+		// The oldest first; the rest wait for the next request.
+		resp.Labels.Windows = resp.Labels.Windows[:len(resp.Labels.Windows)*9/10]
+		resp.Labels.More = true
+		data, err = resp.Marshal()
+	}
 	if err == nil {
 		err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Responses(a.cfg.DeviceID), Payload: data, QoS: 1})
 	}
@@ -360,10 +386,26 @@ func (a *Agent) serveRequest(ctx context.Context, payload []byte) {
 	a.pub.kickNow()
 }
 
+// storeLabels writes the label source's waiting windows to the database
+// if they changed.
+func (a *Agent) storeLabels() {
+	if a.loop.labels == nil {
+		return
+	}
+	if data, ok := a.loop.labels.encodeIfDirty(); ok {
+		if err := a.db.PutStat(store.StatLabels, data); err != nil {
+			a.log.Warn("labelled windows not stored", "err", err)
+		}
+	}
+}
+
 // state builds the device's State payload.
 func (a *Agent) state(session uint64, online bool) ([]byte, error) {
 	s := &wire.State{Device: a.cfg.DeviceID, Session: session, Online: online, Instance: a.instance, Time: a.now().Unix(),
 		AgentVersion: Version, Hardware: a.live.Load().hardware, Labels: a.live.Load().labels, Health: "ok"}
+	if ls := a.cfg.LabelSource; ls != nil {
+		s.LabelSource = ls.Name
+	}
 	if seq, err := a.highestSeq(); err == nil {
 		s.HighestSeq = seq
 	}
@@ -467,6 +509,7 @@ func (a *Agent) telemetry(ctx context.Context) {
 			dropsChanged = st.Dropped != lastDropped
 			lastDropped = st.Dropped
 		}
+		a.storeLabels()
 		for name, ring := range map[string]*sampleRing{store.StatSamples: a.loop.samples, store.StatHistory: a.loop.history} {
 			if ring == nil {
 				continue

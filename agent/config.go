@@ -47,6 +47,9 @@ type Config struct {
 	// Features, when set, turns readings into features over windows; when
 	// nil each feature is a channel value (see input.go).
 	Features *features.PipelineSpec `toml:"features"`
+	// LabelSource, when set, labels classified windows with the ground
+	// truth a sensor channel reports (labels.go).
+	LabelSource *LabelSourceConfig `toml:"label_source"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `toml:"log_level"`
 }
@@ -218,6 +221,13 @@ const (
 	DefaultSamplesMaxBytes = 32 << 10
 	MaxSamplesBytes        = 48 << 10
 	MaxHistoryBytes        = 4 << 20
+	// DefaultLabelsMaxBytes and MaxLabelsMaxBytes bound the labelled
+	// windows waiting for the fleet (label_source.max_bytes): the fleet
+	// takes them one message at a time, so the bound is how long an
+	// outage of the fleet loses nothing (256 KiB: about 1,600 windows of
+	// a few features, 27 minutes at one window a second).
+	DefaultLabelsMaxBytes = 256 << 10
+	MaxLabelsMaxBytes     = 16 << 20
 	// MaxBundleBytesLimit bounds install.max_bundle_bytes: a bundle is a
 	// few kilobytes (docs/BUNDLE.md); a larger cap only lets a wrong or
 	// hostile bundle take the gateway's memory and flash.
@@ -353,6 +363,38 @@ func (c *Config) Validate() error {
 		return fail("models.drift_windows", "%d, want 10 … %d", dw, 1<<24)
 	}
 
+	if ls := c.LabelSource; ls != nil {
+		if ls.Name == "" {
+			ls.Name = "label"
+		}
+		if err := wire.CheckID(ls.Name); err != nil {
+			return fail("label_source.name", "%v", err)
+		}
+		if ls.Channel == "" {
+			return fail("label_source.channel", "give the sensor channel that reports the ground truth")
+		}
+		for v, class := range ls.Map {
+			if err := wire.CheckLabel(class); err != nil {
+				return fail("label_source.map", "value %q: %v", v, err)
+			}
+		}
+		if ls.Every < 0 {
+			return fail("label_source.every", "%d: want 1 or more (0: every window)", ls.Every)
+		}
+		switch mb := ls.MaxBytes; {
+		case mb == 0:
+			ls.MaxBytes = DefaultLabelsMaxBytes
+		case mb < 1024 || mb > MaxLabelsMaxBytes:
+			return fail("label_source.max_bytes", "%d, want 1024 … %d", mb, MaxLabelsMaxBytes)
+		}
+		if c.Features != nil {
+			for _, f := range c.Features.Features {
+				if f.Channel == ls.Channel {
+					return fail("label_source.channel", "%q is an input of the [features] pipeline: a model must not read the ground truth it is judged by", ls.Channel)
+				}
+			}
+		}
+	}
 	switch sb := c.Models.SamplesMaxBytes; {
 	case sb == 0:
 		c.Models.SamplesMaxBytes = DefaultSamplesMaxBytes

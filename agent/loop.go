@@ -54,6 +54,9 @@ type loop struct {
 	samples *sampleRing
 	// history keeps every recent window for dry runs; nil: none.
 	history *sampleRing
+	// labels keeps the windows the label source labelled until the fleet
+	// takes them; nil: no label source.
+	labels *labelRing
 	// nanLogged: a missing feature value was logged for the current model
 	// (the loop goroutine only).
 	nanLogged bool
@@ -190,6 +193,11 @@ func (l *loop) window(in *input, r *running, values []float64, at time.Time) {
 	}
 	if l.samples != nil {
 		l.samples.offer(r, at, vec, r.model.Classes()[class], r.sc.margin(len(r.model.Classes())), cand, o.Unknown)
+	}
+	if l.labels != nil {
+		if label := l.labels.label(in, values); label != "" {
+			l.labels.offer(r, at, vec, r.model.Classes()[class], r.sc.margin(len(r.model.Classes())), label)
+		}
 	}
 }
 

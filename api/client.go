@@ -269,3 +269,9 @@ func (c *Client) Label(req *LabelRequest) (*LabelResult, error) {
 	var r LabelResult
 	return &r, c.do("POST", "/v1/labels", req, &r)
 }
+
+// Policies returns the retraining policies' states.
+func (c *Client) Policies() ([]PolicyState, error) {
+	var ps []PolicyState
+	return ps, c.do("GET", "/v1/policies", nil, &ps)
+}

@@ -20,6 +20,7 @@ type Device struct {
 	// From the device's latest state.
 	AgentVersion string              `json:"agent_version,omitempty"`
 	Hardware     string              `json:"hardware,omitempty"`
+	LabelSource  string              `json:"label_source,omitempty"` // the device's label source, if it has one
 	Labels       map[string]string   `json:"labels,omitempty"`
 	Model        *wire.ModelRef      `json:"model,omitempty"`
 	Previous     *wire.ModelRef      `json:"previous,omitempty"`

@@ -211,7 +211,12 @@ type Rollout struct {
 // Approval is a rollout's two-person rule: at most After devices are
 // notified until ApprovedBy is set.
 type Approval struct {
-	After      int       `json:"after"`
+	After int `json:"after"`
+	// Promotion also holds the shadow's promotion until the approval: the
+	// devices shadow the candidate, and none activates it before an
+	// operator approves (a retraining policy's rollout, docs/FLEET.md
+	// "Closing the loop").
+	Promotion  bool      `json:"promotion,omitempty"`
 	ApprovedBy string    `json:"approved_by,omitempty"`
 	ApprovedAt time.Time `json:"approved_at,omitzero"`
 }

@@ -47,12 +47,13 @@ func newRoot(e *env) *cobra.Command {
            RBF SVMs (scikit-learn, via scripts/peers/peers.py) on the same splits and scaling
   loop     the replay of closing the loop: a recording's test period in blocks, the static
            model against retraining on a share of each block's labels, and the peers refitted
-           on the same labels (scripts/peers/loop.py)`,
+           on the same labels (scripts/peers/loop.py)
+  retrain  the time and peak memory of one retraining on generated data`,
 		Version:       buildinfo.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newPaperCmd(e), newTableCmd(e), newFiguresCmd(e), newPeersCmd(e), newLoopCmd(e))
+	root.AddCommand(newPaperCmd(e), newTableCmd(e), newFiguresCmd(e), newPeersCmd(e), newLoopCmd(e), newRetrainTimeCmd(e))
 	return root
 }
 

@@ -16,6 +16,9 @@ import (
 //   - Only an operator other than the creator approves, once; the
 //     approval is recorded with who and when (and in the audit trail).
 //   - Rollbacks need no approval: they undo, and speed matters.
+//   - With Approval.Promotion (a retraining policy's rollout, policy.go)
+//     no shadowing device is promoted while the approval is pending: the
+//     candidate is shadowed, never activated, before an operator says so.
 
 // approvalCap bounds allowed by a pending approval.
 func (r *Rollout) approvalCap(allowed int) int {

@@ -87,7 +87,7 @@ func (d *Device) applyState(s *wire.State, now time.Time) stateResult {
 	if !s.Online {
 		return res // a Last Will carries no details; keep the last known ones
 	}
-	d.AgentVersion, d.Hardware, d.Labels = s.AgentVersion, s.Hardware, s.Labels
+	d.AgentVersion, d.Hardware, d.Labels, d.LabelSource = s.AgentVersion, s.Hardware, s.Labels, s.LabelSource
 	d.Model, d.Previous, d.Health, d.Sensors, d.Outbox = s.Model, s.Previous, s.Health, s.Sensors, s.Outbox
 	d.ShadowModel = s.Shadow
 	return res

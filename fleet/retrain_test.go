@@ -43,50 +43,11 @@ func TestRetrainJob(t *testing.T) {
 	dir := t.TempDir()
 	f := newFixture(t, func(o *Options) { o.TrainingDir = dir })
 	s := f.svc
-	stream := retrain.RotatingStream(4000, math.Pi/2, 1)
-	orig, _, err := data.SplitLatestCount(stream, 2500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	b.WriteString("a,b,label\n")
-	for i := range orig.N {
-		fmt.Fprintf(&b, "%g,%g,%s\n", orig.Row(i)[0], orig.Row(i)[1], orig.Classes[orig.Y[i]])
-	}
-	os.WriteFile(filepath.Join(dir, "orig.csv"), []byte(b.String()), 0o600)
-	cfg := &training.Config{P: 256, Sigma: 1, C: 1, Seed: 1}
-	res, err := training.Train(orig, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := res.Bundle(orig, training.BundleMeta{ModelID: "m", Release: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	signed, err := bundle.Sign(raw, f.release)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Registry().Add(signed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := setupRetrain(t, f, dir)
+	stream, b, signed, info, res := rs.stream, rs.csv, rs.signed, rs.info, rs.res
 	// The device's late windows, pulled and labelled.
 	store := func(device string, from int, label func(i int) string) {
-		set := &wire.SampleSet{Model: &wire.ModelRef{ID: "m", Release: 1, Bundle: info.Hash}, Features: []string{"a", "b"}}
-		for i := from; i < 4000; i += 7 {
-			set.Samples = append(set.Samples, wire.Sample{Time: int64(i) * 1000, X: stream.Row(i), Class: "high", Reason: wire.SampleRate})
-		}
-		if _, _, err := s.storeWindows(device, set); err != nil {
-			t.Fatal(err)
-		}
-		var ls []api.Label
-		for _, smp := range set.Samples {
-			ls = append(ls, api.Label{Window: api.WindowID(device, smp.Time), Label: label(int(smp.Time / 1000))})
-		}
-		if _, err := s.Label(api.LabelRequest{Labels: ls}, "alice"); err != nil {
-			t.Fatal(err)
-		}
+		labelLate(t, s, info.Hash, stream, device, from, label)
 	}
 	store("gw-1", 2600, func(i int) string { return stream.Classes[stream.Y[i]] })
 	j, err := s.StartTraining(api.TrainRequest{Dataset: "orig.csv", ModelID: "m", Retrain: true, P: 256, Sigma: 1, C: 1})
@@ -109,7 +70,7 @@ func TestRetrainJob(t *testing.T) {
 	// Against a model that already gets every labelled window right.
 	dir2 := t.TempDir()
 	f2 := newFixture(t, func(o *Options) { o.TrainingDir = dir2 })
-	os.WriteFile(filepath.Join(dir2, "orig.csv"), []byte(b.String()), 0o600)
+	os.WriteFile(filepath.Join(dir2, "orig.csv"), []byte(b), 0o600)
 	if info, err = f2.svc.Registry().Add(signed); err != nil {
 		t.Fatal(err)
 	}
@@ -132,5 +93,68 @@ func TestRetrainJob(t *testing.T) {
 	// Bad requests.
 	if _, err := s.StartTraining(api.TrainRequest{Dataset: "orig.csv", ModelID: "m", Release: 3, Active: "abc"}); err == nil {
 		t.Fatal("active without retrain accepted")
+	}
+}
+
+// retrainSetup is a model m trained on the early rows of a drifting
+// stream, its signed bundle registered, and its training file orig.csv in
+// the training directory.
+type retrainSetup struct {
+	stream *data.Dataset
+	csv    string
+	signed []byte
+	info   *api.BundleInfo
+	res    *training.Result
+}
+
+func setupRetrain(t *testing.T, f *fixture, dir string) retrainSetup {
+	t.Helper()
+	stream := retrain.RotatingStream(4000, math.Pi/2, 1)
+	orig, _, err := data.SplitLatestCount(stream, 2500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("a,b,label\n")
+	for i := range orig.N {
+		fmt.Fprintf(&b, "%g,%g,%s\n", orig.Row(i)[0], orig.Row(i)[1], orig.Classes[orig.Y[i]])
+	}
+	os.WriteFile(filepath.Join(dir, "orig.csv"), []byte(b.String()), 0o600)
+	res, err := training.Train(orig, &training.Config{P: 256, Sigma: 1, C: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := res.Bundle(orig, training.BundleMeta{ModelID: "m", Release: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := bundle.Sign(raw, f.release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := f.svc.Registry().Add(signed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return retrainSetup{stream, b.String(), signed, info, res}
+}
+
+// labelLate stores device's windows of rows from, from+7, … of stream as
+// pulled (classified "high" by bundle hash) and labels them with label.
+func labelLate(t *testing.T, s *Service, hash string, stream *data.Dataset, device string, from int, label func(i int) string) {
+	t.Helper()
+	set := &wire.SampleSet{Model: &wire.ModelRef{ID: "m", Release: 1, Bundle: hash}, Features: []string{"a", "b"}}
+	for i := from; i < 4000; i += 7 {
+		set.Samples = append(set.Samples, wire.Sample{Time: int64(i) * 1000, X: stream.Row(i), Class: "high", Reason: wire.SampleRate})
+	}
+	if _, _, err := s.StoreWindows(device, set); err != nil {
+		t.Fatal(err)
+	}
+	var ls []api.Label
+	for _, smp := range set.Samples {
+		ls = append(ls, api.Label{Window: api.WindowID(device, smp.Time), Label: label(int(smp.Time / 1000))})
+	}
+	if _, err := s.Label(api.LabelRequest{Labels: ls}, "alice"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -228,7 +228,11 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 		}
 	}
 	allowed := r.approvalCap(r.allowance(now))
-	for _, id := range r.promotions(allowed) {
+	var promote []string
+	if !(r.Approval.Pending() && r.Approval.Promotion) {
+		promote = r.promotions(allowed)
+	}
+	for _, id := range promote {
 		d := r.Devices[id]
 		d.Stage, d.Attempts = api.StagePromote, 0
 		out = append(out, r.notify(id, d, nextSeq(id), now))

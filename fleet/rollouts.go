@@ -52,6 +52,13 @@ func (s *Service) CreateRollout(req api.RolloutRequest) (*Rollout, error) {
 // (Options.TwoPerson) it then waits for another operator's approval past
 // its first phase (approval.go).
 func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*Rollout, error) {
+	return s.createRollout(req, by, nil)
+}
+
+// createRollout is CreateRolloutBy; hold, if not nil, sets the new
+// rollout's approval instead of the service's rule (a retraining
+// policy's rollout, policy.go).
+func (s *Service) createRollout(req api.RolloutRequest, by string, hold func(*Rollout)) (*Rollout, error) {
 	if err := wire.CheckRolloutID(req.ID); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
 	}
@@ -134,6 +141,9 @@ func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*Rollout, 
 		}
 	}
 	s.requireApproval(r)
+	if hold != nil {
+		hold(r)
+	}
 	// Every time, not once per bundle: a broker keeps no promise about
 	// retained messages across its restarts (the embedded broker keeps
 	// nothing, Mosquitto loses what it had not saved), so a bundle sent for

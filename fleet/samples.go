@@ -69,7 +69,7 @@ func (s *Service) Samples(ctx context.Context, device string, wait time.Duration
 	if _, err := DeviceByID(s.db, device); err != nil {
 		return nil, err
 	}
-	r, err := s.request(ctx, device, wire.RequestSamples, "", wait)
+	r, err := s.request(ctx, &wire.Request{Device: device, Kind: wire.RequestSamples}, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (s *Service) Samples(ctx context.Context, device string, wait time.Duration
 		return nil, fmt.Errorf("%w: %s sent no samples", ErrNotFound, device)
 	}
 	// Stored, so that they can be labelled (windows.go).
-	added, skipped, err := s.storeWindows(device, r.Samples)
+	added, skipped, err := s.StoreWindows(device, r.Samples)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: storing %s's windows for labelling: %w", device, err)
 	}
@@ -91,17 +91,18 @@ func (s *Service) Samples(ctx context.Context, device string, wait time.Duration
 	return r.Samples, nil
 }
 
-// request sends a device a signed request and waits up to wait (0:
+// request sends a device the signed request req (its device, kind and
+// kind's fields set; the rest is filled in) and waits up to wait (0:
 // DefaultRequestWait) for its response.
-func (s *Service) request(ctx context.Context, device, kind, bundle string, wait time.Duration) (*wire.Response, error) {
+func (s *Service) request(ctx context.Context, req *wire.Request, wait time.Duration) (*wire.Response, error) {
 	if wait <= 0 {
 		wait = DefaultRequestWait
 	}
+	device := req.Device
 	id, c := s.reqs.add(device)
 	defer s.reqs.remove(id)
 	now := s.opt.Now()
-	req := &wire.Request{Fleet: s.topics.Fleet(), Device: device, ID: id, Kind: kind, Bundle: bundle,
-		IssuedAt: now.Unix(), ExpiresAt: now.Add(wait).Unix() + 1}
+	req.Fleet, req.ID, req.IssuedAt, req.ExpiresAt = s.topics.Fleet(), id, now.Unix(), now.Add(wait).Unix()+1
 	if err := req.Sign(s.cmdKey); err != nil {
 		return nil, err
 	}
@@ -162,7 +163,7 @@ func (s *Service) Plan(ctx context.Context, req api.PlanRequest) (*api.PlanResul
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := s.request(ctx, id, wire.RequestPlan, req.Bundle, req.Wait)
+			r, err := s.request(ctx, &wire.Request{Device: id, Kind: wire.RequestPlan, Bundle: req.Bundle}, req.Wait)
 			switch {
 			case err != nil:
 				res.Devices[i].Error = err.Error()

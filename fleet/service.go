@@ -76,6 +76,13 @@ type Options struct {
 	// (approval.go).
 	TwoPerson        bool
 	TwoPersonDevices int
+	// Policies are the retraining policies (policy.go), checked with
+	// CheckPolicy; they need TrainingDir.
+	Policies []RetrainPolicy
+	// LabelPull is how often devices with a label source are asked for
+	// their labelled windows (labelsource.go); default DefaultLabelPull,
+	// negative: never.
+	LabelPull time.Duration
 }
 
 // Service is trit-fleet's core: registry, inventory and rollouts over one
@@ -104,6 +111,8 @@ type Service struct {
 	leader leadership
 	// extras are the server's alarm sources and metrics (alarms.go).
 	extras extras
+	// labels tracks the label requests to devices (labelsource.go).
+	labels labelPuller
 }
 
 // NewService returns a service for fleet that signs deployment commands
@@ -146,6 +155,14 @@ func NewService(db Store, reg *Registry, fleet string, pub Publisher, cmdKey ed2
 	}
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = DefaultLeaseTTL
+	}
+	for i := range o.Policies {
+		if err := CheckPolicy(&o.Policies[i]); err != nil {
+			return nil, fmt.Errorf("fleet: retraining policy %d: %w", i+1, err)
+		}
+		if o.TrainingDir == "" {
+			return nil, errors.New("fleet: a retraining policy needs a training data directory")
+		}
 	}
 	if _, shared := db.(Leases); shared && o.LeaseTTL < 2*o.Tick {
 		return nil, fmt.Errorf("fleet: the rollout lease (%v) must last at least two ticks (%v): it is renewed once a tick", o.LeaseTTL, o.Tick)

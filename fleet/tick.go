@@ -21,7 +21,9 @@ import (
 // if this replica leads (lead.go); otherwise it does nothing. The
 // rollout's new state and the devices' sequence counters are stored before
 // the commands are published; a command lost to a crash in between is
-// published by the reconciliation after the restart. Only rollouts that
+// published by the reconciliation after the restart; then devices' label
+// sources are asked for their labelled windows (labelsource.go) and the
+// retraining policies are stepped (policy.go). Only rollouts that
 // are not done are read (an index kept in memory), and one is written
 // back only when the step changed it.
 func (s *Service) Tick() {
@@ -41,6 +43,8 @@ func (s *Service) Tick() {
 		}
 	}
 	s.reconcile(now)
+	s.pullLabels(now)
+	s.stepPolicies(now)
 }
 
 // runningIDs returns the rollouts that are not done, sorted, loading the

@@ -77,10 +77,10 @@ func checkWindowID(id string) error {
 	return nil
 }
 
-// storeWindows stores the windows of set, device's sample ring, that are
+// StoreWindows stores the windows of set, device's sample ring, that are
 // not stored yet, dropping the oldest unlabelled ones past MaxWindows. It
 // returns how many it added and how many did not fit.
-func (s *Service) storeWindows(device string, set *wire.SampleSet) (added, skipped int, err error) {
+func (s *Service) StoreWindows(device string, set *wire.SampleSet) (added, skipped int, err error) {
 	if set.Model == nil || len(set.Samples) == 0 {
 		return 0, 0, nil // no model, no classes to label with
 	}

@@ -31,12 +31,12 @@ func TestWindowsLabelOnPostgres(t *testing.T) { testWindowsLabel(t, newFixtureOn
 func testWindowsLabel(t *testing.T, f *fixture) {
 	hash := f.addBundle(t, 1)
 	s := f.svc
-	added, skipped, err := s.storeWindows("gw-1", sampleSet(hash, 1_700_000_000_000, 5))
+	added, skipped, err := s.StoreWindows("gw-1", sampleSet(hash, 1_700_000_000_000, 5))
 	if err != nil || added != 5 || skipped != 0 {
 		t.Fatalf("stored %d (%d skipped): %v", added, skipped, err)
 	}
 	// The same ring again, one window newer: only that one is new.
-	if added, _, err = s.storeWindows("gw-1", sampleSet(hash, 1_700_000_001_000, 5)); err != nil || added != 1 {
+	if added, _, err = s.StoreWindows("gw-1", sampleSet(hash, 1_700_000_001_000, 5)); err != nil || added != 1 {
 		t.Fatalf("stored again: %d new, %v; want 1", added, err)
 	}
 	id := func(i int) string { return api.WindowID("gw-1", 1_700_000_000_000+int64(i)*1000) }
@@ -88,7 +88,7 @@ func testWindowsLabel(t *testing.T, f *fixture) {
 		t.Fatalf("counts %d stored, %d labelled, %v; want 6, 2", stored, labelled, err)
 	}
 	// Storing the ring again keeps the labels.
-	if _, _, err := s.storeWindows("gw-1", sampleSet(hash, 1_700_000_000_000, 6)); err != nil {
+	if _, _, err := s.StoreWindows("gw-1", sampleSet(hash, 1_700_000_000_000, 6)); err != nil {
 		t.Fatal(err)
 	}
 	if l, _ := s.Windows(api.WindowQuery{Labelled: &yes}); l.Total != 2 {
@@ -109,14 +109,14 @@ func TestWindowsBound(t *testing.T) {
 	f := newFixture(t)
 	hash := f.addBundle(t, 1)
 	s := f.svc
-	if _, _, err := s.storeWindows("gw-1", sampleSet(hash, 1000_000, 3)); err != nil {
+	if _, _, err := s.StoreWindows("gw-1", sampleSet(hash, 1000_000, 3)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Label(api.LabelRequest{Labels: []api.Label{lbl(api.WindowID("gw-1", 1000_000), "fault")}}, "alice"); err != nil {
 		t.Fatal(err)
 	}
 	// 3 more: two unlabelled old ones go, the labelled oldest stays.
-	added, skipped, err := s.storeWindows("gw-2", sampleSet(hash, 2000_000, 3))
+	added, skipped, err := s.StoreWindows("gw-2", sampleSet(hash, 2000_000, 3))
 	if err != nil || added != 3 || skipped != 0 {
 		t.Fatalf("added %d, skipped %d, %v", added, skipped, err)
 	}
@@ -132,7 +132,7 @@ func TestWindowsBound(t *testing.T) {
 	if _, err := s.Label(api.LabelRequest{Labels: ls}, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	added, skipped, err = s.storeWindows("gw-3", sampleSet(hash, 3000_000, 2))
+	added, skipped, err = s.StoreWindows("gw-3", sampleSet(hash, 3000_000, 2))
 	if err != nil || added != 0 || skipped != 2 {
 		t.Fatalf("full of labels: added %d, skipped %d, %v; want 0, 2", added, skipped, err)
 	}

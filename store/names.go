@@ -126,6 +126,10 @@ const StatSamples = "samples"
 // (JSON wire.SampleSet) in bucketStats.
 const StatHistory = "history"
 
+// StatLabels names the windows the agent's label source labelled that the
+// fleet has not taken yet (JSON, written by package agent) in bucketStats.
+const StatLabels = "labels"
+
 // Keys inside the fixed-key buckets above.
 var (
 	keySchemaVersion = []byte("schema_version")

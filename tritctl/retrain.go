@@ -194,6 +194,50 @@ it before promoting it (tritctl rollout create --shadow).`,
 	fl.Float64Var(&sigma, "sigma", 0, "kernel width σ (0: search, as tritctl train)")
 	fl.Float64Var(&cReg, "c", 0, "regularisation C (0: search)")
 	fl.Float64Var(&newest, "newest", retrain.DefaultNewest, "share of the labelled windows held out as the newest to compare on")
+	cmd.AddCommand(newRetrainPoliciesCmd(e, &ff))
+	return cmd
+}
+
+func newRetrainPoliciesCmd(e *env, ff *fleetFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "policies",
+		Short: "Show the fleet's retraining policies: where each loop is and why it did or did not act",
+		Long: `Show each retraining policy of trit-fleet ([[retrain]] in fleet.toml): its
+rule, its stage (watching, training, challenger ready: sign offline,
+shadowing, waiting for approval), the figures of its last check (devices,
+drift, unknown share, new labels and the model's accuracy on them) and why
+it did or did not act. docs/FLEET.md "Closing the loop".`,
+		Example: `  tritctl retrain policies
+  tritctl retrain policies --json`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			c, err := ff.client()
+			if err != nil {
+				return err
+			}
+			ps, err := c.Policies()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, ps)
+			}
+			if len(ps) == 0 {
+				fmt.Fprintln(e.stdout, "no retraining policy ([[retrain]] in fleet.toml)")
+			}
+			for _, p := range ps {
+				acc := "–"
+				if p.Accuracy != nil {
+					acc = fmt.Sprintf("%.1f%%", *p.Accuracy)
+				}
+				fmt.Fprintf(e.stdout, "%s: %s (since %s)\n  rule: %s\n  last check %s: %d devices, drift %.3f, unknown %.1f%%, %d new labels, accuracy on them %s\n  %s\n",
+					p.Model, p.Stage, p.Changed.Format(time.RFC3339), p.Rule, p.Checked.Format(time.RFC3339), p.Devices, p.Drift, 100*p.Unknown, p.NewLabels, acc, p.Why)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
 

@@ -90,6 +90,12 @@ func FuzzDecodePayloads(f *testing.F) {
 	b, _ = (&Response{Device: "d", ID: "q1", Kind: RequestSamples, Samples: &SampleSet{Features: []string{"a"},
 		Samples: []Sample{{Time: 1, X: []float32{0.5}, Class: "x", Margin: 0.01, Reason: SampleLowMargin}}, MaxBytes: 100}}).Marshal()
 	f.Add(b)
+	b, _ = (&Response{Device: "d", ID: "q2", Kind: RequestLabels, Labels: &LabelSet{Source: "door", Models: []ModelRef{{ID: "m", Release: 2, Bundle: hashA}},
+		Features: []string{"a", "b"}, Windows: []LabelledWindow{{Time: 1750000000000, X: []float32{0.5, 1}, Class: "x", Margin: 0.2, Label: "y"}}}}).Marshal()
+	f.Add(b)
+	st = &State{Device: "d", Session: 3, Online: true, LabelSource: "door"}
+	b, _ = st.Marshal()
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if r, err := DecodeResponse(data); err == nil {
 			b, _ := r.Marshal()

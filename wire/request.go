@@ -23,7 +23,11 @@ type Request struct {
 	ID     string `json:"id"`   // CheckRolloutID rules; echoed in the response
 	Kind   string `json:"kind"` // RequestSamples or RequestPlan
 	// Bundle is RequestPlan's candidate (its hash); empty otherwise.
-	Bundle    string `json:"bundle,omitempty"`
+	Bundle string `json:"bundle,omitempty"`
+	// After is RequestLabels's acknowledgement: the fleet stores every
+	// labelled window of the device read at or before these Unix
+	// milliseconds, so the device may drop them; 0 otherwise.
+	After     int64  `json:"after,omitempty"`
 	IssuedAt  int64  `json:"issued_at"`
 	ExpiresAt int64  `json:"expires_at"`
 	KeyID     string `json:"key_id"`
@@ -37,6 +41,10 @@ const (
 	// RequestPlan asks the device to score candidate Bundle on its window
 	// history without activating it (Response.Plan).
 	RequestPlan = "plan"
+	// RequestLabels asks for the windows the device's label source
+	// labelled after After (Response.Labels), and acknowledges those up to
+	// After.
+	RequestLabels = "labels"
 )
 
 const requestMagic = "trit-request/v1\n"
@@ -53,6 +61,10 @@ func (r *Request) Canonical() []byte {
 	line("id", r.ID)
 	line("kind", r.Kind)
 	line("bundle", r.Bundle)
+	if r.Kind == RequestLabels {
+		// Only this kind has it, so the other kinds sign what they did.
+		line("after", strconv.FormatInt(r.After, 10))
+	}
 	line("issued_at", strconv.FormatInt(r.IssuedAt, 10))
 	line("expires_at", strconv.FormatInt(r.ExpiresAt, 10))
 	line("key_id", r.KeyID)
@@ -76,17 +88,23 @@ func (r *Request) Validate() error {
 	if err := CheckRolloutID(r.ID); err != nil {
 		return fail("id", "%v", err)
 	}
+	if r.After != 0 && r.Kind != RequestLabels {
+		return fail("after", "only a labels request acknowledges windows")
+	}
 	switch r.Kind {
-	case RequestSamples:
+	case RequestSamples, RequestLabels:
 		if r.Bundle != "" {
-			return fail("bundle", "a samples request names no bundle")
+			return fail("bundle", "a %s request names no bundle", r.Kind)
+		}
+		if r.After < 0 {
+			return fail("after", "%d: want Unix milliseconds, 0 or more", r.After)
 		}
 	case RequestPlan:
 		if err := CheckHash(r.Bundle); err != nil {
 			return fail("bundle", "%v", err)
 		}
 	default:
-		return fail("kind", "%q, want %q or %q", r.Kind, RequestSamples, RequestPlan)
+		return fail("kind", "%q, want %q, %q or %q", r.Kind, RequestSamples, RequestPlan, RequestLabels)
 	}
 	if r.IssuedAt <= 0 || r.ExpiresAt <= r.IssuedAt {
 		return fail("expires_at", "issued_at %d, expires_at %d: want 0 < issued_at < expires_at", r.IssuedAt, r.ExpiresAt)
@@ -161,6 +179,7 @@ type Response struct {
 	Error   string     `json:"error,omitempty"`
 	Samples *SampleSet `json:"samples,omitempty"`
 	Plan    *Plan      `json:"plan,omitempty"`
+	Labels  *LabelSet  `json:"labels,omitempty"`
 }
 
 // Plan is what a candidate would have changed on a device's window
@@ -233,8 +252,8 @@ func DecodeResponse(data []byte) (*Response, error) {
 	if err := CheckRolloutID(r.ID); err != nil {
 		return fail("id", "%v", err)
 	}
-	if r.Kind != RequestSamples && r.Kind != RequestPlan {
-		return fail("kind", "%q, want %q or %q", r.Kind, RequestSamples, RequestPlan)
+	if r.Kind != RequestSamples && r.Kind != RequestPlan && r.Kind != RequestLabels {
+		return fail("kind", "%q, want %q, %q or %q", r.Kind, RequestSamples, RequestPlan, RequestLabels)
 	}
 	if len(r.Error) > 1024 {
 		return fail("error", "%d bytes, at most 1024", len(r.Error))
@@ -252,6 +271,11 @@ func DecodeResponse(data []byte) (*Response, error) {
 				return fail("plan", "transition %q: counts above the %d changed windows", k, p.Changed)
 			}
 			sum += n
+		}
+	}
+	if l := r.Labels; l != nil {
+		if err := l.check(); err != nil {
+			return fail("labels", "%v", err)
 		}
 	}
 	if s := r.Samples; s != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRequestVerify(t *testing.T) {
@@ -91,5 +92,58 @@ func TestPlanRequest(t *testing.T) {
 	b, _ = resp.Marshal()
 	if _, err := DecodeResponse(b); !errors.Is(err, ErrMalformed) {
 		t.Errorf("changed above windows: %v", err)
+	}
+}
+
+// TestLabelsRequestAndResponse: a labels request signs its After (a
+// request whose After was changed does not verify), other kinds refuse an
+// After, and a labels response is checked window by window.
+func TestLabelsRequestAndResponse(t *testing.T) {
+	priv := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	keys, err := NewKeySet(priv.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_750_000_000, 0)
+	r := &Request{Fleet: "f", Device: "d", ID: "q", Kind: RequestLabels, After: 1_749_999_999_000, IssuedAt: now.Unix(), ExpiresAt: now.Unix() + 60}
+	if err := r.Sign(priv); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := r.Marshal()
+	got, err := VerifyRequest(raw, keys, Target{Fleet: "f", Device: "d"}, now)
+	if err != nil || got.After != r.After {
+		t.Fatalf("verify: %+v, %v", got, err)
+	}
+	forged := strings.Replace(string(raw), `"after":1749999999000`, `"after":1750000099000`, 1)
+	if _, err := VerifyRequest([]byte(forged), keys, Target{Fleet: "f", Device: "d"}, now); !errors.Is(err, ErrSignature) {
+		t.Fatalf("a changed after verified: %v", err)
+	}
+	bad := &Request{Fleet: "f", Device: "d", ID: "q", Kind: RequestSamples, After: 5, IssuedAt: now.Unix(), ExpiresAt: now.Unix() + 60}
+	if err := bad.Sign(priv); err == nil {
+		t.Fatal("a samples request with an after signed")
+	}
+	good := LabelSet{Source: "door", Models: []ModelRef{{ID: "m", Release: 1, Bundle: strings.Repeat("a", 64)}}, Features: []string{"a"},
+		Windows: []LabelledWindow{{Time: 1, X: []float32{1}, Class: "n", Margin: 0.5, Label: "fault"}}}
+	for name, edit := range map[string]func(l *LabelSet){
+		"model index": func(l *LabelSet) { l.Windows[0].Model = 1 },
+		"empty label": func(l *LabelSet) { l.Windows[0].Label = "" },
+		"values":      func(l *LabelSet) { l.Windows[0].X = nil },
+		"margin":      func(l *LabelSet) { l.Windows[0].Margin = 2 },
+		"time":        func(l *LabelSet) { l.Windows[0].Time = -1 },
+		"no models":   func(l *LabelSet) { l.Models = nil },
+		"source":      func(l *LabelSet) { l.Source = "" },
+	} {
+		l := good
+		l.Windows = []LabelledWindow{good.Windows[0]}
+		l.Models = append([]ModelRef(nil), good.Models...)
+		edit(&l)
+		b, _ := (&Response{Device: "d", ID: "q", Kind: RequestLabels, Labels: &l}).Marshal()
+		if _, err := DecodeResponse(b); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", name, err)
+		}
+	}
+	b, _ := (&Response{Device: "d", ID: "q", Kind: RequestLabels, Labels: &good}).Marshal()
+	if _, err := DecodeResponse(b); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -108,6 +108,11 @@ type State struct {
 	// Health is "ok", "degraded" (a sensor failed or is slow) or
 	// "no-model".
 	Health string `json:"health,omitempty"`
+	// LabelSource names the device's label source (agent
+	// label_source.name): the fleet asks it for labelled windows
+	// (RequestLabels). Empty: none. A fleet older than it refuses the
+	// state of a device that has one.
+	LabelSource string `json:"label_source,omitempty"`
 }
 
 // Offline returns the Last Will payload for a session of a device instance
@@ -153,6 +158,11 @@ func DecodeState(data []byte) (*State, error) {
 	}
 	if err := CheckInstance(s.Instance); err != nil {
 		return nil, decodeErr(ErrMalformed, "state", "instance", "%v", err)
+	}
+	if s.LabelSource != "" {
+		if err := CheckID(s.LabelSource); err != nil {
+			return nil, decodeErr(ErrMalformed, "state", "label_source", "%v", err)
+		}
 	}
 	for _, m := range []*ModelRef{s.Model, s.Previous, s.Shadow} {
 		if m == nil {

@@ -182,13 +182,24 @@ func freeAddr(t *testing.T) string {
 // newEmbeddedFleet builds trit-fleet, writes its configuration (embedded
 // broker, credentials for devices) and starts it.
 func newEmbeddedFleet(w *world, devices []string) *embeddedFleet {
-	e := prepareEmbeddedFleet(w, devices)
+	return newEmbeddedFleetExtra(w, devices, "")
+}
+
+// newEmbeddedFleetExtra is newEmbeddedFleet with extra appended to the
+// configuration (tables of its own).
+func newEmbeddedFleetExtra(w *world, devices []string, extra string) *embeddedFleet {
+	e := prepareEmbeddedFleetExtra(w, devices, extra)
 	e.start()
 	return e
 }
 
 // prepareEmbeddedFleet is newEmbeddedFleet without the start.
 func prepareEmbeddedFleet(w *world, devices []string) *embeddedFleet {
+	return prepareEmbeddedFleetExtra(w, devices, "")
+}
+
+// prepareEmbeddedFleetExtra is newEmbeddedFleetExtra without the start.
+func prepareEmbeddedFleetExtra(w *world, devices []string, extra string) *embeddedFleet {
 	t := w.t.(*testing.T)
 	t.Helper()
 	e := &embeddedFleet{w: w, bin: buildFleet(t, w), conf: filepath.Join(w.dir, "fleet-embedded.toml"),
@@ -211,7 +222,7 @@ release_keys = [%q]
 [rollouts]
 tick = "200ms"
 `, fleetName, w.fleetDB(), mqttAddr, filepath.Join(w.dir, "mqtt-credentials"), w.api, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub)
-	if err := os.WriteFile(e.conf, []byte(withReconcile(conf)), 0o600); err != nil {
+	if err := os.WriteFile(e.conf, []byte(withReconcile(conf)+extra), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(w.fleetDB()), 0o700); err != nil {

@@ -115,7 +115,7 @@ type asset struct {
 
 // pageNames are the templates/*.html files that are pages (the others are
 // shared: layout.html, parts.html, charts.html).
-var pageNames = []string{"login", "overview", "devices", "device", "rollouts", "rollout", "newrollout", "bundles", "audit", "error"}
+var pageNames = []string{"login", "overview", "devices", "device", "rollouts", "rollout", "newrollout", "bundles", "labels", "audit", "error"}
 
 // New returns a console for a fleet service.
 func New(opt *Options) (*Console, error) {
@@ -213,6 +213,8 @@ func (c *Console) routes() (http.Handler, error) {
 	page("GET /console/rollouts/{id}", c.rolloutPage)
 	page("POST /console/rollouts/{id}/{op}", c.controlRollout)
 	page("GET /console/bundles", c.bundlesPage)
+	page("GET /console/labels", c.labelsPage)
+	page("POST /console/labels", c.label)
 	page("GET /console/audit", c.auditPage)
 	public("GET /console/static/{name}", c.static)
 	public("/console/", func(w http.ResponseWriter, r *http.Request) {
@@ -353,7 +355,7 @@ type flash struct {
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, v *view) {
 	if s, ok, _ := c.sessions.lookup(r, false); ok && v.CSRF != "" {
 		v.Who, v.Role, v.Can = s.p.Name, s.p.Role, map[string]bool{}
-		for _, p := range []fleet.Perm{fleet.PermRead, fleet.PermRollout, fleet.PermDevice, fleet.PermPublish, fleet.PermAudit, fleet.PermOperators} {
+		for _, p := range []fleet.Perm{fleet.PermRead, fleet.PermRollout, fleet.PermDevice, fleet.PermPublish, fleet.PermTrain, fleet.PermAudit, fleet.PermOperators} {
 			v.Can[string(p)] = s.p.Role.Can(p)
 		}
 	}

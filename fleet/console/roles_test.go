@@ -28,6 +28,8 @@ var wantConsoleRoles = map[string][]fleet.Role{
 	"GET /console/rollouts/{id}":       readers,
 	"POST /console/rollouts/{id}/{op}": {fleet.RoleOperator, fleet.RoleAdmin},
 	"GET /console/bundles":             readers,
+	"GET /console/labels":              {fleet.RoleAdmin},
+	"POST /console/labels":             {fleet.RoleAdmin},
 	"GET /console/audit":               {fleet.RoleAdmin},
 	"GET /console/static/{name}":       nil, // public
 	"/console/":                        nil, // public

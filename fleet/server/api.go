@@ -44,6 +44,7 @@ import (
 //	GET  /v1/devices/{id}/samples?wait=20s   the device's samples for retraining (Samples; 504 if it does not answer)
 //	GET  /v1/windows?model=&device=&labelled=true|false&since=RFC3339&limit=N   stored windows, oldest first (Windows)
 //	POST /v1/labels                     body: LabelRequest; labels stored windows, all or none (Label)
+//	GET  /v1/policies                   the retraining policies' states (Policies)
 //	POST /v1/plan                       body: PlanRequest; devices score a candidate on their history (Plan)
 //	GET  /v1/bundles                    registry, with the devices running each bundle
 //	POST /v1/bundles                    body: a signed bundle (application/octet-stream)
@@ -259,6 +260,7 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		}
 		return s.Windows(q)
 	})
+	route("GET /v1/policies", func(*http.Request) (any, error) { return s.Policies() })
 	route("POST /v1/labels", func(r *http.Request) (any, error) {
 		var req api.LabelRequest
 		if err := decodeBody(r, &req); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/internal/config"
@@ -57,6 +58,9 @@ type Config struct {
 	Alerts   AlertsConfig   `toml:"alerts"`
 	Training TrainingConfig `toml:"training"`
 	Audit    AuditConfig    `toml:"audit"`
+	// Retrain are the retraining policies, one [[retrain]] table each
+	// (docs/FLEET.md "Closing the loop"); they need training.data_dir.
+	Retrain []RetrainConfig `toml:"retrain"`
 	// LogLevel is debug, info (default), warn or error.
 	LogLevel string `toml:"log_level"`
 	// StartFresh is set by trit-fleet run --start-fresh, never by the file:
@@ -75,6 +79,10 @@ type TrainingConfig struct {
 	// DataDir holds the datasets a request may name (relative paths only);
 	// empty disables training.
 	DataDir string `toml:"data_dir"`
+	// LabelPull is how often devices with a label source are asked for
+	// the windows they labelled (docs/FLEET.md "Closing the loop");
+	// default 30s, "-1s" never.
+	LabelPull Duration `toml:"label_pull"`
 }
 
 // DefaultEmbeddedListen is where the embedded broker listens by default:
@@ -196,6 +204,37 @@ type RolloutsConfig struct {
 	// operator's approval (docs/FLEET.md "Approval"); default off.
 	TwoPerson        bool `toml:"two_person"`
 	TwoPersonDevices int  `toml:"two_person_devices"`
+}
+
+// RetrainConfig is one [[retrain]] table: a model's retraining policy
+// (fleet.RetrainPolicy).
+type RetrainConfig struct {
+	Model     string            `toml:"model"`
+	Selector  map[string]string `toml:"selector"`
+	Dataset   string            `toml:"dataset"`
+	MinLabels int               `toml:"min_labels"`
+	Drift     float64           `toml:"drift"`
+	Unknown   float64           `toml:"unknown"`
+	Accuracy  float64           `toml:"accuracy"`
+	Every     Duration          `toml:"every"`
+	// The challenger's shadow gates (tritctl rollout create's flags).
+	MinWindows         uint64  `toml:"min_windows"`
+	MinAgreement       float64 `toml:"min_agreement"`
+	MaxDivergence      float64 `toml:"max_divergence"`
+	MaxLowMargin       float64 `toml:"max_low_margin"`
+	MaxUnknownIncrease float64 `toml:"max_unknown_increase"`
+}
+
+// policies returns the retraining policies of the file.
+func (c *Config) policies() []fleet.RetrainPolicy {
+	var out []fleet.RetrainPolicy
+	for _, r := range c.Retrain {
+		out = append(out, fleet.RetrainPolicy{Model: r.Model, Selector: r.Selector, Dataset: r.Dataset, MinLabels: r.MinLabels,
+			Drift: r.Drift, Unknown: r.Unknown, Accuracy: r.Accuracy, Every: r.Every.Duration,
+			Shadow: api.ShadowPolicy{MinWindows: r.MinWindows, MinAgreement: r.MinAgreement, MaxDivergence: r.MaxDivergence,
+				MaxLowMargin: r.MaxLowMargin, MaxUnknownIncrease: r.MaxUnknownIncrease}})
+	}
+	return out
 }
 
 // AlertsConfig sets when the fleet warns about a device.
@@ -409,6 +448,23 @@ func (c *Config) setDefaults() error {
 	}
 	if n := c.Rollouts.TwoPersonDevices; n < 0 || n > fleet.MaxRolloutDevices {
 		return fail("rollouts.two_person_devices", "%d: want 0 (default 1) to %d", n, fleet.MaxRolloutDevices)
+	}
+	if lp := c.Training.LabelPull.Duration; lp > 0 && lp < 100*time.Millisecond {
+		return fail("training.label_pull", "%v: want at least 100ms (or negative: never)", lp)
+	}
+	models := map[string]bool{}
+	for i, p := range c.policies() {
+		where := fmt.Sprintf("retrain[%d]", i)
+		if err := fleet.CheckPolicy(&p); err != nil {
+			return fail(where, "%v", err)
+		}
+		if models[p.Model] {
+			return fail(where, "model %s has a policy already: one [[retrain]] per model", p.Model)
+		}
+		models[p.Model] = true
+		if c.Training.DataDir == "" {
+			return fail(where, "a retraining policy needs training.data_dir, where its dataset is")
+		}
 	}
 	if n := c.Audit.MaxRecords; n < 0 || n > 10_000_000 {
 		return fail("audit.max_records", "%d: want 0 (default %d) to 10000000", n, store.DefaultAuditMaxRecords)

@@ -150,3 +150,42 @@ func TestParseConfigReconcile(t *testing.T) {
 		}
 	}
 }
+
+// TestParseConfigRetrain: [[retrain]] tables become the service's
+// policies; a bad one is refused naming it.
+func TestParseConfigRetrain(t *testing.T) {
+	good := minimalConfig + `
+[training]
+data_dir = "/var/lib/trit-fleet/data"
+[[retrain]]
+model = "vib"
+selector = { site = "north" }
+dataset = "vib/train.csv"
+min_labels = 100
+drift = 0.2
+accuracy = 85
+every = "5m"
+min_agreement = 0.8
+`
+	c, err := ParseConfig("fleet.toml", good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := c.policies()
+	if len(ps) != 1 || ps[0].Model != "vib" || ps[0].Selector["site"] != "north" || ps[0].MinLabels != 100 || ps[0].Every != 5*time.Minute ||
+		ps[0].Shadow.MinAgreement != 0.8 || ps[0].Accuracy != 85 {
+		t.Fatalf("policies %+v", ps)
+	}
+	for _, c := range []struct{ from, to, says string }{
+		{`drift = 0.2`, `drift = 2`, "retrain[0]"},
+		{"drift = 0.2\naccuracy = 85", "", "at least one threshold"},
+		{`dataset = "vib/train.csv"`, ``, "dataset"},
+		{`data_dir = "/var/lib/trit-fleet/data"`, ``, "training.data_dir"},
+		{`every = "5m"`, `every = "5m"` + "\n[[retrain]]\nmodel = \"vib\"\ndataset = \"x\"\ndrift = 0.1", "one [[retrain]] per model"},
+	} {
+		_, err := ParseConfig("fleet.toml", strings.Replace(good, c.from, c.to, 1))
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%q: %v, want an error saying %q", c.to, err, c.says)
+		}
+	}
+}

@@ -143,6 +143,7 @@ var wantAPIRoles = map[string][]fleet.Role{
 	"GET /v1/health":                    readers,
 	"GET /v1/devices/{id}/samples":      {fleet.RoleAdmin},
 	"GET /v1/windows":                   {fleet.RoleAdmin},
+	"GET /v1/policies":                  readers,
 	"POST /v1/labels":                   {fleet.RoleAdmin},
 	"POST /v1/plan":                     {fleet.RoleOperator, fleet.RoleReleaseManager, fleet.RoleAdmin},
 	"DELETE /v1/devices/{id}":           {fleet.RoleOperator, fleet.RoleAdmin},
