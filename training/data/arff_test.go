@@ -84,10 +84,24 @@ func TestARFFNumericNominal(t *testing.T) {
 	if !slices.Equal(d.X, []float32{2, 0.5, 7, 0.25}) || !slices.Equal(d.Features, []string{"day", "v"}) {
 		t.Fatalf("X %v features %q", d.X, d.Features)
 	}
-	if _, err := readString("@relation r\n@attribute day {1,x}\n@attribute c {UP,DOWN}\n@data\n1,UP\n", nil); err == nil ||
-		!strings.Contains(err.Error(), "only numeric attributes can be features") {
-		t.Fatalf("nominal feature with a non-number: %v", err)
+}
+
+// TestARFFNominalWords: a nominal attribute of words (seismic-bumps'
+// hazard levels {a,b,c,d} and shifts {W,N}) is a feature holding each
+// word's position in its declaration; a word not declared is an error
+// naming the column.
+func TestARFFNominalWords(t *testing.T) {
+	const head = "@relation r\n@attribute hazard {a,b,c,d}\n@attribute shift {W,N}\n@attribute 'v' real\n@attribute class {1,0}\n@data\n"
+	d, err := readString(head+"a,N,0.5,0\nd,W,1,1\n'c',N,2,0\n", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	checkDataset(t, d)
+	if !slices.Equal(d.X, []float32{0, 1, 0.5, 3, 0, 1, 2, 1, 2}) || !slices.Equal(d.Features, []string{"hazard", "shift", "v"}) {
+		t.Fatalf("X %v features %q", d.X, d.Features)
+	}
+	_, err = readString(head+"a,N,0.5,0\ne,W,1,1\n", nil)
+	wantParseError(t, err, "t.txt", 8, `column 1 "hazard": "e": not among the attribute's values "a", "b", "c", "d"`)
 }
 
 func TestARFFMalformed(t *testing.T) {
@@ -107,8 +121,8 @@ func TestARFFMalformed(t *testing.T) {
 		{"label not declared", head + "1,x\n2,z\n", nil, 6, `column 2 "c": data: unknown label "z": not among the attribute's values "x", "y"`},
 		{"missing value refused", head + "?,x\n", &Options{RefuseMissing: true}, 5, `column 1 "a": data: missing value: "?"`},
 		{"missing label", head + "1,?\n", nil, 5, `column 2 "c": missing label`},
-		{"nominal feature", "@relation r\n@attribute a {p,q}\n@attribute b real\n@attribute c {x,y}\n@data\np,1,x\n", nil, 6,
-			`column 1 "a": data: column: attribute is nominal, and only numeric attributes can be features`},
+		{"string feature", "@relation r\n@attribute a string\n@attribute b real\n@attribute c {x,y}\n@data\np,1,x\n", nil, 6,
+			`column 1 "a": data: column: attribute is string, and only numeric and nominal attributes can be features`},
 		{"sparse row", head + "{0 1, 1 x}\n", nil, 5, "sparse ARFF rows"},
 		{"short row", head + "1\n", nil, 5, "1 columns, want 2"},
 	}

@@ -36,6 +36,13 @@ type Standard struct {
 	// index; the first ⌊TrainPercent·n_class/100⌋ train, the rest test.
 	HashKey      string
 	TrainPercent int
+	// TestGroups, if non-empty, splits by group (Options.GroupColumn):
+	// the rows of these groups are the test set, the others train (new
+	// sites).
+	TestGroups []string
+	// adapt, if non-nil, turns each loaded file into the dataset as
+	// PROVENANCE.md defines it (a label made of two columns).
+	adapt func(*Dataset) (*Dataset, error)
 }
 
 // Standards returns the datasets of the shared data directory with their
@@ -101,7 +108,72 @@ func Standards() []Standard {
 		{Name: "noaa-weather", Train: "noaa-weather/weather.csv",
 			Opt:           Options{Format: FormatCSV, LabelColumn: Column{Name: "target"}, NoTime: true, Ordered: true},
 			Chronological: true, TestRows: 18159 - 12711},
+		// The shifted sets. seismic-bumps: consecutive 8-hour shifts of a
+		// coal mine (no time column), the later 30% test; its nominal
+		// hazard levels {a,b,c,d} and shift {W,N} read as 0, 1, … in
+		// declaration order.
+		{Name: "seismic-bumps", Train: "seismic-bumps/seismic-bumps.arff",
+			Opt:           Options{Format: FormatARFF, LabelColumn: Column{Name: "class"}, Ordered: true},
+			Chronological: true, TestRows: 2584 - 1808},
+		// ujiindoorloc: Wi-Fi fingerprints, the published files (the test
+		// months later, mostly by other phones); the 520 WAP columns are
+		// the features, grouped by phone; the label is building and floor
+		// (adapt).
+		{Name: "ujiindoorloc", Train: "ujiindoorloc/trainingData.csv.xz", Test: "ujiindoorloc/validationData.csv.xz",
+			Opt: Options{Format: FormatCSV, Header: HeaderYes, LabelColumn: Column{Name: "BUILDINGID"}, GroupColumn: Column{Name: "PHONEID"}, NoTime: true,
+				Ignore: []Column{{Name: "LONGITUDE"}, {Name: "LATITUDE"}, {Name: "SPACEID"}, {Name: "RELATIVEPOSITION"}, {Name: "USERID"}, {Name: "TIMESTAMP"}}},
+			adapt: buildingFloor},
+		// weather-aus: daily observations at 49 stations, rows sorted by
+		// station; the 17 stations of SA, WA, TAS and NT are the test set
+		// (new sites). Rows without a label (RainTomorrow NA) belong to
+		// neither split; the wind directions (text), RainToday (Rainfall >
+		// 1 mm) and Date are not features.
+		{Name: "weather-aus", Train: "weather-aus/weatherAUS.csv.xz",
+			Opt: Options{Format: FormatCSV, Header: HeaderYes, LabelColumn: Column{Name: "RainTomorrow"}, GroupColumn: Column{Name: "Location"},
+				NoTime: true, SkipUnlabelled: true,
+				Ignore: []Column{{Name: "Date"}, {Name: "WindGustDir"}, {Name: "WindDir9am"}, {Name: "WindDir3pm"}, {Name: "RainToday"}}},
+			TestGroups: []string{"Adelaide", "MountGambier", "Nuriootpa", "Woomera", "Albany", "Witchcliffe", "PearceRAAF", "PerthAirport",
+				"Perth", "SalmonGums", "Walpole", "Hobart", "Launceston", "AliceSprings", "Darwin", "Katherine", "Uluru"}},
 	}
+}
+
+// buildingFloor makes ujiindoorloc's label the pair (BUILDINGID, FLOOR),
+// "B0F0" … "B2F4" (PROVENANCE.md's 13 classes, in its order), and drops
+// the FLOOR column from the features. A WAP that was not detected reads
+// 100 in the file, above every detected strength (−104 to 0 dBm): it
+// becomes −110, weaker than any detected one, so that "not heard" is the
+// weak end of the scale it belongs to.
+func buildingFloor(d *Dataset) (*Dataset, error) {
+	floor := slices.Index(d.Features, "FLOOR")
+	if floor < 0 {
+		return nil, fmt.Errorf("%s: no FLOOR column", d.Name)
+	}
+	lab := newLabeler()
+	y := make([]int32, d.N)
+	x := make([]float32, 0, d.N*(d.D-1))
+	for i := range d.N {
+		row := d.Row(i)
+		y[i] = lab.idString(fmt.Sprintf("B%sF%d", d.Classes[d.Y[i]], int(row[floor])))
+		for k, v := range row {
+			if k == floor {
+				continue
+			}
+			if v == 100 {
+				v = -110
+			}
+			x = append(x, v)
+		}
+	}
+	out := *d
+	out.X, out.Y, out.D = x, y, d.D-1
+	out.Classes = lab.finish(y)
+	out.Features = slices.Delete(slices.Clone(d.Features), floor, floor+1)
+	if d.Spec != nil {
+		sp := *d.Spec
+		sp.Features, sp.NumFeatures = out.Features, out.D
+		out.Spec = &sp
+	}
+	return &out, nil
 }
 
 // StandardNames returns the names of Standards, in order.
@@ -146,6 +218,10 @@ func LoadStandard(dir, name string) (train, test *Dataset, err error) {
 		if train, test, err = SplitLatestCount(train, s.TestRows); err != nil {
 			return nil, nil, err
 		}
+	case len(s.TestGroups) > 0:
+		if train, test, err = splitGroups(train, s.TestGroups); err != nil {
+			return nil, nil, err
+		}
 	case s.TestRows > 0:
 		if train, test, err = SplitCount(train, s.TestRows, s.SplitSeed); err != nil {
 			return nil, nil, err
@@ -171,9 +247,13 @@ func LoadStandard(dir, name string) (train, test *Dataset, err error) {
 	return train, test, nil
 }
 
-// load loads one file of a standard dataset, made binary if s says so.
+// load loads one file of a standard dataset, adapted and made binary if s
+// says so.
 func load(dir, file string, s *Standard) (*Dataset, error) {
 	d, err := Load(filepath.Join(dir, file), &s.Opt)
+	if err == nil && s.adapt != nil {
+		d, err = s.adapt(d)
+	}
 	if err != nil || s.Positive == "" {
 		return d, err
 	}
@@ -181,6 +261,29 @@ func load(dir, file string, s *Standard) (*Dataset, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// splitGroups splits d by group: the rows of the groups named in test
+// (each must occur) are the test set, the others train, both in file
+// order.
+func splitGroups(d *Dataset, test []string) (train, testSet *Dataset, err error) {
+	inTest := make([]bool, len(d.GroupNames))
+	for _, name := range test {
+		g := slices.Index(d.GroupNames, name)
+		if g < 0 {
+			return nil, nil, fmt.Errorf("%w: %s has no group %q", ErrOptions, d.Name, name)
+		}
+		inTest[g] = true
+	}
+	var tr, te []int
+	for i, g := range d.Groups {
+		if inTest[g] {
+			te = append(te, i)
+		} else {
+			tr = append(tr, i)
+		}
+	}
+	return d.Subset(tr), d.Subset(te), nil
 }
 
 // hashSplit is the SHA-256 stratified split of PROVENANCE.md: within each

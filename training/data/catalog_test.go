@@ -16,14 +16,14 @@ func TestStandardsTable(t *testing.T) {
 			t.Errorf("%s listed twice", s.Name)
 		}
 		names[s.Name] = true
-		if s.Train == "" || (s.Test == "" && s.SplitFrac <= 0 && s.TestRows <= 0 && s.HashKey == "") {
+		if s.Train == "" || (s.Test == "" && s.SplitFrac <= 0 && s.TestRows <= 0 && s.HashKey == "" && len(s.TestGroups) == 0) {
 			t.Errorf("%s: no train file or no test set: %+v", s.Name, s)
 		}
 		if err := s.Opt.check(); err != nil {
 			t.Errorf("%s: %v", s.Name, err)
 		}
 	}
-	for _, n := range []string{"usps", "mnist", "covtype", "ijcnn1", "cod-rna", "a9a", "w8a", "occupancy", "eeg-eye-state", "wall-following", "wall-following-chrono"} {
+	for _, n := range []string{"usps", "mnist", "covtype", "ijcnn1", "cod-rna", "a9a", "w8a", "occupancy", "eeg-eye-state", "wall-following", "wall-following-chrono", "seismic-bumps", "ujiindoorloc", "weather-aus"} {
 		if !names[n] {
 			t.Errorf("%s missing", n)
 		}
@@ -98,5 +98,52 @@ func TestLoadStandardRelabel(t *testing.T) {
 	}
 	if _, _, err := LoadStandard(dir, "nope"); !errors.Is(err, ErrUnknownDataset) {
 		t.Fatalf("unknown name: got %v", err)
+	}
+}
+
+// TestLoadStandardShifted: weather-aus splits by station (rows without a
+// label in neither part), ujiindoorloc's label is building and floor with
+// FLOOR dropped from the features and "not detected" (100) at the weak end.
+func TestLoadStandardShifted(t *testing.T) {
+	weather := "Date,Location,MinTemp,MaxTemp,Rainfall,Evaporation,Sunshine,WindGustDir,WindGustSpeed,WindDir9am,WindDir3pm,WindSpeed9am,WindSpeed3pm,Humidity9am,Humidity3pm,Pressure9am,Pressure3pm,Cloud9am,Cloud3pm,Temp9am,Temp3pm,RainToday,RainTomorrow\n"
+	row := func(date, site, rain string) string {
+		return date + "," + site + ",13.4,22.9,0.6,NA,NA,W,44,W,WNW,20,24,71,22,1007.7,1007.1,8,NA,16.9,21.8,No," + rain + "\n"
+	}
+	weather += row("2008-12-01", "Albury", "No") + row("2008-12-02", "Albury", "NA") + row("2008-12-03", "Albury", "Yes")
+	for _, s := range []string{"Adelaide", "MountGambier", "Nuriootpa", "Woomera", "Albany", "Witchcliffe", "PearceRAAF", "PerthAirport",
+		"Perth", "SalmonGums", "Walpole", "Hobart", "Launceston", "AliceSprings", "Darwin", "Katherine", "Uluru"} {
+		weather += row("2008-12-01", s, "Yes")
+	}
+	uji := "WAP001,WAP002,LONGITUDE,LATITUDE,FLOOR,BUILDINGID,SPACEID,RELATIVEPOSITION,USERID,PHONEID,TIMESTAMP\n" +
+		"-60,100,-7541.2,4864920.7,2,1,106,2,2,23,1371713733\n100,-80,-7541.2,4864920.7,0,2,106,2,2,13,1371713734\n"
+	dir := fakeShared(t, map[string][]byte{
+		"weather-aus/weatherAUS.csv.xz":     xzBytes(t, []byte(weather)),
+		"ujiindoorloc/trainingData.csv.xz":   xzBytes(t, []byte(uji)),
+		"ujiindoorloc/validationData.csv.xz": xzBytes(t, []byte(strings.Replace(uji, ",23,", ",0,", 1))),
+	})
+	train, test, err := LoadStandard(dir, "weather-aus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDataset(t, train)
+	checkDataset(t, test)
+	if train.N != 2 || test.N != 17 || train.D != 16 || !slices.Equal(distinctGroups(train), []string{"Albury"}) || slices.Contains(distinctGroups(test), "Albury") {
+		t.Fatalf("train %d×%d %q, test %d %q", train.N, train.D, distinctGroups(train), test.N, distinctGroups(test))
+	}
+	train, test, err = LoadStandard(dir, "ujiindoorloc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDataset(t, train)
+	if !slices.Equal(train.Classes, []string{"B1F2", "B2F0"}) || !slices.Equal(train.Features, []string{"WAP001", "WAP002"}) ||
+		!slices.Equal(train.X, []float32{-60, -110, -110, -80}) || !slices.Equal(test.Classes, train.Classes) {
+		t.Fatalf("classes %q features %q X %v", train.Classes, train.Features, train.X)
+	}
+	if !slices.Equal(distinctGroups(train), []string{"23", "13"}) || !slices.Equal(distinctGroups(test), []string{"0", "13"}) {
+		t.Fatalf("phones %q / %q", distinctGroups(train), distinctGroups(test))
+	}
+	// A test station that is not in the file is an error, not an empty test set.
+	if _, _, err := splitGroups(train, []string{"Nowhere"}); !errors.Is(err, ErrOptions) {
+		t.Fatalf("unknown test group: %v", err)
 	}
 }

@@ -32,6 +32,15 @@ type Dataset struct {
 	// "?", "NA" and the like (see Options.RefuseMissing). Scaling maps
 	// them to the middle of their feature's range (inference.Scaler).
 	Missing int
+	// Groups holds each row's group (an index into GroupNames): the
+	// person, device, room or site the row was recorded for
+	// (Options.GroupColumn), or is nil when the data has no group column.
+	// Training validates grouped rows by leaving whole groups out.
+	Groups     []int32
+	GroupNames []string
+	// Unlabelled counts the rows dropped because their label was missing
+	// (Options.SkipUnlabelled).
+	Unlabelled int
 	// Spec records how the rows were read from a file, so that another
 	// file can be read the same way (nil for data made in memory). It is
 	// shared by datasets derived from this one: do not modify it.
@@ -91,15 +100,30 @@ func (d *Dataset) Subset(rows []int) *Dataset {
 		Ordered:  d.Ordered && slices.IsSorted(rows),
 		Shuffled: d.Shuffled,
 		Spec:     d.Spec,
+
+		GroupNames: d.GroupNames,
 	}
 	if d.Times != nil {
 		s.Times = make([]int64, len(rows))
 	}
+	if d.Groups != nil {
+		s.Groups = make([]int32, len(rows))
+	}
 	for k, i := range rows {
 		s.X = append(s.X, d.Row(i)...)
+		if d.Missing > 0 {
+			for _, v := range d.Row(i) {
+				if v != v {
+					s.Missing++
+				}
+			}
+		}
 		s.Y[k] = d.Y[i]
 		if d.Times != nil {
 			s.Times[k] = d.Times[i]
+		}
+		if d.Groups != nil {
+			s.Groups[k] = d.Groups[i]
 		}
 	}
 	return s
@@ -123,6 +147,10 @@ func (d *Dataset) OneVsRest(positive string) (*Dataset, error) {
 		Ordered:  d.Ordered,
 		Shuffled: d.Shuffled,
 		Spec:     d.Spec,
+
+		Groups:     slices.Clone(d.Groups),
+		GroupNames: d.GroupNames,
+		Unlabelled: d.Unlabelled,
 	}
 	if err := b.oneVsRest(positive); err != nil {
 		return nil, err

@@ -31,7 +31,11 @@
 //     lexically.
 //   - Features is nil or D distinct non-empty names.
 //   - Times is nil or N values, non-decreasing (a reader refuses rows that
-//     go back in time), and then Ordered is set.
+//     go back in time), and then Ordered is set. With Groups, Times is
+//     non-decreasing within each group (rows sorted by station, then
+//     date), not across them.
+//   - Groups is nil or N values, 0 <= Groups[i] < len(GroupNames), and
+//     GroupNames holds distinct strings.
 //
 // Malformed input is reported as a *ParseError naming the file, the line
 // and, for delimited text, the column (number and header name); nothing

@@ -83,8 +83,32 @@ func checkDataset(t testing.TB, d *Dataset) {
 		if len(d.Times) != d.N {
 			t.Fatalf("%s: %d times for %d rows", d.Name, len(d.Times), d.N)
 		}
-		if !d.Ordered || !slices.IsSorted(d.Times) {
-			t.Fatalf("%s: times %v, ordered %v", d.Name, d.Times, d.Ordered)
+		if !d.Ordered {
+			t.Fatalf("%s: times %v, not ordered", d.Name, d.Times)
+		}
+		latest := map[int32]int64{} // within each group (-1: all rows)
+		for i, at := range d.Times {
+			g := int32(-1)
+			if d.Groups != nil {
+				g = d.Groups[i]
+			}
+			if last, ok := latest[g]; ok && at < last {
+				t.Fatalf("%s: row %d's time %d is before its group's %d", d.Name, i, at, last)
+			}
+			latest[g] = at
+		}
+	}
+	if d.Groups != nil {
+		if len(d.Groups) != d.N {
+			t.Fatalf("%s: %d groups for %d rows", d.Name, len(d.Groups), d.N)
+		}
+		for i, g := range d.Groups {
+			if g < 0 || int(g) >= len(d.GroupNames) {
+				t.Fatalf("%s: Groups[%d] = %d with %d groups", d.Name, i, g, len(d.GroupNames))
+			}
+		}
+		if len(slices.Compact(slices.Sorted(slices.Values(d.GroupNames)))) != len(d.GroupNames) {
+			t.Fatalf("%s: group names %q repeat", d.Name, d.GroupNames)
 		}
 	}
 	if s := d.Spec; s != nil {

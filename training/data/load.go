@@ -119,6 +119,21 @@ type Options struct {
 	// such a column is left out and listed in ReadSpec.RowNumbers. Only
 	// when the reader chooses the features (Features nil, NumFeatures 0).
 	KeepRowNumbers bool
+	// GroupColumn is the column that names each row's group: the person,
+	// device, room or site it was recorded for (Dataset.Groups). It is
+	// not a feature: a model must carry to groups it has not seen, so
+	// training validates by leaving groups out. Zero: a free column whose
+	// header name says it is a group (user, subject, person, participant,
+	// patient, device, phone, room, site, station, location, each
+	// optionally followed by "id", any case) is used, unless NoGroup.
+	GroupColumn Column
+	// NoGroup: no group column, neither given nor detected.
+	NoGroup bool
+	// SkipUnlabelled drops rows whose label is missing (empty, "?", "NA",
+	// "NaN", "null" …) and counts them (Dataset.Unlabelled); by default
+	// such a row is an error, since a missing-value mark read as a label
+	// would become a class of its own.
+	SkipUnlabelled bool
 
 	Labels  string // IDX: path of the labels file that goes with an images file (derived by IDXLabelsPath if empty)
 	MaxRows int    // 0 = all; stop after this many rows (for quick runs / subsets)
@@ -140,11 +155,13 @@ func (o *Options) check() error {
 		return fmt.Errorf("%w: NoTime with %d time columns", ErrOptions, len(o.TimeColumns))
 	case o.Ordered && o.Shuffled:
 		return fmt.Errorf("%w: rows both in time order and shuffled", ErrOptions)
+	case o.NoGroup && !o.GroupColumn.IsZero():
+		return fmt.Errorf("%w: NoGroup with a group column", ErrOptions)
 	}
 	if err := checkDelimiter(o.Delimiter); err != nil {
 		return err
 	}
-	for _, c := range append(append([]Column{o.LabelColumn}, o.TimeColumns...), o.Ignore...) {
+	for _, c := range append(append([]Column{o.LabelColumn, o.GroupColumn}, o.TimeColumns...), o.Ignore...) {
 		if err := c.check(); err != nil {
 			return err
 		}

@@ -32,6 +32,12 @@ type ReadSpec struct {
 	// the header) or they are also in Ignore (without a header).
 	RowNames   Column   // CSV: the unnamed first column read as row names (R, pandas); zero: none
 	RowNumbers []Column // columns left out because they hold just the row number (Options.KeepRowNumbers)
+	// Group is the column of the rows' groups (Options.GroupColumn), not a
+	// feature; zero: none.
+	Group Column
+	// GroupDetected: the group column was found by its header name, not
+	// given (for people; not in the text form).
+	GroupDetected bool
 }
 
 // Options returns the Options that read a file as s says: with Features
@@ -55,6 +61,10 @@ func (s *ReadSpec) Options() *Options {
 		o.NoTime = len(s.Times) == 0
 		for _, c := range s.Times {
 			o.TimeColumns = append(o.TimeColumns, byNameOrIndex(c))
+		}
+		o.NoGroup = s.Group.IsZero()
+		if !o.NoGroup {
+			o.GroupColumn = byNameOrIndex(s.Group)
 		}
 		if s.Features == nil {
 			for _, c := range s.Ignore {
@@ -110,6 +120,13 @@ func (s *ReadSpec) Describe() string {
 	if !s.RowNames.IsZero() {
 		fmt.Fprintf(&b, "; row names in %s (not a feature)", s.RowNames.describe())
 	}
+	if !s.Group.IsZero() {
+		how := ""
+		if s.GroupDetected {
+			how = ", found by its name"
+		}
+		fmt.Fprintf(&b, "; groups in %s (not a feature%s)", s.Group.describe(), how)
+	}
 	var parts []string
 	for _, c := range s.Ignore {
 		if !slices.Contains(s.RowNumbers, c) {
@@ -163,6 +180,10 @@ func (s *ReadSpec) String() string {
 		b.WriteString(" time-features=yes")
 	}
 	writeColumns(&b, "ignore", s.Ignore)
+	if !s.Group.IsZero() {
+		b.WriteString(" group=")
+		writeColumn(&b, s.Group)
+	}
 	if s.Features != nil {
 		b.WriteString(" features=")
 		for i, f := range s.Features {
@@ -203,7 +224,7 @@ func writeColumns(b *strings.Builder, key string, cols []Column) {
 }
 
 // readSpecKeys is the order of keys in the text form.
-var readSpecKeys = []string{"format", "delimiter", "header", "label", "time", "time-features", "ignore", "features", "d"}
+var readSpecKeys = []string{"format", "delimiter", "header", "label", "time", "time-features", "ignore", "group", "features", "d"}
 
 // ParseReadSpec parses the text form written by ReadSpec.String. Keys must
 // appear at most once, in String's order; an unknown key is an error (a
@@ -261,6 +282,8 @@ func ParseReadSpec(text string) (*ReadSpec, error) {
 			s.TimeFeatures = true
 		case "ignore":
 			s.Ignore, err = p.columns()
+		case "group":
+			s.Group, err = p.column()
 		case "features":
 			s.Features = []string{}
 			for {

@@ -20,6 +20,9 @@ func TestReadSpecText(t *testing.T) {
 		{ReadSpec{Format: FormatCSV, Delimiter: '\t', Label: Column{Index: -1}, Times: []Column{{Index: 3}}, TimeFeatures: true,
 			Ignore: []Column{{Index: 2}, {Name: "id"}}, NumFeatures: 4},
 			`format=csv delimiter='\t' label=last time=3 time-features=yes ignore=2,"id" d=4`},
+		{ReadSpec{Format: FormatCSV, Delimiter: ',', Header: true, Label: Column{Name: "RainTomorrow"}, Group: Column{Name: "Location"},
+			Features: []string{"MinTemp"}, NumFeatures: 1},
+			`format=csv delimiter=',' header=yes label="RainTomorrow" group="Location" features="MinTemp" d=1`},
 		{ReadSpec{Format: FormatARFF, Label: Column{Name: "eyeDetection"}, Features: []string{"AF3"}, NumFeatures: 1},
 			`format=arff label="eyeDetection" features="AF3" d=1`},
 		{ReadSpec{Format: FormatLIBSVM, NumFeatures: 123}, `format=libsvm d=123`},
@@ -81,10 +84,17 @@ func TestReadSpecOptions(t *testing.T) {
 		Times: []Column{{Name: "Date", Index: 1}}, Ignore: []Column{{Name: "id", Index: 2}}, Features: []string{"a"}, NumFeatures: 1}
 	o := s.Options()
 	want := &Options{Format: FormatCSV, NumFeatures: 1, Header: HeaderYes, Delimiter: ';', LabelColumn: Column{Name: "y"},
-		TimeColumns: []Column{{Name: "Date"}}, Features: []string{"a"}, KeepRowNumbers: true}
+		TimeColumns: []Column{{Name: "Date"}}, Features: []string{"a"}, KeepRowNumbers: true, NoGroup: true}
 	if !reflect.DeepEqual(o, want) {
 		t.Fatalf("Options() = %+v\nwant %+v", o, want)
 	}
+	// The group column, by name.
+	s.Group = Column{Name: "site", Index: 3}
+	want.NoGroup, want.GroupColumn = false, Column{Name: "site"}
+	if o = s.Options(); !reflect.DeepEqual(o, want) {
+		t.Fatalf("with a group Options() = %+v\nwant %+v", o, want)
+	}
+	s.Group = Column{}
 	// Without names everything is by position, ignored columns included,
 	// and a file without time columns is read without looking for any.
 	s = &ReadSpec{Format: FormatCSV, Delimiter: ' ', Label: Column{Index: 1}, Ignore: []Column{{Index: 2}}, NumFeatures: 3}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,11 @@ func TestStandards(t *testing.T) {
 		{"electricity", 31718, 13594, 7, []string{"DOWN", "UP"}, []int{18323, 13395}, []int{7752, 5842}},
 		{"noaa-weather", 12711, 5448, 8, []string{"0", "1"}, []int{8955, 3756}, []int{3506, 1942}},
 		{"ozone-eighthr", 1773, 761, 72, []string{"0", "1"}, []int{1642, 131}, []int{732, 29}},
+		{"seismic-bumps", 1808, 776, 18, []string{"0", "1"}, []int{1664, 144}, []int{750, 26}},
+		{"ujiindoorloc", 19937, 1111, 520, []string{"B0F0", "B0F1", "B0F2", "B0F3", "B1F0", "B1F1", "B1F2", "B1F3", "B2F0", "B2F1", "B2F2", "B2F3", "B2F4"},
+			[]int{1059, 1356, 1443, 1391, 1368, 1484, 1396, 948, 1942, 2162, 1577, 2709, 1102},
+			[]int{78, 208, 165, 85, 30, 143, 87, 47, 24, 111, 54, 40, 39}},
+		{"weather-aus", 93856, 48337, 16, []string{"No", "Yes"}, []int{72237, 21619}, []int{38079, 10258}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,8 +75,21 @@ func TestStandards(t *testing.T) {
 			if tt.testCounts != nil && !slices.Equal(classCounts(test), tt.testCounts) {
 				t.Errorf("test class counts %v, want %v", classCounts(test), tt.testCounts)
 			}
+			checkDataset(t, train)
+			checkDataset(t, test)
 		})
 	}
+}
+
+// distinctGroups returns the names of the groups d's rows are in.
+func distinctGroups(d *Dataset) []string {
+	var out []string
+	for _, g := range d.Groups {
+		if n := d.GroupNames[g]; !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 var wallClasses = []string{"Move-Forward", "Sharp-Right-Turn", "Slight-Left-Turn", "Slight-Right-Turn"}
@@ -108,6 +127,44 @@ func TestSensorStandards(t *testing.T) {
 			t.Fatalf("spec %s", got)
 		}
 		if !slices.Equal(train.Row(0), []float32{24.94, 24.75, 24.56, 25.38, 121, 34, 53, 40, 0.08, 0.19, 0.06, 0.06, 390, 0.769230769231, 0, 0}) {
+			t.Fatalf("first row %v", train.Row(0))
+		}
+	})
+	t.Run("seismic-bumps", func(t *testing.T) {
+		train, _, err := LoadStandard(dir, "seismic-bumps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first data line: a,a,N,15180,48,-72,-72,a,0,0,0,0,0,0,0,0,0,0,0 (a = 0, N = 1).
+		if !train.Ordered || !slices.Equal(train.Row(0), []float32{0, 0, 1, 15180, 48, -72, -72, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}) {
+			t.Fatalf("ordered %v, first row %v", train.Ordered, train.Row(0))
+		}
+	})
+	t.Run("ujiindoorloc", func(t *testing.T) {
+		train, test, err := LoadStandard(dir, "ujiindoorloc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 16 training phones, 11 test ones: 13 and 14 in both.
+		if phones := distinctGroups(train); len(phones) != 16 || len(distinctGroups(test)) != 11 {
+			t.Fatalf("phones %v / %v", phones, distinctGroups(test))
+		}
+		if slices.Contains(train.X, 100) || train.Features[0] != "WAP001" || train.Features[519] != "WAP520" {
+			t.Fatalf("features %q…, a WAP still 100", train.Features[:2])
+		}
+	})
+	t.Run("weather-aus", func(t *testing.T) {
+		train, test, err := LoadStandard(dir, "weather-aus")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(distinctGroups(train)) != 32 || len(distinctGroups(test)) != 17 || train.GroupNames[train.Groups[0]] != "Albury" {
+			t.Fatalf("stations %d / %d", len(distinctGroups(train)), len(distinctGroups(test)))
+		}
+		// The first data line: 2008-12-01,Albury,13.4,22.9,0.6,NA,NA,W,44,W,WNW,20,24,71,22,1007.7,1007.1,8,NA,16.9,21.8,No,No
+		nan := float32(math.NaN())
+		want := []float32{13.4, 22.9, 0.6, nan, nan, 44, 20, 24, 71, 22, 1007.7, 1007.1, 8, nan, 16.9, 21.8}
+		if !slices.EqualFunc(train.Row(0), want, func(a, b float32) bool { return a == b || a != a && b != b }) {
 			t.Fatalf("first row %v", train.Row(0))
 		}
 	})

@@ -34,6 +34,8 @@ type table struct {
 	times    []timeCol
 	combine  bool // times[0] is a date and times[1] a time of day: one instant
 	ignore   []Column
+	group    int  // 0-based column of the rows' groups (Options.GroupColumn), or -1
+	detected bool // the group column was found by its name, not given
 
 	// shortHeader: the header names every column but the first, the row
 	// names (R's write.table); names then starts with "" for it.
@@ -358,10 +360,59 @@ func (t *table) resolve(first *row) error {
 		}
 		role[t.label] = "label"
 	}
+	// After the label: a label named like a group (a room to be told)
+	// stays the label.
+	if err := t.resolveGroup(first, role); err != nil {
+		return err
+	}
 	if t.kinds != nil && t.kinds[t.label] != kindNominal && t.kinds[t.label] != kindString && t.kinds[t.label] != kindNumeric {
 		return t.errorf(first, t.label, "%w: attribute of type %v cannot be the label", ErrColumn, t.kinds[t.label])
 	}
 	return t.resolveFeatures(first, role)
+}
+
+// groupNames are the header names (any case, "_", "-" and spaces
+// dropped, optionally followed by "id") that make a free column the rows'
+// group, in order of preference when several do: people first, then
+// devices, then places.
+var groupNames = []string{"subject", "person", "participant", "patient", "user", "device", "phone", "room", "site", "station", "location"}
+
+// groupName returns the preference of header name n as a group column
+// (its index in groupNames), or -1.
+func groupName(n string) int {
+	n = strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(n))
+	n = strings.TrimSuffix(n, "id")
+	return slices.Index(groupNames, n)
+}
+
+// resolveGroup finds the group column: the one given, else a free column
+// whose header name says it holds groups (docs/DATA.md, "Groups").
+func (t *table) resolveGroup(first *row, role []string) error {
+	o := t.o
+	t.group = -1
+	switch {
+	case o.NoGroup:
+	case !o.GroupColumn.IsZero():
+		i, err := t.col(o.GroupColumn, "group column", first)
+		if err != nil {
+			return err
+		}
+		if role[i] != "" {
+			return t.errorf(first, i, "%w: the group column is also the %s column", ErrColumn, role[i])
+		}
+		t.group, role[i] = i, "group"
+	case t.header && o.Features == nil:
+		best := len(groupNames)
+		for i, n := range t.names {
+			if k := groupName(n); k >= 0 && role[i] == "" && k < best {
+				best, t.group = k, i
+			}
+		}
+		if t.group >= 0 {
+			role[t.group], t.detected = "group", true
+		}
+	}
+	return nil
 }
 
 // defaultLabel is the one free column named label, class, target or y (any
@@ -493,9 +544,12 @@ func (t *table) resolveFeatures(first *row, role []string) error {
 	if t.kinds != nil {
 		for _, i := range t.feats {
 			// A nominal attribute whose values are all numbers (a day of
-			// the week {1,…,7}) is read as the numbers it names.
-			if t.kinds[i] != kindNumeric && !(t.kinds[i] == kindNominal && numericValues(t.nominal[i])) {
-				return t.errorf(first, i, "%w: attribute is %v, and only numeric attributes can be features, or nominal ones whose values are all numbers (ignore it, or make it the label)", ErrColumn, t.kinds[i])
+			// the week {1,…,7}) is read as the numbers it names; one of
+			// words ({a,b,c,d} hazard levels, {W,N} shifts) as the
+			// position of each word in its declaration, from 0: the order
+			// the file declares, as Weka codes it.
+			if t.kinds[i] != kindNumeric && t.kinds[i] != kindNominal {
+				return t.errorf(first, i, "%w: attribute is %v, and only numeric and nominal attributes can be features (ignore it, or make it the label)", ErrColumn, t.kinds[i])
 			}
 		}
 	}
@@ -508,6 +562,9 @@ func (t *table) resolveFeatures(first *row, role []string) error {
 			at[n] = append(at[n], i+1)
 		}
 		used := append(slices.Clone(t.feats), t.label)
+		if t.group >= 0 {
+			used = append(used, t.group)
+		}
 		for _, tc := range t.times {
 			used = append(used, tc.col)
 		}
@@ -554,17 +611,14 @@ func (t *table) rows(first row) (*Dataset, error) {
 	d := len(t.feats)
 	lab := newLabeler()
 	var (
-		x        []float32
-		y        []int32
-		times    []int64
-		prev     int64
-		prevLine int
-		prevText string
+		x     []float32
+		y     []int32
+		times []int64
 	)
 	if len(t.times) > 0 {
 		times = []int64{}
 	}
-	missing := 0
+	missing, unlabelled := 0, 0
 	var nominal map[string]bool
 	if t.nominal != nil && t.nominal[t.label] != nil {
 		nominal = make(map[string]bool)
@@ -572,6 +626,27 @@ func (t *table) rows(first row) (*Dataset, error) {
 			nominal[v] = true
 		}
 	}
+	// codes[k]: feature k is a nominal attribute of words, read as each
+	// word's position in its declaration.
+	codes := make([]map[string]float32, d)
+	if t.kinds != nil {
+		for k, c := range t.feats {
+			if t.kinds[c] == kindNominal && !numericValues(t.nominal[c]) {
+				codes[k] = make(map[string]float32, len(t.nominal[c]))
+				for j, v := range t.nominal[c] {
+					codes[k][v] = float32(j)
+				}
+			}
+		}
+	}
+	groups := newLabeler()
+	var group []int32
+	type instant struct {
+		at   int64
+		line int
+		text string
+	}
+	latest := map[int32]instant{} // per group (-1: all rows): the latest time read
 	// step[k]: feature k has held the row number so far (an integer one
 	// more than on the row before); only when the reader picks the
 	// features, and never for a time column read as a feature.
@@ -584,8 +659,9 @@ func (t *table) rows(first row) (*Dataset, error) {
 	}
 	firstLine := first.line(0)
 	r := first
-	for n := 0; o.MaxRows == 0 || n < o.MaxRows; n++ {
-		if n > 0 {
+	for read := 0; o.MaxRows == 0 || len(y) < o.MaxRows; read++ {
+		n := len(y) // this row's index, if it has a label
+		if read > 0 {
 			var err error
 			if r, err = t.next(); err == io.EOF {
 				break
@@ -613,7 +689,16 @@ func (t *table) rows(first row) (*Dataset, error) {
 				}
 				continue
 			}
-			v, err := parseValue(s)
+			var v float32
+			var err error
+			if codes[k] != nil {
+				var ok bool
+				if v, ok = codes[k][unquoteARFF(s)]; !ok {
+					return nil, t.errorf(&r, c, "%s: not among the attribute's values %s", quote(s), quoteList(t.nominal[c]))
+				}
+			} else {
+				v, err = parseValue(s)
+			}
 			if err != nil {
 				hint := ""
 				if n == 0 && errors.Is(err, errSyntax) {
@@ -634,26 +719,48 @@ func (t *table) rows(first row) (*Dataset, error) {
 			return nil, t.errorf(&r, -1, "%w", tooLarge(len(y)+1, d))
 		}
 		label := t.field(&r, t.label)
-		if t.kinds != nil && label == "?" {
-			return nil, t.errorf(&r, t.label, "missing label \"?\"")
-		}
-		if label == "" {
-			return nil, t.errorf(&r, t.label, "empty label")
+		if isMissing(label) {
+			if o.SkipUnlabelled {
+				x = x[:len(x)-d]
+				unlabelled++
+				continue
+			}
+			what := "empty label"
+			if label != "" {
+				what = "missing label " + quote(label)
+			}
+			return nil, t.errorf(&r, t.label, "%s (a missing-value mark is not a class: give the row its label, remove it, or skip such rows with --skip-unlabelled)", what)
 		}
 		if nominal != nil && !nominal[label] {
 			return nil, t.errorf(&r, t.label, "%w %s: not among the attribute's values %s", ErrUnknownLabel, quote(label), quoteList(t.nominal[t.label]))
 		}
 		y = append(y, lab.idString(label))
+		g := int32(-1)
+		if t.group >= 0 {
+			name := t.field(&r, t.group)
+			if isMissing(name) {
+				return nil, t.errorf(&r, t.group, "%w: missing group %s (every row needs its group: the person, device or site it was recorded for)", ErrColumn, quote(name))
+			}
+			g = groups.idString(name)
+			group = append(group, g)
+		}
 		if len(t.times) > 0 {
 			at, text, err := t.instant(&r)
 			if err != nil {
 				return nil, err
 			}
-			if n > 0 && at < prev {
-				return nil, t.errorf(&r, t.times[0].col, "%w: %s is earlier than %s on line %d; sort the rows by time, or read the file without time columns",
-					ErrTimeOrder, quote(text), quote(prevText), prevLine)
+			// Time goes forward over the file, or within each group
+			// (rows sorted by station, then date).
+			last, seen := latest[g]
+			if seen && at < last.at {
+				in := ""
+				if t.group >= 0 {
+					in = " of group " + quote(groups.raw[g])
+				}
+				return nil, t.errorf(&r, t.times[0].col, "%w: %s is earlier than %s on line %d%s; sort the rows by time, or read the file without time columns",
+					ErrTimeOrder, quote(text), quote(last.text), last.line, in)
 			}
-			prev, prevLine, prevText = at, r.line(t.times[0].col), text
+			latest[g] = instant{at, r.line(t.times[0].col), text}
 			times = append(times, at)
 		}
 	}
@@ -663,8 +770,14 @@ func (t *table) rows(first row) (*Dataset, error) {
 			return nil, err
 		}
 	}
+	if len(y) == 0 {
+		return nil, &ParseError{File: t.name, Line: t.headerLine, Err: fmt.Errorf("%w: every row's label is missing", errNoData)}
+	}
 	ds := &Dataset{Name: t.name, X: x, N: len(y), D: d, Y: y, Classes: lab.finish(y), Features: t.featName,
-		Times: times, Ordered: len(t.times) > 0 || o.Ordered, Missing: missing}
+		Times: times, Ordered: len(t.times) > 0 || o.Ordered, Missing: missing, Unlabelled: unlabelled}
+	if t.group >= 0 {
+		ds.Groups, ds.GroupNames = group, groups.raw
+	}
 	ds.Spec = t.spec(d)
 	return ds, nil
 }
@@ -767,6 +880,12 @@ func (t *table) spec(d int) *ReadSpec {
 	}
 	if t.rowNames >= 0 {
 		s.RowNames = t.column(t.rowNames)
+	}
+	if t.group >= 0 {
+		s.Group, s.GroupDetected = t.column(t.group), t.detected
+		if !t.header {
+			s.Group.Name = ""
+		}
 	}
 	s.RowNumbers = t.rowNumbers
 	if !t.header {
