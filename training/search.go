@@ -81,7 +81,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	if err != nil {
 		return err
 	}
-	how, notes, recorded := pl.how, pl.notes, pl.recorded
+	how, notes, shifted := pl.how, pl.notes, pl.shifted
 	res.Validation, res.Notes = how, append(res.Notes, notes...)
 	sr := &searcher{c: c, ds: ds, folds: folds, res: res, preps: make([]*prepared, len(folds))}
 	for _, s := range structures {
@@ -176,7 +176,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 			// A fixed P is the model asked for: smaller fits do not compete.
 			onAll = slices.DeleteFunc(onAll, func(cd candidate) bool { return cd.point.P != c.P })
 		}
-		best = choose(onAll, recorded)
+		best = choose(onAll, shifted)
 		best.s.P, best.s.Trees = best.point.P, best.point.Trees
 	}
 	switch {

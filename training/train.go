@@ -270,6 +270,9 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("%d missing values in %d of the %d rows take the middle of their feature's range (as on a gateway)", ds.Missing, rows, ds.N))
 	}
+	if ds.Unlabelled > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d rows without a label were left out", ds.Unlabelled))
+	}
 	// The scaler is snapped to the bundle's compact (float16) form before
 	// anything is fitted, so the model a bundle ships is exactly the model
 	// trained and evaluated here.

@@ -24,6 +24,15 @@ import (
 //     they could only ever score the classes they have, so the folds are
 //     spread over the whole recording instead: K+1 equal consecutive
 //     blocks, fold i training on blocks 0…i and validating on block i+1.
+//   - Grouped rows — a group column (data.Dataset.Groups: the person,
+//     device, room or site each row was recorded for) with at least two
+//     groups — are validated by leaving whole groups out: Folds folds (3)
+//     of whole groups, fold i validating on its groups and training on
+//     the others (data.GroupFolds). A model meets new people and new
+//     sites in the field; folds that mix a group's rows on both sides, or
+//     chain groups as if they were time, measure neither. This comes
+//     before time order: within a group the rows may be a recording, but
+//     the shift that matters is to the next group.
 //   - Shuffled rows (declared, or not detected as a recording) are held
 //     out by a stratified random split, or Folds stratified folds.
 
@@ -35,6 +44,7 @@ type fold struct {
 // Defaults of forward validation.
 const (
 	defaultTimeFolds      = 3   // folds for recorded rows
+	defaultGroupFolds     = 3   // folds for grouped rows
 	defaultTimeValidation = 0.3 // share of the rows the folds validate on
 )
 
@@ -91,16 +101,21 @@ func (c *Config) recorded(ds *data.Dataset) (bool, string) {
 }
 
 // plan is how a dataset is validated: its folds as row indices, how they
-// were chosen, notes for the user, and whether the rows are a recording.
+// were chosen, notes for the user, and whether the folds measure a shift
+// (later periods of a recording, or groups not trained on) rather than a
+// random sample of the same rows.
 type plan struct {
-	rows     []data.Fold
-	how      string
-	notes    []string
-	recorded bool
+	rows    []data.Fold
+	how     string
+	notes   []string
+	shifted bool
 }
 
 // validationRows is validation as row indices into ds.
 func (c *Config) validationRows(ds *data.Dataset) (plan, error) {
+	if pl, ok, err := c.groupRows(ds); ok || err != nil {
+		return pl, err
+	}
 	recorded, why := c.recorded(ds)
 	notes := []string{"row order: " + why}
 	done := func(rows []data.Fold, how string, err error) (plan, error) {
@@ -148,6 +163,39 @@ func (c *Config) validationRows(ds *data.Dataset) (plan, error) {
 		return done(folds, fmt.Sprintf("%d forward-chaining folds over the whole recording (time order)", k), nil)
 	}
 	return done(folds, fmt.Sprintf("%d forward folds over the latest %.0f%% of rows (time order)", k, 100*frac), nil)
+}
+
+// groupRows is validation by whole groups when ds has at least two; ok is
+// false otherwise.
+func (c *Config) groupRows(ds *data.Dataset) (pl plan, ok bool, err error) {
+	if ds.Groups == nil {
+		return plan{}, false, nil
+	}
+	present := map[int32]bool{}
+	for _, g := range ds.Groups {
+		present[g] = true
+	}
+	by := "the group column"
+	if sp := ds.Spec; sp != nil && !sp.Group.IsZero() {
+		by = "column " + sp.Group.String()
+		if sp.GroupDetected {
+			by += " (found by its name; --group-column none if it is not a group)"
+		}
+	}
+	if len(present) < 2 {
+		return plan{}, false, nil
+	}
+	k := c.Folds
+	if k == 0 {
+		k = defaultGroupFolds
+	}
+	k = min(k, len(present))
+	folds, err := data.GroupFolds(ds, k)
+	if err != nil {
+		return plan{}, true, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	note := fmt.Sprintf("row groups: %d groups in %s; each fold validates on groups it did not train on", len(present), by)
+	return plan{folds, fmt.Sprintf("%d folds of whole groups (%d groups)", k, len(present)), []string{note}, true}, true, nil
 }
 
 // latestFolds returns k forward folds whose validation blocks are

@@ -111,3 +111,58 @@ func TestRandomValidationIsStratified(t *testing.T) {
 		t.Fatalf("hold-out of %d rows with %d of class 1, want 200 and 20", fs[0].val.N, ones)
 	}
 }
+
+// TestGroupedValidationLeavesGroupsOut: rows with groups are validated on
+// whole groups their fold did not train on — even when they are also a
+// recording — and every group is validated on once; the groups' sizes are
+// balanced over the folds.
+func TestGroupedValidationLeavesGroupsOut(t *testing.T) {
+	labels := make([]int32, 900)
+	groups := make([]int32, 900)
+	for i := range labels {
+		labels[i] = int32(i / 30 % 2)
+		groups[i] = int32(i / 100) // 9 groups of 100 rows, in blocks as a file sorted by site
+	}
+	ds := indexed(labels, 2)
+	ds.Groups, ds.Ordered = groups, true
+	for g := range 9 {
+		ds.GroupNames = append(ds.GroupNames, string(rune('A'+g)))
+	}
+	c, err := (&Config{}).withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, pl, err := c.validationPlan(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != defaultGroupFolds || !pl.shifted || pl.how != "3 folds of whole groups (9 groups)" {
+		t.Fatalf("%d folds, %q, shifted %v", len(fs), pl.how, pl.shifted)
+	}
+	validated := map[int32]int{}
+	for i, f := range pl.rows {
+		trained := map[int32]bool{}
+		for _, r := range f.Train {
+			trained[groups[r]] = true
+		}
+		for _, r := range f.Valid {
+			if trained[groups[r]] {
+				t.Fatalf("fold %d validates on group %d, which it trained on", i, groups[r])
+			}
+			validated[groups[r]]++
+		}
+		if len(f.Valid) != 300 || len(f.Train) != 600 {
+			t.Fatalf("fold %d: %d validation and %d training rows, want 300 and 600", i, len(f.Valid), len(f.Train))
+		}
+	}
+	if len(validated) != 9 {
+		t.Fatalf("validated groups %v", validated)
+	}
+	// One group: validated as its rows' order says.
+	for i := range groups {
+		groups[i] = 0
+	}
+	if _, pl, err = c.validationPlan(ds); err != nil || pl.how != "3 forward folds over the latest 30% of rows (time order)" {
+		t.Fatalf("one group: %q %v", pl.how, err)
+	}
+}

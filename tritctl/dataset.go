@@ -29,6 +29,8 @@ type dataFlags struct {
 	keepRowNums   bool
 	delimiter     string
 	ignore        []string
+	groupColumn   string
+	skipUnlabel   bool
 	numFeatures   int
 	standard      string
 	dataDir       string
@@ -37,7 +39,7 @@ type dataFlags struct {
 
 // dataReadFlags are the flags that say how to read a file (as opposed to
 // which file): eval reads with the model's read spec unless one is given.
-var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "shuffled", "refuse-missing", "keep-row-numbers", "delimiter", "ignore-column", "features"}
+var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "shuffled", "refuse-missing", "keep-row-numbers", "delimiter", "ignore-column", "group-column", "skip-unlabelled", "features"}
 
 func (f *dataFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -52,6 +54,8 @@ func (f *dataFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.keepRowNums, "keep-row-numbers", false, "CSV/ARFF: keep a column that holds just the row number (each value one more than the one before,\nas R and pandas write an index) as a feature (default: left out, and said so)")
 	fl.StringVar(&f.delimiter, "delimiter", "auto", "CSV: column delimiter: auto (',', ';' or tab, else white space), tab, space (runs of white space) or one character")
 	fl.StringSliceVar(&f.ignore, "ignore-column", nil, "CSV/ARFF: column to skip, by name or number from 1; repeat or comma-separate")
+	fl.StringVar(&f.groupColumn, "group-column", "", "CSV/ARFF: the column naming each row's group — the person, device, room or site it was recorded\nfor — by name or number from 1; none: no group column. Not a feature: the model is validated\nby leaving whole groups out, as it will meet new ones (default: a column named user, subject,\nperson, participant, patient, device, phone, room, site, station or location, with or without \"id\")")
+	fl.BoolVar(&f.skipUnlabel, "skip-unlabelled", false, "CSV/ARFF: drop rows whose label is missing (empty, ?, NA, NaN, null …) and say how many\n(default: such a row is an error)")
 	fl.IntVar(&f.numFeatures, "features", 0, "LIBSVM: number of features (0: the largest index seen)")
 	fl.StringVar(&f.standard, "standard", "", "use a standard dataset by name ("+strings.Join(data.StandardNames(), ", ")+") from --data-dir")
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (env TRIT_DATA)")
@@ -92,7 +96,15 @@ func (f *dataFlags) options() (*data.Options, error) {
 	if f.timeOrdered && f.shuffled {
 		return nil, usagef("--time-ordered and --shuffled contradict each other")
 	}
-	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Ordered: f.timeOrdered, Shuffled: f.shuffled, RefuseMissing: f.refuseMissing, KeepRowNumbers: f.keepRowNums}
+	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Ordered: f.timeOrdered, Shuffled: f.shuffled, RefuseMissing: f.refuseMissing, KeepRowNumbers: f.keepRowNums, SkipUnlabelled: f.skipUnlabel}
+	switch g := strings.TrimSpace(f.groupColumn); {
+	case strings.EqualFold(g, "none"):
+		o.NoGroup = true
+	case g != "":
+		if o.GroupColumn, err = data.ParseColumn(g); err != nil {
+			return nil, bad("group-column", err)
+		}
+	}
 	if f.labelColumn != "" {
 		if o.LabelColumn, err = data.ParseColumn(f.labelColumn); err != nil {
 			return nil, bad("label-column", err)

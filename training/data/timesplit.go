@@ -75,3 +75,48 @@ func ForwardFolds(d *Dataset, k int) ([]Fold, error) {
 	}
 	return folds, nil
 }
+
+// GroupFolds returns k folds that each validate on whole groups
+// (Dataset.Groups): the groups, largest first, are dealt to the fold with
+// the fewest rows so far (ties to the lower fold), and fold i validates on
+// its groups' rows and trains on every other row. No group is on both
+// sides of a fold: its rows are what a model meets at a new site or with a
+// new person. Rows keep their order within each part. k must be at least
+// 2 and at most the number of groups that have rows.
+func GroupFolds(d *Dataset, k int) ([]Fold, error) {
+	if d.Groups == nil {
+		return nil, fmt.Errorf("%w: %s has no groups", ErrOptions, d.Name)
+	}
+	rows := make([]int, len(d.GroupNames))
+	for _, g := range d.Groups {
+		rows[g]++
+	}
+	var present []int
+	for g, n := range rows {
+		if n > 0 {
+			present = append(present, g)
+		}
+	}
+	if k < 2 || k > len(present) {
+		return nil, fmt.Errorf("%w: %d groups cannot make %d folds (want 2 to %d)", ErrOptions, len(present), k, len(present))
+	}
+	slices.SortStableFunc(present, func(a, b int) int { return cmp.Compare(rows[b], rows[a]) })
+	fold := make([]int, len(d.GroupNames))
+	size := make([]int, k)
+	for _, g := range present {
+		f := slices.Index(size, slices.Min(size))
+		fold[g] = f
+		size[f] += rows[g]
+	}
+	folds := make([]Fold, k)
+	for i, g := range d.Groups {
+		for f := range folds {
+			if fold[g] == f {
+				folds[f].Valid = append(folds[f].Valid, i)
+			} else {
+				folds[f].Train = append(folds[f].Train, i)
+			}
+		}
+	}
+	return folds, nil
+}

@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -152,5 +153,27 @@ func TestSubsetKeepsTime(t *testing.T) {
 	a, b, err := Split(d, 0.5, 3)
 	if err != nil || !a.Ordered || !b.Ordered {
 		t.Fatalf("Split of ordered data: %v %v %v", a.Ordered, b.Ordered, err)
+	}
+}
+
+func TestGroupFolds(t *testing.T) {
+	d := &Dataset{Name: "g", N: 10, D: 1, X: make([]float32, 10), Y: make([]int32, 10), Classes: []string{"a"},
+		Groups: []int32{0, 0, 0, 0, 1, 1, 1, 2, 2, 3}, GroupNames: []string{"w", "x", "y", "z", "unused"}}
+	fs, err := GroupFolds(d, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Largest first to the smaller fold: w (4) → 0, x (3) → 1, y (2) → 1, z (1) → 0.
+	if want := []Fold{{Train: []int{4, 5, 6, 7, 8}, Valid: []int{0, 1, 2, 3, 9}}, {Train: []int{0, 1, 2, 3, 9}, Valid: []int{4, 5, 6, 7, 8}}}; !reflect.DeepEqual(fs, want) {
+		t.Fatalf("folds %v, want %v", fs, want)
+	}
+	for _, k := range []int{1, 5} {
+		if _, err := GroupFolds(d, k); !errors.Is(err, ErrOptions) {
+			t.Fatalf("k=%d with 4 groups: %v", k, err)
+		}
+	}
+	d.Groups = nil
+	if _, err := GroupFolds(d, 2); !errors.Is(err, ErrOptions) {
+		t.Fatalf("no groups: %v", err)
 	}
 }
