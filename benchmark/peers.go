@@ -3,6 +3,8 @@ package benchmark
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +62,9 @@ type PeerResult struct {
 	// (under the bundle's thresholds: coverage, accuracy on the answered,
 	// the raw softmax's ECE, reliability, unknown rate per tenth).
 	Confidence *training.ConfidenceReport `json:"confidence,omitempty"`
+	// StatedECE is the calibration error trit's training stated for the
+	// confidence it ships (training.Result.CalibrationError), percent.
+	StatedECE float64 `json:"stated_ece,omitempty"`
 }
 
 // PeersReport is everything `trit-bench peers` measured on one dataset.
@@ -164,7 +170,7 @@ and python3-xgboost (make bench-peers installs them as root).`,
 	return cmd
 }
 
-var knownPeers = []string{"mlp-int8", "xgboost", "linear-svm", "rbf-svm"}
+var knownPeers = []string{"mlp-int8", "xgboost", "linear-svm", "rbf-svm", "logreg", "stump", "majority"}
 
 func (f *peersFlags) check() ([]int, []string, error) {
 	if f.data.standard == "" {
@@ -326,12 +332,7 @@ func (f *peersFlags) one(e *env, name string, curve []int, methods []string, com
 	if err := Export(dir, job, &res.Spec.Scaler, train, test, folds); err != nil {
 		return nil, fmt.Errorf("exporting for the peers: %w", err)
 	}
-	cmd := exec.Command(f.python, f.script, dir)
-	cmd.Stdout, cmd.Stderr = e.stderr, e.stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", f.python, f.script, err)
-	}
-	out, err := readPeersOutput(filepath.Join(dir, "results.json"))
+	out, err := f.runPeers(e, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -340,6 +341,60 @@ func (f *peersFlags) one(e *env, name string, curve []int, methods []string, com
 		r.Curve = append(curveTrit, out.Curve...)
 	}
 	return r, nil
+}
+
+// runPeers runs the peers script on the export in dir and reads its
+// results. With --work-dir, results of an earlier run on exactly the same
+// export (rows, scaling, folds, job and script) are reused.
+func (f *peersFlags) runPeers(e *env, dir string) (*peersOutput, error) {
+	results := filepath.Join(dir, "results.json")
+	keyFile := filepath.Join(dir, "results.key")
+	key, err := exportKey(dir, f.script)
+	if err != nil {
+		return nil, err
+	}
+	if f.workDir != "" {
+		if old, err := os.ReadFile(keyFile); err == nil && string(old) == key {
+			if out, err := readPeersOutput(results); err == nil {
+				fmt.Fprintf(e.stderr, "peers: reusing %s (same rows, folds and settings)\n", results)
+				return out, nil
+			}
+		}
+	}
+	os.Remove(keyFile)
+	cmd := exec.Command(f.python, f.script, dir)
+	cmd.Stdout, cmd.Stderr = e.stderr, e.stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", f.python, f.script, err)
+	}
+	out, err := readPeersOutput(results)
+	if err != nil {
+		return nil, err
+	}
+	return out, os.WriteFile(keyFile, []byte(key), 0o644)
+}
+
+// exportKey is the SHA-256 of what the peers script is given: every file
+// of the export in dir but its results, and the script itself.
+func exportKey(dir, script string) (string, error) {
+	h := sha256.New()
+	names, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(names)
+	for _, name := range append(names, script) {
+		if b := filepath.Base(name); b == "results.json" || b == "results.key" {
+			continue
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", filepath.Base(name), len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // config is the training configuration of `tritctl train` with its
@@ -398,7 +453,7 @@ func (f *peersFlags) trit(train, test *data.Dataset, budget int, prog *progress,
 		coverage, ece = cr.Curve, &cr.ECE
 	}
 	return &PeerResult{
-		Coverage: coverage, ECE: ece, Confidence: cr,
+		Coverage: coverage, ECE: ece, Confidence: cr, StatedECE: res.CalibrationError,
 		Method: "trit", Budget: budget, Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass, Validation: val,
 		Bytes: len(signed), BytesFormula: "signed bundle (docs/BUNDLE.md): header, scaler, embedding, weights, info, signature",
 		TrainSeconds: res.TrainSeconds, FitSeconds: res.FitSeconds, FitRows: train.N,

@@ -48,12 +48,14 @@ func newRoot(e *env) *cobra.Command {
   loop     the replay of closing the loop: a recording's test period in blocks, the static
            model against retraining on a share of each block's labels, and the peers refitted
            on the same labels (scripts/peers/loop.py)
-  retrain  the time and peak memory of one retraining on generated data`,
+  retrain  the time and peak memory of one retraining on generated data
+  suite    trit's default judged on the shift suite (later and unseen rows) beside the
+           peers tuned on the same folds: ranks, deficits, calibration and unknown`,
 		Version:       buildinfo.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newPaperCmd(e), newTableCmd(e), newFiguresCmd(e), newPeersCmd(e), newLoopCmd(e), newRetrainTimeCmd(e))
+	root.AddCommand(newPaperCmd(e), newTableCmd(e), newFiguresCmd(e), newPeersCmd(e), newSuiteCmd(e), newLoopCmd(e), newRetrainTimeCmd(e))
 	return root
 }
 

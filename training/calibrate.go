@@ -218,6 +218,7 @@ func calibrateResult(res *Result, target float64, workers int) error {
 		return nil
 	}
 	if shipped, raw, ok := heldOutECE(res.held, target); ok {
+		res.CalibrationError = shipped
 		res.Notes = append(res.Notes, fmt.Sprintf("confidence: calibration error on the held-out rows %.2f%% (each half's rows under the other half's fit), the raw softmax's %.2f%%", shipped, raw))
 		if shipped >= raw {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the calibrated confidence is no better calibrated than the raw softmax on the held-out rows (%.2f%% against %.2f%%): too few or too uniform validation rows", shipped, raw))

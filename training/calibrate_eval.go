@@ -40,6 +40,17 @@ type ConfidenceReport struct {
 	// their order (a test period's start to its end; on a recording's
 	// training split the last three tenths are its validation period).
 	Segments []float64 `json:"unknown_by_tenth"`
+	// ErrorSegments is the error rate, percent, of every window (answered
+	// or not) in the same tenths; UnknownErrorCorrelation the Pearson
+	// correlation between the two over the tenths (NaN-free: 0 when
+	// either is constant). An unknown that rises with drift rises where
+	// the errors do.
+	ErrorSegments           []float64 `json:"error_by_tenth"`
+	UnknownErrorCorrelation float64   `json:"unknown_error_correlation"`
+	// UnknownAccuracy is the accuracy, percent, of the model's own
+	// answers on the windows it marks unknown (0 without any): an
+	// unknown worth having is less accurate than the answered.
+	UnknownAccuracy float64 `json:"unknown_accuracy"`
 }
 
 // ReliabilityBin is one confidence value's rows and accuracy.
@@ -99,7 +110,7 @@ func EvaluateConfidence(m *inference.Model, ds *data.Dataset, th inference.Thres
 	if ds.N == 0 {
 		return r, nil
 	}
-	right, answeredRight := 0, 0
+	right, answeredRight, unknownRight := 0, 0, 0
 	conf := make([]float64, ds.N)
 	correct := make([]bool, ds.N)
 	byConf := map[uint8][2]int{}
@@ -118,6 +129,9 @@ func EvaluateConfidence(m *inference.Model, ds *data.Dataset, th inference.Thres
 		switch {
 		case o.Unknown:
 			r.Unknown++
+			if correct[i] {
+				unknownRight++
+			}
 			if th.MinConfidence > 0 && o.Confidence < th.MinConfidence {
 				r.LowConf++
 			}
@@ -132,6 +146,9 @@ func EvaluateConfidence(m *inference.Model, ds *data.Dataset, th inference.Thres
 	r.Coverage = 100 * float64(ds.N-r.Unknown) / float64(ds.N)
 	if ds.N > r.Unknown {
 		r.Answered = 100 * float64(answeredRight) / float64(ds.N-r.Unknown)
+	}
+	if r.Unknown > 0 {
+		r.UnknownAccuracy = 100 * float64(unknownRight) / float64(r.Unknown)
 	}
 	if r.Calibrated {
 		r.ECE = ece(conf, correct)
@@ -168,17 +185,47 @@ func EvaluateConfidence(m *inference.Model, ds *data.Dataset, th inference.Thres
 	}
 	for q := range segments {
 		from, to := q*ds.N/segments, (q+1)*ds.N/segments
-		u := 0
-		for _, o := range out[from:to] {
+		u, wrong := 0, 0
+		for i, o := range out[from:to] {
 			if o.Unknown {
 				u++
+			}
+			if !correct[from+i] {
+				wrong++
 			}
 		}
 		if to > from {
 			r.Segments = append(r.Segments, 100*float64(u)/float64(to-from))
+			r.ErrorSegments = append(r.ErrorSegments, 100*float64(wrong)/float64(to-from))
 		}
 	}
+	r.UnknownErrorCorrelation = pearson(r.Segments, r.ErrorSegments)
 	return r, nil
+}
+
+// pearson is the correlation of x and y (equal lengths); 0 when either
+// does not vary.
+func pearson(x, y []float64) float64 {
+	n := float64(len(x))
+	if n < 2 {
+		return 0
+	}
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx, my = mx/n, my/n
+	var sxy, sxx, syy float64
+	for i := range x {
+		sxy += (x[i] - mx) * (y[i] - my)
+		sxx += (x[i] - mx) * (x[i] - mx)
+		syy += (y[i] - my) * (y[i] - my)
+	}
+	if sxx == 0 || syy == 0 {
+		return 0
+	}
+	return sxy / math.Sqrt(sxx*syy)
 }
 
 // softmaxTop is the softmax share of class c among the scores: the

@@ -40,6 +40,11 @@ type Result struct {
 	NonZero      int              // non-zero ternary coefficients over all weight vectors
 	Notes        []string         // what the search decided and why, for the user
 	Warnings     []string         // why the validation score may not hold on later data (see warnings.go)
+	// CalibrationError is the expected calibration error, percent, that
+	// training states for the shipped confidence: measured on held-out
+	// rows the calibration was not fitted on (calibrate.go); 0 without a
+	// calibration.
+	CalibrationError float64
 
 	held    []heldOut       // the chosen candidate's held-out predictions (search), for the calibration
 	valSets []*data.Dataset // the search's validation rows, for the novelty threshold

@@ -19,6 +19,12 @@ Bytes as stored on a gateway (benchmark/budget.go has the same formulas):
               int8 weights, a float32 scale and bias per output channel
               (h hidden units, k outputs: the classes, or 1 for two classes)
   linear-svm  k·(d+8) + 4·d  int8 weights, float32 scale and bias per output
+  logreg      k·(d+8) + 4·d  the same: logistic regression on standardized inputs,
+              the standardization folded into the int8 weights
+  stump       12            one feature (uint16), a float32 threshold, a class per side
+                            (uint16 each); no scaler (it splits the scaled value, which
+                            maps back to one raw threshold)
+  majority    2             the class (uint16)
   xgboost     8 per node    float32 threshold or leaf value, uint16 feature,
               uint16 right-child offset; no scaler (trees split raw values)
   rbf-svm     4·sv·d + 4·sv·(c−1) + 4·c(c−1)/2 + 4 + 4·d  (a reference: no budget)
@@ -35,7 +41,9 @@ try:
     import sklearn
     import xgboost as xgb
     from sklearn.neural_network import MLPClassifier
+    from sklearn.linear_model import LogisticRegression
     from sklearn.svm import SVC, LinearSVC
+    from sklearn.tree import DecisionTreeClassifier
 except ImportError as e:  # pragma: no cover
     sys.exit("peers.py: %s; install python3-sklearn and python3-xgboost (make bench-peers as root)" % e)
 
@@ -49,6 +57,8 @@ MAX_HIDDEN = 1024
 MLP_ALPHAS = [1e-4, 1e-2]
 MLP_ITER = 300
 LINEAR_CS = [0.01, 0.1, 1, 10]
+LOGREG_CS = [0.01, 0.1, 1, 10]
+STUMP_WEIGHTS = [None, "balanced"]
 RBF_CS = [1, 10, 100]
 RBF_GAMMA_FACTORS = [0.1, 1, 10]  # times 1/(d·var(X)), scikit-learn's "scale"
 XGB_DEPTHS = [2, 4, 6]
@@ -184,11 +194,21 @@ def decide(model, o):
     return np.asarray(model.classes_)[k].astype(np.int32)
 
 
-def linear_int8_predict(model, X):
+def linear_int8_outputs(model, X):
     w = model.coef_.T  # d × k
     q, s = quantise(w)
-    o = (X @ q.astype(np.float32)) * s + model.intercept_.astype(np.float32)
-    return decide(model, o)
+    return (X @ q.astype(np.float32)) * s + model.intercept_.astype(np.float32)
+
+
+def linear_int8_predict(model, X):
+    return decide(model, linear_int8_outputs(model, X))
+
+
+def with_ece(r, conf, pred, y):
+    """Adds the confidence's accuracy-vs-coverage curve and calibration
+    error on the test rows to result r."""
+    r["accuracy_vs_coverage"], r["ece"] = confidence_report(conf, (pred == y).astype(np.float64))
+    return r
 
 
 class Data:
@@ -285,8 +305,7 @@ def mlp(D, budget, alpha=None):
                "h·(d+k) + 8·(h+k) + 4·d", t2 - t0, t2 - t1,
                {"hidden": h, "alpha": alpha, "epochs": int(m.n_iter_),
                 "validation_balanced": best[0] if best else None}, notes, len(D.fit))
-    r["accuracy_vs_coverage"], r["ece"] = confidence_report(softmax_confidence(o), (pred == D.yt).astype(np.float64))
-    return r, alpha
+    return with_ece(r, softmax_confidence(o), pred, D.yt), alpha
 
 
 # ---- XGBoost ----
@@ -316,8 +335,12 @@ class XGB:
         return [sum(per_tree[i:i + k]) for i in range(0, len(per_tree), k)]
 
     def predict(self, X, rounds):
+        return self.predict_confidence(X, rounds)[0]
+
+    def predict_confidence(self, X, rounds):
+        """The predicted classes and the predicted class's probability."""
         p = self.model.predict_proba(X, iteration_range=(0, rounds))
-        return self.labels[np.argmax(p, axis=1)].astype(np.int32)
+        return self.labels[np.argmax(p, axis=1)].astype(np.int32), p.max(axis=1)
 
 
 def rounds_within(nodes_per_round, budget):
@@ -370,10 +393,12 @@ def xgboost(D, budgets):
         if n == 0:
             out.append(skipped("xgboost", b, "not one boosting round fits %d bytes" % b))
             continue
-        out.append(result(D, "xgboost", b, m.predict(D.Xt, n), NODE_BYTES * nodes,
-                          "8 bytes a node", (t1 - t0) + tfit, tfit,
-                          {"max_depth": key[0], "learning_rate": key[1], "rounds": n, "nodes": nodes,
-                           "validation_balanced": val[key][b]}, D.notes_tune + D.notes_fit, len(D.fit)))
+        pred, conf = m.predict_confidence(D.Xt, n)
+        out.append(with_ece(result(D, "xgboost", b, pred, NODE_BYTES * nodes,
+                                   "8 bytes a node", (t1 - t0) + tfit, tfit,
+                                   {"max_depth": key[0], "learning_rate": key[1], "rounds": n, "nodes": nodes,
+                                    "validation_balanced": val[key][b]}, D.notes_tune + D.notes_fit, len(D.fit)),
+                            conf, pred, D.yt))
     return out
 
 
@@ -395,6 +420,90 @@ def linear_svm(D, budget):
     return result(D, "linear-svm", budget, linear_int8_predict(m, D.Xt), linear_bytes(D.d, D.c),
                   "k·(d+8) + 4·d (int8 weights)", t2 - t0, t2 - t1,
                   {"c": best[1], "validation_balanced": best[0]}, D.notes_tune + D.notes_fit, len(D.fit))
+
+
+# ---- logistic regression on standardized inputs ----
+
+class LogReg:
+    """Logistic regression on inputs standardized by the training rows'
+    mean and standard deviation, which fold into the weights: the model a
+    gateway stores is int8 weights on the scaled inputs, as linear-svm's."""
+
+    def __init__(self, D, C):
+        self.D, self.C = D, C
+
+    def fit(self, X, y):
+        self.mu = X.mean(axis=0)
+        self.sd = np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+        self.m = LogisticRegression(C=self.C, max_iter=2000, random_state=self.D.seed)
+        self.m.fit((X - self.mu) / self.sd, y)
+        self.classes_ = self.m.classes_
+        w = self.m.coef_ / self.sd  # k × d on the unstandardized inputs
+        self.coef_ = w
+        self.intercept_ = self.m.intercept_ - w @ self.mu
+        return self
+
+    def outputs(self, X):
+        return linear_int8_outputs(self, X)
+
+    def predict(self, X):
+        return decide(self, self.outputs(X))
+
+
+def logreg(D, budget):
+    t0 = time.time()
+    best = None
+    for C in LOGREG_CS:
+        v = D.validate(lambda: LogReg(D, C), lambda m, X: m.predict(X))
+        log("logreg C=%g: validation balanced %.2f%%" % (C, v))
+        if best is None or v > best[0]:
+            best = (v, C)
+    t1 = time.time()
+    m = LogReg(D, best[1]).fit(D.X[D.fit], D.y[D.fit])
+    t2 = time.time()
+    o = m.outputs(D.Xt)
+    pred = decide(m, o)
+    r = result(D, "logreg", budget, pred, linear_bytes(D.d, D.c),
+               "k·(d+8) + 4·d (int8 weights)", t2 - t0, t2 - t1,
+               {"c": best[1], "validation_balanced": best[0]}, D.notes_tune + D.notes_fit, len(D.fit))
+    return with_ece(r, softmax_confidence(o), pred, D.yt)
+
+
+# ---- one threshold (a depth-1 tree) ----
+
+def stump(D, budget):
+    t0 = time.time()
+    best = None
+    for cw in STUMP_WEIGHTS:
+        make = lambda: DecisionTreeClassifier(max_depth=1, class_weight=cw, random_state=D.seed)
+        v = D.validate(make, lambda m, X: m.predict(X).astype(np.int32))
+        log("stump class_weight=%s: validation balanced %.2f%%" % (cw, v))
+        if best is None or v > best[0]:
+            best = (v, cw)
+    t1 = time.time()
+    m = DecisionTreeClassifier(max_depth=1, class_weight=best[1], random_state=D.seed).fit(D.X[D.fit], D.y[D.fit])
+    t2 = time.time()
+    pred = m.predict(D.Xt).astype(np.int32)
+    # Its confidence: the share of the leaf's training rows of the class it predicts.
+    conf = m.predict_proba(D.Xt).max(axis=1)
+    t = m.tree_
+    r = result(D, "stump", budget, pred, 12, "feature, threshold and a class per side", t2 - t0, t2 - t1,
+               {"class_weight": best[1], "feature": int(t.feature[0]), "threshold": float(t.threshold[0]),
+                "validation_balanced": best[0]}, D.notes_tune + D.notes_fit, len(D.fit))
+    return with_ece(r, conf, pred, D.yt)
+
+
+# ---- the majority class ----
+
+def majority(D, budget):
+    counts = np.bincount(D.y[D.fit], minlength=D.c)
+    k = int(np.argmax(counts))
+    pred = np.full(len(D.yt), k, dtype=np.int32)
+    vals = [balanced(D.y[va], np.full(len(va), int(np.argmax(np.bincount(D.y[tr], minlength=D.c))), dtype=np.int32), D.c)
+            for tr, va in D.tune]
+    r = result(D, "majority", budget, pred, 2, "the class", 0.0, 0.0,
+               {"class": D.classes[k], "validation_balanced": float(np.mean(vals))}, [], len(D.fit))
+    return with_ece(r, np.full(len(D.yt), counts[k] / counts.sum()), pred, D.yt)
 
 
 # ---- RBF SVM ----
@@ -467,6 +576,11 @@ def main():
         r = linear_svm(D, budget)
         results.append(r)
         log("linear-svm: %.2f%%, %d bytes" % (r["accuracy"], r["bytes"]))
+    for name, run in (("logreg", logreg), ("stump", stump), ("majority", majority)):
+        if name in methods:
+            r = run(D, budget)
+            results.append(r)
+            log("%s: %.2f%%, %d bytes" % (name, r["accuracy"], r["bytes"]))
     if "rbf-svm" in methods:
         r = rbf_svm(D)
         results.append(r)

@@ -1,0 +1,310 @@
+package benchmark
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trit-iot/trit/training"
+)
+
+// The shift suite: trit's default judged where it matters — on the later
+// or unseen rows of every recorded or group-shifted dataset — beside what
+// a user would pick instead, each tuned on the same validation folds.
+
+// ShiftSuite is the suite's datasets: every standard dataset whose test
+// rows are later (a chronological split) or from groups not trained on.
+// wall-following is here by its chronological alternative; its standard
+// split is random.
+var ShiftSuite = []string{"occupancy", "eeg-eye-state", "wall-following-chrono", "electricity", "noaa-weather",
+	"ozone-eighthr", "seismic-bumps", "ujiindoorloc", "weather-aus"}
+
+// rankedMethods compete for the suite's ranks; majority is a reference
+// (the floor no model should be below), not a competitor.
+var rankedMethods = []string{"trit", "mlp-int8", "xgboost", "logreg", "stump"}
+
+// suitePeers is the suite's default --methods.
+const suitePeers = "mlp-int8,xgboost,logreg,stump,majority"
+
+// SuiteReport is what `trit-bench suite -o` writes: every set's report
+// and the summary across them.
+type SuiteReport struct {
+	Sets    []*PeersReport `json:"sets"`
+	Summary SuiteSummary   `json:"summary"`
+}
+
+// SuiteSummary is the suite's verdict on trit against the ranked peers.
+type SuiteSummary struct {
+	Methods []string `json:"methods"` // ranked, in order
+	// MeanRank is each method's mean rank over the sets (1 = best; ties
+	// share the mean of their ranks), by accuracy and by balanced
+	// accuracy.
+	MeanRank         map[string]float64 `json:"mean_rank_accuracy"`
+	MeanRankBalanced map[string]float64 `json:"mean_rank_balanced"`
+	// Per set: trit's deficit to the best other ranked method (negative:
+	// behind), in accuracy and balanced accuracy, points.
+	Deficits []SetDeficit `json:"deficits"`
+	// The worst of them.
+	WorstDeficit         float64 `json:"worst_deficit"`
+	WorstDeficitBalanced float64 `json:"worst_deficit_balanced"`
+	// Sets where trit is below the majority class in accuracy without
+	// being above it in balanced accuracy by 10 points or more.
+	BelowMajority []string `json:"below_majority,omitempty"`
+}
+
+// SetDeficit is trit's standing on one set.
+type SetDeficit struct {
+	Dataset  string  `json:"dataset"`
+	Accuracy float64 `json:"accuracy"` // trit − the best other ranked method, points
+	Balanced float64 `json:"balanced"`
+	Best     string  `json:"best"` // the best other ranked method in accuracy
+	// Rank is trit's rank among the ranked methods in accuracy and
+	// balanced accuracy.
+	Rank, RankBalanced float64
+}
+
+func newSuiteCmd(e *env) *cobra.Command {
+	f := &peersFlags{}
+	cmd := &cobra.Command{
+		Use:   "suite [flags]",
+		Short: "Judge trit's default on the shift suite: later and unseen rows, beside the peers tuned on the same folds",
+		Long: `For every dataset of the shift suite (the recordings and group-shifted sets
+of ../shared/data with their standard splits: ` + strings.Join(ShiftSuite, ", ") + `),
+train trit with the defaults of 'tritctl train' and run the peers on exactly
+what trit saw — its scaled rows and its validation folds (forward in time for
+recordings, whole groups left out for grouped sets), each peer tuned on those
+folds by balanced accuracy and refitted on all training rows:
+
+  mlp-int8   one hidden layer, int8 weights, sized to the budget
+  xgboost    gradient-boosted trees cut to the budget
+  logreg     logistic regression on standardized inputs, int8 weights
+  stump      one threshold on one feature (a depth-1 tree)
+  majority   the training rows' most common class (a reference, not ranked)
+
+It reports, per set, each method's accuracy and balanced accuracy on the
+test rows, its calibration error there (trit: its shipped confidence; the
+peers: their predicted probability), trit's unknown rate and whether it
+rises with the errors, the validation-to-test gap, bytes and training time;
+then each method's mean rank over the sets among trit, mlp-int8, xgboost,
+logreg and stump, and trit's worst deficit to the best of them.
+
+With --work-dir the peers' results are kept per dataset and reused while
+what they were given (rows, scaling, folds, methods, settings) is the same,
+so a change to trit's search re-runs only trit.`,
+		Example: `  trit-bench suite -o suite.json
+  trit-bench suite --standard ozone-eighthr,seismic-bumps --work-dir /tmp/suite`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSuite(e, f, strings.Join(os.Args, " "))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.data.standard, "standard", strings.Join(ShiftSuite, ","), "comma-separated standard datasets")
+	fl.StringVar(&f.data.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (env TRIT_DATA)")
+	fl.IntVar(&f.budget, "budget", training.DefaultBudget, "bytes each model may take on the gateway")
+	fl.StringVar(&f.methods, "methods", suitePeers, "comma-separated peers ("+strings.Join(knownPeers, ", ")+")")
+	fl.StringVarP(&f.out, "out", "o", "", "also write the report to this JSON file, after each dataset")
+	fl.BoolVar(&f.force, "force", false, "replace --out if it exists")
+	fl.StringVar(&f.python, "python", "/usr/bin/python3", "Python with scikit-learn and XGBoost")
+	fl.StringVar(&f.script, "script", "scripts/peers/peers.py", "the peers script")
+	fl.StringVar(&f.workDir, "work-dir", "", "export here and keep the peers' results for reuse (default: a temporary directory, removed)")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of trit and of the peers")
+	fl.IntVar(&f.workers, "workers", 0, "goroutines for trit, threads for XGBoost (0: all cores)")
+	fl.IntVar(&f.tuneRows, "tune-rows", 20000, "peers tune on at most this many rows of each fold's training part (0: all)")
+	fl.IntVar(&f.fitRows, "fit-rows", 0, "peers' final fit on at most this many training rows (0: all, as trit)")
+	return cmd
+}
+
+func runSuite(e *env, f *peersFlags, command string) error {
+	_, methods, err := f.check()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(f.script); err != nil {
+		return fmt.Errorf("peers script: %w (run from the repository root or give --script)", err)
+	}
+	if err := checkPython(f.python); err != nil {
+		return err
+	}
+	rep := &SuiteReport{}
+	for _, name := range f.data.names() {
+		r, err := f.one(e, name, nil, methods, command)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		rep.Sets = append(rep.Sets, r)
+		rep.Summary = summarise(rep.Sets, rankedMethods)
+		if f.out != "" {
+			if err := writeJSONFile(f.out, rep); err != nil {
+				return err
+			}
+		}
+	}
+	writeSuiteTable(e.stdout, rep)
+	return nil
+}
+
+// resultOf returns the result of method in r, or nil (also when skipped).
+func resultOf(r *PeersReport, method string) *PeerResult {
+	for i := range r.Results {
+		if p := &r.Results[i]; p.Method == method && p.Skipped == "" {
+			return p
+		}
+	}
+	return nil
+}
+
+// ranks returns the rank of each value (1 = the largest); equal values
+// share the mean of the ranks they span.
+func ranks(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i := range v {
+		above, equal := 0, 0
+		for j := range v {
+			switch {
+			case v[j] > v[i]:
+				above++
+			case v[j] == v[i]:
+				equal++
+			}
+		}
+		out[i] = float64(above) + float64(equal+1)/2
+	}
+	return out
+}
+
+// summarise ranks the methods on every set that has a result from each,
+// and measures trit against the best of the others.
+func summarise(sets []*PeersReport, methods []string) SuiteSummary {
+	s := SuiteSummary{Methods: methods, MeanRank: map[string]float64{}, MeanRankBalanced: map[string]float64{}}
+	s.WorstDeficit, s.WorstDeficitBalanced = math.Inf(1), math.Inf(1)
+	counted := 0
+	for _, r := range sets {
+		var acc, bal []float64
+		for _, m := range methods {
+			if p := resultOf(r, m); p != nil {
+				acc, bal = append(acc, p.Accuracy), append(bal, p.Balanced)
+			}
+		}
+		if len(acc) != len(methods) {
+			continue // a method is missing or skipped: no ranks for this set
+		}
+		counted++
+		ra, rb := ranks(acc), ranks(bal)
+		for i, m := range methods {
+			s.MeanRank[m] += ra[i]
+			s.MeanRankBalanced[m] += rb[i]
+		}
+		d := SetDeficit{Dataset: r.Dataset, Accuracy: math.Inf(1), Balanced: math.Inf(1)}
+		for i, m := range methods {
+			if m == "trit" {
+				d.Rank, d.RankBalanced = ra[i], rb[i]
+				continue
+			}
+			if v := acc[0] - acc[i]; v < d.Accuracy {
+				d.Accuracy, d.Best = v, m
+			}
+			d.Balanced = min(d.Balanced, bal[0]-bal[i])
+		}
+		s.Deficits = append(s.Deficits, d)
+		s.WorstDeficit = min(s.WorstDeficit, d.Accuracy)
+		s.WorstDeficitBalanced = min(s.WorstDeficitBalanced, d.Balanced)
+		if maj := resultOf(r, "majority"); maj != nil {
+			if t := resultOf(r, "trit"); t.Accuracy < maj.Accuracy && t.Balanced < maj.Balanced+10 {
+				s.BelowMajority = append(s.BelowMajority, r.Dataset)
+			}
+		}
+	}
+	if counted == 0 {
+		s.WorstDeficit, s.WorstDeficitBalanced = 0, 0
+		return s
+	}
+	for _, m := range methods {
+		s.MeanRank[m] /= float64(counted)
+		s.MeanRankBalanced[m] /= float64(counted)
+	}
+	return s
+}
+
+// writeSuiteTable writes the suite's tables in Markdown: accuracy ·
+// balanced accuracy per set and method, trit's confidence and unknown,
+// and the summary.
+func writeSuiteTable(w io.Writer, rep *SuiteReport) {
+	if len(rep.Sets) == 0 {
+		return
+	}
+	var methods []string
+	for _, r := range rep.Sets {
+		for _, p := range r.Results {
+			if !slices.Contains(methods, p.Method) {
+				methods = append(methods, p.Method)
+			}
+		}
+	}
+	fmt.Fprintf(w, "| dataset | %s | trit vs best |\n", strings.Join(methods, " | "))
+	fmt.Fprintf(w, "|---|%s--:|\n", strings.Repeat("---|", len(methods)))
+	for _, r := range rep.Sets {
+		fmt.Fprintf(w, "| %s |", r.Dataset)
+		for _, m := range methods {
+			p := resultOf(r, m)
+			if p == nil {
+				fmt.Fprint(w, " – |")
+				continue
+			}
+			fmt.Fprintf(w, " %.2f · %.2f |", p.Accuracy, p.Balanced)
+		}
+		d := "–"
+		for _, x := range rep.Summary.Deficits {
+			if x.Dataset == r.Dataset {
+				d = fmt.Sprintf("%+.2f · %+.2f (%s)", x.Accuracy, x.Balanced, x.Best)
+			}
+		}
+		fmt.Fprintf(w, " %s |\n", d)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| dataset | method | bytes | train s | validation % | gap | ECE % on test | trit: stated ECE % | unknown % | unknown ~ errors (r) | accuracy unknown / answered % |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+	for _, r := range rep.Sets {
+		for _, m := range methods {
+			p := resultOf(r, m)
+			if p == nil {
+				continue
+			}
+			val, gap, e := "–", "–", "–"
+			if p.Validation != nil {
+				val, gap = fmt.Sprintf("%.2f", *p.Validation), fmt.Sprintf("%+.2f", *p.Validation-p.Balanced)
+			}
+			if p.ECE != nil {
+				e = fmt.Sprintf("%.2f", *p.ECE)
+			}
+			stated, unk, corr, acc := "–", "–", "–", "–"
+			if c := p.Confidence; c != nil {
+				stated = fmt.Sprintf("%.2f", p.StatedECE)
+				unk = fmt.Sprintf("%.2f", 100-c.Coverage)
+				corr = fmt.Sprintf("%+.2f", c.UnknownErrorCorrelation)
+				acc = fmt.Sprintf("%.1f / %.1f", c.UnknownAccuracy, c.Answered)
+			}
+			fmt.Fprintf(w, "| %s | %s | %d | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", r.Dataset, m, p.Bytes, p.TrainSeconds, val, gap, e, stated, unk, corr, acc)
+		}
+	}
+	s := rep.Summary
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Mean rank over %d sets among %s (accuracy / balanced accuracy): ", len(s.Deficits), strings.Join(s.Methods, ", "))
+	for i, m := range s.Methods {
+		if i > 0 {
+			fmt.Fprint(w, "; ")
+		}
+		fmt.Fprintf(w, "%s %.2f / %.2f", m, s.MeanRank[m], s.MeanRankBalanced[m])
+	}
+	fmt.Fprintf(w, ".\nWorst deficit of trit to the best other method: %+.2f accuracy, %+.2f balanced accuracy.\n", s.WorstDeficit, s.WorstDeficitBalanced)
+	if len(s.BelowMajority) > 0 {
+		fmt.Fprintf(w, "Below the majority class (and not 10 points above it in balanced accuracy): %s.\n", strings.Join(s.BelowMajority, ", "))
+	}
+	fmt.Fprintf(w, "Machine: %s; %s.\n", rep.Sets[0].Machine, time.Now().UTC().Format("2006-01-02"))
+}
