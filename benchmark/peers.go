@@ -99,6 +99,7 @@ type peersFlags struct {
 	tuneRows int
 	rbfRows  int
 	fitRows  int
+	variants string // suite: selection presets for leave-one-dataset-out
 }
 
 func newPeersCmd(e *env) *cobra.Command {
@@ -416,7 +417,13 @@ func (f *peersFlags) config(budget int, prog *progress) *training.Config {
 // trit trains and evaluates trit at budget bytes: the code path of
 // `tritctl train --standard`.
 func (f *peersFlags) trit(train, test *data.Dataset, budget int, prog *progress, name string) (*PeerResult, *training.Result, error) {
-	res, err := training.Train(train, f.config(budget, prog))
+	return f.tritWith(train, test, f.config(budget, prog), name)
+}
+
+// tritWith is trit with the training configuration cfg.
+func (f *peersFlags) tritWith(train, test *data.Dataset, cfg *training.Config, name string) (*PeerResult, *training.Result, error) {
+	budget := cfg.Budget
+	res, err := training.Train(train, cfg)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -37,6 +37,52 @@ const suitePeers = "mlp-int8,xgboost,logreg,stump,majority"
 type SuiteReport struct {
 	Sets    []*PeersReport `json:"sets"`
 	Summary SuiteSummary   `json:"summary"`
+	// LODO: with --variants, the selection rule each held-out set would
+	// have been given by the other sets, and trit's score there.
+	LODO *LODOReport `json:"lodo,omitempty"`
+}
+
+// Variant is a candidate default of the search's selection rule that the
+// suite compares by leaving one dataset out.
+type Variant struct {
+	Name      string             `json:"name"`
+	Selection training.Selection `json:"selection"`
+}
+
+// Variants are the presets --variants names: each differs from
+// training.DefaultSelection in one or two settings.
+var Variants = []Variant{
+	{"default", training.DefaultSelection},
+	{"balanced-floor1", training.Selection{Metric: "balanced", Stability: 0.5, Floor: 1}},
+	{"balanced-floor2", training.Selection{Metric: "balanced", Stability: 0.5, Floor: 2}},
+	{"mean", training.Selection{Metric: "mean", Stability: 0.5, Floor: -1}},
+	{"mean-floor1", training.Selection{Metric: "mean", Stability: 0.5, Floor: 1}},
+	{"mean-floor2", training.Selection{Metric: "mean", Stability: 0.5, Floor: 2}},
+	{"balanced-steady", training.Selection{Metric: "balanced", Stability: 1, Floor: -1}},
+}
+
+// variantMethod is the method name of trit's result under variant v.
+func variantMethod(v string) string { return "trit:" + v }
+
+// LODOReport is leave-one-dataset-out: for each set, the variant that did
+// best on the other sets, and trit's result on the set under it.
+type LODOReport struct {
+	Variants []string     `json:"variants"`
+	Sets     []LODOSet    `json:"sets"`
+	Summary  SuiteSummary `json:"summary"` // the suite's summary with trit's results replaced by the LODO ones
+}
+
+// LODOSet is one held-out set's LODO choice.
+type LODOSet struct {
+	Dataset string `json:"dataset"`
+	// Chosen is the variant with the best objective on the other sets;
+	// Objective its value there (mean over those sets of trit's deficit to
+	// the best other ranked method, the mean of accuracy and balanced
+	// accuracy, points).
+	Chosen    string  `json:"chosen"`
+	Objective float64 `json:"objective"`
+	Accuracy  float64 `json:"accuracy"` // trit under Chosen on this set
+	Balanced  float64 `json:"balanced"`
 }
 
 // SuiteSummary is the suite's verdict on trit against the ranked peers.
@@ -118,11 +164,44 @@ so a change to trit's search re-runs only trit.`,
 	fl.IntVar(&f.workers, "workers", 0, "goroutines for trit, threads for XGBoost (0: all cores)")
 	fl.IntVar(&f.tuneRows, "tune-rows", 20000, "peers tune on at most this many rows of each fold's training part (0: all)")
 	fl.IntVar(&f.fitRows, "fit-rows", 0, "peers' final fit on at most this many training rows (0: all, as trit)")
+	fl.StringVar(&f.variants, "variants", "", "also train trit under these selection presets and report leave-one-dataset-out\n(all: every preset; "+strings.Join(variantNames(), ", ")+")")
 	return cmd
+}
+
+func variantNames() []string {
+	var out []string
+	for _, v := range Variants {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
+// variantsOf parses --variants.
+func variantsOf(list string) ([]Variant, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	if strings.TrimSpace(list) == "all" {
+		return Variants, nil
+	}
+	var out []Variant
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(Variants, func(v Variant) bool { return v.Name == name })
+		if i < 0 {
+			return nil, usagef("--variants: %q is not one of %s", name, strings.Join(variantNames(), ", "))
+		}
+		out = append(out, Variants[i])
+	}
+	return out, nil
 }
 
 func runSuite(e *env, f *peersFlags, command string) error {
 	_, methods, err := f.check()
+	if err != nil {
+		return err
+	}
+	variants, err := variantsOf(f.variants)
 	if err != nil {
 		return err
 	}
@@ -138,8 +217,28 @@ func runSuite(e *env, f *peersFlags, command string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		if len(variants) > 0 {
+			train, test, err := f.data.loadStandard(name)
+			if err != nil {
+				return err
+			}
+			for _, v := range variants {
+				cfg := f.config(f.budget, nil)
+				cfg.Selection = v.Selection
+				tr, _, err := f.tritWith(train, test, cfg, name)
+				if err != nil {
+					return fmt.Errorf("%s, variant %s: %w", name, v.Name, err)
+				}
+				tr.Method = variantMethod(v.Name)
+				fmt.Fprintf(e.stderr, "suite: %s trit under %s: %.2f%% (balanced %.2f%%), %d bytes, %.1f s\n", name, v.Name, tr.Accuracy, tr.Balanced, tr.Bytes, tr.TrainSeconds)
+				r.Results = append(r.Results, *tr)
+			}
+		}
 		rep.Sets = append(rep.Sets, r)
 		rep.Summary = summarise(rep.Sets, rankedMethods)
+		if len(variants) > 0 {
+			rep.LODO = leaveOneOut(rep.Sets, variantNamesOf(variants), rankedMethods)
+		}
 		if f.out != "" {
 			if err := writeJSONFile(f.out, rep); err != nil {
 				return err
@@ -148,6 +247,85 @@ func runSuite(e *env, f *peersFlags, command string) error {
 	}
 	writeSuiteTable(e.stdout, rep)
 	return nil
+}
+
+func variantNamesOf(vs []Variant) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
+// deficit is trit's (under method m) mean deficit to the best other
+// ranked method on r in accuracy and balanced accuracy, points; ok is
+// false when a result is missing.
+func deficit(r *PeersReport, m string, ranked []string) (float64, bool) {
+	t := resultOf(r, m)
+	if t == nil {
+		return 0, false
+	}
+	bestAcc, bestBal := math.Inf(-1), math.Inf(-1)
+	for _, o := range ranked {
+		if o == "trit" {
+			continue
+		}
+		p := resultOf(r, o)
+		if p == nil {
+			return 0, false
+		}
+		bestAcc, bestBal = max(bestAcc, p.Accuracy), max(bestBal, p.Balanced)
+	}
+	return ((t.Accuracy - bestAcc) + (t.Balanced - bestBal)) / 2, true
+}
+
+// leaveOneOut chooses, for each set, the variant whose mean deficit over
+// the other sets is the least (the first listed among equals), and
+// summarises the suite with trit's results replaced by those choices.
+func leaveOneOut(sets []*PeersReport, variants, ranked []string) *LODOReport {
+	out := &LODOReport{Variants: variants}
+	var replaced []*PeersReport
+	for i, held := range sets {
+		best, bestObj := "", math.Inf(-1)
+		for _, v := range variants {
+			sum, n := 0.0, 0
+			for j, r := range sets {
+				if j == i {
+					continue
+				}
+				if d, ok := deficit(r, variantMethod(v), ranked); ok {
+					sum += d
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			if obj := sum / float64(n); obj > bestObj {
+				best, bestObj = v, obj
+			}
+		}
+		t := resultOf(held, variantMethod(best))
+		if best == "" || t == nil {
+			continue
+		}
+		out.Sets = append(out.Sets, LODOSet{Dataset: held.Dataset, Chosen: best, Objective: bestObj, Accuracy: t.Accuracy, Balanced: t.Balanced})
+		r := *held
+		r.Results = nil
+		for _, p := range held.Results {
+			switch p.Method {
+			case "trit":
+				q := *t
+				q.Method = "trit"
+				r.Results = append(r.Results, q)
+			default:
+				r.Results = append(r.Results, p)
+			}
+		}
+		replaced = append(replaced, &r)
+	}
+	out.Summary = summarise(replaced, ranked)
+	return out
 }
 
 // resultOf returns the result of method in r, or nil (also when skipped).
@@ -305,6 +483,17 @@ func writeSuiteTable(w io.Writer, rep *SuiteReport) {
 	fmt.Fprintf(w, ".\nWorst deficit of trit to the best other method: %+.2f accuracy, %+.2f balanced accuracy.\n", s.WorstDeficit, s.WorstDeficitBalanced)
 	if len(s.BelowMajority) > 0 {
 		fmt.Fprintf(w, "Below the majority class (and not 10 points above it in balanced accuracy): %s.\n", strings.Join(s.BelowMajority, ", "))
+	}
+	if l := rep.LODO; l != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "Leave one dataset out over the selection presets %s: each set is scored under the preset with the least mean deficit on the other sets.\n\n", strings.Join(l.Variants, ", "))
+		fmt.Fprintln(w, "| held-out set | preset chosen by the others | its mean deficit there | trit on the held-out set |")
+		fmt.Fprintln(w, "|---|---|--:|---|")
+		for _, x := range l.Sets {
+			fmt.Fprintf(w, "| %s | %s | %+.2f | %.2f · %.2f |\n", x.Dataset, x.Chosen, x.Objective, x.Accuracy, x.Balanced)
+		}
+		fmt.Fprintf(w, "\nUnder the LODO choices, mean rank of trit %.2f / %.2f; worst deficit %+.2f / %+.2f.\n",
+			l.Summary.MeanRank["trit"], l.Summary.MeanRankBalanced["trit"], l.Summary.WorstDeficit, l.Summary.WorstDeficitBalanced)
 	}
 	fmt.Fprintf(w, "Machine: %s; %s.\n", rep.Sets[0].Machine, time.Now().UTC().Format("2006-01-02"))
 }

@@ -15,15 +15,22 @@ import (
 // Confidence and unknown (docs/TRAINING.md): the shipped model carries an
 // inference.Calibration fitted on the validation rows of the search —
 // the held-out predictions of the chosen candidate's fold fits, which
-// are predictions of rows the model did not see:
+// are predictions of rows the model did not see. For a recording, only
+// the latest fold's (when it has enough rows): the confidence a gateway
+// shows is about the data it meets next, and the latest period is the
+// nearest to that; the earlier folds are how training measures that
+// choice forward (statedECE).
 //
 //  1. bins: edges at the quantiles calibrationQuantiles of the held-out
 //     margins (the first at half the unknown target, so the confidence
 //     threshold can fall there), duplicates dropped;
 //  2. each bin's accuracy, made non-decreasing in the margin by pooling
-//     adjacent violators (isotonic regression, weighted by rows), rounded
-//     to a byte; adjacent bins with equal bytes merged (the bundle wants
-//     them strictly ascending);
+//     adjacent violators (isotonic regression, weighted by rows), as
+//     (right + 1)/(rows + 2) — Laplace's rule of succession, so no bin
+//     claims certainty (or its absence) that a finite count cannot show
+//     — rounded to a byte, at most 254 (a byte of 255 would say 100%);
+//     adjacent bins with equal bytes merged (the
+//     bundle wants them strictly ascending);
 //  3. the minimum confidence: the largest bin confidence such that the
 //     held-out rows in the bins below it are at most half the target;
 //  4. the maximum novelty: the novelty of the validation rows under the
@@ -124,7 +131,7 @@ func fitCalibration(held []heldOut, target float64) *inference.Calibration {
 	var rows []float64
 	b := 0
 	for i, bl := range blocks {
-		c := uint8(math.Round(255 * bl.right / bl.n))
+		c := uint8(min(254, math.Round(255*(bl.right+1)/(bl.n+2))))
 		if i > 0 && c <= conf[len(conf)-1] {
 			rows[len(rows)-1] += bl.n
 		} else {
@@ -209,17 +216,28 @@ func outsideWeight(nov []uint32) uint16 {
 	return uint16(min(inference.MaxOutsideWeight, max(16, w)))
 }
 
+// calibrationRows returns the held-out predictions the shipped
+// calibration is fitted on: a recording's latest fold when it has at
+// least minCalibrationRows (the period nearest to what the gateway meets
+// next), else every fold's.
+func calibrationRows(held [][]heldOut, kind foldKind) []heldOut {
+	if kind == forwardFolds && len(held) > 1 && len(held[len(held)-1]) >= minCalibrationRows {
+		return held[len(held)-1]
+	}
+	return slices.Concat(held...)
+}
+
 // calibrateResult adds a calibration to res.Spec from the search's
 // held-out predictions and validation rows (nothing without them), and
 // rebuilds res.Model.
 func calibrateResult(res *Result, target float64, workers int) error {
-	cal := fitCalibration(res.held, target)
+	cal := fitCalibration(calibrationRows(res.held, res.heldKind), target)
 	if cal == nil {
 		return nil
 	}
-	if shipped, raw, ok := heldOutECE(res.held, target); ok {
+	if shipped, raw, how, ok := statedECE(res.held, res.heldKind, target); ok {
 		res.CalibrationError = shipped
-		res.Notes = append(res.Notes, fmt.Sprintf("confidence: calibration error on the held-out rows %.2f%% (each half's rows under the other half's fit), the raw softmax's %.2f%%", shipped, raw))
+		res.Notes = append(res.Notes, fmt.Sprintf("confidence: calibration error %.2f%% on held-out rows the calibration was not fitted on (%s), the raw softmax's %.2f%%", shipped, how, raw))
 		if shipped >= raw {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the calibrated confidence is no better calibrated than the raw softmax on the held-out rows (%.2f%% against %.2f%%): too few or too uniform validation rows", shipped, raw))
 		}
@@ -246,28 +264,58 @@ func calibrateResult(res *Result, target float64, workers int) error {
 	return nil
 }
 
-// heldOutECE measures the calibration fit on rows it did not see: the
-// held-out rows split into alternate halves, each half's confidences from
-// the calibration fitted on the other half, and their expected
-// calibration error (percent) beside the raw softmax's on the same rows.
-// ok is false when a half is too small to calibrate.
-func heldOutECE(held []heldOut, target float64) (shipped, raw float64, ok bool) {
+// statedECE measures the calibration the way it is fitted, on rows it
+// did not see, and says how: for a recording, fitted on every fold but
+// the latest and measured on the latest — later data, as the shipped one
+// will meet (calibrationRows); for groups, each fold's rows under the
+// calibration of the other folds' (groups it did not see); otherwise, or
+// when those are too few, each alternate half under the other half's.
+// Returned as expected calibration errors (percent) of the calibrated
+// confidence and of the raw softmax on the same rows; ok is false when
+// there are too few rows to calibrate.
+func statedECE(held [][]heldOut, kind foldKind, target float64) (shipped, raw float64, how string, ok bool) {
+	var parts [][2][]heldOut // (fit on, measure on)
+	switch {
+	case kind == forwardFolds && len(held) > 1:
+		parts = [][2][]heldOut{{slices.Concat(held[:len(held)-1]...), held[len(held)-1]}}
+		how = "the latest fold under a calibration of the earlier ones"
+	case kind == groupFolds && len(held) > 1:
+		for k := range held {
+			parts = append(parts, [2][]heldOut{slices.Concat(slices.Concat(held[:k], held[k+1:])...), held[k]})
+		}
+		how = "each fold's groups under a calibration of the other folds'"
+	}
+	if shipped, raw, ok = crossECE(parts, target); ok {
+		return shipped, raw, how, true
+	}
 	var half [2][]heldOut
-	for i, h := range held {
+	for i, h := range slices.Concat(held...) {
 		half[i%2] = append(half[i%2], h)
 	}
+	shipped, raw, ok = crossECE([][2][]heldOut{{half[1], half[0]}, {half[0], half[1]}}, target)
+	return shipped, raw, "each half's rows under the other half's fit", ok
+}
+
+// crossECE fits a calibration on each part's first rows and measures its
+// confidences on the second's; the expected calibration errors, percent,
+// of all those confidences and of the raw softmax on the same rows. ok is
+// false without parts, or when one is too small to calibrate.
+func crossECE(parts [][2][]heldOut, target float64) (shipped, raw float64, ok bool) {
 	var conf, soft []float64
 	var correct []bool
-	for k := range half {
-		cal := fitCalibration(half[1-k], target)
-		if cal == nil {
+	for _, p := range parts {
+		cal := fitCalibration(p[0], target)
+		if cal == nil || len(p[1]) == 0 {
 			return 0, 0, false
 		}
-		for _, h := range half[k] {
+		for _, h := range p[1] {
 			conf = append(conf, float64(cal.Confidence[cal.Bin(h.margin)])/255)
 			soft = append(soft, float64(h.soft))
 			correct = append(correct, h.correct)
 		}
+	}
+	if len(conf) == 0 {
+		return 0, 0, false
 	}
 	return ece(conf, correct), ece(soft, correct), true
 }

@@ -3,6 +3,7 @@ package training
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/trit-iot/trit/inference"
@@ -188,11 +189,68 @@ func TestHeldOutECE(t *testing.T) {
 	for i := range held {
 		held[i].soft = 0.99
 	}
-	shipped, raw, ok := heldOutECE(held, 0.02)
-	if !ok || shipped > 3 || raw < 15 {
-		t.Errorf("held-out ECE %.2f%% (want ≤ 3), softmax %.2f%% (want ≥ 15), ok %v", shipped, raw, ok)
+	shipped, raw, how, ok := statedECE([][]heldOut{held}, sampleFolds, 0.02)
+	if !ok || shipped > 3 || raw < 15 || how != "each half's rows under the other half's fit" {
+		t.Errorf("held-out ECE %.2f%% (want ≤ 3), softmax %.2f%% (want ≥ 15), ok %v, %s", shipped, raw, ok, how)
 	}
-	if _, _, ok := heldOutECE(held[:2*minCalibrationRows-2], 0.02); ok {
+	if _, _, _, ok := statedECE([][]heldOut{held[:2*minCalibrationRows-2]}, sampleFolds, 0.02); ok {
 		t.Error("a figure from halves too small to calibrate")
+	}
+}
+
+// TestCalibrationFittedOnLaterRows: a recording whose later periods are
+// less predictable than its earlier ones ships a calibration fitted on
+// the latest fold (its confidences are that period's accuracy, not the
+// earlier ones'), and states the error of that choice as measured forward
+// — earlier folds' calibration on the latest fold — which is large here,
+// where halves of the same rows would have hidden it. Grouped folds
+// calibrate on every fold and measure each under the others'.
+func TestCalibrationFittedOnLaterRows(t *testing.T) {
+	sure := func(float32) float64 { return 0.97 }
+	unsure := func(float32) float64 { return 0.70 }
+	held := [][]heldOut{heldFrom(7, 1500, sure), heldFrom(8, 1500, sure), heldFrom(9, 1500, unsure)}
+	rows := calibrationRows(held, forwardFolds)
+	if len(rows) != 1500 || &rows[0] != &held[2][0] {
+		t.Fatalf("a recording calibrates on %d rows, want the latest fold's 1500", len(rows))
+	}
+	cal := fitCalibration(rows, 0.02)
+	for b, c := range cal.Confidence {
+		if got := float64(c) / 255; math.Abs(got-0.70) > 0.06 {
+			t.Errorf("bin %d: confidence %.3f, the latest period's accuracy is 0.70", b, got)
+		}
+	}
+	shipped, _, how, ok := statedECE(held, forwardFolds, 0.02)
+	if !ok || shipped < 20 || how != "the latest fold under a calibration of the earlier ones" {
+		t.Errorf("forward stated ECE %.2f%% (%s), want ≥ 20: the earlier folds' 97%% on a 70%% period", shipped, how)
+	}
+	halves, _, _, _ := statedECE([][]heldOut{slices.Concat(held...)}, sampleFolds, 0.02)
+	if halves > 5 {
+		t.Errorf("halves of the same rows: %.2f%%, expected small (that is what hides drift)", halves)
+	}
+	if n := len(calibrationRows(held, groupFolds)); n != 4500 {
+		t.Errorf("grouped folds calibrate on %d rows, want all 4500", n)
+	}
+	if _, _, how, ok := statedECE(held, groupFolds, 0.02); !ok || how != "each fold's groups under a calibration of the other folds'" {
+		t.Errorf("grouped: %s %v", how, ok)
+	}
+	// A latest fold too small to calibrate: every fold's rows.
+	held[2] = held[2][:minCalibrationRows-1]
+	if n := len(calibrationRows(held, forwardFolds)); n != 3000+minCalibrationRows-1 {
+		t.Errorf("small latest fold: %d rows", n)
+	}
+}
+
+// TestCalibrationNeverCertain: bins whose held-out rows were all right or
+// all wrong still claim less than certainty (Laplace's rule).
+func TestCalibrationNeverCertain(t *testing.T) {
+	held := heldFrom(10, 2000, func(m float32) float64 {
+		if m > 1 {
+			return 1
+		}
+		return 0.6
+	})
+	cal := fitCalibration(held, 0.02)
+	if top := cal.Confidence[len(cal.Confidence)-1]; top == 255 || top < 250 {
+		t.Errorf("top bin %d/255: want below 255, near it", top)
 	}
 }

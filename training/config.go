@@ -111,6 +111,12 @@ type Config struct {
 	// both at the same budget; with P fixed, ternary).
 	Weights string
 
+	// Selection is how candidates are scored on the validation folds and
+	// which one ships (score.go, selection.go); zero fields take the
+	// defaults (DefaultSelection), chosen across the shift suite by
+	// leaving one dataset out (docs/TRAINING.md).
+	Selection Selection
+
 	// UnknownTarget is the share of validation windows the shipped
 	// unknown thresholds aim at (see calibrate.go; default
 	// DefaultUnknownTarget, 2%). Negative: ship no calibration (the
@@ -223,6 +229,7 @@ func (c *Config) withDefaults() (Config, error) {
 	if v.UnknownTarget == 0 {
 		v.UnknownTarget = DefaultUnknownTarget
 	}
+	v.Selection = v.Selection.withDefaults()
 	switch {
 	case v.UnknownTarget > 0.5 || math.IsNaN(v.UnknownTarget):
 		return v, fmt.Errorf("%w: unknown target %g, want at most 0.5 (or negative: no calibration)", ErrConfig, v.UnknownTarget)
@@ -258,6 +265,9 @@ func (c *Config) withDefaults() (Config, error) {
 		return v, fmt.Errorf("%w: validation fraction %g, want (0, 1)", ErrConfig, v.Validation)
 	case v.Init != "svm" && v.Init != "random" && v.Init != "centroid":
 		return v, fmt.Errorf("%w: init %q, want svm, centroid or random", ErrConfig, v.Init)
+	}
+	if err := v.Selection.check(); err != nil {
+		return v, err
 	}
 	for _, s := range v.SigmaGrid {
 		if !(s > 0) || math.IsInf(s, 0) {

@@ -1,6 +1,7 @@
 package training
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"strconv"
@@ -86,6 +87,56 @@ func hinge(scores []float32, y int) float64 {
 	return l
 }
 
+// Selection is how the search scores candidates on the validation folds
+// and which one it ships. The zero value means DefaultSelection.
+type Selection struct {
+	// Metric scores one validation fold: "balanced" (the mean recall over
+	// the classes present: a rare class counts as much as a common one) or
+	// "mean" (the mean of that and the plain accuracy: a model that trades
+	// much accuracy for a little balance scores no better than the
+	// majority class).
+	Metric string `json:"metric"`
+	// Stability is the weight of the spread across folds subtracted from
+	// their mean (see stabilityPenalty); negative means 0.
+	Stability float64 `json:"stability"`
+	// Floor is the least tolerance of the one-standard-error rule, in
+	// points: on shifted folds the smallest model within max(SE, Floor)
+	// of the best ships. Negative means 0.
+	Floor float64 `json:"floor"`
+}
+
+// DefaultSelection is the selection rule Train uses (docs/TRAINING.md,
+// "What best means", says how each value was chosen).
+var DefaultSelection = Selection{Metric: "balanced", Stability: stabilityPenalty, Floor: -1}
+
+func (s Selection) withDefaults() Selection {
+	d := DefaultSelection
+	if s.Metric != "" {
+		d.Metric = s.Metric
+	}
+	if s.Stability != 0 {
+		d.Stability = s.Stability
+	}
+	if s.Floor != 0 {
+		d.Floor = s.Floor
+	}
+	return d
+}
+
+func (s Selection) check() error {
+	if s.Metric != "balanced" && s.Metric != "mean" {
+		return fmt.Errorf("%w: selection metric %q, want balanced or mean", ErrConfig, s.Metric)
+	}
+	if math.IsNaN(s.Stability) || math.IsNaN(s.Floor) || math.IsInf(s.Floor, 0) || s.Stability > 10 {
+		return fmt.Errorf("%w: selection stability %g, floor %g", ErrConfig, s.Stability, s.Floor)
+	}
+	return nil
+}
+
+// tolerance is the one-standard-error rule's tolerance for a best
+// candidate with standard error se.
+func (s Selection) tolerance(se float64) float64 { return max(se, s.Floor) }
+
 // selection is a candidate's validation score over its folds.
 type selection struct {
 	// Score ranks candidates: the mean over folds of the balanced accuracy
@@ -117,11 +168,12 @@ type selection struct {
 const stabilityPenalty = 0.5
 
 // scoreFolds summarises a candidate's tallies, one per fold (see
-// selection); degenerate is judged on all folds' rows together.
-func scoreFolds(ts []*tally) selection {
+// selection), under rule; degenerate is judged on all folds' rows
+// together.
+func scoreFolds(ts []*tally, rule Selection) selection {
 	all := newTally(ts[0].classes)
 	all.names = ts[0].names
-	var sum, sumSq float64
+	var sum, sumSq, seAcc float64
 	var folds []float64
 	for _, t := range ts {
 		for y, row := range t.confusion {
@@ -138,8 +190,12 @@ func scoreFolds(ts []*tally) selection {
 			continue
 		}
 		folds = append(folds, f.Balanced)
-		sum += f.Balanced
-		sumSq += f.Balanced * f.Balanced
+		m := f.Balanced
+		if rule.Metric == "mean" {
+			m = (f.Accuracy + f.Balanced) / 2
+		}
+		sum += m
+		sumSq += m * m
 	}
 	s := all.score()
 	if len(folds) == 0 {
@@ -147,13 +203,37 @@ func scoreFolds(ts []*tally) selection {
 	}
 	k := float64(len(folds))
 	s.Folds = folds
-	s.Balanced = sum / k
+	s.Balanced = 0
+	for _, b := range folds {
+		s.Balanced += b / k
+	}
+	mean := sum / k
 	if len(folds) > 1 {
 		s.Spread = math.Sqrt(max(0, (sumSq-sum*sum/k)/(k-1)))
 	}
-	s.Score = s.Balanced - stabilityPenalty*s.Spread
+	s.Score = mean - max(0, rule.Stability)*s.Spread
+	if rule.Metric == "mean" {
+		// The accuracy's binomial error beside the balanced accuracy's,
+		// averaged as the metric is (as if fully correlated: the larger).
+		if n := float64(all.rows()); n > 0 {
+			p := s.Accuracy / 100
+			seAcc = 100 * math.Sqrt(p*(1-p)/n)
+		}
+		s.SE = (s.SE + seAcc) / 2
+	}
 	s.SE = math.Sqrt(s.SE*s.SE + s.Spread*s.Spread/k)
 	return s
+}
+
+// rows is the number of rows added to the tally.
+func (t *tally) rows() int {
+	n := 0
+	for _, row := range t.confusion {
+		for _, v := range row {
+			n += v
+		}
+	}
+	return n
 }
 
 // score summarises the tally. A model is degenerate if it predicts a single

@@ -82,8 +82,8 @@ func TestScoreFoldsPenalisesSpread(t *testing.T) {
 	fold := func(r0, r1 int) *tally { // 100 rows of each class, r0 and r1 right
 		return tallyOf([][]int{{r0, 100 - r0}, {100 - r1, r1}}, []float64{1, 1})
 	}
-	steady := scoreFolds([]*tally{fold(80, 80), fold(80, 80), fold(80, 80)})
-	swinging := scoreFolds([]*tally{fold(100, 100), fold(80, 80), fold(60, 60)})
+	steady := scoreFolds([]*tally{fold(80, 80), fold(80, 80), fold(80, 80)}, DefaultSelection)
+	swinging := scoreFolds([]*tally{fold(100, 100), fold(80, 80), fold(60, 60)}, DefaultSelection)
 	if math.Abs(steady.Balanced-80) > 1e-9 || math.Abs(swinging.Balanced-80) > 1e-9 {
 		t.Fatalf("means %g and %g, want 80", steady.Balanced, swinging.Balanced)
 	}
@@ -101,7 +101,7 @@ func TestScoreFoldsPenalisesSpread(t *testing.T) {
 	// across both folds it is right half the time, which is chance.
 	a := tallyOf([][]int{{100, 0}, {0, 0}}, []float64{1, 0})
 	b := tallyOf([][]int{{0, 0}, {100, 0}}, []float64{0, 1})
-	if s := scoreFolds([]*tally{a, b}); s.Degenerate == "" {
+	if s := scoreFolds([]*tally{a, b}, DefaultSelection); s.Degenerate == "" {
 		t.Fatalf("a constant model is not flagged across folds: %+v", s)
 	}
 }

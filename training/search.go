@@ -58,7 +58,7 @@ type candidate struct {
 	sigma, c float64
 	sel      selection
 	point    SearchPoint
-	held     []heldOut // its last evaluation's held-out predictions
+	held     [][]heldOut // its last evaluation's held-out predictions, per fold
 }
 
 // searcher evaluates candidates on the validation folds.
@@ -176,7 +176,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 			// A fixed P is the model asked for: smaller fits do not compete.
 			onAll = slices.DeleteFunc(onAll, func(cd candidate) bool { return cd.point.P != c.P })
 		}
-		best = choose(onAll, shifted)
+		best = choose(onAll, shifted, c.Selection)
 		best.s.P, best.s.Trees = best.point.P, best.point.Trees
 	}
 	switch {
@@ -198,7 +198,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	res.Notes = append(res.Notes, edgeNotes(best, sigmas, cs)...)
 	sel := best.point
 	res.Selected = &sel
-	res.held = best.held
+	res.held, res.heldKind = best.held, pl.kind
 	for _, f := range folds {
 		res.valSets = append(res.valSets, f.val)
 	}
@@ -361,10 +361,10 @@ func (sr *searcher) evaluate(cands []*candidate, sz size, folds []int) error {
 		}
 	}
 	for _, cd := range cands {
-		cd.sel = scoreFolds(tallies[cd])
+		cd.sel = scoreFolds(tallies[cd], c.Selection)
 		cd.held = cd.held[:0]
 		for _, t := range tallies[cd] {
-			cd.held = append(cd.held, t.held...)
+			cd.held = append(cd.held, t.held)
 		}
 		cd.point.Accuracy, cd.point.Balanced, cd.point.Loss = cd.sel.Accuracy, cd.sel.Balanced, cd.sel.Loss
 		cd.point.Score, cd.point.Spread, cd.point.SE, cd.point.Folds = cd.sel.Score, cd.sel.Spread, cd.sel.SE, cd.sel.Folds

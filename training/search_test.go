@@ -74,10 +74,10 @@ func TestChooseOccam(t *testing.T) {
 		cand(89.9, 1, 100, "x"),  // degenerate
 		cand(90, 1.5, 20000, ""), // as good as the best, smaller
 	}
-	if got := choose(cands, true); got != &cands[1] {
+	if got := choose(cands, true, DefaultSelection); got != &cands[1] {
 		t.Errorf("recording: chose %+v, want the 9,000-byte model within one SE", got.point)
 	}
-	if got := choose(cands, false); got != &cands[4] {
+	if got := choose(cands, false, DefaultSelection); got != &cands[4] {
 		t.Errorf("shuffled: chose %+v, want the smaller of the two best", got.point)
 	}
 }

@@ -210,6 +210,10 @@ type stage struct {
 	keep    int  // candidates that go on
 	kinds   bool // …and the best of every other kind
 	twins   bool // the kept ones' ternary twins join the next stage, when the search chooses the weights
+	// simple: the best of every kind that does not go on is also fitted
+	// on all the rows (at this stage's size), so that the final choice can
+	// ship a simpler kind that holds up as well as the finalists.
+	simple bool
 }
 
 var schedule = []stage{
@@ -218,7 +222,7 @@ var schedule = []stage{
 	// Every C for those pairs.
 	{name: "regularise", size: size{p: 512, rows: 2000, trees: 1.0 / 8}, keep: 6, kinds: true, twins: true},
 	// More features, rows and trees, on every fold.
-	{name: "grow", size: size{p: 2048, rows: 8000, trees: 1.0 / 2}, allFold: true, keep: 2},
+	{name: "grow", size: size{p: 2048, rows: 8000, trees: 1.0 / 2}, allFold: true, keep: 2, simple: true},
 	// The best two at the final size.
 	{name: "final", size: size{p: 1 << 30, rows: 1 << 30, trees: 1}, allFold: true, keep: 2},
 }
@@ -298,6 +302,8 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 		}
 	}
 	prev := st
+	var simple []*candidate // the best of every kind that did not go on (stage.simple)
+	var simpleSize size
 	for _, st := range schedule[2:] {
 		sz := clamp(st.size)
 		var twins []*candidate
@@ -331,12 +337,41 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 		}
 		pool = append(pool, twins...)
 		rank(pool)
-		pool = keep(pool, st)
+		kept := keep(pool, st)
+		if st.simple {
+			for _, cd := range keepBest(pool, 0) {
+				if !slices.Contains(kept, cd) {
+					simple = append(simple, cd)
+				}
+			}
+			simpleSize = size{p: sz.p, rows: full.rows, trees: sz.trees}
+		}
+		pool = kept
 		last, lastFolds, prev = sz, len(foldsOf(st)), st
 	}
 	fitted := map[candidateKey]bool{}
 	for _, cd := range onAll {
 		fitted[cd.key()] = true
+	}
+	if len(simple) > 0 && last.rows == full.rows {
+		var fits []*candidate
+		for _, cd := range simple {
+			s := size{p: min(simpleSize.p, full.p), rows: simpleSize.rows, trees: simpleSize.trees}
+			p := &candidate{s: cd.s, sigma: cd.sigma, c: cd.c}
+			p.point.P, p.point.Trees = roundP(cd.s, s, sr.pmax), roundTrees(cd.s, s)
+			if k := p.key(); !fitted[k] {
+				fitted[k] = true
+				fits = append(fits, &candidate{s: cd.s, sigma: cd.sigma, c: cd.c})
+			}
+		}
+		if len(fits) > 0 {
+			if err := sr.evaluate(fits, simpleSize, sr.all); err != nil {
+				return nil, err
+			}
+			for _, cd := range fits {
+				onAll = append(onAll, *cd)
+			}
+		}
 	}
 	for _, f := range treePrefixes {
 		var fits []*candidate
@@ -467,7 +502,8 @@ func sameModel(a, b *candidate) bool {
 		a.sel.Score == b.sel.Score && slices.Equal(a.sel.Folds, b.sel.Folds)
 }
 
-// choose returns the final candidate. For a recording (recorded), by the
+// choose returns the final candidate. On shifted folds (a recording's
+// later periods, or groups not trained on), by the
 // one-standard-error rule (Breiman et al.'s, for pruning trees): the
 // smallest model — fewest bundle bytes — whose score is within one
 // standard error of the best score. A difference that size is noise on
@@ -478,7 +514,7 @@ func sameModel(a, b *candidate) bool {
 // rows to come, nothing drifts between them, and the tolerance would
 // only trade accuracy for bytes (usps: 0.65 points for 7.6 KB instead of
 // 29.6 KB): the best score wins, the smallest model only among equals.
-func choose(cands []candidate, recorded bool) *candidate {
+func choose(cands []candidate, shifted bool, rule Selection) *candidate {
 	best := &cands[0]
 	for i := range cands {
 		if cands[i].sel.better(best.sel) {
@@ -486,8 +522,8 @@ func choose(cands []candidate, recorded bool) *candidate {
 		}
 	}
 	tolerance := 0.0
-	if recorded {
-		tolerance = best.sel.SE
+	if shifted {
+		tolerance = rule.tolerance(best.sel.SE)
 	}
 	pick := best
 	for i := range cands {

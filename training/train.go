@@ -46,7 +46,8 @@ type Result struct {
 	// calibration.
 	CalibrationError float64
 
-	held    []heldOut       // the chosen candidate's held-out predictions (search), for the calibration
+	held     [][]heldOut     // the chosen candidate's held-out predictions per fold (search), for the calibration
+	heldKind foldKind        // what the folds are: later periods, other groups or a sample
 	valSets []*data.Dataset // the search's validation rows, for the novelty threshold
 }
 

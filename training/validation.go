@@ -109,7 +109,17 @@ type plan struct {
 	how     string
 	notes   []string
 	shifted bool
+	kind    foldKind
 }
+
+// foldKind is what a plan's folds are.
+type foldKind int
+
+const (
+	sampleFolds  foldKind = iota // random samples of the same rows
+	forwardFolds                 // later periods of a recording, oldest first
+	groupFolds                   // groups not trained on
+)
 
 // validationRows is validation as row indices into ds.
 func (c *Config) validationRows(ds *data.Dataset) (plan, error) {
@@ -119,7 +129,11 @@ func (c *Config) validationRows(ds *data.Dataset) (plan, error) {
 	recorded, why := c.recorded(ds)
 	notes := []string{"row order: " + why}
 	done := func(rows []data.Fold, how string, err error) (plan, error) {
-		return plan{rows, how, notes, recorded}, err
+		kind := sampleFolds
+		if recorded {
+			kind = forwardFolds
+		}
+		return plan{rows, how, notes, recorded, kind}, err
 	}
 	if !recorded {
 		if c.Folds >= 2 {
@@ -156,7 +170,7 @@ func (c *Config) validationRows(ds *data.Dataset) (plan, error) {
 		later = append(later, f.Valid...)
 	}
 	if missing := missingClasses(ds, folds[0].Train, later); missing > 0 {
-		if folds, err = forwardFolds(ds, k); err != nil {
+		if folds, err = chainedFolds(ds, k); err != nil {
 			return plan{}, err
 		}
 		notes = append(notes, fmt.Sprintf("the latest %.0f%% of rows lack %d of the classes; validating on %d forward-chaining folds over the whole recording instead", 100*frac, missing, k))
@@ -195,7 +209,7 @@ func (c *Config) groupRows(ds *data.Dataset) (pl plan, ok bool, err error) {
 		return plan{}, true, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	note := fmt.Sprintf("row groups: %d groups in %s; each fold validates on groups it did not train on", len(present), by)
-	return plan{folds, fmt.Sprintf("%d folds of whole groups (%d groups)", k, len(present)), []string{note}, true}, true, nil
+	return plan{folds, fmt.Sprintf("%d folds of whole groups (%d groups)", k, len(present)), []string{note}, true, groupFolds}, true, nil
 }
 
 // latestFolds returns k forward folds whose validation blocks are
@@ -236,8 +250,8 @@ func missingClasses(ds *data.Dataset, a, b []int) int {
 	return n
 }
 
-// forwardFolds returns data.ForwardFolds with configuration errors.
-func forwardFolds(ds *data.Dataset, k int) ([]data.Fold, error) {
+// chainedFolds returns data.ForwardFolds with configuration errors.
+func chainedFolds(ds *data.Dataset, k int) ([]data.Fold, error) {
 	fs, err := data.ForwardFolds(ds, k)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)

@@ -1,0 +1,105 @@
+package benchmark
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// set makes a report whose methods scored acc · bal as given.
+func set(name string, scores map[string][2]float64) *PeersReport {
+	r := &PeersReport{Dataset: name}
+	for _, m := range []string{"trit", "mlp-int8", "xgboost", "logreg", "stump", "majority", "trit:a", "trit:b"} {
+		if s, ok := scores[m]; ok {
+			r.Results = append(r.Results, PeerResult{Method: m, Accuracy: s[0], Balanced: s[1]})
+		}
+	}
+	return r
+}
+
+func TestRanks(t *testing.T) {
+	if got := ranks([]float64{90, 95, 90, 80}); !slices.Equal(got, []float64{2.5, 1, 2.5, 4}) {
+		t.Fatalf("ranks %v", got)
+	}
+}
+
+// TestSummarise: mean ranks over the sets with every ranked result (ties
+// share), trit's deficit to the best other method per set and the worst,
+// and the majority-class rule.
+func TestSummarise(t *testing.T) {
+	sets := []*PeersReport{
+		set("a", map[string][2]float64{"trit": {90, 80}, "mlp-int8": {85, 82}, "xgboost": {88, 70}, "logreg": {80, 60}, "stump": {70, 55}, "majority": {60, 50}}),
+		// trit behind on accuracy and below the majority class, not 10 points above it balanced.
+		set("b", map[string][2]float64{"trit": {70, 58}, "mlp-int8": {75, 50}, "xgboost": {75, 52}, "logreg": {60, 50}, "stump": {60, 50}, "majority": {75, 50}}),
+		// A skipped peer: no ranks for this set.
+		set("c", map[string][2]float64{"trit": {99, 99}, "mlp-int8": {50, 50}}),
+	}
+	s := summarise(sets, rankedMethods)
+	if len(s.Deficits) != 2 {
+		t.Fatalf("deficits %+v", s.Deficits)
+	}
+	// Accuracy ranks: a: trit 1, mlp 3, xgb 2, logreg 4, stump 5; b: trit 3, mlp 1.5, xgb 1.5, logreg 4.5, stump 4.5.
+	want := map[string]float64{"trit": 2, "mlp-int8": 2.25, "xgboost": 1.75, "logreg": 4.25, "stump": 4.75}
+	for m, v := range want {
+		if math.Abs(s.MeanRank[m]-v) > 1e-9 {
+			t.Errorf("mean rank of %s %v, want %v", m, s.MeanRank[m], v)
+		}
+	}
+	// Balanced: a: trit 2, mlp 1; b: trit 1, mlp tied with logreg and stump at 50 (4).
+	if s.MeanRankBalanced["trit"] != 1.5 || s.MeanRankBalanced["mlp-int8"] != 2.5 {
+		t.Errorf("balanced mean ranks %v", s.MeanRankBalanced)
+	}
+	if d := s.Deficits[0]; d.Accuracy != 2 || d.Balanced != -2 || d.Best != "xgboost" || d.Rank != 1 || d.RankBalanced != 2 {
+		t.Errorf("set a: %+v", d)
+	}
+	if s.WorstDeficit != -5 || s.WorstDeficitBalanced != -2 {
+		t.Errorf("worst deficits %v / %v", s.WorstDeficit, s.WorstDeficitBalanced)
+	}
+	if !slices.Equal(s.BelowMajority, []string{"b"}) {
+		t.Errorf("below majority %v", s.BelowMajority)
+	}
+}
+
+// TestLeaveOneOut: each set gets the variant that did best on the others,
+// never judged on itself: variant a wins everywhere but on set x, where b
+// is far better — yet x is still scored under a (chosen by the others),
+// while y and z, whose others include x, see b's large win there.
+func TestLeaveOneOut(t *testing.T) {
+	peers := map[string][2]float64{"mlp-int8": {80, 80}, "xgboost": {80, 80}, "logreg": {70, 70}, "stump": {60, 60}, "majority": {50, 50}}
+	mk := func(name string, a, b float64) *PeersReport {
+		s := map[string][2]float64{"trit": {a, a}, "trit:a": {a, a}, "trit:b": {b, b}}
+		for k, v := range peers {
+			s[k] = v
+		}
+		return set(name, s)
+	}
+	sets := []*PeersReport{mk("x", 70, 95), mk("y", 82, 80), mk("z", 82, 80)}
+	l := leaveOneOut(sets, []string{"a", "b"}, rankedMethods)
+	got := map[string]string{}
+	for _, s := range l.Sets {
+		got[s.Dataset] = s.Chosen
+	}
+	// x: the others (y, z) prefer a (+2 vs 0). y: others x, z: a (−10+2)/2 = −4, b (15+0)/2 = 7.5 → b. z likewise.
+	if got["x"] != "a" || got["y"] != "b" || got["z"] != "b" {
+		t.Fatalf("choices %v", got)
+	}
+	if x := l.Sets[0]; x.Accuracy != 70 || x.Objective != 2 {
+		t.Fatalf("x: %+v", x)
+	}
+	// The LODO summary ranks trit's LODO results: x 70 (behind by 10), y and z 80 (tied with the best).
+	if l.Summary.WorstDeficit != -10 {
+		t.Fatalf("LODO worst deficit %v", l.Summary.WorstDeficit)
+	}
+}
+
+func TestVariantsOf(t *testing.T) {
+	if vs, err := variantsOf("default, mean"); err != nil || len(vs) != 2 || vs[1].Selection.Metric != "mean" {
+		t.Fatalf("%v %v", vs, err)
+	}
+	if vs, err := variantsOf("all"); err != nil || len(vs) != len(Variants) {
+		t.Fatalf("all: %d %v", len(vs), err)
+	}
+	if _, err := variantsOf("nope"); err == nil {
+		t.Fatal("unknown preset accepted")
+	}
+}
