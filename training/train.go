@@ -48,7 +48,7 @@ type Result struct {
 
 	held     [][]heldOut     // the chosen candidate's held-out predictions per fold (search), for the calibration
 	heldKind foldKind        // what the folds are: later periods, other groups or a sample
-	valSets []*data.Dataset // the search's validation rows, for the novelty threshold
+	valSets  []*data.Dataset // the search's validation rows, for the novelty threshold
 }
 
 // Structure is the shape of a model's embedding besides σ: threshold bits

@@ -117,7 +117,7 @@ func TestLoadStandardShifted(t *testing.T) {
 	uji := "WAP001,WAP002,LONGITUDE,LATITUDE,FLOOR,BUILDINGID,SPACEID,RELATIVEPOSITION,USERID,PHONEID,TIMESTAMP\n" +
 		"-60,100,-7541.2,4864920.7,2,1,106,2,2,23,1371713733\n100,-80,-7541.2,4864920.7,0,2,106,2,2,13,1371713734\n"
 	dir := fakeShared(t, map[string][]byte{
-		"weather-aus/weatherAUS.csv.xz":     xzBytes(t, []byte(weather)),
+		"weather-aus/weatherAUS.csv.xz":      xzBytes(t, []byte(weather)),
 		"ujiindoorloc/trainingData.csv.xz":   xzBytes(t, []byte(uji)),
 		"ujiindoorloc/validationData.csv.xz": xzBytes(t, []byte(strings.Replace(uji, ",23,", ",0,", 1))),
 	})
