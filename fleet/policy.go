@@ -180,7 +180,7 @@ func (s *Service) policyGroup(p *RetrainPolicy) ([]Device, string, error) {
 	var group []Device
 	runs := map[string]int{}
 	for _, d := range all {
-		if d.Model == nil || d.Model.ID != p.Model || !matchesAll(d.Labels, p.Selector) {
+		if d.Model == nil || d.Model.ID != p.Model || !d.Matches(p.Selector) {
 			continue
 		}
 		group = append(group, d)
@@ -194,15 +194,6 @@ func (s *Service) policyGroup(p *RetrainPolicy) ([]Device, string, error) {
 		}
 	}
 	return group, active, nil
-}
-
-func matchesAll(labels, selector map[string]string) bool {
-	for k, v := range selector {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // policyWatching evaluates p's thresholds and starts a retraining job

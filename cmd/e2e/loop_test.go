@@ -300,7 +300,7 @@ min_windows = 20
 		t.Fatalf("before the approval: %s, approval %+v", r.Devices[id].State, r.Approval)
 	}
 	page := w.consolePage("/console/labels")
-	for _, want := range []string{"shadowing, waiting for approval", p.Rollout, "gateway"} {
+	for _, want := range []string{"shadowing, waiting for approval", p.Rollout, "gateway", `id="challenger-` + p.Job + `"`, "better on the"} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("the console's labels page lacks %q", want)
 		}

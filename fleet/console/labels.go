@@ -27,8 +27,9 @@ import (
 const labelPageSize = 100
 
 type labelsData struct {
-	Models     []modelLabels
-	Policies   []api.PolicyState
+	Models      []modelLabels
+	Policies    []api.PolicyState
+	Challengers []api.TrainJob // retraining jobs, newest first
 	Model      string // the model whose windows the form offers
 	Unlabelled int    // of that model
 	Rows       []labelRow
@@ -131,6 +132,11 @@ func (c *Console) labelsPage(w http.ResponseWriter, r *http.Request, s sessionVi
 	if d.Policies, err = c.svc.Policies(); err != nil {
 		c.fail(w, r, err)
 		return
+	}
+	for _, j := range c.svc.TrainingJobs() {
+		if j.Request.Retrain {
+			d.Challengers = append(d.Challengers, j)
+		}
 	}
 	if d.Model == "" && len(d.Models) > 0 {
 		d.Model = d.Models[0].Model
