@@ -30,9 +30,9 @@ type labelsData struct {
 	Models      []modelLabels
 	Policies    []api.PolicyState
 	Challengers []api.TrainJob // retraining jobs, newest first
-	Model      string // the model whose windows the form offers
-	Unlabelled int    // of that model
-	Rows       []labelRow
+	Model       string         // the model whose windows the form offers
+	Unlabelled  int            // of that model
+	Rows        []labelRow
 }
 
 // modelLabels is one model's labelled windows and the accuracy on them.
