@@ -83,3 +83,53 @@ func TestRetrainCommand(t *testing.T) {
 		t.Fatalf("a challenger that is not better was written: %v", err)
 	}
 }
+
+// TestRetrainOnFleet: --on-fleet asks the fleet for a retraining job,
+// waits for it, prints the comparison and downloads a better challenger;
+// a refused one writes nothing and fails.
+func TestRetrainOnFleet(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("a,b,label\n")
+	stream := retrain.RotatingStream(300, 0, 1)
+	for i := range stream.N {
+		fmt.Fprintf(&b, "%g,%g,%s\n", stream.Row(i)[0], stream.Row(i)[1], stream.Classes[stream.Y[i]])
+	}
+	orig := filepath.Join(dir, "o.csv")
+	os.WriteFile(orig, []byte(b.String()), 0o600)
+	model := filepath.Join(dir, "c.trit")
+	if _, stderr, code := runCtl(t, "train", orig, "--p", "64", "--sigma", "1", "--c", "1", "--model-id", "m", "--release", "4", "-o", model); code != 0 {
+		t.Fatalf("train: %s", stderr)
+	}
+	challenger, _ := os.ReadFile(model)
+	job := func(better bool) string {
+		j := api.TrainJob{ID: "train-1", State: api.TrainSucceeded, Request: api.TrainRequest{ModelID: "m", Retrain: true},
+			Retrain: &api.RetrainResult{Active: strings.Repeat("a", 64), ActiveRelease: 3, Windows: 80, Newest: 20, OriginalRows: 300, TrainedRows: 700, MaxCopies: 8,
+				ActiveScores: api.RetrainScores{Windows: 20, Accuracy: 55, Balanced: 52}, Challenger: api.RetrainScores{Windows: 20, Accuracy: 80, Balanced: 79},
+				Better: better, Why: map[bool]string{true: "better on the 20 newest labelled windows", false: "refused: no better"}[better]}}
+		raw, _ := json.Marshal(j)
+		return string(raw)
+	}
+	f, _ := newFakeFleet(t, map[string]string{"POST /v1/train": job(true), "GET /v1/train/train-1/bundle": string(challenger)})
+	out := filepath.Join(dir, "m-4.trit")
+	stdout, stderr, code := runCtl(t, "retrain", "m", "--on-fleet", "m/train.csv", "-o", out, "--interval", "10ms")
+	if code != 0 || !strings.Contains(stdout, "wrote "+out+": release 4") || !strings.Contains(stdout, "55.00%") {
+		t.Fatalf("on the fleet: %d %q %q", code, stdout, stderr)
+	}
+	var sent api.TrainRequest
+	json.Unmarshal([]byte(f.bodies["POST /v1/train"]), &sent)
+	if !sent.Retrain || sent.Dataset != "m/train.csv" || sent.ModelID != "m" {
+		t.Fatalf("request %+v", sent)
+	}
+	newFakeFleet(t, map[string]string{"POST /v1/train": job(false)})
+	out2 := filepath.Join(dir, "m-5.trit")
+	if _, stderr, code := runCtl(t, "retrain", "m", "--on-fleet", "m/train.csv", "-o", out2); code != 1 || !strings.Contains(stderr, "no challenger proposed") {
+		t.Fatalf("refused: %d %q", code, stderr)
+	}
+	if _, err := os.Stat(out2); !os.IsNotExist(err) {
+		t.Fatal("a refused challenger was written")
+	}
+	if _, stderr, code := runCtl(t, "retrain", "m", "--on-fleet", "x", "--data", orig, "-o", out2); code != 2 {
+		t.Fatalf("--on-fleet with --data: %d %q", code, stderr)
+	}
+}
