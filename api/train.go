@@ -96,6 +96,7 @@ type RetrainResult struct {
 	Better        bool          `json:"better"`
 	Why           string        `json:"why"`
 	Refitted      bool          `json:"refitted,omitempty"`
+	RefitError    string        `json:"refit_error,omitempty"` // why the refit failed; the scored fit is the challenger
 }
 
 // RetrainScores are a model's figures on the newest labelled windows (the

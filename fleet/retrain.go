@@ -76,7 +76,7 @@ func (s *Service) retrain(ctx context.Context, req api.TrainRequest, path, stand
 	}
 	job := &api.TrainJob{Retrain: &api.RetrainResult{Active: hash, ActiveRelease: info.Release, Windows: out.Windows, Skipped: skipped,
 		Newest: out.Newest, OriginalRows: out.OriginalRows, TrainedRows: out.TrainedRows, MaxCopies: out.MaxCopies,
-		ActiveScores: api.RetrainScores(out.Active), Challenger: api.RetrainScores(out.Challenger), Better: out.Better, Why: out.Why, Refitted: out.Refitted},
+		ActiveScores: api.RetrainScores(out.Active), Challenger: api.RetrainScores(out.Challenger), Better: out.Better, Why: out.Why, Refitted: out.Refitted, RefitError: out.RefitError},
 		TrainSeconds: out.Seconds, AccuracyOn: "the newest labelled windows"}
 	sc := out.Challenger
 	job.Accuracy, job.Balanced = sc.Accuracy, sc.Balanced

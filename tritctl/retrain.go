@@ -37,6 +37,7 @@ type retrainSummary struct {
 	Better     bool           `json:"better"`
 	Why        string         `json:"why"`
 	Refitted   bool           `json:"refitted,omitempty"`
+	RefitError string         `json:"refit_error,omitempty"`
 	Out        string         `json:"out,omitempty"` // the unsigned bundle written
 	OutRelease uint64         `json:"out_release,omitempty"`
 	Seconds    float64        `json:"seconds"`
@@ -148,7 +149,7 @@ it before promoting it (tritctl rollout create --shadow).`,
 			}
 			s := retrainSummary{Model: modelID, Release: br.Release, Windows: res.Windows, Skipped: skipped, Newest: res.Newest,
 				Original: res.OriginalRows, Trained: res.TrainedRows, MaxCopies: res.MaxCopies, Active: res.Active, Challenger: res.Challenger,
-				Better: res.Better, Why: res.Why, Refitted: res.Refitted, Seconds: res.Seconds}
+				Better: res.Better, Why: res.Why, Refitted: res.Refitted, RefitError: res.RefitError, Seconds: res.Seconds}
 			if res.Better {
 				if release == 0 {
 					release = br.Release + 1
@@ -293,8 +294,11 @@ func printRetrain(w io.Writer, s *retrainSummary) {
 	fmt.Fprintln(w, s.Why)
 	if s.Out != "" {
 		how := ""
-		if s.Refitted {
+		switch {
+		case s.Refitted:
 			how = ", refitted on every labelled window"
+		case s.RefitError != "":
+			how = " (the fit scored above: the refit on every labelled window failed: " + s.RefitError + ")"
 		}
 		fmt.Fprintf(w, "wrote %s: release %d, unsigned%s; sign it offline (tritctl bundle sign), publish it and shadow it\n", s.Out, s.OutRelease, how)
 	}
@@ -327,7 +331,7 @@ func retrainOnFleet(e *env, ff *fleetFlags, req api.TrainRequest, out string, fo
 	r := job.Retrain
 	s := retrainSummary{Model: req.ModelID, Release: r.ActiveRelease, Windows: r.Windows, Skipped: r.Skipped, Newest: r.Newest,
 		Original: r.OriginalRows, Trained: r.TrainedRows, MaxCopies: r.MaxCopies, Active: retrain.Scores(r.ActiveScores),
-		Challenger: retrain.Scores(r.Challenger), Better: r.Better, Why: r.Why, Refitted: r.Refitted, Seconds: job.TrainSeconds}
+		Challenger: retrain.Scores(r.Challenger), Better: r.Better, Why: r.Why, Refitted: r.Refitted, RefitError: r.RefitError, Seconds: job.TrainSeconds}
 	if r.Better {
 		b, err := c.TrainedBundle(job.ID)
 		if err != nil {

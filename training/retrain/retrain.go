@@ -29,12 +29,13 @@
 //     error and unknown rate. The challenger is better only if neither
 //     its accuracy nor its balanced accuracy is lower than the active
 //     model's and at least one is higher (a tie keeps the active model).
-//  5. If it is better and Config.Refit is set, the challenger is refitted
+//  5. If it is better and Config.NoRefit is not set, the challenger is refitted
 //     on every labelled window (the held-out newest too, with the same
 //     weights by rank) with the settings its search chose (embedding
 //     kind, σ, C), so the model proposed knows the newest windows; its
 //     figures on them are the held-out fit's (as a search's validation
-//     score forecasts its final fit).
+//     score forecasts its final fit). A refit that fails (training finds no
+//     usable model on all the windows) leaves the scored fit proposed.
 //
 // The active model's feature pipeline and columns stay: the original data
 // must have the active model's features (by name when both have names)
@@ -76,9 +77,9 @@ type Config struct {
 	// MaxCopies bounds a labelled window's weight in original rows
 	// (default 16).
 	MaxCopies int
-	// Refit refits a better challenger on every labelled window (step 5
-	// above). NoRefit turns it off (the proposed model is then exactly the
-	// one scored).
+	// NoRefit turns off the refit of a better challenger on every
+	// labelled window (step 5 above): the proposed model is then exactly
+	// the one scored.
 	NoRefit bool
 }
 
@@ -123,7 +124,9 @@ type Outcome struct {
 	TrainedRows        int    // rows of the held-out fit: original + copies of the older windows
 	MaxCopies          int    // B of step 2: the newest window's copies
 	Refitted           bool   // Model was refitted on every window
-	Seconds            float64
+	// RefitError says why the refit failed (then Model is the scored fit).
+	RefitError string
+	Seconds    float64
 }
 
 // ErrInput reports data a run cannot use (it says which and why).
@@ -202,10 +205,15 @@ func Run(ctx context.Context, active *inference.Model, original *data.Dataset, w
 				}
 			}
 			refit, err := training.TrainContext(ctx, all, &rc)
-			if err != nil {
-				return nil, fmt.Errorf("retrain: refitting the challenger on every labelled window: %w", err)
+			switch {
+			case errors.Is(err, training.ErrCancelled):
+				return nil, err
+			case err != nil:
+				// The fit that was scored stands: it was shown better.
+				out.RefitError = err.Error()
+			default:
+				out.Model, out.Refitted = refit, true
 			}
-			out.Model, out.Refitted = refit, true
 		}
 	}
 	out.Seconds = time.Since(start).Seconds()
