@@ -124,8 +124,14 @@ func (c *Client) Approve(id string) (*Rollout, error) {
 
 // Rollback creates rollout newID, rolling rollout id's devices back.
 func (c *Client) Rollback(id, newID string) (*Rollout, error) {
+	return c.RollbackWith(id, RollbackRequest{ID: newID})
+}
+
+// RollbackWith is Rollback with the whole request (an emergency
+// rollback).
+func (c *Client) RollbackWith(id string, req RollbackRequest) (*Rollout, error) {
 	var r Rollout
-	return &r, c.do("POST", "/v1/rollouts/"+url.PathEscape(id)+"/rollback", RollbackRequest{ID: newID}, &r)
+	return &r, c.do("POST", "/v1/rollouts/"+url.PathEscape(id)+"/rollback", req, &r)
 }
 
 // Train starts a training job.

@@ -203,15 +203,19 @@ type Rollout struct {
 	// for a rollback made by the fleet).
 	CreatedBy string `json:"created_by,omitempty"`
 	// Approval, when set, holds the rollout at Approval.After devices until
-	// an operator other than CreatedBy approves it (the fleet's two-person
+	// a person other than CreatedBy approves it (the fleet's two-person
 	// rule, docs/FLEET.md "Approval").
 	Approval *Approval `json:"approval,omitempty"`
 }
 
 // Approval is a rollout's two-person rule: at most After devices are
-// notified until ApprovedBy is set.
+// notified until ApprovedBy is set (After is 0 but for the shadowing
+// devices of a shadow rollout).
 type Approval struct {
 	After int `json:"after"`
+	// Emergency marks an emergency rollback: approved by its creator's
+	// role (responder) alone, at once, without a second person.
+	Emergency bool `json:"emergency,omitempty"`
 	// Promotion also holds the shadow's promotion until the approval: the
 	// devices shadow the candidate, and none activates it before an
 	// operator approves (a retraining policy's rollout, docs/FLEET.md
@@ -253,6 +257,10 @@ type RolloutRequest struct {
 	// AllowUnknown accepts device IDs not in the inventory (devices that
 	// have not reported yet); without it they are refused, as typos.
 	AllowUnknown bool `json:"allow_unknown,omitempty"`
+	// Emergency, with Rollback and the two-person rule on, sends the
+	// rollback without waiting for a second person's approval; only the
+	// responder role may (docs/FLEET.md "Approval").
+	Emergency bool `json:"emergency,omitempty"`
 }
 
 // ControlRequest is the (optional) body of pause, resume and abort.
@@ -263,4 +271,6 @@ type ControlRequest struct {
 // RollbackRequest is the body of POST /v1/rollouts/{id}/rollback.
 type RollbackRequest struct {
 	ID string `json:"id"` // the new rollout's ID
+	// Emergency: as RolloutRequest.Emergency.
+	Emergency bool `json:"emergency,omitempty"`
 }

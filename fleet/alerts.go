@@ -4,3 +4,7 @@ package fleet
 // reported drifting (fleet.toml [alerts] drift); 0: no alert. The web
 // console shows it beside each score.
 func (s *Service) DriftAlert() float64 { return s.opt.DriftAlert }
+
+// TwoPerson reports whether the two-person rule is on ([rollouts]
+// two_person): the console offers emergency rollbacks only then.
+func (s *Service) TwoPerson() bool { return s.opt.TwoPerson }

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/trit-iot/trit/api"
@@ -91,6 +90,9 @@ func (a *Audit) Entries(q store.AuditQuery) ([]api.AuditEntry, error) {
 // record the route's wrapper writes (the API's and the console's).
 type AuditNote struct {
 	Object, Detail string
+	// Action, when not "", is recorded instead of the route's (an
+	// emergency rollback).
+	Action string
 	// Status, when not 0, is the outcome to record instead of the
 	// response's (a console action that failed answers with a redirect).
 	Status int
@@ -109,11 +111,22 @@ func NoteAudit(r *http.Request, object, detail string) {
 	}
 }
 
+// NoteAuditAction sets the action of the request's audit record.
+func NoteAuditAction(r *http.Request, action string) {
+	if n, ok := r.Context().Value(auditNoteKey{}).(*AuditNote); ok {
+		n.Action = action
+	}
+}
+
 // NoteAuditFailure records that r's action failed with status, for why.
 func NoteAuditFailure(r *http.Request, status int, why string) {
 	if n, ok := r.Context().Value(auditNoteKey{}).(*AuditNote); ok {
 		n.Status = status
-		n.Detail = strings.TrimSpace(n.Detail + "; " + why)
+		if n.Detail == "" {
+			n.Detail = why
+		} else {
+			n.Detail += "; " + why
+		}
 	}
 }
 

@@ -26,6 +26,8 @@ import (
 //	backup      a copy of the whole database                          admin
 //	audit       the audit trail                                       admin
 //	operators   add, disable, rotate, remove operators                admin
+//	emergency   a rollback that goes out without a second person's     responder (and no other role)
+//	            approval under the two-person rule (approval.go)
 
 // Role is what an operator may do.
 type Role string
@@ -37,10 +39,14 @@ const (
 	RoleReleaseManager Role = "release-manager"
 	RoleAdmin          Role = "admin"
 	RoleMetrics        Role = "metrics"
+	// RoleResponder is an operator who may also make emergency rollbacks
+	// (PermEmergency): the one way past the two-person rule, named so it
+	// is given on purpose.
+	RoleResponder Role = "responder"
 )
 
 // Roles lists every role, least to most.
-var Roles = []Role{RoleMetrics, RoleViewer, RoleReleaseManager, RoleOperator, RoleAdmin}
+var Roles = []Role{RoleMetrics, RoleViewer, RoleReleaseManager, RoleOperator, RoleResponder, RoleAdmin}
 
 // ParseRole returns the role named s.
 func ParseRole(s string) (Role, error) {
@@ -72,6 +78,7 @@ const (
 	PermBackup    Perm = "backup"
 	PermAudit     Perm = "audit"
 	PermOperators Perm = "operators"
+	PermEmergency Perm = "emergency"
 )
 
 // rolePerms lists each role's permissions (public and signed-in are
@@ -80,6 +87,7 @@ var rolePerms = map[Role][]Perm{
 	RoleMetrics:        {PermMetrics},
 	RoleViewer:         {PermRead, PermMetrics},
 	RoleOperator:       {PermRead, PermMetrics, PermRollout, PermDevice, PermPlan},
+	RoleResponder:      {PermRead, PermMetrics, PermRollout, PermDevice, PermPlan, PermEmergency},
 	RoleReleaseManager: {PermRead, PermMetrics, PermPlan, PermPublish},
 	RoleAdmin:          {PermRead, PermMetrics, PermRollout, PermDevice, PermPlan, PermPublish, PermTrain, PermBackup, PermAudit, PermOperators},
 }
@@ -191,10 +199,15 @@ func RolesWith(p Perm) []Role {
 // Refused is the message of a 403: who may not do what, and which roles
 // may.
 func Refused(p Principal, rule Rule) string {
-	roles := RolesWith(rule.Perm)
+	return fmt.Sprintf("%s (role %s) may not do this: it needs the %s permission, which the roles %s have", p.Name, p.Role, rule.Perm, rolesText(rule.Perm))
+}
+
+// rolesText names the roles that hold p, comma-separated.
+func rolesText(p Perm) string {
+	roles := RolesWith(p)
 	names := make([]string, len(roles))
 	for i, r := range roles {
 		names[i] = string(r)
 	}
-	return fmt.Sprintf("%s (role %s) may not do this: it needs the %s permission, which the roles %s have", p.Name, p.Role, rule.Perm, strings.Join(names, ", "))
+	return strings.Join(names, ", ")
 }

@@ -5,6 +5,7 @@ package fleet
 // rollout.go is the engine they drive; tick.go steps it.
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,16 +50,36 @@ func (s *Service) CreateRollout(req api.RolloutRequest) (*Rollout, error) {
 
 // CreateRolloutBy is CreateRollout on behalf of operator by, who is
 // recorded as its creator; with the two-person rule on
-// (Options.TwoPerson) it then waits for another operator's approval past
-// its first phase (approval.go).
+// (Options.TwoPerson) it then waits for another person's approval before
+// its first device is notified (approval.go).
 func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*Rollout, error) {
-	return s.createRollout(req, by, nil)
+	return s.CreateRolloutAs(req, Principal{Name: by})
 }
 
-// createRollout is CreateRolloutBy; hold, if not nil, sets the new
+// CreateRolloutAs is CreateRolloutBy for principal p, whose role decides
+// whether it may make an emergency rollback (req.Emergency).
+func (s *Service) CreateRolloutAs(req api.RolloutRequest, p Principal) (*Rollout, error) {
+	return s.createRollout(req, p, nil)
+}
+
+// ErrEmergency refuses an emergency rollback to a role without
+// PermEmergency (a 403).
+var ErrEmergency = errors.New("fleet: emergency rollback refused")
+
+// createRollout is CreateRolloutAs; hold, if not nil, sets the new
 // rollout's approval instead of the service's rule (a retraining
 // policy's rollout, policy.go).
-func (s *Service) createRollout(req api.RolloutRequest, by string, hold func(*Rollout)) (*Rollout, error) {
+func (s *Service) createRollout(req api.RolloutRequest, p Principal, hold func(*Rollout)) (*Rollout, error) {
+	by := p.Name
+	if req.Emergency {
+		switch {
+		case !req.Rollback:
+			return nil, fmt.Errorf("%w: emergency applies to a rollback only", ErrRollout)
+		case !p.Role.Can(PermEmergency):
+			return nil, fmt.Errorf("%w: %s (role %s) may not make an emergency rollback; the roles %s may, else it waits for a second person's approval",
+				ErrEmergency, by, cmp.Or(string(p.Role), "none"), rolesText(PermEmergency))
+		}
+	}
 	if err := wire.CheckRolloutID(req.ID); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
 	}
@@ -140,7 +161,7 @@ func (s *Service) createRollout(req api.RolloutRequest, by string, hold func(*Ro
 			return nil, err
 		}
 	}
-	s.requireApproval(r)
+	s.requireApproval(r, req.Emergency, now)
 	if hold != nil {
 		hold(r)
 	}
@@ -168,7 +189,10 @@ func (s *Service) createRollout(req api.RolloutRequest, by string, hold func(*Ro
 	if s.running != nil {
 		s.running[r.ID] = true
 	}
-	s.log.Info("rollout created", "rollout", r.ID, "bundle", r.Bundle, "model", r.ModelID, "release", r.Release, "devices", len(devices), "rollback", r.Rollback)
+	s.log.Info("rollout created", "rollout", r.ID, "bundle", r.Bundle, "model", r.ModelID, "release", r.Release, "devices", len(devices), "rollback", r.Rollback, "by", by)
+	if r.Approval != nil && r.Approval.Emergency {
+		s.log.Warn("emergency rollback: no second person approved it", "rollout", r.ID, "by", by, "devices", len(devices))
+	}
 	return r, nil
 }
 
@@ -378,10 +402,20 @@ func (s *Service) changeRollout(id string, change func(r *Rollout, now time.Time
 // installed id's bundle report (the most common one, if they differ), or,
 // if none did, the model's release before id's; CreateRollout then refuses
 // it unless every device ran it. The original rollout is aborted if it is
-// still running.
+// still running. The rollback has no creator (RollbackAs names one).
 func (s *Service) Rollback(id, newID string) (*Rollout, error) {
+	return s.RollbackAs(id, newID, Principal{}, false)
+}
+
+// RollbackAs is Rollback on behalf of p, its creator; emergency asks for
+// an emergency rollback (approval.go), which p's role must allow.
+func (s *Service) RollbackAs(id, newID string, p Principal, emergency bool) (*Rollout, error) {
 	if err := wire.CheckRolloutID(id); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+	}
+	if emergency && !p.Role.Can(PermEmergency) {
+		return nil, fmt.Errorf("%w: %s (role %s) may not make an emergency rollback; the roles %s may, else it waits for a second person's approval",
+			ErrEmergency, p.Name, cmp.Or(string(p.Role), "none"), rolesText(PermEmergency))
 	}
 	orig, err := s.GetRollout(id)
 	if err != nil {
@@ -396,8 +430,8 @@ func (s *Service) Rollback(id, newID string) (*Rollout, error) {
 			return nil, err
 		}
 	}
-	return s.CreateRollout(api.RolloutRequest{ID: newID, Bundle: target, Devices: orig.Order, Pace: orig.Pace,
-		Abort: orig.Abort, Timeout: orig.Timeout, Retries: orig.Retries, Rollback: true, AllowUnknown: true})
+	return s.createRollout(api.RolloutRequest{ID: newID, Bundle: target, Devices: orig.Order, Pace: orig.Pace,
+		Abort: orig.Abort, Timeout: orig.Timeout, Retries: orig.Retries, Rollback: true, AllowUnknown: true, Emergency: emergency}, p, nil)
 }
 
 // rollbackTarget picks the bundle a rollback of orig sends.
@@ -424,29 +458,4 @@ func (s *Service) rollbackTarget(orig *Rollout) (string, error) {
 	}
 	prev, _, err := s.reg.Previous(orig.ModelID, orig.Release)
 	return prev, err
-}
-
-// requireApproval sets r's approval from the service's rule.
-func (s *Service) requireApproval(r *Rollout) {
-	if !s.opt.TwoPerson || r.Rollback {
-		return
-	}
-	after := max(1, s.opt.TwoPersonDevices)
-	if len(r.Pace.Phases) > 0 {
-		after = r.phaseTarget(0)
-	}
-	if after < len(r.Order) {
-		r.Approval = &api.Approval{After: after}
-	}
-}
-
-// Approve records operator by's approval of rollout id: its devices past
-// the first phase are notified from the next tick on.
-func (s *Service) Approve(id, by string) (*Rollout, error) {
-	r, err := s.changeRollout(id, func(r *Rollout, now time.Time) error { return r.Approve(by, now) })
-	if err != nil {
-		return nil, err
-	}
-	s.log.Info("rollout approved", "rollout", id, "by", by, "created_by", r.CreatedBy)
-	return r, nil
 }

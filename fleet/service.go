@@ -70,12 +70,10 @@ type Options struct {
 	// Audit bounds the audit trail (audit.go); zero fields: the store's
 	// defaults.
 	Audit store.AuditLimits
-	// TwoPerson makes every new rollout (but rollbacks) wait, past its
-	// first phase, or past TwoPersonDevices devices when it has no phases
-	// (default 1), for an operator other than its creator to approve it
+	// TwoPerson makes every new rollout, rollbacks included, wait before
+	// its first device for a person other than its creator to approve it
 	// (approval.go).
-	TwoPerson        bool
-	TwoPersonDevices int
+	TwoPerson bool
 	// Policies are the retraining policies (policy.go), checked with
 	// CheckPolicy; they need TrainingDir.
 	Policies []RetrainPolicy
@@ -167,9 +165,13 @@ func NewService(db Store, reg *Registry, fleet string, pub Publisher, cmdKey ed2
 	if _, shared := db.(Leases); shared && o.LeaseTTL < 2*o.Tick {
 		return nil, fmt.Errorf("fleet: the rollout lease (%v) must last at least two ticks (%v): it is renewed once a tick", o.LeaseTTL, o.Tick)
 	}
-	return &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger, audit: NewAudit(db, o.Audit, o.Logger, o.Now),
+	s := &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger, audit: NewAudit(db, o.Audit, o.Logger, o.Now),
 		in: newIntake(o.Queue, o.QueueBytes), metrics: newMetrics(),
-		trainer: &trainer{dir: o.TrainingDir, runner: o.Replica + "/" + randomHex(8)}}, nil
+		trainer: &trainer{dir: o.TrainingDir, runner: o.Replica + "/" + randomHex(8)}}
+	if o.TwoPerson {
+		s.AddAlarms(s.emergencyAlarms)
+	}
+	return s, nil
 }
 
 // Topics returns the fleet's topic builder.

@@ -562,7 +562,7 @@ that says how it ended:
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:     "approve ID",
-		Short:   "Approve a rollout past its first phase (the fleet's two-person rule; not its creator)",
+		Short:   "Approve a rollout: the fleet's two-person rule (a person, not its creator)",
 		Example: `  tritctl rollout approve vib-7 --token-file olga.token`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -574,18 +574,21 @@ that says how it ended:
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "rollout %s approved by %s; it goes on past device %d\n", r.ID, r.Approval.ApprovedBy, r.Approval.After)
+			fmt.Fprintf(e.stdout, "rollout %s approved by %s; its devices are notified from the next tick\n", r.ID, r.Approval.ApprovedBy)
 			return nil
 		},
 	})
 	var newID string
+	var emergency bool
 	rollback := &cobra.Command{
 		Use:   "rollback ID",
 		Short: "Roll a rollout's devices back to the model's previous release",
 		Long: `Create a new rollout, --id, that sends the release before the one rollout ID
 delivered, flagged as a rollback (devices accept a lower release only then),
 to the same devices with the same pace and abort policy. A rollout still
-running is aborted first.`,
+running is aborted first. With the fleet's two-person rule on, the rollback
+waits for a second person's approval like any rollout; --emergency (the
+responder role only) sends it at once, recorded and raised as an alarm.`,
 		Example: `  tritctl rollout rollback vib-2 --id vib-2-back
   tritctl rollout status --watch vib-2-back`,
 		Args: cobra.ExactArgs(1),
@@ -594,15 +597,19 @@ running is aborted first.`,
 			if err != nil {
 				return err
 			}
-			r, err := c.Rollback(args[0], newID)
+			r, err := c.RollbackWith(args[0], api.RollbackRequest{ID: newID, Emergency: emergency})
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "rollback %s created: %s release %d to %s\n", r.ID, r.ModelID, r.Release, count(len(r.Order), "device"))
+			if r.Approval.Pending() {
+				fmt.Fprintf(e.stdout, "it waits for a second person's approval: tritctl rollout approve %s\n", r.ID)
+			}
 			return nil
 		},
 	}
 	rollback.Flags().StringVar(&newID, "id", "", "ID of the rollback rollout (required)")
+	rollback.Flags().BoolVar(&emergency, "emergency", false, "under the two-person rule, send it without waiting for approval (role responder; audited, alarmed)")
 	rollback.MarkFlagRequired("id")
 	cmd.AddCommand(rollback)
 	return cmd
@@ -664,8 +671,14 @@ func printRollout(w io.Writer, r *api.Rollout) {
 		fmt.Fprintf(w, "created by: %s\n", r.CreatedBy)
 	}
 	switch a := r.Approval; {
+	case a.Pending() && r.State.Done():
+		fmt.Fprintf(w, "approval: never given (the rollout is %s)\n", r.State)
+	case a.Pending() && a.After > 0:
+		fmt.Fprintf(w, "approval: waiting for an operator other than %s (tritctl rollout approve %s); its %d shadowing devices score the candidate meanwhile, none activates it\n", orDash(r.CreatedBy), r.ID, a.After)
 	case a.Pending():
-		fmt.Fprintf(w, "approval: waiting for an operator other than %s to approve it past device %d (tritctl rollout approve %s)\n", orDash(r.CreatedBy), a.After, r.ID)
+		fmt.Fprintf(w, "approval: waiting for an operator other than %s (tritctl rollout approve %s); no device is notified before\n", orDash(r.CreatedBy), r.ID)
+	case a != nil && a.Emergency:
+		fmt.Fprintf(w, "approval: none: emergency rollback by %s at %s\n", a.ApprovedBy, a.ApprovedAt.UTC().Format(time.RFC3339))
 	case a != nil:
 		fmt.Fprintf(w, "approval: approved by %s at %s\n", a.ApprovedBy, a.ApprovedAt.UTC().Format(time.RFC3339))
 	}

@@ -23,10 +23,10 @@ var wantConsoleRoles = map[string][]fleet.Role{
 	"GET /console/devices":             readers,
 	"GET /console/devices/{id}":        readers,
 	"GET /console/rollouts":            readers,
-	"GET /console/new-rollout":         {fleet.RoleOperator, fleet.RoleAdmin},
-	"POST /console/rollouts":           {fleet.RoleOperator, fleet.RoleAdmin},
+	"GET /console/new-rollout":         {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
+	"POST /console/rollouts":           {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
 	"GET /console/rollouts/{id}":       readers,
-	"POST /console/rollouts/{id}/{op}": {fleet.RoleOperator, fleet.RoleAdmin},
+	"POST /console/rollouts/{id}/{op}": {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
 	"GET /console/bundles":             readers,
 	"GET /console/labels":              {fleet.RoleAdmin},
 	"POST /console/labels":             {fleet.RoleAdmin},
@@ -35,7 +35,7 @@ var wantConsoleRoles = map[string][]fleet.Role{
 	"/console/":                        nil, // public
 }
 
-var readers = []fleet.Role{fleet.RoleViewer, fleet.RoleReleaseManager, fleet.RoleOperator, fleet.RoleAdmin}
+var readers = []fleet.Role{fleet.RoleViewer, fleet.RoleReleaseManager, fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin}
 
 // loginAs signs the client in with tok; it reports the sign-in's status.
 func (c *client) loginAs(tok string) int {

@@ -171,6 +171,7 @@ type rolloutData struct {
 
 	CanPause, CanResume, CanAbort bool
 	CanApprove                    bool             // the two-person rule waits, and this operator may approve
+	CanEmergency                  bool             // the two-person rule is on and this operator may roll back without it
 	Previous                      uint64           // release a rollback would send; 0: none
 	History                       []api.AuditEntry // who did what to it, newest first
 	RollbackID                    string           // suggested ID for the rollback
@@ -190,7 +191,8 @@ func (c *Console) rolloutPage(w http.ResponseWriter, r *http.Request, s sessionV
 		return
 	}
 	data := c.rolloutData(ro, q)
-	data.CanApprove = ro.Approval.Pending() && !ro.State.Done() && s.p.Name != ro.CreatedBy
+	data.CanApprove = ro.Approval.Pending() && !ro.State.Done() && s.p.Name != ro.CreatedBy && !s.p.Machine
+	data.CanEmergency = can(s, fleet.PermEmergency) && c.svc.TwoPerson()
 	if !can(s, fleet.PermRollout) { // the server refuses them anyway
 		data.CanPause, data.CanResume, data.CanAbort, data.CanApprove, data.Previous = false, false, false, false, 0
 	}
@@ -352,16 +354,25 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 		msg = fmt.Sprintf("Rollout %s %s.", id, done[op])
 	case "approve":
 		var ar *fleet.Rollout
-		if ar, err = c.svc.Approve(id, s.p.Name); err == nil {
-			msg = fmt.Sprintf("Rollout %s approved: it goes on past device %d.", id, ar.Approval.After)
+		if ar, err = c.svc.ApproveAs(id, s.p); err == nil {
+			fleet.NoteAudit(r, "", "web console; "+fleet.RolloutText(ar))
+			msg = fmt.Sprintf("Rollout %s approved: its devices are notified from now on.", id)
 		}
 	case "rollback":
 		newID := strings.TrimSpace(r.PostFormValue("id"))
+		emergency := r.PostFormValue("emergency") == "on"
 		fleet.NoteAudit(r, "", "web console; new rollout "+newID)
+		if emergency {
+			fleet.NoteAuditAction(r, "rollout.emergency-rollback")
+		}
 		var nr *fleet.Rollout
-		if nr, err = c.svc.Rollback(id, newID); err == nil {
+		if nr, err = c.svc.RollbackAs(id, newID, s.p, emergency); err == nil {
+			fleet.NoteAudit(r, "", "web console; new rollout "+nr.ID+": "+fleet.RolloutText(nr))
 			back = "/console/rollouts/" + url.PathEscape(nr.ID)
 			msg = fmt.Sprintf("Rollback %s created: release %d of %s to %d devices.", nr.ID, nr.Release, nr.ModelID, len(nr.Order))
+			if nr.Approval.Pending() {
+				msg += " It waits for a second person's approval before any device is notified."
+			}
 		}
 	default:
 		c.renderError(w, r, http.StatusNotFound, "Unknown rollout operation.")
@@ -372,7 +383,10 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 			c.log.Error("console: rollout operation failed", "rollout", id, "op", op, "err", err)
 		}
 		status := http.StatusBadRequest
-		if !errors.Is(err, fleet.ErrRollout) && !errors.Is(err, fleet.ErrNotFound) {
+		switch {
+		case errors.Is(err, fleet.ErrEmergency):
+			status = http.StatusForbidden
+		case !errors.Is(err, fleet.ErrRollout) && !errors.Is(err, fleet.ErrNotFound):
 			status = http.StatusInternalServerError
 		}
 		fleet.NoteAuditFailure(r, status, trimFleet(err.Error()))
@@ -500,8 +514,8 @@ func (c *Console) createRollout(w http.ResponseWriter, r *http.Request, s sessio
 		c.showNewRollout(w, r, s, http.StatusBadRequest, f, err.Error())
 		return
 	}
-	fleet.NoteAudit(r, "rollout/"+req.ID, "web console; bundle "+req.Bundle)
-	ro, err := c.svc.CreateRolloutBy(req, s.p.Name)
+	fleet.NoteAudit(r, "rollout/"+req.ID, "web console; requested: "+fleet.RolloutRequestText(&req))
+	ro, err := c.svc.CreateRolloutAs(req, s.p)
 	if err != nil {
 		status := http.StatusBadRequest
 		if !errors.Is(err, fleet.ErrRollout) && !errors.Is(err, fleet.ErrNotFound) {
@@ -511,6 +525,7 @@ func (c *Console) createRollout(w http.ResponseWriter, r *http.Request, s sessio
 		c.showNewRollout(w, r, s, status, f, trimFleet(err.Error()))
 		return
 	}
+	fleet.NoteAudit(r, "", "web console; "+fleet.RolloutText(ro))
 	c.log.Info("console: rollout created", "rollout", ro.ID, "remote", r.RemoteAddr)
 	c.sessions.setFlash(s.id, &flash{Text: fmt.Sprintf("Rollout %s created: release %d of %s to %d devices.", ro.ID, ro.Release, ro.ModelID, len(ro.Order))})
 	http.Redirect(w, r, "/console/rollouts/"+url.PathEscape(ro.ID), http.StatusSeeOther)

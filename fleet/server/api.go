@@ -182,7 +182,7 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 			r, note := fleet.WithAuditNote(r)
 			sw := &fleet.StatusWriter{ResponseWriter: w}
 			h(sw, r)
-			rec := fleet.RequestRecord(r, p, rule, "", cmp.Or(sw.Status, http.StatusOK), note.Detail)
+			rec := fleet.RequestRecord(r, p, rule, note.Action, cmp.Or(sw.Status, http.StatusOK), note.Detail)
 			if note.Object != "" {
 				rec.Object = note.Object
 			}
@@ -197,7 +197,7 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		// The sentinels' "fleet: " says nothing to a client, which prints
 		// its own "trit-fleet: " before the message.
 		msg := strings.TrimPrefix(err.Error(), "fleet: ")
-		fleet.NoteAudit(r, "", msg)
+		fleet.NoteAuditFailure(r, status, msg)
 		writeJSON(w, status, api.Error{Error: msg})
 	}
 	route := func(pattern string, h func(*http.Request) (any, error)) {
@@ -323,8 +323,15 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
-		fleet.NoteAudit(r, "rollout/"+req.ID, "bundle "+req.Bundle)
-		return s.CreateRolloutBy(req, principalOf(r).Name)
+		fleet.NoteAudit(r, "rollout/"+req.ID, "requested: "+fleet.RolloutRequestText(&req))
+		if req.Emergency {
+			fleet.NoteAuditAction(r, "rollout.emergency-rollback")
+		}
+		ro, err := s.CreateRolloutAs(req, principalOf(r))
+		if err == nil {
+			fleet.NoteAudit(r, "", fleet.RolloutText(ro))
+		}
+		return ro, err
 	})
 	route("GET /v1/rollouts/{id}", func(r *http.Request) (any, error) {
 		id, err := rolloutID(r)
@@ -358,7 +365,11 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		if err := decodeBody(r, &struct{}{}); err != nil {
 			return nil, err
 		}
-		return s.Approve(id, principalOf(r).Name)
+		ro, err := s.ApproveAs(id, principalOf(r))
+		if err == nil {
+			fleet.NoteAudit(r, "", fleet.RolloutText(ro))
+		}
+		return ro, err
 	})
 	route("POST /v1/rollouts/{id}/rollback", func(r *http.Request) (any, error) {
 		id, err := rolloutID(r)
@@ -373,7 +384,14 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 			return nil, fleet.BadRequest("give the new rollout's ID as {\"id\": ...}")
 		}
 		fleet.NoteAudit(r, "", "new rollout "+body.ID)
-		return s.Rollback(id, body.ID)
+		if body.Emergency {
+			fleet.NoteAuditAction(r, "rollout.emergency-rollback")
+		}
+		ro, err := s.RollbackAs(id, body.ID, principalOf(r), body.Emergency)
+		if err == nil {
+			fleet.NoteAudit(r, "", "new rollout "+ro.ID+": "+fleet.RolloutText(ro))
+		}
+		return ro, err
 	})
 	route("POST /v1/train", func(r *http.Request) (any, error) {
 		var req api.TrainRequest
@@ -547,6 +565,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, fleet.ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, fleet.ErrEmergency):
+		return http.StatusForbidden
 	case errors.Is(err, fleet.ErrDamaged), errors.Is(err, fleet.ErrReleaseExists), errors.Is(err, fleet.ErrOperator), errors.Is(err, fleet.ErrLabelled), errors.Is(err, fleet.ErrReleaseTooLow), errors.Is(err, fleet.ErrTrainingDone):
 		return http.StatusConflict
 	case errors.Is(err, fleet.ErrBadRequest), errors.Is(err, fleet.ErrRollout), errors.Is(err, fleet.ErrAmbiguous), errors.Is(err, fleet.ErrBundleRejected), errors.As(err, &tooBig):

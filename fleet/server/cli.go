@@ -174,9 +174,12 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		&fleet.Options{Queue: cfg.MQTT.Queue, QueueBytes: cfg.MQTT.QueueBytes, CommandTTL: cfg.Rollouts.CommandTTL.Duration, Tick: cfg.Rollouts.Tick.Duration, Reconcile: cfg.Rollouts.Reconcile.Duration, Logger: log,
 			Replica: cfg.Replica, LeaseTTL: cfg.Rollouts.LeaseTTL.Duration, TrainingDir: cfg.Training.DataDir,
 			DriftAlert: cfg.Alerts.Drift, UnknownAlert: cfg.Alerts.Unknown, Audit: cfg.Audit.limits(),
-			TwoPerson: cfg.Rollouts.TwoPerson, TwoPersonDevices: cfg.Rollouts.TwoPersonDevices, Policies: cfg.policies(), LabelPull: cfg.Training.LabelPull.Duration})
+			TwoPerson: cfg.Rollouts.TwoPerson, Policies: cfg.policies(), LabelPull: cfg.Training.LabelPull.Duration})
 	if err != nil {
 		return err
+	}
+	if cfg.Rollouts.TwoPersonDevices != 0 {
+		log.Warn("rollouts.two_person_devices is no longer used and is ignored: under the two-person rule no device is notified before the approval", "two_person_devices", cfg.Rollouts.TwoPersonDevices)
 	}
 	trail.Store(svc.Audit())
 	svc.AddAlarms(listeners.Alarms)

@@ -199,11 +199,14 @@ type RolloutsConfig struct {
 	// the longest a dead leader's rollouts wait; default 5s, at least
 	// two ticks.
 	LeaseTTL Duration `toml:"lease_ttl"`
-	// TwoPerson: a new rollout waits, past its first phase (or past
-	// two_person_devices devices when it has no phases), for a second
-	// operator's approval (docs/FLEET.md "Approval"); default off.
-	TwoPerson        bool `toml:"two_person"`
-	TwoPersonDevices int  `toml:"two_person_devices"`
+	// TwoPerson: every new rollout, rollbacks included, waits before its
+	// first device for a second person's approval (docs/FLEET.md
+	// "Approval"); default off.
+	TwoPerson bool `toml:"two_person"`
+	// TwoPersonDevices is no longer used (a rollout under the rule
+	// notifies no device before its approval); accepted, and logged as
+	// ignored, so an older file still loads.
+	TwoPersonDevices int `toml:"two_person_devices"`
 }
 
 // RetrainConfig is one [[retrain]] table: a model's retraining policy

@@ -15,7 +15,7 @@ import (
 
 var (
 	all     = fleet.Roles
-	readers = []fleet.Role{fleet.RoleViewer, fleet.RoleReleaseManager, fleet.RoleOperator, fleet.RoleAdmin}
+	readers = []fleet.Role{fleet.RoleViewer, fleet.RoleReleaseManager, fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin}
 )
 
 // requestFor makes a request that the pattern matches, with path values
@@ -145,19 +145,19 @@ var wantAPIRoles = map[string][]fleet.Role{
 	"GET /v1/windows":                   {fleet.RoleAdmin},
 	"GET /v1/policies":                  readers,
 	"POST /v1/labels":                   {fleet.RoleAdmin},
-	"POST /v1/plan":                     {fleet.RoleOperator, fleet.RoleReleaseManager, fleet.RoleAdmin},
-	"DELETE /v1/devices/{id}":           {fleet.RoleOperator, fleet.RoleAdmin},
-	"POST /v1/devices/{id}/reset":       {fleet.RoleOperator, fleet.RoleAdmin},
+	"POST /v1/plan":                     {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleReleaseManager, fleet.RoleAdmin},
+	"DELETE /v1/devices/{id}":           {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
+	"POST /v1/devices/{id}/reset":       {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
 	"GET /v1/bundles":                   readers,
 	"POST /v1/bundles":                  {fleet.RoleReleaseManager, fleet.RoleAdmin},
 	"GET /v1/rollouts":                  readers,
-	"POST /v1/rollouts":                 {fleet.RoleOperator, fleet.RoleAdmin},
+	"POST /v1/rollouts":                 {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
 	"GET /v1/rollouts/{id}":             readers,
-	"POST /v1/rollouts/{id}/pause":      {fleet.RoleOperator, fleet.RoleAdmin},
-	"POST /v1/rollouts/{id}/resume":     {fleet.RoleOperator, fleet.RoleAdmin},
-	"POST /v1/rollouts/{id}/abort":      {fleet.RoleOperator, fleet.RoleAdmin},
-	"POST /v1/rollouts/{id}/rollback":   {fleet.RoleOperator, fleet.RoleAdmin},
-	"POST /v1/rollouts/{id}/approve":    {fleet.RoleOperator, fleet.RoleAdmin},
+	"POST /v1/rollouts/{id}/pause":      {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
+	"POST /v1/rollouts/{id}/resume":     {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
+	"POST /v1/rollouts/{id}/abort":      {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
+	"POST /v1/rollouts/{id}/rollback":   {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
+	"POST /v1/rollouts/{id}/approve":    {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
 	"POST /v1/train":                    {fleet.RoleAdmin},
 	"GET /v1/train":                     readers,
 	"GET /v1/train/{id}":                readers,
