@@ -18,7 +18,7 @@ FUZZ_TARGETS ?= \
 	./training/data:FuzzCSV ./training/data:FuzzARFF ./training/data:FuzzParseReadSpec \
 	./training/linear:FuzzTrain \
 	./store:FuzzDecodeSlot ./store:FuzzDecodeOutboxRecord ./store:FuzzDecodeJob ./store:FuzzDecodeU64 \
-	./store:FuzzDecodeOperator ./store:FuzzDecodeAudit ./store:FuzzDecodeConsoleSession \
+	./store:FuzzDecodeOperator ./store:FuzzDecodeAudit ./store:FuzzDecodeConsoleSession ./store:FuzzReadAuditExport \
 	./inference/bundle:FuzzDecode:100000x \
 	./sensors:FuzzConfig ./sensors/features:FuzzSpec \
 	./sensors/replay:FuzzLIBSVMLine ./sensors/replay:FuzzCSV ./sensors/replay:FuzzLIBSVMFile \

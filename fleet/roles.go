@@ -142,6 +142,8 @@ var routeRules = map[string]Rule{
 	"GET /v1/backup":                    {Perm: PermBackup, Action: "backup"},
 	"GET /metrics":                      {Perm: PermMetrics},
 	"GET /v1/audit":                     {Perm: PermAudit},
+	"GET /v1/audit/verify":              {Perm: PermAudit},
+	"GET /v1/audit/export":              {Perm: PermAudit, Action: "audit.export"},
 	"GET /v1/operators":                 {Perm: PermOperators},
 	"POST /v1/operators":                {Perm: PermOperators, Action: "operator.add"},
 	"POST /v1/operators/{name}/disable": {Perm: PermOperators, Action: "operator.disable", Object: "operator"},

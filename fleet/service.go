@@ -165,9 +165,13 @@ func NewService(db Store, reg *Registry, fleet string, pub Publisher, cmdKey ed2
 	if _, shared := db.(Leases); shared && o.LeaseTTL < 2*o.Tick {
 		return nil, fmt.Errorf("fleet: the rollout lease (%v) must last at least two ticks (%v): it is renewed once a tick", o.LeaseTTL, o.Tick)
 	}
+	if o.Audit.Key == nil {
+		o.Audit.Key = cmdKey // the trail's head is signed with the fleet's online key
+	}
 	s := &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger, audit: NewAudit(db, o.Audit, o.Logger, o.Now),
 		in: newIntake(o.Queue, o.QueueBytes), metrics: newMetrics(),
 		trainer: &trainer{dir: o.TrainingDir, runner: o.Replica + "/" + randomHex(8)}}
+	s.AddAlarms(s.audit.Alarms)
 	if o.TwoPerson {
 		s.AddAlarms(s.emergencyAlarms)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,11 +18,18 @@ import (
 // FleetAuditMeta. Invariants:
 //   - Append only: AppendAudit adds a record under the next sequence
 //     number; nothing changes a stored record, and the only deletions are
-//     of the oldest records, by AppendAudit's bound.
+//     of the oldest records, once older than the retention
+//     (AuditLimits.MaxAge): no record younger than it is ever deleted,
+//     however many others are written.
 //   - So the keys are the consecutive sequence numbers First..Next-1 of
-//     the bounds document (AuditKey: 20 decimal digits, so byte order is
+//     the head document (AuditKey: 20 decimal digits, so byte order is
 //     numeric order), and the record count is Next - First.
 //   - Every stored record decodes (DecodeAudit), its Seq equal to its key.
+//   - A hash chain (auditchain.go): from record Chain on, each record
+//     holds the hash of the one before it (Prev), the head holds the hash
+//     of the newest and is signed with the fleet's key at every append,
+//     and checkpoints (signed copies of the head) are kept and logged.
+//     Records before Chain were written before the chain existed.
 
 // Audit record limits.
 const (
@@ -43,7 +51,8 @@ const (
 	AuditRefused = "refused" // the role may not do it (403)
 )
 
-// AuditRecord is one entry of the trail.
+// AuditRecord is one entry of the trail. Its hash (AuditHash) covers
+// every field.
 type AuditRecord struct {
 	Seq     uint64    `json:"seq"`              // assigned by AppendAudit
 	Time    time.Time `json:"time"`             // when it was decided
@@ -56,14 +65,27 @@ type AuditRecord struct {
 	Outcome string    `json:"outcome"`          // AuditOK, AuditFailed, AuditRefused
 	Status  int       `json:"status,omitempty"` // HTTP status, when there was one
 	Detail  string    `json:"detail,omitempty"` // reason, error message
+	// Count is how many refusals this record stands for (AuditRefused
+	// records are aggregated per source, operator and minute); 0 means 1.
+	Count uint64 `json:"count,omitempty"`
+	// Prev is the hex SHA-256 (AuditHash) of the record before it; ""
+	// for the first record of the chain and for records written before
+	// the chain existed.
+	Prev string `json:"prev,omitempty"`
 }
 
-// AuditLimits bound the trail: the oldest records go when there are more
-// than MaxRecords or when they are older than MaxAge (measured from the
-// newest record's time). Zero fields mean the defaults.
+// AuditLimits bound the trail and sign it. Records go once older than
+// MaxAge (the retention, measured from the newest record's time) and
+// never before. MaxRecords deletes nothing: past it the fleet raises an
+// alarm (someone writes the trail unusually often). Zero fields mean the
+// defaults.
 type AuditLimits struct {
 	MaxRecords int
 	MaxAge     time.Duration
+	// Key signs the head at every append (the fleet's online command
+	// key). Nil leaves the head unsigned, which VerifyAudit reports
+	// when given keys to check.
+	Key ed25519.PrivateKey
 }
 
 func (r *AuditRecord) check() error {
@@ -90,6 +112,9 @@ func (r *AuditRecord) check() error {
 	if r.Status < 0 || r.Status > 999 {
 		return fmt.Errorf("status %d out of range", r.Status)
 	}
+	if r.Prev != "" && !isHashHex(r.Prev) {
+		return fmt.Errorf("prev %q is not 64 lowercase hex digits", Clip(r.Prev, 80))
+	}
 	return nil
 }
 
@@ -111,11 +136,9 @@ func DecodeAudit(key string, raw []byte) (AuditRecord, error) {
 	return r, nil
 }
 
-// auditBounds is the trail's bounds document: records First..Next-1 exist.
-type auditBounds struct {
-	First uint64 `json:"first"`
-	Next  uint64 `json:"next"`
-}
+// auditBounds is the trail's head document (AuditHead): records
+// First..Next-1 exist; the chain and its signature (auditchain.go).
+type auditBounds = AuditHead
 
 const auditBoundsKey = "bounds"
 
@@ -125,22 +148,22 @@ func getAuditBounds(tx Tx) (auditBounds, error) {
 	if err != nil {
 		return b, err
 	}
-	if ok && (b.First < 1 || b.Next < b.First) {
-		return b, corrupt(bucketFleetAuditMeta, auditBoundsKey, fmt.Errorf("first %d, next %d", b.First, b.Next))
+	if ok && (b.First < 1 || b.Next < b.First || b.Chain > b.Next) {
+		return b, corrupt(bucketFleetAuditMeta, auditBoundsKey, fmt.Errorf("first %d, next %d, chain %d", b.First, b.Next, b.Chain))
 	}
 	return b, nil
 }
 
-// AppendAudit adds rec (its Seq is assigned and returned) and deletes the
-// oldest records beyond lim, at most maxAuditTrim of them per call. A
-// record with a missing or oversized field is ErrInvalid.
+// AppendAudit adds rec (its Seq and Prev are assigned and it is
+// returned with its sequence), re-signs the head with lim.Key, and
+// deletes the oldest records older than lim.MaxAge, at most maxAuditTrim
+// of them per call. A record with a missing or oversized field is
+// ErrInvalid.
 func AppendAudit(tx Tx, rec AuditRecord, lim AuditLimits) (uint64, error) {
-	if lim.MaxRecords <= 0 {
-		lim.MaxRecords = DefaultAuditMaxRecords
-	}
 	if lim.MaxAge <= 0 {
 		lim.MaxAge = DefaultAuditMaxAge
 	}
+	rec.Prev = ""
 	if err := rec.check(); err != nil {
 		return 0, fmt.Errorf("store: audit record: %v: %w", err, ErrInvalid)
 	}
@@ -148,38 +171,47 @@ func AppendAudit(tx Tx, rec AuditRecord, lim AuditLimits) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	rec.Seq = b.Next
+	if b.Chain == 0 {
+		// The first record of the chain: any before it (an upgraded
+		// trail) predate it.
+		b.Chain, b.Last = b.Next, ""
+	}
+	rec.Seq, rec.Prev = b.Next, b.Last
 	if err := tx.Put(FleetAudit, AuditKey(rec.Seq), rec); err != nil {
 		return 0, err
 	}
 	b.Next++
+	b.Last = AuditHash(&rec)
 	cutoff := rec.Time.Add(-lim.MaxAge)
 	for n := 0; n < maxAuditTrim && b.First < rec.Seq; n++ {
-		if b.Next-b.First <= uint64(lim.MaxRecords) {
-			var raw json.RawMessage
-			ok, err := tx.Get(FleetAudit, AuditKey(b.First), &raw)
-			if err != nil {
-				return 0, err
-			}
-			if ok {
-				old, err := DecodeAudit(AuditKey(b.First), raw)
-				if err != nil {
-					return 0, err
-				}
-				if !old.Time.Before(cutoff) {
-					break
-				}
-			}
+		var raw json.RawMessage
+		ok, err := tx.Get(FleetAudit, AuditKey(b.First), &raw)
+		if err != nil {
+			return 0, err
 		}
-		if err := tx.Delete(FleetAudit, AuditKey(b.First)); err != nil && !errors.Is(err, ErrNotFound) {
+		if !ok {
+			break // deleted by someone else: VerifyAudit must still see the gap
+		}
+		old, err := DecodeAudit(AuditKey(b.First), raw)
+		if err != nil || !old.Time.Before(cutoff) {
+			break // a damaged record is VerifyAudit's to report, never trimmed away
+		}
+		if err := tx.Delete(FleetAudit, AuditKey(b.First)); err != nil {
 			return 0, err
 		}
 		b.First++
 	}
+	b.sign(lim.Key, rec.Time)
 	if err := tx.Put(FleetAuditMeta, auditBoundsKey, b); err != nil {
 		return 0, err
 	}
 	return rec.Seq, nil
+}
+
+// AuditCount returns how many records the trail holds.
+func AuditCount(tx Tx) (uint64, error) {
+	b, err := getAuditBounds(tx)
+	return b.Next - b.First, err
 }
 
 // AuditQuery selects records. Zero fields select everything.
@@ -191,7 +223,8 @@ type AuditQuery struct {
 	Limit  int       // the newest Limit matches; 0: all
 }
 
-func (q *AuditQuery) match(r *AuditRecord) bool {
+// Match reports whether q selects r.
+func (q *AuditQuery) Match(r *AuditRecord) bool {
 	return (q.Who == "" || r.Who == q.Who) &&
 		(q.Object == "" || r.Object == q.Object || strings.HasPrefix(r.Object, q.Object+"/")) &&
 		(q.Action == "" || r.Action == q.Action || strings.HasPrefix(r.Action, q.Action+".")) &&
@@ -225,7 +258,7 @@ func Audit(tx Tx, q AuditQuery) ([]AuditRecord, error) {
 		if err != nil {
 			return err
 		}
-		if !q.match(&r) {
+		if !q.Match(&r) {
 			return nil
 		}
 		if q.Limit > 0 && len(ring) == q.Limit {

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,7 +27,7 @@ func audit(db *DB, q AuditQuery) (rs []AuditRecord, err error) {
 func TestAuditAppendQueryAndBound(t *testing.T) {
 	db := openTest(t, nil)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	lim := AuditLimits{MaxRecords: 5, MaxAge: time.Hour}
+	lim := AuditLimits{MaxRecords: 5, MaxAge: 5 * time.Minute}
 	for i := range 8 {
 		who := []string{"alice", "bob"}[i%2]
 		seq, err := appendAudit(db, auditAt(t0, i, who, "rollout.pause", fmt.Sprintf("rollout/r%d", i)), lim)
@@ -36,8 +39,10 @@ func TestAuditAppendQueryAndBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 5 || all[0].Seq != 4 || all[4].Seq != 8 {
-		t.Fatalf("kept %d records from seq %d; want the newest 5 (4..8): %+v", len(all), all[0].Seq, all)
+	// Records 1 and 2 are more than 5 minutes older than record 8; 3 is
+	// exactly at the retention and stays. MaxRecords deletes nothing.
+	if len(all) != 6 || all[0].Seq != 3 || all[5].Seq != 8 {
+		t.Fatalf("kept %d records from seq %d; want 3..8: %+v", len(all), all[0].Seq, all)
 	}
 	bob, _ := audit(db, AuditQuery{Who: "bob"})
 	if len(bob) != 3 || bob[0].Seq != 4 || bob[2].Seq != 8 {
@@ -59,6 +64,7 @@ func TestAuditAppendQueryAndBound(t *testing.T) {
 		t.Fatalf("since minute 6: %+v", since)
 	}
 	// Age: a record two hours later leaves only itself.
+	lim.MaxAge = time.Hour
 	if _, err := appendAudit(db, auditAt(t0, 120, "carol", "backup", ""), lim); err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +147,50 @@ func TestAuditQueryEscapedText(t *testing.T) {
 	}
 	if got, _ := audit(db, AuditQuery{Who: "o<&>"}); len(got) != 0 {
 		t.Errorf("a prefix of the operator's name matches: %+v", got)
+	}
+}
+
+// An export verifies offline with the fleet's public key; an export whose
+// record was changed on the way names that record.
+func TestAuditExportVerifies(t *testing.T) {
+	db := openTest(t, nil)
+	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	pub := key.Public().(ed25519.PublicKey)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 6 {
+		if _, err := appendAudit(db, auditAt(t0, i, "alice", "rollout.pause", fmt.Sprintf("rollout/r%d", i)), AuditLimits{Key: key}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 {
+			if err := db.Update(func(tx Tx) error { _, _, err := AuditCheckpoint(tx, key, t0.Add(3*time.Minute)); return err }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := db.View(func(tx Tx) error { return ExportAudit(tx, &buf) }); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(buf.String(), "\n"); lines != 1+1+6 {
+		t.Fatalf("export of %d lines, want head, a checkpoint and 6 records:\n%s", lines, buf.String())
+	}
+	rep, err := VerifyAuditExport(bytes.NewReader(buf.Bytes()), []ed25519.PublicKey{pub}, nil, t0)
+	if err != nil || !rep.OK() || rep.Records != 6 || rep.Checkpoints != 1 {
+		t.Fatalf("the export: %v %s", err, rep.Summary())
+	}
+	changed := strings.Replace(buf.String(), `"object":"rollout/r3"`, `"object":"rollout/r9"`, 1)
+	rep, err = VerifyAuditExport(strings.NewReader(changed), []ed25519.PublicKey{pub}, nil, t0)
+	if err != nil || rep.OK() || rep.Broken != 4 {
+		t.Fatalf("an export with record 4 changed: %v broken %d: %s", err, rep.Broken, rep.Summary())
+	}
+	for name, bad := range map[string]string{
+		"no head":      strings.SplitN(buf.String(), "\n", 2)[1],
+		"two heads":    strings.SplitN(buf.String(), "\n", 2)[0] + "\n" + buf.String(),
+		"unknown line": buf.String() + `{"other":1}` + "\n",
+		"not JSON":     buf.String() + "x\n",
+	} {
+		if _, err := VerifyAuditExport(strings.NewReader(bad), []ed25519.PublicKey{pub}, nil, t0); err == nil {
+			t.Errorf("%s: no error", name)
+		}
 	}
 }

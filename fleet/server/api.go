@@ -63,6 +63,8 @@ import (
 //	GET  /metrics
 //	GET  /v1/whoami                     the caller's name and role
 //	GET  /v1/audit?operator=&object=&action=&since=&limit=   the audit trail (admin)
+//	GET  /v1/audit/verify               its hash chain checked now (AuditVerification)
+//	GET  /v1/audit/export               the trail as JSON lines (store.ExportAudit)
 //	GET|POST /v1/operators, POST /v1/operators/{name}/disable|enable|rotate, DELETE /v1/operators/{name}   (admin)
 //	/console/...                        the web console (package fleet/console), / redirecting to it
 
@@ -77,6 +79,8 @@ var longRoutes = map[string]time.Duration{
 	"GET /v1/devices/{id}/samples": 6 * time.Minute,
 	"POST /v1/plan":                6 * time.Minute,
 	"GET /v1/backup":               0,
+	"GET /v1/audit/verify":         0,
+	"GET /v1/audit/export":         0,
 }
 
 // pathID returns the path value name after checking it with check, so a
@@ -459,6 +463,23 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 	route("GET /v1/whoami", func(r *http.Request) (any, error) {
 		p := principalOf(r)
 		return api.WhoAmI{Name: p.Name, Role: string(p.Role), Machine: p.Machine}, nil
+	})
+	route("GET /v1/audit/verify", func(*http.Request) (any, error) {
+		rep, err := s.Audit().Verify()
+		if err != nil {
+			return nil, err
+		}
+		return fleet.Verification(rep), nil
+	})
+	guarded("GET /v1/audit/export", func(w http.ResponseWriter, r *http.Request) {
+		// One read transaction; a client that sees no head line, or a
+		// cut-off last line, has no export.
+		s.Audit().Flush()
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		err := s.Store().View(func(tx store.Tx) error { return store.ExportAudit(tx, w) })
+		if err != nil {
+			s.Logger().Error("audit export failed", "err", fleet.Clip(err.Error(), fleet.MaxLogField))
+		}
 	})
 	route("GET /v1/audit", func(r *http.Request) (any, error) {
 		q, err := auditQuery(r)

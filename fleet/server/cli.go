@@ -108,7 +108,7 @@ stderr.`,
 		},
 	}
 	check.Flags().StringVarP(&configPath, "config", "c", DefaultConfigPath, "configuration file")
-	root.AddCommand(run, check, newCredentialsCmd(stdout), newBackupCmd(stdout), newCopyDatabaseCmd(stdout), newOperatorsCmd(stdout))
+	root.AddCommand(run, check, newCredentialsCmd(stdout), newBackupCmd(stdout), newCopyDatabaseCmd(stdout), newOperatorsCmd(stdout), newAuditCmd(stdout))
 	return root
 }
 
@@ -182,6 +182,10 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		log.Warn("rollouts.two_person_devices is no longer used and is ignored: under the two-person rule no device is notified before the approval", "two_person_devices", cfg.Rollouts.TwoPersonDevices)
 	}
 	trail.Store(svc.Audit())
+	svc.Audit().TrustKeys(sec.auditKeys[1:]...)
+	if err := checkAuditAtStart(svc.Audit(), cfg, log); err != nil {
+		return err
+	}
 	svc.AddAlarms(listeners.Alarms)
 	svc.AddMetrics(listeners)
 	if ops, err := (&fleet.Operators{DB: db}).List(); err == nil && len(ops) == 0 {
@@ -237,6 +241,8 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if cfg.Reload != nil {
 		go reloadLoop(ctx, cfg, reg, svc.Audit(), log)
 	}
+	go svc.Audit().Watch(ctx, cfg.Audit.CheckpointEvery.Duration, cfg.Audit.VerifyEvery.Duration)
+	defer svc.Audit().Flush()
 	err = svc.Run(ctx)
 	svc.ReleaseLead() // another replica takes over at once
 	if cause := context.Cause(ctx); err == nil && cause != nil && !errors.Is(cause, context.Canceled) {
@@ -254,6 +260,9 @@ type secrets struct {
 	token   string
 	cmdKey  ed25519.PrivateKey
 	trusted *bundle.KeySet
+	// auditKeys are the public keys the audit trail may be signed with:
+	// the command key's and audit.trusted_keys.
+	auditKeys []ed25519.PublicKey
 }
 
 // loadSecrets reads the API token and keys cfg names; errors name the key.
@@ -268,6 +277,14 @@ func loadSecrets(cfg *Config) (*secrets, error) {
 	}
 	if s.trusted, err = bundle.LoadKeySet(cfg.Keys.ReleaseKeys...); err != nil {
 		return nil, fmt.Errorf("keys.release_keys: %w", err)
+	}
+	s.auditKeys = []ed25519.PublicKey{s.cmdKey.Public().(ed25519.PublicKey)}
+	for _, f := range cfg.Audit.TrustedKeys {
+		k, err := bundle.LoadPublicKey(f)
+		if err != nil {
+			return nil, fmt.Errorf("audit.trusted_keys: %w", err)
+		}
+		s.auditKeys = append(s.auditKeys, k)
 	}
 	return &s, nil
 }
@@ -342,4 +359,24 @@ func dirOf(path string) string {
 		return path[:i]
 	}
 	return "."
+}
+
+// checkAuditAtStart checks the audit trail's hash chain before the
+// service starts: a broken chain stops it, unless audit.start_on_broken,
+// which starts a new chain whose first record says what was broken.
+func checkAuditAtStart(a *fleet.Audit, cfg *Config, log *slog.Logger) error {
+	rep, err := a.Verify()
+	if err != nil {
+		return fmt.Errorf("audit trail: %w", err)
+	}
+	if rep.OK() {
+		log.Info("audit trail checked", "summary", rep.Summary())
+		return nil
+	}
+	if !cfg.Audit.StartOnBroken {
+		return fmt.Errorf("%w: %s; every problem: trit-fleet audit verify -c %s; to start anyway (a new chain is started, its first record saying what was broken), set [audit] start_on_broken = true",
+			fleet.ErrAuditBroken, rep.Summary(), cfg.path)
+	}
+	log.Error("audit trail broken; starting anyway ([audit] start_on_broken): a new chain starts", "summary", rep.Summary())
+	return a.Restart(rep.Summary())
 }

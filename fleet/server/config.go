@@ -162,11 +162,22 @@ func (m *MQTTConfig) deviceLimit() Limit {
 	return l
 }
 
-// AuditConfig bounds the audit trail (docs/FLEET.md, "Audit trail"): the
-// oldest records go beyond max_records or when older than max_age.
+// AuditConfig bounds and checks the audit trail (docs/FLEET.md, "Audit
+// trail"): records go once older than max_age, never before; past
+// max_records an alarm says so.
 type AuditConfig struct {
-	MaxRecords int      `toml:"max_records"` // default 100000
-	MaxAge     Duration `toml:"max_age"`     // default 9600h (400 days)
+	MaxRecords int      `toml:"max_records"` // default 100000: an alarm beyond it
+	MaxAge     Duration `toml:"max_age"`     // default 9600h (400 days): the retention
+	// CheckpointEvery and VerifyEvery: how often the head is kept as a
+	// signed checkpoint (and logged), and the chain checked; default 1h.
+	CheckpointEvery Duration `toml:"checkpoint_every"`
+	VerifyEvery     Duration `toml:"verify_every"`
+	// StartOnBroken starts trit-fleet on a broken chain (a new chain is
+	// started, its first record saying why); default false: it refuses.
+	StartOnBroken bool `toml:"start_on_broken"`
+	// TrustedKeys are public key files of the fleet's earlier command
+	// keys, which signed the trail before keys.command_key did.
+	TrustedKeys []string `toml:"trusted_keys"`
 }
 
 // limits returns the store's bound.
@@ -474,6 +485,14 @@ func (c *Config) setDefaults() error {
 	}
 	if d := c.Audit.MaxAge.Duration; d < 0 || (d > 0 && d < time.Hour) {
 		return fail("audit.max_age", "%v: want 0 (default %v) or at least an hour", d, store.DefaultAuditMaxAge)
+	}
+	for _, k := range []struct {
+		name string
+		d    time.Duration
+	}{{"audit.checkpoint_every", c.Audit.CheckpointEvery.Duration}, {"audit.verify_every", c.Audit.VerifyEvery.Duration}} {
+		if k.d < 0 || (k.d > 0 && k.d < time.Second) {
+			return fail(k.name, "%v: want 0 (default 1h) or at least 1s", k.d)
+		}
 	}
 	return nil
 }

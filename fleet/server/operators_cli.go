@@ -16,6 +16,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/internal/newfile"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
@@ -102,8 +103,16 @@ func localUser() string {
 // openOperators returns the backend for cfg and says which it is: a
 // PostgreSQL database is used directly (every replica reads it).
 func openOperators(cfg *Config) (operatorBackend, string, error) {
+	// The audit trail's head is signed with the fleet's command key at
+	// every append, here too.
+	key, err := bundle.LoadPrivateKey(cfg.Keys.CommandKey)
+	if err != nil {
+		return nil, "", fmt.Errorf("keys.command_key (the audit trail is signed with it; run as the user trit-fleet runs as): %w", err)
+	}
+	lim := cfg.Audit.limits()
+	lim.Key = key
 	direct := func(db fleet.Store) *directOperators {
-		return &directOperators{db: db, ops: &fleet.Operators{DB: db}, audit: fleet.NewAudit(db, cfg.Audit.limits(), nil, nil), who: localUser()}
+		return &directOperators{db: db, ops: &fleet.Operators{DB: db}, audit: fleet.NewAudit(db, lim, nil, nil), who: localUser()}
 	}
 	if postgres.IsURL(cfg.Database) {
 		db, err := postgres.Open(cfg.Database, nil)

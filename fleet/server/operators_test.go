@@ -15,6 +15,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
@@ -215,6 +216,9 @@ func TestOperatorsCommandDirect(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	os.WriteFile(tokenFile, []byte(testToken), 0o600)
+	if err := bundle.GenerateKey(filepath.Join(dir, "cmd.key"), filepath.Join(dir, "cmd.pub")); err != nil {
+		t.Fatal(err)
+	}
 	conf := filepath.Join(dir, "fleet.toml")
 	os.WriteFile(conf, []byte(`database = "`+filepath.Join(dir, "db", "fleet.db")+`"
 [mqtt]
