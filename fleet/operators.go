@@ -44,6 +44,17 @@ type Principal struct {
 	Name    string
 	Role    Role
 	Machine bool
+	// Gen names the credential it signed in with (credentialGen): a
+	// console session made with one credential ends when the operator's
+	// credential is another (rotated, or the api.token_file replaced).
+	Gen string
+}
+
+// credentialGen names a credential by its stored hash, without giving
+// the hash away: 16 hex digits of SHA-256 over it.
+func credentialGen(hash []byte) string {
+	sum := sha256.Sum256(append([]byte("trit-credential-generation\x00"), hash...))
+	return hex.EncodeToString(sum[:8])
 }
 
 // newOperatorToken returns a new token for name and its hash.
@@ -114,7 +125,7 @@ func active(o *store.Operator, now time.Time) bool {
 func (a *Auth) check(tok string) (Principal, bool) {
 	sum := sha256.Sum256([]byte(tok))
 	if subtle.ConstantTimeCompare(sum[:], a.legacy[:]) == 1 {
-		return Principal{Name: TokenFileOperator, Role: RoleAdmin}, true
+		return Principal{Name: TokenFileOperator, Role: RoleAdmin, Gen: credentialGen(a.legacy[:])}, true
 	}
 	if tokenName(tok) == "" {
 		return Principal{}, false
@@ -135,7 +146,7 @@ func (a *Auth) check(tok string) (Principal, bool) {
 	if subtle.ConstantTimeCompare(sum[:], want) != 1 || !active(&o, a.now()) {
 		return Principal{}, false
 	}
-	return Principal{Name: o.Name, Role: Role(o.Role), Machine: o.Machine}, true
+	return Principal{Name: o.Name, Role: Role(o.Role), Machine: o.Machine, Gen: credentialGen(want)}, true
 }
 
 // SignIn checks tok from r, made through via ("api", "console"). A
@@ -154,12 +165,13 @@ func (a *Auth) SignIn(r *http.Request, via, tok string) (Principal, SignInResult
 	return p, res, 0
 }
 
-// Current returns name's principal as it is now: false if the operator was
-// disabled, expired or removed since it signed in (console sessions ask on
-// every request).
+// Current returns name's principal as it is now, with the generation of
+// its credential: false if the operator was disabled, expired or removed
+// since it signed in (console sessions ask on every request, and end
+// when the generation is not theirs).
 func (a *Auth) Current(name string) (Principal, bool) {
 	if name == TokenFileOperator {
-		return Principal{Name: TokenFileOperator, Role: RoleAdmin}, true
+		return Principal{Name: TokenFileOperator, Role: RoleAdmin, Gen: credentialGen(a.legacy[:])}, true
 	}
 	var o store.Operator
 	err := a.db.View(func(tx store.Tx) error {
@@ -170,7 +182,11 @@ func (a *Auth) Current(name string) (Principal, bool) {
 	if err != nil || !active(&o, a.now()) {
 		return Principal{}, false
 	}
-	return Principal{Name: o.Name, Role: Role(o.Role), Machine: o.Machine}, true
+	hash, err := hex.DecodeString(o.TokenHash)
+	if err != nil {
+		return Principal{}, false
+	}
+	return Principal{Name: o.Name, Role: Role(o.Role), Machine: o.Machine, Gen: credentialGen(hash)}, true
 }
 
 // ErrOperator reports a refused operator change.
@@ -234,11 +250,22 @@ func (m *Operators) Add(req api.OperatorRequest, by string) (*api.NewOperator, e
 // console sessions (on every replica: they are in the store) in the same
 // transaction.
 func (m *Operators) update(name string, endSessions bool, fn func(*store.Operator) error) (store.Operator, error) {
+	return m.updateAfter(name, endSessions, nil, fn)
+}
+
+// updateAfter is update, running pre (if not nil) first in the same
+// transaction.
+func (m *Operators) updateAfter(name string, endSessions bool, pre func(store.Tx) error, fn func(*store.Operator) error) (store.Operator, error) {
 	if err := store.CheckOperatorName(name); err != nil {
 		return store.Operator{}, BadRequest("%v", err)
 	}
 	var o store.Operator
 	err := m.DB.Update(func(tx store.Tx) error {
+		if pre != nil {
+			if err := pre(tx); err != nil {
+				return err
+			}
+		}
 		var err error
 		if o, err = store.UpdateOperator(tx, name, fn); err != nil || !endSessions {
 			return err
@@ -253,10 +280,42 @@ func (m *Operators) update(name string, endSessions bool, fn func(*store.Operato
 }
 
 // SetDisabled disables or enables name; a disabled operator's token is
-// refused from the next request on, and its console sessions end.
+// refused from the next request on, and its console sessions end. The
+// last active admin is not disabled (lastAdmin).
 func (m *Operators) SetDisabled(name string, disabled bool) (api.Operator, error) {
-	o, err := m.update(name, disabled, func(o *store.Operator) error { o.Disabled = disabled; return nil })
+	var pre func(tx store.Tx) error
+	if disabled {
+		pre = func(tx store.Tx) error { return m.lastAdmin(tx, name, "disable") }
+	}
+	o, err := m.updateAfter(name, disabled, pre, func(o *store.Operator) error { o.Disabled = disabled; return nil })
 	return operatorView(&o, m.now()), err
+}
+
+// lastAdmin refuses to disable or remove name when it is the last
+// active admin operator that is a person: the fleet would be left with
+// no admin but the api.token_file's, on the fleet host.
+func (m *Operators) lastAdmin(tx store.Tx, name, op string) error {
+	ops, err := store.Operators(tx)
+	if err != nil {
+		return err
+	}
+	now := m.now()
+	others, target := 0, false
+	for i := range ops {
+		o := &ops[i]
+		if Role(o.Role) != RoleAdmin || o.Machine || !active(o, now) {
+			continue
+		}
+		if o.Name == name {
+			target = true
+		} else {
+			others++
+		}
+	}
+	if target && others == 0 {
+		return fmt.Errorf("%w: %s is the last active admin; add another admin (trit-fleet operators add NAME --role admin) before you %s it", ErrOperator, name, op)
+	}
+	return nil
 }
 
 // Rotate gives name a new token; the old one stops working at once, and
@@ -276,12 +335,16 @@ func (m *Operators) Rotate(name string) (*api.NewOperator, error) {
 	return &api.NewOperator{Operator: operatorView(&o, m.now()), Token: tok}, nil
 }
 
-// Remove deletes name and ends its console sessions.
+// Remove deletes name and ends its console sessions; the last active
+// admin is not removed (lastAdmin).
 func (m *Operators) Remove(name string) error {
 	if err := store.CheckOperatorName(name); err != nil {
 		return BadRequest("%v", err)
 	}
 	err := m.DB.Update(func(tx store.Tx) error {
+		if err := m.lastAdmin(tx, name, "remove"); err != nil {
+			return err
+		}
 		if err := store.DeleteOperator(tx, name); err != nil {
 			return err
 		}

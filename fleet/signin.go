@@ -11,28 +11,32 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// SignIns throttles checks of the fleet's tokens per source address and
-// per operator: the API's bearer token and the web console's sign-in share
-// one budget per address, and the tokens that name an operator
-// (operators.go) one budget per operator, whatever address they come
-// from. Guessing a token of 16 characters or more is hopeless anyway; the
-// throttle bounds the work and the log lines a client can cause.
+// SignIns throttles wrong tokens per source address and per operator:
+// the API's bearer token and the web console's sign-in share one budget
+// per address, and the tokens that name an operator (operators.go) one
+// budget per operator, whatever address they come from. Behind a reverse
+// proxy the address is the client's only when the proxy is trusted
+// (api.trusted_proxies, fleet/server/proxy.go), else every client shares
+// the proxy's.
 //
 // Invariants:
-//   - An operator's budget works as an address's, but an address from
-//     which that operator signed in within signInKnownFor is not held by
-//     it (only by its own address budget): brute force against a name
-//     from many addresses is slowed without locking its owner out.
-//     At most signInKnownAddrs addresses are remembered per operator, and
-//     maxSignInAddrs operators.
+//   - A valid operator token is never refused for someone else's
+//     failures: an operator's token is 256 random bits, which no guessing
+//     finds, so it is checked whatever the budgets say (a hash and one
+//     store lookup) and a right one signs in. The budgets decide how a
+//     wrong one is answered: 401 while both its address's and its
+//     operator's budget last, then 429 with Retry-After, and they bound
+//     the log lines.
+//   - A token that names no operator (the api.token_file's, which a
+//     person chose and may be weak, or garbage) is not checked at all
+//     while its address's budget is spent: Throttled, even the right one.
 //   - An address may fail SignInBurst times at once, then once per
-//     signInEvery; while its budget is spent, attempts are refused without
-//     looking at the token (even the right one) and say when to retry.
+//     signInEvery; so may an operator's name.
 //   - IPv4 addresses are counted one by one, IPv6 ones by /64 (one host
 //     usually holds a whole /64).
-//   - At most maxSignInAddrs addresses are tracked; an address whose
+//   - At most maxSignInAddrs addresses and names are tracked; one whose
 //     budget has refilled and whose counts are logged carries nothing and
-//     is forgotten; past the bound, new addresses share one budget.
+//     is forgotten; past the bound, new ones share one budget.
 //   - The log gets a line for an address's first refusal, then at most one
 //     per SignInLogEvery with the counts since the previous line; every
 //     refusal is in exactly one line's refused=N.
@@ -43,9 +47,6 @@ type SignIns struct {
 	mu        sync.Mutex
 	m         map[string]*signInAddr
 	lastSweep time.Time
-	// known maps an operator to the addresses (addrKey) it signed in
-	// from and when it last did.
-	known map[string]map[string]time.Time
 }
 
 // signInAddr is one address's budget and log state.
@@ -65,9 +66,6 @@ const (
 	maxSignInAddrs = 4096
 	overflowAddr   = "(other addresses)"
 	overflowName   = "(other operators)"
-	// An operator's known addresses: how long one counts, and how many.
-	signInKnownFor   = 30 * 24 * time.Hour
-	signInKnownAddrs = 16
 	// nameKeyPrefix starts the key of an operator's budget in SignIns.m
 	// (addresses never contain a space).
 	nameKeyPrefix = "operator "
@@ -82,7 +80,7 @@ func NewSignIns(log *slog.Logger) *SignIns {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &SignIns{log: log, now: time.Now, m: map[string]*signInAddr{}, known: map[string]map[string]time.Time{}}
+	return &SignIns{log: log, now: time.Now, m: map[string]*signInAddr{}}
 }
 
 // SignInResult is what Attempt decided.
@@ -116,55 +114,53 @@ func addrKey(remote string) string {
 }
 
 // Attempt checks a sign-in from r's address, made through via ("api",
-// "console"): Throttled without calling check while the address has spent
-// its failures, else SignedIn or WrongToken as check says.
+// "console"), with a token that names no operator: Throttled without
+// calling check while the address has spent its failures, else SignedIn
+// or WrongToken as check says.
 func (t *SignIns) Attempt(r *http.Request, via string, check func() bool) SignInResult {
 	return t.AttemptAs(r, via, "", check)
 }
 
 // AttemptAs is Attempt for a token that names operator name ("" for
-// none): it is also Throttled while the operator has spent its failures,
-// unless r's address is one it signed in from.
+// none): such a token is always checked, and a right one signs in; a
+// wrong one is Throttled while its address or its operator has spent
+// its failures.
 func (t *SignIns) AttemptAs(r *http.Request, via, name string, check func() bool) SignInResult {
 	key := addrKey(r.RemoteAddr)
 	now := t.now()
 	t.mu.Lock()
-	a := t.get(key, now)
-	if a.budget.TokensAt(now) < 1 {
+	spent := t.get(key, now).budget.TokensAt(now) < 1
+	if name != "" {
+		spent = spent || t.getName(name, now).budget.TokensAt(now) < 1
+	}
+	if spent && name == "" {
+		a := t.get(key, now)
 		a.held++
 		t.refused(key, a, via, now)
 		t.mu.Unlock()
 		return Throttled
 	}
-	if name != "" && !t.isKnown(name, key, now) {
-		n := t.getName(name, now)
-		if n.budget.TokensAt(now) < 1 {
-			n.held++
-			t.refused(nameKeyPrefix+name, n, via, now)
-			t.mu.Unlock()
-			return Throttled
-		}
-	}
 	t.mu.Unlock()
 	if check() {
-		if name != "" {
-			t.mu.Lock()
-			t.remember(name, key, now)
-			t.mu.Unlock()
-		}
 		return SignedIn
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	a = t.get(key, now)
-	a.budget.AllowN(now, 1)
-	a.wrong++
-	t.refused(key, a, via, now)
+	count := func(k string, a *signInAddr) {
+		a.budget.AllowN(now, 1)
+		if spent {
+			a.held++
+		} else {
+			a.wrong++
+		}
+		t.refused(k, a, via, now)
+	}
+	count(key, t.get(key, now))
 	if name != "" {
-		n := t.getName(name, now)
-		n.budget.AllowN(now, 1)
-		n.wrong++
-		t.refused(nameKeyPrefix+name, n, via, now)
+		count(nameKeyPrefix+name, t.getName(name, now))
+	}
+	if spent {
+		return Throttled
 	}
 	return WrongToken
 }
@@ -185,48 +181,6 @@ func (t *SignIns) getName(name string, now time.Time) *signInAddr {
 	return a
 }
 
-// isKnown reports whether operator name signed in from address key
-// recently. Called with mu held.
-func (t *SignIns) isKnown(name, key string, now time.Time) bool {
-	at, ok := t.known[name][key]
-	return ok && now.Sub(at) < signInKnownFor
-}
-
-// remember notes that operator name signed in from address key, dropping
-// its oldest address past signInKnownAddrs. Called with mu held.
-func (t *SignIns) remember(name, key string, now time.Time) {
-	m := t.known[name]
-	if m == nil {
-		if len(t.known) >= maxSignInAddrs {
-			for n, addrs := range t.known { // drop one whose addresses are all old
-				stale := true
-				for _, at := range addrs {
-					stale = stale && now.Sub(at) >= signInKnownFor
-				}
-				if stale {
-					delete(t.known, n)
-					break
-				}
-			}
-			if len(t.known) >= maxSignInAddrs {
-				return
-			}
-		}
-		m = map[string]time.Time{}
-		t.known[name] = m
-	}
-	if _, ok := m[key]; !ok && len(m) >= signInKnownAddrs {
-		var oldest string
-		for k, at := range m {
-			if oldest == "" || at.Before(m[oldest]) {
-				oldest = k
-			}
-		}
-		delete(m, oldest)
-	}
-	m[key] = now
-}
-
 // RetryAfter is how long a throttled address waits for its next attempt,
 // in whole seconds.
 func (t *SignIns) RetryAfter(r *http.Request) int {
@@ -241,7 +195,7 @@ func (t *SignIns) RetryAfterAs(r *http.Request, name string) int {
 	defer t.mu.Unlock()
 	wait := 0
 	keys := []string{addrKey(r.RemoteAddr)}
-	if name != "" && !t.isKnown(name, keys[0], now) {
+	if name != "" {
 		keys = append(keys, nameKeyPrefix+name)
 	}
 	for _, k := range keys {

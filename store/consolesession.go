@@ -42,6 +42,11 @@ type ConsoleSession struct {
 	Seen       time.Time `json:"seen"`                  // the latest page view or action
 	Flash      string    `json:"flash,omitempty"`       // a message for the next page; "" none
 	FlashError bool      `json:"flash_error,omitempty"` // the message reports a failure
+	// Gen names the credential the session was signed in with (the
+	// fleet's credential generation); a session whose Gen is not the
+	// operator's current credential's has ended. "" (a session from
+	// before generations) is never current.
+	Gen string `json:"gen,omitempty"`
 }
 
 // SessionLimits is when sessions end and how many are kept.
@@ -74,6 +79,9 @@ func (s *ConsoleSession) check() error {
 	}
 	if s.Created.IsZero() || s.Seen.IsZero() {
 		return errors.New("no creation or last-seen time")
+	}
+	if len(s.Gen) > maxSessionCSRF {
+		return fmt.Errorf("credential generation of %d bytes, at most %d", len(s.Gen), maxSessionCSRF)
 	}
 	if len(s.Flash) > MaxSessionFlash || !utf8.ValidString(s.Flash) {
 		return fmt.Errorf("flash of %d bytes, want at most %d of UTF-8", len(s.Flash), MaxSessionFlash)

@@ -31,6 +31,12 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // httptest: what a replica (or a restarted process) is to a browser.
 func replica(t *testing.T, db fleet.Store, clk *clock) *fixture {
 	t.Helper()
+	return replicaWith(t, db, clk, testToken)
+}
+
+// replicaWith is replica with token as its api.token_file's.
+func replicaWith(t *testing.T, db fleet.Store, clk *clock, token string) *fixture {
+	t.Helper()
 	ks, err := bundle.NewKeySet(fleettest.Key(1).Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +46,7 @@ func replica(t *testing.T, db fleet.Store, clk *clock) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	con, err := New(&Options{Service: svc, DB: db, Token: testToken, Logger: quiet, Now: clk.now})
+	con, err := New(&Options{Service: svc, DB: db, Token: token, Logger: quiet, Now: clk.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,4 +233,62 @@ func adminCookie(tb testing.TB, c *Console) *http.Cookie {
 		tb.Fatal(err)
 	}
 	return &http.Cookie{Name: sessionCookie, Value: id}
+}
+
+// A console session ends with the credential that signed it in (issue
+// 38: replacing api.token_file and restarting left its sessions with
+// admin rights for up to 12 hours): after a restart with another token
+// file, the old token's session is refused — its pages and its actions —
+// while an operator's session goes on; an operator whose credential is
+// replaced without its sessions being deleted (another path, a replica's
+// race) is signed out too.
+func TestSessionEndsWithItsCredential(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	db, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ops := &fleet.Operators{DB: db, Now: clk.now}
+	alice, err := ops.Add(api.OperatorRequest{Name: "alice", Role: "operator"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := replicaWith(t, db, clk, testToken)
+	old, al := signIn(t, a, testToken), signIn(t, a, alice.Token)
+	if !signedIn(t, old, fleet.TokenFileOperator) || !signedIn(t, al, "alice") {
+		t.Fatal("not signed in")
+	}
+	oldCSRF := old.csrf
+	a.srv.Close()
+
+	b := replicaWith(t, db, clk, "a-new-api-token-file-0123456789")
+	oldOnB, alOnB := on(b, old), on(b, al)
+	oldOnB.csrf = oldCSRF
+	if r := oldOnB.post("/console/rollouts/r1/pause", url.Values{"csrf": {oldCSRF}}); r.code != http.StatusForbidden || !strings.Contains(r.body, "session has ended") {
+		t.Fatalf("an action in the old token's session after the token file was replaced: %d", r.code)
+	}
+	if signedIn(t, oldOnB, fleet.TokenFileOperator) {
+		t.Fatal("the old token's session still opens pages")
+	}
+	if !signedIn(t, alOnB, "alice") {
+		t.Fatal("alice's session ended with the token file's")
+	}
+	if !signedIn(t, signIn(t, b, "a-new-api-token-file-0123456789"), fleet.TokenFileOperator) {
+		t.Fatal("the new token does not sign in")
+	}
+	// alice's credential replaced in the store, her sessions left.
+	if err := db.Update(func(tx store.Tx) error {
+		_, err := store.UpdateOperator(tx, "alice", func(o *store.Operator) error {
+			o.TokenHash = strings.Repeat("ab", 32)
+			return nil
+		})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if signedIn(t, alOnB, "alice") {
+		t.Fatal("alice's session outlives her credential")
+	}
 }

@@ -67,7 +67,7 @@ func randomToken() string {
 func (s *sessions) create(p fleet.Principal) (string, error) {
 	id := randomToken()
 	now := s.now()
-	rec := store.ConsoleSession{Operator: p.Name, Role: string(p.Role), CSRF: randomToken(), Created: now, Seen: now}
+	rec := store.ConsoleSession{Operator: p.Name, Role: string(p.Role), CSRF: randomToken(), Created: now, Seen: now, Gen: p.Gen}
 	if err := s.db.Update(func(tx store.Tx) error { return store.AddConsoleSession(tx, id, rec, s.lim, now) }); err != nil {
 		return "", fmt.Errorf("console: start a session: %w", err)
 	}
@@ -106,7 +106,7 @@ func (s *sessions) lookup(r *http.Request, touch bool) (sessionView, bool, error
 	if s.lim.Expired(&x, now) {
 		return sessionView{}, false, s.delete(id)
 	}
-	v := sessionView{p: fleet.Principal{Name: x.Operator, Role: fleet.Role(x.Role)}, id: id, csrf: x.CSRF}
+	v := sessionView{p: fleet.Principal{Name: x.Operator, Role: fleet.Role(x.Role), Gen: x.Gen}, id: id, csrf: x.CSRF}
 	if !touch || (x.Flash == "" && now.Sub(x.Seen) < touchEvery) {
 		return v, true, nil
 	}
@@ -192,10 +192,16 @@ func secure(r *http.Request) bool {
 }
 
 // current checks the session's operator as it is now: one disabled,
-// expired or removed since signing in ends the session. It returns the
-// session with the current principal.
+// expired or removed since signing in, or whose credential is no longer
+// the one the session signed in with (rotated; the api.token_file
+// replaced), ends the session. It returns the session with the current
+// principal.
 func (c *Console) current(w http.ResponseWriter, r *http.Request, s sessionView) (sessionView, bool) {
 	p, ok := c.auth.Current(s.p.Name)
+	if ok && p.Gen != s.p.Gen {
+		ok = false
+		c.log.Info("console: session ended: its credential was replaced", "operator", s.p.Name)
+	}
 	if !ok {
 		if err := c.sessions.delete(s.id); err != nil {
 			c.log.Warn("console: could not end the session of an operator no longer current", "operator", s.p.Name, "err", err)

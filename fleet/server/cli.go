@@ -217,7 +217,8 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	if err != nil {
 		return fmt.Errorf("api.listen: %w", err)
 	}
-	srv := newAPIServer(h, log)
+	proxies, _ := parseTrustedProxies(cfg.API.TrustedProxies) // LoadConfig checked them
+	srv := newAPIServer(withTrustedProxies(h, proxies), log)
 	ctx, stopServing := context.WithCancelCause(ctx)
 	defer stopServing(nil)
 	go func() {

@@ -189,6 +189,10 @@ func (a AuditConfig) limits() store.AuditLimits {
 type APIConfig struct {
 	Listen    string `toml:"listen"`     // default 127.0.0.1:8080
 	TokenFile string `toml:"token_file"` // required; at least 16 characters
+	// TrustedProxies are the reverse proxies (addresses or CIDR
+	// prefixes) whose X-Forwarded-For names the client, for the sign-in
+	// throttle, the audit trail and the logs (proxy.go); default none.
+	TrustedProxies []string `toml:"trusted_proxies"`
 }
 
 // KeysConfig names the fleet's keys (files written by `tritctl keys gen`).
@@ -482,6 +486,9 @@ func (c *Config) setDefaults() error {
 	}
 	if n := c.Audit.MaxRecords; n < 0 || n > 10_000_000 {
 		return fail("audit.max_records", "%d: want 0 (default %d) to 10000000", n, store.DefaultAuditMaxRecords)
+	}
+	if _, err := parseTrustedProxies(c.API.TrustedProxies); err != nil {
+		return fail("api.trusted_proxies", "%v", err)
 	}
 	if d := c.Audit.MaxAge.Duration; d < 0 || (d > 0 && d < time.Hour) {
 		return fail("audit.max_age", "%v: want 0 (default %v) or at least an hour", d, store.DefaultAuditMaxAge)
