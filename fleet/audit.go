@@ -200,8 +200,9 @@ func clipAudit(s string) string {
 	return s[:n] + "…"
 }
 
-// Entries returns the records q selects, oldest first, the refusal
-// records still waiting for their minute to end last (their Seq 0).
+// Entries returns the records q selects, oldest first, with the refusal
+// records still waiting for their minute to end among them by time
+// (their Seq 0).
 func (a *Audit) Entries(q store.AuditQuery) ([]api.AuditEntry, error) {
 	var recs []store.AuditRecord
 	err := a.db.View(func(tx store.Tx) error {
@@ -220,8 +221,11 @@ func (a *Audit) Entries(q store.AuditQuery) ([]api.AuditEntry, error) {
 		}
 	}
 	a.mu.Unlock()
-	slices.SortFunc(waiting, func(x, y store.AuditRecord) int { return x.Time.Compare(y.Time) })
-	recs = append(recs, waiting...)
+	if len(waiting) > 0 {
+		// In time order among the stored ones.
+		recs = append(recs, waiting...)
+		slices.SortStableFunc(recs, func(x, y store.AuditRecord) int { return x.Time.Compare(y.Time) })
+	}
 	if q.Limit > 0 && len(recs) > q.Limit {
 		recs = recs[len(recs)-q.Limit:]
 	}
