@@ -170,6 +170,17 @@ bench-peers-curve: bench-peers-deps
 	  --curve $(PEERS_CURVE) -o peers-curve.json --force $(PEERS_FLAGS)
 	$(GO) run ./cmd/trit-bench figures --peers peers-curve.json --out docs/figures
 
+## bench-loop: the replay of closing the loop (trit-bench loop;
+## docs/BENCHMARKS.md "Closing the loop"): each recording's test period in
+## LOOP_BLOCKS blocks, the static model against trit's retraining and the
+## int8 MLP and XGBoost refitted on 1, 5 and 20% labels per block. Hours.
+LOOP_SETS ?= ozone-eighthr,occupancy,wall-following-chrono,eeg-eye-state,noaa-weather,electricity,seismic-bumps
+LOOP_BLOCKS ?= 6
+LOOP_OUT ?= loop.json
+.PHONY: bench-loop
+bench-loop: bench-peers-deps
+	$(GO) run ./cmd/trit-bench loop --standard $(LOOP_SETS) --blocks $(LOOP_BLOCKS) -o $(LOOP_OUT) --force $(LOOP_FLAGS)
+
 bench-peers-deps:
 	@if /usr/bin/python3 -c 'import sklearn, xgboost' 2>/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ]; then apt-get install -y python3-sklearn python3-xgboost; \
