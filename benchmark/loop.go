@@ -85,6 +85,7 @@ type loopFlags struct {
 	seed     uint64
 	workers  int
 	tuneRows int
+	ties     bool
 }
 
 func newLoopCmd(e *env) *cobra.Command {
@@ -124,6 +125,7 @@ weights. Reports accuracy per block and over the test period.`,
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of trit, the random labels and the peers")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines for trit, threads for XGBoost (0: all cores)")
 	fl.IntVar(&f.tuneRows, "tune-rows", 20000, "peers tune on at most this many rows of each fold's training part")
+	fl.BoolVar(&f.ties, "accept-ties", false, "trit's loop also takes a challenger that ties with the model in service on the newest windows (not the product's rule: to measure what it costs)")
 	return cmd
 }
 
@@ -225,7 +227,7 @@ func (f *loopFlags) one(e *env, name string, train, test *data.Dataset, fracs []
 	fmt.Fprintf(e.stderr, "loop: %s static: %.2f%% (validation %.2f%% balanced), %.0f s\n", name, st.Accuracy, r.Validation, st.Seconds)
 	var plans []loopPlan
 	for _, frac := range fracs {
-		lc := loopConfig{blocks: f.blocks, frac: frac, minNew: f.minNew, seed: f.seed, train: cfg, log: e.stderr, name: name}
+		lc := loopConfig{blocks: f.blocks, frac: frac, minNew: f.minNew, seed: f.seed, train: cfg, log: e.stderr, name: name, ties: f.ties}
 		run, plan, err := replayTrit(context.Background(), static.Model, train, test, lc)
 		if err != nil {
 			return nil, err
@@ -325,6 +327,7 @@ type loopConfig struct {
 	train  *training.Config
 	log    io.Writer // progress lines; nil: none
 	name   string
+	ties   bool // retrain.Config.AcceptTies
 }
 
 // loopStep is a retraining moment: after block After, the labelled test
@@ -382,7 +385,7 @@ func replayTrit(ctx context.Context, static *inference.Model, train, test *data.
 		for i, row := range labelled {
 			ws[i] = retrain.Window{Time: int64(row), X: test.Row(row), Label: test.Classes[test.Y[row]]}
 		}
-		out, err := retrain.Run(ctx, cur, train, ws, &retrain.Config{Train: lc.train})
+		out, err := retrain.Run(ctx, cur, train, ws, &retrain.Config{Train: lc.train, AcceptTies: lc.ties})
 		if err != nil {
 			return nil, nil, fmt.Errorf("retraining after block %d: %w", b+1, err)
 		}

@@ -77,6 +77,12 @@ type Config struct {
 	// MaxCopies bounds a labelled window's weight in original rows
 	// (default 16).
 	MaxCopies int
+	// AcceptTies proposes a challenger that ties with the active model on
+	// the newest windows (equal accuracy and balanced accuracy) too: it
+	// was trained on more recent data. Off by default, as docs/FLEET.md
+	// says; for measuring what the strict rule costs (trit-bench loop
+	// --accept-ties).
+	AcceptTies bool
 	// NoRefit turns off the refit of a better challenger on every
 	// labelled window (step 5 above): the proposed model is then exactly
 	// the one scored.
@@ -188,6 +194,10 @@ func Run(ctx context.Context, active *inference.Model, original *data.Dataset, w
 		return nil, err
 	}
 	out.Better, out.Why = better(out.Challenger, out.Active)
+	if !out.Better && c.AcceptTies && out.Challenger.Accuracy == out.Active.Accuracy && out.Challenger.Balanced == out.Active.Balanced {
+		out.Better = true
+		out.Why = fmt.Sprintf("a tie on the %d newest labelled windows (%.2f%% accuracy, %.2f%% balanced), accepted", out.Challenger.Windows, out.Challenger.Accuracy, out.Challenger.Balanced)
+	}
 	if out.Better {
 		out.Model = scored
 		if !c.NoRefit {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/trit-iot/trit/inference"
@@ -134,6 +135,14 @@ func TestRetrainRefusesNoBetter(t *testing.T) {
 	}
 	if out.Why == "" || out.Scored == nil {
 		t.Fatalf("no reason or no scored fit: %+v", out)
+	}
+	// With AcceptTies the same tie is taken.
+	tied, err := Run(context.Background(), active, stream.Subset(seq(0, 1500)), ws, &Config{Train: small(), AcceptTies: true, NoRefit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tied.Challenger.Accuracy != 100 || !tied.Better || tied.Model != tied.Scored || !strings.Contains(tied.Why, "accepted") {
+		t.Fatalf("tie not accepted: %+v", tied)
 	}
 }
 
