@@ -59,6 +59,9 @@ var Variants = []Variant{
 	{"mean-floor1", training.Selection{Metric: "mean", Stability: 0.5, Floor: 1}},
 	{"mean-floor2", training.Selection{Metric: "mean", Stability: 0.5, Floor: 2}},
 	{"balanced-steady", training.Selection{Metric: "balanced", Stability: 1, Floor: -1}},
+	{"every-kind", training.Selection{Metric: "balanced", Stability: 0.5, Floor: -1, EveryKind: true}},
+	{"every-kind-floor1", training.Selection{Metric: "balanced", Stability: 0.5, Floor: 1, EveryKind: true}},
+	{"mean-every-kind", training.Selection{Metric: "mean", Stability: 0.5, Floor: -1, EveryKind: true}},
 }
 
 // variantMethod is the method name of trit's result under variant v.

@@ -103,6 +103,10 @@ type Selection struct {
 	// points: on shifted folds the smallest model within max(SE, Floor)
 	// of the best ships. Negative means 0.
 	Floor float64 `json:"floor"`
+	// EveryKind also fits the best candidate of every kind on all the
+	// rows (at the grow stage's size), beside the finalists, so that the
+	// final choice can ship a simpler kind that holds up as well.
+	EveryKind bool `json:"every_kind,omitempty"`
 }
 
 // DefaultSelection is the selection rule Train uses (docs/TRAINING.md,
@@ -120,6 +124,7 @@ func (s Selection) withDefaults() Selection {
 	if s.Floor != 0 {
 		d.Floor = s.Floor
 	}
+	d.EveryKind = d.EveryKind || s.EveryKind
 	return d
 }
 

@@ -176,8 +176,19 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 			// A fixed P is the model asked for: smaller fits do not compete.
 			onAll = slices.DeleteFunc(onAll, func(cd candidate) bool { return cd.point.P != c.P })
 		}
-		best = choose(onAll, shifted, c.Selection)
+		maj := majorityOf(folds, ds.Classes)
+		best = choose(onAll, shifted, c.Selection, maj)
 		best.s.P, best.s.Trees = best.point.P, best.point.Trees
+		if best.sel.Accuracy < maj.accuracy {
+			gain := best.sel.Balanced - maj.balanced
+			if maj.admissible(best.sel) {
+				res.Notes = append(res.Notes, fmt.Sprintf("on the validation rows the model is right less often than always answering %q (%.1f%% against %.1f%%), for %.1f points more balanced accuracy: it trades some of the common class for the others",
+					maj.class, best.sel.Accuracy, maj.accuracy, gain))
+			} else {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("on the validation rows the model is right less often than always answering %q (%.1f%% against %.1f%%), and only %.1f points ahead in balanced accuracy (no candidate did better): expect the majority class to be the better guess on later data like these rows",
+					maj.class, best.sel.Accuracy, maj.accuracy, gain))
+			}
+		}
 	}
 	switch {
 	case best.sel.Constant:

@@ -74,10 +74,66 @@ func TestChooseOccam(t *testing.T) {
 		cand(89.9, 1, 100, "x"),  // degenerate
 		cand(90, 1.5, 20000, ""), // as good as the best, smaller
 	}
-	if got := choose(cands, true, DefaultSelection); got != &cands[1] {
+	if got := choose(cands, true, DefaultSelection, majority{}); got != &cands[1] {
 		t.Errorf("recording: chose %+v, want the 9,000-byte model within one SE", got.point)
 	}
-	if got := choose(cands, false, DefaultSelection); got != &cands[4] {
+	if got := choose(cands, false, DefaultSelection, majority{}); got != &cands[4] {
 		t.Errorf("shuffled: chose %+v, want the smaller of the two best", got.point)
+	}
+}
+
+// TestChooseMajority: a candidate right less often than the majority class
+// on the validation rows ships only when it is at least majorityGain
+// points ahead in balanced accuracy; when no candidate is admissible, the
+// rule falls away rather than leave nothing to ship.
+func TestChooseMajority(t *testing.T) {
+	cand := func(score, acc, bal float64, bytes int) candidate {
+		return candidate{sel: selection{Score: score, SE: 0.1, Accuracy: acc, Balanced: bal}, point: SearchPoint{Bytes: bytes}}
+	}
+	maj := majority{class: "calm", accuracy: 95, balanced: 50}
+	cands := []candidate{
+		cand(56, 90, 56, 3000), // best balanced, but trades 5 points of accuracy for 6 of balance
+		cand(52, 95.5, 52, 4000),
+	}
+	if got := choose(cands, true, DefaultSelection, maj); got != &cands[1] {
+		t.Errorf("chose %+v, want the one right as often as the majority class", got.sel)
+	}
+	cands[0].sel.Balanced, cands[0].sel.Score = 61, 61 // now 11 points ahead: worth its lower accuracy
+	if got := choose(cands, true, DefaultSelection, maj); got != &cands[0] {
+		t.Errorf("chose %+v, want the one 11 points ahead in balanced accuracy", got.sel)
+	}
+	cands[0].sel.Balanced, cands[0].sel.Score, cands[1].sel.Accuracy = 56, 56, 94
+	if got := choose(cands, true, DefaultSelection, maj); got != &cands[0] {
+		t.Errorf("none admissible: chose %+v, want the best", got.sel)
+	}
+}
+
+// TestChooseSaturated: when every candidate validates near 100%, their
+// standard errors are tiny and the one-standard-error rule cannot tell
+// them apart from noise; a tolerance floor ships the smallest of those
+// within it.
+func TestChooseSaturated(t *testing.T) {
+	cand := func(score float64, bytes int) candidate {
+		return candidate{sel: selection{Score: score, SE: 0.05, Accuracy: score, Balanced: score}, point: SearchPoint{Bytes: bytes}}
+	}
+	cands := []candidate{cand(99.9, 2001), cand(99.4, 900), cand(99.2, 120), cand(98.5, 60)}
+	if got := choose(cands, true, DefaultSelection, majority{}); got != &cands[0] {
+		t.Errorf("one SE: chose %d bytes, want the best (2,001)", got.point.Bytes)
+	}
+	floor := Selection{Metric: "balanced", Stability: 0.5, Floor: 1}
+	if got := choose(cands, true, floor, majority{}); got != &cands[2] {
+		t.Errorf("floor 1: chose %d bytes, want the smallest within a point (120)", got.point.Bytes)
+	}
+}
+
+func TestMajorityOf(t *testing.T) {
+	ds := indexed([]int32{0, 0, 0, 1, 0, 1, 1, 1, 0, 1}, 2)
+	folds := []fold{
+		{train: ds.Subset([]int{0, 1, 2, 3}), val: ds.Subset([]int{4, 5})}, // majority 0: 1 of 2 right, balanced 50
+		{train: ds.Subset([]int{5, 6, 7}), val: ds.Subset([]int{8, 9})},    // majority 1: 1 of 2, balanced 50
+	}
+	m := majorityOf(folds, ds.Classes)
+	if m.accuracy != 50 || m.balanced != 50 || m.class != "b" {
+		t.Fatalf("%+v", m)
 	}
 }

@@ -210,9 +210,10 @@ type stage struct {
 	keep    int  // candidates that go on
 	kinds   bool // …and the best of every other kind
 	twins   bool // the kept ones' ternary twins join the next stage, when the search chooses the weights
-	// simple: the best of every kind that does not go on is also fitted
-	// on all the rows (at this stage's size), so that the final choice can
-	// ship a simpler kind that holds up as well as the finalists.
+	// simple: with Selection.EveryKind, the best of every kind that does
+	// not go on is also fitted on all the rows (at this stage's size), so
+	// that the final choice can ship a simpler kind that holds up as well
+	// as the finalists.
 	simple bool
 }
 
@@ -338,7 +339,7 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 		pool = append(pool, twins...)
 		rank(pool)
 		kept := keep(pool, st)
-		if st.simple {
+		if st.simple && c.Selection.EveryKind {
 			for _, cd := range keepBest(pool, 0) {
 				if !slices.Contains(kept, cd) {
 					simple = append(simple, cd)
@@ -502,22 +503,84 @@ func sameModel(a, b *candidate) bool {
 		a.sel.Score == b.sel.Score && slices.Equal(a.sel.Folds, b.sel.Folds)
 }
 
-// choose returns the final candidate. On shifted folds (a recording's
-// later periods, or groups not trained on), by the
-// one-standard-error rule (Breiman et al.'s, for pruning trees): the
-// smallest model — fewest bundle bytes — whose score is within one
-// standard error of the best score. A difference that size is noise on
-// these validation rows, and of two models that carry forward equally
-// well the simpler is the one to ship: it has fewer ways to have fitted
-// the past, a drifting future punishes those, and it costs the gateway
-// less. For shuffled rows the validation rows are a fair sample of the
-// rows to come, nothing drifts between them, and the tolerance would
-// only trade accuracy for bytes (usps: 0.65 points for 7.6 KB instead of
-// 29.6 KB): the best score wins, the smallest model only among equals.
-func choose(cands []candidate, shifted bool, rule Selection) *candidate {
-	best := &cands[0]
+// majorityGain is how much more balanced accuracy (points) a model must
+// have on the validation rows to be shipped although it is right less
+// often there than always answering the majority class.
+const majorityGain = 10.0
+
+// majority is always answering the training rows' most common class,
+// scored on the validation folds: the floor a model must clear.
+type majority struct {
+	class              string
+	accuracy, balanced float64 // percent: over all folds' rows; the mean over folds
+}
+
+// majorityOf scores the constant model of each fold's most common
+// training class on that fold's validation rows.
+func majorityOf(folds []fold, classes []string) majority {
+	var m majority
+	right, rows := 0, 0
+	for _, f := range folds {
+		count := make([]int, len(classes))
+		for _, y := range f.train.Y {
+			count[y]++
+		}
+		top := slices.Index(count, slices.Max(count))
+		present := map[int32]bool{}
+		for _, y := range f.val.Y {
+			present[y] = true
+			if int(y) == top {
+				right++
+			}
+		}
+		rows += f.val.N
+		if present[int32(top)] {
+			m.balanced += 100 / float64(len(present)) / float64(len(folds))
+		}
+		m.class = classes[top]
+	}
+	if rows > 0 {
+		m.accuracy = 100 * float64(right) / float64(rows)
+	}
+	return m
+}
+
+// admissible reports whether a candidate may ship against the majority
+// class: right at least as often on the validation rows, or at least
+// majorityGain points ahead in balanced accuracy.
+func (m majority) admissible(s selection) bool {
+	return s.Accuracy >= m.accuracy || s.Balanced >= m.balanced+majorityGain
+}
+
+// choose returns the final candidate, among the usable candidates that
+// are admissible against the majority class (all of them, if none is).
+// On shifted folds (a recording's later periods, or groups not trained
+// on), by the one-standard-error rule (Breiman et al.'s, for pruning
+// trees): the smallest model — fewest bundle bytes — whose score is
+// within one standard error of the best score. A difference that size is
+// noise on these validation rows, and of two models that carry forward
+// equally well the simpler is the one to ship: it has fewer ways to have
+// fitted the past, a drifting future punishes those, and it costs the
+// gateway less. For shuffled rows the validation rows are a fair sample
+// of the rows to come, nothing drifts between them, and the tolerance
+// would only trade accuracy for bytes (usps: 0.65 points for 7.6 KB
+// instead of 29.6 KB): the best score wins, the smallest model only among
+// equals.
+//
+// The majority rule: a model that is right less often than always
+// answering the most common class is worth shipping only when it
+// recognises the other classes much better (majorityGain); one that
+// trades a few points of accuracy for a point or two of balance is worse
+// than the constant on the data it will see, by either measure users
+// judge it with.
+func choose(cands []candidate, shifted bool, rule Selection, maj majority) *candidate {
+	ok := func(cd *candidate) bool { return cd.sel.Degenerate == "" && maj.admissible(cd.sel) }
+	if !slices.ContainsFunc(cands, func(cd candidate) bool { return ok(&cd) }) {
+		ok = func(*candidate) bool { return true }
+	}
+	var best *candidate
 	for i := range cands {
-		if cands[i].sel.better(best.sel) {
+		if ok(&cands[i]) && (best == nil || cands[i].sel.better(best.sel)) {
 			best = &cands[i]
 		}
 	}
@@ -528,7 +591,7 @@ func choose(cands []candidate, shifted bool, rule Selection) *candidate {
 	pick := best
 	for i := range cands {
 		cd := &cands[i]
-		if cd.sel.Degenerate != "" || cd.sel.Score < best.sel.Score-tolerance {
+		if !ok(cd) || cd.sel.Degenerate != "" || cd.sel.Score < best.sel.Score-tolerance {
 			continue
 		}
 		if cd.point.Bytes < pick.point.Bytes || cd.point.Bytes == pick.point.Bytes && cd.sel.better(pick.sel) {
