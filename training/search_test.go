@@ -85,7 +85,7 @@ func TestChooseOccam(t *testing.T) {
 // TestChooseMajority: a candidate right less often than the majority class
 // on the validation rows ships only when it is at least majorityGain
 // points ahead in balanced accuracy; when no candidate is admissible, the
-// rule falls away rather than leave nothing to ship.
+// one right most often ships: the nearest to the constant that beat them.
 func TestChooseMajority(t *testing.T) {
 	cand := func(score, acc, bal float64, bytes int) candidate {
 		return candidate{sel: selection{Score: score, SE: 0.1, Accuracy: acc, Balanced: bal}, point: SearchPoint{Bytes: bytes}}
@@ -103,8 +103,8 @@ func TestChooseMajority(t *testing.T) {
 		t.Errorf("chose %+v, want the one 11 points ahead in balanced accuracy", got.sel)
 	}
 	cands[0].sel.Balanced, cands[0].sel.Score, cands[1].sel.Accuracy = 56, 56, 94
-	if got := choose(cands, true, DefaultSelection, maj); got != &cands[0] {
-		t.Errorf("none admissible: chose %+v, want the best", got.sel)
+	if got := choose(cands, true, DefaultSelection, maj); got != &cands[1] {
+		t.Errorf("none admissible: chose %+v, want the one right most often", got.sel)
 	}
 }
 

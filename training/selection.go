@@ -553,7 +553,9 @@ func (m majority) admissible(s selection) bool {
 }
 
 // choose returns the final candidate, among the usable candidates that
-// are admissible against the majority class (all of them, if none is).
+// are admissible against the majority class; if none is, the one right
+// most often on the validation rows (the nearest to the constant that
+// beat them all).
 // On shifted folds (a recording's later periods, or groups not trained
 // on), by the one-standard-error rule (Breiman et al.'s, for pruning
 // trees): the smallest model — fewest bundle bytes — whose score is
@@ -576,7 +578,15 @@ func (m majority) admissible(s selection) bool {
 func choose(cands []candidate, shifted bool, rule Selection, maj majority) *candidate {
 	ok := func(cd *candidate) bool { return cd.sel.Degenerate == "" && maj.admissible(cd.sel) }
 	if !slices.ContainsFunc(cands, func(cd candidate) bool { return ok(&cd) }) {
-		ok = func(*candidate) bool { return true }
+		var best *candidate
+		for i := range cands {
+			cd := &cands[i]
+			if best == nil || cd.sel.Constant != best.sel.Constant && !cd.sel.Constant ||
+				cd.sel.Constant == best.sel.Constant && (cd.sel.Accuracy > best.sel.Accuracy || cd.sel.Accuracy == best.sel.Accuracy && cd.sel.better(best.sel)) {
+				best = cd
+			}
+		}
+		return best
 	}
 	var best *candidate
 	for i := range cands {
