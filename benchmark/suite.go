@@ -226,6 +226,15 @@ func runSuite(e *env, f *peersFlags, command string) error {
 				return err
 			}
 			for _, v := range variants {
+				if v.Selection == training.DefaultSelection {
+					// The default's result is trit's own: not trained twice.
+					if t := resultOf(r, "trit"); t != nil {
+						tr := *t
+						tr.Method = variantMethod(v.Name)
+						r.Results = append(r.Results, tr)
+						continue
+					}
+				}
 				cfg := f.config(f.budget, nil)
 				cfg.Selection = v.Selection
 				tr, _, err := f.tritWith(train, test, cfg, name)
