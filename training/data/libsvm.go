@@ -4,8 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
+
+// libsvmProbeRows is how many lines may pass without one index:value pair
+// before a file read as LIBSVM is refused as not being LIBSVM.
+const libsvmProbeRows = 1000
 
 // readLIBSVM parses LIBSVM/svmlight text:
 //
@@ -79,6 +84,14 @@ func readLIBSVM(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 		maxIdx = max(maxIdx, prev)
 		y = append(y, lab.id(label))
 		start = append(start, len(idx))
+		// Bounded as it reads, not after: a large file that is not
+		// LIBSVM (or too large for memory) stops early, saying so.
+		switch {
+		case len(y) == libsvmProbeRows && maxIdx == 0:
+			return nil, lr.errorf("%d lines and not one index:value pair: this is not LIBSVM data (read as libsvm; give the file's format with --format)", libsvmProbeRows)
+		case maxIdx > 0 && len(y) > maxValues/maxIdx:
+			return nil, &ParseError{File: name, Line: lr.line, Err: fmt.Errorf("%w (read as libsvm)", tooLarge(len(y), maxIdx))}
+		}
 	}
 	n, d := len(y), maxIdx
 	if o.NumFeatures > 0 {

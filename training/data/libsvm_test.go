@@ -1,7 +1,9 @@
 package data
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -146,7 +148,7 @@ func TestLIBSVMTooLarge(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("got %v, want ErrTooLarge", err)
 	}
-	wantParseError(t, err, "t.txt", 0, "2 rows × 60 features")
+	wantParseError(t, err, "t.txt", 2, "2 rows × 60 features exceeds 100 values (read as libsvm)")
 }
 
 func TestEmptyInput(t *testing.T) {
@@ -156,4 +158,34 @@ func TestEmptyInput(t *testing.T) {
 		_, err = readString(in, &Options{Format: FormatDense})
 		wantParseError(t, err, "t.txt", 0, "no data rows")
 	}
+}
+
+// TestGarbageIsNotLIBSVM: text with colons but no index:value pairs (a log,
+// a binary file) is not taken for LIBSVM, and a file read as LIBSVM that
+// holds none stops within libsvmProbeRows lines with an error that names
+// the format — not after reading gigabytes, with "0 features".
+func TestGarbageIsNotLIBSVM(t *testing.T) {
+	var b strings.Builder
+	for i := range 200000 {
+		fmt.Fprintf(&b, "x%d at 12:3 said hello\n", i)
+	}
+	garbage := b.String()
+	if f := sniff("log.csv", bufio.NewReader(strings.NewReader(garbage)), 0); f == FormatLIBSVM {
+		t.Fatalf("garbage sniffed as %v", f)
+	}
+	_, err := Read(strings.NewReader(garbage), "log.csv", &Options{Format: FormatLIBSVM})
+	wantParseError(t, err, "log.csv", 1, `column 2: "at" is not index:value`)
+	// Lines of one token each (a binary blob, a list): no pair in sight.
+	blob := strings.Repeat("\x00\x13garbage\x7f\n", 200000)
+	_, err = Read(strings.NewReader(blob), "blob.csv", &Options{Format: FormatLIBSVM})
+	wantParseError(t, err, "blob.csv", libsvmProbeRows, "1000 lines and not one index:value pair: this is not LIBSVM data (read as libsvm")
+	// Real LIBSVM is still found, time-of-day CSVs are still CSV.
+	if f := sniff("a.txt", bufio.NewReader(strings.NewReader("+1 3:0.5 7:1\n-1 2:1\n")), 0); f != FormatLIBSVM {
+		t.Fatalf("LIBSVM sniffed as %v", f)
+	}
+	// The rows × features bound holds while reading.
+	defer func(m int) { maxValues = m }(maxValues)
+	maxValues = 100
+	_, err = Read(strings.NewReader(strings.Repeat("1 10:1\n", 50)), "big.txt", &Options{Format: FormatLIBSVM})
+	wantParseError(t, err, "big.txt", 11, "11 rows × 10 features exceeds 100 values (read as libsvm)")
 }

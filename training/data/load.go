@@ -451,13 +451,28 @@ func sniff(name string, r *bufio.Reader, sep rune) Format {
 		toks = fields(toks[:0], line)
 		delimited := bytes.ContainsAny(line, ",;") || sep > 0 && sep != ' ' && bytes.ContainsRune(line, sep)
 		switch {
-		case bytes.IndexByte(line, ':') >= 0 && !delimited && !hasTimeOfDay(toks):
+		case bytes.IndexByte(line, ':') >= 0 && !delimited && !hasTimeOfDay(toks) && indexValue(toks):
 			return FormatLIBSVM
 		case len(toks) >= 2 || delimited:
 			return FormatCSV
 		}
 	}
 	return FormatLIBSVM
+}
+
+// indexValue reports whether at least half of a line's tokens after the
+// first (the label) are LIBSVM index:value pairs — tokens with a colon —
+// so that text that merely has a colon ("at 12:3 said hello") is not taken
+// for LIBSVM, while a LIBSVM line with a typo still is (and its error
+// names the token).
+func indexValue(toks [][]byte) bool {
+	pairs := 0
+	for _, t := range toks[min(1, len(toks)):] {
+		if bytes.IndexByte(t, ':') >= 0 {
+			pairs++
+		}
+	}
+	return pairs > 0 && 2*pairs >= len(toks)-1
 }
 
 // hasTimeOfDay reports whether a token has two colons (10:49:41), which no
