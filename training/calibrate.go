@@ -15,15 +15,17 @@ import (
 // Confidence and unknown (docs/TRAINING.md): the shipped model carries an
 // inference.Calibration fitted on the validation rows of the search —
 // the held-out predictions of the chosen candidate's fold fits, which
-// are predictions of rows the model did not see. For a recording, only
-// the latest fold's (when it has enough rows): the confidence a gateway
-// shows is about the data it meets next, and the latest period is the
-// nearest to that; the earlier folds are how training measures that
-// choice forward (statedECE).
+// are predictions of rows the model did not see: every fold's, so that
+// the confidence averages over the periods (or groups) validated on
+// rather than betting on one — a latest fold that happened to be easy
+// would claim certainty the next period does not have. How well that
+// carries to later data is what training states, measured forward
+// (statedECE).
 //
 //  1. bins: edges at the quantiles calibrationQuantiles of the held-out
-//     margins (the first at half the unknown target, so the confidence
-//     threshold can fall there), duplicates dropped;
+//     margins (the first at the confidence's share of the unknown
+//     target, so the confidence threshold can fall there), duplicates
+//     dropped;
 //  2. each bin's accuracy, made non-decreasing in the margin by pooling
 //     adjacent violators (isotonic regression, weighted by rows), as
 //     (right + 1)/(rows + 2) — Laplace's rule of succession, so no bin
@@ -32,11 +34,12 @@ import (
 //     adjacent bins with equal bytes merged (the
 //     bundle wants them strictly ascending);
 //  3. the minimum confidence: the largest bin confidence such that the
-//     held-out rows in the bins below it are at most half the target;
+//     held-out rows in the bins below it are at most the confidence's
+//     share of the target (1 − noveltyShare);
 //  4. the maximum novelty: the novelty of the validation rows under the
 //     final model (its fingerprint's bits and, Outside, its features past
-//     the scaler's training range) at the (1 − target/2) quantile, so at
-//     most about half the target is unknown on novelty.
+//     the scaler's training range) at the (1 − noveltyShare·target)
+//     quantile, so at most about that share is unknown on novelty.
 //
 // Together at most Config.UnknownTarget (default 2%) of the validation
 // windows are unknown.
@@ -64,11 +67,24 @@ func margin(scores []float32, class int) float32 {
 	return scores[class] - second
 }
 
-// calibrationQuantiles place the bin edges (besides target/2, first).
+// noveltyShare is the part of the unknown target given to novelty; the
+// rest goes to low confidence. Across the shift suite's recordings the
+// margin is what tells the later periods' errors: the low-margin share of
+// each tenth of a test period rises and falls with its error rate
+// (Pearson r 0.36 to 0.93 on six of seven recordings) and singles out the
+// wrong answers (AUC 0.51 to 0.98), where the novelty's rate moved against
+// the errors on four of them (r −0.75 to 0.29; docs/TRAINING.md
+// "Confidence and unknown"). So novelty keeps a small share: the windows
+// far from anything trained on, which no margin can vouch for.
+const noveltyShare = 0.125
+
+// calibrationQuantiles place the bin edges (besides the confidence's
+// share of the target, first).
 var calibrationQuantiles = []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}
 
 // fitCalibration fits the margin bins and the minimum confidence on held
-// (see above); nil when there are too few rows to calibrate (fewer than
+// (see above), target being the share of windows to be unknown on low
+// confidence; nil when there are too few rows to calibrate (fewer than
 // minCalibrationRows).
 func fitCalibration(held []heldOut, target float64) *inference.Calibration {
 	if len(held) < minCalibrationRows {
@@ -80,7 +96,7 @@ func fitCalibration(held []heldOut, target float64) *inference.Calibration {
 	}
 	slices.Sort(ms)
 	var edges []float32
-	for _, q := range append([]float64{target / 2}, calibrationQuantiles...) {
+	for _, q := range append([]float64{target}, calibrationQuantiles...) {
 		e := ms[min(len(ms)-1, int(q*float64(len(ms))))]
 		if e <= 0 || (len(edges) > 0 && e <= edges[len(edges)-1]) {
 			continue
@@ -142,13 +158,35 @@ func fitCalibration(held []heldOut, target float64) *inference.Calibration {
 		}
 		b += bl.bins
 	}
+	// The lowest margins keep a bin of their own when pooling merged them
+	// into a larger one (they were right as often as wider margins on
+	// these rows): they are still the least certain answers, and a bin of
+	// their own — one byte below the next — is what lets the minimum
+	// confidence below make them unknown.
+	if len(edges) > 0 && len(conf) > 0 && conf[0] > 0 && (len(outEdges) == 0 || outEdges[0] > edges[0]) {
+		n0, r0 := 0.0, 0.0
+		for _, h := range held {
+			if h.margin < edges[0] {
+				n0++
+				if h.correct {
+					r0++
+				}
+			}
+		}
+		if n0 > 0 && n0 < rows[0] {
+			c0 := uint8(min(float64(conf[0]-1), math.Round(255*(r0+1)/(n0+2))))
+			outEdges = append([]float32{edges[0]}, outEdges...)
+			conf = append([]uint8{c0}, conf...)
+			rows = append([]float64{n0, rows[0] - n0}, rows[1:]...)
+		}
+	}
 	cal.Edges, cal.Confidence = outEdges, conf
 	// The minimum confidence: unknown below bin k, rows in bins < k at
-	// most target/2 of all.
+	// most the target.
 	total, below := float64(len(held)), 0.0
 	for k := 1; k < len(conf); k++ {
 		below += rows[k-1]
-		if below > target/2*total {
+		if below > target*total {
 			break
 		}
 		cal.MinConfidence = conf[k]
@@ -216,52 +254,124 @@ func outsideWeight(nov []uint32) uint16 {
 	return uint16(min(inference.MaxOutsideWeight, max(16, w)))
 }
 
-// calibrationRows returns the held-out predictions the shipped
-// calibration is fitted on: a recording's latest fold when it has at
-// least minCalibrationRows (the period nearest to what the gateway meets
-// next), else every fold's.
-func calibrationRows(held [][]heldOut, kind foldKind) []heldOut {
-	if kind == forwardFolds && len(held) > 1 && len(held[len(held)-1]) >= minCalibrationRows {
-		return held[len(held)-1]
-	}
-	return slices.Concat(held...)
-}
-
 // calibrateResult adds a calibration to res.Spec from the search's
 // held-out predictions and validation rows (nothing without them), and
 // rebuilds res.Model.
 func calibrateResult(res *Result, target float64, workers int) error {
-	cal := fitCalibration(calibrationRows(res.held, res.heldKind), target)
+	rows := slices.Concat(res.held...)
+	if len(rows) < minCalibrationRows {
+		return nil
+	}
+	// The novelty of every validation row under the final model, with the
+	// out-of-range term weighted by the fingerprint part's spread.
+	var fp []uint32 // the fingerprint's novelties (res.Model has no calibration yet)
+	if res.Spec.Fingerprint != nil {
+		fp = novelties(res.Model, res.valSets, workers)
+	}
+	outside := outsideWeight(fp)
+	probe := *res.Spec
+	probe.Calibration = &inference.Calibration{Confidence: []uint8{255}, Outside: outside}
+	pm, err := inference.New(&probe)
+	if err != nil {
+		return err
+	}
+	byRow := noveltyRows(pm, res.valSets, workers)
+	share := 0.0
+	top, rest, informative := noveltyTells(byRow, res.held)
+	if informative {
+		share = noveltyShare
+		res.Notes = append(res.Notes, fmt.Sprintf("unknown: low confidence, and novelty for the most novel %.2g%% of windows (on the held-out rows the most novel tenth was %.1f%% right, the rest %.1f%%)", 100*target*share, top, rest))
+	} else {
+		res.Notes = append(res.Notes, fmt.Sprintf("unknown: low confidence alone; novelty did not mark the held-out errors (the most novel tenth of the held-out rows was %.1f%% right, the rest %.1f%%), so it is reported but decides nothing", top, rest))
+	}
+	confTarget := target * (1 - share)
+	cal := fitCalibration(rows, confTarget)
 	if cal == nil {
 		return nil
 	}
-	if shipped, raw, how, ok := statedECE(res.held, res.heldKind, target); ok {
+	if shipped, raw, how, ok := statedECE(res.held, res.heldKind, confTarget); ok {
 		res.CalibrationError = shipped
 		res.Notes = append(res.Notes, fmt.Sprintf("confidence: calibration error %.2f%% on held-out rows the calibration was not fitted on (%s), the raw softmax's %.2f%%", shipped, how, raw))
 		if shipped >= raw {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the calibrated confidence is no better calibrated than the raw softmax on the held-out rows (%.2f%% against %.2f%%): too few or too uniform validation rows", shipped, raw))
 		}
 	}
-	var fp []uint32 // the fingerprint's novelties (res.Model has no calibration yet)
-	if res.Spec.Fingerprint != nil {
-		fp = novelties(res.Model, res.valSets, workers)
+	cal.Outside = outside
+	if share > 0 {
+		all := slices.Concat(byRow...)
+		slices.Sort(all)
+		cal.MaxNovelty = max(1, quantileU32(all, 1-target*share))
 	}
-	cal.Outside = outsideWeight(fp)
 	spec := *res.Spec
 	spec.Calibration = cal
 	m, err := inference.New(&spec)
 	if err != nil {
 		return err
 	}
-	if nov := novelties(m, res.valSets, workers); len(nov) > 0 {
-		cal.MaxNovelty = max(1, quantileU32(nov, 1-target/2))
-		if m, err = inference.New(&spec); err != nil {
-			return err
-		}
-	}
 	res.Spec, res.Model = &spec, m
 	res.held, res.valSets = nil, nil
 	return nil
+}
+
+// noveltyRows returns the novelty of every row of sets under m, in row
+// order per set.
+func noveltyRows(m *inference.Model, sets []*data.Dataset, workers int) [][]uint32 {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	out := make([][]uint32, len(sets))
+	for k, ds := range sets {
+		out[k] = make([]uint32, ds.N)
+		var wg sync.WaitGroup
+		for g := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := g; i < ds.N; i += workers {
+					o, _ := m.PredictOutcome(nil, nil, ds.Row(i), inference.Thresholds{})
+					out[k][i] = o.Novelty
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	return out
+}
+
+// noveltyTells reports whether novelty marks errors on the held-out rows:
+// the accuracy (percent) of the most novel tenth of them (by the final
+// model's novelty, paired row for row with the fold fits' predictions)
+// and of the rest, and whether the first is below the second by more than
+// a point. A novelty that rises with departing inputs but not with wrong
+// answers (sensors that drift while the classes stay apart) would only
+// silence right answers.
+func noveltyTells(nov [][]uint32, held [][]heldOut) (top, rest float64, ok bool) {
+	type pair struct {
+		nov   uint32
+		right bool
+	}
+	var all []pair
+	for k := range min(len(nov), len(held)) {
+		for i := range min(len(nov[k]), len(held[k])) {
+			all = append(all, pair{nov[k][i], held[k][i].correct})
+		}
+	}
+	if len(all) < 100 {
+		return 0, 0, false
+	}
+	slices.SortStableFunc(all, func(a, b pair) int { return cmp.Compare(b.nov, a.nov) })
+	n := len(all) / 10
+	acc := func(ps []pair) float64 {
+		r := 0
+		for _, p := range ps {
+			if p.right {
+				r++
+			}
+		}
+		return 100 * float64(r) / float64(len(ps))
+	}
+	top, rest = acc(all[:n]), acc(all[n:])
+	return top, rest, top+1 < rest
 }
 
 // statedECE measures the calibration the way it is fitted, on rows it

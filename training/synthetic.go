@@ -2,6 +2,7 @@ package training
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/trit-iot/trit/training/data"
 	"github.com/trit-iot/trit/training/internal/splitmix"
@@ -98,6 +99,56 @@ func OfficeSeries(n int, seed uint64) *data.Dataset {
 		score := (light-155)/120 + (co2-665)/250 + 0.8*gauss()
 		if score > 0 {
 			ds.Y[i] = 1
+		}
+	}
+	return ds
+}
+
+// DriftingSensors returns a synthetic, time-ordered recording of an array
+// of d chemical-style sensors telling k classes (gases) apart, whose
+// response drifts as the sensors age: each class has a fixed response
+// pattern over the sensors, weak on each and clear over all of them; each
+// sensor's offset wanders (a slow random walk) and its gain with it, so
+// the same gas reads differently later — by the end of the n readings the
+// offsets have moved by about twice a class pattern's size — and the
+// class is held for runs of about 50 readings. A model fitted on the
+// early rows meets shifted inputs later and its accuracy falls with time:
+// the stream for whether "unknown" rises with the errors, and for the
+// search's time on a wide recording. Deterministic for a seed.
+func DriftingSensors(n, d, k int, seed uint64) *data.Dataset {
+	r := splitmix.New(seed)
+	gauss := func() float64 {
+		u1, u2 := r.Float64(), r.Float64()
+		return math.Sqrt(-2*math.Log(1-u1)) * math.Cos(2*math.Pi*u2)
+	}
+	ds := &data.Dataset{Name: "drifting-sensors", N: n, D: d, X: make([]float32, 0, n*d), Y: make([]int32, n), Ordered: true}
+	for c := range k {
+		ds.Classes = append(ds.Classes, "gas"+strconv.Itoa(c))
+	}
+	for j := range d {
+		ds.Features = append(ds.Features, "s"+strconv.Itoa(j))
+	}
+	scale := 1.5 / math.Sqrt(float64(d)) // each pattern's size on one sensor
+	step := 2 * scale / math.Sqrt(float64(max(n, 1)))
+	pattern := make([]float64, k*d) // class c's response on sensor j
+	for i := range pattern {
+		pattern[i] = scale * gauss()
+	}
+	gain, offset := make([]float64, d), make([]float64, d)
+	for j := range gain {
+		gain[j] = 1
+	}
+	class := 0
+	for i := range n {
+		if r.Float64() < 1.0/50 {
+			class = r.Intn(k)
+		}
+		ds.Y[i] = int32(class)
+		for j := range d {
+			gain[j] = max(0.2, gain[j]+step*gauss())
+			offset[j] += step * gauss()
+			v := gain[j]*pattern[class*d+j] + offset[j] + 0.3*scale*gauss()
+			ds.X = append(ds.X, float32(v))
 		}
 	}
 	return ds
