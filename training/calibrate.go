@@ -282,7 +282,7 @@ func calibrateResult(res *Result, target float64, workers int) error {
 		share = noveltyShare
 		res.Notes = append(res.Notes, fmt.Sprintf("unknown: low confidence, and novelty for the most novel %.2g%% of windows (on the held-out rows the most novel tenth was %.1f%% right, the rest %.1f%%)", 100*target*share, top, rest))
 	} else {
-		res.Notes = append(res.Notes, fmt.Sprintf("unknown: low confidence alone; novelty did not mark the held-out errors (the most novel tenth of the held-out rows was %.1f%% right, the rest %.1f%%), so it is reported but decides nothing", top, rest))
+		res.Notes = append(res.Notes, fmt.Sprintf("unknown: low confidence alone; novelty did not mark the held-out errors (the most novel tenth of the held-out rows was %.1f%% right, the rest %.1f%%), so it is reported (and feeds the drift alerts) but decides nothing", top, rest))
 	}
 	confTarget := target * (1 - share)
 	cal := fitCalibration(rows, confTarget)
@@ -297,8 +297,7 @@ func calibrateResult(res *Result, target float64, workers int) error {
 		}
 	}
 	cal.Outside = outside
-	if share > 0 {
-		all := slices.Concat(byRow...)
+	if all := slices.Concat(byRow...); share > 0 && len(all) > 0 {
 		slices.Sort(all)
 		cal.MaxNovelty = max(1, quantileU32(all, 1-target*share))
 	}
