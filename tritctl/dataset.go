@@ -3,6 +3,7 @@ package tritctl
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,7 @@ type dataFlags struct {
 	refuseMissing bool
 	keepRowNums   bool
 	delimiter     string
+	decimal       string
 	ignore        []string
 	groupColumn   string
 	skipUnlabel   bool
@@ -35,11 +37,12 @@ type dataFlags struct {
 	standard      string
 	dataDir       string
 	cmd           *cobra.Command // to tell which flags were given
+	notes         io.Writer      // where loadTest says how it read a test file (nil: nowhere)
 }
 
 // dataReadFlags are the flags that say how to read a file (as opposed to
 // which file): eval reads with the model's read spec unless one is given.
-var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "shuffled", "refuse-missing", "keep-row-numbers", "delimiter", "ignore-column", "group-column", "skip-unlabelled", "features"}
+var dataReadFlags = []string{"format", "header", "label-column", "time-column", "time-ordered", "shuffled", "refuse-missing", "keep-row-numbers", "delimiter", "decimal", "ignore-column", "group-column", "skip-unlabelled", "features"}
 
 func (f *dataFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -53,6 +56,7 @@ func (f *dataFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.shuffled, "shuffled", false, "the rows are independent samples in no particular order, not a recording\n(default: detected from the rows; docs/TRAINING.md)")
 	fl.BoolVar(&f.keepRowNums, "keep-row-numbers", false, "CSV/ARFF: keep a column that holds just the row number (each value one more than the one before,\nas R and pandas write an index) as a feature (default: left out, and said so)")
 	fl.StringVar(&f.delimiter, "delimiter", "auto", "CSV: column delimiter: auto (',', ';' or tab, else white space), tab, space (runs of white space) or one character")
+	fl.StringVar(&f.decimal, "decimal", "auto", "CSV: the numbers' decimal mark: auto (a decimal comma, \"14,03\", is detected when the delimiter is not ','), . or ,")
 	fl.StringSliceVar(&f.ignore, "ignore-column", nil, "CSV/ARFF: column to skip, by name or number from 1; repeat or comma-separate")
 	fl.StringVar(&f.groupColumn, "group-column", "", "CSV/ARFF: the column naming each row's group — the person, device, room or site it was recorded\nfor — by name or number from 1; none: no group column. Not a feature: the model is validated\nby leaving whole groups out, as it will meet new ones (default: a column named user, subject,\nperson, participant, patient, device, phone, room, site, station or location, with or without \"id\")")
 	fl.BoolVar(&f.skipUnlabel, "skip-unlabelled", false, "CSV/ARFF: drop rows whose label is missing (empty, ?, NA, NaN, null …) and say how many\n(default: such a row is an error)")
@@ -93,10 +97,14 @@ func (f *dataFlags) options() (*data.Options, error) {
 	if err != nil {
 		return nil, bad("delimiter", err)
 	}
+	decimal, err := data.ParseDecimal(f.decimal)
+	if err != nil {
+		return nil, bad("decimal", err)
+	}
 	if f.timeOrdered && f.shuffled {
 		return nil, usagef("--time-ordered and --shuffled contradict each other")
 	}
-	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Ordered: f.timeOrdered, Shuffled: f.shuffled, RefuseMissing: f.refuseMissing, KeepRowNumbers: f.keepRowNums, SkipUnlabelled: f.skipUnlabel}
+	o := &data.Options{Format: format, NumFeatures: f.numFeatures, Header: header, Delimiter: delim, Decimal: decimal, Ordered: f.timeOrdered, Shuffled: f.shuffled, RefuseMissing: f.refuseMissing, KeepRowNumbers: f.keepRowNums, SkipUnlabelled: f.skipUnlabel}
 	switch g := strings.TrimSpace(f.groupColumn); {
 	case strings.EqualFold(g, "none"):
 		o.NoGroup = true
@@ -140,7 +148,13 @@ func (f *dataFlags) load(path string) (*data.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	return data.Load(path, o)
+	ds, err := data.Load(path, o)
+	if errors.Is(err, data.ErrNoColumn) {
+		// A column named by a flag (--label-column, --time-column, …)
+		// that the file does not have: a bad flag value (exit code 2).
+		return nil, &cli.UsageError{Err: err}
+	}
+	return ds, err
 }
 
 // loadTest reads a test file the way train was read (train.Spec: the same
@@ -163,9 +177,23 @@ func (f *dataFlags) loadTest(path string, train *data.Dataset) (*data.Dataset, e
 		}
 		o.Features = train.Features
 	}
+	note := ""
+	if !f.changed("delimiter") && !f.changed("decimal") {
+		note = ownDelimiter(o, path)
+	}
 	test, err := data.Load(path, o)
 	if err != nil {
+		if errors.Is(err, data.ErrColumn) && train.Spec != nil {
+			how := "read as the training file was"
+			if note != "" {
+				how = note
+			}
+			err = fmt.Errorf("%w (the test file is %s: %s; give --delimiter, --header or --label-column if it differs)", err, how, train.Spec.Describe())
+		}
 		return nil, err
+	}
+	if note != "" && f.notes != nil {
+		fmt.Fprintf(f.notes, "%s\n", note)
 	}
 	if test.D != train.D {
 		return nil, fmt.Errorf("%s has %d features, the training data %d", path, test.D, train.D)
@@ -174,6 +202,38 @@ func (f *dataFlags) loadTest(path string, train *data.Dataset) (*data.Dataset, e
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return test, nil
+}
+
+// changed reports whether flag name was given.
+func (f *dataFlags) changed(name string) bool { return f.cmd != nil && f.cmd.Flags().Changed(name) }
+
+// ownDelimiter lets a file read with another file's read spec (train
+// --test, eval) keep a delimiter of its own: a comma-separated test file
+// for a ';' training file. Only a delimiter detection finds is replaced
+// (one given to read the training file, such as '|', is kept), and with a
+// new delimiter the decimal mark is detected again. It returns a note
+// saying so when the delimiter changed, else "".
+func ownDelimiter(o *data.Options, path string) string {
+	if o.Format != data.FormatCSV || !strings.ContainsRune(",;\t ", o.Delimiter) {
+		return ""
+	}
+	d, err := data.SniffDelimiter(path)
+	if err != nil || d == o.Delimiter {
+		return "" // an error is the Load's to report
+	}
+	note := fmt.Sprintf("reading %s with its own delimiter %s (the training file's is %s)", filepath.Base(path), delimiterName(d), delimiterName(o.Delimiter))
+	o.Delimiter, o.Decimal = d, 0
+	return note
+}
+
+func delimiterName(d rune) string {
+	switch d {
+	case ' ':
+		return "white space"
+	case '\t':
+		return "tab"
+	}
+	return fmt.Sprintf("%q", d)
 }
 
 // standardSets loads the standard train and test split named by --standard.

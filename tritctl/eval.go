@@ -55,7 +55,9 @@ func newEvalCmd(e *env) *cobra.Command {
 row of DATA_FILE with it.
 
 DATA_FILE is read the way the model's training file was read (the bundle
-records it: format, delimiter, header, label column, time columns), with
+records it: format, delimiter, header, label column, time columns; a file
+with a delimiter of its own, such as ',' for a ';' training file, keeps
+it), with
 the feature columns found by name, so the columns may come in another order
 and extra columns are ignored. Any data flag (--format, --header,
 --label-column, …) replaces that record; the model's feature names are
@@ -107,6 +109,9 @@ reliability per confidence value, accuracy at coverages from 100% down to
 			if df.standard != "" {
 				ds, err = evalStandard(&df, m, split)
 			} else {
+				if !asJSON {
+					df.notes = e.stderr
+				}
 				ds, err = evalData(&df, args[1], m, readSpecOf(br.Bundle))
 			}
 			if err != nil {
@@ -225,6 +230,9 @@ func evalData(df *dataFlags, path string, m *inference.Model, spec string) (*dat
 			rs.Features = m.Spec().Features
 		}
 		o = rs.Options()
+		if note := ownDelimiter(o, path); note != "" && df.notes != nil {
+			fmt.Fprintln(df.notes, note)
+		}
 	} else {
 		var err error
 		if o, err = df.options(); err != nil {

@@ -218,7 +218,13 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 		if train, err = f.data.load(args[0]); err != nil {
 			return err
 		}
+		if train.Spec != nil && !f.json {
+			fmt.Fprintf(e.stderr, "reading %s: %s\n", train.Name, train.Spec.Describe())
+		}
 		if f.test != "" {
+			if !f.json {
+				f.data.notes = e.stderr
+			}
 			if test, err = f.data.loadTest(f.test, train); err != nil {
 				return err
 			}
@@ -235,7 +241,7 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	if f.p > 0 {
 		cfg.Budget = 0
 	}
-	if train.Spec != nil && !f.json {
+	if len(args) == 0 && train.Spec != nil && !f.json {
 		fmt.Fprintf(e.stderr, "reading %s: %s\n", train.Name, train.Spec.Describe())
 	}
 	res, err := training.Train(train, cfg)

@@ -162,6 +162,20 @@ func ParseDelimiter(s string) (rune, error) {
 	return r, nil
 }
 
+// ParseDecimal parses the decimal mark of the numbers in delimited text:
+// auto (or empty: detect), "." (dot, point) or "," (comma).
+func ParseDecimal(s string) (rune, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return 0, nil
+	case ".", "dot", "point":
+		return '.', nil
+	case ",", "comma":
+		return ',', nil
+	}
+	return 0, fmt.Errorf("%w: decimal mark %q: want auto, . or ,", ErrOptions, s)
+}
+
 // checkDelimiter accepts 0 (detect), ' ' (white space) and whatever
 // encoding/csv accepts as a field delimiter.
 func checkDelimiter(r rune) error {

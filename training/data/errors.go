@@ -21,6 +21,11 @@ var (
 	// and is not in the file, or a header that cannot be used (a feature
 	// column without a name, two columns with the same name).
 	ErrColumn = errors.New("data: column")
+	// ErrNoColumn reports a column asked for, by name or number, that the
+	// file does not have (no header to find a name in, no such name, a
+	// number beyond the last column). It wraps ErrColumn: callers that
+	// took the column from their user can call it a usage error.
+	ErrNoColumn = fmt.Errorf("%w", ErrColumn)
 	// ErrTimeOrder reports a row whose time stamp is earlier than the row
 	// before it (see docs/DATA.md, "Time order").
 	ErrTimeOrder = errors.New("data: rows out of time order")

@@ -82,6 +82,13 @@ type Options struct {
 	// first lines (else runs of white space); ' ' means runs of white
 	// space.
 	Delimiter rune
+	// Decimal is the decimal mark of the numbers in delimited text: '.',
+	// ',' (what spreadsheets in much of Europe write, with ';' between
+	// the columns), or 0 to detect: a decimal comma when the delimiter
+	// is not ',' and the first data rows hold a number written with one
+	// ("14,03"). A comma-separated file's decimal commas (quoted fields)
+	// are read only when Decimal is ','.
+	Decimal rune
 	// LabelColumn is the label's column. Zero: the one column named label,
 	// class, target or y (any case), else the last column that is neither
 	// ignored nor a time column.
@@ -160,6 +167,9 @@ func (o *Options) check() error {
 	}
 	if err := checkDelimiter(o.Delimiter); err != nil {
 		return err
+	}
+	if o.Decimal != 0 && o.Decimal != '.' && o.Decimal != ',' {
+		return fmt.Errorf("%w: decimal mark %q: want '.' or ','", ErrOptions, o.Decimal)
 	}
 	for _, c := range append(append([]Column{o.LabelColumn, o.GroupColumn}, o.TimeColumns...), o.Ignore...) {
 		if err := c.check(); err != nil {
@@ -338,6 +348,24 @@ func readCSV(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 		rs = newCSVRecords(r, name, delim, '#', 0)
 	}
 	return readTable(rs, name, delim, o)
+}
+
+// SniffDelimiter returns the delimiter Load detects in the delimited text
+// at path (decompressed if need be): ',', ';', tab, or ' ' for white
+// space. A file read with another file's ReadSpec (a test file, the next
+// week's log) may have a delimiter of its own.
+func SniffDelimiter(path string) (rune, error) {
+	src, err := open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer src.close()
+	skipBOM(src.r)
+	head, more, _, err := sniffHead(src.r, src.name)
+	if err != nil {
+		return 0, err
+	}
+	return sniffDelimiter(head, more), nil
 }
 
 // sniffHead returns the start of delimited text for sniffDelimiter, and a

@@ -19,6 +19,7 @@ import (
 type ReadSpec struct {
 	Format       Format   // FormatCSV, FormatARFF, FormatLIBSVM or FormatIDX
 	Delimiter    rune     // CSV: ',', ';', tab, …, or ' ' for runs of white space
+	Decimal      rune     // CSV: ',' when the numbers have a decimal comma, else 0 (a dot)
 	Header       bool     // CSV: the first row names the columns (ARFF files always name them)
 	Label        Column   // CSV/ARFF: the label column
 	Times        []Column // CSV/ARFF: the time columns, in file order; nil: none
@@ -46,7 +47,7 @@ type ReadSpec struct {
 func (s *ReadSpec) Options() *Options {
 	// The spec lists the columns to read (by name, or by position with
 	// Ignore): nothing more is left out as a row number.
-	o := &Options{Format: s.Format, NumFeatures: s.NumFeatures, Delimiter: s.Delimiter,
+	o := &Options{Format: s.Format, NumFeatures: s.NumFeatures, Delimiter: s.Delimiter, Decimal: s.Decimal,
 		TimeFeatures: s.TimeFeatures, Features: slices.Clone(s.Features), KeepRowNumbers: true}
 	switch s.Format {
 	case FormatCSV, FormatARFF:
@@ -100,6 +101,9 @@ func (s *ReadSpec) Describe() string {
 			b.WriteString(", columns separated by white space")
 		} else {
 			fmt.Fprintf(&b, ", delimiter %q", s.Delimiter)
+		}
+		if s.Decimal == ',' {
+			b.WriteString(", decimal comma")
 		}
 		if s.Header {
 			b.WriteString(", header row")
@@ -168,6 +172,10 @@ func (s *ReadSpec) String() string {
 		b.WriteString(" delimiter=")
 		b.WriteString(strconv.QuoteRune(s.Delimiter))
 	}
+	if s.Decimal != 0 {
+		b.WriteString(" decimal=")
+		b.WriteString(strconv.QuoteRune(s.Decimal))
+	}
 	if s.Header {
 		b.WriteString(" header=yes")
 	}
@@ -224,7 +232,7 @@ func writeColumns(b *strings.Builder, key string, cols []Column) {
 }
 
 // readSpecKeys is the order of keys in the text form.
-var readSpecKeys = []string{"format", "delimiter", "header", "label", "time", "time-features", "ignore", "group", "features", "d"}
+var readSpecKeys = []string{"format", "delimiter", "decimal", "header", "label", "time", "time-features", "ignore", "group", "features", "d"}
 
 // ParseReadSpec parses the text form written by ReadSpec.String. Keys must
 // appear at most once, in String's order; an unknown key is an error (a
@@ -269,6 +277,11 @@ func ParseReadSpec(text string) (*ReadSpec, error) {
 			s.Delimiter, err = p.rune()
 			if err == nil && (s.Delimiter == 0 || checkDelimiter(s.Delimiter) != nil) {
 				err = fmt.Errorf("delimiter %q", s.Delimiter)
+			}
+		case "decimal":
+			s.Decimal, err = p.rune()
+			if err == nil && s.Decimal != ',' {
+				err = fmt.Errorf("decimal %q: want ','", s.Decimal)
 			}
 		case "header":
 			err = p.yes()

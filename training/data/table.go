@@ -14,12 +14,13 @@ import (
 // is a header, resolves the label, time, ignored and feature columns
 // (docs/DATA.md states the rules), and parses the rows.
 type table struct {
-	name   string
-	format Format
-	delim  rune
-	o      *Options
-	rs     records
-	queue  []row // rows read ahead (header detection), served before rs
+	name    string
+	format  Format
+	delim   rune
+	decimal rune // the numbers' decimal mark: '.' or ','
+	o       *Options
+	rs      records
+	queue   []row // rows read ahead (header detection), served before rs
 
 	header     bool
 	headerLine int
@@ -141,26 +142,37 @@ func readTable(rs records, name string, delim rune, o *Options) (*Dataset, error
 	if !ok {
 		return nil, &ParseError{File: name, Err: errNoData}
 	}
+	// The second row decides the header and the decimal mark with the
+	// first: read it ahead.
+	second, haveSecond, err := t.readAhead()
+	if err != nil {
+		return nil, err
+	}
+	if haveSecond {
+		t.queue = append(t.queue, second)
+	}
+	t.decimal = o.Decimal
+	if t.decimal == 0 {
+		t.decimal = '.'
+		if delim != ',' && (hasCommaNumber(first.f) || haveSecond && hasCommaNumber(second.f)) {
+			t.decimal = ','
+		}
+	}
 	switch o.Header {
 	case HeaderYes:
 		t.header = true
 	case HeaderAuto:
-		second, ok, err := t.readAhead()
-		if err != nil {
-			return nil, err
-		}
 		var r1 []string
-		if ok {
+		if haveSecond {
 			r1 = second.f
 			if len(r1) == len(first.f)+1 {
 				r1 = r1[1:] // a header that does not name the row names (R's write.table)
 			}
-			t.queue = append(t.queue, second)
 		}
 		t.header = looksLikeHeader(first.f, r1)
 		if !t.header && needsNames(o) {
 			return nil, &ParseError{File: name, Line: first.line(0), Err: fmt.Errorf(
-				"%w: %s, but the first line does not look like a header row (if it is one, say so: header yes)", ErrColumn, namedColumn(o))}
+				"%w: %s, but the first line does not look like a header row (if it is one, say so: header yes)", ErrNoColumn, namedColumn(o))}
 		}
 	}
 	t.ncols = len(first.f)
@@ -197,14 +209,48 @@ func looksLikeHeader(r0, r1 []string) bool {
 	return false
 }
 
+// isValue reports whether s is a value rather than a column's name: a
+// missing-value mark, a number (with either decimal mark: a header names
+// no column "14,03", and a file read with the wrong mark then fails on its
+// first number, saying so, not on its header) or a time.
 func isValue(s string) bool {
 	s = strings.TrimSpace(s)
-	if isMissing(s) {
+	if isMissing(s) || isCommaNumber(s) {
 		return true
 	}
 	_, err := parseValue(s)
 	return err == nil || sniffTime(s) != 0
 }
+
+// parseNumber parses a feature value of delimited text whose decimal mark
+// is decimal ('.' or ','). With a decimal comma, a '.' is refused rather
+// than guessed at (it may be a thousands separator: "1.234,5").
+func parseNumber(s string, decimal rune) (float32, error) {
+	if decimal == ',' {
+		if strings.IndexByte(s, '.') >= 0 {
+			return 0, errSyntax
+		}
+		s = strings.Replace(s, ",", ".", 1)
+	}
+	return parseValue(s)
+}
+
+// isCommaNumber reports whether s is a number written with a decimal
+// comma ("14,03", "-0,5"): not a number as it is, one with its comma read
+// as a point.
+func isCommaNumber(s string) bool {
+	s = strings.TrimSpace(s)
+	if strings.Count(s, ",") != 1 || strings.IndexByte(s, '.') >= 0 {
+		return false
+	}
+	if _, err := parseValue(s); err == nil {
+		return false
+	}
+	_, err := parseNumber(s, ',')
+	return err == nil
+}
+
+func hasCommaNumber(fields []string) bool { return slices.ContainsFunc(fields, isCommaNumber) }
 
 // needsNames reports whether o refers to a column by name.
 func needsNames(o *Options) bool { return namedColumn(o) != "" }
@@ -259,7 +305,7 @@ func (t *table) read() (*Dataset, error) {
 func (t *table) col(c Column, what string, r *row) (int, error) {
 	if c.Name != "" {
 		if !t.header {
-			return 0, t.errorf(r, -1, "%w: %s %q is given by name, but the file has no header row", ErrColumn, what, c.Name)
+			return 0, t.errorf(r, -1, "%w: %s %q is given by name, but the file has no header row", ErrNoColumn, what, c.Name)
 		}
 		i := -1
 		for j, n := range t.names {
@@ -271,7 +317,7 @@ func (t *table) col(c Column, what string, r *row) (int, error) {
 			}
 		}
 		if i < 0 {
-			return 0, t.errorf(nil, -1, "%w: %s: no column named %q%s", ErrColumn, what, c.Name, t.nameHint(c.Name))
+			return 0, t.errorf(nil, -1, "%w: %s: no column named %q%s", ErrNoColumn, what, c.Name, t.nameHint(c.Name))
 		}
 		return i, nil
 	}
@@ -281,7 +327,7 @@ func (t *table) col(c Column, what string, r *row) (int, error) {
 	case c.Index >= 1 && c.Index <= t.ncols:
 		return c.Index - 1, nil
 	}
-	return 0, t.errorf(r, -1, "%w: %s %d but the line has %d columns", ErrColumn, what, c.Index, t.ncols)
+	return 0, t.errorf(r, -1, "%w: %s %d but the line has %d columns", ErrNoColumn, what, c.Index, t.ncols)
 }
 
 // nameHint suggests a header name that differs from want only in case, or
@@ -697,11 +743,16 @@ func (t *table) rows(first row) (*Dataset, error) {
 					return nil, t.errorf(&r, c, "%s: not among the attribute's values %s", quote(s), quoteList(t.nominal[c]))
 				}
 			} else {
-				v, err = parseValue(s)
+				v, err = parseNumber(s, t.decimal)
 			}
 			if err != nil {
 				hint := ""
-				if n == 0 && errors.Is(err, errSyntax) {
+				switch {
+				case t.decimal == '.' && isCommaNumber(s):
+					hint = " (a decimal comma? read the file with --decimal ,)"
+				case t.decimal == ',' && strings.IndexByte(s, '.') >= 0:
+					hint = " (the file's numbers have a decimal comma, so a '.' in a number is not read: a thousands separator? give --decimal . if the point is the decimal mark)"
+				case n == 0 && errors.Is(err, errSyntax):
 					hint = " (if the column is not a feature, ignore it; if it is the label, choose it as the label column)"
 				}
 				return nil, t.errorf(&r, c, "%v %s%s", err, quote(s), hint)
@@ -868,6 +919,9 @@ func (t *table) spec(d int) *ReadSpec {
 		TimeFeatures: t.o.TimeFeatures, Features: slices.Clone(t.featName), NumFeatures: d}
 	if t.format == FormatCSV {
 		s.Delimiter = t.delim
+		if t.decimal == ',' {
+			s.Decimal = ','
+		}
 	}
 	if !t.header {
 		s.Label.Name = ""
