@@ -108,6 +108,7 @@ func FuzzCSV(f *testing.F) {
 		"a,a,y\n1,2,3\n",
 		"ts;v;lab\n2019-03-31 02:30:00;1;a\n2019-03-31 01:30:00;2;b\n",
 		"1/1/1998,?,2.5,NA,0.\n1/2/1998,1,,nan,1.\n", // missing values, as in UCI's ozone data
+		euCSV, "1;2;a\n3;4,5;b\n5;1.234,5;a\n", // decimal commas
 	} {
 		f.Add([]byte(s), uint8(0), uint8(0), "", "", "")
 	}
@@ -120,8 +121,10 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte(occupancyR), uint8(1), uint8(1), "Occupancy", "date", "1")
 	f.Add([]byte("1,2,3\n4,5,6\n"), uint8(2), uint8(1), "1", "", "2")
 	f.Add([]byte("x;y;z\n1;2;a\n"), uint8(1), uint8(2), "z", "x", "")
+	f.Add([]byte("a;lab\n1.5;2,5\n2.5;3\n"), uint8(0), uint8(6), "", "", "") // a point asked for, a comma number in the label
+	f.Add([]byte("a,b,lab\n\"1,5\",2,x\n\"2,5\",3,y\n"), uint8(0), uint8(12), "", "", "")
 	f.Fuzz(func(t *testing.T, in []byte, header, delim uint8, label, times, ignore string) {
-		opt := &Options{Format: FormatCSV, Header: Header(header % 3), Delimiter: []rune{0, ',', ';', '\t', ' ', '|'}[delim%6]}
+		opt := &Options{Format: FormatCSV, Header: Header(header % 3), Delimiter: []rune{0, ',', ';', '\t', ' ', '|'}[delim%6], Decimal: []rune{0, '.', ','}[delim/6%3]}
 		if label != "" {
 			opt.LabelColumn, _ = ParseColumn(label)
 		}
@@ -203,6 +206,7 @@ func FuzzParseReadSpec(f *testing.F) {
 		`format=arff label="eyeDetection" features="AF3" d=1`,
 		`format=libsvm d=123`, `format=idx d=784`, `format=dense`, `format=csv d=0`, `d=1 format=csv`,
 		`format=csv label=""`, `format=csv features="a","a" d=2`, `format=csv delimiter='"'`,
+		`format=csv delimiter=';' decimal=',' header=yes d=1`, `format=csv decimal='.'`, `format=csv decimal=';'`,
 	} {
 		f.Add(s)
 	}

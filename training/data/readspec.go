@@ -19,7 +19,7 @@ import (
 type ReadSpec struct {
 	Format       Format   // FormatCSV, FormatARFF, FormatLIBSVM or FormatIDX
 	Delimiter    rune     // CSV: ',', ';', tab, …, or ' ' for runs of white space
-	Decimal      rune     // CSV: ',' when the numbers have a decimal comma, else 0 (a dot)
+	Decimal      rune     // CSV: ',' when the numbers have a decimal comma, '.' when a point was asked for, else 0 (detect)
 	Header       bool     // CSV: the first row names the columns (ARFF files always name them)
 	Label        Column   // CSV/ARFF: the label column
 	Times        []Column // CSV/ARFF: the time columns, in file order; nil: none
@@ -280,8 +280,8 @@ func ParseReadSpec(text string) (*ReadSpec, error) {
 			}
 		case "decimal":
 			s.Decimal, err = p.rune()
-			if err == nil && s.Decimal != ',' {
-				err = fmt.Errorf("decimal %q: want ','", s.Decimal)
+			if err == nil && s.Decimal != ',' && s.Decimal != '.' {
+				err = fmt.Errorf("decimal %q: want ',' or '.'", s.Decimal)
 			}
 		case "header":
 			err = p.yes()

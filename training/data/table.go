@@ -919,8 +919,12 @@ func (t *table) spec(d int) *ReadSpec {
 		TimeFeatures: t.o.TimeFeatures, Features: slices.Clone(t.featName), NumFeatures: d}
 	if t.format == FormatCSV {
 		s.Delimiter = t.delim
-		if t.decimal == ',' {
-			s.Decimal = ','
+		// A decimal point is recorded only when it was asked for: read
+		// again with detection, a file whose first rows hold a comma
+		// number outside the features (a label "2,5") would be read with
+		// a decimal comma.
+		if t.decimal == ',' || t.o.Decimal == '.' {
+			s.Decimal = t.decimal
 		}
 	}
 	if !t.header {
