@@ -47,7 +47,23 @@ func validationWarnings(sel selection, classes []string, rows []int) []string {
 // search): a class it almost never recognises on the test rows, and a
 // validation score far above the test score — the data moved, or
 // validation leaked.
+//
+// It does not know how val was validated, so its advice on a gap covers
+// every case; Result.TestWarnings gives only the advice that applies.
 func TestWarnings(val *SearchPoint, ev *Evaluation) []string {
+	return testWarnings(val, ev, -1)
+}
+
+// TestWarnings is TestWarnings for r's chosen candidate, with the advice
+// on a gap that fits how it was validated: rows already validated forward
+// in time (or on groups left out) are not told to say they are a
+// recording.
+func (r *Result) TestWarnings(ev *Evaluation) []string {
+	return testWarnings(r.Selected, ev, r.heldKind)
+}
+
+// testWarnings is TestWarnings; kind is how val was validated, -1 unknown.
+func testWarnings(val *SearchPoint, ev *Evaluation, kind foldKind) []string {
 	var out []string
 	var weak []string
 	for _, c := range ev.PerClass {
@@ -59,8 +75,15 @@ func TestWarnings(val *SearchPoint, ev *Evaluation) []string {
 		out = append(out, fmt.Sprintf("near-zero recall on the test rows: %s", strings.Join(weak, ", ")))
 	}
 	if val != nil && val.Balanced-ev.Balanced > warnGap {
-		out = append(out, fmt.Sprintf("validation (balanced accuracy %.1f%%) is far above the test score (%.1f%%): the test rows are unlike the rows validated on — later data that drifted, or validation rows too close to the training rows (give --time-ordered if the rows are a recording)",
-			val.Balanced, ev.Balanced))
+		why := "later data that drifted, or validation rows too close to the training rows (give --time-ordered if the rows are a recording)"
+		switch kind {
+		case forwardFolds:
+			why = "the validation was already on later periods of the recording, so the test period itself differs: drift, or a season or state the training rows never saw (train on rows that include it, or retrain as it changes)"
+		case groupFolds:
+			why = "the validation was already on groups left out of training, so the test rows differ otherwise: later data that drifted, or groups unlike every training group"
+		}
+		out = append(out, fmt.Sprintf("validation (balanced accuracy %.1f%%) is far above the test score (%.1f%%): the test rows are unlike the rows validated on — %s",
+			val.Balanced, ev.Balanced, why))
 	}
 	return out
 }

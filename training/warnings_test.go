@@ -38,3 +38,24 @@ func TestTestWarnings(t *testing.T) {
 		t.Fatalf("healthy: %q", w)
 	}
 }
+
+// TestTestWarningsAdvice: the advice on a validation score far above the
+// test score fits how the candidates were validated — rows already
+// validated forward in time are not told to give --time-ordered.
+func TestTestWarningsAdvice(t *testing.T) {
+	ev := &Evaluation{Balanced: 60, PerClass: []ClassScore{{Class: "a", Rows: 50, Recall: 60}, {Class: "b", Rows: 50, Recall: 60}}}
+	sel := &SearchPoint{Balanced: 97}
+	for _, c := range []struct {
+		kind        foldKind
+		want, never string
+	}{
+		{sampleFolds, "give --time-ordered if the rows are a recording", ""},
+		{forwardFolds, "the validation was already on later periods of the recording", "--time-ordered"},
+		{groupFolds, "the validation was already on groups left out of training", "--time-ordered"},
+	} {
+		w := (&Result{Selected: sel, heldKind: c.kind}).TestWarnings(ev)
+		if len(w) != 1 || !strings.Contains(w[0], c.want) || c.never != "" && strings.Contains(w[0], c.never) {
+			t.Errorf("folds of kind %d: %q; want %q and no %q", c.kind, w, c.want, c.never)
+		}
+	}
+}

@@ -306,7 +306,7 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	}
 	s.Accuracy, s.Balanced, s.EvalRows, s.PerClass = ev.Accuracy, ev.Balanced, ev.N, ev.PerClass
 	if test != nil {
-		s.Warnings = append(s.Warnings, training.TestWarnings(res.Selected, ev)...)
+		s.Warnings = append(s.Warnings, res.TestWarnings(ev)...)
 	}
 	if f.json {
 		return writeJSON(e.stdout, s)
