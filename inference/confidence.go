@@ -34,7 +34,21 @@ type Calibration struct {
 	MinConfidence uint8     // unknown when Confidence[bin] < MinConfidence; 0 = never
 	MaxNovelty    uint32    // unknown when Novelty > MaxNovelty; 0 = never (needs a fingerprint or Outside)
 	Outside       uint16    // W, the weight of a feature past its training range in the novelty; 0 = none; ≤ MaxOutsideWeight
+	// Offsets, if not nil, holds one integer per weight vector added to
+	// its raw score before the scale α (|offset| ≤ MaxOffset):
+	//
+	//	score_c = α_c·(raw_c + Offsets[c])
+	//
+	// so the decision moves toward the classes the held-out rows favoured
+	// (a prior that shifted; the majority class when nothing else beats
+	// it), and the margin, bin and confidence follow from the moved
+	// scores. Integer arithmetic: the same decision on every gateway.
+	Offsets []int32
 }
+
+// MaxOffset bounds Calibration.Offsets in magnitude: far beyond any raw
+// score a budgeted model reaches, and far from overflowing one.
+const MaxOffset = 1 << 24
 
 // MaxCalibrationBins bounds a calibration's bins.
 const MaxCalibrationBins = 16
@@ -54,6 +68,11 @@ func (c *Calibration) Validate(fingerprint bool) error {
 		return fmt.Errorf("%w: out-of-range weight %d, at most %d", ErrCalibration, c.Outside, MaxOutsideWeight)
 	case c.MaxNovelty > 0 && !fingerprint && c.Outside == 0:
 		return fmt.Errorf("%w: a novelty threshold without a fingerprint or the out-of-range term", ErrCalibration)
+	}
+	for i, o := range c.Offsets {
+		if o > MaxOffset || o < -MaxOffset {
+			return fmt.Errorf("%w: offset %d is %d, at most %d in magnitude", ErrCalibration, i, o, MaxOffset)
+		}
 	}
 	for i, e := range c.Edges {
 		if !(e >= 0) || math.IsInf(float64(e), 0) || math.Signbit(float64(e)) || (i > 0 && e <= c.Edges[i-1]) {

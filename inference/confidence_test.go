@@ -1,6 +1,7 @@
 package inference
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -490,6 +491,55 @@ func TestOutsideFastPathMatchesGo(t *testing.T) {
 					t.Fatalf("d=%d trial %d w=%d: %s %d, Go %d", d, trial, w, simdName, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestOffsetsMoveTheDecision: an offset is added to its vector's integer
+// score before the scale, so Predict, PredictRaw and PredictOutcome move
+// together: a large enough offset makes its class win every input, and
+// the margin is computed from the moved scores.
+func TestOffsetsMoveTheDecision(t *testing.T) {
+	for _, classes := range []int{2, 5} {
+		spec := calibratedSpec(t, 11, 8, 256, classes)
+		plain, err := New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nv := Vectors(classes)
+		moved := *spec
+		cal := *spec.Calibration
+		cal.Offsets = make([]int32, nv)
+		cal.Offsets[nv-1] = MaxOffset // the last vector: class 1 of two, the last class of five
+		moved.Calibration = &cal
+		m, err := New(&moved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rnd := rand.New(rand.NewPCG(4, uint64(classes)))
+		raw0, raw1 := make([]int32, nv), make([]int32, nv)
+		for range 100 {
+			x := make([]float32, 8)
+			for i := range x {
+				x[i] = float32(rnd.NormFloat64() * 3)
+			}
+			plain.PredictRaw(raw0, x)
+			c, _ := m.PredictRaw(raw1, x)
+			if c != classes-1 || raw1[nv-1] != raw0[nv-1]+MaxOffset || raw1[0] != raw0[0] && nv > 1 {
+				t.Fatalf("%d classes: class %d, raw %v from %v", classes, c, raw1, raw0)
+			}
+			o, _ := m.PredictOutcome(nil, nil, x, m.Thresholds())
+			if o.Class != c || !(o.Margin > 0) {
+				t.Fatalf("%d classes: outcome %+v, Predict's class %d", classes, o, c)
+			}
+		}
+		cal.Offsets = cal.Offsets[:nv-1]
+		if _, err := New(&moved); err == nil && nv > 1 {
+			t.Errorf("%d classes: %d offsets accepted for %d vectors", classes, nv-1, nv)
+		}
+		cal.Offsets = append(make([]int32, nv-1), MaxOffset+1)
+		if _, err := New(&moved); !errors.Is(err, ErrCalibration) {
+			t.Errorf("offset past MaxOffset: %v", err)
 		}
 	}
 }

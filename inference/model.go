@@ -245,12 +245,15 @@ func (s *ModelSpec) Validate() error {
 			return err
 		}
 	}
+	nv, words := Vectors(nc), (len(s.Kept)+63)/64
 	if s.Calibration != nil {
 		if err := s.Calibration.Validate(s.Fingerprint != nil); err != nil {
 			return err
 		}
+		if o := s.Calibration.Offsets; o != nil && len(o) != nv {
+			return fmt.Errorf("%w: %d offsets for %d weight vectors", ErrModel, len(o), nv)
+		}
 	}
-	nv, words := Vectors(nc), (len(s.Kept)+63)/64
 	if len(s.Sign) != nv || len(s.NonZero) != nv || len(s.Alpha) != nv {
 		return fmt.Errorf("%w: %d/%d/%d sign planes, non-zero planes and scales, want %d", ErrModel, len(s.Sign), len(s.NonZero), len(s.Alpha), nv)
 	}
@@ -276,6 +279,7 @@ type Model struct {
 	words   int
 	nv      int
 	nnz     []int     // per weight vector, its non-zero weights: TernaryDot's popcount(nz)
+	offsets []int32   // per weight vector, added to its raw score (Calibration.Offsets); nil: none
 	pool    sync.Pool // *workspace
 	classes []string
 	nov     noveltySum // the fingerprint's, prepared; zero without one
@@ -413,6 +417,9 @@ func New(spec *ModelSpec) (*Model, error) {
 	if spec.Fingerprint != nil {
 		m.nov = newNoveltySum(spec.Fingerprint)
 	}
+	if c := spec.Calibration; c != nil && len(c.Offsets) > 0 {
+		m.offsets = c.Offsets
+	}
 	m.nnz = make([]int, m.nv)
 	for c := range m.nnz {
 		m.nnz[c] = onesCount(spec.NonZero[c][:emb.words])
@@ -509,8 +516,9 @@ func (m *Model) PredictEmbed(scores []float32, z []uint64, x []float32) (int, er
 
 // PredictRaw is Predict with the integer scores: raw (len >= the number
 // of weight vectors) receives each vector's w_cᵀz (threshold and tree
-// columns counted ρ times), the exact integers a gateway computes before the
-// float scales α_c; the self-test compares them.
+// columns counted ρ times) plus its calibration offset, the exact integers
+// a gateway computes before the float scales α_c; the self-test compares
+// them.
 func (m *Model) PredictRaw(raw []int32, x []float32) (int, error) {
 	if len(x) != m.emb.d {
 		return -1, ErrInputLen
@@ -550,6 +558,9 @@ func (m *Model) score(scores []float32, raw []int32, z []uint64, nnz []int) int 
 				dot := ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], to) - ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], from)
 				raw[c] += rho * (2<<b - 1) * int32(dot)
 			}
+		}
+		if m.offsets != nil {
+			raw[c] += m.offsets[c]
 		}
 	}
 	if m.nv == 1 {

@@ -486,6 +486,13 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 			}
 			row("calibration", "%d margin bins (edges %s), confidence %s; unknown below %.1f%% confidence or above novelty %d (0: never; novelty of the %s)",
 				len(c.Confidence), orDash(strings.Join(edges, " ")), strings.Join(conf, " "), 100*float64(c.MinConfidence)/255, c.MaxNovelty, novelty)
+			if len(c.Offsets) > 0 {
+				offs := make([]string, len(c.Offsets))
+				for i, o := range c.Offsets {
+					offs[i] = strconv.Itoa(int(o))
+				}
+				row("offsets", "%s (added to each weight vector's integer score: the decision moved toward the classes the held-out rows favoured)", strings.Join(offs, " "))
+			}
 		}
 		keys := slices.Sorted(maps.Keys(b.Info))
 		if len(keys) == 0 {

@@ -12,17 +12,19 @@ import (
 // the fingerprint and the info sections:
 //
 //	bins n and flags (u8: n = the low 5 bits, 1..MaxCalibrationBins;
-//	bit 7: an out-of-range weight follows the maximum novelty; bits 5
-//	and 6 zero) | n−1 edges (f32, finite, ≥ 0,
+//	bit 7: an out-of-range weight follows the maximum novelty; bit 6:
+//	offsets follow it; bit 5 zero) | n−1 edges (f32, finite, ≥ 0,
 //	not −0, strictly ascending) | n confidences (u8, strictly ascending) |
 //	minimum confidence (u8; 0 = never unknown on confidence) | maximum
 //	novelty (uvarint; 0 = never unknown on novelty, else only with a
 //	fingerprint or an out-of-range weight, at most maxNovelty) | with
 //	bit 7 only: the out-of-range weight W (uvarint, 1..MaxOutsideWeight)
+//	| with bit 6 only: one offset per weight vector (zigzag varint,
+//	|offset| ≤ MaxOffset; not all zero)
 //
-// 1 + 4(n−1) + n + 1 + 1..4 (+ 1..2) bytes: 12 bins cost at most 65
-// bytes. A bundle without bit 7 (the first format-5 bundles) decodes and
-// predicts as before.
+// 1 + 4(n−1) + n + 1 + 1..4 (+ 1..2) (+ 1..4 per vector) bytes: 12 bins
+// cost at most 65 bytes and offsets a few more. A bundle without bit 7
+// or 6 (the first format-5 bundles) decodes and predicts as before.
 
 // maxNovelty bounds the novelty threshold of a model with d features: no
 // window's novelty exceeds 1,024 columns of at most 144 (Surprisal[0])
@@ -35,6 +37,7 @@ func maxNovelty(d int) uint64 {
 // (Calibration.Outside); calibrationBins masks the count.
 const (
 	calibrationOutside = 0x80
+	calibrationOffsets = 0x40
 	calibrationBins    = 0x1f
 )
 
@@ -56,6 +59,9 @@ func appendCalibration(out []byte, c *inference.Calibration) []byte {
 	if c.Outside > 0 {
 		n |= calibrationOutside
 	}
+	if hasOffsets(c) {
+		n |= calibrationOffsets
+	}
 	out = append(out, n)
 	for _, e := range c.Edges {
 		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(e))
@@ -66,19 +72,35 @@ func appendCalibration(out []byte, c *inference.Calibration) []byte {
 	if c.Outside > 0 {
 		out = binary.AppendUvarint(out, uint64(c.Outside))
 	}
+	if hasOffsets(c) {
+		for _, o := range c.Offsets {
+			out = binary.AppendVarint(out, int64(o))
+		}
+	}
 	return out
 }
 
-// calibration reads the calibration section of a model with d features
-// and (or without) a fingerprint.
-func (r *reader) calibration(d int, fingerprint bool) *inference.Calibration {
+// hasOffsets reports whether c has offsets other than zeros: all zeros
+// are no offsets (one encoding per model).
+func hasOffsets(c *inference.Calibration) bool {
+	for _, o := range c.Offsets {
+		if o != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// calibration reads the calibration section of a model with d features,
+// nv weight vectors and (or without) a fingerprint.
+func (r *reader) calibration(d, nv int, fingerprint bool) *inference.Calibration {
 	at := r.pos
 	flags := r.u8("calibration bins")
 	n := int(flags & calibrationBins)
 	switch {
 	case r.err != nil:
-	case flags&^(calibrationBins|calibrationOutside) != 0:
-		r.fail(ErrInvalid, at, "calibration bins byte %#02x sets bits 5 or 6, which no format-5 writer uses", flags)
+	case flags&^(calibrationBins|calibrationOutside|calibrationOffsets) != 0:
+		r.fail(ErrInvalid, at, "calibration bins byte %#02x sets bit 5, which no format-5 writer uses", flags)
 	case n < 1 || n > inference.MaxCalibrationBins:
 		r.fail(ErrInvalid, at, "%d calibration bins, want 1..%d", n, inference.MaxCalibrationBins)
 	}
@@ -116,6 +138,23 @@ func (r *reader) calibration(d int, fingerprint bool) *inference.Calibration {
 			r.fail(ErrInvalid, at, "out-of-range weight %d, want 1..%d", w, inference.MaxOutsideWeight)
 		}
 		c.Outside = uint16(w)
+	}
+	if flags&calibrationOffsets != 0 {
+		at := r.pos
+		c.Offsets = make([]int32, nv)
+		zero := true
+		for i := range c.Offsets {
+			at := r.pos
+			o := r.varint("offset")
+			if r.err == nil && (o > inference.MaxOffset || o < -inference.MaxOffset) {
+				r.fail(ErrInvalid, at, "offset %d is %d, at most %d in magnitude", i, o, inference.MaxOffset)
+			}
+			c.Offsets[i] = int32(o)
+			zero = zero && o == 0
+		}
+		if r.err == nil && zero {
+			r.fail(ErrInvalid, at, "offsets flagged but all zero: a model without offsets has no offsets section")
+		}
 	}
 	switch {
 	case r.err != nil:

@@ -372,7 +372,7 @@ func parse(data []byte) (*Bundle, *layout, error) {
 		end()
 		if format >= calibrationFormat {
 			begin("calibration")
-			cal = r.calibration(d, fp != nil)
+			cal = r.calibration(d, inference.Vectors(len(classes)), fp != nil)
 			end()
 		}
 		begin("info")

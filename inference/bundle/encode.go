@@ -65,6 +65,8 @@ func Encode(b *Bundle) ([]byte, error) {
 		return nil, encodeErr("calibration", "format 5 is for calibrated models, and this model has no calibration; write format %d", need)
 	case format < calibrationFormat && spec.Calibration != nil:
 		return nil, encodeErr("calibration", "format %d has no calibration; write format 5", format)
+	case format == calibrationFormat && spec.Calibration.Offsets != nil && !hasOffsets(spec.Calibration):
+		return nil, encodeErr("calibration", "offsets all zero: a model without offsets has none (leave them nil)")
 	case format == calibrationFormat:
 	case !v3 && need > 2:
 		return nil, encodeErr("trees", "format %d has no trees; write format %d", format, need)

@@ -101,8 +101,8 @@ func TestFormat5Refused(t *testing.T) {
 		{"03 0000003f 0000807f 64 b4 fa b4 ac02", "calibration", "edge 1 is +Inf"},
 		{"03 0000003f 00000040 64 fa fa b4 ac02", "calibration", "bin 2's confidence 250 is not above"},
 		{"03 0000003f 00000040 64 b4 fa b4 fdf710", "calibration", "maximum novelty 277501, at most 277500"}, // 255·1,024 + 2·4,095·2 features
-		{"43 0000003f 00000040 64 b4 fa b4 ac02", "calibration", "sets bits 5 or 6"},
-		{"a3 0000003f 00000040 64 b4 fa b4 ac02", "calibration", "sets bits 5 or 6"},
+		{"23 0000003f 00000040 64 b4 fa b4 ac02", "calibration", "sets bit 5"},
+		{"a3 0000003f 00000040 64 b4 fa b4 ac02", "calibration", "sets bit 5"},
 		{"80 0000003f 00000040 64 b4 fa b4 ac02", "calibration", "0 calibration bins"},
 		{"83 0000003f 00000040 64 b4 fa b4 ac02 00", "calibration", "out-of-range weight 0, want 1..4095"},
 		{"83 0000003f 00000040 64 b4 fa b4 ac02 8020", "calibration", "out-of-range weight 4096, want 1..4095"},
@@ -114,6 +114,34 @@ func TestFormat5Refused(t *testing.T) {
 		if err == nil || !errors.As(err, &fe) || fe.Section != c.section || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want a %s error mentioning %q", c.name, err, c.section, c.want)
 		}
+	}
+	// Offsets (bit 6): one zigzag varint per weight vector (tinySpec has
+	// three classes: three vectors), not all zero, at most MaxOffset.
+	withOffsets := calibrated(tinySpec(t))
+	withOffsets.Calibration.Offsets = []int32{-3, 0, 2}
+	raw := encodeTiny(t, withOffsets)
+	checkSections(t, []sectionCase{{raw, "offsets", "calibration", "43 0000003f 00000040 64 b4 fa b4 ac02 05 00 04"}})
+	ob, err := Decode(raw, &DecodeOptions{AllowUnsigned: true, Now: func() time.Time { return testCreated }})
+	if err != nil || !reflect.DeepEqual(ob.Spec.Calibration.Offsets, []int32{-3, 0, 2}) {
+		t.Fatalf("offsets round trip: %v %+v", err, ob.Spec.Calibration)
+	}
+	if again, err := Encode(ob); err != nil || !bytes.Equal(again, raw) {
+		t.Errorf("re-encoding the offsets: %v, same bytes %v", err, bytes.Equal(again, raw))
+	}
+	for _, c := range []struct{ section, want string }{
+		{"43 0000003f 00000040 64 b4 fa b4 ac02 00 00 00", "offsets flagged but all zero"},
+		{"43 0000003f 00000040 64 b4 fa b4 ac02 00 82808010 00", "offset 1 is 16777217"},
+		{"43 0000003f 00000040 64 b4 fa b4 ac02 05 00", "truncated"}, // the third offset eats the info section
+	} {
+		bad := replaceSection(t, good, "calibration", unhex(t, c.section))
+		if _, err := Decode(bad, &DecodeOptions{AllowUnsigned: true, Now: func() time.Time { return testCreated }}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.section, err, c.want)
+		}
+	}
+	zero := calibrated(tinySpec(t))
+	zero.Calibration.Offsets = []int32{0, 0, 0}
+	if _, err := Encode(testBundle(zero)); err == nil || !strings.Contains(err.Error(), "offsets all zero") {
+		t.Errorf("all-zero offsets encoded: %v", err)
 	}
 	// A novelty threshold needs a fingerprint.
 	np := encodeTiny(t, noPrint)
@@ -182,6 +210,10 @@ var goldenV5Cases = []struct {
 	// Outside: the novelty adds the out-of-range term (the inputs reach
 	// half a range past either end).
 	{"sensor-v5-outside", 12, shape{d: 5, classes: 3, thresholds: 32, zeroFrac: 0.3, clip: true}},
+	// Offsets: each class's raw score moved by an integer (calibration
+	// bit 6), which changes some answers.
+	{"sensor-v5-offsets", 12, shape{d: 5, classes: 3, thresholds: 32, zeroFrac: 0.3, clip: true}},
+	{"machine-v5-offsets", 15, shape{d: 12, p: 128, classes: 2, thresholds: 2, trees: 16, depth: 3, rho: 2, zeroFrac: 0.3, clip: true}},
 }
 
 func goldenV5Bundle(t *testing.T, seed uint64, s shape, name string) *Bundle {
@@ -192,6 +224,25 @@ func goldenV5Bundle(t *testing.T, seed uint64, s shape, name string) *Bundle {
 		fp.Rates = append(fp.Rates, uint8(i*37))
 	}
 	spec.Fingerprint = fp
+	var offsets []int32
+	if strings.HasSuffix(name, "-offsets") {
+		// Offsets of about a quarter of the raw scores' spread, alternating
+		// in sign, set before the margins' quantiles are taken.
+		m, err := inference.New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := make([]int32, len(spec.Sign))
+		lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
+		for _, x := range goldenV2Inputs(spec.Scaler, 64) {
+			m.PredictRaw(raw, x)
+			lo, hi = min(lo, raw[0]), max(hi, raw[0])
+		}
+		for c := range spec.Sign {
+			offsets = append(offsets, (hi-lo)/4*int32(1-2*(c%2)))
+		}
+		spec.Calibration = &inference.Calibration{Confidence: []uint8{1}, Offsets: offsets}
+	}
 	m, err := inference.New(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -232,6 +283,7 @@ func goldenV5Bundle(t *testing.T, seed uint64, s shape, name string) *Bundle {
 	for k := range len(cal.Edges) + 1 {
 		cal.Confidence = append(cal.Confidence, uint8(90+30*k))
 	}
+	cal.Offsets = offsets
 	spec.Calibration = cal
 	b := testBundle(spec)
 	b.Compat.MinAgentVersion = "0.5.0"
