@@ -62,6 +62,8 @@ var Variants = []Variant{
 	{"every-kind", training.Selection{Metric: "balanced", Stability: 0.5, Floor: -1, EveryKind: true}},
 	{"every-kind-floor1", training.Selection{Metric: "balanced", Stability: 0.5, Floor: 1, EveryKind: true}},
 	{"mean-every-kind", training.Selection{Metric: "mean", Stability: 0.5, Floor: -1, EveryKind: true}},
+	{"offsets", training.Selection{Metric: "balanced", Stability: 0.5, Floor: -1, Offsets: true}},
+	{"mean-offsets", training.Selection{Metric: "mean", Stability: 0.5, Floor: -1, Offsets: true}},
 }
 
 // variantMethod is the method name of trit's result under variant v.

@@ -52,7 +52,9 @@ const DefaultUnknownTarget = 0.02
 type heldOut struct {
 	margin  float32
 	correct bool
-	soft    float32 // the class scores' softmax share of the predicted class
+	soft    float32   // the class scores' softmax share of the predicted class
+	y       int32     // the row's class
+	scores  []float32 // its class scores (Predict's), for the decision offsets
 }
 
 // margin is the best score less the second best (Model.PredictOutcome's
@@ -255,9 +257,9 @@ func outsideWeight(nov []uint32) uint16 {
 }
 
 // calibrateResult adds a calibration to res.Spec from the search's
-// held-out predictions and validation rows (nothing without them), and
-// rebuilds res.Model.
-func calibrateResult(res *Result, target float64, workers int) error {
+// held-out predictions and validation rows (nothing without them), with
+// the decision offsets given (nil: none), and rebuilds res.Model.
+func calibrateResult(res *Result, target float64, workers int, offsets []int32) error {
 	rows := slices.Concat(res.held...)
 	if len(rows) < minCalibrationRows {
 		return nil
@@ -296,7 +298,7 @@ func calibrateResult(res *Result, target float64, workers int) error {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the calibrated confidence is no better calibrated than the raw softmax on the held-out rows (%.2f%% against %.2f%%): too few or too uniform validation rows", shipped, raw))
 		}
 	}
-	cal.Outside = outside
+	cal.Outside, cal.Offsets = outside, offsets
 	if all := slices.Concat(byRow...); share > 0 && len(all) > 0 {
 		slices.Sort(all)
 		cal.MaxNovelty = max(1, quantileU32(all, 1-target*share))

@@ -45,6 +45,7 @@ func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
 	nc := len(m.Classes())
 	t.names = m.Classes()
 	pred := make([]int32, ds.N)
+	all := make([]float32, ds.N*nc) // every row's class scores, for the decision offsets
 	loss := make([]float64, ds.N)
 	margins := make([]float32, ds.N)
 	soft := make([]float32, ds.N)
@@ -53,8 +54,8 @@ func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			scores := make([]float32, nc)
 			for i := g; i < ds.N; i += workers {
+				scores := all[i*nc : (i+1)*nc : (i+1)*nc]
 				c, _ := m.Predict(scores, ds.Row(i))
 				pred[i] = int32(c)
 				loss[i] = hinge(scores, int(ds.Y[i]))
@@ -68,7 +69,7 @@ func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
 		t.confusion[y][pred[i]]++
 		t.loss[y] += loss[i]
 		t.predicted[int(pred[i])]++
-		t.held = append(t.held, heldOut{margins[i], y == pred[i], soft[i]})
+		t.held = append(t.held, heldOut{margins[i], y == pred[i], soft[i], y, all[i*nc : (i+1)*nc : (i+1)*nc]})
 	}
 }
 
@@ -107,6 +108,11 @@ type Selection struct {
 	// rows (at the grow stage's size), beside the finalists, so that the
 	// final choice can ship a simpler kind that holds up as well.
 	EveryKind bool `json:"every_kind,omitempty"`
+	// Offsets fits decision offsets on the chosen candidate's held-out
+	// predictions (offsets.go): the decision moves toward the classes the
+	// held-out rows favour when that raises Metric there by at least
+	// offsetGain points.
+	Offsets bool `json:"offsets,omitempty"`
 }
 
 // DefaultSelection is the selection rule Train uses (docs/TRAINING.md,
@@ -125,6 +131,7 @@ func (s Selection) withDefaults() Selection {
 		d.Floor = s.Floor
 	}
 	d.EveryKind = d.EveryKind || s.EveryKind
+	d.Offsets = d.Offsets || s.Offsets
 	return d
 }
 

@@ -329,7 +329,18 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 	}
 	res.Spec, res.Model, res.History = spec, m, hist
 	if c.UnknownTarget > 0 {
-		if err := calibrateResult(res, c.UnknownTarget, c.Workers); err != nil {
+		// Decision offsets ship in the calibration section, and move the
+		// held-out predictions it is fitted on (offsets.go).
+		var offsets []int32
+		if c.Selection.Offsets && res.held != nil {
+			if beta, before, after := fitOffsets(slices.Concat(res.held...), len(ds.Classes), c.Selection.Metric); beta != nil {
+				if offsets = rawOffsets(beta, spec.Alpha); offsets != nil {
+					applyOffsets(res.held, beta)
+					res.Notes = append(res.Notes, offsetNote(offsets, before, after, c.Selection.Metric))
+				}
+			}
+		}
+		if err := calibrateResult(res, c.UnknownTarget, c.Workers, offsets); err != nil {
 			return nil, fmt.Errorf("training: calibrating the model: %w", err)
 		}
 	}

@@ -1,0 +1,155 @@
+package training
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/training/data"
+)
+
+// binaryHeld makes held-out rows of two classes whose positive score is
+// drawn around mean[class].
+func binaryHeld(seed uint64, n [2]int, mean [2]float64) []heldOut {
+	rnd := rand.New(rand.NewPCG(seed, 2))
+	var out []heldOut
+	for y, k := range n {
+		for range k {
+			s := float32(mean[y] + 0.1*rnd.NormFloat64())
+			out = append(out, heldOut{y: int32(y), scores: []float32{-s, s}, correct: (s >= 0) == (y == 1)})
+		}
+	}
+	return out
+}
+
+// TestFitOffsetsBinary: scores that moved past the decision (both classes
+// above 0) get an offset back between them; scores already split at 0 get
+// none.
+func TestFitOffsetsBinary(t *testing.T) {
+	held := binaryHeld(1, [2]int{500, 500}, [2]float64{0.5, 0.9})
+	beta, before, after := fitOffsets(held, 2, "balanced")
+	if beta == nil || before != 50 || after < 97 || !(beta[0] < -0.5 && beta[0] > -0.9) {
+		t.Fatalf("offset %v: balanced %.1f → %.1f, want between −0.9 and −0.5 and ≥ 97 (the classes overlap by 2 SD)", beta, before, after)
+	}
+	if beta, _, _ := fitOffsets(binaryHeld(2, [2]int{500, 500}, [2]float64{-0.4, 0.4}), 2, "balanced"); beta != nil {
+		t.Fatalf("offset %v for scores already split at 0", beta)
+	}
+}
+
+// TestFitOffsetsMean: with the mean of accuracy and balanced accuracy, a
+// class the scores cannot tell apart from a common one is given up when
+// that gains accuracy: the offset moves everything to the majority.
+func TestFitOffsetsMean(t *testing.T) {
+	held := binaryHeld(3, [2]int{950, 50}, [2]float64{0.05, 0.05}) // no signal, half predicted positive
+	beta, before, after := fitOffsets(held, 2, "mean")
+	if beta == nil || after <= before {
+		t.Fatalf("offset %v: %.1f → %.1f", beta, before, after)
+	}
+	for _, h := range held {
+		if predictMoved(h.scores, beta) != 0 {
+			t.Fatalf("offset %v still predicts the rare class for score %v", beta, h.scores)
+		}
+	}
+}
+
+// TestFitOffsetsMulticlass: a class whose scores all sit below the others'
+// is lifted until its rows are recognised; applyOffsets then moves the
+// held-out predictions to match.
+func TestFitOffsetsMulticlass(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(4, 3))
+	var held []heldOut
+	for i := range 900 {
+		y := i % 3
+		s := make([]float32, 3)
+		for k := range s {
+			s[k] = float32(0.1 * rnd.NormFloat64())
+		}
+		s[y] += 1
+		s[2] -= 1.5 // class 2 is scored too low for every row
+		held = append(held, heldOut{y: int32(y), scores: s})
+	}
+	beta, before, after := fitOffsets(held, 3, "balanced")
+	if beta == nil || after < 95 || before > 70 || beta[2]-max(beta[0], beta[1]) < 0.5 {
+		t.Fatalf("offsets %v: balanced %.1f → %.1f", beta, before, after)
+	}
+	folds := [][]heldOut{held[:450], held[450:]}
+	applyOffsets(folds, beta)
+	right := 0
+	for _, f := range folds {
+		for _, h := range f {
+			if h.correct != (predictMoved(h.scores, beta) == int(h.y)) || !(h.margin >= 0) {
+				t.Fatalf("held-out row not moved: %+v", h)
+			}
+			if h.correct {
+				right++
+			}
+		}
+	}
+	if right < 850 {
+		t.Fatalf("%d of 900 right after the offsets", right)
+	}
+}
+
+func TestRawOffsets(t *testing.T) {
+	if got := rawOffsets([]float64{-0.5, 0.26, 0}, []float32{0.1, 0.1, 0.5}); !slices.Equal(got, []int32{-5, 3, 0}) {
+		t.Fatalf("raw offsets %v", got)
+	}
+	if got := rawOffsets([]float64{0.01}, []float32{1}); got != nil {
+		t.Fatalf("offsets rounding to zero: %v", got)
+	}
+	if got := rawOffsets([]float64{1e12}, []float32{1}); got[0] != inference.MaxOffset {
+		t.Fatalf("offset not bounded: %v", got)
+	}
+}
+
+// TestTrainWithOffsets: on a recording whose class boundary moves with
+// time (the same reading means "on" less often later), a model trained
+// with Selection.Offsets ships offsets fitted on its later folds, says
+// so, and on rows later still it is more accurate than the same model
+// without them.
+func TestTrainWithOffsets(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(9, 9))
+	stream := func(n int, from, to float64) *data.Dataset {
+		ds := &data.Dataset{Name: "moving-boundary", D: 2, N: n, Y: make([]int32, n), Classes: []string{"off", "on"}, Ordered: true}
+		for i := range n {
+			x, noise := rnd.Float64(), rnd.Float64()
+			theta := from + (to-from)*float64(i)/float64(n)
+			if x+0.05*rnd.NormFloat64() > theta {
+				ds.Y[i] = 1
+			}
+			ds.X = append(ds.X, float32(x), float32(noise))
+		}
+		return ds
+	}
+	train, later := stream(3000, 0.2, 0.6), stream(1000, 0.6, 0.7)
+	res, err := Train(train, &Config{Seed: 1, Selection: Selection{Offsets: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := res.Spec.Calibration
+	if cal == nil || cal.Offsets == nil || !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "decision offsets") }) {
+		t.Fatalf("calibration %+v, notes %q: want offsets and a note", cal, res.Notes)
+	}
+	with, err := Evaluate(res.Model, later, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainSpec := *res.Spec
+	plainCal := *cal
+	plainCal.Offsets = nil
+	plainSpec.Calibration = &plainCal
+	plain, err := inference.New(&plainSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := Evaluate(plain, later, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("offsets %v: later rows %.1f%% (balanced %.1f%%), without %.1f%% (%.1f%%)", cal.Offsets, with.Accuracy, with.Balanced, without.Accuracy, without.Balanced)
+	if with.Balanced <= without.Balanced {
+		t.Errorf("offsets did not help on the later rows: balanced %.1f%% with, %.1f%% without", with.Balanced, without.Balanced)
+	}
+}
