@@ -39,4 +39,3 @@ func TestUnknownRisesWithDrift(t *testing.T) {
 		t.Errorf("%d unknown windows, %.1f%% right, answered %.1f%%: want unknown ones less accurate", cr.Unknown, cr.UnknownAccuracy, cr.Answered)
 	}
 }
-
