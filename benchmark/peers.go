@@ -241,15 +241,21 @@ func lastLine(s string) string {
 	return s
 }
 
+// ready checks that the peers script and its Python are there, before
+// any work.
+func (f *peersFlags) ready() error {
+	if _, err := os.Stat(f.script); err != nil {
+		return fmt.Errorf("peers script: %w (run from the repository root or give --script)", err)
+	}
+	return checkPython(f.python)
+}
+
 func runPeers(e *env, f *peersFlags, command string) error {
 	curve, methods, err := f.check()
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(f.script); err != nil {
-		return fmt.Errorf("peers script: %w (run from the repository root or give --script)", err)
-	}
-	if err := checkPython(f.python); err != nil {
+	if err := f.ready(); err != nil {
 		return err
 	}
 	var reports []*PeersReport

@@ -210,10 +210,7 @@ func runSuite(e *env, f *peersFlags, command string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(f.script); err != nil {
-		return fmt.Errorf("peers script: %w (run from the repository root or give --script)", err)
-	}
-	if err := checkPython(f.python); err != nil {
+	if err := f.ready(); err != nil {
 		return err
 	}
 	rep := &SuiteReport{}

@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/training/data"
@@ -208,29 +206,7 @@ const minCalibrationRows = 100
 // novelties returns the novelty of the rows of sets under m (as
 // PredictOutcome computes it), sorted.
 func novelties(m *inference.Model, sets []*data.Dataset, workers int) []uint32 {
-	var nov []uint32
-	var mu sync.Mutex
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	for _, ds := range sets {
-		var wg sync.WaitGroup
-		for g := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var mine []uint32
-				for i := g; i < ds.N; i += workers {
-					o, _ := m.PredictOutcome(nil, nil, ds.Row(i), inference.Thresholds{})
-					mine = append(mine, o.Novelty)
-				}
-				mu.Lock()
-				nov = append(nov, mine...)
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-	}
+	nov := slices.Concat(noveltyRows(m, sets, workers)...)
 	slices.Sort(nov)
 	return nov
 }
@@ -317,24 +293,13 @@ func calibrateResult(res *Result, target float64, workers int, offsets []int32) 
 // noveltyRows returns the novelty of every row of sets under m, in row
 // order per set.
 func noveltyRows(m *inference.Model, sets []*data.Dataset, workers int) [][]uint32 {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	out := make([][]uint32, len(sets))
 	for k, ds := range sets {
 		out[k] = make([]uint32, ds.N)
-		var wg sync.WaitGroup
-		for g := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := g; i < ds.N; i += workers {
-					o, _ := m.PredictOutcome(nil, nil, ds.Row(i), inference.Thresholds{})
-					out[k][i] = o.Novelty
-				}
-			}()
-		}
-		wg.Wait()
+		eachRow(ds.N, workers, func(i int) {
+			o, _ := m.PredictOutcome(nil, nil, ds.Row(i), inference.Thresholds{})
+			out[k][i] = o.Novelty
+		})
 	}
 	return out
 }

@@ -95,3 +95,23 @@ func Evaluate(m *inference.Model, ds *data.Dataset, workers int) (*Evaluation, e
 	}
 	return ev, nil
 }
+
+// eachRow calls f for every row index below n, spread over workers
+// goroutines (0: GOMAXPROCS), each taking every workers-th row; f must
+// write only to its own row's slots.
+func eachRow(n, workers int, f func(i int)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < n; i += workers {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -3,9 +3,7 @@ package training
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"strconv"
-	"sync"
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/training/data"
@@ -39,9 +37,6 @@ func newTally(classes int) *tally {
 
 // add predicts every row of ds with m and records the results.
 func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	nc := len(m.Classes())
 	t.names = m.Classes()
 	pred := make([]int32, ds.N)
@@ -49,22 +44,14 @@ func (t *tally) add(m *inference.Model, ds *data.Dataset, workers int) {
 	loss := make([]float64, ds.N)
 	margins := make([]float32, ds.N)
 	soft := make([]float32, ds.N)
-	var wg sync.WaitGroup
-	for g := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; i < ds.N; i += workers {
-				scores := all[i*nc : (i+1)*nc : (i+1)*nc]
-				c, _ := m.Predict(scores, ds.Row(i))
-				pred[i] = int32(c)
-				loss[i] = hinge(scores, int(ds.Y[i]))
-				margins[i] = margin(scores, c)
-				soft[i] = float32(softmaxTop(scores, c))
-			}
-		}()
-	}
-	wg.Wait()
+	eachRow(ds.N, workers, func(i int) {
+		scores := all[i*nc : (i+1)*nc : (i+1)*nc]
+		c, _ := m.Predict(scores, ds.Row(i))
+		pred[i] = int32(c)
+		loss[i] = hinge(scores, int(ds.Y[i]))
+		margins[i] = margin(scores, c)
+		soft[i] = float32(softmaxTop(scores, c))
+	})
 	for i, y := range ds.Y {
 		t.confusion[y][pred[i]]++
 		t.loss[y] += loss[i]
