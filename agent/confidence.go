@@ -31,6 +31,7 @@ type confidenceStats struct {
 	n, unknown, low, novel uint64
 	hist                   [wire.ConfidenceBins]uint64
 	sum                    uint64 // confidences ×255
+	answered               uint64 // confidences ×255 of the windows not unknown
 	th                     inference.Thresholds
 }
 
@@ -40,6 +41,9 @@ func (c *confidenceStats) add(o *inference.Outcome, th inference.Thresholds) {
 	c.th = th
 	c.sum += uint64(o.Confidence)
 	c.hist[min(wire.ConfidenceBins-1, int(o.Confidence)*wire.ConfidenceBins/255)]++
+	if !o.Unknown {
+		c.answered += uint64(o.Confidence)
+	}
 	if o.Unknown {
 		c.unknown++
 		if th.MinConfidence > 0 && o.Confidence < th.MinConfidence {
@@ -60,6 +64,10 @@ func (c *confidenceStats) report() *wire.ConfidenceReport {
 	r := &wire.ConfidenceReport{Unknown: c.unknown, LowConfidence: c.low, Novel: c.novel, Histogram: c.hist[:],
 		Mean: float64(c.sum) / 255 / float64(c.n), MinConfidence: float64(c.th.MinConfidence) / 255, MaxNovelty: c.th.MaxNovelty}
 	r.Histogram = append([]uint64(nil), c.hist[:]...)
+	if c.n > c.unknown {
+		m := float64(c.answered) / 255 / float64(c.n-c.unknown)
+		r.AnsweredMean = &m
+	}
 	*c = confidenceStats{}
 	return r
 }

@@ -151,7 +151,7 @@ func TestShadowCountsUnknown(t *testing.T) {
 	cand.calibrated = true
 	s := &shadowRun{r: cand, rollout: "r", seq: 1, bundle: "c", lowMin: 0.1}
 	for i := range 10 {
-		s.record(act, 0, 0.5, i < 1, 0, 0.5, i < 4)
+		s.record(act, 0, 0.5, i < 1, 200, 0, 0.5, i < 4, 100)
 	}
 	rep := s.report()
 	if rep.Windows != 10 || rep.ActiveUnknown != 1 || rep.CandidateUnknown != 4 || !rep.ActiveCalibrated || !rep.CandidateCalibrated {
@@ -159,5 +159,37 @@ func TestShadowCountsUnknown(t *testing.T) {
 	}
 	if a, c := rep.UnknownRates(); a != 0.1 || c != 0.4 {
 		t.Errorf("unknown rates %v %v", a, c)
+	}
+	// Confidence over the answered windows only: 9 × 200 and 6 × 100.
+	if a, aok, c, cok := rep.MeanConfidences(); !aok || !cok || a != 200.0/255 || c != 100.0/255 || rep.ActiveConfidence != 1800 || rep.CandidateConfidence != 600 {
+		t.Errorf("mean confidences %v %v %v %v (%+v)", a, aok, c, cok, rep)
+	}
+}
+
+// The interval's answered mean leaves the unknown windows out, and a
+// model that answers nothing has none (its mean confidence alone would
+// show it confident: issue 38's chart plotted 100% for such a model).
+func TestAnsweredMean(t *testing.T) {
+	var c confidenceStats
+	th := inference.Thresholds{MaxNovelty: 10}
+	c.add(&inference.Outcome{Confidence: 255, Unknown: true, Novelty: 11}, th)
+	c.add(&inference.Outcome{Confidence: 102}, th)
+	c.add(&inference.Outcome{Confidence: 153}, th)
+	r := c.report()
+	if r.AnsweredMean == nil || *r.AnsweredMean != 0.5 || r.Mean != 510.0/255/3 {
+		t.Fatalf("report %+v", r)
+	}
+	if n, m, ok := r.Answered(); !ok || n != 2 || m != 0.5 {
+		t.Fatalf("Answered %d %v %v", n, m, ok)
+	}
+	for range 5 {
+		c.add(&inference.Outcome{Confidence: 255, Unknown: true, Novelty: 11}, th)
+	}
+	r = c.report()
+	if r.AnsweredMean != nil || r.Mean != 1 {
+		t.Fatalf("all unknown: %+v", r)
+	}
+	if _, _, ok := r.Answered(); ok {
+		t.Fatal("all unknown: an answered confidence")
 	}
 }

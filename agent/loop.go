@@ -186,7 +186,7 @@ func (l *loop) window(in *input, r *running, values []float64, at time.Time) {
 	}
 	cand := ""
 	if svec != nil {
-		cand = l.scoreShadow(sh, r, class, o.Unknown, svec)
+		cand = l.scoreShadow(sh, r, class, o.Unknown, o.Confidence, svec)
 	}
 	if l.history != nil {
 		l.history.offer(r, at, vec, r.model.Classes()[class], 1, "", false)
@@ -202,16 +202,16 @@ func (l *loop) window(in *input, r *running, values []float64, at time.Time) {
 }
 
 // scoreShadow classifies the candidate's window, counts it against the
-// active model's prediction ac (unknown: au) and returns the candidate's
-// class label.
-func (l *loop) scoreShadow(sh *shadowRun, r *running, ac int, au bool, svec []float32) string {
+// active model's prediction ac (unknown: au; confidence aconf, ×255) and
+// returns the candidate's class label.
+func (l *loop) scoreShadow(sh *shadowRun, r *running, ac int, au bool, aconf uint8, svec []float32) string {
 	c := sh.r
 	co, err := c.model.PredictOutcome(c.sc.scores, nil, svec, c.th)
 	if err != nil {
 		return ""
 	}
 	cc := co.Class
-	sh.record(r, ac, r.sc.margin(len(r.model.Classes())), au, cc, c.sc.margin(len(c.model.Classes())), co.Unknown)
+	sh.record(r, ac, r.sc.margin(len(r.model.Classes())), au, aconf, cc, c.sc.margin(len(c.model.Classes())), co.Unknown, co.Confidence)
 	return c.model.Classes()[cc]
 }
 

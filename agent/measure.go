@@ -156,20 +156,24 @@ type shadowRun struct {
 	windows, agree  uint64
 	actLow, candLow uint64
 	actUnk, candUnk uint64
+	actConf         uint64 // confidences ×255 of the windows each model answered
+	candConf        uint64
 	actCal          bool
 	actCls, candCls []string
 	conf            [][]uint64 // nil when a model has more than wire.MaxShadowClasses classes
 }
 
 // record counts one window both models classified: classes ac and cc,
-// normalised margins am and cm, and whether each reported it unknown.
-func (s *shadowRun) record(act *running, ac int, am float64, au bool, cc int, cm float64, cu bool) {
+// normalised margins am and cm, whether each reported it unknown, and
+// each one's confidence (×255; 0 for an uncalibrated model).
+func (s *shadowRun) record(act *running, ac int, am float64, au bool, aconf uint8, cc int, cm float64, cu bool, cconf uint8) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.active != act {
 		// A new active model: what was counted compared another one.
 		s.active, s.windows, s.agree, s.actLow, s.candLow = act, 0, 0, 0, 0
 		s.actUnk, s.candUnk, s.actCal = 0, 0, act.calibrated
+		s.actConf, s.candConf = 0, 0
 		s.actCls, s.candCls, s.conf = act.model.Classes(), s.r.model.Classes(), nil
 		if len(s.actCls) <= wire.MaxShadowClasses && len(s.candCls) <= wire.MaxShadowClasses {
 			s.conf = make([][]uint64, len(s.actCls))
@@ -190,9 +194,13 @@ func (s *shadowRun) record(act *running, ac int, am float64, au bool, cc int, cm
 	}
 	if au {
 		s.actUnk++
+	} else {
+		s.actConf += uint64(aconf)
 	}
 	if cu {
 		s.candUnk++
+	} else {
+		s.candConf += uint64(cconf)
 	}
 	if s.conf != nil {
 		s.conf[ac][cc]++
@@ -205,7 +213,8 @@ func (s *shadowRun) report() *wire.ShadowReport {
 	defer s.mu.Unlock()
 	r := &wire.ShadowReport{Rollout: s.rollout, Seq: s.seq, Bundle: s.bundle, Windows: s.windows, Agree: s.agree,
 		ActiveLowMargin: s.actLow, CandidateLowMargin: s.candLow, LowMargin: s.lowMin,
-		ActiveUnknown: s.actUnk, CandidateUnknown: s.candUnk, ActiveCalibrated: s.actCal, CandidateCalibrated: s.r.calibrated}
+		ActiveUnknown: s.actUnk, CandidateUnknown: s.candUnk, ActiveCalibrated: s.actCal, CandidateCalibrated: s.r.calibrated,
+		ActiveConfidence: s.actConf, CandidateConfidence: s.candConf, ConfidenceReported: true}
 	if s.conf != nil {
 		r.ActiveClasses, r.CandidateClasses = s.actCls, s.candCls
 		r.Confusion = make([][]uint64, len(s.conf))

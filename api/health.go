@@ -12,6 +12,11 @@ type HealthPoint struct {
 	Windows       uint64  `json:"windows,omitempty"`
 	Unknown       uint64  `json:"unknown,omitempty"`
 	ConfidenceSum float64 `json:"confidence_sum,omitempty"`
+	// Answered windows (not reported unknown, from reports that say their
+	// confidence: wire.ConfidenceReport.Answered) and the sum of their
+	// confidences: the confidence of what the model did answer.
+	Answered    uint64  `json:"answered,omitempty"`
+	AnsweredSum float64 `json:"answered_sum,omitempty"`
 	// Drift is the highest drift score reported in the period; Agreement
 	// the latest shadow report's agreement (nil: no shadow); LatencyP50
 	// the highest median inference latency, microseconds.
@@ -33,6 +38,16 @@ func (p *HealthPoint) UnknownRate() (float64, bool) {
 		return 0, false
 	}
 	return float64(p.Unknown) / float64(p.Windows), true
+}
+
+// AnsweredConfidence is the mean confidence of the answered windows,
+// and whether there were any: a period whose every window was unknown
+// has none.
+func (p *HealthPoint) AnsweredConfidence() (float64, bool) {
+	if p.Answered == 0 {
+		return 0, false
+	}
+	return p.AnsweredSum / float64(p.Answered), true
 }
 
 // MeanConfidence is ConfidenceSum/Windows, and whether there were windows.
@@ -85,6 +100,8 @@ func (p *HealthPoint) AddPoint(q *HealthPoint) {
 	p.Windows += q.Windows
 	p.Unknown += q.Unknown
 	p.ConfidenceSum += q.ConfidenceSum
+	p.Answered += q.Answered
+	p.AnsweredSum += q.AnsweredSum
 	p.Drift = max(p.Drift, q.Drift)
 	p.LatencyP50 = max(p.LatencyP50, q.LatencyP50)
 	p.Agreement = nil

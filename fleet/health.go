@@ -59,6 +59,10 @@ func addToPoint(p *api.HealthPoint, m *wire.Telemetry) {
 		p.Windows += n
 		p.Unknown += c.Unknown
 		p.ConfidenceSum += c.Mean * float64(n)
+		if a, mean, ok := c.Answered(); ok {
+			p.Answered += a
+			p.AnsweredSum += mean * float64(a)
+		}
 	}
 	if d := m.Drift; d != nil {
 		p.Drift = max(p.Drift, d.Score)

@@ -36,6 +36,28 @@ type ShadowReport struct {
 	CandidateUnknown    uint64 `json:"candidate_unknown,omitempty"`
 	ActiveCalibrated    bool   `json:"active_calibrated,omitempty"`
 	CandidateCalibrated bool   `json:"candidate_calibrated,omitempty"`
+	// The confidences (×255) summed over the windows each model answered
+	// (did not report unknown), calibrated models only; absent from
+	// agents before they reported them (CandidateAnswered false).
+	ActiveConfidence    uint64 `json:"active_confidence,omitempty"`
+	CandidateConfidence uint64 `json:"candidate_confidence,omitempty"`
+	ConfidenceReported  bool   `json:"confidence_reported,omitempty"`
+}
+
+// MeanConfidences are each model's mean confidence over the windows it
+// answered; ok false for a model that answered none, was not
+// calibrated, or when the agent did not report them.
+func (r *ShadowReport) MeanConfidences() (active float64, aok bool, candidate float64, cok bool) {
+	if !r.ConfidenceReported {
+		return 0, false, 0, false
+	}
+	if n := r.Windows - r.ActiveUnknown; r.ActiveCalibrated && n > 0 {
+		active, aok = float64(r.ActiveConfidence)/255/float64(n), true
+	}
+	if n := r.Windows - r.CandidateUnknown; r.CandidateCalibrated && n > 0 {
+		candidate, cok = float64(r.CandidateConfidence)/255/float64(n), true
+	}
+	return active, aok, candidate, cok
 }
 
 // UnknownRates are each model's share of windows reported unknown.
@@ -145,6 +167,9 @@ func (r *ShadowReport) check() error {
 	}
 	if r.ActiveUnknown > r.Windows || r.CandidateUnknown > r.Windows {
 		return fmt.Errorf("%d and %d unknown windows of %d", r.ActiveUnknown, r.CandidateUnknown, r.Windows)
+	}
+	if r.ActiveConfidence > 255*r.Windows || r.CandidateConfidence > 255*r.Windows {
+		return fmt.Errorf("confidence sums above 255 × the %d windows", r.Windows)
 	}
 	if r.Agree > r.Windows || r.ActiveLowMargin > r.Windows || r.CandidateLowMargin > r.Windows {
 		return fmt.Errorf("counts above the %d windows", r.Windows)

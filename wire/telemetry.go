@@ -41,6 +41,12 @@ type ConfidenceReport struct {
 	Histogram []uint64 `json:"histogram"`
 	// Mean is the mean confidence, 0..1.
 	Mean float64 `json:"mean"`
+	// AnsweredMean is the mean confidence of the windows not reported
+	// unknown (0..1); absent when every window was unknown, and from
+	// agents before 0.5.0 (then Mean stands for it when nothing was
+	// unknown). A model that answers nothing has no answered confidence:
+	// Mean alone would show it confident.
+	AnsweredMean *float64 `json:"answered_mean,omitempty"`
 	// MinConfidence and MaxNovelty are the thresholds in force (the
 	// bundle's or the agent config's; 0 = that test is off).
 	MinConfidence float64 `json:"min_confidence,omitempty"`
@@ -69,10 +75,31 @@ func (r *ConfidenceReport) check(predictions uint64) error {
 		return fmt.Errorf("%d low-confidence and %d novel windows, more than the %d unknown", r.LowConfidence, r.Novel, r.Unknown)
 	case !(r.Mean >= 0 && r.Mean <= 1):
 		return fmt.Errorf("mean confidence %v, want 0..1", r.Mean)
+	case r.AnsweredMean != nil && !(*r.AnsweredMean >= 0 && *r.AnsweredMean <= 1):
+		return fmt.Errorf("answered mean confidence %v, want 0..1", *r.AnsweredMean)
+	case r.AnsweredMean != nil && r.Unknown == sum && sum > 0:
+		return fmt.Errorf("an answered mean confidence, but all %d windows were unknown", sum)
 	case !(r.MinConfidence >= 0 && r.MinConfidence <= 1):
 		return fmt.Errorf("minimum confidence %v, want 0..1", r.MinConfidence)
 	}
 	return nil
+}
+
+// Answered returns the windows not reported unknown and their mean
+// confidence; ok is false when the report cannot say (every window
+// unknown, or an agent before answered_mean with unknown windows).
+func (r *ConfidenceReport) Answered() (windows uint64, mean float64, ok bool) {
+	var n uint64
+	for _, k := range r.Histogram {
+		n += k
+	}
+	switch {
+	case r.AnsweredMean != nil && n > r.Unknown:
+		return n - r.Unknown, *r.AnsweredMean, true
+	case r.AnsweredMean == nil && r.Unknown == 0 && n > 0:
+		return n, r.Mean, true
+	}
+	return 0, 0, false
 }
 
 // Telemetry is a device's report for one interval [From, To). (Session,

@@ -175,7 +175,11 @@ type series struct {
 	Class  string
 	Name   string
 	Points string // "x,y x,y …" in viewBox units
-	Last   int    // the final value
+	// Gaps, when set, are drawn instead of Points: the line's pieces,
+	// broken where it has no value (a minute whose every window was
+	// unknown has no confidence of answered windows).
+	Pieces []string
+	Last   int // the final value
 	// KeyX, KeyY place its legend entry (layoutLegend).
 	KeyX, KeyY float64
 }
@@ -197,7 +201,15 @@ type lineChart struct {
 	PlotWidth, PlotHeight  float64
 	LegendY                float64
 	XAxisLabel, YAxisLabel string
-	Caption                string // what the chart shows, under it
+	Caption                string     // what the chart shows, under it
+	Views                  []viewLink // other spans of the same chart, links above it
+}
+
+// viewLink is one span a chart can show (the health charts' last hour
+// and last 24 hours).
+type viewLink struct {
+	Label, URL string
+	Current    bool
 }
 
 // layoutLegend places the series' legend entries below the x axis label,

@@ -20,7 +20,7 @@ import (
 type deviceFilter struct {
 	Selector string // label selector, "site=north,tier=a"
 	Status   string // "", "online", "offline"
-	Health   string // "", "ok", "degraded", "no-model", "unknown"
+	Health   string // "", "ok", "degraded", "no-model", "unknown", or "uncertain" (past the unknown alert)
 	Model    string // "", a model ID, or "none"
 	Q        string // part of the device ID
 	Page     int
@@ -73,7 +73,8 @@ func (f deviceFilter) match(d *fleet.Device, sel map[string]string) bool {
 	switch {
 	case !d.Matches(sel):
 	case f.Status == "online" && !d.Online, f.Status == "offline" && d.Online:
-	case f.Health != "" && health(d) != f.Health:
+	case f.Health == "uncertain" && !d.Uncertain:
+	case f.Health != "" && f.Health != "uncertain" && health(d) != f.Health:
 	case f.Model == "none" && d.Model != nil:
 	case f.Model != "" && f.Model != "none" && (d.Model == nil || d.Model.ID != f.Model):
 	case f.Q != "" && !strings.Contains(strings.ToLower(d.ID), strings.ToLower(f.Q)):
@@ -99,11 +100,18 @@ type deviceRow struct {
 	Why       string
 	Last      *wire.Prediction
 	Predicted uint64
+	// Unknown is the share of the latest interval's windows reported
+	// unknown (HasUnknown: the model is calibrated and reported some);
+	// Uncertain: past the fleet's [alerts] unknown threshold.
+	Unknown    float64
+	HasUnknown bool
+	Uncertain  bool
 }
 
 func newDeviceRow(d *fleet.Device) deviceRow {
 	row := deviceRow{ID: d.ID, Online: d.Online, LastSeen: d.LastSeen, Health: health(d), Labels: sortedLabels(d.Labels),
-		Model: d.Model, Last: d.Last, Predicted: d.Predictions}
+		Model: d.Model, Last: d.Last, Predicted: d.Predictions, Uncertain: d.Uncertain}
+	row.Unknown, row.HasUnknown = d.UnknownRate()
 	var why []string
 	for _, s := range d.Sensors {
 		switch s.State {
@@ -365,7 +373,10 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 	data := &deviceData{D: d, Row: newDeviceRow(d), Labels: sortedLabels(d.Labels),
 		Classes: classChart(d.Counts, "latest telemetry interval"), Unknown: newUnknownView(d)}
 	if pts, err := fleet.RecentHealth(c.db, []string{d.ID}, c.opt.Now(), true); err == nil {
-		data.Health = healthChart(pts, c.opt.Now(), false, "this device")
+		span := healthSpan(r)
+		if data.Health = healthChart(pts, c.opt.Now(), false, "this device", span); data.Health != nil {
+			data.Health.Views = healthViews(r, span)
+		}
 	}
 	if d.Drift != nil {
 		var bf *bundleFacts
@@ -387,7 +398,7 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 		data.History = c.history("device/" + d.ID)
 	}
 	c.render(w, r, http.StatusOK, "device", &view{Title: "Device " + d.ID, Nav: "devices", CSRF: s.csrf, Flash: s.flash,
-		LiveURL: "/console/devices/" + url.PathEscape(id) + "?part=live", Data: data})
+		LiveURL: "/console/devices/" + url.PathEscape(id) + "?" + joinQuery(healthQuery(r), "part=live"), Data: data})
 }
 
 // storedDevice reads a device record by its key as it is, without checking

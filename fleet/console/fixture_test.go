@@ -70,6 +70,17 @@ func newFixture(t testing.TB) *fixture {
 // alert threshold.
 func newFixtureNamed(t testing.TB, fleetName string, driftAlert float64) *fixture {
 	t.Helper()
+	return newFixtureWith(t, func(o *fleet.Options) { o.DriftAlert = driftAlert }, fleetName)
+}
+
+// newFixtureWith is newFixture with the service's options tweaked (and
+// the fleet named name[0], default "test").
+func newFixtureWith(t testing.TB, tweak func(*fleet.Options), name ...string) *fixture {
+	t.Helper()
+	fleetName := "test"
+	if len(name) > 0 {
+		fleetName = name[0]
+	}
 	db, err := store.Open(filepath.Join(t.TempDir(), "fleet.db"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +93,9 @@ func newFixtureNamed(t testing.TB, fleetName string, driftAlert float64) *fixtur
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := fleet.NewRegistry(db, ks, 0, f.clk.now)
-	f.svc, err = fleet.NewService(db, reg, fleetName, nopPublisher{}, fleettest.Key(2), &fleet.Options{Now: f.clk.now, Logger: quiet, DriftAlert: driftAlert})
+	opt := &fleet.Options{Now: f.clk.now, Logger: quiet, DriftAlert: 0.03}
+	tweak(opt)
+	f.svc, err = fleet.NewService(db, reg, fleetName, nopPublisher{}, fleettest.Key(2), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s session
 		c.fail(w, r, err)
 		return
 	}
-	data := overview(devices, rs, latest, c.svc.DriftAlert(), c.opt.Now())
+	data := overview(devices, rs, latest, c.svc.DriftAlert(), c.svc.UnknownAlert(), c.opt.Now())
 	var alarms []alert
 	for _, a := range c.svc.Alarms() { // trit-fleet's own trouble comes first
 		alarms = append(alarms, alert{Text: a.Text})
@@ -78,16 +78,16 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s session
 	for i := range devices {
 		ids[i] = devices[i].ID
 	}
-	data.Health, data.HealthNote = c.groupHealth(ids, "the whole fleet")
+	data.Health, data.HealthNote = c.groupHealth(ids, "the whole fleet", r)
 	c.render(w, r, http.StatusOK, "overview", &view{Title: "Overview", Nav: "overview", CSRF: s.csrf, Flash: s.flash,
-		LiveURL: "/console/?part=live", Data: data})
+		LiveURL: "/console/?" + joinQuery(healthQuery(r), "part=live"), Data: data})
 }
 
-func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint64, driftAlert float64, now time.Time) *overviewData {
+func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint64, driftAlert, unknownAlert float64, now time.Time) *overviewData {
 	data := &overviewData{Total: len(devices)}
 	uses := map[string]*modelUse{}
 	counts := map[string]uint64{}
-	var dropping, failedSensors, drifting, gaps []string
+	var dropping, failedSensors, drifting, uncertain, gaps []string
 	for i := range devices {
 		d := &devices[i]
 		if d.Online {
@@ -116,6 +116,9 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 		}
 		if d.Drifting {
 			drifting = append(drifting, d.ID)
+		}
+		if d.Uncertain {
+			uncertain = append(uncertain, d.ID)
 		}
 		if d.Outbox != nil && d.Outbox.Dropped > 0 {
 			dropping = append(dropping, d.ID)
@@ -165,6 +168,15 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 			plural(len(drifting), "device is", "devices are"), driftFigure(driftAlert), firstFew(drifting))}
 		if len(drifting) == 1 {
 			a.Link = "/console/devices/" + url.PathEscape(drifting[0])
+		}
+		data.Alerts = append(data.Alerts, a)
+	}
+	if len(uncertain) > 0 {
+		a := alert{Text: fmt.Sprintf("%s past the unknown alert threshold (%.0f%% of an interval's windows reported unknown: the model cannot answer for %s inputs): %s.",
+			plural(len(uncertain), "device is", "devices are"), 100*unknownAlert, map[bool]string{true: "its", false: "their"}[len(uncertain) == 1], firstFew(uncertain)),
+			Link: "/console/devices?health=uncertain"}
+		if len(uncertain) == 1 {
+			a.Link = "/console/devices/" + url.PathEscape(uncertain[0])
 		}
 		data.Alerts = append(data.Alerts, a)
 	}

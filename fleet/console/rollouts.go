@@ -190,7 +190,7 @@ func (c *Console) rolloutPage(w http.ResponseWriter, r *http.Request, s sessionV
 		w.WriteHeader(http.StatusNoContent) // the controls shown still apply
 		return
 	}
-	data := c.rolloutData(ro, q)
+	data := c.rolloutData(ro, r)
 	data.CanApprove = ro.Approval.Pending() && !ro.State.Done() && s.p.Name != ro.CreatedBy && !s.p.Machine
 	data.CanEmergency = can(s, fleet.PermEmergency) && c.svc.TwoPerson()
 	if !can(s, fleet.PermRollout) { // the server refuses them anyway
@@ -206,6 +206,9 @@ func (c *Console) rolloutPage(w http.ResponseWriter, r *http.Request, s sessionV
 	if data.Page > 1 {
 		live.Set("page", strconv.Itoa(data.Page))
 	}
+	if healthSpan(r) == spanDay {
+		live.Set("health", "24h")
+	}
 	c.render(w, r, http.StatusOK, "rollout", &view{Title: "Rollout " + ro.ID, Nav: "rollouts", CSRF: s.csrf, Flash: s.flash,
 		LiveURL: "/console/rollouts/" + url.PathEscape(ro.ID) + "?" + live.Encode(), Data: data})
 }
@@ -213,10 +216,11 @@ func (c *Console) rolloutPage(w http.ResponseWriter, r *http.Request, s sessionV
 // rolloutDevicesPerPage bounds the device table of a rollout page.
 const rolloutDevicesPerPage = 100
 
-func (c *Console) rolloutData(ro *fleet.Rollout, q url.Values) *rolloutData {
+func (c *Console) rolloutData(ro *fleet.Rollout, r *http.Request) *rolloutData {
+	q := r.URL.Query()
 	data := &rolloutData{R: ro, Row: newRolloutRow(ro), Abort: newAbortStatus(ro), Chart: progressChart(ro, c.opt.Now()),
 		Selector: sortedLabels(ro.Selector), StateFilter: q.Get("device_state")}
-	data.Health, data.HealthNote = c.groupHealth(ro.Order, "the rollout's devices")
+	data.Health, data.HealthNote = c.groupHealth(ro.Order, "the rollout's devices", r)
 	phaseOf := make(map[string]int, len(ro.Order))
 	switch {
 	case len(ro.Pace.Phases) > 0:
