@@ -26,6 +26,9 @@ type BundleInfo struct {
 	// TrainCounts are the training rows per class, from the bundle's info
 	// (train.class_counts); nil when it does not say.
 	TrainCounts map[string]uint64 `json:"train_counts,omitempty"`
+	// Calibrated: the model has a calibration (bundle format 5): its
+	// devices report its confidence and unknown windows.
+	Calibrated bool `json:"calibrated,omitempty"`
 }
 
 // BundleEntry is one bundle as GET /v1/bundles lists it: the registry's

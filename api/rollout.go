@@ -50,9 +50,13 @@ const (
 	// DeviceShadowPassed: its shadow report passed the gates; it waits for
 	// the rest of its phase before the promotion is sent.
 	DeviceShadowPassed DeviceState = "shadow-passed"
-	// DeviceGateFailed: its shadow report failed a gate (the rollout
-	// aborted).
+	// DeviceGateFailed: its shadow report, or its reports after the
+	// install, failed a gate (the rollout aborted).
 	DeviceGateFailed DeviceState = "gate-failed"
+	// DeviceVerifying: it installed the model and reports its confidence:
+	// the confidence gate judges it once it has reported enough windows
+	// (ConfidenceGate).
+	DeviceVerifying DeviceState = "verifying"
 )
 
 // DeviceStateOf returns the device state a job event in state j puts a
@@ -79,7 +83,7 @@ func DeviceStateOf(j wire.JobState) (s DeviceState, ok bool) {
 // InProgress reports whether a device was notified and has not finished.
 func (s DeviceState) InProgress() bool {
 	switch s {
-	case DeviceNotified, DeviceQueued, DeviceDownloading, DeviceInstalling, DeviceShadowing:
+	case DeviceNotified, DeviceQueued, DeviceDownloading, DeviceInstalling, DeviceShadowing, DeviceVerifying:
 		return true
 	}
 	return false
@@ -160,6 +164,9 @@ type DeviceProgress struct {
 	Stage string `json:"stage,omitempty"`
 	// Shadow is the device's latest shadow report (StageShadow).
 	Shadow *wire.ShadowReport `json:"shadow,omitempty"`
+	// Verify is what the confidence gate judges it on after its install
+	// (DeviceVerifying).
+	Verify *VerifyReport `json:"verify,omitempty"`
 }
 
 // Rollout is the persistent state of one rollout, as the API shows it.
@@ -186,6 +193,18 @@ type Rollout struct {
 	// TrainCounts are the bundle's training rows per class (BundleInfo),
 	// for the shadow gate on divergence from training.
 	TrainCounts map[string]uint64 `json:"train_counts,omitempty"`
+	// Gate is the confidence gate (ConfidenceGate); nil when the rollout
+	// has none, GateNote saying why (turned off, a rollback, a bundle
+	// without calibration).
+	Gate     *ConfidenceGate `json:"gate,omitempty"`
+	GateNote string          `json:"gate_note,omitempty"`
+	// AutoRollback is the rollout that rolled back the devices that had
+	// installed the bundle when its confidence gate failed, or why there
+	// is none.
+	AutoRollback string `json:"auto_rollback,omitempty"`
+	// GateFailed marks a rollout its confidence gate aborted after some
+	// devices installed the model: the fleet rolls them back.
+	GateFailed bool `json:"gate_failed,omitempty"`
 
 	State     RolloutState               `json:"state"`
 	Reason    string                     `json:"reason,omitempty"` // why it was aborted or paused
@@ -261,6 +280,10 @@ type RolloutRequest struct {
 	// rollback without waiting for a second person's approval; only the
 	// responder role may (docs/FLEET.md "Approval").
 	Emergency bool `json:"emergency,omitempty"`
+	// Gate is the confidence gate; nil: DefaultConfidenceGate. NoGate
+	// turns it off.
+	Gate   *ConfidenceGate `json:"gate,omitempty"`
+	NoGate bool            `json:"no_gate,omitempty"`
 }
 
 // ControlRequest is the (optional) body of pause, resume and abort.

@@ -23,6 +23,12 @@ func RolloutRequestText(req *api.RolloutRequest) string {
 	fmt.Fprintf(&b, "bundle %s", Clip(req.Bundle, 64))
 	b.WriteString("; targets " + targetsText(req.Devices, req.Selector, len(req.Devices)))
 	policyText(&b, req.Pace, req.Abort, req.Timeout, req.Retries, req.Shadow)
+	switch {
+	case req.NoGate:
+		b.WriteString("; confidence gate off")
+	case req.Gate != nil:
+		b.WriteString("; " + gateText(req.Gate))
+	}
 	fmt.Fprintf(&b, "; rollback %s", yesNo(req.Rollback))
 	if req.Emergency {
 		b.WriteString(" (emergency)")
@@ -39,8 +45,18 @@ func RolloutText(r *Rollout) string {
 	fmt.Fprintf(&b, "bundle %.12s (%s release %d)", r.Bundle, r.ModelID, r.Release)
 	b.WriteString("; targets " + targetsText(r.Order, r.Selector, len(r.Order)))
 	policyText(&b, r.Pace, r.Abort, r.Timeout, r.Retries, r.Shadow)
+	if r.Gate != nil {
+		b.WriteString("; " + gateText(r.Gate))
+	} else {
+		b.WriteString("; confidence gate " + orDash(r.GateNote))
+	}
 	fmt.Fprintf(&b, "; rollback %s; created by %s; approval %s", yesNo(r.Rollback), orDash(r.CreatedBy), approvalText(r.Approval))
 	return b.String()
+}
+
+// gateText describes a confidence gate.
+func gateText(g *api.ConfidenceGate) string {
+	return fmt.Sprintf("confidence gate unknown ≤ +%g, confidence ≥ −%g, after %d windows", g.MaxUnknownIncrease, g.MaxConfidenceDrop, g.MinWindows)
 }
 
 // approvalText says where a rollout's approval stands.

@@ -357,6 +357,16 @@ func (s *Service) handleBatch(batch []message) {
 					s.metrics.unknownAlerts.Add(1)
 					uncertain = append(uncertain, d.ID)
 				}
+				if n := len(d.Sent); n > 0 && m.telemetry.Model != nil && m.telemetry.Confidence != nil {
+					// The confidence gate of the device's latest job.
+					r, err := rollout(d.Sent[n-1].Rollout)
+					if err != nil {
+						return err
+					}
+					if r != nil && r.ApplyTelemetry(d.ID, m.telemetry, now) {
+						changed[r.ID] = true
+					}
+				}
 				if sh := m.telemetry.Shadow; sh != nil {
 					r, err := rollout(sh.Rollout)
 					if err != nil {

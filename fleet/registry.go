@@ -122,7 +122,7 @@ func (r *Registry) Add(data []byte) (*api.BundleInfo, error) {
 			KeyID: fmt.Sprintf("%x", b.KeyID), Classes: b.Spec.Classes, Features: b.Spec.Features,
 			Hardware: b.Compat.Hardware, MinAgent: b.Compat.MinAgentVersion, P: b.Spec.Transform.P,
 			CreatedAt: b.Header.CreatedAt, ExpiresAt: b.Header.ExpiresAt, AddedAt: r.now().UTC(),
-			TrainCounts: trainCounts(b.Info, b.Spec.Classes),
+			TrainCounts: trainCounts(b.Info, b.Spec.Classes), Calibrated: b.Spec.Calibration != nil,
 		}
 		if err := tx.Put(store.FleetModels, m.ID, &m); err != nil {
 			return err
@@ -133,6 +133,16 @@ func (r *Registry) Add(data []byte) (*api.BundleInfo, error) {
 		return nil, err
 	}
 	return info, nil
+}
+
+// Calibrated reports whether bundle hash has a calibration: its record
+// says so, or (a record from before it said) its bytes do.
+func (r *Registry) Calibrated(info *api.BundleInfo, data []byte) bool {
+	if info.Calibrated {
+		return true
+	}
+	b, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: r.maxSize, Trusted: r.trusted.Load(), Now: func() time.Time { return info.CreatedAt }})
+	return err == nil && b.Spec.Calibration != nil
 }
 
 // Bundle returns a bundle's record and bytes.

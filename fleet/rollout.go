@@ -206,10 +206,14 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 	for _, id := range r.Order {
 		d := r.Devices[id]
 		if d.State.InProgress() && !d.Resend && now.Sub(d.NotifiedAt) > r.Timeout {
-			r.finish(d, api.DeviceTimedOut, fmt.Sprintf("no result within %v", r.Timeout), now)
+			why := fmt.Sprintf("no result within %v", r.Timeout)
+			if d.State == api.DeviceVerifying && d.Verify != nil && r.Gate != nil {
+				why = fmt.Sprintf("confidence gate: %d of the %d windows it needs reported with the new model within %v", d.Verify.Windows, r.Gate.MinWindows, r.Timeout)
+			}
+			r.finish(d, api.DeviceTimedOut, why, now)
 		}
 	}
-	if r.checkGates(now) || r.checkAbort(now) || r.State == api.RolloutPaused {
+	if r.checkGates(now) || r.checkVerify(now) || r.checkAbort(now) || r.State == api.RolloutPaused {
 		return nil
 	}
 	var out []Notification
@@ -453,8 +457,8 @@ func (r *Rollout) Apply(rep Report, now time.Time) bool {
 	if d.State == api.DeviceTimedOut && !rep.State.Finished() {
 		return false // a late progress event does not revive a timed-out attempt
 	}
-	if d.State == api.DeviceShadowing || d.State == api.DeviceShadowPassed {
-		return false // the shadow job ended; only its reports and gates count now
+	if d.State == api.DeviceShadowing || d.State == api.DeviceShadowPassed || d.State == api.DeviceVerifying {
+		return false // the job ended; only its reports and gates count now
 	}
 	switch rep.State {
 	case api.DeviceQueued, api.DeviceDownloading, api.DeviceInstalling:
@@ -471,6 +475,16 @@ func (r *Rollout) Apply(rep Report, now time.Time) bool {
 		if rep.State == api.DeviceRejected && rep.Resend && d.State != api.DeviceTimedOut && d.Resends < maxResends {
 			d.State, d.Resend, d.Reason, d.UpdatedAt = api.DeviceNotified, true, rep.Reason+"; sending again with a higher sequence", now
 			d.Resends++
+			r.Updated = now
+			return true
+		}
+		if rep.State == api.DeviceSucceeded && d.Stage == "" && d.State != api.DeviceTimedOut && r.gated(rep.Device) {
+			// Installed: the confidence gate judges it on what it reports
+			// now (gate.go), within a new timeout.
+			d.State, d.Reason, d.NotifiedAt, d.UpdatedAt = api.DeviceVerifying, "", now, now
+			if d.Verify == nil {
+				d.Verify = &api.VerifyReport{}
+			}
 			r.Updated = now
 			return true
 		}

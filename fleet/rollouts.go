@@ -89,7 +89,7 @@ func (s *Service) createRollout(req api.RolloutRequest, p Principal, hold func(*
 		return nil, err
 	}
 	req.Bundle = full
-	info, _, err := s.reg.Bundle(req.Bundle)
+	info, data, err := s.reg.Bundle(req.Bundle)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +160,9 @@ func (s *Service) createRollout(req api.RolloutRequest, p Principal, hold func(*
 		if err := r.SetShadow(req.Shadow); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.setGate(r, &req, s.reg.Calibrated(info, data)); err != nil {
+		return nil, err
 	}
 	s.requireApproval(r, req.Emergency, now)
 	if hold != nil {

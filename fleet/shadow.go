@@ -101,6 +101,11 @@ func (r *Rollout) checkGates(now time.Time) bool {
 			continue
 		}
 		ok, verdict := r.Shadow.Judge(d.Shadow, r.TrainCounts)
+		if cok, cverdict := r.judgeShadowConfidence(d.Shadow); !cok {
+			ok, verdict = false, cverdict
+		} else if cverdict != "" {
+			verdict += "; " + cverdict
+		}
 		d.Reason, d.UpdatedAt = verdict, now
 		r.Updated, r.changed = now, true
 		if ok {

@@ -56,13 +56,14 @@ func (s *Service) runningIDs() ([]string, error) {
 		running := map[string]bool{}
 		err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
 			var head struct {
-				State api.RolloutState `json:"state"`
+				State      api.RolloutState `json:"state"`
+				GateFailed bool             `json:"gate_failed"`
 			}
 			if err := json.Unmarshal(raw, &head); err != nil { // damaged: listed as such, never stepped
 				s.log.Error("rollout record does not decode; it is skipped", "rollout", Clip(key, 128), "err", Clip(err.Error(), MaxLogField))
 				return nil
 			}
-			if !head.State.Done() {
+			if !head.State.Done() || head.GateFailed {
 				running[key] = true
 			}
 			return nil
@@ -89,6 +90,14 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 	ok, err := s.db.Get(store.FleetRollouts, id, &probe)
 	if err != nil {
 		return err
+	}
+	if ok && probe.State.Done() && probe.GateFailed {
+		// Its confidence gate failed after devices installed it: they are
+		// rolled back (gate.go). Kept running until then, so a restart in
+		// between does it too.
+		s.mu.Unlock() // autoRollback creates a rollout, which takes mu
+		s.autoRollback(&probe)
+		s.mu.Lock()
 	}
 	if !ok || probe.State.Done() {
 		delete(s.running, id)
@@ -127,17 +136,29 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 		if seqErr != nil {
 			return seqErr
 		}
+		for _, n := range sends {
+			// The confidence gate's baseline: what the canary reported
+			// with its active model over the hour before.
+			if d := r.Devices[n.Device]; r.gated(n.Device) && d.Verify == nil {
+				v, err := gateBaseline(tx, n.Device, now)
+				if err != nil {
+					return err
+				}
+				d.Verify = v
+			}
+		}
 		return tx.Put(store.FleetRollouts, id, &r)
 	})
 	if err != nil {
 		return err
 	}
-	if r.State.Done() {
+	if r.State.Done() && !r.GateFailed {
 		delete(s.running, id)
 	}
 	if r.State != before {
 		s.log.Info("rollout state changed", "rollout", id, "from", before, "to", r.State, "reason", r.Reason)
 	}
+
 	for _, n := range sends {
 		if err := s.sendCommand(&r, n, now); err != nil {
 			s.log.Error("deployment command not sent", "rollout", id, "device", n.Device, "seq", n.Seq, "err", err)

@@ -277,7 +277,9 @@ func newRolloutCmd(e *env) *cobra.Command {
 		shadowPhases                               int
 		minWindows                                 uint64
 		minAgree, maxDiv, maxLow, maxTrain         float64
-		maxUnknown                                 float64
+		maxUnknown, maxConfDrop                    float64
+		gateWindows                                uint64
+		noGate                                     bool
 	}
 	create := &cobra.Command{
 		Use:   "create",
@@ -286,7 +288,7 @@ func newRolloutCmd(e *env) *cobra.Command {
       --phases 5,50%,100% --abort-on any --abort-threshold 10 --abort-min 5
   tritctl rollout create --id vib-8 --bundle vib-8.trit --device gw-1    # the published file`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			hash, err := bundleRef(req.bundle)
 			if err != nil {
 				return err
@@ -311,7 +313,14 @@ func newRolloutCmd(e *env) *cobra.Command {
 			body.Timeout = req.timeout
 			if req.shadow {
 				body.Shadow = &api.ShadowPolicy{Phases: req.shadowPhases, MinWindows: req.minWindows, MinAgreement: req.minAgree,
-					MaxDivergence: req.maxDiv, MaxLowMargin: req.maxLow, MaxTrainDivergence: req.maxTrain, MaxUnknownIncrease: req.maxUnknown}
+					MaxDivergence: req.maxDiv, MaxLowMargin: req.maxLow, MaxTrainDivergence: req.maxTrain}
+				if cmd.Flags().Changed("max-unknown-increase") {
+					body.Shadow.MaxUnknownIncrease = req.maxUnknown // strict: an uncalibrated candidate fails it
+				}
+			}
+			body.NoGate = req.noGate
+			if fl := cmd.Flags(); fl.Changed("max-unknown-increase") || fl.Changed("max-confidence-drop") || fl.Changed("gate-windows") {
+				body.Gate = &api.ConfidenceGate{MaxUnknownIncrease: req.maxUnknown, MaxConfidenceDrop: req.maxConfDrop, MinWindows: req.gateWindows}
 			}
 			if body.Retries, err = api.ParseRetries(req.retries); err != nil {
 				return usagef("--retries: %v", err)
@@ -325,6 +334,9 @@ func newRolloutCmd(e *env) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "rollout %s created: %s release %d to %s\n", r.ID, r.ModelID, r.Release, count(len(r.Order), "device"))
+			if r.Approval.Pending() {
+				fmt.Fprintf(e.stdout, "it waits for a second person's approval: tritctl rollout approve %s\n", r.ID)
+			}
 			return nil
 		},
 	}
@@ -346,7 +358,10 @@ func newRolloutCmd(e *env) *cobra.Command {
 	f.Uint64Var(&req.minWindows, "min-windows", 100, "with --shadow: windows a device scores before its gates are judged")
 	f.Float64Var(&req.minAgree, "min-agreement", 0, "with --shadow: least share (0-1) of windows on which the candidate agrees with the active model (0: not checked)")
 	f.Float64Var(&req.maxDiv, "max-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits (0-1) between the two models' class distributions (0: not checked)")
-	f.Float64Var(&req.maxUnknown, "max-unknown-increase", 0, "with --shadow: largest amount (0-1) by which the candidate's share of unknown windows may exceed the active model's on the same windows; the candidate must be a calibrated (format 5) bundle (0: not checked)")
+	f.Float64Var(&req.maxUnknown, "max-unknown-increase", api.DefaultConfidenceGate.MaxUnknownIncrease, "the confidence gate: largest amount (0-1) by which a calibrated model's share of unknown windows may exceed the active model's (with --shadow, on the same windows, and set explicitly it fails an uncalibrated candidate)")
+	f.Float64Var(&req.maxConfDrop, "max-confidence-drop", api.DefaultConfidenceGate.MaxConfidenceDrop, "the confidence gate: largest amount (0-1) by which the mean confidence of the windows the model answered may fall below the active model's")
+	f.Uint64Var(&req.gateWindows, "gate-windows", api.DefaultConfidenceGate.MinWindows, "the confidence gate: windows a canary device reports with the new model before it is judged (without --shadow)")
+	f.BoolVar(&req.noGate, "no-gate", false, "no confidence gate (the fleet records that it was turned off)")
 	f.Float64Var(&req.maxLow, "max-low-margin", 0, "with --shadow: largest share (0-1) of the candidate's low-margin predictions (0: not checked)")
 	f.Float64Var(&req.maxTrain, "max-train-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits between the candidate's class distribution on the device and its training data's (0: not checked)")
 	create.MarkFlagRequired("id")
@@ -690,6 +705,7 @@ func printRollout(w io.Writer, r *api.Rollout) {
 	}
 	sort.Strings(failing)
 	printShadow(w, r)
+	printGate(w, r)
 	if len(failing) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "FAILING\tSTATE\tATTEMPTS\tREASON")
@@ -725,6 +741,41 @@ func printShadow(w io.Writer, r *api.Rollout) {
 		d := r.Devices[id]
 		rep := d.Shadow
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.3f\t%.1f%%\t%s\n", id, d.State, rep.Windows, 100*rep.Agreement(), rep.Divergence(), 100*rep.LowMarginRate(), orDash(d.Reason))
+	}
+	tw.Flush()
+}
+
+// printGate prints the rollout's confidence gate and, without a shadow,
+// what each judged device reported with the new model.
+func printGate(w io.Writer, r *api.Rollout) {
+	g := r.Gate
+	if g == nil {
+		if r.GateNote != "" {
+			fmt.Fprintf(w, "confidence gate: %s\n", r.GateNote)
+		}
+		return
+	}
+	fmt.Fprintf(w, "confidence gate: unknown at most %s above the active model's, confidence of answered windows at most %s below it, after %d windows\n",
+		gate(g.MaxUnknownIncrease, true), gate(g.MaxConfidenceDrop, true), g.MinWindows)
+	if r.AutoRollback != "" {
+		fmt.Fprintf(w, "automatic rollback: %s\n", r.AutoRollback)
+	}
+	if r.Shadow != nil {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	n := 0
+	for _, id := range r.Order {
+		d := r.Devices[id]
+		if d.Verify == nil || d.State == api.DevicePending || d.State == api.DeviceNotified {
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(tw, "GATED\tSTATE\tWINDOWS\tUNKNOWN\tVERDICT")
+		}
+		n++
+		_, cand := d.Verify.Figures()
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%s\n", id, d.State, d.Verify.Windows, 100*cand.UnknownRate(), orDash(d.Reason))
 	}
 	tw.Flush()
 }

@@ -147,6 +147,7 @@ type deviceProgressRow struct {
 	Notified time.Time
 	Updated  time.Time
 	Shadow   *wire.ShadowReport // the candidate's shadow report, in a shadow rollout
+	Verify   *api.VerifyReport  // what the confidence gate judges it on, after its install
 }
 
 type rolloutData struct {
@@ -284,7 +285,7 @@ func (c *Console) rolloutData(ro *fleet.Rollout, r *http.Request) *rolloutData {
 			continue
 		}
 		rows = append(rows, deviceProgressRow{ID: id, Phase: phaseOf[id], State: d.State, Attempts: d.Attempts, Seq: d.Seq,
-			Reason: d.Reason, Notified: d.NotifiedAt, Updated: d.UpdatedAt, Shadow: d.Shadow})
+			Reason: d.Reason, Notified: d.NotifiedAt, Updated: d.UpdatedAt, Shadow: d.Shadow, Verify: d.Verify})
 	}
 	for st := range seen {
 		data.States = append(data.States, st)

@@ -42,6 +42,19 @@ func SignedBundle(t testing.TB, id string, release uint64, priv ed25519.PrivateK
 // SignedBundleFor is SignedBundle with the given compatibility section.
 func SignedBundleFor(t testing.TB, id string, release uint64, priv ed25519.PrivateKey, compat bundle.Compat) []byte {
 	t.Helper()
+	return signedBundle(t, id, release, priv, compat, false)
+}
+
+// CalibratedBundle is SignedBundle of a calibrated model (bundle format
+// 5, agents 0.5.0 and up): its devices report confidence and unknown
+// windows.
+func CalibratedBundle(t testing.TB, id string, release uint64, priv ed25519.PrivateKey) []byte {
+	t.Helper()
+	return signedBundle(t, id, release, priv, bundle.Compat{MinAgentVersion: "0.5.0"}, true)
+}
+
+func signedBundle(t testing.TB, id string, release uint64, priv ed25519.PrivateKey, compat bundle.Compat, calibrated bool) []byte {
+	t.Helper()
 	const d, p = 4, 128
 	lo, hi := make([]float32, d), make([]float32, d)
 	for i := range hi {
@@ -55,6 +68,9 @@ func SignedBundleFor(t testing.TB, id string, release uint64, priv ed25519.Priva
 		inference.Scaler{Lo: lo, Hi: hi}, []string{"normal", "fault"}, [][]int8{w}, []float32{0.5})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if calibrated {
+		spec.Calibration = &inference.Calibration{Confidence: []uint8{230}, MinConfidence: 128}
 	}
 	raw, err := bundle.Encode(&bundle.Bundle{
 		Header: bundle.Header{ModelID: id, Release: release, CreatedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
