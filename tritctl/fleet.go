@@ -857,7 +857,7 @@ last seen and its labels.`,
 						unknown += " (alert)"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Online, model, rel, orDash(d.Health), d.Predictions, last, drift, unknown, d.LastSeen.Local().Format(time.DateTime), labelString(d.Labels))
+				fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Online, model, rel, orDash(d.Health), d.Predictions, last, drift, unknown, seen(d.LastSeen), labelString(d.Labels))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -1085,4 +1085,13 @@ func warnDamaged(w io.Writer, what string, keys []string, remedy string) {
 	}
 	fmt.Fprintf(w, "%d %s record(s) in the fleet's database do not decode and are skipped: %s; %s\n",
 		len(keys), what, strings.Join(keys, ", "), remedy)
+}
+
+// seen renders a device's last-seen time: "never" for a record a rollout
+// made for a device that has not reported (allow_unknown).
+func seen(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.Local().Format(time.DateTime)
 }

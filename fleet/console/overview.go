@@ -30,6 +30,7 @@ type alert struct {
 
 type overviewData struct {
 	Total, Online, Offline, Degraded, NoModel int
+	Never                                     int // named by a rollout (allow unknown devices), never reported
 	Models                                    []modelUse
 	Active                                    []rolloutRow // running or paused
 	Recent                                    []rolloutRow // finished in the last day
@@ -90,9 +91,12 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 	var dropping, failedSensors, drifting, uncertain, gaps []string
 	for i := range devices {
 		d := &devices[i]
-		if d.Online {
+		switch {
+		case d.Online:
 			data.Online++
-		} else {
+		case d.LastSeen.IsZero():
+			data.Never++
+		default:
 			data.Offline++
 		}
 		switch health(d) {
@@ -152,6 +156,10 @@ func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint
 
 	if data.Offline > 0 {
 		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%d of %s offline.", data.Offline, plural(data.Total, "device is", "devices are")), Link: "/console/devices?status=offline"})
+	}
+	if data.Never > 0 {
+		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s named by a rollout with unknown devices allowed and never reported: a typo, or a gateway not installed yet (tritctl devices forget ID removes a record).",
+			plural(data.Never, "device was", "devices were"))})
 	}
 	if data.Degraded > 0 {
 		data.Alerts = append(data.Alerts, alert{Text: plural(data.Degraded, "device reports", "devices report") + " degraded health (a failed sensor or inference errors).", Link: "/console/devices?health=degraded"})

@@ -221,3 +221,27 @@ func TestUncertainAlertAndColumn(t *testing.T) {
 		t.Error("the uncertain filter")
 	}
 }
+
+// A device a rollout named with unknown devices allowed, which never
+// reported, is "never reported", not an offline device last seen in the
+// year 1 (issue 38).
+func TestNeverReportedDevice(t *testing.T) {
+	f := newFixture(t)
+	h1, _ := populate(f)
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "ahead", Bundle: h1, Devices: []string{"gw-new"}, AllowUnknown: true}); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Tick()
+	c := f.client().login()
+	list := c.get("/console/devices").body
+	if !strings.Contains(list, `never reported</span>`) || strings.Contains(list, "0001-01-01") {
+		t.Errorf("the devices list shows the device that never reported wrong")
+	}
+	page := c.get("/console/devices/gw-new").body
+	if !strings.Contains(page, "never: a rollout named it") || strings.Contains(page, "0001") {
+		t.Errorf("the device page shows a year-1 last seen")
+	}
+	if ov := c.get("/console/").body; !strings.Contains(ov, "1 device was named by a rollout with unknown devices allowed and never reported") {
+		t.Error("the overview does not say a device never reported")
+	}
+}
