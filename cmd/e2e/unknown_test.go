@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"io"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
@@ -99,7 +102,9 @@ func TestUnknownAlert(t *testing.T) {
 	})[0]
 	w.waitKnown([]string{steady, shift})
 	h := w.publish(w.signed(spec, "vib", 1))
-	w.rollout(api.RolloutRequest{ID: "cal", Bundle: h, Devices: []string{steady, shift}})
+	// No confidence gate here: the noisy device turns uncertain on
+	// purpose (TestConfidenceGateStopsCanary is the gate's test).
+	w.rollout(api.RolloutRequest{ID: "cal", Bundle: h, Devices: []string{steady, shift}, NoGate: true})
 	if r := w.waitRollout("cal", time.Minute, nil); r.State != api.RolloutCompleted {
 		t.Fatalf("rollout %s: %v", r.State, r.Counts())
 	}
@@ -241,4 +246,115 @@ func (w *world) consoleClient(api string) *http.Client {
 		w.t.Fatalf("signing in to the console on %s: HTTP %d, still on the login page", api, resp.StatusCode)
 	}
 	return c
+}
+
+// TestConfidenceGateStopsCanary: with real agents and without --shadow, a
+// calibrated model that answers every window "unknown" (issue 38: it
+// completed as "3/3 succeeded", health "ok") is stopped at its canary by
+// the confidence gate every rollout has by default and the canary is
+// rolled back to the model it ran; the other devices never get it. While
+// the canary runs it, the overview alerts for the uncertain device, and
+// once it is stopped, for the aborted rollout, its reason the gate's —
+// both seen in a real Chromium.
+func TestConfidenceGateStopsCanary(t *testing.T) {
+	w := newWorld(t)
+	w.startFleetConf(func(c string) string { return c + "unknown = 0.2\n" })
+	rng := rand.New(rand.NewPCG(11, 12))
+	train := mixRows(rng, 2000, -1, 1)
+	steadyFile := filepath.Join(w.dir, "steady.csv")
+	writeRows(t, steadyFile, train[:400])
+	spec, err := bundletest.ThresholdSpec(len(features), 8, []string{"normal", "fault"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Features = features
+	calibrated(t, spec, train)
+	ids := w.startAgentsTuned("gate", 3, nil, func(a *agentTuning) {
+		a.replay, a.rate, a.telemetry = steadyFile, 50, time.Second
+	})
+	w.waitKnown(ids)
+	good := w.publish(w.signed(spec, "vib", 1))
+	w.rollout(api.RolloutRequest{ID: "good", Bundle: good, Devices: ids})
+	r := w.waitRollout("good", 2*time.Minute, nil)
+	if r.State != api.RolloutCompleted || r.Successes != 3 || r.Gate == nil {
+		t.Fatalf("the good model: %s (%s) %v, gate %+v", r.State, r.Reason, r.Counts(), r.Gate)
+	}
+	t.Logf("the good model passed: %s", r.Devices[ids[0]].Reason)
+	// A minute of the good model's windows is the canary's baseline.
+	w.waitInventory("the good model's windows", time.Minute, func(ds map[string]fleet.Device) bool {
+		d := ds[ids[0]]
+		return d.Model != nil && d.Model.Bundle == good && d.Confidence != nil
+	})
+
+	cand := *spec
+	cal := *spec.Calibration
+	cal.MaxNovelty = 1 // every window is novel: unknown
+	cand.Calibration = &cal
+	bad := w.publish(w.signed(&cand, "vib", 2))
+	b := newBrowser(t, "http://"+w.api)
+	b.open("/console/login")
+	b.do(chromedp.SendKeys(chromedp.ID("token"), w.token+kb.Enter))
+	b.waitPath("/console/")
+
+	// 1,500 windows before it is judged (30 s at 50 a second): time to
+	// see the canary uncertain.
+	w.rollout(api.RolloutRequest{ID: "bad", Bundle: bad, Devices: ids, Pace: api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}},
+		Gate: &api.ConfidenceGate{MaxUnknownIncrease: 0.1, MaxConfidenceDrop: 0.2, MinWindows: 1500}})
+	canary := ""
+	w.waitInventory("the canary uncertain under the new model", time.Minute, func(ds map[string]fleet.Device) bool {
+		for _, id := range ids {
+			if d := ds[id]; d.Model != nil && d.Model.Bundle == bad && d.Uncertain {
+				canary = id
+				return true
+			}
+		}
+		return false
+	})
+	var mid fleet.Rollout
+	w.call("GET", "/v1/rollouts/bad", nil, &mid)
+	if mid.Devices[canary].State != api.DeviceVerifying || mid.State.Done() {
+		t.Fatalf("the canary runs it: rollout %s, canary %s (%s)", mid.State, mid.Devices[canary].State, mid.Devices[canary].Reason)
+	}
+	b.open("/console/")
+	b.waitText("main", "1 device is past the unknown alert threshold", canary)
+	b.open("/console/devices")
+	b.waitText("main", "uncertain")
+
+	noOther := func(*fleet.Rollout) {
+		for _, id := range ids {
+			if d := w.devices()[id]; id != canary && d.Model != nil && d.Model.Bundle == bad {
+				t.Fatalf("%s, not the canary, activated the model", id)
+			}
+		}
+	}
+	r = w.waitRollout("bad", 3*time.Minute, noOther)
+	if r.State != api.RolloutAborted || !strings.Contains(r.Reason, "confidence gate failed: unknown 100.0% exceeds the active model's") ||
+		r.Devices[canary].State != api.DeviceGateFailed || r.Counts()[api.DevicePending] != 2 {
+		t.Fatalf("the bad model's rollout: %s (%s) %v", r.State, r.Reason, r.Counts())
+	}
+	t.Logf("stopped at the canary: %s", r.Reason)
+	for deadline := time.Now().Add(time.Minute); r.AutoRollback == ""; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no automatic rollback")
+		}
+		w.call("GET", "/v1/rollouts/bad", nil, r)
+	}
+	back := w.waitRollout(r.AutoRollback, 2*time.Minute, noOther)
+	if back.State != api.RolloutCompleted || !back.Rollback || back.Bundle != good || len(back.Order) != 1 || back.Order[0] != canary {
+		t.Fatalf("the automatic rollback %s: %s (%s), bundle %.12s, devices %v", back.ID, back.State, back.Reason, back.Bundle, back.Order)
+	}
+	w.waitInventory("the canary back on the good model", time.Minute, func(ds map[string]fleet.Device) bool {
+		d := ds[canary]
+		return d.Model != nil && d.Model.Bundle == good
+	})
+	b.open("/console/")
+	b.waitText("main", "Rollout bad aborted: confidence gate failed: unknown 100.0%")
+	b.open("/console/rollouts/bad")
+	b.waitText("main", "Confidence gate", "gate-failed", "Automatic rollback: "+back.ID)
+	b.checkNoErrors()
+	var audit []api.AuditEntry
+	w.call("GET", "/v1/audit?action=rollout.auto-rollback", nil, &audit)
+	if len(audit) != 1 || audit[0].Who != "fleet" || audit[0].Object != "rollout/"+back.ID {
+		t.Fatalf("the automatic rollback's audit record: %+v", audit)
+	}
 }
