@@ -22,6 +22,7 @@ require (
 	golang.org/x/time v0.16.0
 	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.16.0
+	mvdan.cc/sh/v3 v3.14.1
 	periph.io/x/conn/v3 v3.7.2
 	periph.io/x/devices/v3 v3.7.4
 	periph.io/x/host/v3 v3.8.5

@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/internal/cli"
+	"github.com/trit-iot/trit/internal/cli/clitest"
 	"github.com/trit-iot/trit/sensors/sensorcmd"
 )
 
@@ -60,5 +63,13 @@ func TestVocabulary(t *testing.T) {
 	root.AddCommand(sensorcmd.New(io.Discard, io.Discard))
 	if bad := cli.Lint(root, true); len(bad) > 0 {
 		t.Errorf("the flag vocabulary (docs/CLI.md) is broken:\n  %s", strings.Join(bad, "\n  "))
+	}
+	newRoot := func() *cobra.Command {
+		root := NewCommand(io.Discard, io.Discard)
+		root.AddCommand(sensorcmd.New(io.Discard, io.Discard))
+		return root
+	}
+	if bad := clitest.Check(newRoot); len(bad) > 0 {
+		t.Errorf("examples in the help that do not parse:\n  %s", strings.Join(bad, "\n  "))
 	}
 }

@@ -8,7 +8,7 @@ type TrainRequest struct {
 	// Dataset is a path relative to the fleet's training data directory,
 	// or "standard:NAME" for a standard dataset stored there (usps, …).
 	Dataset     string `json:"dataset"`
-	Format      string `json:"format,omitempty"`       // auto (default), libsvm, idx, dense
+	Format      string `json:"format,omitempty"`       // auto (default), csv (or dense), arff, libsvm, idx: as tritctl train --format
 	LabelColumn int    `json:"label_column,omitempty"` // CSV: numbered from 1, -1 for the last; 0: named label/class/target/y, else the last
 	// LabelColumnName chooses the label column by its header name
 	// instead (as tritctl train --label-column NAME); not with LabelColumn.

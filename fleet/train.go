@@ -292,17 +292,9 @@ func (s *Service) trainInputs(req *api.TrainRequest) (path, standard string, isS
 	if err := checkTrainRequest(req); err != nil {
 		return "", "", false, 0, err
 	}
-	format = data.FormatAuto
-	switch req.Format {
-	case "", "auto":
-	case "libsvm":
-		format = data.FormatLIBSVM
-	case "idx":
-		format = data.FormatIDX
-	case "dense":
-		format = data.FormatDense
-	default:
-		return "", "", false, 0, BadRequest("format %q: want auto, libsvm, idx or dense", Clip(req.Format, 32))
+	// The formats and names of tritctl train --format.
+	if format, err = data.ParseFormat(req.Format); err != nil {
+		return "", "", false, 0, BadRequest("format %q: want auto, csv (or dense), arff, libsvm or idx", Clip(req.Format, 32))
 	}
 	standard, isStandard = strings.CutPrefix(req.Dataset, "standard:")
 	if !isStandard {

@@ -139,7 +139,7 @@ EOF
 for i in 1 2 3; do
   mkdir -p "$DEMO/agents/gw-$i"
   show "$BIN/trit-fleet" credentials add "gw-$i" --config "$DEMO/fleet/fleet.toml" \
-    --password-file "$DEMO/agents/gw-$i/mqtt.password" | sed "s|$DEMO|\$DEMO|g"
+    -o "$DEMO/agents/gw-$i/mqtt.password" | sed "s|$DEMO|\$DEMO|g"
 done
 echo "\$ trit-fleet run --config \$DEMO/fleet/fleet.toml &"
 "$BIN/trit-fleet" run --config "$DEMO/fleet/fleet.toml" >"$DEMO/logs/fleet.log" 2>&1 &

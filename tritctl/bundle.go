@@ -29,9 +29,9 @@ docs/BUNDLE.md). 'tritctl train' writes unsigned bundles; sign them with a
 key from 'tritctl keys gen', check them as an agent would with verify, and
 look inside with inspect. ('tritctl bundles list' lists the bundles
 registered with the fleet.)`,
-		Example: `  tritctl bundle sign --key release.key vib.trit -o vib-1.trit --release 1
-  tritctl bundle verify --key release.pub vib-1.trit
-  tritctl bundle inspect vib-1.trit`,
+		Example: `  tritctl bundle sign --key release.key vib.trit -o vib-3.trit --release 3
+  tritctl bundle verify --key release.pub vib-3.trit
+  tritctl bundle inspect vib-3.trit`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("bundle: give a subcommand (sign, verify, inspect)")
@@ -84,8 +84,8 @@ release of a model a higher --release.
 
 The signed bundle is decoded again with the key before it is written, and
 refused if it is larger than --max-size (agents' default cap: 30 KB).`,
-		Example: `  tritctl bundle sign --key fleet.key usps.trit -o usps.signed.trit --release 4 --expires 2160h
-  tritctl bundle sign --key fleet.key m.trit -o m.signed.trit --expires 2027-06-30T00:00:00Z`,
+		Example: `  tritctl bundle sign --key release.key vib.trit -o vib-3.trit --release 3 --expires 2160h
+  tritctl bundle sign --key release.key room.trit -o room-1.trit --expires 2030-06-30T00:00:00Z`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSign(e, cmd, f, args[0]) },
 	}
@@ -266,8 +266,8 @@ new key. (--key names the key a command uses, as in bundle sign --key; the
 former --trusted still works.)
 
 It exits 0 if the bundle would be accepted and 1, naming the problem, if not.`,
-		Example: `  tritctl bundle verify --key fleet-2026.pub usps.signed.trit
-  tritctl bundle verify --key old.pub --key new.pub --agent-version 0.3.1 m.trit`,
+		Example: `  tritctl bundle verify --key release.pub vib-1.trit
+  tritctl bundle verify --key release.pub --key release-2027.pub --agent-version 0.5.0 vib-1.trit   # during a key rotation`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			trusted = append(trusted, trustedOld...)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/internal/newfile"
 	"github.com/trit-iot/trit/wire"
 )
@@ -169,7 +170,7 @@ certificate has the common name trit-fleet (its mqtt.client_id).
 
 A key or certificate file that exists is never replaced: give another
 directory, or move the old files away first.`,
-		Example: `  tritctl certs ca --dir pki
+		Example: `  tritctl certs ca -o pki
   tritctl certs server --ca-dir pki -o pki --host broker.example.com
   tritctl certs client --ca-dir pki -o pki --id gw-0001`,
 		Args: cobra.NoArgs,
@@ -179,9 +180,9 @@ directory, or move the old files away first.`,
 	var years int
 	ca := &cobra.Command{
 		Use:   "ca",
-		Short: "Create the fleet CA (ca.crt, ca.key) in --dir",
-		Example: `  tritctl certs ca --dir pki                       # once per fleet; keep pki/ca.key offline
-  tritctl certs ca --dir pki-2 --name "plant-a CA" --years 5`,
+		Short: "Create the fleet CA (ca.crt, ca.key) in --out",
+		Example: `  tritctl certs ca -o pki                          # once per fleet; keep pki/ca.key offline
+  tritctl certs ca -o pki-2 --name "plant-a CA" --years 5`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -199,7 +200,8 @@ directory, or move the old files away first.`,
 			return nil
 		},
 	}
-	ca.Flags().StringVar(&dir, "dir", "pki", "directory for ca.crt and ca.key")
+	ca.Flags().StringVarP(&dir, "out", "o", "pki", "directory for ca.crt and ca.key")
+	cli.Renamed(ca, "out", "dir") // its name before the vocabulary
 	ca.Flags().StringVar(&name, "name", "trit fleet CA", "the CA's common name")
 	ca.Flags().IntVar(&years, "years", 10, "validity in years")
 

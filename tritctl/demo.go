@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/sensors/features"
 	"github.com/trit-iot/trit/sensors/synthetic"
@@ -46,7 +47,7 @@ This runs in-process. 'make demo' (scripts/demo.sh) runs the whole product
 instead: trit-fleet, three trit-agents on simulated machines, and a model
 trained with 'tritctl train --synthetic machine', signed and rolled out.`,
 		Example: `  tritctl demo
-  tritctl demo --dataset circles --dir demo-files   # keep the files it writes`,
+  tritctl demo --dataset circles -o demo-files     # keep the files it writes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch dataset {
@@ -58,7 +59,8 @@ trained with 'tritctl train --synthetic machine', signed and rolled out.`,
 			return usagef("--dataset %q: want %s or %s", dataset, demoMachine, demoCircles)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "directory for the demo's files (default: a temporary directory, removed afterwards)")
+	cmd.Flags().StringVarP(&dir, "out", "o", "", "directory for the demo's files, kept (default: a temporary directory, removed afterwards)")
+	cli.Renamed(cmd, "out", "dir") // its name before the vocabulary
 	cmd.Flags().StringVar(&dataset, "dataset", demoMachine, "data to train on: machine (simulated sensors) or circles")
 	return cmd
 }

@@ -75,7 +75,7 @@ reliability per confidence value, accuracy at coverages from 100% down to
 50%, and the unknown rate per tenth of the rows. --min-confidence and
 --max-novelty replace the bundle's thresholds, as an agent's config can.`,
 		Example: `  tritctl eval room.trit room-next-week.csv          # read as the model's training file was
-  tritctl eval room.trit next.csv --label-column Occupancy --json
+  tritctl eval room.trit room-next-week.csv --label-column Occupancy --json   # flags instead of the record
   tritctl eval occupancy.trit --standard occupancy --data-dir ../shared/data`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {

@@ -212,7 +212,7 @@ running it as their active model, when it was published, and its full
 SHA-256 hash, which 'rollout create --bundle' takes (or a unique prefix of
 it, at least 4 digits).`,
 		Example: `  tritctl bundles list
-  tritctl bundles list --json | jq -r '.[] | select(.model_id == "vibration") | .hash'`,
+  tritctl bundles list --json | jq -r '.[] | select(.model_id == "vib") | .hash'`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			c, err := ff.client()
@@ -257,7 +257,7 @@ it, at least 4 digits).`,
 func newRolloutCmd(e *env) *cobra.Command {
 	var ff fleetFlags
 	cmd := &cobra.Command{Use: "rollout", Short: "Create, watch, pause, resume, abort and roll back rollouts",
-		Example: `  tritctl rollout create --id vib-1 --bundle 3fa1c0de --selector site=lab --phases 1,100%
+		Example: `  tritctl rollout create --id vib-1 --bundle vib-1.trit --selector site=lab --phases 1,100%
   tritctl rollout status --watch vib-1
   tritctl rollout list`,
 		Args: cobra.NoArgs,
@@ -281,12 +281,13 @@ func newRolloutCmd(e *env) *cobra.Command {
 		gateWindows                                uint64
 		noGate                                     bool
 	}
+	var createJSON bool
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Start a rollout of a registered bundle",
-		Example: `  tritctl rollout create --id vib-7 --bundle 3fa1… --selector site=north \
+		Example: `  tritctl rollout create --id vib-2 --bundle vib-2.trit --selector site=lab \
       --phases 5,50%,100% --abort-on any --abort-threshold 10 --abort-min 5
-  tritctl rollout create --id vib-8 --bundle vib-8.trit --device gw-1    # the published file`,
+  tritctl rollout create --id vib-2-gw9 --bundle vib-2.trit --device gw-9 --allow-unknown --json   # a gateway not yet seen`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			hash, err := bundleRef(req.bundle)
@@ -333,6 +334,9 @@ func newRolloutCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if createJSON {
+				return writeJSONTo(e.stdout, r)
+			}
 			fmt.Fprintf(e.stdout, "rollout %s created: %s release %d to %s\n", r.ID, r.ModelID, r.Release, count(len(r.Order), "device"))
 			if r.Approval.Pending() {
 				fmt.Fprintf(e.stdout, "it waits for a second person's approval: tritctl rollout approve %s\n", r.ID)
@@ -364,6 +368,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 	f.BoolVar(&req.noGate, "no-gate", false, "no confidence gate (the fleet records that it was turned off)")
 	f.Float64Var(&req.maxLow, "max-low-margin", 0, "with --shadow: largest share (0-1) of the candidate's low-margin predictions (0: not checked)")
 	f.Float64Var(&req.maxTrain, "max-train-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits between the candidate's class distribution on the device and its training data's (0: not checked)")
+	f.BoolVar(&createJSON, "json", false, "print the created rollout as JSON (as rollout status --json)")
 	create.MarkFlagRequired("id")
 	create.MarkFlagRequired("bundle")
 
@@ -381,8 +386,8 @@ recent windows (agents with models.history_max_bytes set) without
 activating or keeping it, and print per device and overall how many
 predictions would change: a plan before the apply (rollout create).
 Devices must be online; those that do not answer are listed with why.`,
-		Example: `  tritctl rollout plan --bundle 3fa1c0de --selector site=north
-  tritctl rollout plan --bundle 3fa1c0de --device gw-1 --device gw-2 --json`,
+		Example: `  tritctl rollout plan --bundle vib-2.trit --selector site=lab
+  tritctl rollout plan --bundle vib-2.trit --device gw-1 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			hash, err := bundleRef(plan.bundle)
@@ -552,9 +557,9 @@ that says how it ended:
 			Use:   op + " ID",
 			Short: strings.ToUpper(op[:1]) + op[1:] + " a rollout",
 			Example: map[string]string{
-				"pause":  `  tritctl rollout pause vib-1 --reason "canary looks slow"`,
-				"resume": `  tritctl rollout resume vib-1`,
-				"abort":  `  tritctl rollout abort vib-1 --reason "wrong bundle"`,
+				"pause":  `  tritctl rollout pause vib-2-gw9 --reason "canary looks slow"`,
+				"resume": `  tritctl rollout resume vib-2-gw9`,
+				"abort":  `  tritctl rollout abort vib-2-gw9 --reason "wrong bundle"`,
 			}[op],
 			Args: cobra.ExactArgs(1),
 			RunE: func(_ *cobra.Command, args []string) error {
@@ -914,7 +919,7 @@ taken out of service, or a record holding data its device never sent (a
 forged state on a broker without per-device ACLs). If the device publishes
 anything again it reappears as new; its command counter is restored from
 the highest sequence its state reports.`,
-		Example: `  tritctl devices forget gw-0042`,
+		Example: `  tritctl devices forget gw-1     # a gateway taken out of service`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
@@ -967,7 +972,7 @@ report are not listed. For a group, how many devices matched goes to
 standard error.`,
 		Example: `  tritctl devices health gw-1
   tritctl devices health gw-1 --minutes | tail -60     # the last hour
-  tritctl devices health --selector site=north --minutes | tail -60
+  tritctl devices health --selector site=lab --minutes | tail -60
   tritctl devices health gw-1 --json | jq '.hours[-1]'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {

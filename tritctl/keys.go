@@ -24,7 +24,8 @@ func newKeysCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "Create and identify the Ed25519 keys that sign bundles",
-		Example: `  tritctl keys gen -o release     # release.key signs bundles; release.pub goes to the gateways
+		Example: `  tritctl keys gen -o release     # offline: release.key signs bundles; release.pub goes to the gateways
+  tritctl keys gen -o command     # the fleet's online key (keys.command_key): signs deployment commands
   tritctl keys id release.pub`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return usagef("keys: give a subcommand (gen, id)") },
@@ -50,8 +51,9 @@ that trusts it, so choose a new prefix or move the old pair away yourself.
 To rotate keys: generate a new pair, add the new .pub to the agents' trusted
 keys next to the old one, sign new releases with the new key, then remove
 the old public key once no agent runs a bundle signed with it.`,
-		Example: `  tritctl keys gen --out fleet-2026
-  tritctl bundle sign --key fleet-2026.key usps.trit -o usps.signed.trit`,
+		Example: `  tritctl keys gen --out release                  # keep release.key on the signing machine only
+  tritctl bundle sign --key release.key vib.trit -o vib-1.trit
+  tritctl keys gen --out release-2027             # a rotation: the next release key`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {

@@ -31,9 +31,9 @@ labels all together or not at all: a window it does not store, a class
 that is not one of the classes of the model that classified the window,
 or a window labelled before (or twice in the file) refuses the whole file,
 saying which window. At most 10,000 labels a file.`,
-		Example: `  tritctl samples pull --device gw-001 -o gw-001.csv
+		Example: `  tritctl samples pull --device gw-1 -o gw-1.csv
   # fill in the label column
-  tritctl samples label gw-001.csv`,
+  tritctl samples label gw-1.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			raw, err := readFileCapped(args[0], maxLabelFile)

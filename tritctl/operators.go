@@ -26,8 +26,8 @@ except for whoami. Roles: viewer, operator, release-manager, admin, metrics
 shown once; the fleet keeps only its SHA-256.`,
 		Example: `  tritctl operators whoami
   tritctl operators list
-  tritctl operators add bob --role operator --token-file bob.token
-  tritctl operators disable bob`,
+  tritctl operators add carol --role operator -o carol.token   # the token goes to a new file (mode 0600)
+  tritctl operators disable carol`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return usagef("operators: give a subcommand (whoami, list, add, disable, enable, rotate, remove)")
@@ -101,7 +101,7 @@ shown once; the fleet keeps only its SHA-256.`,
 		Use:   "add NAME --role ROLE",
 		Short: "Add an operator and show its token once",
 		Example: `  tritctl operators add bob --role operator
-  tritctl operators add prometheus --role metrics --machine --expires 8760h --token-file prom.token`,
+  tritctl operators add prometheus --role metrics --machine --expires 8760h -o prom.token`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			req := api.OperatorRequest{Name: args[0], Role: role, Machine: machine}

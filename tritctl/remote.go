@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/data"
 )
@@ -27,14 +26,23 @@ training data directory (or standard:NAME for a standard dataset kept there),
 wait for it, and write the result to -o as an unsigned bundle. Sign it with
 the offline release key (tritctl bundle sign) and publish it (tritctl publish)
 to roll it out: the fleet never holds a release key.`,
-		Example: `  tritctl remote-train standard:usps --model-id usps --release 8 -o usps-8.trit
-  tritctl bundle sign --key release.key usps-8.trit -o usps-8.signed.trit
-  tritctl publish usps-8.signed.trit`,
+		Example: `  tritctl remote-train room.csv --label-column Occupancy --model-id room --release 2 -o room-2.trit
+  tritctl bundle sign --key release.key room-2.trit -o room-2.signed.trit
+  tritctl publish room-2.signed.trit
+  tritctl remote-train standard:usps --model-id usps --release 8 -o usps-8.trit   # a standard dataset kept on the fleet host`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			req.Dataset = args[0]
 			if out == "" {
 				return usagef("give the output file with -o/--out")
+			}
+			format, err := data.ParseFormat(req.Format)
+			if err != nil {
+				return usagef("--format: %v", err)
+			}
+			// "dense" is the name every fleet version knows for csv.
+			if req.Format = format.String(); format == data.FormatCSV {
+				req.Format = "dense"
 			}
 			if labelColumn != "" {
 				col, err := data.ParseColumn(labelColumn)
@@ -93,14 +101,14 @@ to roll it out: the fleet never holds a release key.`,
 	f.BoolVar(&force, "force", false, "replace --out if it exists")
 	f.StringVar(&req.ModelID, "model-id", "", "model ID in the bundle (required)")
 	f.Uint64Var(&req.Release, "release", 0, "release counter, above every earlier release of the model (required)")
-	f.StringVar(&req.Format, "format", "auto", "data format: auto, libsvm, idx or dense")
+	f.StringVar(&req.Format, "format", "auto", "data format, as tritctl train's: auto, csv (delimited text, also called dense), arff, libsvm or idx")
 	f.StringVar(&labelColumn, "label-column", "", "CSV: the label column, as in tritctl train: a header name, a column number counted from 1, or last\n(default: the one column named label, class, target or y, else the last column)")
 	f.Float64Var(&req.Sigma, "sigma", 0, "kernel width σ (0: search on a validation split)")
 	f.Float64Var(&req.C, "c", 0, "regularisation C (0: search)")
 	f.IntVar(&req.Budget, "budget", training.DefaultBudget, "size of the signed bundle to fill, in bytes (as tritctl train --budget)")
 	f.IntVar(&req.P, "p", 0, "fix the number of random features instead of filling --budget")
 	f.StringVar(&req.Hardware, "hardware", "", "hardware/sensor-set label")
-	f.StringVar(&req.MinAgent, "min-agent", "", "minimum agent version (default "+bundle.DefaultMinAgentVersion+")")
+	f.StringVar(&req.MinAgent, "min-agent", "", minAgentHelp)
 	f.BoolVar(&asJSON, "json", false, "print the job as JSON")
 	f.DurationVar(&interval, "interval", 2*time.Second, "polling interval")
 	cmd.MarkFlagRequired("model-id")

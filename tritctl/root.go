@@ -52,5 +52,41 @@ evaluates them, and manages keys, bundles and fleet rollouts.`,
 	root.AddCommand(newCertsCmd(e), newPublishCmd(e), newBundlesCmd(e), newRolloutCmd(e), newDevicesCmd(e), newSamplesCmd(e), newRetrainCmd(e), newRemoteTrainCmd(e))
 	root.AddCommand(newAuditCmd(e), newOperatorsCmd(e))
 	withFleetHints(root)
+	siblings(root, "bundle", "bundles")
+	// A fleet collection answers to its name in the singular and the
+	// plural: tritctl rollouts list, tritctl device show gw-1.
+	for name, alias := range map[string]string{"rollout": "rollouts", "devices": "device", "operators": "operator", "samples": "sample"} {
+		if c, _, err := root.Find([]string{name}); err == nil {
+			c.Aliases = append(c.Aliases, alias)
+		}
+	}
 	return root
+}
+
+// siblings makes each of two command groups whose names differ by a letter
+// (bundle: files; bundles: the fleet's registry) name the other when given
+// a subcommand only the other has: 'tritctl bundle list' suggests
+// 'tritctl bundles list'.
+func siblings(root *cobra.Command, a, b string) {
+	ca, _, errA := root.Find([]string{a})
+	cb, _, errB := root.Find([]string{b})
+	if errA != nil || errB != nil {
+		return
+	}
+	point := func(from, to *cobra.Command) {
+		check := from.Args
+		from.Args = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				if sub, _, err := to.Find(args[:1]); err == nil && sub != to {
+					return usagef("unknown command %q for %q; did you mean '%s %s'? (%s: %s)", args[0], c.CommandPath(), to.CommandPath(), args[0], to.Name(), to.Short)
+				}
+			}
+			if check != nil {
+				return check(c, args)
+			}
+			return nil
+		}
+	}
+	point(ca, cb)
+	point(cb, ca)
 }

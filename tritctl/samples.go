@@ -25,16 +25,16 @@ var samplesColumns = []string{"window", "device", "predicted", "candidate", "mar
 func newSamplesCmd(e *env) *cobra.Command {
 	var ff fleetFlags
 	cmd := &cobra.Command{Use: "samples", Short: "Collect the windows devices kept for retraining",
-		Example: `  tritctl samples pull --device gw-001 -o gw-001.csv`,
+		Example: `  tritctl samples pull --device gw-1 -o gw-1.csv`,
 		Args:    cobra.NoArgs,
 		RunE:    func(*cobra.Command, []string) error { return usagef("samples: give a subcommand (pull, label)") }}
 	ff.register(cmd)
-	var device, out string
-	var selector []string
+	var out string
+	var devices, selector []string
 	var wait time.Duration
 	var force bool
 	pull := &cobra.Command{
-		Use:   "pull (--device ID | --selector label=value) --out FILE.csv",
+		Use:   "pull (--device ID ... | --selector label=value) --out FILE.csv",
 		Short: "Fetch devices' kept windows (low margin, shadow disagreement, sampled) as a CSV to label",
 		Long: `Fetch, through trit-fleet, the windows a device kept for retraining: its
 low-margin predictions, the windows on which a shadow candidate disagreed
@@ -46,17 +46,17 @@ windows it has not stored yet, so they can be labelled: fill in the label
 column (leave it empty where you cannot tell) and send the labels back
 with 'tritctl samples label', where 'tritctl retrain' finds them:
 
-  tritctl samples pull --device gw-001 --out gw-001.csv
+  tritctl samples pull --device gw-1 --out gw-1.csv
   # fill in the label column
-  tritctl samples label gw-001.csv
+  tritctl samples label gw-1.csv
 
-With --selector, every matching device is asked in turn and the rows go
-into one file (the devices must share the model's features); a device
+With --device repeated, or --selector, every device named or matching
+is asked in turn and the rows go into one file (the devices must share the model's features); a device
 that does not answer is reported and skipped.
 
 docs/FLEET.md "Samples for retraining" walks the whole loop.`,
-		Example: `  tritctl samples pull --device gw-001 -o gw-001.csv
-  tritctl samples pull --selector site=north -o north.csv --wait 30s`,
+		Example: `  tritctl samples pull --device gw-1 -o gw-1.csv
+  tritctl samples pull --selector site=lab -o lab.csv --wait 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if !force {
@@ -68,10 +68,10 @@ docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 			if err != nil {
 				return err
 			}
-			if (device == "") == (len(selector) == 0) {
-				return usagef("give --device ID or --selector label=value, not both")
+			if (len(devices) == 0) == (len(selector) == 0) {
+				return usagef("give --device ID (repeatable) or --selector label=value, not both")
 			}
-			ids := []string{device}
+			ids := slices.Compact(slices.Clone(devices))
 			if len(selector) > 0 {
 				sel, err := parseSelector(selector)
 				if err != nil {
@@ -118,7 +118,7 @@ docs/FLEET.md "Samples for retraining" walks the whole loop.`,
 			return nil
 		},
 	}
-	pull.Flags().StringVar(&device, "device", "", "device ID")
+	pull.Flags().StringSliceVar(&devices, "device", nil, "device ID (repeatable)")
 	pull.Flags().StringSliceVar(&selector, "selector", nil, "devices by label=value (repeatable; all must match)")
 	pull.Flags().StringVarP(&out, "out", "o", "", "CSV file to write (required)")
 	pull.Flags().DurationVar(&wait, "wait", 0, "how long the fleet waits for the device (default 20s)")

@@ -115,10 +115,11 @@ The model is written as an unsigned bundle (docs/BUNDLE.md), the format
 gateways run; sign it with 'tritctl bundle sign' before shipping. The
 bundle's scaler is float16, and training uses exactly that scaler, so the
 bundle predicts what was evaluated here.`,
-		Example: `  tritctl train --standard usps -o usps.trit
-  tritctl train data.csv --label-column last --sigma 4 --c 1 -o m.trit --test test.csv --json
-  tritctl train logger.csv --label-column Occupancy -o room.trit      # header, Date,Time columns, ';' detected
+		Example: `  tritctl train room.csv --label-column Occupancy -o room.trit      # header, delimiter, Date,Time columns detected
+  tritctl train room.csv --label-column Occupancy --sigma 4 --c 1 -o m.trit --test room-next-week.csv --json
+  tritctl train eu.csv --decimal , --label-column last -o eu.trit    # decimal commas the first rows do not show
   tritctl train --synthetic machine --features-from agent.toml --p 1024 -o machine.trit
+  tritctl train --standard usps -o usps.trit
   tritctl train --standard mnist --sigma 16 --c 0.01 -o mnist.trit --model-id mnist-digits --release 3`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runTrain(e, f, args) },
@@ -131,7 +132,7 @@ bundle predicts what was evaluated here.`,
 	fl.StringVar(&f.modelID, "model-id", "", "model ID in the bundle (default: the --standard name, else the output file's name up to its first dot)")
 	fl.Uint64Var(&f.release, "release", 1, "release counter in the bundle, >= 1; agents refuse a release not above the one they run")
 	fl.StringVar(&f.hardware, "hardware", "", "hardware/sensor-set label in the bundle (default: any)")
-	fl.StringVar(&f.minAgent, "min-agent", bundle.DefaultMinAgentVersion, "oldest agent version (major.minor.patch) that may run the bundle")
+	fl.StringVar(&f.minAgent, "min-agent", "", minAgentHelp)
 	fl.StringVar(&f.test, "test", "", "labelled data to evaluate the trained model on")
 	fl.IntVar(&f.budget, "budget", training.DefaultBudget, "size of the signed bundle to fill, in bytes: training chooses the embedding and the number of random features to fit it")
 	fl.IntVar(&f.p, "p", 0, "fix the number of random features (the paper's experiments) instead of filling --budget")
@@ -159,6 +160,10 @@ bundle predicts what was evaluated here.`,
 	fl.BoolVar(&f.verbose, "verbose", false, "also list every candidate the search scored (in --json, the search array)")
 	return cmd
 }
+
+// minAgentHelp is the help of --min-agent, whose default depends on the
+// model (bundle.MinAgentVersionFor): a lower version is raised to it.
+const minAgentHelp = "oldest agent version (major.minor.patch) that may run the bundle (default, and at least: the first agent that reads the model's bundle format — 0.5.0 for a calibrated model, the default; 0.2.0 for an uncalibrated one without trees)"
 
 // trainGCPercent is the collector's target while tritctl trains, unless
 // GOGC says otherwise: training allocates large arrays (embeddings, dense

@@ -46,7 +46,7 @@ func NewCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "The trit fleet service: model registry, device inventory and rollouts over MQTT",
 		Example: `  trit-fleet check-config -c /etc/trit/fleet.toml
   trit-fleet run -c /etc/trit/fleet.toml
-  trit-fleet credentials add gw-1 -c fleet.toml --password-file gw-1.password`,
+  trit-fleet credentials add gw-1 -c fleet.toml -o gw-1.password`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

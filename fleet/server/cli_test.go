@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/internal/cli"
+	"github.com/trit-iot/trit/internal/cli/clitest"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire/mqtttest"
 )
@@ -168,5 +171,8 @@ func TestMainPolicy(t *testing.T) {
 func TestVocabulary(t *testing.T) {
 	if bad := cli.Lint(NewCommand(io.Discard, io.Discard), true); len(bad) > 0 {
 		t.Errorf("the flag vocabulary (docs/CLI.md) is broken:\n  %s", strings.Join(bad, "\n  "))
+	}
+	if bad := clitest.Check(func() *cobra.Command { return NewCommand(io.Discard, io.Discard) }); len(bad) > 0 {
+		t.Errorf("examples in the help that do not parse:\n  %s", strings.Join(bad, "\n  "))
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +26,7 @@ with its device ID as user name and client ID and the secret made for it by
 'credentials add'. The fleet stores only the secret's SHA-256, in the file
 named by mqtt.embedded_credentials; a running trit-fleet reads the file again
 when it changes. Run these commands as the user trit-fleet runs as.`,
-		Example: `  trit-fleet credentials add gw-1 -c fleet.toml --password-file gw-1.password
+		Example: `  trit-fleet credentials add gw-1 -c fleet.toml -o gw-1.password
   trit-fleet credentials list -c fleet.toml`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
@@ -49,15 +50,15 @@ when it changes. Run these commands as the user trit-fleet runs as.`,
 	var replace bool
 	add := &cobra.Command{
 		Use:   "add DEVICE-ID",
-		Short: "Make a device's secret: stored hashed, written once to --password-file (or printed)",
+		Short: "Make a device's secret: stored hashed, written once to --out (or printed)",
 		Long: `add makes a random secret for the device, stores its SHA-256 in the
-credentials file and writes the secret to --password-file (mode 0600; give
+credentials file and writes the secret to --out (mode 0600; give
 that file to the agent as mqtt.password_file, with mqtt.username = DEVICE-ID),
 or prints it if no file is given. The secret cannot be shown again: to
 replace a lost one, run add again with --replace.`,
-		Example: `  trit-fleet credentials add gw-0001 --password-file gw-0001.password
-  trit-fleet credentials add gw-0001 --replace --password-file gw-0001.password   # rotate a lost secret
-  trit-fleet credentials add gw-0002                                              # print the secret once`,
+		Example: `  trit-fleet credentials add gw-0001 -o gw-0001.password
+  trit-fleet credentials add gw-0001 --replace -o gw-0001.password   # rotate a lost secret
+  trit-fleet credentials add gw-0002                                 # print the secret once`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			id := args[0]
@@ -103,7 +104,8 @@ replace a lost one, run add again with --replace.`,
 			return nil
 		},
 	}
-	add.Flags().StringVar(&passwordFile, "password-file", "", "write the secret to this new file (mode 0600) instead of printing it")
+	add.Flags().StringVarP(&passwordFile, "out", "o", "", "write the secret to this new file (mode 0600) instead of printing it")
+	cli.Renamed(add, "out", "password-file") // its name before the vocabulary (docs/CLI.md)
 	add.Flags().BoolVar(&replace, "replace", false, "replace the device's existing secret")
 
 	remove := &cobra.Command{
@@ -131,11 +133,13 @@ replace a lost one, run add again with --replace.`,
 			return nil
 		},
 	}
+	var listJSON bool
 	list := &cobra.Command{
-		Use:     "list",
-		Short:   "List the devices that have credentials",
-		Example: `  trit-fleet credentials list -c /etc/trit/fleet.toml`,
-		Args:    cobra.NoArgs,
+		Use:   "list",
+		Short: "List the devices that have credentials",
+		Example: `  trit-fleet credentials list -c /etc/trit/fleet.toml
+  trit-fleet credentials list -c fleet.toml --json`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			path, _, err := load()
 			if err != nil {
@@ -150,12 +154,18 @@ replace a lost one, run add again with --replace.`,
 				ids = append(ids, id)
 			}
 			sort.Strings(ids)
+			if listJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(ids)
+			}
 			for _, id := range ids {
 				fmt.Fprintln(stdout, id)
 			}
 			return nil
 		},
 	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print the device IDs as a JSON array")
 	cmd.AddCommand(add, remove, list)
 	return cmd
 }
@@ -163,7 +173,7 @@ replace a lost one, run add again with --replace.`,
 // writeSecretFile writes secret to path, a new file of mode 0600.
 func writeSecretFile(path, secret string) error {
 	if err := newfile.Write(path, 0o600, []byte(secret+"\n")); err != nil {
-		return fmt.Errorf("--password-file: %w", err)
+		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
 }

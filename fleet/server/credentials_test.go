@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -170,5 +171,32 @@ func TestCredentialsCommand(t *testing.T) {
 	}
 	if store.check("gw-2", []byte(lines[1])) {
 		t.Error("a removed device's secret still works")
+	}
+}
+
+// TestCredentialsVocabulary: a new secret's file is -o/--out, as every
+// file a command writes (docs/CLI.md); the former --password-file still
+// works, hidden; list prints JSON with --json.
+func TestCredentialsVocabulary(t *testing.T) {
+	dir := t.TempDir()
+	for i, flag := range []string{"-o", "--out", "--password-file"} {
+		id := fmt.Sprintf("gw-%d", i+1)
+		pw := filepath.Join(dir, id+".password")
+		if code, out, errs := credentialsCLI(t, dir, "add", id, flag, pw); code != 0 {
+			t.Fatalf("add %s: %d %s %s", flag, code, out, errs)
+		}
+		if b, err := os.ReadFile(pw); err != nil || len(b) < 32 {
+			t.Errorf("add %s: secret file %q, %v", flag, b, err)
+		}
+	}
+	code, out, errs := credentialsCLI(t, dir, "list", "--json")
+	var ids []string
+	if err := json.Unmarshal([]byte(out), &ids); code != 0 || err != nil || strings.Join(ids, ",") != "gw-1,gw-2,gw-3" {
+		t.Errorf("list --json: %d %q %s", code, out, errs)
+	}
+	var help bytes.Buffer
+	Main([]string{"credentials", "add", "--help"}, &help, &help)
+	if strings.Contains(help.String(), "password-file") {
+		t.Errorf("add --help still shows --password-file:\n%s", help.String())
 	}
 }

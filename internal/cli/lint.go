@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,7 +18,15 @@ import (
 //   - --json is a switch (print JSON instead of text), never a file;
 //   - --force is a switch (replace an existing output file);
 //   - --label-column is a string (NAME, N counted from 1, or last);
-//   - --config has the shorthand -c.
+//   - --config has the shorthand -c;
+//   - the same concept has the same name (docs/CLI.md): no --dir or
+//     --password-file (what a command writes is --out), no --trusted (the
+//     key a command uses is --key), no --features that names a feature
+//     pipeline (that is --features-from; LIBSVM's --features is a number);
+//   - --device and --selector are repeatable;
+//   - --min-agent has no fixed default (the model's format decides);
+//   - a command that lists, shows, inspects or creates something (list,
+//     show, status, inspect, create) has --json.
 //
 // Hidden flags (the deprecated names kept for scripts) are not checked.
 // Tests of each program call it on the program's whole tree.
@@ -30,6 +39,9 @@ func Lint(root *cobra.Command, examples bool) []string {
 		}
 		if examples && c.Runnable() && c.Example == "" {
 			out = append(out, fmt.Sprintf("%s: no Example", c.CommandPath()))
+		}
+		if f := c.Flag("json"); c.Runnable() && slices.Contains(jsonCommands, c.Name()) && (f == nil || f.Hidden) {
+			out = append(out, fmt.Sprintf("%s: no --json (every command that lists, shows or creates something prints JSON with --json)", c.CommandPath()))
 		}
 		check := func(f *pflag.Flag) {
 			if f.Hidden {
@@ -54,6 +66,14 @@ func Lint(root *cobra.Command, examples bool) []string {
 				bad("--label-column takes NAME, N (from 1) or last: a string, not a %s", typ)
 			case f.Name == "config" && f.Shorthand != "c":
 				bad("--config has the shorthand -c everywhere")
+			case renamed[f.Name] != "":
+				bad("%s", renamed[f.Name])
+			case f.Name == "features" && typ != "int":
+				bad("a feature pipeline is --features-from everywhere (--features is LIBSVM's number of features)")
+			case (f.Name == "device" || f.Name == "selector") && typ != "stringSlice" && typ != "stringArray":
+				bad("--%s is repeatable everywhere", f.Name)
+			case f.Name == "min-agent" && f.DefValue != "":
+				bad("--min-agent's default is the model's (the first agent that reads its format), not %s", f.DefValue)
 			}
 		}
 		c.NonInheritedFlags().VisitAll(check)
@@ -64,3 +84,15 @@ func Lint(root *cobra.Command, examples bool) []string {
 	walk(root)
 	return out
 }
+
+// renamed are flag names the vocabulary replaced, and what replaced them;
+// a command keeps such a name only hidden (Renamed).
+var renamed = map[string]string{
+	"dir":           "the directory a command writes is --out (-o), as every file it writes",
+	"password-file": "a new secret's file is --out (-o), as every file a command writes",
+	"trusted":       "the key file a command uses is --key",
+}
+
+// jsonCommands are the names of commands that print what they list, show
+// or create: each has --json.
+var jsonCommands = []string{"list", "show", "status", "inspect", "create"}

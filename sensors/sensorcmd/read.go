@@ -10,6 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/sensors/features"
 	"github.com/trit-iot/trit/sensors/synthetic"
@@ -39,12 +40,12 @@ answered, or while it is failed). A sensor that does not answer is retried
 with backoff; read gives up after several failed reads in a row. At the end
 it prints the health of every sensor.
 
---features chooses the pipeline: "auto" (the config's [features] table, else
+--features-from chooses the pipeline: "auto" (the config's [features] table, else
 the synthetic machine's default pipeline when the channels fit it, else
 none), "none", "synthetic", or a TOML file holding a pipeline spec (rate,
 hop and [[feature]] tables, as in docs/SENSORS.md).`,
 		Example: `  trit-agent sensors read --kind synthetic --state bearing_fault --count 2048
-  trit-agent sensors read --kind replay --file rec.csv --rate 1000 --features none
+  trit-agent sensors read --kind replay --file rec.csv --rate 1000 --features-from none
   trit-agent sensors read --config /etc/trit/agent.toml --sensor accel`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,7 +57,8 @@ hop and [[feature]] tables, as in docs/SENSORS.md).`,
 	fl := cmd.Flags()
 	fl.StringVarP(&f.config, "config", "c", "", "the agent's configuration file ([[sensor]] tables, optional [features])")
 	fl.StringSliceVar(&f.only, "sensor", nil, "with --config: read only the sensors of these names")
-	fl.StringVar(&f.features, "features", "auto", `feature pipeline: "auto", "none", "synthetic" or a spec file`)
+	fl.StringVar(&f.features, "features-from", "auto", `feature pipeline: "auto", "none", "synthetic" or a spec file (such as an agent's config, as tritctl train --features-from)`)
+	cli.Renamed(cmd, "features-from", "features") // its name before the vocabulary (docs/CLI.md)
 	fl.IntVarP(&f.count, "count", "n", 0, "readings to take (0: until interrupted)")
 	fl.IntVar(&f.every, "every", 0, "print one reading in this many (0: about one a second); feature vectors are all printed")
 	s := &f.sensor
@@ -167,7 +169,7 @@ func readConfigs(cmd *cobra.Command, f *readFlags) ([]sensors.Config, *features.
 	return cfgs, cfg.Features, nil
 }
 
-// buildPipeline returns the pipeline --features asks for on channels, or
+// buildPipeline returns the pipeline --features-from asks for on channels, or
 // nil for none. primary is the sensor that paces the samples.
 func buildPipeline(fromConfig *features.PipelineSpec, choice string, channels []string, primary sensors.Config) (*features.Pipeline, error) {
 	var spec features.PipelineSpec
