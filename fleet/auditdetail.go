@@ -50,7 +50,7 @@ func RolloutText(r *Rollout) string {
 	} else {
 		b.WriteString("; confidence gate " + orDash(r.GateNote))
 	}
-	fmt.Fprintf(&b, "; rollback %s; created by %s; approval %s", yesNo(r.Rollback), orDash(r.CreatedBy), approvalText(r.Approval))
+	fmt.Fprintf(&b, "; rollback %s; created by %s; approval %s", yesNo(r.Rollback), orDash(r.CreatedBy), approvalText(r.Approval, r.State))
 	return b.String()
 }
 
@@ -60,12 +60,14 @@ func gateText(g *api.ConfidenceGate) string {
 }
 
 // approvalText says where a rollout's approval stands.
-func approvalText(a *api.Approval) string {
+func approvalText(a *api.Approval, state api.RolloutState) string {
 	switch {
 	case a == nil:
 		return "not required"
 	case a.Emergency:
 		return "none: emergency rollback by " + orDash(a.ApprovedBy)
+	case a.Pending() && state.Done():
+		return "never given (" + string(state) + ")"
 	case a.Pending():
 		return "waiting for a second person"
 	}
