@@ -212,7 +212,7 @@ directory, or move the old files away first.`,
 		Use:   "server",
 		Short: "Issue the broker's server certificate (server.crt, server.key)",
 		Example: `  tritctl certs server --ca-dir pki -o pki --host broker.example.com
-  tritctl certs server --ca-dir pki -o pki --host broker.example.com --host 10.0.0.5`,
+  tritctl certs server --ca-dir pki -o pki/broker-2 --host broker-2.example.com --host 10.0.0.5`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if len(hosts) == 0 {

@@ -130,7 +130,7 @@ the model's latest; a rollout then publishes it to the devices. It prints
 the bundle's hash, which 'rollout create --bundle' takes. An unsigned bundle
 is refused before anything is sent: sign it first (tritctl bundle sign).`,
 		Example: `  tritctl publish vib-1.trit
-  tritctl publish --json vib-1.trit | jq -r .hash`,
+  tritctl publish --json vib-2.trit | jq -r .hash`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := ff.client()
