@@ -301,7 +301,12 @@ show "$BIN/tritctl" rollout create --id vibration-r2 --bundle "$HASH2" \
   --shadow --min-windows 40 --min-agreement 0.6 --max-divergence 0.2 \
   --abort-on any --abort-threshold 0 --abort-min 1 --timeout 1m
 show "$BIN/tritctl" rollout status vibration-r2 --watch --interval 1s || true
-show "$BIN/tritctl" devices list
+# The result's prediction counts are this table's, the last one shown.
+table=$(show "$BIN/tritctl" devices list)
+echo "$table"
+while read -r id _ _ _ _ n _; do
+  [ "$id" = DEVICE ] || [ "$id" = '$' ] || preds[$id]=$n
+done <<<"$table"
 
 # ---------------------------------------------------------------------------
 step "result"
@@ -311,10 +316,10 @@ for i in 1 2 3; do
   r=${right[$id]:-0} n=${seen[$id]:-0}
   total=$((total + n)) good=$((good + r))
   [ "${preds[$id]:-0}" -gt 0 ] && predicting=$((predicting + 1))
-  printf '%s  machine %-14s %5s predictions; latest prediction right in %d of %d samples\n' \
-    "$id" "${STATES[$((i - 1))]}" "${preds[$id]:-0}" "$r" "$n"
+  printf '%s  machine %-14s %5s predictions (the table above); its latest prediction right in %d of %d samples of the live %d s\n' \
+    "$id" "${STATES[$((i - 1))]}" "${preds[$id]:-0}" "$r" "$n" "$LIVE_SECONDS"
 done
-echo "$predicting of 3 gateways predicting; $good of $total sampled predictions match the simulated state"
+echo "$predicting of 3 gateways predicting; $good of $total predictions sampled live match the simulated state"
 echo "demo finished in $(elapsed "$START") s (not counting the build)"
 [ "$predicting" -eq 3 ] || die "not every gateway is predicting"
 # Chance is one in three; a model fed the wrong features stays near it.

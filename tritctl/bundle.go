@@ -451,7 +451,7 @@ func printInspect(w io.Writer, o *inspectOutput, all bool) {
 		}
 	}
 	if b.P == 0 {
-		row("transform", "none (p = 0: threshold bits only)")
+		row("transform", "none (p = 0: no random features, so no σ; the embedding is %s)", embeddingWithoutP(b.ThresholdCount, b.TreeCount))
 	} else {
 		row("transform", "generator %d, seed %d, σ %g, d %d, p %d", b.Generator, b.Seed, b.Sigma, b.TransformD, b.P)
 	}
@@ -586,4 +586,16 @@ func floats(vs []float32) []string {
 		out[i] = strconv.FormatFloat(float64(v), 'g', -1, 32)
 	}
 	return out
+}
+
+// embeddingWithoutP names what a bundle without random features embeds
+// its input with: threshold bits, tree leaves or both.
+func embeddingWithoutP(thresholds, trees int) string {
+	switch {
+	case thresholds > 0 && trees > 0:
+		return "threshold bits and boosted trees' leaves"
+	case trees > 0:
+		return "boosted trees' leaves"
+	}
+	return "threshold bits"
 }

@@ -167,8 +167,8 @@ func printConfidence(w io.Writer, r *training.ConfidenceReport) {
 		fmt.Fprintf(w, "  confidence: the bundle has no calibration (format 5 carries one); raw softmax ECE %.2f%%\n", r.RawECE)
 		return
 	}
-	fmt.Fprintf(w, "  unknown: %d of %d (%.2f%%: %d on confidence < %d/255, %d on novelty > %d); coverage %.2f%%, accuracy on answered %.2f%% (all %.2f%%)\n",
-		r.Unknown, r.Rows, 100-r.Coverage, r.LowConf, r.Thresholds.MinConfidence, r.Novel, r.Thresholds.MaxNovelty, r.Coverage, r.Answered, r.Accuracy)
+	fmt.Fprintf(w, "  unknown: %d of %d (%.2f%%: %s); coverage %.2f%%, accuracy on answered %.2f%% (all %.2f%%)\n",
+		r.Unknown, r.Rows, 100-r.Coverage, unknownReasons(r), r.Coverage, r.Answered, r.Accuracy)
 	fmt.Fprintf(w, "  calibration: ECE %.2f%% shipped confidence, %.2f%% raw softmax\n", r.ECE, r.RawECE)
 	fmt.Fprint(w, "  reliability (confidence: rows, accuracy):")
 	for _, b := range r.Reliability {
@@ -183,6 +183,19 @@ func printConfidence(w io.Writer, r *training.ConfidenceReport) {
 		fmt.Fprintf(w, " %.2f%%", u)
 	}
 	fmt.Fprintln(w)
+}
+
+// unknownReasons says why windows were unknown, in counts that add up to
+// the unknown ones: a window both below the confidence floor and too novel
+// is counted once, as both.
+func unknownReasons(r *training.ConfidenceReport) string {
+	both := max(0, r.LowConf+r.Novel-r.Unknown)
+	conf := fmt.Sprintf("confidence < %d/255", r.Thresholds.MinConfidence)
+	novel := fmt.Sprintf("novelty > %d", r.Thresholds.MaxNovelty)
+	if both == 0 {
+		return fmt.Sprintf("%d on %s, %d on %s", r.LowConf, conf, r.Novel, novel)
+	}
+	return fmt.Sprintf("%d on %s alone, %d on %s alone, %d on both", r.LowConf-both, conf, r.Novel-both, novel, both)
 }
 
 // evalStandard returns the test split of the standard dataset --standard

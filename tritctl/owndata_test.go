@@ -27,7 +27,7 @@ func TestJSONErrorsOnStdout(t *testing.T) {
 			Error: `room.csv:3: column 1 "Temp": invalid number "warm"`}},
 		{[]string{"train", bad, "-o", model, "--json", "--label-column", "Room"}, cli.ErrorReport{ExitCode: 2, File: "room.csv", Line: 1,
 			Error: `room.csv:1: data: column: label column: no column named "Room" (there is "room": names are case-sensitive)`}},
-		{[]string{"train", bad, "--json"}, cli.ErrorReport{ExitCode: 2, Error: "--out is required"}},
+		{[]string{"train", bad, "--json"}, cli.ErrorReport{ExitCode: 2, Error: "--out is required: the model file to write (-o MODEL.trit)"}},
 		{[]string{"eval", model, "--json"}, cli.ErrorReport{ExitCode: 2}},
 	} {
 		out, stderr, code := runCtl(t, c.args...)

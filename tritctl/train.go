@@ -50,7 +50,7 @@ type trainSummary struct {
 	// Warnings say why the scores above may not hold on later data: a
 	// class recalled near zero, validation folds that disagree, validation
 	// far above the test score.
-	Warnings     []string `json:"warnings,omitempty"`
+	Warnings     []string `json:"warnings"` // [] when there are none
 	SearchPoints int      `json:"search_points"`
 	Seed         uint64   `json:"seed"`
 	Loss         string   `json:"loss"`
@@ -176,17 +176,20 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(trainGCPercent))
 	}
-	if f.out == "" {
-		return usagef("--out is required")
+	sources := len(args) + btoi(f.data.standard != "") + btoi(f.synth.name != "")
+	switch {
+	case sources == 0 && f.out == "":
+		return usagef("give the data to train on and the model file to write: tritctl train FILE.csv -o MODEL.trit (or --standard NAME, --synthetic machine instead of FILE.csv; tritctl train --help has examples)")
+	case sources != 1:
+		return usagef("give one of TRAIN_FILE, --standard NAME or --synthetic NAME")
+	case f.out == "":
+		return usagef("--out is required: the model file to write (-o MODEL.trit)")
 	}
 	if err := checkTrainOut(f.out, f.force); err != nil {
 		return err
 	}
 	if f.release == 0 {
 		return usagef("--release must be at least 1")
-	}
-	if sources := len(args) + btoi(f.data.standard != "") + btoi(f.synth.name != ""); sources != 1 {
-		return usagef("give one of TRAIN_FILE, --standard NAME or --synthetic NAME")
 	}
 	loss, err := ternary.ParseLoss(f.loss)
 	if err != nil {
@@ -222,6 +225,10 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 	} else {
 		if train, err = f.data.load(args[0]); err != nil {
 			return err
+		}
+		if len(train.Classes) == 1 {
+			return fmt.Errorf("%s: every one of its %d rows has the label %q: a classifier needs at least two classes (is the label column right? it is %s)",
+				train.Name, train.N, train.Classes[0], labelColumnOf(train))
 		}
 		if train.Spec != nil && !f.json {
 			fmt.Fprintf(e.stderr, "reading %s: %s\n", train.Name, train.Spec.Describe())
@@ -314,6 +321,9 @@ func runTrain(e *env, f *trainFlags, args []string) error {
 		s.Warnings = append(s.Warnings, res.TestWarnings(ev)...)
 	}
 	if f.json {
+		if s.Warnings == nil {
+			s.Warnings = []string{}
+		}
 		return writeJSON(e.stdout, s)
 	}
 	printTrainSummary(e, &s, res, f.verbose)
@@ -346,10 +356,16 @@ func printTrainSummary(e *env, s *trainSummary, res *training.Result, verbose bo
 		fmt.Fprintf(w, ", %d random features", s.P)
 	}
 	fmt.Fprintf(w, "; %s weights\n", weights)
+	// σ is the random features' kernel width: a model without them
+	// (threshold bits, trees) has none to show.
+	params := fmt.Sprintf("σ = %g, C = %g", s.Sigma, s.C)
+	if s.P == 0 {
+		params = fmt.Sprintf("C = %g (no random features, so no σ)", s.C)
+	}
 	if s.Selected != nil {
-		fmt.Fprintf(w, "  σ = %g, C = %g: best of %d candidates on %s (balanced accuracy %.2f%%)\n", s.Sigma, s.C, s.SearchPoints, s.Validation, s.Selected.Balanced)
+		fmt.Fprintf(w, "  %s: best of %d candidates on %s (balanced accuracy %.2f%%)\n", params, s.SearchPoints, s.Validation, s.Selected.Balanced)
 	} else {
-		fmt.Fprintf(w, "  σ = %g, C = %g\n", s.Sigma, s.C)
+		fmt.Fprintf(w, "  %s\n", params)
 	}
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
@@ -459,4 +475,16 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// labelColumnOf describes the label column ds was read with, for messages.
+func labelColumnOf(ds *data.Dataset) string {
+	if ds.Spec == nil || ds.Spec.Label.IsZero() {
+		return "the format's label"
+	}
+	c := ds.Spec.Label
+	if c.Name != "" {
+		return fmt.Sprintf("column %d %q", c.Index, c.Name)
+	}
+	return fmt.Sprintf("column %d", c.Index)
 }

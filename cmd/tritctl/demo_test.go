@@ -112,6 +112,27 @@ func TestDemoScript(t *testing.T) {
 		if !regexp.MustCompile(`gw-1 +\S+ +\d+ +\d+\.\d%`).MatchString(text) {
 			t.Errorf("no shadow agreement of gw-1 in the output")
 		}
+		// The result's prediction counts are those of the last table it
+		// shows, not of an earlier one.
+		if i := strings.LastIndex(text, "\n== result"); i < 0 {
+			t.Errorf("no result step")
+		} else {
+			last := map[string]string{}
+			for _, line := range strings.Split(text[:i], "\n") {
+				if f := strings.Fields(line); len(f) > 6 && regexp.MustCompile(`^gw-\d$`).MatchString(f[0]) && (f[1] == "true" || f[1] == "false") {
+					last[f[0]] = f[5]
+				}
+			}
+			res := regexp.MustCompile(`(gw-\d)  machine \S+ +(\d+) predictions \(the table above\)`).FindAllStringSubmatch(text[i:], -1)
+			if len(res) != 3 {
+				t.Errorf("result lines: %q", res)
+			}
+			for _, r := range res {
+				if last[r[1]] != r[2] {
+					t.Errorf("the result says %s made %s predictions, the last table %q", r[1], r[2], last[r[1]])
+				}
+			}
+		}
 		m := regexp.MustCompile(`demo finished in ([0-9.]+) s`).FindStringSubmatch(text)
 		if m == nil {
 			t.Errorf("no run time in the output")
