@@ -41,9 +41,14 @@ FUZZ_TARGETS ?= \
 FUZZTIME ?= 20000x
 FUZZMINIMIZETIME ?= 100x
 
-.PHONY: all build demo test test-deps test-scripts vet unit test-arm test-dist fuzz bench bench-predict drift-real clean dist
+.PHONY: all help build demo test test-deps test-scripts vet unit test-arm test-dist fuzz bench bench-predict drift-real clean dist
 
 all: build
+
+## help: the targets worth knowing and what each does (the "## " comments
+## of this Makefile).
+help:
+	@awk '/^## [a-z-]+:/ { if (n++) print ""; sub(/^## /, ""); print; next } /^## / { sub(/^## /, "    "); print }' $(firstword $(MAKEFILE_LIST))
 
 build:
 	$(GO) build ./...
@@ -51,8 +56,9 @@ build:
 ## demo: the whole product on this machine, nothing to install but Go:
 ## trit-fleet with its embedded MQTT broker, three trit-agents on simulated
 ## machines, and tritctl training, signing and rolling out a model
-## (scripts/demo.sh; about 20 s after the first build). The in-process
-## version is `go run ./cmd/tritctl demo`.
+## (scripts/demo.sh; about 25 s on a quiet 2-core machine after the first
+## build, which takes about 2 minutes; a busy machine takes longer, README).
+## The in-process version is `go run ./cmd/tritctl demo`.
 demo:
 	GO="$(GO)" scripts/demo.sh
 

@@ -2,8 +2,6 @@ package benchmark
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -31,12 +29,9 @@ func (f *dataFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.labelColumn, "label-column", "", "TRAIN_FILE: the label column, as in tritctl train (default: detected)")
 }
 
-func defaultDataDir() string {
-	if d := os.Getenv("TRIT_DATA"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "shared", "data")
-}
+// defaultDataDir is data.DefaultDir: $TRIT_DATA, else ../shared/data
+// from here or the nearest parent directory that has one.
+func defaultDataDir() string { return data.DefaultDir() }
 
 // names returns the --standard names.
 func (f *dataFlags) names() []string {

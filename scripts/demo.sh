@@ -96,6 +96,7 @@ if [ -n "${DEMO_BIN:-}" ]; then
 else
   BIN=$DEMO/bin
   t=$(now)
+  echo "building the three programs the demo runs (the first time about 2 minutes on 2 quiet cores, much longer on a busy machine; seconds after)"
   "${GO:-go}" build -o "$BIN/" ./cmd/trit-fleet ./cmd/trit-agent ./cmd/tritctl
   echo "built in $(elapsed "$t") s"
 fi

@@ -107,4 +107,11 @@ fuzz "${progress}--- FAIL: FuzzA\nFAIL\n" 1
 [ "$rc" -ne 0 ] && grep -q -- '--- FAIL: FuzzA' <<<"$out" && grep -q 'FuzzA .*FAILED (exit 1)' <<<"$out" &&
 	grep -q 'fuzz: FAILED: FuzzA FuzzB' <<<"$out" || fail "rc $rc: $out"
 
+# make help: every documented target is listed with its text, and the
+# targets a newcomer needs first are documented.
+help=$(make -s --no-print-directory help) || fail "make help failed"
+for t in help demo test test-accuracy dist; do
+	grep -q "^$t: " <<<"$help" || fail "make help does not list $t"
+done
+
 echo "test-scripts: ok"

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -62,15 +61,12 @@ func (f *dataFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.skipUnlabel, "skip-unlabelled", false, "CSV/ARFF: drop rows whose label is missing (empty, ?, NA, NaN, null …) and say how many\n(default: such a row is an error)")
 	fl.IntVar(&f.numFeatures, "features", 0, "LIBSVM: number of features (0: the largest index seen)")
 	fl.StringVar(&f.standard, "standard", "", "use a standard dataset by name ("+strings.Join(data.StandardNames(), ", ")+") from --data-dir")
-	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (env TRIT_DATA)")
+	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (default: $TRIT_DATA, else ../shared/data here or in the nearest parent directory that has one)")
 }
 
-func defaultDataDir() string {
-	if d := os.Getenv("TRIT_DATA"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "shared", "data")
-}
+// defaultDataDir is data.DefaultDir: $TRIT_DATA, else ../shared/data
+// from here or the nearest parent directory that has one.
+func defaultDataDir() string { return data.DefaultDir() }
 
 // given reports whether any flag that says how to read a file was given.
 func (f *dataFlags) given() bool {

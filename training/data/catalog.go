@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -312,4 +313,32 @@ func hashSplit(d *Dataset, key string, percent int) (train, test []int) {
 		}
 	}
 	return train, test
+}
+
+// DefaultDir is where the standard datasets are looked for when no
+// directory is given: $TRIT_DATA if set, else ../shared/data from the
+// current directory or, when it has none, from the nearest parent
+// directory that has one (so that a command run in a subdirectory of the
+// repository, such as the README's try/, finds the same datasets), as a
+// path relative to the current directory. When no directory up to the
+// root has one it is ../shared/data, which the error then names.
+func DefaultDir() string {
+	if d := os.Getenv("TRIT_DATA"); d != "" {
+		return d
+	}
+	rel := filepath.Join("..", "shared", "data")
+	wd, err := os.Getwd()
+	if err != nil {
+		return rel
+	}
+	up := ""
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if fi, err := os.Stat(filepath.Join(dir, rel)); err == nil && fi.IsDir() {
+			return filepath.Join(up, rel)
+		}
+		if filepath.Dir(dir) == dir {
+			return rel
+		}
+		up = filepath.Join(up, "..")
+	}
 }

@@ -147,3 +147,34 @@ func TestLoadStandardShifted(t *testing.T) {
 		t.Fatalf("unknown test group: %v", err)
 	}
 }
+
+// TestDefaultDir: ../shared/data is found from a subdirectory of the
+// directory that has it (the README's try/), as a relative path; $TRIT_DATA
+// wins; with none up to the root it is ../shared/data.
+func TestDefaultDir(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"shared/data", "repo/try/deeper"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TRIT_DATA", "")
+	for dir, want := range map[string]string{
+		"repo":            "../shared/data",
+		"repo/try":        "../../shared/data",
+		"repo/try/deeper": "../../../shared/data",
+	} {
+		t.Chdir(filepath.Join(root, dir))
+		if got := DefaultDir(); got != want {
+			t.Errorf("from %s: %q, want %q", dir, got, want)
+		}
+	}
+	t.Chdir(t.TempDir())
+	if got := DefaultDir(); got != "../shared/data" {
+		t.Errorf("with none: %q", got)
+	}
+	t.Setenv("TRIT_DATA", "/srv/data")
+	if got := DefaultDir(); got != "/srv/data" {
+		t.Errorf("TRIT_DATA: %q", got)
+	}
+}
