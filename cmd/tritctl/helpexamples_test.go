@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/trit-iot/trit/internal/cli/clitest"
 )
 
 // helpPage is one command's help: its path ("tritctl rollout create") and
@@ -39,7 +37,7 @@ func helpPages(t *testing.T, bin, program string) []helpPage {
 		var examples, subs []string
 		section := ""
 		sc := bufio.NewScanner(strings.NewReader(string(out)))
-		var block strings.Builder
+		cont := false // the example line before ends with "\": this one goes on it
 		for sc.Scan() {
 			line := sc.Text()
 			switch {
@@ -52,14 +50,21 @@ func helpPages(t *testing.T, bin, program string) []helpPage {
 			}
 			switch section {
 			case "Examples:":
-				block.WriteString(line + "\n")
+				// A shell line: continuations joined, comment lines left out.
+				l := strings.TrimSpace(line)
+				switch {
+				case cont:
+					examples[len(examples)-1] = strings.TrimSpace(strings.TrimSuffix(examples[len(examples)-1], `\`)) + " " + l
+				case !strings.HasPrefix(l, "#"):
+					examples = append(examples, l)
+				}
+				cont = strings.HasSuffix(l, `\`)
 			case "Available Commands:":
 				if name := strings.Fields(line)[0]; name != "help" && name != "completion" {
 					subs = append(subs, name)
 				}
 			}
 		}
-		examples = clitest.Lines(block.String())
 		pages = append(pages, helpPage{strings.Join(append([]string{program}, args...), " "), examples})
 		for _, s := range subs {
 			walk(append(slices.Clone(args), s))
