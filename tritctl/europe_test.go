@@ -109,4 +109,16 @@ func TestTestFileErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, %s; want 2 and the place", args[4:], code, stderr)
 		}
 	}
+	// eval with a flag naming a column the file lacks: 2 too; without
+	// flags (the model's record) a missing column is the file's fault: 1.
+	if _, stderr, code := runCtl(t, "train", semi, "-o", model, "--sigma", "1", "--c", "1"); code != 0 {
+		t.Fatalf("train: %d %s", code, stderr)
+	}
+	if _, stderr, code := runCtl(t, "eval", model, semi, "--label-column", "Label"); code != 2 {
+		t.Errorf("eval --label-column Label: exit %d %s, want 2", code, stderr)
+	}
+	os.WriteFile(comma, []byte("x;y;class\n1;2;a\n"), 0o644)
+	if _, stderr, code := runCtl(t, "eval", model, comma); code != 1 || !strings.Contains(stderr, `no column named "label"`) {
+		t.Errorf("eval of a file without the model's label column: exit %d %s, want 1", code, stderr)
+	}
 }

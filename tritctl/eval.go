@@ -1,6 +1,7 @@
 package tritctl
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/data"
 )
@@ -260,6 +262,9 @@ func evalData(df *dataFlags, path string, m *inference.Model, spec string) (*dat
 	}
 	ds, err := data.Load(path, o)
 	if err != nil {
+		if df.given() && errors.Is(err, data.ErrNoColumn) {
+			return nil, &cli.UsageError{Err: err} // a column a flag names: a bad flag value
+		}
 		return nil, err
 	}
 	if err := ds.Relabel(m.Classes()); err != nil {
