@@ -306,7 +306,7 @@ func TestInspectFormat2(t *testing.T) {
 		want []string
 	}{
 		{"sensor-v2.trit", []string{"format version 2", "matched by name: temperature humidity", "clipped to [-1, 1]",
-			"74 on 5 features (float16, weight 1)", "projection    ", "none (p = 0: threshold bits only)", "72 of 74",
+			"74 on 5 features (float16, weight 1)", "projection    ", "none (p = 0: no random features, so no σ; the embedding is threshold bits)", "72 of 74",
 			"train.accuracy  0.9731", "base3", "1.67", "thresholds     155    155", "fingerprint     405     49", "info     454    108", "training firing rates of 24 kept columns"}},
 		{"image-v2.trit", []string{"no feature names: channels are matched by position", "256 inputs → 32, ternary: 31 base3, 1 sign rows",
 			"d 32, p 2048", "2327 of 2328", "sign    291         1.00", "info          none", "projection"}},
