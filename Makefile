@@ -69,7 +69,7 @@ demo:
 test: test-deps test-scripts vet unit test-arm test-dist fuzz
 
 test-deps:
-	@scripts/test-deps.sh
+	@GO="$(GO)" scripts/test-deps.sh
 
 # test-scripts: the helper scripts' own tests (scripts/test-scripts.sh).
 test-scripts:

@@ -84,6 +84,12 @@ type Agent struct {
 	// instance is the database's instance ID (store.Instance), in every
 	// state and will: a new database is a new life of the device.
 	instance string
+	// clock stamps states and events (wire.Clock).
+	clock *deviceClock
+	// stateMu makes a state's stamp and its contents one step: a state
+	// stamped later never describes an earlier moment than one stamped
+	// before it.
+	stateMu sync.Mutex
 }
 
 // Run runs the agent until ctx is done. It returns an error only for a
@@ -146,6 +152,10 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	if a.instance, err = a.db.Instance(); err != nil {
 		// Not fatal: the states then carry no instance, as older agents'.
 		a.log.Error("cannot read the database instance ID", "err", err)
+	}
+	if a.clock, err = newDeviceClock(a.db.NextSession); err != nil {
+		// Not fatal: states and events then carry no clock, as older agents'.
+		a.log.Error("cannot reserve a boot number for the device clock", "err", err)
 	}
 	in, err := openInput(cfg.Sensors, cfg.Features, o.SensorEnv)
 	if err != nil {
@@ -291,6 +301,7 @@ func (a *Agent) dispatch(m Message) {
 func (a *Agent) emit(ev *wire.Event, record bool) {
 	ev.Device = a.cfg.DeviceID
 	ev.Time = a.now().UnixMilli()
+	ev.Clock = a.clock.stamp()
 	if len(ev.Reason) > 1024 {
 		ev.Reason = ev.Reason[:1024]
 	}
@@ -401,7 +412,9 @@ func (a *Agent) storeLabels() {
 
 // state builds the device's State payload.
 func (a *Agent) state(session uint64, online bool) ([]byte, error) {
-	s := &wire.State{Device: a.cfg.DeviceID, Session: session, Online: online, Instance: a.instance, Time: a.now().Unix(),
+	a.stateMu.Lock()
+	defer a.stateMu.Unlock()
+	s := &wire.State{Device: a.cfg.DeviceID, Session: session, Online: online, Instance: a.instance, Clock: a.clock.stamp(), Time: a.now().Unix(),
 		AgentVersion: Version, Hardware: a.live.Load().hardware, Labels: a.live.Load().labels, Health: "ok"}
 	if ls := a.cfg.LabelSource; ls != nil {
 		s.LabelSource = ls.Name
@@ -475,14 +488,18 @@ func (a *Agent) telemetry(ctx context.Context) {
 		if session == 0 {
 			session, _ = a.db.Session()
 		}
-		t := &wire.Telemetry{Device: a.cfg.DeviceID, Session: max(session, 1)}
+		// Never below the process's boot number: a report made before the
+		// first connection would otherwise carry the previous process's
+		// last session, whose seq 1, 2, … are already taken.
+		boot := a.clock.bootSession()
+		t := &wire.Telemetry{Device: a.cfg.DeviceID, Session: max(session, boot, 1), Boot: boot}
 		cut, counted := a.loop.stats.snapshot(time.Now(), t)
 		// Intervals a model change cut short go first, each its own report
 		// naming the model that made its predictions.
 		for i := range cut {
 			c := &cut[i]
 			a.telSeq++
-			c.Device, c.Session, c.Seq = t.Device, t.Session, a.telSeq
+			c.Device, c.Session, c.Boot, c.Seq = t.Device, t.Session, t.Boot, a.telSeq
 			a.queueTelemetry(c, failures)
 		}
 		a.telSeq++

@@ -178,7 +178,15 @@ func TestLabelSourceRequest(t *testing.T) {
 	// Stopped and started again: the windows not acknowledged are still there.
 	stop()
 	last := next.Windows[len(next.Windows)-1].Time
+	f.mu.Lock()
+	states := len(f.states)
+	f.mu.Unlock()
 	startAgent(t, cfg, nil)
+	// A request is for now (QoS 0, not queued for an offline device): ask
+	// once the agent is back.
+	f.waitFor("the restarted agent's online state", 10*time.Second, func() bool {
+		return len(f.states) > states && f.states[len(f.states)-1].Online
+	})
 	again := ask(acked)
 	if again == nil || again.Windows[0].Time != next.Windows[0].Time || again.Windows[len(again.Windows)-1].Time < last {
 		t.Fatalf("after a restart: %d windows from %d, want from %d through at least %d", len(again.Windows), again.Windows[0].Time, next.Windows[0].Time, last)

@@ -26,6 +26,9 @@ type session struct {
 	extra   map[string]bool // subscriptions besides desired and acks (bundles being fetched)
 	changed chan struct{}   // signalled on connect
 	started time.Time       // when run began (startingUp)
+	// firstSession is the boot number, for the first connection attempt
+	// (run's goroutine only).
+	firstSession uint64
 }
 
 // startupGrace is how long after start a broker that refuses connections
@@ -50,8 +53,17 @@ func (s *session) startingUp(err error) bool {
 // (docs/SCALING.md).
 const bundleQoS = 0
 
+// ackQoS is the QoS of the acks and requests subscriptions. An ack lost
+// costs a re-sent event (the agent re-sends unacknowledged events on every
+// connection and every telemetry.ack_retry, and the fleet acknowledges
+// again); a request is for now (nothing waits for an offline device). So
+// QoS 1 would buy nothing worth its cost on nats-server: a replicated
+// JetStream consumer per subscription. The desired command alone is a QoS
+// 1 subscription: one consumer per device, not three.
+const ackQoS = 0
+
 func newSession(a *Agent) *session {
-	return &session{a: a, extra: map[string]bool{}, changed: make(chan struct{}, 1)}
+	return &session{a: a, extra: map[string]bool{}, changed: make(chan struct{}, 1), firstSession: a.clock.bootSession()}
 }
 
 // current returns the live connection and its generation, or nil.
@@ -63,7 +75,7 @@ func (s *session) current() (Conn, uint64, uint64) {
 
 func (s *session) subscriptions() []Subscription {
 	t, id := s.a.topics, s.a.cfg.DeviceID
-	subs := []Subscription{{Topic: t.Desired(id), QoS: 1}, {Topic: t.Acks(id), QoS: 1}, {Topic: t.Requests(id), QoS: 1}}
+	subs := []Subscription{{Topic: t.Desired(id), QoS: 1}, {Topic: t.Acks(id), QoS: ackQoS}, {Topic: t.Requests(id), QoS: ackQoS}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for topic := range s.extra {
@@ -170,7 +182,14 @@ func (s *session) run(ctx context.Context) {
 // whether the connection lasted long enough to reset the backoff.
 func (s *session) connectOnce(ctx context.Context) bool {
 	a := s.a
-	n, err := a.db.NextSession()
+	// The first attempt takes the session number the process reserved
+	// at start as its clock's boot (clock.go): a new database's first
+	// session is 1, as before the clock.
+	n, err := s.firstSession, error(nil)
+	s.firstSession = 0
+	if n == 0 {
+		n, err = a.db.NextSession()
+	}
 	if err != nil {
 		a.log.Error("cannot advance the session counter", "err", err)
 		return false

@@ -3,21 +3,29 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/trit-iot/trit/wire"
 )
 
-// Client is a typed client of trit-fleet's API.
+// Client is a typed client of trit-fleet's API, on one replica or several
+// (NewClient).
 type Client struct {
-	url, token string
-	http       *http.Client
+	urls  []string
+	token string
+	http  *http.Client
+
+	mu   sync.Mutex
+	next int // the replica to try first: the last that answered
 }
 
 // UserAgent is what Client sends as User-Agent, which the fleet's audit
@@ -28,8 +36,23 @@ var UserAgent = "trit-api-client"
 const maxResponse = 64 << 20
 
 // NewClient returns a client of the API at baseURL that sends token.
+// baseURL may name several replicas, separated by commas: a request goes
+// to the replica that last answered, and to the next one when that one
+// cannot be reached (the connection refused, or no answer to a request
+// that changes nothing) or answers 503 (its database is unavailable:
+// nothing was done) — so an operator's command rides out a replica's or a
+// database's failover.
 func NewClient(baseURL, token string) *Client {
-	return &Client{url: strings.TrimRight(baseURL, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+	var urls []string
+	for _, u := range strings.Split(baseURL, ",") {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	if len(urls) == 0 {
+		urls = []string{""}
+	}
+	return &Client{urls: urls, token: token, http: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // Devices returns the inventory.
@@ -184,9 +207,52 @@ func decode(raw []byte, out any) error {
 }
 
 // send makes a request and returns the body of a 200 response, or the
-// service's error message.
+// service's error message. With several replicas it tries each at most
+// once, from the last that answered, moving on when retrying is safe
+// (retryable); its error then names every replica's failure.
 func (c *Client) send(method, path, contentType string, body []byte) ([]byte, error) {
-	req, err := http.NewRequest(method, c.url+path, bytes.NewReader(body))
+	c.mu.Lock()
+	first := c.next
+	c.mu.Unlock()
+	var failures []string
+	for i := range c.urls {
+		k := (first + i) % len(c.urls)
+		raw, err := c.sendTo(c.urls[k], method, path, contentType, body)
+		if err == nil || !retryable(method, err) || len(c.urls) == 1 {
+			if err == nil {
+				c.mu.Lock()
+				c.next = k
+				c.mu.Unlock()
+			}
+			if err != nil && len(failures) > 0 {
+				err = fmt.Errorf("%w (before it: %s)", err, strings.Join(failures, "; "))
+			}
+			return raw, err
+		}
+		failures = append(failures, err.Error())
+	}
+	return nil, fmt.Errorf("trit-fleet: no replica could serve the request: %s", strings.Join(failures, "; "))
+}
+
+// retryable reports whether a request that failed with err may go to
+// another replica: one whose connection could not be made (nothing was
+// sent), one the replica refused with 503 (its database unavailable:
+// nothing was done), and a request that changes nothing (GET) whatever
+// the transport error.
+func retryable(method string, err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Status == http.StatusServiceUnavailable
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return method == http.MethodGet
+}
+
+func (c *Client) sendTo(base, method, path, contentType string, body []byte) ([]byte, error) {
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -197,12 +263,12 @@ func (c *Client) send(method, path, contentType string, body []byte) ([]byte, er
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("trit-fleet at %s: %w", c.url, err)
+		return nil, fmt.Errorf("trit-fleet at %s: %w", base, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("trit-fleet at %s: %w", base, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		se := &StatusError{Status: resp.StatusCode}
@@ -211,6 +277,9 @@ func (c *Client) send(method, path, contentType string, body []byte) ([]byte, er
 			// Older services prefix their messages with their package's
 			// name, which the "trit-fleet:" of Error would double.
 			se.Message = strings.TrimPrefix(e.Error, "fleet: ")
+		}
+		if len(c.urls) > 1 && se.Status == http.StatusServiceUnavailable {
+			se.Message = strings.TrimSpace(se.Message + " [" + base + "]")
 		}
 		return nil, se
 	}

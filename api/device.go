@@ -52,19 +52,37 @@ type Device struct {
 	// the device (fleet/health.go prunes from them).
 	HealthHour int64 `json:"health_hour,omitempty"`
 	HealthDay  int64 `json:"health_day,omitempty"`
-	// TelemetrySession and TelemetrySeq are the session and highest
-	// sequence of the telemetry reports applied to the record, and bit i of
-	// TelemetryWindow says whether report TelemetrySeq-1-i of that session
-	// was applied too: a copy of a report (several fleet replicas each
-	// receiving it, a QoS 1 redelivery) is not counted again, while reports
-	// that arrive out of order still are.
-	// An agent's sequence runs on across its MQTT sessions (one process),
-	// so the window does too: TelemetryFrom is the session it began in
-	// (0 on records written before 0.5.0: TelemetrySession's).
+	// StateClock is the device clock (wire.Clock) of the newest state
+	// applied, ModelClock that of the state or SUCCEEDED event that last
+	// set Model: an older one, handed over late (a redelivery, a stale
+	// retained message), changes neither. Zero: no clock (an agent
+	// before it).
+	StateClock wire.Clock `json:"state_clock,omitempty"`
+	ModelClock wire.Clock `json:"model_clock,omitempty"`
+	// TelemetrySession and TelemetrySeq are the session and sequence of
+	// the newest telemetry report applied.
 	TelemetrySession uint64 `json:"telemetry_session,omitempty"`
 	TelemetrySeq     uint64 `json:"telemetry_seq,omitempty"`
-	TelemetryWindow  uint64 `json:"telemetry_window,omitempty"`
-	TelemetryFrom    uint64 `json:"telemetry_from,omitempty"`
+	// TelemetryRuns are the reports applied, as runs of consecutive
+	// sequence numbers of one agent process, oldest first (at most
+	// MaxTelemetryRuns), and every report at or below TelemetryFloor is
+	// taken as applied: a copy of a report (several replicas each
+	// receiving it, a redelivery however late) is never applied twice,
+	// while reports arriving out of order still are (fleet/telemetry.go).
+	TelemetryRuns  []TelemetryRun `json:"telemetry_runs,omitempty"`
+	TelemetryFloor *TelemetryRun  `json:"telemetry_floor,omitempty"`
+	// TelemetryFirst is the process (TelemetryRun.Key) of the first
+	// report the record applied: the reports before it are not counted
+	// missing (the record may follow a restored backup).
+	TelemetryFirst uint64 `json:"telemetry_first,omitempty"`
+	// TelemetryWindow and TelemetryFrom are what fleets before 0.6 kept
+	// (a window of 64 reports below TelemetrySeq): read from such a record
+	// once, as a floor, and cleared.
+	TelemetryWindow uint64 `json:"telemetry_window,omitempty"`
+	TelemetryFrom   uint64 `json:"telemetry_from,omitempty"`
+	// TelemetryMissingBefore is the part of TelemetryMissing counted in
+	// runs since folded into the floor.
+	TelemetryMissingBefore uint64 `json:"telemetry_missing_before,omitempty"`
 	// TelemetryMissing counts the reports of the device's telemetry
 	// sequence the fleet has not received: gaps in the sequence, less the
 	// late reports that filled them since. Reports go missing when a broker
@@ -132,6 +150,33 @@ func satAdd(a, b uint64) uint64 {
 	}
 	return a + b
 }
+
+// TelemetryRun is a run of telemetry reports of one agent process,
+// sequence numbers From to To. Boot is the process's boot number
+// (wire.Telemetry.Boot); reports of agents before it carry none and are
+// kept per Session instead.
+type TelemetryRun struct {
+	Boot    uint64 `json:"boot,omitempty"`
+	Session uint64 `json:"session,omitempty"`
+	From    uint64 `json:"from"`
+	To      uint64 `json:"to"`
+}
+
+// Key is the run's process: its boot number, or for a report without one
+// its session.
+func (r TelemetryRun) Key() uint64 {
+	if r.Boot != 0 {
+		return r.Boot
+	}
+	return r.Session
+}
+
+// MaxTelemetryRuns bounds Device.TelemetryRuns. A device's reports are
+// one run while they arrive in order; every gap open at once is one more
+// (replicas sharing a device's burst each hold some of it until they
+// commit: up to the reports in flight), so the bound is generous — a
+// record of 1,024 runs is about 40 KB.
+const MaxTelemetryRuns = 1024
 
 // JobRef names a deployment command: (rollout, seq) identifies a job.
 type JobRef struct {

@@ -235,3 +235,50 @@ func TestDeliverAckedAfterCommit(t *testing.T) {
 		t.Fatalf("after the redelivery: %d acks, %d reports applied; want 3 and 2", n, p)
 	}
 }
+
+// TestRedeliveredStateNeverUndoesNewer is issue 39's deterministic case
+// at the service: the database is down while a device publishes a state
+// (a label change: its transaction fails, it is not acknowledged); the
+// database comes back, the device installs a new release (SUCCEEDED and
+// a new state); then the feed hands the unacknowledged state over again.
+// The record keeps the new release, and the label change, which the newer
+// state carried too. Before the device clock it went back to the old
+// release until the device happened to send another state.
+func TestRedeliveredStateNeverUndoesNewer(t *testing.T) {
+	db := &failingStore{Store: fleettest.OpenStore(t)}
+	f := newFixtureOn(t, db)
+	old, newer := f.addBundle(t, 1), f.addBundle(t, 2)
+	boot := uint64(7)
+	state := func(n uint32, bundle string, site string) []byte {
+		raw, err := (&wire.State{Device: "gw-1", Session: boot, Online: true, Clock: wire.ClockAt(boot, n),
+			Model: &wire.ModelRef{ID: "vib", Release: 1, Bundle: bundle}, Labels: map[string]string{"site": site}}).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	topic := f.svc.Topics().State("gw-1")
+	var acked atomic.Int64
+	f.svc.DeliverAcked(topic, state(1, old, "north"), nil)
+	f.svc.Drain()
+
+	db.fail.Store(true) // PostgreSQL stopped
+	stale := state(2, old, "south")
+	f.svc.DeliverAcked(topic, stale, func() { acked.Add(1) })
+	f.svc.Drain()
+	if acked.Load() != 0 {
+		t.Fatal("a state whose transaction failed was acknowledged")
+	}
+	db.fail.Store(false) // started again; the release installs
+	f.svc.DeliverAcked(topic, state(4, newer, "south"), nil)
+	f.svc.Drain()
+	f.svc.DeliverAcked(topic, stale, func() { acked.Add(1) }) // the redelivery, after the ack wait
+	f.svc.Drain()
+	d, err := DeviceByID(f.db, "gw-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Model == nil || d.Model.Bundle != newer || d.Labels["site"] != "south" || acked.Load() != 1 {
+		t.Fatalf("record shows bundle %v, labels %v (ack %d); want the new release %s, site south, the stale state acknowledged", d.Model, d.Labels, acked.Load(), newer)
+	}
+}

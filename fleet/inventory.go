@@ -18,7 +18,8 @@ import (
 //
 // Which state wins (docs/PROTOCOL.md "Sessions, Last Will and state"):
 // within one instance of the device (one agent database) the highest
-// session, and for the same session offline over online; an online state
+// session, for the same session offline over online, and of two online
+// states of one session the later by the device's clock; an online state
 // of another instance is the device's new life (its database was reset or
 // replaced, its sessions start again at 1) and replaces the record's
 // session; an offline state of another instance is the late will of a
@@ -63,9 +64,12 @@ const (
 // the rule at the top of this file).
 func (d *Device) applyState(s *wire.State, now time.Time) stateResult {
 	// A device republishes its state within a session (after an install,
-	// when a sensor fails), so a state of the current session replaces the
-	// record — except an online one after the session's Last Will, which
-	// can only be a stale copy. An older session's state never does.
+	// when a sensor fails): two online states of one session are applied
+	// in the order of the device's clock (wire.Clock), whatever order they
+	// arrive in — one published while the fleet's database was down and
+	// handed over again later, a stale retained copy read again after a
+	// reconnection. An online state after the session's Last Will can
+	// only be a stale copy; an older session's state never applies.
 	res := stateApplied
 	switch {
 	case d.Session == 0:
@@ -74,9 +78,12 @@ func (d *Device) applyState(s *wire.State, now time.Time) stateResult {
 			return stateIgnored
 		}
 		res = stateNewLife
+		d.StateClock, d.ModelClock = 0, 0 // a new database: its clock starts again
 	case s.Session < d.Session:
 		return stateIgnored
 	case s.Session == d.Session && !d.Online && s.Online:
+		return stateIgnored
+	case s.Session == d.Session && d.Online && s.Online && !s.Clock.After(d.StateClock):
 		return stateIgnored
 	}
 	d.Session, d.Online, d.LastSeen = s.Session, s.Online, now
@@ -87,9 +94,14 @@ func (d *Device) applyState(s *wire.State, now time.Time) stateResult {
 	if !s.Online {
 		return res // a Last Will carries no details; keep the last known ones
 	}
+	d.StateClock = s.Clock
 	d.AgentVersion, d.Hardware, d.Labels, d.LabelSource = s.AgentVersion, s.Hardware, s.Labels, s.LabelSource
-	d.Model, d.Previous, d.Health, d.Sensors, d.Outbox = s.Model, s.Previous, s.Health, s.Sensors, s.Outbox
+	d.Health, d.Sensors, d.Outbox = s.Health, s.Sensors, s.Outbox
 	d.ShadowModel = s.Shadow
+	// A SUCCEEDED event stamped after this state already said what runs.
+	if s.Clock.After(d.ModelClock) {
+		d.Model, d.Previous, d.ModelClock = s.Model, s.Previous, s.Clock
+	}
 	return res
 }
 
@@ -165,8 +177,10 @@ func (d *Device) applyEvent(ev *wire.Event, now time.Time) bool {
 		return true
 	}
 	d.LastJob = rec
-	if ev.State == wire.JobSucceeded && ev.Model != nil {
-		d.Model = ev.Model
+	// What now runs, unless a state stamped after the event said otherwise
+	// (a rollback, a later install): a late event does not undo it.
+	if ev.State == wire.JobSucceeded && ev.Model != nil && ev.Clock.After(d.ModelClock) {
+		d.Model, d.ModelClock = ev.Model, ev.Clock
 	}
 	return true
 }
@@ -184,16 +198,18 @@ func jobRank(s wire.JobState) int {
 	return 4
 }
 
-// applyTelemetry merges a telemetry report. The device-supplied count
-// saturates instead of wrapping. Drifting follows the drift score against
-// driftAlert (0: never).
+// applyTelemetry merges a telemetry report (telemetrySeen said it is not
+// a copy). The device-supplied count saturates instead of wrapping. The
+// latest interval's figures (latency, last prediction, counts, shadow,
+// drift, confidence) come from the newest report only: a late one adds
+// its predictions and nothing else. Drifting follows the drift score
+// against driftAlert (0: never).
 func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time, driftAlert float64) {
 	d.LastSeen = now
-	d.markTelemetry(m)
-	if m.Predictions > math.MaxUint64-d.Predictions {
-		d.Predictions = math.MaxUint64
-	} else {
-		d.Predictions += m.Predictions
+	newest := d.markTelemetry(m)
+	d.Predictions = satAdd(d.Predictions, m.Predictions)
+	if !newest {
+		return
 	}
 	if m.Latency != nil {
 		d.Latency = m.Latency
@@ -206,84 +222,6 @@ func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time, driftAlert flo
 	d.Drift = m.Drift           // nil: the running model has no fingerprint, or no window yet
 	d.Confidence = m.Confidence // nil: the running model has no calibration, or no window
 	d.Drifting = driftAlert > 0 && d.Drift != nil && d.Drift.Score >= driftAlert
-}
-
-// Telemetry copies. A report is identified by (session, seq); an agent's
-// seq counts from 1 per process and runs on across its sessions
-// (docs/PROTOCOL.md). The record keeps the highest sequence applied and a
-// window of the 64 below it (an anti-replay window, as IPsec's), for the
-// sessions from TelemetryFrom to TelemetrySession: a report of those
-// sessions whose bit is set is a copy. Reports may arrive out of order
-// (replicas handle messages concurrently; a redelivery comes late), so
-// "at or below the highest" alone would drop real ones. A report of a
-// later session with a higher sequence continues the window (the agent
-// reconnected); one with a lower sequence starts a new window (the agent
-// restarted). Not caught: a copy more than 64 below the highest, or of a
-// session before the window's — both are applied again.
-
-// telemetrySeen reports whether m is a copy of a report already applied.
-func (d *Device) telemetrySeen(m *wire.Telemetry) bool {
-	if d.TelemetrySeq == 0 || m.Session > d.TelemetrySession || m.Session < d.telemetryFrom() {
-		return false
-	}
-	if m.Seq == d.TelemetrySeq {
-		return true
-	}
-	if m.Seq > d.TelemetrySeq {
-		return false
-	}
-	back := d.TelemetrySeq - 1 - m.Seq
-	return back < 64 && d.TelemetryWindow&(1<<back) != 0
-}
-
-func (d *Device) telemetryFrom() uint64 {
-	if d.TelemetryFrom == 0 {
-		return d.TelemetrySession
-	}
-	return d.TelemetryFrom
-}
-
-// markTelemetry records m as applied (after telemetrySeen said it is not
-// a copy), and counts the gaps in the sequence it reveals (TelemetryMissing):
-// a report above the highest skips the ones between, a late one inside the
-// window fills its gap again, and a new process's first report should be
-// its seq 1. Not counted: the gaps of a record's first report (it may
-// follow a restored backup) and of a report below the window.
-func (d *Device) markTelemetry(m *wire.Telemetry) {
-	switch {
-	case m.Session > d.TelemetrySession && (d.TelemetrySeq == 0 || m.Seq <= d.TelemetrySeq):
-		// a new process: a new window
-		if d.TelemetrySeq != 0 {
-			d.addMissing(m.Seq - 1)
-		}
-		d.TelemetrySession, d.TelemetryFrom, d.TelemetrySeq, d.TelemetryWindow = m.Session, m.Session, m.Seq, 0
-	case m.Session < d.telemetryFrom():
-		// a session before the window's, queued across a restart
-	case m.Seq > d.TelemetrySeq:
-		if m.Session > d.TelemetrySession { // the same process, reconnected
-			d.TelemetryFrom, d.TelemetrySession = d.telemetryFrom(), m.Session
-		}
-		shift := m.Seq - d.TelemetrySeq // the old highest becomes bit shift-1
-		if d.TelemetrySeq != 0 {
-			d.addMissing(shift - 1)
-		}
-		if d.TelemetrySeq == 0 || shift > 64 {
-			d.TelemetryWindow = 0
-		} else {
-			d.TelemetryWindow = d.TelemetryWindow<<shift | 1<<(shift-1)
-		}
-		d.TelemetrySeq = m.Seq
-	case m.Seq < d.TelemetrySeq:
-		if back := d.TelemetrySeq - 1 - m.Seq; back < 64 {
-			d.TelemetryWindow |= 1 << back
-			d.TelemetryMissing -= min(d.TelemetryMissing, 1) // a gap counted when the sequence jumped past it
-		}
-	}
-}
-
-// addMissing adds n reports to TelemetryMissing, saturating.
-func (d *Device) addMissing(n uint64) {
-	d.TelemetryMissing += min(n, math.MaxUint64-d.TelemetryMissing)
 }
 
 // Matches reports whether the device carries every label of selector.
@@ -409,6 +347,7 @@ func ResetDevice(db Store, id string) (*Device, error) {
 			return fmt.Errorf("%w: device %s", ErrNotFound, id)
 		}
 		d.Session, d.Instance, d.Online = 0, "", false
+		d.StateClock, d.ModelClock = 0, 0 // a forged clock pins nothing either
 		return tx.Put(store.FleetDevices, id, &d)
 	})
 	if err != nil {

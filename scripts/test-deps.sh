@@ -3,7 +3,10 @@
 # mosquitto (integration tests start their own broker), postgresql (the
 # PostgreSQL store's tests start their own server from its binaries, as
 # the unprivileged user postgres when run as root), nats-server (a
-# three-node cluster with JetStream and MQTT), qemu-user-static
+# three-node cluster with JetStream and MQTT: not Debian's 2.9.10 but the
+# release go.mod pins as a tool, built here from the Go module proxy by
+# `go tool -n nats-server` into Go's build cache, where wire/natstest finds
+# it), qemu-user-static
 # (ARM builds of the tests run under it) and chromium (the web console's
 # browser test drives it headless), lintian and adduser (scripts/test-dist.sh
 # checks and installs the Debian packages). As root it installs what is missing
@@ -16,12 +19,21 @@ cd "$(dirname "$0")"
 missing=()
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing+=(mosquitto)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ -n "${TRIT_PG_BIN:-}" ] || missing+=(postgresql)
-command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
 command -v qemu-aarch64-static >/dev/null 2>&1 && command -v qemu-arm-static >/dev/null 2>&1 || missing+=(qemu-user-static)
 command -v bzip2 >/dev/null 2>&1 || missing+=(bzip2)
 command -v lintian >/dev/null 2>&1 || missing+=(lintian)
 command -v adduser >/dev/null 2>&1 || [ -x /usr/sbin/adduser ] || missing+=(adduser)
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || [ -n "${TRIT_CHROMIUM:-}" ] || missing+=(chromium)
+
+# nats-server: the pinned release, whatever the machine has (a few
+# minutes the first time on 2 cores, a lookup after).
+if [ -z "${TRIT_NATS_SERVER:-}" ]; then
+  nats=$(cd .. && "${GO:-go}" tool -n nats-server) || {
+    echo "test-deps: building the nats-server go.mod pins failed (go tool -n nats-server)" >&2
+    exit 1
+  }
+  "$nats" --version >&2
+fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 

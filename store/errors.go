@@ -57,6 +57,12 @@ var (
 	// ErrTooLarge is returned by Enqueue for a message larger than the whole
 	// outbox bound.
 	ErrTooLarge = errors.New("message larger than the outbox bound")
+
+	// ErrUnavailable marks an error of a database server that cannot be
+	// reached or is not accepting work now (stopped, restarting, the
+	// connection lost): the same request may succeed later, or on another
+	// replica. store/postgres wraps such errors with it.
+	ErrUnavailable = errors.New("database unavailable")
 )
 
 // CorruptError reports a stored value that could not be decoded. It matches

@@ -34,7 +34,7 @@ type fleetFlags struct {
 }
 
 func (f *fleetFlags) register(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringVar(&f.url, "fleet", envOr("TRIT_FLEET_URL", "http://127.0.0.1:8080"), "trit-fleet API URL ($TRIT_FLEET_URL)")
+	cmd.PersistentFlags().StringVar(&f.url, "fleet", envOr("TRIT_FLEET_URL", "http://127.0.0.1:8080"), "trit-fleet API URL, or several replicas' URLs separated by commas: a request that cannot reach one, or that one answers 503, goes to the next ($TRIT_FLEET_URL)")
 	cmd.PersistentFlags().StringVar(&f.tokenFile, "token-file", os.Getenv("TRIT_FLEET_TOKEN_FILE"), "file holding the API token ($TRIT_FLEET_TOKEN_FILE; or set $TRIT_FLEET_TOKEN)")
 }
 

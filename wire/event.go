@@ -73,6 +73,10 @@ type Event struct {
 	// the device has recorded: the fleet's next command must be above it.
 	HighestSeq uint64 `json:"highest_seq,omitempty"`
 	Time       int64  `json:"time"` // Unix milliseconds
+	// Clock orders the event among the device's states and events
+	// (Clock), stamped when the event happened, not when it is sent
+	// again; zero from agents before it existed.
+	Clock Clock `json:"clock,omitempty"`
 }
 
 // EventID returns the ID of the event of a job reaching state.

@@ -92,6 +92,9 @@ type State struct {
 	// Instance identifies the device's database (16 lowercase hex digits,
 	// random, made with the database). Empty from agents before it existed.
 	Instance string `json:"instance,omitempty"`
+	// Clock orders the device's states and events (Clock): zero from
+	// agents before it existed, and in a Last Will.
+	Clock Clock `json:"clock,omitempty"`
 	// HighestSeq is the highest deployment command sequence the device has
 	// recorded: a fleet whose counter for the device is lower (its database
 	// was restored from a backup) moves past it. Zero: none, or not reported.
@@ -186,9 +189,11 @@ func (m *ModelRef) check() error {
 }
 
 // Newer reports whether state b supersedes state a (see State): within one
-// instance, a higher session, or the same session going offline; across
-// instances, an online state of another instance (the device's new life),
-// never an offline one (the will of a former life).
+// instance, a higher session, or the same session going offline, or two
+// online states of one session in the order of their clocks (one without
+// a clock, from an agent before it, supersedes); across instances, an
+// online state of another instance (the device's new life), never an
+// offline one (the will of a former life).
 func Newer(b, a *State) bool {
 	if a == nil {
 		return true
@@ -199,5 +204,8 @@ func Newer(b, a *State) bool {
 	if b.Session != a.Session {
 		return b.Session > a.Session
 	}
-	return a.Online && !b.Online
+	if !a.Online || !b.Online {
+		return a.Online && !b.Online
+	}
+	return b.Clock.After(a.Clock)
 }

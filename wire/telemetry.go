@@ -102,13 +102,17 @@ func (r *ConfidenceReport) Answered() (windows uint64, mean float64, ok bool) {
 	return 0, 0, false
 }
 
-// Telemetry is a device's report for one interval [From, To). (Session,
-// Seq) identifies a report: Seq counts from 1 in every session, so a
-// receiver sees gaps and repeats.
+// Telemetry is a device's report for one interval [From, To). Seq counts
+// from 1 in every agent process, Boot names the process (its boot number,
+// Clock.Boot), so (Boot, Seq) identifies a report and orders a device's
+// reports, and a receiver sees gaps and repeats. Session is the MQTT
+// session when the report was made (never below Boot). Boot is zero from
+// agents before it: their reports are identified by (Session, Seq).
 type Telemetry struct {
 	V       int       `json:"v"`
 	Device  string    `json:"device"`
 	Session uint64    `json:"session"`
+	Boot    uint64    `json:"boot,omitempty"`
 	Seq     uint64    `json:"seq"`
 	From    int64     `json:"from"` // Unix milliseconds
 	To      int64     `json:"to"`
@@ -155,6 +159,9 @@ func DecodeTelemetry(data []byte) (*Telemetry, error) {
 	}
 	if t.Session == 0 || t.Seq == 0 {
 		return fail("seq", "session %d and seq %d must be at least 1", t.Session, t.Seq)
+	}
+	if t.Boot > t.Session || t.Boot > MaxClockBoot {
+		return fail("boot", "%d: above the session %d, or above %d", t.Boot, t.Session, uint64(MaxClockBoot))
 	}
 	if t.To < t.From {
 		return fail("to", "%d is before from %d", t.To, t.From)

@@ -267,3 +267,39 @@ func TestPayloadRoundTrips(t *testing.T) {
 		t.Errorf("counts above predictions: %v", err)
 	}
 }
+
+// TestStateClockOrders: two online states of one session are ordered by
+// the device clock; a will still supersedes its session's online states;
+// states without a clock keep the rule of agents before it.
+func TestStateClockOrders(t *testing.T) {
+	early := &State{Device: "gw", Session: 4, Online: true, Clock: ClockAt(3, 7)}
+	late := &State{Device: "gw", Session: 4, Online: true, Clock: ClockAt(3, 9)}
+	will := &State{Device: "gw", Session: 4}
+	next := &State{Device: "gw", Session: 5, Online: true, Clock: ClockAt(3, 10)}
+	for _, c := range []struct {
+		b, a *State
+		want bool
+	}{
+		{late, early, true}, {early, late, false}, {will, late, true}, {late, will, false},
+		{next, will, true}, {early, next, false},
+		{&State{Session: 4, Online: true}, late, true}, // no clock: as before
+	} {
+		if got := Newer(c.b, c.a); got != c.want {
+			t.Errorf("Newer(%+v, %+v) = %v, want %v", c.b, c.a, got, c.want)
+		}
+	}
+	raw, err := late.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeState(raw)
+	if err != nil || back.Clock != late.Clock || back.Clock.Boot() != 3 {
+		t.Fatalf("round trip: %v, %+v", err, back)
+	}
+	if _, err := DecodeTelemetry([]byte(`{"v":1,"device":"gw","session":3,"boot":4,"seq":1,"from":1,"to":2,"predictions":0}`)); err == nil {
+		t.Error("a report whose boot is above its session accepted")
+	}
+	if m, err := DecodeTelemetry([]byte(`{"v":1,"device":"gw","session":5,"boot":4,"seq":1,"from":1,"to":2,"predictions":0}`)); err != nil || m.Boot != 4 {
+		t.Errorf("a report with a boot: %v, %+v", err, m)
+	}
+}

@@ -304,10 +304,9 @@ lease_ttl = "2s"
 }
 
 // appliedLog gathers, from the device records the fleet's API returns,
-// which telemetry reports of each device the fleet has applied: a record
-// names its newest report's sequence and, in a 64-bit window, which of the
-// 64 before it were applied (fleet/inventory.go). Polled often enough,
-// the union is every report applied.
+// which telemetry reports of each device's current agent process the
+// fleet has applied: a record keeps them as runs of sequence numbers
+// (fleet/telemetry.go). The union over the polls is every report applied.
 type appliedLog struct {
 	mu   sync.Mutex
 	seqs map[string]map[uint64]bool
@@ -330,10 +329,14 @@ func (l *appliedLog) add(ds []fleet.Device) {
 			m = map[uint64]bool{}
 			l.seqs[d.ID] = m
 		}
-		m[d.TelemetrySeq] = true
-		for i := uint64(0); i < 64 && i+1 < d.TelemetrySeq; i++ {
-			if d.TelemetryWindow&(1<<i) != 0 {
-				m[d.TelemetrySeq-1-i] = true
+		runs := d.TelemetryRuns
+		if len(runs) == 0 {
+			continue
+		}
+		current := runs[len(runs)-1].Key()
+		for _, r := range runs {
+			for seq := r.From; r.Key() == current && seq <= r.To; seq++ {
+				m[seq] = true
 			}
 		}
 		l.top[d.ID] = max(l.top[d.ID], d.TelemetrySeq)

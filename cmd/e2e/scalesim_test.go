@@ -234,7 +234,7 @@ func startSimAgent(w *world, url, id string, topics wire.Topics, cmdKeys *wire.K
 	// A refused subscription (SUBACK 0x80) is retried, as the agent does:
 	// nats-server refuses some when consumers are created in a burst.
 	for attempt := 1; ; attempt++ {
-		tok := s.c.SubscribeMultiple(map[string]byte{topics.Desired(id): 1, topics.Acks(id): 1}, h)
+		tok := s.c.SubscribeMultiple(map[string]byte{topics.Desired(id): 1, topics.Acks(id): 0}, h) // as the agent: one QoS 1 subscription (agent/session.go ackQoS)
 		if !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
 			return nil, fmt.Errorf("subscribe: %v", tok.Error())
 		}

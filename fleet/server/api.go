@@ -32,8 +32,11 @@ import (
 // well-formed, a value out of bounds), 401 no, wrong, disabled or expired
 // token, 403 a role that may not, 404 unknown,
 // 409 conflict (a record that does not decode, fleet/damaged.go, too), 429 too many training jobs or too many wrong tokens from
-// one address or for one operator (SignIns; with Retry-After), 500 ours. Logged request paths
-// and errors are clipped to MaxLogField bytes.
+// one address or for one operator (SignIns; with Retry-After), 500 ours,
+// 503 the database unreachable for now (store.ErrUnavailable; with
+// Retry-After and a plain message). Logged request paths and errors are
+// clipped to MaxLogField bytes. GET /healthz and /readyz need no token
+// (health.go).
 //
 //	GET  /v1/devices                    inventory
 //	GET  /v1/devices/{id}
@@ -201,6 +204,12 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		// The sentinels' "fleet: " says nothing to a client, which prints
 		// its own "trit-fleet: " before the message.
 		msg := strings.TrimPrefix(err.Error(), "fleet: ")
+		if status == http.StatusServiceUnavailable {
+			// The driver's words are for the log; the caller gets what to do.
+			s.Logger().Warn("API request failed: the database is unavailable", "method", r.Method, "path", fleet.Clip(r.URL.Path, fleet.MaxLogField), "err", fleet.Clip(err.Error(), fleet.MaxLogField))
+			w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
+			msg = unavailableMessage
+		}
 		fleet.NoteAuditFailure(r, status, msg)
 		writeJSON(w, status, api.Error{Error: msg})
 	}
@@ -600,9 +609,18 @@ func statusOf(err error) int {
 		return http.StatusTooManyRequests
 	case errors.Is(err, fleet.ErrNoResponse):
 		return http.StatusGatewayTimeout
+	case errors.Is(err, store.ErrUnavailable):
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
+
+// While the database cannot be reached (a restart, a failover) the API
+// answers 503 with Retry-After and this message, never the driver's.
+const (
+	unavailableRetry   = 5 // seconds
+	unavailableMessage = "the fleet's database cannot be reached right now (restarting, or failing over); try again in a few seconds, or on another replica"
+)
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -218,7 +218,11 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		return fmt.Errorf("api.listen: %w", err)
 	}
 	proxies, _ := parseTrustedProxies(cfg.API.TrustedProxies) // LoadConfig checked them
-	srv := newAPIServer(withTrustedProxies(h, proxies), log)
+	var up connected
+	if c, ok := pub.(connected); ok {
+		up = c
+	}
+	srv := newAPIServer(withTrustedProxies(withHealth(h, db, up), proxies), log)
 	ctx, stopServing := context.WithCancelCause(ctx)
 	defer stopServing(nil)
 	go func() {

@@ -189,3 +189,23 @@ min_agreement = 0.8
 		}
 	}
 }
+
+// TestReplicaExampleConfig: docs/examples/fleet-replica.toml, the
+// multi-replica example docs/FLEET.md points to, parses, on PostgreSQL
+// and NATS, as its comments say.
+func TestReplicaExampleConfig(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/examples/fleet-replica.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The database's CA file is read when the URL is parsed; this machine
+	// has none.
+	conf := strings.Replace(string(raw), "&sslrootcert=/etc/trit/db-ca.crt", "", 1)
+	c, err := ParseConfig("fleet-replica.toml", conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Replica != "fleet-a" || !strings.HasPrefix(c.Database, "postgres://") || len(c.MQTT.NATS) != 3 || len(c.MQTT.Brokers) != 2 || c.Rollouts.LeaseTTL.Duration != 5*time.Second {
+		t.Errorf("parsed %+v", c)
+	}
+}

@@ -38,7 +38,7 @@ RETURNING term`, name, holder, ttl.Milliseconds()).Scan(&term)
 		return false, 0, nil
 	}
 	if err != nil {
-		return false, 0, fmt.Errorf("store/postgres: lease %s: %w", name, err)
+		return false, 0, classify(fmt.Errorf("store/postgres: lease %s: %w", name, err))
 	}
 	return true, term, nil
 }

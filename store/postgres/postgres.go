@@ -231,23 +231,31 @@ func (db *DB) run(opts pgx.TxOptions, write bool, fn func(tx store.Tx) error) er
 	defer cancel()
 	ptx, err := db.pool.BeginTx(ctx, opts)
 	if err != nil {
-		return fmt.Errorf("store/postgres: begin: %w", err)
+		return classify(fmt.Errorf("store/postgres: begin: %w", err))
 	}
 	defer ptx.Rollback(context.Background()) // a no-op after Commit
 	if write {
 		// Writers one at a time, across replicas: bbolt's guarantee.
 		if _, err := ptx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLock); err != nil {
-			return fmt.Errorf("store/postgres: waiting for the write lock: %w", err)
+			return classify(fmt.Errorf("store/postgres: waiting for the write lock: %w", err))
 		}
 	}
 	tx := &pgTx{ctx: ctx, tx: ptx, writable: write}
 	err = fn(tx)
 	tx.done = true
 	if err != nil {
-		return err
+		return classify(err)
 	}
 	if err := ptx.Commit(ctx); err != nil {
-		return fmt.Errorf("store/postgres: commit: %w", err)
+		return classify(fmt.Errorf("store/postgres: commit: %w", err))
+	}
+	return nil
+}
+
+// Ping checks within ctx that the database answers (GET /readyz).
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.pool.Ping(ctx); err != nil {
+		return classify(fmt.Errorf("store/postgres: %w", err))
 	}
 	return nil
 }
@@ -309,7 +317,7 @@ func (db *DB) PutBundle(data []byte) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), db.timeout)
 	defer cancel()
 	if _, err := db.pool.Exec(ctx, `INSERT INTO trit_bundles (hash, data) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING`, hash, data); err != nil {
-		return "", fmt.Errorf("store/postgres: put bundle %s: %w", hash, err)
+		return "", classify(fmt.Errorf("store/postgres: put bundle %s: %w", hash, err))
 	}
 	return hash, nil
 }
@@ -328,7 +336,7 @@ func (db *DB) Bundle(hash string) ([]byte, error) {
 		return nil, fmt.Errorf("store/postgres: bundle %s: %w", hash, store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store/postgres: bundle %s: %w", hash, err)
+		return nil, classify(fmt.Errorf("store/postgres: bundle %s: %w", hash, err))
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != hash {
 		return nil, &store.CorruptError{Bucket: "trit_bundles", Key: hash, Err: errors.New("content does not match its SHA-256")}

@@ -34,6 +34,8 @@ func Auth(fleet, fleetPassword string, devices map[string]string) string {
 			q(d+"desired", d+"requests", d+"acks", "trit.v1."+fleet+".bundles.*", "$MQTT.sub.>"))
 	}
 	b.WriteString("  ]\n}\n")
+	// The login natstest warms MQTT up with (warmMQTT).
+	fmt.Fprintf(&b, "%s trit-fleet %s\n", loginMark, fleetPassword)
 	return b.String()
 }
 

@@ -1,7 +1,9 @@
-// Package natstest runs a real NATS cluster for tests: nats-server
-// (Debian's 2.9.10) nodes with JetStream and MQTT, on free 127.0.0.1
-// ports, each with its own directory, routed to each other, stopped at
-// test cleanup. Agents and trit-fleet reach it over MQTT 3.1.1, as they
+// Package natstest runs a real NATS cluster for tests: nats-server nodes
+// with JetStream and MQTT, on free 127.0.0.1 ports, each with its own
+// configuration and directory, routed to each other, stopped at test
+// cleanup. The nats-server is the version go.mod pins as a tool
+// (github.com/nats-io/nats-server/v2), built by `go tool -n nats-server`
+// from the module cache — never a nats-server found on the machine. Agents and trit-fleet reach it over MQTT 3.1.1, as they
 // reach Mosquitto. It imports the standard library and the project's
 // test helpers (internal/proc, wire/tlstest) only.
 //
@@ -10,14 +12,20 @@
 package natstest
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	_ "embed"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,18 +37,41 @@ import (
 //go:embed testdata/node.conf
 var nodeConf string
 
-// Binary returns the nats-server executable, or an error saying how to
-// install it.
+// Binary returns the nats-server executable: $TRIT_NATS_SERVER if set,
+// else the one go.mod pins, built (once; Go's build cache keeps it) by
+// `go tool -n nats-server` — scripts/test-deps.sh builds it beforehand. An
+// error says how to get it.
 func Binary() (string, error) {
-	if p, err := exec.LookPath("nats-server"); err == nil {
+	binOnce.Do(func() { bin, binErr = findBinary() })
+	return bin, binErr
+}
+
+var (
+	binOnce sync.Once
+	bin     string
+	binErr  error
+)
+
+func findBinary() (string, error) {
+	if p := os.Getenv("TRIT_NATS_SERVER"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("TRIT_NATS_SERVER=%s: %w", p, err)
+		}
 		return p, nil
 	}
-	for _, p := range []string{"/usr/sbin/nats-server", "/usr/bin/nats-server"} {
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p, nil
-		}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		goBin = "go"
 	}
-	return "", fmt.Errorf("nats-server not found in PATH or /usr/sbin: install it with `sudo apt-get install nats-server` (or run `make test-deps` as root); tests that need it never skip")
+	var stderr strings.Builder
+	cmd := exec.Command(goBin, "tool", "-n", "nats-server")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("building the nats-server go.mod pins (go tool -n nats-server): %v: %s (run scripts/test-deps.sh, which downloads and builds it, or set TRIT_NATS_SERVER); tests that need it never skip",
+			err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // Cluster is a running set of nodes.
@@ -113,7 +144,92 @@ func start(t testing.TB, n int, extra string, pki *tlstest.PKI) *Cluster {
 	for _, nd := range c.nodes {
 		nd.waitReady()
 	}
+	c.warmMQTT()
 	return c
+}
+
+// loginMark starts a comment line of the extra configuration naming a
+// user and password natstest may log in with (Auth writes it).
+const loginMark = "# natstest-login:"
+
+// warmMQTT connects over MQTT (3.1.1, clean session) to node 0 until the
+// server accepts, then disconnects. nats-server creates an account's MQTT
+// streams (sessions, retained messages, messages) at its first MQTT
+// connection; on a loaded machine a cluster just started can take longer
+// than the server's own 5 s limit for that (`unable to persist session
+// … timeout`), failing whichever client came first. After this the
+// tests' clients find the streams made.
+func (c *Cluster) warmMQTT() {
+	t := c.t
+	t.Helper()
+	var user, password string
+	for _, line := range strings.Split(c.extra, "\n") {
+		if rest, ok := strings.CutPrefix(line, loginMark); ok {
+			if f := strings.Fields(rest); len(f) == 2 {
+				user, password = f[0], f[1]
+			}
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := c.nodes[0].mqttConnect(user, password)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("natstest: MQTT on %s not accepting a connection within 60 s: %v", c.nodes[0].name, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// mqttConnect makes one MQTT 3.1.1 connection (clean session) and
+// disconnects, or says why the server refused it.
+func (nd *Node) mqttConnect(user, password string) error {
+	addr := "127.0.0.1:" + strconv.Itoa(nd.mqtt)
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	var conn net.Conn
+	var err error
+	if p := nd.c.pki; p != nil {
+		pem, rerr := os.ReadFile(p.CAFile)
+		if rerr != nil {
+			return rerr
+		}
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(pem)
+		conn, err = tls.DialWithDialer(d, "tcp", addr, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+	} else {
+		conn, err = d.Dial("tcp", addr)
+	}
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(15 * time.Second))
+	str := func(s string) []byte { return append([]byte{byte(len(s) >> 8), byte(len(s))}, s...) }
+	flags := byte(0x02) // clean session
+	body := append(str("MQTT"), 4, 0, 0, 60)
+	body = append(body, str("natstest-warmup")...)
+	if user != "" {
+		flags |= 0xC0
+		body = append(append(body, str(user)...), str(password)...)
+	}
+	body[7] = flags
+	if len(body) > 127 {
+		return fmt.Errorf("MQTT CONNECT of %d bytes", len(body))
+	}
+	if _, err := conn.Write(append([]byte{0x10, byte(len(body))}, body...)); err != nil {
+		return err
+	}
+	var ack [4]byte
+	if _, err := io.ReadFull(conn, ack[:]); err != nil {
+		return fmt.Errorf("no CONNACK: %w", err)
+	}
+	if ack[0] != 0x20 || ack[3] != 0 {
+		return fmt.Errorf("CONNACK % x", ack)
+	}
+	_, err = conn.Write([]byte{0xE0, 0})
+	return err
 }
 
 // Node returns node i.
@@ -192,6 +308,13 @@ func (nd *Node) start() {
 	conf += "\n" + nd.c.extra + "\n"
 	if len(nd.c.nodes) < 3 {
 		conf = strings.Replace(conf, "stream_replicas: 3", "stream_replicas: 1", 1)
+	}
+	if len(nd.c.nodes) == 1 { // JetStream refuses a cluster block without routes
+		if i := strings.Index(conf, "\ncluster {"); i >= 0 {
+			if j := strings.Index(conf[i:], "\n}\n"); j >= 0 {
+				conf = conf[:i] + conf[i+j+2:]
+			}
+		}
 	}
 	path := filepath.Join(nd.dir, "nats.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {

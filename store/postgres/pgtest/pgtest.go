@@ -130,12 +130,14 @@ func (s *Server) command(name string, args ...string) *exec.Cmd {
 }
 
 func (s *Server) start() error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
+	if s.port == 0 { // a restart keeps its port
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		s.port = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
 	}
-	s.port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	logf, err := os.OpenFile(filepath.Join(s.dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -193,6 +195,19 @@ func (s *Server) CreateDatabase() (string, error) {
 	}
 	return s.DSN(name), nil
 }
+
+// Halt shuts the server down (fast shutdown, as `pg_ctl stop -m fast`:
+// SIGINT, SIGKILL after 10 s) and keeps its data; Resume starts it again
+// on the same port. For tests of what a database outage does.
+func (s *Server) Halt() {
+	if s.proc != nil {
+		s.proc.Stop(syscall.SIGINT, 10*time.Second)
+		s.proc = nil
+	}
+}
+
+// Resume starts a halted server again on its port and data.
+func (s *Server) Resume() error { return s.start() }
 
 // Stop shuts the server down (fast shutdown, SIGKILL after 10 s) and
 // removes its directory.
