@@ -35,10 +35,11 @@ type counts struct {
 	total, right []float64 // per class: rows, and rows predicted right
 	n, correct   float64
 	metric       string
+	maj          majority
 }
 
-func newCounts(held []heldOut, nc int, metric string) *counts {
-	c := &counts{total: make([]float64, nc), right: make([]float64, nc), metric: metric}
+func newCounts(held []heldOut, nc int, metric string, maj majority) *counts {
+	c := &counts{total: make([]float64, nc), right: make([]float64, nc), metric: metric, maj: maj}
 	for _, h := range held {
 		c.total[h.y]++
 		c.n++
@@ -58,7 +59,12 @@ func (c *counts) move(y int32, from, to int) {
 	}
 }
 
-// score is the metric of the current predictions, percent.
+// inadmissible is what score subtracts from predictions the majority
+// rule would not ship: any admissible offset beats every inadmissible one.
+const inadmissible = 1000
+
+// score is the metric of the current predictions, percent, less
+// inadmissible when the majority rule would not ship them (selection.go).
 func (c *counts) score() float64 {
 	var rec float64
 	present := 0
@@ -69,10 +75,15 @@ func (c *counts) score() float64 {
 		}
 	}
 	bal := 100 * rec / float64(max(present, 1))
+	acc := 100 * c.correct / max(c.n, 1)
+	m := bal
 	if c.metric == "mean" {
-		return (bal + 100*c.correct/max(c.n, 1)) / 2
+		m = (bal + acc) / 2
 	}
-	return bal
+	if !c.maj.admissible(selection{Accuracy: acc, Balanced: bal}) {
+		m -= inadmissible
+	}
+	return m
 }
 
 // predictMoved returns the class of scores moved by beta (per class; one
@@ -94,16 +105,19 @@ func predictMoved(scores []float32, beta []float64) int {
 }
 
 // fitOffsets fits the offsets (in score units: one for two classes, else
-// one per class) that maximise metric on the held-out rows, and returns
-// them with the metric before and after; nil when they gain less than
-// offsetGain.
-func fitOffsets(held []heldOut, nc int, metric string) (beta []float64, before, after float64) {
+// one per class) that maximise metric on the held-out rows among those the
+// majority rule admits against maj (any, if none is), and returns them
+// with the metric before and after; nil when they gain less than
+// offsetGain. Balanced accuracy alone would chase a rare class on rows
+// where nothing tells it (seismic-bumps: 25% right for one point of
+// balance); the majority rule stops that.
+func fitOffsets(held []heldOut, nc int, metric string, maj majority) (beta []float64, before, after float64) {
 	if len(held) == 0 {
 		return nil, 0, 0
 	}
 	nv := inference.Vectors(nc)
 	beta = make([]float64, nv)
-	c := newCounts(held, nc, metric)
+	c := newCounts(held, nc, metric, maj)
 	pred := make([]int, len(held))
 	for i, h := range held {
 		pred[i] = predictMoved(h.scores, beta)
@@ -185,9 +199,17 @@ func fitOffsets(held []heldOut, nc int, metric string) (beta []float64, before, 
 	}
 	after = c.score()
 	if after < before+offsetGain {
-		return nil, before, before
+		return nil, plain(before), plain(before)
 	}
-	return beta, before, after
+	return beta, plain(before), plain(after)
+}
+
+// plain is a score without the inadmissible penalty.
+func plain(score float64) float64 {
+	if score < 0 {
+		return score + inadmissible
+	}
+	return score
 }
 
 // applyOffsets moves the held-out predictions by beta: their class,

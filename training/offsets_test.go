@@ -29,11 +29,11 @@ func binaryHeld(seed uint64, n [2]int, mean [2]float64) []heldOut {
 // none.
 func TestFitOffsetsBinary(t *testing.T) {
 	held := binaryHeld(1, [2]int{500, 500}, [2]float64{0.5, 0.9})
-	beta, before, after := fitOffsets(held, 2, "balanced")
+	beta, before, after := fitOffsets(held, 2, "balanced", majority{})
 	if beta == nil || before != 50 || after < 97 || !(beta[0] < -0.5 && beta[0] > -0.9) {
 		t.Fatalf("offset %v: balanced %.1f → %.1f, want between −0.9 and −0.5 and ≥ 97 (the classes overlap by 2 SD)", beta, before, after)
 	}
-	if beta, _, _ := fitOffsets(binaryHeld(2, [2]int{500, 500}, [2]float64{-0.4, 0.4}), 2, "balanced"); beta != nil {
+	if beta, _, _ := fitOffsets(binaryHeld(2, [2]int{500, 500}, [2]float64{-0.4, 0.4}), 2, "balanced", majority{}); beta != nil {
 		t.Fatalf("offset %v for scores already split at 0", beta)
 	}
 }
@@ -43,7 +43,7 @@ func TestFitOffsetsBinary(t *testing.T) {
 // that gains accuracy: the offset moves everything to the majority.
 func TestFitOffsetsMean(t *testing.T) {
 	held := binaryHeld(3, [2]int{950, 50}, [2]float64{0.05, 0.05}) // no signal, half predicted positive
-	beta, before, after := fitOffsets(held, 2, "mean")
+	beta, before, after := fitOffsets(held, 2, "mean", majority{})
 	if beta == nil || after <= before {
 		t.Fatalf("offset %v: %.1f → %.1f", beta, before, after)
 	}
@@ -51,6 +51,28 @@ func TestFitOffsetsMean(t *testing.T) {
 		if predictMoved(h.scores, beta) != 0 {
 			t.Fatalf("offset %v still predicts the rare class for score %v", beta, h.scores)
 		}
+	}
+}
+
+// TestFitOffsetsMajorityRule: balanced accuracy alone would move a
+// decision the scores cannot support toward a rare class; against the
+// majority class (95% of the rows) such offsets are inadmissible, and the
+// ones kept move toward it instead.
+func TestFitOffsetsMajorityRule(t *testing.T) {
+	held := binaryHeld(5, [2]int{950, 50}, [2]float64{0.04, 0.06}) // barely a signal
+	maj := majority{class: "0", accuracy: 95, balanced: 50}
+	if beta, _, _ := fitOffsets(held, 2, "balanced", majority{}); beta == nil {
+		t.Fatal("without the majority rule balanced accuracy found no offset to chase")
+	}
+	beta, _, after := fitOffsets(held, 2, "balanced", maj)
+	right := 0
+	for _, h := range held {
+		if predictMoved(h.scores, beta) == int(h.y) {
+			right++
+		}
+	}
+	if beta != nil && right < 950 {
+		t.Fatalf("offset %v (balanced %.1f) leaves %d of 1,000 right: below the majority class's 950", beta, after, right)
 	}
 }
 
@@ -70,7 +92,7 @@ func TestFitOffsetsMulticlass(t *testing.T) {
 		s[2] -= 1.5 // class 2 is scored too low for every row
 		held = append(held, heldOut{y: int32(y), scores: s})
 	}
-	beta, before, after := fitOffsets(held, 3, "balanced")
+	beta, before, after := fitOffsets(held, 3, "balanced", majority{})
 	if beta == nil || after < 95 || before > 70 || beta[2]-max(beta[0], beta[1]) < 0.5 {
 		t.Fatalf("offsets %v: balanced %.1f → %.1f", beta, before, after)
 	}

@@ -177,6 +177,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 			onAll = slices.DeleteFunc(onAll, func(cd candidate) bool { return cd.point.P != c.P })
 		}
 		maj := majorityOf(folds, ds.Classes)
+		res.majority = maj
 		best = choose(onAll, shifted, c.Selection, maj)
 		best.s.P, best.s.Trees = best.point.P, best.point.Trees
 		if best.sel.Accuracy < maj.accuracy {

@@ -48,6 +48,7 @@ type Result struct {
 
 	held     [][]heldOut     // the chosen candidate's held-out predictions per fold (search), for the calibration
 	heldKind foldKind        // what the folds are: later periods, other groups or a sample
+	majority majority        // always answering the most common class, on the validation folds
 	valSets  []*data.Dataset // the search's validation rows, for the novelty threshold
 }
 
@@ -333,7 +334,7 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 		// held-out predictions it is fitted on (offsets.go).
 		var offsets []int32
 		if c.Selection.Offsets && res.held != nil {
-			if beta, before, after := fitOffsets(slices.Concat(res.held...), len(ds.Classes), c.Selection.Metric); beta != nil {
+			if beta, before, after := fitOffsets(slices.Concat(res.held...), len(ds.Classes), c.Selection.Metric, res.majority); beta != nil {
 				if offsets = rawOffsets(beta, spec.Alpha); offsets != nil {
 					applyOffsets(res.held, beta)
 					res.Notes = append(res.Notes, offsetNote(offsets, before, after, c.Selection.Metric))
