@@ -176,6 +176,19 @@ bench-peers-curve: bench-peers-deps
 	  --curve $(PEERS_CURVE) -o peers-curve.json --force $(PEERS_FLAGS)
 	$(GO) run ./cmd/trit-bench figures --peers peers-curve.json --out docs/figures
 
+## bench-suite: the shift suite (trit-bench suite; docs/BENCHMARKS.md "The
+## shift suite"): trit's default on the later and unseen rows of every
+## recorded or group-shifted dataset, beside the int8 MLP, XGBoost, logistic
+## regression, one threshold and the majority class tuned on the same folds,
+## with leave-one-dataset-out over the selection presets (SUITE_VARIANTS).
+## Hours; the peers' results are kept in SUITE_WORK and reused.
+SUITE_VARIANTS ?= default,balanced-floor1,mean,every-kind,offsets,mean-offsets
+SUITE_WORK ?= .suite-work
+SUITE_OUT ?= suite.json
+.PHONY: bench-suite
+bench-suite: bench-peers-deps
+	$(GO) run ./cmd/trit-bench suite --variants $(SUITE_VARIANTS) --work-dir $(SUITE_WORK) -o $(SUITE_OUT) --force $(SUITE_FLAGS)
+
 ## bench-loop: the replay of closing the loop (trit-bench loop;
 ## docs/BENCHMARKS.md "Closing the loop"): each recording's test period in
 ## LOOP_BLOCKS blocks, the static model against trit's retraining and the
