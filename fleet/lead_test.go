@@ -1,12 +1,18 @@
 package fleet
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
@@ -151,4 +157,155 @@ func TestReplicasOneLeads(t *testing.T) {
 	if b.svc.Leading() {
 		t.Fatal("b leads again after releasing")
 	}
+}
+
+// unplugged is a publisher whose broker connection the test switches.
+type unplugged struct {
+	*recorder
+	down atomic.Bool
+}
+
+func (u *unplugged) Connected() bool { return !u.down.Load() }
+
+// runReplica runs a replica's service loop (with its lease renewals)
+// until the test ends.
+func runReplica(t *testing.T, f *fixture) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.svc.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// waitLeading waits until exactly f leads among fs, and checks at every
+// look that no two lead at once.
+func waitLeading(t *testing.T, f *fixture, within time.Duration, fs ...*fixture) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		n := 0
+		for _, g := range fs {
+			if g.svc.Leading() {
+				n++
+			}
+		}
+		if n > 1 {
+			t.Fatal("two replicas lead at once")
+		}
+		if f.svc.Leading() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not lead within %v", f.svc.opt.Replica, within)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestLeaseHoldsWhileLoopStarved: the leader's loop is stuck (a slow batch
+// or tick holds it for two leases): its lease is renewed apart from the
+// loop, so it keeps leading and the other replica never does. Before,
+// renewals waited for the loop and the lease flapped under CPU
+// starvation with nothing killed.
+func TestLeaseHoldsWhileLoopStarved(t *testing.T) {
+	dsn := pgtest.Database(t)
+	// A lease of 3 s: renewals every second, any one of three enough, so
+	// a loaded machine delaying one does not end it.
+	const ttl = 3 * time.Second
+	a := replica(t, dsn, "a", ttl)
+	runReplica(t, a)
+	waitLeading(t, a, 30*time.Second, a)
+	b := replica(t, dsn, "b", ttl)
+	runReplica(t, b)
+	a.svc.mu.Lock() // the loop is stuck
+	end := time.Now().Add(2 * ttl)
+	for time.Now().Before(end) {
+		if b.svc.Leading() || !a.svc.Leading() {
+			a.svc.mu.Unlock()
+			t.Fatalf("while a's loop was stuck: a leads %v, b leads %v", a.svc.Leading(), b.svc.Leading())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.svc.mu.Unlock()
+	if who, err := b.svc.Leader(); err != nil || who != "a" {
+		t.Fatalf("the lease is %q's (%v), want a's", who, err)
+	}
+}
+
+// TestDeposedLeaderFenced: a leader whose lease lapsed (paused past it,
+// its renewals starved) stops saying it leads before the other replica
+// takes the lease, and its step — a leader-only write — is refused with
+// store.ErrFenced, not applied over the new leader's; its write as the
+// leader, before, went through.
+func TestDeposedLeaderFenced(t *testing.T) {
+	dsn := pgtest.Database(t)
+	const ttl = 500 * time.Millisecond
+	a, b := replica(t, dsn, "a", ttl), replica(t, dsn, "b", ttl)
+	a.svc.Tick()
+	if !a.svc.Leading() {
+		t.Fatal("a does not lead")
+	}
+	put := func(f *fixture, v string) error {
+		return f.svc.leaderUpdate(func(tx store.Tx) error { return tx.Put(store.FleetDevices, "fenced", &Device{api.Device{ID: v}}) })
+	}
+	if err := put(a, "a"); err != nil {
+		t.Fatalf("the leader's write: %v", err)
+	}
+	// a pauses; b ticks until it takes over. Never both at once.
+	for !b.svc.Leading() {
+		if a.svc.Leading() && b.svc.Leading() {
+			t.Fatal("two replicas lead at once")
+		}
+		b.svc.Tick()
+		time.Sleep(ttl / 20)
+	}
+	if a.svc.Leading() {
+		t.Fatal("a still says it leads after b took the lease")
+	}
+	if err := put(a, "a-late"); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("the deposed leader's write: %v, want store.ErrFenced", err)
+	}
+	if err := put(b, "b"); err != nil {
+		t.Fatalf("the new leader's write: %v", err)
+	}
+	var d Device
+	if _, err := b.db.Get(store.FleetDevices, "fenced", &d); err != nil || d.ID != "b" {
+		t.Fatalf("stored %q (%v), want b's write", d.ID, err)
+	}
+}
+
+// TestLeaderWithoutBrokerGivesUp: a leader that cannot reach the broker
+// (it could not publish a command) gives the lease up at its second
+// renewal without one, and the replica that can takes over; it does not
+// take the lease back while its broker is unreachable.
+func TestLeaderWithoutBrokerGivesUp(t *testing.T) {
+	dsn := pgtest.Database(t)
+	const ttl = 900 * time.Millisecond
+	db, err := postgres.Open(dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	pub := &unplugged{recorder: &recorder{}}
+	logs := &fleettest.LockedBuffer{}
+	a := newFixtureOn(t, db, func(o *Options) {
+		o.Replica, o.LeaseTTL, o.Tick, o.Logger = "a", ttl, ttl/4, slog.New(slog.NewTextHandler(logs, nil))
+	})
+	a.svc.pub = pub
+	runReplica(t, a)
+	waitLeading(t, a, 30*time.Second, a)
+	b := replica(t, dsn, "b", ttl)
+	runReplica(t, b)
+	pub.down.Store(true)
+	lost := time.Now()
+	waitLeading(t, b, 30*time.Second, a, b)
+	took := time.Since(lost)
+	if !strings.Contains(logs.String(), "giving up the rollout lease") {
+		t.Errorf("a did not give the lease up (b took over %v after, as it would once the lease expired):\n%s", took, logs.String())
+	}
+	time.Sleep(2 * ttl)
+	if a.svc.Leading() || !b.svc.Leading() {
+		t.Fatalf("a leads %v, b %v: want b, a without a broker", a.svc.Leading(), b.svc.Leading())
+	}
+	t.Logf("b led %v after a lost its broker (lease %v)", took.Round(time.Millisecond), ttl)
 }

@@ -109,7 +109,9 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 	var r Rollout
 	var sends []Notification
 	var before api.RolloutState
-	err = s.db.Update(func(tx store.Tx) error {
+	// Fenced: a replica that lost the lease since its tick began steps
+	// nothing (lead.go).
+	err = s.leaderUpdate(func(tx store.Tx) error {
 		r = Rollout{}
 		if ok, err := tx.Get(store.FleetRollouts, id, &r); err != nil || !ok {
 			return err

@@ -63,6 +63,17 @@ var (
 	// connection lost): the same request may succeed later, or on another
 	// replica. store/postgres wraps such errors with it.
 	ErrUnavailable = errors.New("database unavailable")
+
+	// ErrConflict marks a transaction the database cancelled because it
+	// conflicted with another running beside it (a deadlock, a
+	// serialization failure): nothing of it was stored, and running the
+	// whole transaction again may succeed.
+	ErrConflict = errors.New("transaction conflicted with another")
+
+	// ErrFenced is returned by a transaction that checked a lease it
+	// acts under (a leader's fencing token) and found it no longer held:
+	// nothing of it was stored.
+	ErrFenced = errors.New("the lease it acts under is no longer held")
 )
 
 // CorruptError reports a stored value that could not be decoded. It matches

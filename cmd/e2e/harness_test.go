@@ -56,6 +56,7 @@ type world struct {
 	agentDone          sync.WaitGroup
 	fleetQueue         int      // the fleet's mqtt.queue; 0: its default
 	fleetNATS          []string // the fleet's mqtt.nats (NATS client addresses); nil: none
+	fleetDatabase      string   // the fleet's database (a postgres:// URL); "": a bbolt file in dir
 	// mqttURLs, when set, replace the world's Mosquitto for the fleet (the
 	// first) and the simulated agents (spread over all): a NATS cluster.
 	mqttURLs []string
@@ -126,6 +127,12 @@ func (w *world) startFleet() {
 
 // fleetConfig is the fleet's configuration file for an API address.
 func (w *world) fleetConfig(listen string) string {
+	return w.replicaConfig(listen, "", w.mqttURL(0))
+}
+
+// replicaConfig is fleetConfig for replica name ("": the fleet's one
+// process) connecting to broker.
+func (w *world) replicaConfig(listen, name, broker string) string {
 	nats := ""
 	if len(w.fleetNATS) > 0 {
 		var quoted []string
@@ -134,12 +141,19 @@ func (w *world) fleetConfig(listen string) string {
 		}
 		nats = "nats = [" + strings.Join(quoted, ", ") + "]\n"
 	}
+	db, replica, clientID := filepath.Join(w.dir, "fleet", "fleet.db"), "", "trit-fleet"
+	if w.fleetDatabase != "" {
+		db = w.fleetDatabase
+	}
+	if name != "" {
+		replica, clientID = fmt.Sprintf("replica = %q\n", name), "trit-fleet-"+name
+	}
 	return fmt.Sprintf(`
 fleet = %q
 database = %q
-[mqtt]
+%s[mqtt]
 broker = %q
-client_id = "trit-fleet"
+client_id = %q
 queue = %d
 %s[api]
 listen = %q
@@ -152,7 +166,7 @@ tick = "200ms"
 two_person = %t
 [alerts]
 drift = %g
-`, fleetName, filepath.Join(w.dir, "fleet", "fleet.db"), w.mqttURL(0), w.fleetQueue, nats, listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.twoPerson, w.driftAlert)
+`, fleetName, db, replica, broker, clientID, w.fleetQueue, nats, listen, filepath.Join(w.dir, "token"), w.cmdKey, w.releasePub, w.twoPerson, w.driftAlert)
 }
 
 // mqttURL is the broker address of client i: the world's Mosquitto, or
@@ -165,20 +179,32 @@ func (w *world) mqttURL(i int) string {
 }
 
 // startFleetProcess runs the trit-fleet binary bin as a child process and
-// returns its PID; it is stopped (SIGTERM) at cleanup.
+// returns its PID; it is stopped (SIGTERM) at cleanup, and killed if the
+// test process dies first (a go test -timeout).
 func (w *world) startFleetProcess(bin string) int {
+	w.t.Helper()
+	pid, api := w.startFleetReplica(bin, "", w.mqttURL(0))
+	w.api = api
+	return pid
+}
+
+// startFleetReplica runs trit-fleet replica name ("": the fleet's one
+// process) on broker, as startFleetProcess, and returns its PID and API
+// address.
+func (w *world) startFleetReplica(bin, name, broker string) (int, string) {
 	w.t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.api = l.Addr().String()
+	api := l.Addr().String()
 	l.Close()
-	conf := filepath.Join(w.dir, "fleet.toml")
-	if err := os.WriteFile(conf, []byte(w.fleetConfig(w.api)), 0o600); err != nil {
+	conf := filepath.Join(w.dir, "fleet"+name+".toml")
+	if err := os.WriteFile(conf, []byte(w.replicaConfig(api, name, broker)), 0o600); err != nil {
 		w.t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "run", "--config", conf)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if os.Getenv("TRIT_E2E_LOG") != "" {
 		cmd.Stderr = os.Stderr
 	}
@@ -188,9 +214,9 @@ func (w *world) startFleetProcess(bin string) int {
 	w.t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if c, err := net.Dial("tcp", w.api); err == nil {
+		if c, err := net.Dial("tcp", api); err == nil {
 			c.Close()
-			return cmd.Process.Pid
+			return cmd.Process.Pid, api
 		}
 		if time.Now().After(deadline) {
 			w.t.Fatal("trit-fleet did not start listening")

@@ -94,6 +94,7 @@ lease_ttl = "2s"
 			t.Fatal(err)
 		}
 		p.cmd = exec.Command(bin, "run", "--config", path)
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // gone with the test, even on its timeout
 		logf, err := os.Create(filepath.Join(w.dir, "fleet-"+name+".log"))
 		if err != nil {
 			t.Fatal(err)

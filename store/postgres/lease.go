@@ -69,3 +69,24 @@ func (db *DB) LeaseHolder(name string) (string, error) {
 	}
 	return holder, nil
 }
+
+// Fence checks, in the transaction, that lease name is held by holder in
+// term and has not expired, and share-locks it until the transaction ends:
+// no other replica can take it meanwhile (its AcquireLease waits), so a
+// write made after Fence is one the lease holder made. Otherwise it
+// returns store.ErrFenced.
+func (tx *pgTx) Fence(name, holder string, term int64) error {
+	if tx.done {
+		return store.ErrTxDone
+	}
+	var one int
+	err := tx.tx.QueryRow(tx.ctx, `SELECT 1 FROM trit_leases WHERE name = $1 AND holder = $2 AND term = $3 AND expires > clock_timestamp() FOR SHARE`,
+		name, holder, term).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("store/postgres: lease %s: %s no longer holds it in term %d: %w", name, holder, term, store.ErrFenced)
+	}
+	if err != nil {
+		return fmt.Errorf("store/postgres: lease %s: %w", name, err)
+	}
+	return nil
+}

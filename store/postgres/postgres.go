@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,13 +100,36 @@ func (db *DB) Close() error {
 	return nil
 }
 
-// pgTx is store.Tx on a PostgreSQL transaction.
+// pgTx is store.Tx on a PostgreSQL transaction. Documents it reads or
+// writes are kept in cache; writes are sent in one statement of many rows
+// when the transaction commits (or before a query that must see them, or
+// every maxPending rows), not one round trip each: a batch of device
+// messages writes a device's record and health documents many times, and
+// sends each once.
 type pgTx struct {
 	ctx      context.Context
 	tx       pgx.Tx
 	writable bool
-	done     bool
+	// shared: the transaction holds the write lock shared (UpdateShared),
+	// so another may run beside it: every document it reads is locked
+	// (FOR UPDATE; a missing one by an advisory lock on its key) until
+	// it commits.
+	shared bool
+	done   bool
+	cache  map[docKey]cachedDoc
+	dirty  map[docKey]bool // cached documents written and not yet sent
 }
+
+type docKey struct{ coll, key string }
+
+type cachedDoc struct {
+	raw    []byte
+	exists bool
+}
+
+// maxPending bounds the written documents a transaction holds before it
+// sends them.
+const maxPending = 2048
 
 func (tx *pgTx) check(coll store.Collection, key string, needKey, write bool) error {
 	if tx.done {
@@ -133,11 +158,37 @@ func (tx *pgTx) Put(coll store.Collection, key string, v any) error {
 	if err != nil {
 		return fmt.Errorf("store/postgres: put %s %q: %w", coll, key, err)
 	}
-	_, err = tx.tx.Exec(tx.ctx, `INSERT INTO trit_documents (collection, key, doc) VALUES ($1, $2, $3::text::json)
-ON CONFLICT (collection, key) DO UPDATE SET doc = EXCLUDED.doc`, coll.String(), key, string(raw))
-	if err != nil {
-		return fmt.Errorf("store/postgres: put %s %q: %w", coll, key, err)
+	k := docKey{coll.String(), key}
+	tx.cache[k] = cachedDoc{raw: raw, exists: true}
+	tx.dirty[k] = true
+	if len(tx.dirty) >= maxPending {
+		return tx.flush()
 	}
+	return nil
+}
+
+// flush sends the documents written since the last flush, in key order
+// (rows locked in one order by every transaction), as one statement.
+func (tx *pgTx) flush() error {
+	if len(tx.dirty) == 0 {
+		return nil
+	}
+	keys := make([]docKey, 0, len(tx.dirty))
+	for k := range tx.dirty {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b docKey) int { return cmp.Or(cmp.Compare(a.coll, b.coll), cmp.Compare(a.key, b.key)) })
+	colls, names, docs := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		colls[i], names[i], docs[i] = k.coll, k.key, string(tx.cache[k].raw)
+	}
+	_, err := tx.tx.Exec(tx.ctx, `INSERT INTO trit_documents (collection, key, doc)
+SELECT c, k, d::json FROM unnest($1::text[], $2::text[], $3::text[]) AS u(c, k, d)
+ON CONFLICT (collection, key) DO UPDATE SET doc = EXCLUDED.doc`, pgx.QueryExecModeExec, colls, names, docs)
+	if err != nil {
+		return fmt.Errorf("store/postgres: writing %d documents (first %s %q): %w", len(keys), keys[0].coll, keys[0].key, err)
+	}
+	clear(tx.dirty)
 	return nil
 }
 
@@ -146,15 +197,107 @@ func (tx *pgTx) Get(coll store.Collection, key string, v any) (bool, error) {
 	if err := tx.check(coll, key, true, false); err != nil {
 		return false, err
 	}
-	var raw string
-	err := tx.tx.QueryRow(tx.ctx, `SELECT doc::text FROM trit_documents WHERE collection = $1 AND key = $2`, coll.String(), key).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) {
+	k := docKey{coll.String(), key}
+	d, ok := tx.cache[k]
+	if !ok {
+		if err := tx.load(coll, []string{key}); err != nil {
+			return false, err
+		}
+		d = tx.cache[k]
+	}
+	if !d.exists {
 		return false, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("store/postgres: get %s %q: %w", coll, key, err)
+	return true, store.DecodeDoc(coll, key, d.raw, v)
+}
+
+// Prefetch reads the documents of coll under keys into the transaction
+// in one query (those already read or written are kept as they are), so
+// that the Gets that follow are served from memory. In a shared write
+// transaction it locks them, in key order.
+func (tx *pgTx) Prefetch(coll store.Collection, keys []string) error {
+	if err := tx.check(coll, "", false, false); err != nil {
+		return err
 	}
-	return true, store.DecodeDoc(coll, key, []byte(raw), v)
+	var todo []string
+	for _, key := range keys {
+		if err := store.CheckKey(coll, key); err != nil {
+			return err
+		}
+		if _, ok := tx.cache[docKey{coll.String(), key}]; !ok {
+			todo = append(todo, key)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	slices.Sort(todo)
+	return tx.load(coll, slices.Compact(todo))
+}
+
+// load reads keys (sorted, not cached) into the cache. In a shared write
+// transaction the rows found are locked (FOR UPDATE, in key order), and a
+// key not found is locked by an advisory lock on its name, then read
+// again: two transactions creating the same document take turns, the
+// second sees the first's.
+func (tx *pgTx) load(coll store.Collection, keys []string) error {
+	lock := ""
+	if tx.shared {
+		lock = " FOR UPDATE"
+	}
+	found, err := tx.query(coll, keys, lock)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, key := range keys {
+		if _, ok := found[key]; !ok {
+			missing = append(missing, key)
+		}
+	}
+	if tx.shared && len(missing) > 0 {
+		if _, err := tx.tx.Exec(tx.ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || k, 0)) FROM unnest($2::text[]) AS u(k) ORDER BY k`,
+			coll.String(), missing); err != nil {
+			return fmt.Errorf("store/postgres: locking %d new %s documents: %w", len(missing), coll, err)
+		}
+		again, err := tx.query(coll, missing, lock)
+		if err != nil {
+			return err
+		}
+		for key, raw := range again {
+			found[key] = raw
+		}
+	}
+	for _, key := range keys {
+		raw, ok := found[key]
+		tx.cache[docKey{coll.String(), key}] = cachedDoc{raw: raw, exists: ok}
+	}
+	return nil
+}
+
+func (tx *pgTx) query(coll store.Collection, keys []string, lock string) (map[string][]byte, error) {
+	// Planned for its own keys each time (QueryExecModeExec: no prepared
+	// statement): a plan made generic once would keep whatever it chose
+	// for a tiny table — a PostgreSQL measured spent 4 times the CPU a
+	// report with a generic plan (docs/BENCHMARKS.md "Intake").
+	rows, err := tx.tx.Query(tx.ctx, `SELECT key, doc::text FROM trit_documents WHERE collection = $1 AND key = ANY($2::text[]) ORDER BY key`+lock,
+		pgx.QueryExecModeExec, coll.String(), keys)
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: get %s %q: %w", coll, keys[0], err)
+	}
+	found := map[string][]byte{}
+	for rows.Next() {
+		var key, raw string
+		if err := rows.Scan(&key, &raw); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store/postgres: get %s %q: %w", coll, keys[0], err)
+		}
+		found[key] = []byte(raw)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store/postgres: get %s %q: %w", coll, keys[0], err)
+	}
+	return found, nil
 }
 
 // Delete implements store.Tx.
@@ -162,11 +305,15 @@ func (tx *pgTx) Delete(coll store.Collection, key string) error {
 	if err := tx.check(coll, key, true, true); err != nil {
 		return err
 	}
+	k := docKey{coll.String(), key}
+	pending := tx.dirty[k] // written in this transaction: it exists
+	delete(tx.dirty, k)
+	tx.cache[k] = cachedDoc{}
 	tag, err := tx.tx.Exec(tx.ctx, `DELETE FROM trit_documents WHERE collection = $1 AND key = $2`, coll.String(), key)
 	if err != nil {
 		return fmt.Errorf("store/postgres: delete %s %q: %w", coll, key, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if tag.RowsAffected() == 0 && !pending {
 		return fmt.Errorf("store/postgres: delete %s %q: %w", coll, key, store.ErrNotFound)
 	}
 	return nil
@@ -196,7 +343,11 @@ type doc struct {
 	raw []byte
 }
 
+// all reads coll, with this transaction's writes (sent first).
 func (tx *pgTx) all(coll store.Collection) ([]doc, error) {
+	if err := tx.flush(); err != nil {
+		return nil, err
+	}
 	rows, err := tx.tx.Query(tx.ctx, `SELECT key, doc::text FROM trit_documents WHERE collection = $1 ORDER BY key`, coll.String())
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: list %s: %w", coll, err)
@@ -215,18 +366,38 @@ func (tx *pgTx) all(coll store.Collection) ([]doc, error) {
 }
 
 // Update runs fn in one read-write transaction, serialised with every
-// other writer of the database (an advisory lock taken first): all its
-// changes commit together if fn returns nil, none otherwise.
+// other writer of the database (an advisory lock taken first, exclusive):
+// all its changes commit together if fn returns nil, none otherwise.
 func (db *DB) Update(fn func(tx store.Tx) error) error {
-	return db.run(pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, fn)
+	return db.run(pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, lockExclusive, fn)
+}
+
+// UpdateShared is Update for a transaction that touches only documents it
+// reads by key (Get, Prefetch) or writes without reading them: it holds
+// the write lock shared, so such transactions run side by side — from
+// one replica or several — each document they read locked until commit
+// (rows FOR UPDATE, a missing document by an advisory lock on its key),
+// while an Update waits for all of them and they for it. A deadlock
+// between two of them (one is cancelled by PostgreSQL) returns an error
+// matching store.ErrConflict: the whole function may be run again. The
+// fleet's intake uses it (fleet/intake.go).
+func (db *DB) UpdateShared(fn func(tx store.Tx) error) error {
+	return db.run(pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, lockShared, fn)
 }
 
 // View runs fn in one read-only transaction that sees one snapshot.
 func (db *DB) View(fn func(tx store.Tx) error) error {
-	return db.run(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn)
+	return db.run(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, lockNone, fn)
 }
 
-func (db *DB) run(opts pgx.TxOptions, write bool, fn func(tx store.Tx) error) error {
+// How a transaction holds the write lock.
+const (
+	lockNone = iota
+	lockShared
+	lockExclusive
+)
+
+func (db *DB) run(opts pgx.TxOptions, lock int, fn func(tx store.Tx) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), db.timeout)
 	defer cancel()
 	ptx, err := db.pool.BeginTx(ctx, opts)
@@ -234,14 +405,23 @@ func (db *DB) run(opts pgx.TxOptions, write bool, fn func(tx store.Tx) error) er
 		return classify(fmt.Errorf("store/postgres: begin: %w", err))
 	}
 	defer ptx.Rollback(context.Background()) // a no-op after Commit
-	if write {
+	switch lock {
+	case lockExclusive:
 		// Writers one at a time, across replicas: bbolt's guarantee.
 		if _, err := ptx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLock); err != nil {
 			return classify(fmt.Errorf("store/postgres: waiting for the write lock: %w", err))
 		}
+	case lockShared:
+		if _, err := ptx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, writeLock); err != nil {
+			return classify(fmt.Errorf("store/postgres: waiting for the write lock: %w", err))
+		}
 	}
-	tx := &pgTx{ctx: ctx, tx: ptx, writable: write}
+	tx := &pgTx{ctx: ctx, tx: ptx, writable: lock != lockNone, shared: lock == lockShared,
+		cache: map[docKey]cachedDoc{}, dirty: map[docKey]bool{}}
 	err = fn(tx)
+	if err == nil {
+		err = tx.flush()
+	}
 	tx.done = true
 	if err != nil {
 		return classify(err)

@@ -10,13 +10,13 @@ import (
 	"github.com/trit-iot/trit/store"
 )
 
-// unavailableError is an error of a server that cannot be reached or
-// takes no work now: it matches store.ErrUnavailable as well as the
-// driver's error, and says what the driver said.
-type unavailableError struct{ err error }
+// markedError is a driver's error that also matches a store sentinel
+// (store.ErrUnavailable, store.ErrConflict), and says what the driver
+// said.
+type markedError struct{ err, mark error }
 
-func (e *unavailableError) Error() string   { return e.err.Error() }
-func (e *unavailableError) Unwrap() []error { return []error{e.err, store.ErrUnavailable} }
+func (e *markedError) Error() string   { return e.err.Error() }
+func (e *markedError) Unwrap() []error { return []error{e.err, e.mark} }
 
 // classify marks err as store.ErrUnavailable when it says the server
 // cannot be reached or refuses work for now: a failed connection, a
@@ -24,18 +24,24 @@ func (e *unavailableError) Unwrap() []error { return []error{e.err, store.ErrUna
 // SQLSTATE class 08 (connection exception) and 57P01–57P03 (shut down,
 // crash shutdown, cannot connect now: starting or stopping). Other errors
 // (a query's, a constraint's) are returned as they are.
+//
+// A deadlock (40P01) or serialization failure (40001) is marked
+// store.ErrConflict instead.
 func classify(err error) error {
-	if err == nil || errors.Is(err, store.ErrUnavailable) {
+	if err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrConflict) {
 		return err
 	}
 	var connect *pgconn.ConnectError
 	var netErr net.Error
 	var pgErr *pgconn.PgError
+	isPG := errors.As(err, &pgErr)
 	switch {
+	case isPG && (pgErr.Code == "40P01" || pgErr.Code == "40001"):
+		return &markedError{err, store.ErrConflict}
 	case errors.As(err, &connect), errors.As(err, &netErr), pgconn.SafeToRetry(err), pgconn.Timeout(err) && !errors.Is(err, context.Canceled):
-	case errors.As(err, &pgErr) && (len(pgErr.Code) == 5 && pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"):
+	case isPG && (len(pgErr.Code) == 5 && pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"):
 	default:
 		return err
 	}
-	return &unavailableError{err}
+	return &markedError{err, store.ErrUnavailable}
 }

@@ -119,6 +119,9 @@ func (b *Broker) start() {
 	}
 	cmd := exec.Command(b.bin, "-c", path)
 	cmd.Dir = b.dir
+	// The broker dies with the test process, even one killed by go
+	// test's -timeout (which runs no cleanup).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := os.Create(filepath.Join(b.dir, "stderr.log"))
 	if err != nil {
 		t.Fatal(err)

@@ -41,12 +41,13 @@ const User = "trit"
 
 // Server is a running PostgreSQL.
 type Server struct {
-	bin  string // directory of the binaries
-	dir  string // the server's temporary directory: data/, the socket, log
-	port int
-	proc *proc.Proc
-	cred *syscall.Credential // the unprivileged user, when run as root
-	n    atomic.Int64        // databases made
+	bin     string // directory of the binaries
+	dir     string // the server's temporary directory: data/, the socket, log
+	port    int
+	proc    *proc.Proc
+	cred    *syscall.Credential // the unprivileged user, when run as root
+	durable bool
+	n       atomic.Int64 // databases made
 }
 
 // BinDir finds the PostgreSQL server binaries: $TRIT_PG_BIN, or the
@@ -76,7 +77,14 @@ func version(initdb string) int {
 }
 
 // Start initialises and starts a server. Stop it with Stop.
-func Start() (*Server, error) {
+func Start() (*Server, error) { return start(false) }
+
+// StartDurable is Start with PostgreSQL's durable defaults (fsync,
+// synchronous_commit, full_page_writes on), for measurements of what a
+// production database does.
+func StartDurable() (*Server, error) { return start(true) }
+
+func start(durable bool) (*Server, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
@@ -85,7 +93,7 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin, dir: dir}
+	s := &Server{bin: bin, dir: dir, durable: durable}
 	if os.Geteuid() == 0 {
 		name := os.Getenv("TRIT_PG_USER")
 		if name == "" {
@@ -146,9 +154,17 @@ func (s *Server) start() error {
 	if s.cred != nil {
 		os.Chown(logf.Name(), int(s.cred.Uid), int(s.cred.Gid))
 	}
-	cmd := s.command("postgres", "-D", s.data(), "-p", strconv.Itoa(s.port), "-k", s.dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB")
+	args := []string{"-D", s.data(), "-p", strconv.Itoa(s.port), "-k", s.dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "shared_buffers=32MB"}
+	if !s.durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	if extra := os.Getenv("TRIT_PG_DEBUG_ARGS"); extra != "" {
+		for _, a := range strings.Fields(extra) {
+			args = append(args, "-c", a)
+		}
+	}
+	cmd := s.command("postgres", args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The server dies with the test process (Pdeathsig), even when the
 	// test binary is killed.
@@ -178,6 +194,10 @@ func (s *Server) Log() string {
 	}
 	return string(b)
 }
+
+// Pid is the server's (postmaster's) process ID, for measurements of
+// what it spends: its backends are its children.
+func (s *Server) Pid() int { return s.proc.Pid() }
 
 // Port is the server's TCP port on 127.0.0.1.
 func (s *Server) Port() int { return s.port }
@@ -212,6 +232,10 @@ func (s *Server) Resume() error { return s.start() }
 // Stop shuts the server down (fast shutdown, SIGKILL after 10 s) and
 // removes its directory.
 func (s *Server) Stop() {
+	if os.Getenv("TRIT_PG_DEBUG_ARGS") != "" {
+		b, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
+		os.WriteFile("/tmp/pgtest-last.log", b, 0o644)
+	}
 	if s.proc != nil {
 		s.proc.Stop(syscall.SIGINT, 10*time.Second)
 		s.proc = nil
