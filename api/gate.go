@@ -61,11 +61,19 @@ func (f ModelFigures) UnknownRate() float64 {
 	return float64(f.Unknown) / float64(f.Windows)
 }
 
+// FirstUnknownLimit is the most (0 … 1) of its windows a model may report
+// unknown when there is no active model's share to compare with (a
+// device's first model, or one after an uncalibrated model): a calibrated
+// model's unknown is its least certain answers, and a device with
+// ambiguous windows has more of them than the validation rows did, but
+// one that cannot answer most of its windows must not ship.
+const FirstUnknownLimit = 0.5
+
 // Judge compares the new model's figures with the active model's, as the
 // shadow gates do: ok, and a verdict naming every figure and the limits
-// passed or failed. An active model without windows (no model before, or
-// an uncalibrated one) counts as 0% unknown and its confidence is not
-// compared.
+// passed or failed. Against an active model without windows (no model
+// before, or an uncalibrated one) the new model's unknown share may be at
+// most FirstUnknownLimit, and confidence is not compared.
 func (g *ConfidenceGate) Judge(active, cand ModelFigures) (ok bool, verdict string) {
 	au, cu := active.UnknownRate(), cand.UnknownRate()
 	conf := func(f ModelFigures) string {
@@ -77,7 +85,10 @@ func (g *ConfidenceGate) Judge(active, cand ModelFigures) (ok bool, verdict stri
 	figures := fmt.Sprintf("%d windows, unknown %.1f%% (active %.1f%% of %d), confidence of answered windows %s (active %s)",
 		cand.Windows, 100*cu, 100*au, active.Windows, conf(cand), conf(active))
 	var failed []string
-	if cu-au > g.MaxUnknownIncrease {
+	switch {
+	case active.Windows == 0 && cu > FirstUnknownLimit:
+		failed = append(failed, fmt.Sprintf("unknown %.1f%% exceeds %g%% with no active model to compare with", 100*cu, 100*FirstUnknownLimit))
+	case active.Windows > 0 && cu-au > g.MaxUnknownIncrease:
 		failed = append(failed, fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*g.MaxUnknownIncrease))
 	}
 	if active.ConfidenceOK && cand.ConfidenceOK && active.Confidence-cand.Confidence > g.MaxConfidenceDrop {
