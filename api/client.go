@@ -350,3 +350,9 @@ func (c *Client) Policies() ([]PolicyState, error) {
 	var ps []PolicyState
 	return ps, c.do("GET", "/v1/policies", nil, &ps)
 }
+
+// TrainJobs returns every training job the fleet keeps, newest first.
+func (c *Client) TrainJobs() ([]TrainJob, error) {
+	var js []TrainJob
+	return js, c.do("GET", "/v1/train", nil, &js)
+}

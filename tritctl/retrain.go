@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -201,45 +202,171 @@ it before promoting it (tritctl rollout create --shadow).`,
 
 func newRetrainPoliciesCmd(e *env, ff *fleetFlags) *cobra.Command {
 	var asJSON bool
+	var model string
 	cmd := &cobra.Command{
-		Use:   "policies",
-		Short: "Show the fleet's retraining policies: where each loop is and why it did or did not act",
-		Long: `Show each retraining policy of trit-fleet ([[retrain]] in fleet.toml): its
-rule, its stage (watching, training, challenger ready: sign offline,
-shadowing, waiting for approval), the figures of its last check (devices,
-drift, unknown share, new labels and the model's accuracy on them) and why
-it did or did not act. docs/FLEET.md "Closing the loop".`,
-		Example: `  tritctl retrain policies
-  tritctl retrain policies --json`,
+		Use:     "status [--model ID]",
+		Aliases: []string{"policies"},
+		Short:   "Per model: labelled windows by day and the model's accuracy on them, the challengers, the policies' states",
+		Long: `Show, per model, what closing the loop has done on trit-fleet:
+
+  labelled windows   how many were labelled each day and the model's accuracy
+                     on them (the label against the class the device
+                     predicted: the only honest field accuracy there is)
+  challengers        each retraining's challenger against the model it
+                     challenged on the same newest labelled windows, and the
+                     decision
+  policies           each retraining policy ([[retrain]] in fleet.toml): its
+                     rule, its stage, the figures of its last check and why
+                     it did or did not act
+
+The labelled windows need the admin role (they are devices' raw data); a
+role that may not read them sees the rest. docs/FLEET.md "Closing the loop".`,
+		Example: `  tritctl retrain status
+  tritctl retrain status --model vib --json`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			c, err := ff.client()
 			if err != nil {
 				return err
 			}
-			ps, err := c.Policies()
+			st, err := loopStatus(c, model)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, ps)
+				return writeJSON(e.stdout, st)
 			}
-			if len(ps) == 0 {
-				fmt.Fprintln(e.stdout, "no retraining policy ([[retrain]] in fleet.toml)")
-			}
-			for _, p := range ps {
-				acc := "–"
-				if p.Accuracy != nil {
-					acc = fmt.Sprintf("%.1f%%", *p.Accuracy)
-				}
-				fmt.Fprintf(e.stdout, "%s: %s (since %s)\n  rule: %s\n  last check %s: %d devices, drift %.3f, unknown %.1f%%, %d new labels, accuracy on them %s\n  %s\n",
-					p.Model, p.Stage, p.Changed.Format(time.RFC3339), p.Rule, p.Checked.Format(time.RFC3339), p.Devices, p.Drift, 100*p.Unknown, p.NewLabels, acc, p.Why)
-			}
+			printLoopStatus(e.stdout, st)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&model, "model", "", "one model only")
 	return cmd
+}
+
+// loopStatusOut is retrain status's result.
+type loopStatusOut struct {
+	Labelled    []modelDays       `json:"labelled"`
+	WindowsNote string            `json:"windows_note,omitempty"` // why the labelled windows are missing
+	Challengers []api.TrainJob    `json:"challengers"`
+	Policies    []api.PolicyState `json:"policies"`
+}
+
+// modelDays is one model's labelled windows by day.
+type modelDays struct {
+	Model    string    `json:"model"`
+	Labelled int       `json:"labelled"`
+	Accuracy float64   `json:"accuracy"` // percent of them the model predicted right
+	Days     []dayStat `json:"days"`
+}
+
+type dayStat struct {
+	Day      string  `json:"day"` // UTC, of the readings
+	Labelled int     `json:"labelled"`
+	Accuracy float64 `json:"accuracy"`
+}
+
+func loopStatus(c *api.Client, model string) (*loopStatusOut, error) {
+	out := &loopStatusOut{}
+	list, err := c.Windows(api.WindowQuery{Model: model, Labelled: ptr(true)})
+	var se *api.StatusError
+	switch {
+	case errors.As(err, &se) && se.Status == 403:
+		out.WindowsNote = "the labelled windows need the admin role"
+	case err != nil:
+		return nil, err
+	default:
+		type acc struct{ n, right int }
+		per := map[string]map[string]*acc{}
+		for _, w := range list.Windows {
+			day := w.Time.UTC().Format("2006-01-02")
+			if per[w.Model] == nil {
+				per[w.Model] = map[string]*acc{}
+			}
+			a := per[w.Model][day]
+			if a == nil {
+				a = &acc{}
+				per[w.Model][day] = a
+			}
+			a.n++
+			if w.Label == w.Predicted {
+				a.right++
+			}
+		}
+		for _, m := range slices.Sorted(maps.Keys(per)) {
+			md := modelDays{Model: m}
+			right := 0
+			for _, day := range slices.Sorted(maps.Keys(per[m])) {
+				a := per[m][day]
+				md.Days = append(md.Days, dayStat{day, a.n, 100 * float64(a.right) / float64(a.n)})
+				md.Labelled += a.n
+				right += a.right
+			}
+			md.Accuracy = 100 * float64(right) / float64(md.Labelled)
+			out.Labelled = append(out.Labelled, md)
+		}
+	}
+	jobs, err := c.TrainJobs()
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		if j.Request.Retrain && (model == "" || j.Request.ModelID == model) {
+			out.Challengers = append(out.Challengers, j)
+		}
+	}
+	ps, err := c.Policies()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if model == "" || p.Model == model {
+			out.Policies = append(out.Policies, p)
+		}
+	}
+	return out, nil
+}
+
+func printLoopStatus(w io.Writer, st *loopStatusOut) {
+	fmt.Fprintln(w, "labelled windows (the model's accuracy on them):")
+	if st.WindowsNote != "" {
+		fmt.Fprintln(w, "  "+st.WindowsNote)
+	} else if len(st.Labelled) == 0 {
+		fmt.Fprintln(w, "  none ('tritctl samples pull', then 'tritctl samples label'; or a gateway's label source)")
+	}
+	for _, m := range st.Labelled {
+		fmt.Fprintf(w, "  %s: %d labelled, %.1f%% predicted right\n", m.Model, m.Labelled, m.Accuracy)
+		for _, d := range m.Days {
+			fmt.Fprintf(w, "    %s  %6d  %5.1f%%\n", d.Day, d.Labelled, d.Accuracy)
+		}
+	}
+	fmt.Fprintln(w, "challengers (on the newest labelled windows: active → challenger):")
+	if len(st.Challengers) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, j := range st.Challengers {
+		r := j.Retrain
+		if r == nil {
+			fmt.Fprintf(w, "  %s %s: %s %s\n", j.ID, j.Request.ModelID, j.State, j.Error)
+			continue
+		}
+		fmt.Fprintf(w, "  %s %s r%d, %d windows (%d newest): accuracy %.2f%% → %.2f%%, balanced %.2f%% → %.2f%%, calibration error %.2f%% → %.2f%%, unknown %.2f%% → %.2f%%\n    %s\n",
+			j.ID, j.Request.ModelID, r.ActiveRelease, r.Windows, r.Newest, r.ActiveScores.Accuracy, r.Challenger.Accuracy, r.ActiveScores.Balanced, r.Challenger.Balanced,
+			r.ActiveScores.ECE, r.Challenger.ECE, r.ActiveScores.Unknown, r.Challenger.Unknown, r.Why)
+	}
+	fmt.Fprintln(w, "policies:")
+	if len(st.Policies) == 0 {
+		fmt.Fprintln(w, "  none ([[retrain]] in fleet.toml)")
+	}
+	for _, p := range st.Policies {
+		acc := "–"
+		if p.Accuracy != nil {
+			acc = fmt.Sprintf("%.1f%%", *p.Accuracy)
+		}
+		fmt.Fprintf(w, "  %s: %s (since %s)\n    rule: %s\n    last check %s: %d devices, drift %.3f, unknown %.1f%%, %d new labels, accuracy on them %s\n    %s\n",
+			p.Model, p.Stage, p.Changed.Format(time.RFC3339), p.Rule, p.Checked.Format(time.RFC3339), p.Devices, p.Drift, 100*p.Unknown, p.NewLabels, acc, p.Why)
+	}
 }
 
 // cmdFlag returns a string flag of df's command.

@@ -3,7 +3,10 @@ package tritctl
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +134,56 @@ func TestRetrainOnFleet(t *testing.T) {
 	}
 	if _, stderr, code := runCtl(t, "retrain", "m", "--on-fleet", "x", "--data", orig, "-o", out2); code != 2 {
 		t.Fatalf("--on-fleet with --data: %d %q", code, stderr)
+	}
+}
+
+// TestRetrainStatus: per model, the labelled windows by day with the
+// model's accuracy on them, the challengers with their comparison, the
+// policies with why; without the admin role the windows are said to need
+// it and the rest is shown.
+func TestRetrainStatus(t *testing.T) {
+	day := func(d, h int) time.Time { return time.Date(2026, 11, d, h, 0, 0, 0, time.UTC) }
+	ws := api.WindowList{Windows: []api.FieldWindow{
+		{ID: "gw-1/1", Model: "vib", Time: day(27, 1), Predicted: "normal", Label: "normal"},
+		{ID: "gw-1/2", Model: "vib", Time: day(28, 1), Predicted: "normal", Label: "fault"},
+		{ID: "gw-1/3", Model: "vib", Time: day(28, 2), Predicted: "fault", Label: "fault"},
+	}}
+	raw, _ := json.Marshal(ws)
+	jobs := `[{"id":"train-2","state":"succeeded","request":{"model_id":"vib","retrain":true},"retrain":{"active":"` + strings.Repeat("a", 64) + `","active_release":3,
+	 "labelled_windows":80,"newest_windows":20,"original_rows":300,"trained_rows":700,"max_copies":8,
+	 "active_scores":{"windows":20,"accuracy":55,"balanced_accuracy":52,"ece":9,"unknown":5},"challenger_scores":{"windows":20,"accuracy":80,"balanced_accuracy":79,"ece":4,"unknown":2},
+	 "better":true,"why":"better on the 20 newest labelled windows"}},{"id":"train-1","state":"succeeded","request":{"model_id":"usps"}}]`
+	policies := `[{"model":"vib","rule":"model vib on site=north: accuracy on new labels < 85.0%","stage":"watching","why":"no threshold crossed: accuracy on the new labels 90.0% (threshold 85.0%)","since":"2026-11-28T00:00:00Z","changed":"2026-11-28T00:00:00Z","devices":2,"new_labels":3}]`
+	newFakeFleet(t, map[string]string{"GET /v1/windows": string(raw), "GET /v1/train": jobs, "GET /v1/policies": policies})
+	stdout, stderr, code := runCtl(t, "retrain", "status")
+	if code != 0 {
+		t.Fatalf("status: %d %s", code, stderr)
+	}
+	for _, want := range []string{"vib: 3 labelled, 66.7% predicted right", "2026-11-28       2   50.0%", "train-2 vib r3, 80 windows (20 newest): accuracy 55.00% → 80.00%",
+		"calibration error 9.00% → 4.00%", "vib: watching", "no threshold crossed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "usps") {
+		t.Errorf("a training job that is no retraining listed:\n%s", stdout)
+	}
+	// A role that may not read the windows sees the rest, and why not the windows.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/windows":
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"error":"viewer may not do this"}`)
+		case "/v1/train":
+			io.WriteString(w, jobs)
+		default:
+			io.WriteString(w, policies)
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("TRIT_FLEET_URL", srv.URL)
+	stdout, stderr, code = runCtl(t, "retrain", "policies") // the former name
+	if code != 0 || !strings.Contains(stdout, "the labelled windows need the admin role") || !strings.Contains(stdout, "train-2") {
+		t.Fatalf("as a viewer: %d %q %q", code, stdout, stderr)
 	}
 }
