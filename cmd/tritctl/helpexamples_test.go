@@ -101,7 +101,7 @@ var helpPagesOrder = []string{
 	"tritctl samples", "tritctl samples pull", "tritctl samples label",
 	"tritctl operators", "tritctl operators whoami", "tritctl operators list", "tritctl operators add", "tritctl operators disable",
 	"tritctl operators enable", "tritctl operators rotate", "tritctl operators remove",
-	"tritctl remote-train", "tritctl remote-train cancel", "tritctl retrain", "tritctl retrain policies", "tritctl audit",
+	"tritctl remote-train", "tritctl remote-train cancel", "tritctl retrain", "tritctl retrain status", "tritctl audit",
 	"tritctl devices", "tritctl devices list", "tritctl devices show", "tritctl devices health", "tritctl devices reset", "tritctl devices forget",
 }
 
