@@ -16,6 +16,7 @@ import (
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
 )
 
 const testToken = "0123456789abcdef-test-token"
@@ -184,6 +185,16 @@ func TestAPIBackup(t *testing.T) {
 	f := newFixture(t)
 	srv := apiServer(t, f)
 	f.online(t, "gw-1", map[string]string{"site": "north"})
+	// A labelled window: the backup holds it with the rest.
+	hash := f.addBundle(t, 1)
+	set := &wire.SampleSet{Model: &wire.ModelRef{ID: "vib", Release: 1, Bundle: hash}, Features: []string{"a", "b", "c", "d"},
+		Samples: []wire.Sample{{Time: 1_700_000_000_000, X: []float32{1, 2, 3, 4}, Class: "normal", Margin: 0.1, Reason: wire.SampleLowMargin}}}
+	if _, _, err := f.svc.StoreWindows("gw-1", set); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Label(api.LabelRequest{Labels: []api.Label{{Window: "gw-1/1700000000000", Label: "fault"}}}, "alice"); err != nil {
+		t.Fatal(err)
+	}
 	if code, _ := call(t, srv, "GET", "/v1/backup", "", nil); code != http.StatusUnauthorized {
 		t.Fatalf("backup without a token: %d", code)
 	}
@@ -202,6 +213,10 @@ func TestAPIBackup(t *testing.T) {
 	defer db.Close()
 	if d, err := fleet.DeviceByID(db, "gw-1"); err != nil || d.Labels["site"] != "north" {
 		t.Fatalf("device in the backup: %v %+v", err, d)
+	}
+	var w api.FieldWindow
+	if ok, err := db.Get(store.FleetWindows, "w/gw-1/1700000000000", &w); !ok || err != nil || w.Label != "fault" || w.LabelledBy != "alice" {
+		t.Fatalf("labelled window in the backup: %v %v %+v", ok, err, w)
 	}
 }
 
