@@ -175,3 +175,54 @@ func TestTrainWithOffsets(t *testing.T) {
 		t.Errorf("offsets did not help on the later rows: balanced %.1f%% with, %.1f%% without", with.Balanced, without.Balanced)
 	}
 }
+
+// TestTrainBelowMajority: rows whose features say nothing of a rare class
+// (5%) leave no candidate right as often as always answering the common
+// class on the validation rows; the majority rule then moves the shipped
+// decision toward it with offsets, says so instead of warning, and on
+// later rows like these the model is right about as often as the
+// constant.
+func TestTrainBelowMajority(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(11, 3))
+	noise := func(n int) *data.Dataset {
+		ds := &data.Dataset{Name: "no-signal", D: 3, N: n, Y: make([]int32, n), Classes: []string{"ok", "fault"}, Ordered: true}
+		for i := range n {
+			if rnd.Float64() < 0.05 {
+				ds.Y[i] = 1
+			}
+			ds.X = append(ds.X, float32(rnd.NormFloat64()), float32(rnd.NormFloat64()), float32(rnd.Float64()))
+		}
+		return ds
+	}
+	train, later := noise(2000), noise(2000)
+	res, err := Train(train, &Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "right less often than always answering") {
+			t.Fatalf("warning %q: the majority rule's offsets should have moved the decision", w)
+		}
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "the majority rule:") }) {
+		t.Fatalf("notes %q: want the majority rule's offsets (no candidate reaches the majority class on these rows)", res.Notes)
+	}
+	if res.Spec.Calibration == nil || res.Spec.Calibration.Offsets == nil {
+		t.Fatalf("calibration %+v: want the majority rule's offsets shipped", res.Spec.Calibration)
+	}
+	ev, err := Evaluate(res.Model, later, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := 0
+	for _, y := range later.Y {
+		if y == 0 {
+			share++
+		}
+	}
+	constant := 100 * float64(share) / float64(later.N)
+	t.Logf("later rows: %.1f%% (balanced %.1f%%); always \"ok\" %.1f%%", ev.Accuracy, ev.Balanced, constant)
+	if ev.Accuracy < constant-1 {
+		t.Errorf("later rows %.1f%%: more than a point below always answering \"ok\" (%.1f%%)", ev.Accuracy, constant)
+	}
+}
