@@ -10,4 +10,6 @@
 // rollout.go holds the rollout engine: a plain, persisted value whose
 // decisions (who to notify, when to stop) depend only on its own fields and
 // the time given, so a restarted service resumes every rollout exactly.
+// abort.go is its abort criterion, evaluated once (AbortStatus): the
+// engine acts on that evaluation and the console shows it.
 package fleet

@@ -359,40 +359,6 @@ func (r *Rollout) rateAllowance(now time.Time) int {
 	return sent + int(math.Floor(r.RateCredit))
 }
 
-// checkAbort applies the abort criterion and reports whether the rollout is
-// (now) aborted.
-func (r *Rollout) checkAbort(now time.Time) bool {
-	if r.State == api.RolloutAborted {
-		return true
-	}
-	a := r.Abort
-	if a.On == "" {
-		return false
-	}
-	executed, failed := 0, 0
-	for _, id := range r.Order {
-		d := r.Devices[id]
-		if !d.State.Finished() {
-			continue
-		}
-		executed++
-		if d.State != api.DeviceSucceeded && (a.On == api.FailureAny || failureKind(d.State) == a.On) {
-			failed++
-		}
-	}
-	if executed == 0 || executed < a.MinExecuted {
-		return false
-	}
-	pct := 100 * float64(failed) / float64(executed)
-	if pct > a.ThresholdPercent {
-		r.State = api.RolloutAborted
-		r.Reason = fmt.Sprintf("abort criterion met: %d of %d finished devices %s (%.1f%% > %g%%)", failed, executed, a.On, pct, a.ThresholdPercent)
-		r.Updated, r.Finished, r.changed = now, now, true
-		return true
-	}
-	return false
-}
-
 // checkComplete ends the rollout once every device has finished for good:
 // completed if any device succeeded, failed if none did.
 func (r *Rollout) checkComplete(now time.Time) {

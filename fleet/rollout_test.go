@@ -401,3 +401,33 @@ func TestPhasesOnSmallFleets(t *testing.T) {
 		t.Fatalf("rollout %s with %d successes, want completed with 3", r.State, r.Successes)
 	}
 }
+
+// TestAbortStatusCountsFailureKinds: the criterion counts a finished device
+// by its failure kind, not its state's name: a gate-failed device is a
+// failure only to FailureAny, and a device still in progress counts for
+// nothing.
+func TestAbortStatusCountsFailureKinds(t *testing.T) {
+	states := []api.DeviceState{api.DeviceSucceeded, api.DeviceFailed, api.DeviceRejected, api.DeviceTimedOut, api.DeviceGateFailed, api.DeviceInstalling}
+	for _, tc := range []struct {
+		on     string
+		failed int
+	}{{api.FailureAny, 4}, {api.FailureFailed, 1}, {api.FailureRejected, 1}, {api.FailureTimedOut, 1}} {
+		r, err := NewRollout("r", "b", deviceIDs(len(states)), api.Pace{}, api.AbortPolicy{On: tc.on, ThresholdPercent: 50, MinExecuted: 5}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range r.Order {
+			r.Devices[id].State = states[i]
+		}
+		st := r.AbortStatus()
+		want := AbortStatus{Policy: r.Abort, Need: 5, Executed: 5, Failed: tc.failed, Pct: 100 * float64(tc.failed) / 5,
+			Checked: true, Met: 100*float64(tc.failed)/5 > 50}
+		if st != want {
+			t.Errorf("on %s: %+v, want %+v", tc.on, st, want)
+		}
+	}
+	r, _ := NewRollout("r", "b", deviceIDs(1), api.Pace{}, api.AbortPolicy{}, t0)
+	if st := r.AbortStatus(); st.Enabled() || st.Checked || st.Met {
+		t.Errorf("no criterion: %+v", st)
+	}
+}

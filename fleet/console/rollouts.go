@@ -76,7 +76,10 @@ type phaseRow struct {
 	StartAt time.Time
 }
 
-// abortStatus says where a rollout stands against its abort criterion.
+// abortStatus words where a rollout stands against its abort criterion.
+// The numbers are the engine's own evaluation (fleet.Rollout.AbortStatus,
+// what Step acts on): the page never recounts, so it cannot say "not met"
+// for a rollout the engine stopped.
 type abortStatus struct {
 	Policy   string
 	Executed int
@@ -87,38 +90,25 @@ type abortStatus struct {
 }
 
 func newAbortStatus(r *fleet.Rollout) abortStatus {
-	a := r.Abort
-	if a.On == "" {
+	ev := r.AbortStatus()
+	if !ev.Enabled() {
 		return abortStatus{Policy: "none", Status: "No abort criterion: failures never stop this rollout by themselves."}
 	}
-	need := max(a.MinExecuted, 1)
+	a, need := ev.Policy, ev.Need
 	st := abortStatus{Policy: fmt.Sprintf("abort when more than %g%% of finished devices are %s, once at least %s finished",
-		a.ThresholdPercent, failureWords(a.On), plural(need, "device has", "devices have"))}
-	for _, id := range r.Order {
-		d := r.Devices[id]
-		if !d.State.Finished() {
-			continue
-		}
-		st.Executed++
-		if d.State != api.DeviceSucceeded && (a.On == api.FailureAny || string(d.State) == a.On) {
-			st.Failed++
-		}
-	}
-	if st.Executed > 0 {
-		st.Pct = 100 * float64(st.Failed) / float64(st.Executed)
-	}
+		a.ThresholdPercent, failureWords(a.On), plural(need, "device has", "devices have")),
+		Executed: ev.Executed, Failed: ev.Failed, Pct: ev.Pct, Met: ev.Met}
 	switch {
 	case len(r.Order) < need:
 		// It can never be checked: say so rather than wait for devices
 		// that do not exist.
 		st.Status = fmt.Sprintf("Not applicable: the rollout has %s, fewer than the %d finished devices the criterion needs before it is checked; failures do not stop it by themselves.",
 			plural(len(r.Order), "device", "devices"), need)
-	case st.Executed < need && r.State.Done():
+	case !ev.Checked && r.State.Done():
 		st.Status = fmt.Sprintf("Never checked: %d of the %d finished devices it needs had finished when the rollout ended.", st.Executed, need)
-	case st.Executed < need:
+	case !ev.Checked:
 		st.Status = fmt.Sprintf("Not checked yet: %d of the %d finished devices it needs.", st.Executed, need)
-	case st.Pct > a.ThresholdPercent:
-		st.Met = true
+	case ev.Met:
 		st.Status = fmt.Sprintf("Met: %d of %d finished devices %s (%.1f%% > %g%%).", st.Failed, st.Executed, failureWords(a.On), st.Pct, a.ThresholdPercent)
 	default:
 		st.Status = fmt.Sprintf("Not met: %d of %d finished devices %s (%.1f%% ≤ %g%%).", st.Failed, st.Executed, failureWords(a.On), st.Pct, a.ThresholdPercent)
