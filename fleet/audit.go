@@ -45,7 +45,7 @@ const maxRefusalActions = 8
 
 // Audit records and reads the trail.
 type Audit struct {
-	db   Store
+	db   store.Database
 	lim  store.AuditLimits
 	log  *slog.Logger
 	now  func() time.Time
@@ -72,7 +72,7 @@ type refusals struct {
 
 // NewAudit returns the trail of db, bounded by lim and signed with
 // lim.Key (whose public key it is then checked against).
-func NewAudit(db Store, lim store.AuditLimits, log *slog.Logger, now func() time.Time) *Audit {
+func NewAudit(db store.Database, lim store.AuditLimits, log *slog.Logger, now func() time.Time) *Audit {
 	if log == nil {
 		log = slog.Default()
 	}

@@ -1,7 +1,7 @@
 // Package fleet is trit-fleet's service: it keeps the model and bundle
 // registry, the device inventory, the rollouts, the shadow gates, the
 // remote-training jobs, the operators and the audit trail in its store
-// (fleet.Store), takes device messages in (Deliver), steps the rollouts
+// (store.Database), takes device messages in (Deliver), steps the rollouts
 // (Tick) and publishes bundles and signed deployment commands through a
 // Publisher. It knows no transport and no process: package fleet/server
 // is the shell around it (CLI, configuration, broker adapters, the HTTP

@@ -140,7 +140,7 @@ func dayName(t time.Time) string  { return t.UTC().Format("20060102") }
 
 // DeviceHealthHistory reads device id's health history at now: the minutes
 // of the last 24 hours and the hours of the last 31 days with a report.
-func DeviceHealthHistory(db Store, id string, now time.Time) (*api.DeviceHealth, error) {
+func DeviceHealthHistory(db store.Database, id string, now time.Time) (*api.DeviceHealth, error) {
 	now = now.UTC()
 	out := &api.DeviceHealth{Device: id, Minutes: []api.HealthPoint{}, Hours: []api.HealthPoint{}}
 	hour := now.Truncate(time.Hour)
@@ -226,7 +226,7 @@ func forgetHealth(tx store.Tx, d *Device) error {
 // GroupHealthHistory sums the health histories of the devices that carry
 // every label of selector (at most api.MaxGroupHealthDevices; more is an
 // ErrBadRequest), period by period (SumHealthHistory).
-func GroupHealthHistory(db Store, selector map[string]string, now time.Time) (*api.GroupHealth, error) {
+func GroupHealthHistory(db store.Database, selector map[string]string, now time.Time) (*api.GroupHealth, error) {
 	if len(selector) == 0 {
 		return nil, fmt.Errorf("%w: give a label selector (site=north)", ErrBadRequest)
 	}
@@ -253,7 +253,7 @@ func GroupHealthHistory(db Store, selector map[string]string, now time.Time) (*a
 // is an ErrBadRequest), period by period: counts, windows and sums add up,
 // drift and latency keep the highest, and agreement is the mean of the
 // agreements of the devices that had a shadow report in that period.
-func SumHealthHistory(db Store, ids []string, now time.Time) (*api.GroupHealth, error) {
+func SumHealthHistory(db store.Database, ids []string, now time.Time) (*api.GroupHealth, error) {
 	if len(ids) > api.MaxGroupHealthDevices {
 		return nil, fmt.Errorf("%w: %d devices, at most %d", ErrBadRequest, len(ids), api.MaxGroupHealthDevices)
 	}
@@ -276,7 +276,7 @@ func SumHealthHistory(db Store, ids []string, now time.Time) (*api.GroupHealth, 
 // SumHealthHistory does, by minute or by hour, reading only what that
 // needs: by minute the 25 hour documents of each device (up to 8.5 KB
 // each), by hour its 2 day documents (up to 3.6 KB each).
-func RecentHealth(db Store, ids []string, now time.Time, byMinute bool) ([]api.HealthPoint, error) {
+func RecentHealth(db store.Database, ids []string, now time.Time, byMinute bool) ([]api.HealthPoint, error) {
 	if len(ids) > api.MaxGroupHealthDevices {
 		return nil, fmt.Errorf("%w: %d devices, at most %d", ErrBadRequest, len(ids), api.MaxGroupHealthDevices)
 	}

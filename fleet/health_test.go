@@ -24,7 +24,7 @@ func healthReport(seq uint64) *wire.Telemetry {
 }
 
 // healthKeys lists the FleetHealth documents and their JSON bytes.
-func healthKeys(t *testing.T, db Store) (keys []string, bytes int) {
+func healthKeys(t *testing.T, db store.Database) (keys []string, bytes int) {
 	t.Helper()
 	err := db.ForEach(store.FleetHealth, func(key string, raw []byte) error {
 		keys = append(keys, key)

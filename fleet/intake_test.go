@@ -182,7 +182,7 @@ func TestFairQueueBytes(t *testing.T) {
 
 // failingStore fails every Update while fail is set.
 type failingStore struct {
-	Store
+	store.Database
 	fail atomic.Bool
 }
 
@@ -190,7 +190,7 @@ func (s *failingStore) Update(fn func(tx store.Tx) error) error {
 	if s.fail.Load() {
 		return errors.New("disk on fire")
 	}
-	return s.Store.Update(fn)
+	return s.Database.Update(fn)
 }
 
 // TestDeliverAckedAfterCommit: a message from a feed that redelivers
@@ -198,7 +198,7 @@ func (s *failingStore) Update(fn func(tx store.Tx) error) error {
 // not when the transaction fails (so it comes again); and at once when it
 // is invalid (it would be no better the next time).
 func TestDeliverAckedAfterCommit(t *testing.T) {
-	db := &failingStore{Store: fleettest.OpenStore(t)}
+	db := &failingStore{Database: fleettest.OpenStore(t)}
 	f := newFixtureOn(t, db)
 	var acks atomic.Int64
 	ack := func() { acks.Add(1) }
@@ -245,7 +245,7 @@ func TestDeliverAckedAfterCommit(t *testing.T) {
 // state carried too. Before the device clock it went back to the old
 // release until the device happened to send another state.
 func TestRedeliveredStateNeverUndoesNewer(t *testing.T) {
-	db := &failingStore{Store: fleettest.OpenStore(t)}
+	db := &failingStore{Database: fleettest.OpenStore(t)}
 	f := newFixtureOn(t, db)
 	old, newer := f.addBundle(t, 1), f.addBundle(t, 2)
 	boot := uint64(7)

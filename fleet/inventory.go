@@ -236,14 +236,14 @@ func (d *Device) Matches(selector map[string]string) bool {
 
 // Devices returns every device record that decodes, sorted by ID
 // (Inventory also names those that do not).
-func Devices(db Store) ([]Device, error) {
+func Devices(db store.Database) ([]Device, error) {
 	out, _, err := Inventory(db)
 	return out, err
 }
 
 // Inventory returns every device record that decodes, sorted by ID, and
 // the records that do not (damaged.go), in key order.
-func Inventory(db Store) ([]Device, []api.Damaged, error) {
+func Inventory(db store.Database) ([]Device, []api.Damaged, error) {
 	var out []Device
 	bad, err := decodeAll(db.ForEach, store.FleetDevices, func(_ string, d *Device) { out = append(out, *d) })
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -252,7 +252,7 @@ func Inventory(db Store) ([]Device, []api.Damaged, error) {
 
 // DeviceList is GET /v1/devices: the records that decode, then an entry
 // per damaged record with its key as ID and Damaged set.
-func DeviceList(db Store) ([]Device, error) {
+func DeviceList(db store.Database) ([]Device, error) {
 	out, bad, err := Inventory(db)
 	for _, b := range bad {
 		out = append(out, Device{api.Device{ID: b.Key, Damaged: b.Error}})
@@ -261,7 +261,7 @@ func DeviceList(db Store) ([]Device, error) {
 }
 
 // DeviceByID returns one device record; a damaged one is ErrDamaged.
-func DeviceByID(db Store, id string) (*Device, error) {
+func DeviceByID(db store.Database, id string) (*Device, error) {
 	if err := wire.CheckID(id); err != nil {
 		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}
@@ -280,7 +280,7 @@ func DeviceByID(db Store, id string) (*Device, error) {
 }
 
 // Select returns the IDs of the devices matching selector, sorted.
-func Select(db Store, selector map[string]string) ([]string, error) {
+func Select(db store.Database, selector map[string]string) ([]string, error) {
 	all, err := Devices(db)
 	if err != nil {
 		return nil, err
@@ -299,7 +299,7 @@ func Select(db Store, selector map[string]string) ([]string, error) {
 // state), with its health history. If the device says anything again it
 // reappears as new, its command counter restored from the highest
 // sequence its state reports.
-func ForgetDevice(db Store, id string) error {
+func ForgetDevice(db store.Database, id string) error {
 	if err := wire.CheckID(id); err != nil {
 		return fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}
@@ -330,7 +330,7 @@ func ForgetDevice(db Store, id string) error {
 // state no real connection will supersede (a forged session number). The
 // record shows the device offline until then; its labels, models, job and
 // command counter are kept.
-func ResetDevice(db Store, id string) (*Device, error) {
+func ResetDevice(db store.Database, id string) (*Device, error) {
 	if err := wire.CheckID(id); err != nil {
 		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
 	}

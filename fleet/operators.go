@@ -84,7 +84,7 @@ func tokenName(tok string) string {
 // Auth decides who a credential is: the api.token_file's token or an
 // operator's, throttled by SignIns per source address and per operator.
 type Auth struct {
-	db      Store
+	db      store.Database
 	legacy  [sha256.Size]byte
 	signIns *SignIns
 	audit   *Audit
@@ -94,7 +94,7 @@ type Auth struct {
 
 // NewAuth returns the authority over db's operators and the
 // api.token_file's token (at least 16 characters).
-func NewAuth(db Store, tokenFile string, signIns *SignIns, audit *Audit, log *slog.Logger, now func() time.Time) (*Auth, error) {
+func NewAuth(db store.Database, tokenFile string, signIns *SignIns, audit *Audit, log *slog.Logger, now func() time.Time) (*Auth, error) {
 	if len(tokenFile) < 16 {
 		return nil, errors.New("fleet: the API token must be at least 16 characters")
 	}
@@ -201,7 +201,7 @@ func operatorView(o *store.Operator, now time.Time) api.Operator {
 // Operators manages db's operators: the API's routes and `trit-fleet
 // operators` both use it.
 type Operators struct {
-	DB  Store
+	DB  store.Database
 	Now func() time.Time
 }
 

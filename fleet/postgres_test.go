@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 )
@@ -12,7 +13,7 @@ import (
 // it; TestMain stops it.
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-func openPostgres(t testing.TB) Store {
+func openPostgres(t testing.TB) store.Database {
 	t.Helper()
 	db, err := postgres.Open(pgtest.Database(t), nil)
 	if err != nil {

@@ -59,7 +59,7 @@ var (
 
 // Registry is the bundle and model registry over a store.
 type Registry struct {
-	db      Store
+	db      store.Database
 	trusted atomic.Pointer[bundle.KeySet] // replaced by a configuration reload
 	maxSize int
 	now     func() time.Time
@@ -72,7 +72,7 @@ func (r *Registry) SetTrusted(k *bundle.KeySet) { r.trusted.Store(k) }
 // NewRegistry returns a registry that accepts bundles signed by one of
 // trusted (the release keys) and at most maxSize bytes (0: the bundle
 // format's default cap).
-func NewRegistry(db Store, trusted *bundle.KeySet, maxSize int, now func() time.Time) *Registry {
+func NewRegistry(db store.Database, trusted *bundle.KeySet, maxSize int, now func() time.Time) *Registry {
 	if now == nil {
 		now = time.Now
 	}

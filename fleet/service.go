@@ -86,7 +86,7 @@ type Options struct {
 // Service is trit-fleet's core: registry, inventory and rollouts over one
 // store, driven by incoming device messages and a ticker.
 type Service struct {
-	db      Store
+	db      store.Database
 	reg     *Registry
 	topics  wire.Topics
 	pub     Publisher
@@ -115,7 +115,7 @@ type Service struct {
 
 // NewService returns a service for fleet that signs deployment commands
 // with cmdKey (the fleet's online key) and accepts bundles through reg.
-func NewService(db Store, reg *Registry, fleet string, pub Publisher, cmdKey ed25519.PrivateKey, opt *Options) (*Service, error) {
+func NewService(db store.Database, reg *Registry, fleet string, pub Publisher, cmdKey ed25519.PrivateKey, opt *Options) (*Service, error) {
 	topics, err := wire.NewTopics(fleet)
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func (s *Service) Registry() *Registry { return s.reg }
 
 // Store returns the service's store, which the HTTP API and the console
 // read the inventory from.
-func (s *Service) Store() Store { return s.db }
+func (s *Service) Store() store.Database { return s.db }
 
 // Logger returns the service's logger.
 func (s *Service) Logger() *slog.Logger { return s.log }

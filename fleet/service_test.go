@@ -14,6 +14,7 @@ import (
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -64,7 +65,7 @@ type fixture struct {
 	svc     *Service
 	pub     *recorder
 	clk     *clock
-	db      Store
+	db      store.Database
 	release ed25519.PrivateKey
 	cmdKeys *wire.KeySet
 }
@@ -75,7 +76,7 @@ func newFixture(t testing.TB, tweak ...func(*Options)) *fixture {
 }
 
 // newFixtureOn is newFixture on the given store.
-func newFixtureOn(t testing.TB, db Store, tweak ...func(*Options)) *fixture {
+func newFixtureOn(t testing.TB, db store.Database, tweak ...func(*Options)) *fixture {
 	t.Helper()
 	release, cmd := fleettest.Key(1), fleettest.Key(2)
 	ks, err := bundle.NewKeySet(release.Public().(ed25519.PublicKey))

@@ -14,7 +14,7 @@ import (
 
 // putFinished stores n finished rollouts of 10 devices each, as a fleet
 // with a long history has.
-func putFinished(b *testing.B, db Store, n int) {
+func putFinished(b *testing.B, db store.Database, n int) {
 	b.Helper()
 	for lo := 0; lo < n; lo += 1000 {
 		err := db.Update(func(tx store.Tx) error {

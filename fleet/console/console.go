@@ -60,7 +60,7 @@ const htmxFile = "htmx-2.0.11.min.js"
 // Options configure a Console. Zero values mean the defaults.
 type Options struct {
 	Service *fleet.Service // required
-	DB      fleet.Store    // the service's store; required
+	DB      store.Database // the service's store; required
 	// Auth checks sign-ins (operators' tokens and the api.token_file's),
 	// shared with the API; nil: one of the console's own over DB with
 	// Token and SignIns.
@@ -94,7 +94,7 @@ type Console struct {
 	auth     *fleet.Auth
 	patterns []string // every route registered (roles_test.go)
 	svc      *fleet.Service
-	db       fleet.Store
+	db       store.Database
 	log      *slog.Logger
 	pages    map[string]*template.Template
 	assets   map[string]asset

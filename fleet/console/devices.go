@@ -403,7 +403,7 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 
 // storedDevice reads a device record by its key as it is, without checking
 // the ID.
-func storedDevice(db fleet.Store, id string) (*fleet.Device, error) {
+func storedDevice(db store.Database, id string) (*fleet.Device, error) {
 	var d fleet.Device
 	ok, err := db.Get(store.FleetDevices, id, &d)
 	if err != nil {

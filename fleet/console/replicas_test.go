@@ -29,13 +29,13 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // replica is one trit-fleet's service and console on db, served by
 // httptest: what a replica (or a restarted process) is to a browser.
-func replica(t *testing.T, db fleet.Store, clk *clock) *fixture {
+func replica(t *testing.T, db store.Database, clk *clock) *fixture {
 	t.Helper()
 	return replicaWith(t, db, clk, testToken)
 }
 
 // replicaWith is replica with token as its api.token_file's.
-func replicaWith(t *testing.T, db fleet.Store, clk *clock, token string) *fixture {
+func replicaWith(t *testing.T, db store.Database, clk *clock, token string) *fixture {
 	t.Helper()
 	ks, err := bundle.NewKeySet(fleettest.Key(1).Public().(ed25519.PublicKey))
 	if err != nil {
@@ -105,7 +105,7 @@ func sessionCookieOf(t *testing.T, c *client) string {
 func TestSessionsSurviveRestartAndReplicas(t *testing.T) {
 	t.Run("bbolt", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "fleet.db")
-		open := func(t *testing.T) fleet.Store {
+		open := func(t *testing.T) store.Database {
 			db, err := store.Open(path, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -116,7 +116,7 @@ func TestSessionsSurviveRestartAndReplicas(t *testing.T) {
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
 		dsn := pgtest.Database(t)
-		open := func(t *testing.T) fleet.Store {
+		open := func(t *testing.T) store.Database {
 			db, err := postgres.Open(dsn, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -129,7 +129,7 @@ func TestSessionsSurviveRestartAndReplicas(t *testing.T) {
 
 // testSessionsOnOneStore runs the scenario on the stores open returns
 // (all on one database); shared: two may be open at once.
-func testSessionsOnOneStore(t *testing.T, open func(*testing.T) fleet.Store, shared bool) {
+func testSessionsOnOneStore(t *testing.T, open func(*testing.T) store.Database, shared bool) {
 	clk := &clock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	db := open(t)
 	t.Cleanup(func() { db.Close() })

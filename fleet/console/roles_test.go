@@ -183,7 +183,7 @@ func TestConsoleShowsRoleAndHidesControls(t *testing.T) {
 }
 
 // auditOf reads the audit trail of db.
-func auditOf(db fleet.Store, q store.AuditQuery) (rs []store.AuditRecord, err error) {
+func auditOf(db store.Database, q store.AuditQuery) (rs []store.AuditRecord, err error) {
 	err = db.View(func(tx store.Tx) error { rs, err = store.Audit(tx, q); return err })
 	return rs, err
 }

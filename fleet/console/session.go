@@ -47,12 +47,12 @@ const touchEvery = time.Minute
 // sessions is the console's view of the sessions in its store.
 type sessions struct {
 	log *slog.Logger
-	db  fleet.Store
+	db  store.Database
 	lim store.SessionLimits
 	now func() time.Time
 }
 
-func newSessions(log *slog.Logger, db fleet.Store, idle, maxAge time.Duration, max int, now func() time.Time) *sessions {
+func newSessions(log *slog.Logger, db store.Database, idle, maxAge time.Duration, max int, now func() time.Time) *sessions {
 	return &sessions{log: log, db: db, lim: store.SessionLimits{Idle: idle, MaxAge: maxAge, Max: max}, now: now}
 }
 

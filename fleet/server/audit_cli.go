@@ -225,7 +225,7 @@ func readCheckpoints(path string) ([]store.AuditHead, error) {
 // withTrail runs fn on the database of cfg when it can be opened here
 // (PostgreSQL, or a bbolt file trit-fleet does not hold); ok is false
 // when the file is locked by the running service.
-func withTrail(cfg *Config, fn func(db fleet.Store) error) (ok bool, err error) {
+func withTrail(cfg *Config, fn func(db store.Database) error) (ok bool, err error) {
 	if postgres.IsURL(cfg.Database) {
 		db, err := postgres.Open(cfg.Database, nil)
 		if err != nil {
@@ -252,7 +252,7 @@ func verifyAudit(cfg *Config, given []store.AuditHead) (api.AuditVerification, e
 		return api.AuditVerification{}, err
 	}
 	var v api.AuditVerification
-	ok, err := withTrail(cfg, func(db fleet.Store) error {
+	ok, err := withTrail(cfg, func(db store.Database) error {
 		return db.View(func(tx store.Tx) error {
 			rep, err := store.VerifyAudit(tx, sec.auditKeys, given, time.Now())
 			if err == nil {
@@ -278,7 +278,7 @@ func verifyAudit(cfg *Config, given []store.AuditHead) (api.AuditVerification, e
 
 // exportAudit writes the trail of cfg's database to w and says how.
 func exportAudit(cfg *Config, w io.Writer) (string, error) {
-	ok, err := withTrail(cfg, func(db fleet.Store) error {
+	ok, err := withTrail(cfg, func(db store.Database) error {
 		return db.View(func(tx store.Tx) error { return store.ExportAudit(tx, w) })
 	})
 	if ok || err != nil {

@@ -47,7 +47,7 @@ func testAuditTamperingStopsStart(t *testing.T, dsn string) {
 	}
 	stop()
 	time.Sleep(200 * time.Millisecond) // Serve closes the database
-	open := func() fleet.Store {
+	open := func() store.Database {
 		t.Helper()
 		if dsn != "" {
 			db, err := postgres.Open(dsn, nil)
@@ -68,7 +68,7 @@ func testAuditTamperingStopsStart(t *testing.T, dsn string) {
 		}
 		return db
 	}
-	change := func(fn func(db fleet.Store)) {
+	change := func(fn func(db store.Database)) {
 		db := open()
 		defer db.Close()
 		fn(db)
@@ -105,7 +105,7 @@ func testAuditTamperingStopsStart(t *testing.T, dsn string) {
 		t.Fatalf("verify of the intact trail: %d %s", code, out)
 	}
 	var saved store.AuditRecord
-	change(func(db fleet.Store) {
+	change(func(db store.Database) {
 		db.Get(store.FleetAudit, store.AuditKey(2), &saved)
 		edited := saved
 		edited.Who = "someone-else"
@@ -119,7 +119,7 @@ func testAuditTamperingStopsStart(t *testing.T, dsn string) {
 	if code, out := verify(); code != 1 || !strings.Contains(out, "first broken record 2") {
 		t.Fatalf("verify of record 2 edited: %d %s", code, out)
 	}
-	change(func(db fleet.Store) {
+	change(func(db store.Database) {
 		db.Put(store.FleetAudit, store.AuditKey(2), saved)
 		if err := db.Delete(store.FleetAudit, store.AuditKey(3)); err != nil {
 			t.Fatal(err)
@@ -138,7 +138,7 @@ func testAuditTamperingStopsStart(t *testing.T, dsn string) {
 	if code != 0 || !strings.Contains(out, "intact") || !strings.Contains(out, "before the chain") {
 		t.Fatalf("verify after a restarted chain: %d %s", code, out)
 	}
-	change(func(db fleet.Store) {
+	change(func(db store.Database) {
 		var rs []store.AuditRecord
 		db.View(func(tx store.Tx) (err error) {
 			rs, err = store.Audit(tx, store.AuditQuery{Action: "audit"})

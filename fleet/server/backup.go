@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 )
@@ -25,7 +24,7 @@ import (
 // openDatabase opens the fleet's database — PostgreSQL when cfg.Database
 // is a postgres:// URL, else the bbolt file — saying what to do if it is
 // damaged.
-func openDatabase(cfg *Config, log *slog.Logger) (fleet.Store, error) {
+func openDatabase(cfg *Config, log *slog.Logger) (store.Database, error) {
 	if postgres.IsURL(cfg.Database) {
 		if cfg.StartFresh {
 			return nil, fmt.Errorf("%w: --start-fresh moves a damaged database file aside; the database is PostgreSQL (restore it with pg_restore instead)", ErrConfig)

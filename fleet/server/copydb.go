@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 )
@@ -79,7 +78,7 @@ type copied struct{ docs, bundles int }
 // so bundles left by a failed copy change nothing and a second copy may
 // run. The documents then go in one transaction of dst's, as stored
 // (JSON): a copy that fails there leaves dst without documents.
-func copyDatabase(src *store.DB, dst fleet.Store) (copied, error) {
+func copyDatabase(src *store.DB, dst store.Database) (copied, error) {
 	var n copied
 	if err := dst.View(checkEmpty); err != nil {
 		return n, err

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
@@ -115,7 +114,7 @@ func jsonEqual(a, b string) bool {
 
 // failingBundles is a store whose bundle writes fail while fail is set.
 type failingBundles struct {
-	fleet.Store
+	store.Database
 	fail bool
 }
 
@@ -123,7 +122,7 @@ func (f *failingBundles) PutBundle(data []byte) (string, error) {
 	if f.fail {
 		return "", errors.New("connection lost")
 	}
-	return f.Store.PutBundle(data)
+	return f.Database.PutBundle(data)
 }
 
 // TestCopyDatabaseAgainAfterAFailure: a copy that fails on a bundle
@@ -146,7 +145,7 @@ func TestCopyDatabaseAgainAfterAFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	dst := &failingBundles{Store: db, fail: true}
+	dst := &failingBundles{Database: db, fail: true}
 	if _, err := copyDatabase(src, dst); err == nil {
 		t.Fatal("a copy whose transaction failed reported success")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
@@ -38,7 +39,7 @@ func (nowhere) Publish(string, byte, bool, []byte) error { return nil }
 type fixture struct {
 	svc     *fleet.Service
 	clk     *clock
-	db      fleet.Store
+	db      store.Database
 	release ed25519.PrivateKey
 }
 
@@ -48,7 +49,7 @@ func newFixture(t testing.TB, tweak ...func(*fleet.Options)) *fixture {
 }
 
 // newFixtureOn is newFixture on the given store.
-func newFixtureOn(t testing.TB, db fleet.Store, tweak ...func(*fleet.Options)) *fixture {
+func newFixtureOn(t testing.TB, db store.Database, tweak ...func(*fleet.Options)) *fixture {
 	t.Helper()
 	f := &fixture{clk: &clock{t0}, db: db, release: fleettest.Key(1)}
 	ks, err := bundle.NewKeySet(f.release.Public().(ed25519.PublicKey))
@@ -97,7 +98,7 @@ func (f *fixture) state(t *testing.T, st *wire.State) {
 	f.svc.Drain()
 }
 
-func openPostgres(t testing.TB) fleet.Store {
+func openPostgres(t testing.TB) store.Database {
 	t.Helper()
 	db, err := postgres.Open(pgtest.Database(t), nil)
 	if err != nil {

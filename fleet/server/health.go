@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/store"
 )
 
 // Health endpoints for load balancers and supervisors, served without a
@@ -37,7 +37,7 @@ type pinger interface {
 type connected interface{ Connected() bool }
 
 // withHealth serves /healthz and /readyz, and everything else with h.
-func withHealth(h http.Handler, db fleet.Store, broker connected) http.Handler {
+func withHealth(h http.Handler, db store.Database, broker connected) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusOK, "ok")
@@ -55,7 +55,7 @@ func withHealth(h http.Handler, db fleet.Store, broker connected) http.Handler {
 }
 
 // notReady lists what keeps the replica from serving, nothing if ready.
-func notReady(ctx context.Context, db fleet.Store, broker connected) []string {
+func notReady(ctx context.Context, db store.Database, broker connected) []string {
 	var why []string
 	if p, ok := db.(pinger); ok {
 		ctx, cancel := context.WithTimeout(ctx, readyTimeout)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/natstest"
@@ -44,7 +45,7 @@ type natsReplica struct {
 	acked   map[string]int // acknowledgements per payload
 }
 
-func startNATSReplica(t *testing.T, db fleet.Store, name, url string) *natsReplica {
+func startNATSReplica(t *testing.T, db store.Database, name, url string) *natsReplica {
 	t.Helper()
 	r := &natsReplica{f: newFixtureOn(t, db, func(o *fleet.Options) { o.Replica = name }), got: map[uint64]int{},
 		payload: map[string]int{}, acked: map[string]int{}}

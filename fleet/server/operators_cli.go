@@ -37,7 +37,7 @@ type operatorBackend interface {
 // directOperators changes the database file and audits each change as the
 // local user.
 type directOperators struct {
-	db    fleet.Store
+	db    store.Database
 	ops   *fleet.Operators
 	audit *fleet.Audit
 	who   string
@@ -111,7 +111,7 @@ func openOperators(cfg *Config) (operatorBackend, string, error) {
 	}
 	lim := cfg.Audit.limits()
 	lim.Key = key
-	direct := func(db fleet.Store) *directOperators {
+	direct := func(db store.Database) *directOperators {
 		return &directOperators{db: db, ops: &fleet.Operators{DB: db}, audit: fleet.NewAudit(db, lim, nil, nil), who: localUser()}
 	}
 	if postgres.IsURL(cfg.Database) {

@@ -7,6 +7,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
@@ -50,7 +51,7 @@ func (d *stateDevice) publish(n uint32, release uint64, site string) []byte {
 }
 
 // waitRecord waits until the device's record satisfies ok.
-func waitRecord(t *testing.T, db fleet.Store, what string, ok func(d *fleet.Device) bool) {
+func waitRecord(t *testing.T, db store.Database, what string, ok func(d *fleet.Device) bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -79,7 +79,7 @@ var exclusivePackage = map[string]string{
 var within = map[string]map[string][]string{
 	"fleet": {
 		// The service: registry, inventory, rollouts, shadow, training
-		// jobs, samples, metrics, operators, over fleet.Store. It knows
+		// jobs, samples, metrics, operators, over store.Database. It knows
 		// neither its process shell nor the console (its tests use
 		// fleettest).
 		"fleet": {"fleet/fleettest"},

@@ -4,7 +4,7 @@
 // pgx (github.com/jackc/pgx/v5).
 //
 // It implements the same contract as the bbolt file (store.Tx, the
-// methods fleet.Store declares) and passes the same suite
+// methods store.Database declares) and passes the same suite
 // (store/storetest):
 //
 //   - Documents live in one table, trit_documents (collection, key, doc),

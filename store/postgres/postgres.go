@@ -38,6 +38,9 @@ type DB struct {
 	from    int // the schema version found at Open
 }
 
+// DB is a store.Database, the contract every fleet store implements.
+var _ store.Database = (*DB)(nil)
+
 // Open connects to the database at dsn (a postgres:// URL or a key=value
 // connection string, as libpq takes; a password belongs in a passfile,
 // not in the URL) and brings its schema up to date.

@@ -37,7 +37,7 @@ func open(t *testing.T) *DB {
 func TestStoreSuite(t *testing.T) {
 	dsns := map[*DB]string{}
 	storetest.Run(t, storetest.Backend{
-		Open: func(t *testing.T) storetest.DB {
+		Open: func(t *testing.T) store.Database {
 			dsn := pgtest.Database(t)
 			db, err := Open(dsn, nil)
 			if err != nil {
@@ -46,7 +46,7 @@ func TestStoreSuite(t *testing.T) {
 			dsns[db] = dsn
 			return db
 		},
-		Reopen: func(t *testing.T, db storetest.DB) storetest.DB {
+		Reopen: func(t *testing.T, db store.Database) store.Database {
 			dsn := dsns[db.(*DB)]
 			db.Close()
 			again, err := Open(dsn, nil)

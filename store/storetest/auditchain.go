@@ -18,7 +18,7 @@ import (
 // changed and every record after it re-chained — and, with a checkpoint
 // kept elsewhere, a trail cut back by someone holding the key (or an older
 // copy of the database).
-func testAuditChain(t *testing.T, db DB) {
+func testAuditChain(t *testing.T, db store.Database) {
 	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	pub := key.Public().(ed25519.PublicKey)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)

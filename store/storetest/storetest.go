@@ -1,9 +1,10 @@
 // Package storetest is the one test suite every fleet store passes: the
 // bbolt file (package store) and PostgreSQL (store/postgres). It checks the
-// contract fleet.Store relies on — documents in collections, their key
-// order, transactions that commit whole or not at all, writers serialised,
-// read snapshots, bundles by hash, and what survives a reopen — through the
-// methods only, so a backend passes it or fails it on behaviour alone.
+// contract the fleet relies on, store.Database — documents in collections,
+// their key order, transactions that commit whole or not at all, writers
+// serialised, read snapshots, bundles by hash, and what survives a
+// reopen — through the methods only, so a backend passes it or fails it
+// on behaviour alone.
 //
 // A backend's test calls Run with a way to open an empty store and to
 // reopen one:
@@ -28,25 +29,12 @@ import (
 	"github.com/trit-iot/trit/store"
 )
 
-// DB is the store under test: the methods fleet.Store declares.
-type DB interface {
-	Update(fn func(tx store.Tx) error) error
-	View(fn func(tx store.Tx) error) error
-	Get(coll store.Collection, key string, v any) (bool, error)
-	Put(coll store.Collection, key string, v any) error
-	Delete(coll store.Collection, key string) error
-	ForEach(coll store.Collection, fn func(key string, raw []byte) error) error
-	PutBundle(data []byte) (string, error)
-	Bundle(hash string) ([]byte, error)
-	Close() error
-}
-
 // Backend opens the stores the suite tests.
 type Backend struct {
 	// Open returns a new, empty store of its own; the suite closes it.
-	Open func(t *testing.T) DB
+	Open func(t *testing.T) store.Database
 	// Reopen closes db and opens the same database again.
-	Reopen func(t *testing.T, db DB) DB
+	Reopen func(t *testing.T, db store.Database) store.Database
 }
 
 // doc is the suite's document type.
@@ -61,7 +49,7 @@ type doc struct {
 func Run(t *testing.T, b Backend) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, db DB)
+		fn   func(t *testing.T, db store.Database)
 	}{
 		{"PutGetReplace", testPutGetReplace},
 		{"GetMissing", testGetMissing},
@@ -97,14 +85,14 @@ func Run(t *testing.T, b Backend) {
 	})
 }
 
-func mustPut(t *testing.T, db DB, coll store.Collection, key string, v any) {
+func mustPut(t *testing.T, db store.Database, coll store.Collection, key string, v any) {
 	t.Helper()
 	if err := db.Put(coll, key, v); err != nil {
 		t.Fatalf("Put %s %q: %v", coll, key, err)
 	}
 }
 
-func mustGet(t *testing.T, db DB, coll store.Collection, key string) (doc, bool) {
+func mustGet(t *testing.T, db store.Database, coll store.Collection, key string) (doc, bool) {
 	t.Helper()
 	var d doc
 	ok, err := db.Get(coll, key, &d)
@@ -114,7 +102,7 @@ func mustGet(t *testing.T, db DB, coll store.Collection, key string) (doc, bool)
 	return d, ok
 }
 
-func keys(t *testing.T, db DB, coll store.Collection) []string {
+func keys(t *testing.T, db store.Database, coll store.Collection) []string {
 	t.Helper()
 	var out []string
 	if err := db.ForEach(coll, func(key string, _ []byte) error {
@@ -126,7 +114,7 @@ func keys(t *testing.T, db DB, coll store.Collection) []string {
 	return out
 }
 
-func testPutGetReplace(t *testing.T, db DB) {
+func testPutGetReplace(t *testing.T, db store.Database) {
 	want := doc{Name: "gw-1", N: 7, Tags: map[string]string{"site": "north"}}
 	mustPut(t, db, store.FleetDevices, "gw-1", want)
 	got, ok := mustGet(t, db, store.FleetDevices, "gw-1")
@@ -143,7 +131,7 @@ func testPutGetReplace(t *testing.T, db DB) {
 	}
 }
 
-func testGetMissing(t *testing.T, db DB) {
+func testGetMissing(t *testing.T, db store.Database) {
 	d := doc{Name: "untouched"}
 	ok, err := db.Get(store.FleetRollouts, "nope", &d)
 	if ok || err != nil || d.Name != "untouched" {
@@ -160,7 +148,7 @@ func testGetMissing(t *testing.T, db DB) {
 	}
 }
 
-func testDelete(t *testing.T, db DB) {
+func testDelete(t *testing.T, db store.Database) {
 	mustPut(t, db, store.FleetModels, "m", doc{N: 1})
 	if err := db.Delete(store.FleetModels, "m"); err != nil {
 		t.Fatal(err)
@@ -173,7 +161,7 @@ func testDelete(t *testing.T, db DB) {
 	}
 }
 
-func testCollectionsApart(t *testing.T, db DB) {
+func testCollectionsApart(t *testing.T, db store.Database) {
 	for i, c := range store.Collections() {
 		mustPut(t, db, c, "same", doc{N: i})
 	}
@@ -188,7 +176,7 @@ func testCollectionsApart(t *testing.T, db DB) {
 	}
 }
 
-func testKeyOrder(t *testing.T, db DB) {
+func testKeyOrder(t *testing.T, db store.Database) {
 	// Byte order, not a locale's: upper case before lower, digits as
 	// characters, multi-byte UTF-8 last.
 	in := []string{"gw-b", "Gw-a", "gw-10", "gw-9", "gw-a", "ä", "gw-a.1", "gw_", "0", "zz", "€"}
@@ -215,7 +203,7 @@ func testKeyOrder(t *testing.T, db DB) {
 	}
 }
 
-func testInvalidArguments(t *testing.T, db DB) {
+func testInvalidArguments(t *testing.T, db store.Database) {
 	long := strings.Repeat("k", store.MaxKey)
 	mustPut(t, db, store.FleetDevices, long, doc{N: 1})
 	if got, ok := mustGet(t, db, store.FleetDevices, long); !ok || got.N != 1 {
@@ -255,7 +243,7 @@ func testInvalidArguments(t *testing.T, db DB) {
 	}
 }
 
-func testDecodeMismatch(t *testing.T, db DB) {
+func testDecodeMismatch(t *testing.T, db store.Database) {
 	mustPut(t, db, store.FleetModels, "m", "a string, not an object")
 	var d doc
 	_, err := db.Get(store.FleetModels, "m", &d)
@@ -267,7 +255,7 @@ func testDecodeMismatch(t *testing.T, db DB) {
 	}
 }
 
-func testAwkwardValues(t *testing.T, db DB) {
+func testAwkwardValues(t *testing.T, db store.Database) {
 	big := bytes.Repeat([]byte{0, 1, 2, 0xff}, 256<<10) // 1 MiB, base64 in the JSON
 	want := doc{Name: "nul \x00, quote \", backslash \\, emoji 🛰, <html> &amp;", N: -1 << 53, Bytes: big}
 	mustPut(t, db, store.FleetRollouts, "r", want)
@@ -298,7 +286,7 @@ func compact(raw []byte) []byte {
 
 var errAbandon = errors.New("storetest: abandon the transaction")
 
-func testUpdateAtomic(t *testing.T, db DB) {
+func testUpdateAtomic(t *testing.T, db store.Database) {
 	mustPut(t, db, store.FleetDevices, "a", doc{N: 1})
 	err := db.Update(func(tx store.Tx) error {
 		if err := tx.Put(store.FleetDevices, "a", doc{N: 2}); err != nil {
@@ -337,7 +325,7 @@ func testUpdateAtomic(t *testing.T, db DB) {
 	}
 }
 
-func testUpdateReadsOwnWrites(t *testing.T, db DB) {
+func testUpdateReadsOwnWrites(t *testing.T, db store.Database) {
 	err := db.Update(func(tx store.Tx) error {
 		if err := tx.Put(store.FleetDevices, "x", doc{N: 5}); err != nil {
 			return err
@@ -369,7 +357,7 @@ func testUpdateReadsOwnWrites(t *testing.T, db DB) {
 	}
 }
 
-func testViewRefusesWrites(t *testing.T, db DB) {
+func testViewRefusesWrites(t *testing.T, db store.Database) {
 	mustPut(t, db, store.FleetDevices, "a", doc{N: 1})
 	if err := db.View(func(tx store.Tx) error { return tx.Put(store.FleetDevices, "b", doc{}) }); err == nil {
 		t.Error("Put inside View succeeded")
@@ -382,7 +370,7 @@ func testViewRefusesWrites(t *testing.T, db DB) {
 	}
 }
 
-func testTxAfterReturn(t *testing.T, db DB) {
+func testTxAfterReturn(t *testing.T, db store.Database) {
 	var saved store.Tx
 	if err := db.Update(func(tx store.Tx) error { saved = tx; return nil }); err != nil {
 		t.Fatal(err)
@@ -402,7 +390,7 @@ func testTxAfterReturn(t *testing.T, db DB) {
 	}
 }
 
-func testForEachSnapshotWritable(t *testing.T, db DB) {
+func testForEachSnapshotWritable(t *testing.T, db store.Database) {
 	for _, k := range []string{"a", "b", "c"} {
 		mustPut(t, db, store.FleetDevices, k, doc{N: 1})
 	}
@@ -430,7 +418,7 @@ func testForEachSnapshotWritable(t *testing.T, db DB) {
 	}
 }
 
-func testForEachStops(t *testing.T, db DB) {
+func testForEachStops(t *testing.T, db store.Database) {
 	for _, k := range []string{"a", "b", "c"} {
 		mustPut(t, db, store.FleetRollouts, k, doc{})
 	}
@@ -450,7 +438,7 @@ func testForEachStops(t *testing.T, db DB) {
 
 // testWritersSerialised has writers read a counter and write it back plus
 // one: with writers serialised no increment is lost.
-func testWritersSerialised(t *testing.T, db DB) {
+func testWritersSerialised(t *testing.T, db store.Database) {
 	const writers, each = 4, 15
 	mustPut(t, db, store.FleetModels, "counter", doc{})
 	var wg sync.WaitGroup
@@ -487,7 +475,7 @@ func testWritersSerialised(t *testing.T, db DB) {
 
 // testViewSnapshot changes two documents while a View is between reading
 // the first and the second: it sees both as they were.
-func testViewSnapshot(t *testing.T, db DB) {
+func testViewSnapshot(t *testing.T, db store.Database) {
 	mustPut(t, db, store.FleetDevices, "a", doc{N: 1})
 	mustPut(t, db, store.FleetDevices, "b", doc{N: 1})
 	written := make(chan error, 1)
@@ -523,7 +511,7 @@ func testViewSnapshot(t *testing.T, db DB) {
 	}
 }
 
-func testBundles(t *testing.T, db DB) {
+func testBundles(t *testing.T, db store.Database) {
 	data := bytes.Repeat([]byte("bundle\x00\xff"), 40000)
 	sum := sha256.Sum256(data)
 	want := hex.EncodeToString(sum[:])
@@ -556,7 +544,7 @@ func testBundles(t *testing.T, db DB) {
 	}
 }
 
-func testReopen(t *testing.T, db DB, reopen func(*testing.T, DB) DB) {
+func testReopen(t *testing.T, db store.Database, reopen func(*testing.T, store.Database) store.Database) {
 	mustPut(t, db, store.FleetRollouts, "r1", doc{N: 1})
 	mustPut(t, db, store.FleetDevices, "gw-1", doc{Name: "gw-1"})
 	hash, err := db.PutBundle([]byte("kept"))
@@ -580,7 +568,7 @@ func testReopen(t *testing.T, db DB, reopen func(*testing.T, DB) DB) {
 // (store/operator.go, store/audit.go: functions over store.Tx) on the
 // backend: the token index, name order, a rotation, and the trail's
 // sequence, bound and query.
-func testOperatorsAndAudit(t *testing.T, db DB) {
+func testOperatorsAndAudit(t *testing.T, db store.Database) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	op := func(name, role, secret string) store.Operator {
 		sum := sha256.Sum256([]byte(secret))
@@ -661,7 +649,7 @@ func testOperatorsAndAudit(t *testing.T, db DB) {
 // their ID (never the ID), expire, are bounded by evicting the least
 // recently seen, are not revived by a write after they end, and end by ID
 // or by operator.
-func testConsoleSessions(t *testing.T, db DB) {
+func testConsoleSessions(t *testing.T, db store.Database) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	lim := store.SessionLimits{Idle: 30 * time.Minute, MaxAge: 12 * time.Hour, Max: 3}
 	sess := func(op string, at time.Time) store.ConsoleSession {
