@@ -7,9 +7,9 @@
 // is the shell around it (CLI, configuration, broker adapters, the HTTP
 // API), and fleet/console its web console.
 //
-// rollout.go holds the rollout engine: a plain, persisted value whose
-// decisions (who to notify, when to stop) depend only on its own fields and
-// the time given, so a restarted service resumes every rollout exactly.
-// abort.go is its abort criterion, evaluated once (AbortStatus): the
-// engine acts on that evaluation and the console shows it.
+// The rollout engine is package fleet/rollout: a plain, persisted value
+// whose decisions (who to notify, when to stop, the abort criterion
+// evaluated once in AbortStatus) depend only on its own fields and the
+// time given, so a restarted service resumes every rollout exactly.
+// engine.go names its types here for the service's callers.
 package fleet

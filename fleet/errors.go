@@ -6,6 +6,7 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"strings"
 )
 
@@ -43,5 +44,7 @@ func listIDs(ids []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(ids[:maxListed], ", "), len(ids)-maxListed)
 }
 
-// ErrRollout reports an invalid rollout definition or operation.
-var ErrRollout = errors.New("fleet: invalid rollout")
+// ErrRollout reports an invalid rollout definition or operation: the
+// rollout engine's sentinel (rollout.ErrInvalid), the same value, so that
+// errors.Is holds whichever name the caller uses.
+var ErrRollout = rollout.ErrInvalid

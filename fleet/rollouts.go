@@ -2,7 +2,7 @@ package fleet
 
 // The service's rollout operations: create (checked against the
 // inventory and the registry), read, pause/resume/abort, roll back.
-// rollout.go is the engine they drive; tick.go steps it.
+// Package fleet/rollout is the engine they drive; tick.go steps it.
 
 import (
 	"cmp"

@@ -31,6 +31,9 @@ type published struct {
 	payload  []byte
 }
 
+// t0 is the tests' start of time.
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
 func (r *recorder) Publish(topic string, _ byte, retained bool, payload []byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -103,7 +103,7 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 		delete(s.running, id)
 		return nil
 	}
-	if n := probe.Step(now, func(string) uint64 { return 1 }); len(n) == 0 && !probe.changed {
+	if n := probe.Step(now, func(string) uint64 { return 1 }); len(n) == 0 && !probe.Changed() {
 		return nil
 	}
 	var r Rollout
@@ -141,7 +141,7 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 		for _, n := range sends {
 			// The confidence gate's baseline: what the canary reported
 			// with its active model over the hour before.
-			if d := r.Devices[n.Device]; r.gated(n.Device) && d.Verify == nil {
+			if d := r.Devices[n.Device]; r.Gated(n.Device) && d.Verify == nil {
 				v, err := gateBaseline(tx, n.Device, now)
 				if err != nil {
 					return err

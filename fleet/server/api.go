@@ -56,7 +56,7 @@ import (
 //	GET  /v1/rollouts/{id}
 //	POST /v1/rollouts/{id}/pause|resume|abort   body: {"reason": "..."} (optional)
 //	POST /v1/rollouts/{id}/rollback     body: {"id": "<new rollout ID>"}
-//	POST /v1/rollouts/{id}/approve      the two-person rule (fleet/approval.go)
+//	POST /v1/rollouts/{id}/approve      the two-person rule (fleet/rollout/approval.go)
 //	POST /v1/train                      body: TrainRequest; starts a training job
 //	GET  /v1/train                      jobs, newest first
 //	GET  /v1/train/{id}

@@ -1,4 +1,4 @@
-package fleet
+package rollout
 
 import (
 	"fmt"
@@ -43,28 +43,28 @@ func checkShadow(p *api.ShadowPolicy, r *Rollout) error {
 	unit := func(x float64) bool { return x >= 0 && x <= 1 }
 	switch {
 	case p.Phases < 0 || (len(r.Pace.Phases) > 0 && p.Phases > len(r.Pace.Phases)):
-		return fmt.Errorf("%w: shadow phases %d, the rollout has %d phases", ErrRollout, p.Phases, len(r.Pace.Phases))
+		return fmt.Errorf("%w: shadow phases %d, the rollout has %d phases", ErrInvalid, p.Phases, len(r.Pace.Phases))
 	case p.Phases > 1 && len(r.Pace.Phases) == 0:
-		return fmt.Errorf("%w: shadow phases %d without phases", ErrRollout, p.Phases)
+		return fmt.Errorf("%w: shadow phases %d without phases", ErrInvalid, p.Phases)
 	case r.Pace.Rate != nil:
-		return fmt.Errorf("%w: a shadow rollout is paced by phases, not a rate", ErrRollout)
+		return fmt.Errorf("%w: a shadow rollout is paced by phases, not a rate", ErrInvalid)
 	case r.Rollback:
-		return fmt.Errorf("%w: a rollback cannot be shadowed", ErrRollout)
+		return fmt.Errorf("%w: a rollback cannot be shadowed", ErrInvalid)
 	case !unit(p.MinAgreement) || !unit(p.MaxDivergence) || !unit(p.MaxLowMargin) || !unit(p.MaxTrainDivergence):
 		return fmt.Errorf("%w: shadow gates min_agreement %g, max_divergence %g, max_low_margin %g, max_train_divergence %g: each must be in [0, 1]",
-			ErrRollout, p.MinAgreement, p.MaxDivergence, p.MaxLowMargin, p.MaxTrainDivergence)
+			ErrInvalid, p.MinAgreement, p.MaxDivergence, p.MaxLowMargin, p.MaxTrainDivergence)
 	case !unit(p.MaxUnknownIncrease):
-		return fmt.Errorf("%w: shadow gate max_unknown_increase %g: must be in [0, 1]", ErrRollout, p.MaxUnknownIncrease)
+		return fmt.Errorf("%w: shadow gate max_unknown_increase %g: must be in [0, 1]", ErrInvalid, p.MaxUnknownIncrease)
 	case p.MaxTrainDivergence > 0 && len(r.TrainCounts) == 0:
-		return fmt.Errorf("%w: max_train_divergence needs a bundle that records its training class counts (train.class_counts, written by tritctl train)", ErrRollout)
+		return fmt.Errorf("%w: max_train_divergence needs a bundle that records its training class counts (train.class_counts, written by tritctl train)", ErrInvalid)
 	case p.MinWindows > 1<<40:
-		return fmt.Errorf("%w: shadow min_windows %d", ErrRollout, p.MinWindows)
+		return fmt.Errorf("%w: shadow min_windows %d", ErrInvalid, p.MinWindows)
 	}
 	return nil
 }
 
-// shadowCount is how many devices, first in Order, shadow first.
-func (r *Rollout) shadowCount() int {
+// ShadowCount is how many devices, first in Order, shadow first.
+func (r *Rollout) ShadowCount() int {
 	if r.Shadow == nil {
 		return 0
 	}
@@ -95,7 +95,7 @@ func (r *Rollout) checkGates(now time.Time) bool {
 	if r.Shadow == nil {
 		return false
 	}
-	for _, id := range r.Order[:r.shadowCount()] {
+	for _, id := range r.Order[:r.ShadowCount()] {
 		d := r.Devices[id]
 		if d.State != api.DeviceShadowing || d.Shadow == nil || d.Shadow.Windows < r.Shadow.Windows() {
 			continue
@@ -124,7 +124,7 @@ func (r *Rollout) checkGates(now time.Time) bool {
 // device of the shadow set notified so far has passed or finished for good
 // (none is still shadowing), all of them are promoted together.
 func (r *Rollout) promotions(allowed int) []string {
-	n := min(r.shadowCount(), allowed)
+	n := min(r.ShadowCount(), allowed)
 	var ready []string
 	for _, id := range r.Order[:n] {
 		d := r.Devices[id]

@@ -1,4 +1,4 @@
-package fleet
+package rollout
 
 import (
 	"encoding/json"
@@ -32,7 +32,7 @@ func deviceIDs(n int) []string {
 
 func mustRollout(t *testing.T, n int, pace api.Pace, abort api.AbortPolicy) *Rollout {
 	t.Helper()
-	r, err := NewRollout("r1", "ab12", deviceIDs(n), pace, abort, t0)
+	r, err := New("r1", "ab12", deviceIDs(n), pace, abort, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestPauseResumeAbort(t *testing.T) {
 	if n := r.Step(t0, seq.next); len(n) != 0 {
 		t.Fatalf("paused rollout notified %d", len(n))
 	}
-	if err := r.Pause("again", t0); !errors.Is(err, ErrRollout) {
+	if err := r.Pause("again", t0); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("pausing twice: %v", err)
 	}
 	if err := r.Resume(t0); err != nil {
@@ -298,7 +298,7 @@ func TestPauseResumeAbort(t *testing.T) {
 	if err := r.AbortNow("operator", t0); err != nil || r.State != api.RolloutAborted {
 		t.Fatalf("abort: %v, state %s", err, r.State)
 	}
-	if err := r.Resume(t0); !errors.Is(err, ErrRollout) {
+	if err := r.Resume(t0); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("resuming an aborted rollout: %v", err)
 	}
 }
@@ -358,8 +358,8 @@ func TestNewRolloutRejects(t *testing.T) {
 		"bad abort kind":  {[]string{"a"}, api.Pace{}, api.AbortPolicy{On: "sometimes"}},
 		"bad threshold":   {[]string{"a"}, api.Pace{}, api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 101}},
 	} {
-		if _, err := NewRollout("r", "b", c.devices, c.pace, c.abort, t0); !errors.Is(err, ErrRollout) {
-			t.Errorf("%s: %v, want ErrRollout", name, err)
+		if _, err := New("r", "b", c.devices, c.pace, c.abort, t0); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}
 }
@@ -376,7 +376,7 @@ func TestPhasesOnSmallFleets(t *testing.T) {
 		8:  {5, 5, 8},
 		20: {5, 10, 20},
 	} {
-		r, err := NewRollout("r1", "ab12", deviceIDs(n), pace, api.AbortPolicy{}, t0)
+		r, err := New("r1", "ab12", deviceIDs(n), pace, api.AbortPolicy{}, t0)
 		if err != nil {
 			t.Errorf("%d devices: %v", n, err)
 			continue
@@ -412,7 +412,7 @@ func TestAbortStatusCountsFailureKinds(t *testing.T) {
 		on     string
 		failed int
 	}{{api.FailureAny, 4}, {api.FailureFailed, 1}, {api.FailureRejected, 1}, {api.FailureTimedOut, 1}} {
-		r, err := NewRollout("r", "b", deviceIDs(len(states)), api.Pace{}, api.AbortPolicy{On: tc.on, ThresholdPercent: 50, MinExecuted: 5}, t0)
+		r, err := New("r", "b", deviceIDs(len(states)), api.Pace{}, api.AbortPolicy{On: tc.on, ThresholdPercent: 50, MinExecuted: 5}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -426,7 +426,7 @@ func TestAbortStatusCountsFailureKinds(t *testing.T) {
 			t.Errorf("on %s: %+v, want %+v", tc.on, st, want)
 		}
 	}
-	r, _ := NewRollout("r", "b", deviceIDs(1), api.Pace{}, api.AbortPolicy{}, t0)
+	r, _ := New("r", "b", deviceIDs(1), api.Pace{}, api.AbortPolicy{}, t0)
 	if st := r.AbortStatus(); st.Enabled() || st.Checked || st.Met {
 		t.Errorf("no criterion: %+v", st)
 	}

@@ -1,39 +1,15 @@
-package fleet
+package rollout
 
 import (
 	"fmt"
-	"github.com/trit-iot/trit/api"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
-)
 
-// A rollout delivers one bundle to a fixed set of devices, in a paced order,
-// and stops by itself when too many of them fail. It is a plain value: the
-// service persists it as JSON after every change, so a restarted fleet
-// resumes every rollout where it was. All decisions are made by Step and
-// Apply from the rollout's own fields and the time passed in, so they are
-// deterministic and testable without a clock or a broker.
-//
-// Invariants:
-//   - Devices is fixed at creation; Order lists each of them once.
-//   - A device is notified at most once per attempt; every notification gets
-//     a new sequence number from the device's own counter, passed to Step (a
-//     device refuses a command whose sequence is not above the last one it
-//     saw, across rollouts), and reports carrying an older one are ignored.
-//   - Once State is Aborted, Completed or Failed, Step notifies nobody.
-//   - A rollout that ends with every device finished for good is Completed
-//     if at least one device succeeded, Failed if none did; Reason then
-//     counts the devices that did not succeed.
-//   - A device that refuses a command as superseded, reporting a higher
-//     sequence (the fleet's counter fell behind: a restored database), is
-//     sent the command again with a sequence above it (Resend); that is
-//     not a failure and uses no retry.
-//   - A phase starts only when every device of the phases before it has
-//     finished, and the abort check has passed: a canary phase that trips the
-//     abort criterion keeps the bundle from every device outside it.
+	"github.com/trit-iot/trit/api"
+)
 
 // Rollout is the persistent state of one rollout (api.Rollout, the JSON the
 // store and the API hold) with the logic that moves it on.
@@ -45,6 +21,11 @@ type Rollout struct {
 	changed bool
 }
 
+// Changed reports whether a change was made to r since it was read (by
+// Step, Apply or any other method): the service writes a rollout back
+// only then.
+func (r *Rollout) Changed() bool { return r.changed }
+
 // maxResends bounds how often one device is sent a command again after
 // refusing it as superseded: once is enough when its reported sequence is
 // believed; the bound stops a loop if it is not.
@@ -53,23 +34,23 @@ const maxResends = 3
 // DefaultTimeout is the per-device timeout when a rollout gives none.
 const DefaultTimeout = 10 * time.Minute
 
-// NewRollout checks a rollout definition and returns it running, with every
+// New checks a rollout definition and returns it running, with every
 // device pending, to be notified in the order given.
-func NewRollout(id, bundle string, devices []string, pace api.Pace, abort api.AbortPolicy, now time.Time) (*Rollout, error) {
+func New(id, bundle string, devices []string, pace api.Pace, abort api.AbortPolicy, now time.Time) (*Rollout, error) {
 	r := &Rollout{Rollout: api.Rollout{ID: id, Bundle: bundle, Pace: pace, Abort: abort, State: api.RolloutRunning,
 		Devices: make(map[string]*api.DeviceProgress, len(devices)), Started: now, Updated: now, Timeout: DefaultTimeout}}
 	if id == "" || bundle == "" {
-		return nil, fmt.Errorf("%w: a rollout needs an ID and a bundle", ErrRollout)
+		return nil, fmt.Errorf("%w: a rollout needs an ID and a bundle", ErrInvalid)
 	}
 	if len(devices) == 0 {
-		return nil, fmt.Errorf("%w: no target devices", ErrRollout)
+		return nil, fmt.Errorf("%w: no target devices", ErrInvalid)
 	}
 	for _, d := range devices {
 		if d == "" {
-			return nil, fmt.Errorf("%w: empty device ID", ErrRollout)
+			return nil, fmt.Errorf("%w: empty device ID", ErrInvalid)
 		}
 		if r.Devices[d] != nil {
-			return nil, fmt.Errorf("%w: device %q listed twice", ErrRollout, d)
+			return nil, fmt.Errorf("%w: device %q listed twice", ErrInvalid, d)
 		}
 		r.Devices[d] = &api.DeviceProgress{State: api.DevicePending}
 		r.Order = append(r.Order, d)
@@ -84,7 +65,7 @@ func NewRollout(id, bundle string, devices []string, pace api.Pace, abort api.Ab
 func (r *Rollout) checkPolicy() error {
 	p := r.Pace
 	if len(p.Phases) > 0 && p.Rate != nil {
-		return fmt.Errorf("%w: give phases or a rate, not both", ErrRollout)
+		return fmt.Errorf("%w: give phases or a rate, not both", ErrInvalid)
 	}
 	// Counts must not shrink, nor percentages: that is a mistake on any
 	// fleet. A percentage after a count may round below it on a small
@@ -92,35 +73,35 @@ func (r *Rollout) checkPolicy() error {
 	prevCount, prevPercent := 0, 0.0
 	for i, ph := range p.Phases {
 		if (ph.Percent > 0) == (ph.Count > 0) {
-			return fmt.Errorf("%w: phase %d needs exactly one of percent and count", ErrRollout, i+1)
+			return fmt.Errorf("%w: phase %d needs exactly one of percent and count", ErrInvalid, i+1)
 		}
 		if ph.Percent < 0 || ph.Percent > 100 || ph.Count < 0 || math.IsNaN(ph.Percent) {
-			return fmt.Errorf("%w: phase %d: percent %g, count %d", ErrRollout, i+1, ph.Percent, ph.Count)
+			return fmt.Errorf("%w: phase %d: percent %g, count %d", ErrInvalid, i+1, ph.Percent, ph.Count)
 		}
 		if ph.Count > 0 && ph.Count < prevCount {
-			return fmt.Errorf("%w: phase %d covers %d devices, fewer than the %d before it", ErrRollout, i+1, ph.Count, prevCount)
+			return fmt.Errorf("%w: phase %d covers %d devices, fewer than the %d before it", ErrInvalid, i+1, ph.Count, prevCount)
 		}
 		if ph.Percent > 0 && ph.Percent < prevPercent {
-			return fmt.Errorf("%w: phase %d covers %g%% of the devices, less than the %g%% before it", ErrRollout, i+1, ph.Percent, prevPercent)
+			return fmt.Errorf("%w: phase %d covers %g%% of the devices, less than the %g%% before it", ErrInvalid, i+1, ph.Percent, prevPercent)
 		}
 		prevCount, prevPercent = max(prevCount, ph.Count), max(prevPercent, ph.Percent)
 	}
 	if rt := p.Rate; rt != nil {
 		if !(rt.BasePerMinute > 0) || math.IsInf(rt.BasePerMinute, 0) || !(rt.Factor >= 1) || math.IsInf(rt.Factor, 0) || rt.IncreaseAfter < 1 {
-			return fmt.Errorf("%w: rate needs base_per_minute > 0, factor >= 1 and increase_after >= 1", ErrRollout)
+			return fmt.Errorf("%w: rate needs base_per_minute > 0, factor >= 1 and increase_after >= 1", ErrInvalid)
 		}
 	}
 	a := r.Abort
 	switch a.On {
 	case "", api.FailureFailed, api.FailureRejected, api.FailureTimedOut, api.FailureAny:
 	default:
-		return fmt.Errorf("%w: abort on %q, want failed, rejected, timed-out or any", ErrRollout, a.On)
+		return fmt.Errorf("%w: abort on %q, want failed, rejected, timed-out or any", ErrInvalid, a.On)
 	}
 	if a.ThresholdPercent < 0 || a.ThresholdPercent > 100 || math.IsNaN(a.ThresholdPercent) || a.MinExecuted < 0 {
-		return fmt.Errorf("%w: abort threshold %g%% after %d", ErrRollout, a.ThresholdPercent, a.MinExecuted)
+		return fmt.Errorf("%w: abort threshold %g%% after %d", ErrInvalid, a.ThresholdPercent, a.MinExecuted)
 	}
 	if r.Timeout <= 0 {
-		return fmt.Errorf("%w: per-device timeout %v", ErrRollout, r.Timeout)
+		return fmt.Errorf("%w: per-device timeout %v", ErrInvalid, r.Timeout)
 	}
 	if err := checkShadow(r.Shadow, r); err != nil {
 		return err
@@ -129,10 +110,10 @@ func (r *Rollout) checkPolicy() error {
 		switch k {
 		case api.FailureFailed, api.FailureRejected, api.FailureTimedOut, api.FailureAny:
 		default:
-			return fmt.Errorf("%w: retries for %q", ErrRollout, k)
+			return fmt.Errorf("%w: retries for %q", ErrInvalid, k)
 		}
 		if n < 0 || n > 100 {
-			return fmt.Errorf("%w: %d retries for %s", ErrRollout, n, k)
+			return fmt.Errorf("%w: %d retries for %s", ErrInvalid, n, k)
 		}
 	}
 	return nil
@@ -271,7 +252,7 @@ func (r *Rollout) notify(id string, d *api.DeviceProgress, seq uint64, now time.
 	d.Attempts++
 	d.NotifiedAt, d.UpdatedAt = now, now
 	r.Updated, r.changed = now, true
-	if d.Stage == "" && r.Shadow != nil && slices.Index(r.Order[:r.shadowCount()], id) >= 0 {
+	if d.Stage == "" && r.Shadow != nil && slices.Index(r.Order[:r.ShadowCount()], id) >= 0 {
 		d.Stage = api.StageShadow
 	}
 	return Notification{Device: id, Seq: d.Seq, Shadow: d.Stage == api.StageShadow}
@@ -444,7 +425,7 @@ func (r *Rollout) Apply(rep Report, now time.Time) bool {
 			r.Updated = now
 			return true
 		}
-		if rep.State == api.DeviceSucceeded && d.Stage == "" && d.State != api.DeviceTimedOut && r.gated(rep.Device) {
+		if rep.State == api.DeviceSucceeded && d.Stage == "" && d.State != api.DeviceTimedOut && r.Gated(rep.Device) {
 			// Installed: the confidence gate judges it on what it reports
 			// now (gate.go), within a new timeout.
 			d.State, d.Reason, d.NotifiedAt, d.UpdatedAt = api.DeviceVerifying, "", now, now
@@ -489,7 +470,7 @@ func rank(s api.DeviceState) int {
 // Pause stops notifying devices; in-progress devices still report.
 func (r *Rollout) Pause(reason string, now time.Time) error {
 	if r.State != api.RolloutRunning {
-		return fmt.Errorf("%w: cannot pause a %s rollout", ErrRollout, r.State)
+		return fmt.Errorf("%w: cannot pause a %s rollout", ErrInvalid, r.State)
 	}
 	r.State, r.Reason, r.Updated = api.RolloutPaused, reason, now
 	return nil
@@ -498,7 +479,7 @@ func (r *Rollout) Pause(reason string, now time.Time) error {
 // Resume continues a paused rollout.
 func (r *Rollout) Resume(now time.Time) error {
 	if r.State != api.RolloutPaused {
-		return fmt.Errorf("%w: cannot resume a %s rollout", ErrRollout, r.State)
+		return fmt.Errorf("%w: cannot resume a %s rollout", ErrInvalid, r.State)
 	}
 	r.State, r.Reason, r.Updated = api.RolloutRunning, "", now
 	return nil
@@ -507,7 +488,7 @@ func (r *Rollout) Resume(now time.Time) error {
 // AbortNow stops the rollout for good at the operator's request.
 func (r *Rollout) AbortNow(reason string, now time.Time) error {
 	if r.State.Done() {
-		return fmt.Errorf("%w: the rollout is already %s", ErrRollout, r.State)
+		return fmt.Errorf("%w: the rollout is already %s", ErrInvalid, r.State)
 	}
 	r.State, r.Reason, r.Updated, r.Finished = api.RolloutAborted, reason, now, now
 	return nil
