@@ -38,6 +38,31 @@
 //     shadowing device of its phase has passed the gates (shadow.go); a
 //     canary device judged by the confidence gate succeeds only once it
 //     has reported enough windows with the new model (gate.go).
+//   - Successes is the number of devices whose State is Succeeded.
+//   - After Step, unless the rollout is done, no device is in progress
+//     for longer than Timeout (but one waiting to be sent again), and its
+//     abort criterion is not met — unless Step retried a device: the
+//     criterion is checked before the retries, and a retried device no
+//     longer counts as finished, so AbortStatus can read Met until the
+//     next Step acts on it.
+//   - Apply, ApplyShadow and ApplyTelemetry that return false change
+//     nothing; a device waits to be sent again (Resend) only while
+//     Notified, and at most maxResends times.
+//   - Reports are still recorded once the rollout has ended (a late
+//     success is a device that runs the bundle): Completed, Failed and
+//     Reason are as of the end.
+//   - A rollout read back from its JSON decides exactly as the one that
+//     wrote it: a new leader resumes it where the last one stopped.
+//
+// Known exceptions, kept because changing them changes behaviour: a
+// success reported after a device timed out is taken as it comes — a
+// canary judged by the confidence gate then succeeds without being
+// judged, and a shadowing device goes back to shadowing (later phases may
+// have started).
+//
+// robust_test.go checks these invariants after every action of random,
+// reproducible runs against a simulated fleet that loses, repeats and
+// reorders messages, falls behind on sequences and changes leader.
 //
 // Files: rollout.go (the value, Step, Apply, pace and retries), abort.go
 // (the abort criterion), shadow.go (shadow mode and its gates), gate.go
