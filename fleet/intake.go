@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -251,9 +249,10 @@ func (s *Service) decode(m message) *decoded {
 	return d
 }
 
-// handleBatch applies a batch of messages in one transaction, then
-// acknowledges its events. If the transaction fails nothing is
-// acknowledged, and the devices re-send their events.
+// handleBatch applies a batch of messages in one transaction (a batch,
+// batch.go, one applier per kind of message), then acknowledges its
+// events. If the transaction fails nothing is acknowledged, and the
+// devices re-send their events.
 func (s *Service) handleBatch(batch []message) {
 	var msgs []*decoded
 	var settled, stored []func() // acknowledgements due now, and once the transaction commits
@@ -279,20 +278,17 @@ func (s *Service) handleBatch(batch []message) {
 	if len(msgs) == 0 && len(limited) == 0 {
 		return
 	}
-	acks := map[string][]string{} // device -> event IDs
-	var finished []api.DeviceState
-	var alerts []string            // devices whose drift crossed the alert threshold
-	var uncertain []string         // devices whose unknown rate crossed its alert threshold
-	damaged := map[string]string{} // records that do not decode: device or rollout ID -> which
 	update := s.db.Update
 	if c, ok := s.db.(sharedUpdater); ok {
 		update = c.UpdateShared
 	}
+	b := s.newBatch(nil, now) // replaced by each run of the transaction
 	s.mu.Lock()
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = update(func(tx store.Tx) error {
-			return s.applyBatch(tx, msgs, limited, now, acks, &finished, &alerts, &uncertain, damaged)
+			b = s.newBatch(tx, now)
+			return b.apply(msgs, limited)
 		})
 		if !errors.Is(err, store.ErrConflict) || attempt == maxConflictRetries {
 			break
@@ -305,7 +301,7 @@ func (s *Service) handleBatch(batch []message) {
 		s.log.Error("storing device messages failed; events not acknowledged, devices will re-send them", "messages", len(msgs), "err", err)
 		return
 	}
-	s.afterBatch(stored, acks, finished, alerts, uncertain, damaged)
+	b.report(stored)
 }
 
 // maxConflictRetries bounds how often a batch whose transaction the
@@ -318,247 +314,6 @@ const maxConflictRetries = 3
 // are such writers.
 type sharedUpdater interface {
 	UpdateShared(fn func(tx store.Tx) error) error
-}
-
-// prefetcher is a transaction that reads many documents in one round trip
-// (store/postgres): the batch's device records and health documents.
-type prefetcher interface {
-	Prefetch(coll store.Collection, keys []string) error
-}
-
-// applyBatch is handleBatch's transaction: it applies msgs and the
-// limited counts, gathering the acknowledgements and what to report after
-// the commit. It starts afresh each time it runs (a conflict runs it
-// again).
-func (s *Service) applyBatch(tx store.Tx, msgs []*decoded, limited map[string]api.Limited, now time.Time,
-	acks map[string][]string, finishedOut *[]api.DeviceState, alertsOut, uncertainOut *[]string, damaged map[string]string) error {
-	clear(acks)
-	var finished []api.DeviceState
-	var alerts, uncertain []string
-	devices := map[string]*Device{}
-	rollouts := map[string]*Rollout{} // nil value: not found
-	changed := map[string]bool{}      // rollouts to write back
-	clear(damaged)
-	if err := prefetchBatch(tx, msgs, limited, now); err != nil {
-		return err
-	}
-	rollout := func(id string) (*Rollout, error) {
-		r, seen := rollouts[id]
-		if seen {
-			return r, nil
-		}
-		var rr Rollout
-		ok, err := tx.Get(store.FleetRollouts, id, &rr)
-		if isDamaged(err) { // as if unknown: one record stops nothing else
-			damaged[id] = "rollout"
-			ok, err = false, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			r = &rr
-		}
-		rollouts[id] = r
-		return r, nil
-	}
-	// device returns the record of device id, nil if it is damaged.
-	device := func(id string) (*Device, error) {
-		if d := devices[id]; d != nil || damaged[id] != "" {
-			return d, nil
-		}
-		d, err := getDevice(tx, id)
-		if isDamaged(err) {
-			damaged[id] = "device"
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		devices[id] = d
-		return d, nil
-	}
-	for _, m := range msgs {
-		d, err := device(m.device)
-		if err != nil {
-			return err
-		}
-		if d == nil { // its record is damaged: dropped, not acknowledged (re-sent once it is forgotten)
-			continue
-		}
-		switch {
-		case m.state != nil:
-			if d.applyState(m.state, now) == stateNewLife {
-				s.log.Warn("device started a new life: its database was reset or replaced (or two gateways share its ID)",
-					"device", d.ID, "instance", m.state.Instance, "session", m.state.Session)
-			}
-		case m.telemetry != nil && d.telemetrySeen(m.telemetry):
-			// A copy of a report already applied (another replica
-			// applied it, or the broker delivered it again): once only.
-		case m.telemetry != nil:
-			s.metrics.telemetry.Add(1)
-			wasDrifting, wasUncertain := d.Drifting, d.Uncertain
-			d.applyTelemetry(m.telemetry, now, s.opt.DriftAlert)
-			if err := recordHealth(tx, d, m.telemetry, now); err != nil {
-				return err
-			}
-			if d.Drifting && !wasDrifting {
-				s.metrics.driftAlerts.Add(1)
-				alerts = append(alerts, d.ID)
-			}
-			u, ok := d.UnknownRate()
-			d.Uncertain = s.opt.UnknownAlert > 0 && ok && u >= s.opt.UnknownAlert
-			if d.Uncertain && !wasUncertain {
-				s.metrics.unknownAlerts.Add(1)
-				uncertain = append(uncertain, d.ID)
-			}
-			if n := len(d.Sent); n > 0 && m.telemetry.Model != nil && m.telemetry.Confidence != nil {
-				// The confidence gate of the device's latest job.
-				r, err := rollout(d.Sent[n-1].Rollout)
-				if err != nil {
-					return err
-				}
-				if r != nil && r.ApplyTelemetry(d.ID, m.telemetry, now) {
-					changed[r.ID] = true
-				}
-			}
-			if sh := m.telemetry.Shadow; sh != nil {
-				r, err := rollout(sh.Rollout)
-				if err != nil {
-					return err
-				}
-				if r != nil {
-					if r.ApplyShadow(d.ID, sh, now) {
-						changed[sh.Rollout] = true
-					}
-				}
-			}
-		case m.event != nil:
-			ev := m.event
-			acks[ev.Device] = append(acks[ev.Device], ev.ID)
-			if !d.applyEvent(ev, now) { // counted on the record; acknowledged, and nothing else
-				s.log.Warn("job event about a command the fleet never sent it (a forged or altered command?): not taken as the device's job",
-					"device", d.ID, "rollout", Clip(ev.Rollout, 128), "seq", ev.Seq, "state", ev.State, "code", ev.Code, "foreign_jobs", d.ForeignJobs)
-				continue
-			}
-			r, err := rollout(ev.Rollout)
-			if err != nil {
-				return err
-			}
-			if r != nil {
-				ds, _ := api.DeviceStateOf(ev.State)
-				reason := ev.Reason
-				if ev.Code != "" {
-					reason = ev.Code + ": " + reason
-				}
-				// A device that refused the command as superseded told us
-				// its highest sequence (applyEvent moved the counter past
-				// it): the command goes again, above it.
-				resend := ev.State == wire.JobRejected && ev.Code == wire.CodeSuperseded &&
-					ev.HighestSeq >= ev.Seq && d.LastSeq >= ev.HighestSeq
-				rep := Report{Device: ev.Device, Seq: ev.Seq, State: ds, Reason: reason, Resend: resend}
-				if r.Apply(rep, now) {
-					changed[ev.Rollout] = true
-					if ds.Finished() && !r.Devices[ev.Device].Resend {
-						finished = append(finished, ds)
-					}
-				}
-			}
-		}
-	}
-	for id, c := range limited {
-		if wire.CheckID(id) != nil {
-			continue // no device: a topic the decoder refused
-		}
-		d, err := device(id)
-		if err != nil {
-			return err
-		}
-		if d == nil {
-			continue
-		}
-		if d.Limited == nil {
-			d.Limited = &api.Limited{}
-		}
-		d.Limited.Add(c)
-	}
-	for id, d := range devices {
-		if err := tx.Put(store.FleetDevices, id, d); err != nil {
-			return err
-		}
-	}
-	for id, r := range rollouts {
-		if r != nil && changed[id] {
-			if err := tx.Put(store.FleetRollouts, id, r); err != nil {
-				return err
-			}
-		}
-	}
-	*finishedOut, *alertsOut, *uncertainOut = finished, alerts, uncertain
-	return nil
-}
-
-// prefetchBatch reads, where the store can (prefetcher), the batch's
-// device records and the health documents its telemetry adds to in two
-// round trips, not three a message.
-func prefetchBatch(tx store.Tx, msgs []*decoded, limited map[string]api.Limited, now time.Time) error {
-	p, ok := tx.(prefetcher)
-	if !ok {
-		return nil
-	}
-	var ids, health []string
-	now = now.UTC()
-	hour := hourName(now.Truncate(time.Hour))
-	day := dayName(time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC))
-	for _, m := range msgs {
-		ids = append(ids, m.device)
-		if m.telemetry != nil {
-			health = append(health, store.HealthHourKey(m.device, hour), store.HealthDayKey(m.device, day))
-		}
-	}
-	for id := range limited {
-		if wire.CheckID(id) == nil {
-			ids = append(ids, id)
-		}
-	}
-	if err := p.Prefetch(store.FleetDevices, ids); err != nil {
-		return err
-	}
-	return p.Prefetch(store.FleetHealth, health)
-}
-
-// afterBatch does what follows a batch's commit: logs, metrics, the
-// acknowledgements of the feed's messages and of the devices' events.
-func (s *Service) afterBatch(stored []func(), acks map[string][]string, finished []api.DeviceState, alerts, uncertain []string, damaged map[string]string) {
-	if len(damaged) > 0 {
-		ids := slices.Sorted(maps.Keys(damaged))
-		s.log.Warn("records that do not decode skipped: messages of a device whose record is damaged are dropped until it is forgotten (tritctl devices forget ID)",
-			"records", len(ids), "first", Clip(damaged[ids[0]]+" "+ids[0], 200))
-	}
-	ackAll(stored)
-	for _, ds := range finished {
-		s.metrics.finished(ds)
-	}
-	for _, id := range alerts {
-		s.log.Warn("device input drifted past the alert threshold", "device", id, "threshold", s.opt.DriftAlert)
-	}
-	for _, id := range uncertain {
-		s.log.Warn("device reports unknown windows past the alert threshold", "device", id, "threshold", s.opt.UnknownAlert)
-	}
-	for device, ids := range acks {
-		for len(ids) > 0 {
-			k := min(len(ids), wire.MaxAckIDs)
-			ack := &wire.Ack{Device: device, IDs: ids[:k]}
-			ids = ids[k:]
-			raw, err := ack.Marshal()
-			if err == nil {
-				err = s.pub.Publish(s.topics.Acks(device), 1, false, raw)
-			}
-			if err != nil {
-				s.log.Warn("ack not sent; the device will re-send its events", "device", device, "err", err)
-			}
-		}
-	}
 }
 
 // ackAll calls every non-nil acknowledgement.

@@ -1,0 +1,337 @@
+package fleet
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/wire"
+)
+
+// A batch is one store transaction's worth of device messages (intake.go,
+// handleBatch): the device records and rollouts they touch, read once and
+// written back once at the end, and what to report once the transaction
+// commits. Each kind of message has its applier below; they share only
+// the batch.
+//
+// Invariants:
+//   - A batch lives for one run of one transaction: a run the database
+//     cancels for a conflict starts from a new batch, so nothing a
+//     cancelled run gathered is acknowledged or reported.
+//   - Every device record the batch read is written back; a rollout only
+//     if an applier changed it (changed).
+//   - A record that does not decode (damaged) is as if unknown: its
+//     device's messages are dropped, not acknowledged, and nothing else
+//     in the batch is stopped by it.
+//   - Nothing leaves the batch before the commit: acknowledgements, logs
+//     and alert lines are sent by report, after it.
+type batch struct {
+	s   *Service
+	tx  store.Tx
+	now time.Time
+
+	devices  map[string]*Device
+	rollouts map[string]*Rollout // nil value: not found
+	changed  map[string]bool     // rollouts to write back
+	damaged  map[string]string   // records that do not decode: device or rollout ID -> which
+
+	// What report does after the commit.
+	acks      map[string][]string // device -> event IDs
+	finished  []api.DeviceState   // final states of devices' attempts, for the metrics
+	alerts    []string            // devices whose drift crossed the alert threshold
+	uncertain []string            // devices whose unknown rate crossed its alert threshold
+}
+
+func (s *Service) newBatch(tx store.Tx, now time.Time) *batch {
+	return &batch{s: s, tx: tx, now: now, devices: map[string]*Device{}, rollouts: map[string]*Rollout{},
+		changed: map[string]bool{}, damaged: map[string]string{}, acks: map[string][]string{}}
+}
+
+// apply is the batch's transaction: msgs and the limited counts applied,
+// the records written back.
+func (b *batch) apply(msgs []*decoded, limited map[string]api.Limited) error {
+	if err := prefetchBatch(b.tx, msgs, limited, b.now); err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		d, err := b.device(m.device)
+		if err != nil {
+			return err
+		}
+		if d == nil { // its record is damaged: dropped, not acknowledged (re-sent once it is forgotten)
+			continue
+		}
+		switch {
+		case m.state != nil:
+			b.applyState(d, m.state)
+		case m.telemetry != nil:
+			err = b.applyTelemetry(d, m.telemetry)
+		case m.event != nil:
+			err = b.applyEvent(d, m.event)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := b.applyLimited(limited); err != nil {
+		return err
+	}
+	return b.write()
+}
+
+// device returns the record of device id, nil if it is damaged.
+func (b *batch) device(id string) (*Device, error) {
+	if d := b.devices[id]; d != nil || b.damaged[id] != "" {
+		return d, nil
+	}
+	d, err := getDevice(b.tx, id)
+	if isDamaged(err) {
+		b.damaged[id] = "device"
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	b.devices[id] = d
+	return d, nil
+}
+
+// rollout returns rollout id, nil if there is none (or it is damaged).
+func (b *batch) rollout(id string) (*Rollout, error) {
+	r, seen := b.rollouts[id]
+	if seen {
+		return r, nil
+	}
+	var rr Rollout
+	ok, err := b.tx.Get(store.FleetRollouts, id, &rr)
+	if isDamaged(err) { // as if unknown: one record stops nothing else
+		b.damaged[id] = "rollout"
+		ok, err = false, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		r = &rr
+	}
+	b.rollouts[id] = r
+	return r, nil
+}
+
+// applyState applies a device's state message to its record.
+func (b *batch) applyState(d *Device, m *wire.State) {
+	if d.applyState(m, b.now) == stateNewLife {
+		b.s.log.Warn("device started a new life: its database was reset or replaced (or two gateways share its ID)",
+			"device", d.ID, "instance", m.Instance, "session", m.Session)
+	}
+}
+
+// applyTelemetry applies a device's telemetry report: to its record and
+// health history, to the alerts, and to the rollouts it speaks of (the
+// confidence gate, the shadow).
+func (b *batch) applyTelemetry(d *Device, m *wire.Telemetry) error {
+	if d.telemetrySeen(m) {
+		// A copy of a report already applied (another replica applied
+		// it, or the broker delivered it again): once only.
+		return nil
+	}
+	s := b.s
+	s.metrics.telemetry.Add(1)
+	wasDrifting, wasUncertain := d.Drifting, d.Uncertain
+	d.applyTelemetry(m, b.now, s.opt.DriftAlert)
+	if err := recordHealth(b.tx, d, m, b.now); err != nil {
+		return err
+	}
+	if d.Drifting && !wasDrifting {
+		s.metrics.driftAlerts.Add(1)
+		b.alerts = append(b.alerts, d.ID)
+	}
+	u, ok := d.UnknownRate()
+	d.Uncertain = s.opt.UnknownAlert > 0 && ok && u >= s.opt.UnknownAlert
+	if d.Uncertain && !wasUncertain {
+		s.metrics.unknownAlerts.Add(1)
+		b.uncertain = append(b.uncertain, d.ID)
+	}
+	if err := b.applyGate(d, m); err != nil {
+		return err
+	}
+	return b.applyShadow(d, m.Shadow)
+}
+
+// applyGate adds telemetry about a model's confidence to the confidence
+// gate of the device's latest job (rollout.ApplyTelemetry).
+func (b *batch) applyGate(d *Device, m *wire.Telemetry) error {
+	n := len(d.Sent)
+	if n == 0 || m.Model == nil || m.Confidence == nil {
+		return nil
+	}
+	r, err := b.rollout(d.Sent[n-1].Rollout)
+	if err != nil {
+		return err
+	}
+	if r != nil && r.ApplyTelemetry(d.ID, m, b.now) {
+		b.changed[r.ID] = true
+	}
+	return nil
+}
+
+// applyShadow records a shadow report (nil: none) in its rollout.
+func (b *batch) applyShadow(d *Device, sh *wire.ShadowReport) error {
+	if sh == nil {
+		return nil
+	}
+	r, err := b.rollout(sh.Rollout)
+	if err != nil {
+		return err
+	}
+	if r != nil && r.ApplyShadow(d.ID, sh, b.now) {
+		b.changed[sh.Rollout] = true
+	}
+	return nil
+}
+
+// applyEvent applies a job event: acknowledged in any case, taken as the
+// device's job only if it is about a command the fleet sent it, and then
+// reported to its rollout.
+func (b *batch) applyEvent(d *Device, ev *wire.Event) error {
+	b.acks[ev.Device] = append(b.acks[ev.Device], ev.ID)
+	if !d.applyEvent(ev, b.now) { // counted on the record; acknowledged, and nothing else
+		b.s.log.Warn("job event about a command the fleet never sent it (a forged or altered command?): not taken as the device's job",
+			"device", d.ID, "rollout", Clip(ev.Rollout, 128), "seq", ev.Seq, "state", ev.State, "code", ev.Code, "foreign_jobs", d.ForeignJobs)
+		return nil
+	}
+	r, err := b.rollout(ev.Rollout)
+	if err != nil || r == nil {
+		return err
+	}
+	ds, _ := api.DeviceStateOf(ev.State)
+	reason := ev.Reason
+	if ev.Code != "" {
+		reason = ev.Code + ": " + reason
+	}
+	// A device that refused the command as superseded told us its
+	// highest sequence (applyEvent moved the counter past it): the
+	// command goes again, above it.
+	resend := ev.State == wire.JobRejected && ev.Code == wire.CodeSuperseded &&
+		ev.HighestSeq >= ev.Seq && d.LastSeq >= ev.HighestSeq
+	rep := Report{Device: ev.Device, Seq: ev.Seq, State: ds, Reason: reason, Resend: resend}
+	if r.Apply(rep, b.now) {
+		b.changed[ev.Rollout] = true
+		if ds.Finished() && !r.Devices[ev.Device].Resend {
+			b.finished = append(b.finished, ds)
+		}
+	}
+	return nil
+}
+
+// applyLimited adds the counts of limited messages to the devices'
+// records.
+func (b *batch) applyLimited(limited map[string]api.Limited) error {
+	for id, c := range limited {
+		if wire.CheckID(id) != nil {
+			continue // no device: a topic the decoder refused
+		}
+		d, err := b.device(id)
+		if err != nil {
+			return err
+		}
+		if d == nil {
+			continue
+		}
+		if d.Limited == nil {
+			d.Limited = &api.Limited{}
+		}
+		d.Limited.Add(c)
+	}
+	return nil
+}
+
+// write puts back every device record read and every rollout changed.
+func (b *batch) write() error {
+	for id, d := range b.devices {
+		if err := b.tx.Put(store.FleetDevices, id, d); err != nil {
+			return err
+		}
+	}
+	for id, r := range b.rollouts {
+		if r != nil && b.changed[id] {
+			if err := b.tx.Put(store.FleetRollouts, id, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// prefetcher is a transaction that reads many documents in one round trip
+// (store/postgres): the batch's device records and health documents.
+type prefetcher interface {
+	Prefetch(coll store.Collection, keys []string) error
+}
+
+// prefetchBatch reads, where the store can (prefetcher), the batch's
+// device records and the health documents its telemetry adds to in two
+// round trips, not three a message.
+func prefetchBatch(tx store.Tx, msgs []*decoded, limited map[string]api.Limited, now time.Time) error {
+	p, ok := tx.(prefetcher)
+	if !ok {
+		return nil
+	}
+	var ids, health []string
+	now = now.UTC()
+	hour := hourName(now.Truncate(time.Hour))
+	day := dayName(time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC))
+	for _, m := range msgs {
+		ids = append(ids, m.device)
+		if m.telemetry != nil {
+			health = append(health, store.HealthHourKey(m.device, hour), store.HealthDayKey(m.device, day))
+		}
+	}
+	for id := range limited {
+		if wire.CheckID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	if err := p.Prefetch(store.FleetDevices, ids); err != nil {
+		return err
+	}
+	return p.Prefetch(store.FleetHealth, health)
+}
+
+// report does what follows the batch's commit: logs, metrics, the
+// acknowledgements of the feed's messages (stored) and of the devices'
+// events.
+func (b *batch) report(stored []func()) {
+	s := b.s
+	if len(b.damaged) > 0 {
+		ids := slices.Sorted(maps.Keys(b.damaged))
+		s.log.Warn("records that do not decode skipped: messages of a device whose record is damaged are dropped until it is forgotten (tritctl devices forget ID)",
+			"records", len(ids), "first", Clip(b.damaged[ids[0]]+" "+ids[0], 200))
+	}
+	ackAll(stored)
+	for _, ds := range b.finished {
+		s.metrics.finished(ds)
+	}
+	for _, id := range b.alerts {
+		s.log.Warn("device input drifted past the alert threshold", "device", id, "threshold", s.opt.DriftAlert)
+	}
+	for _, id := range b.uncertain {
+		s.log.Warn("device reports unknown windows past the alert threshold", "device", id, "threshold", s.opt.UnknownAlert)
+	}
+	for device, ids := range b.acks {
+		for len(ids) > 0 {
+			k := min(len(ids), wire.MaxAckIDs)
+			ack := &wire.Ack{Device: device, IDs: ids[:k]}
+			ids = ids[k:]
+			raw, err := ack.Marshal()
+			if err == nil {
+				err = s.pub.Publish(s.topics.Acks(device), 1, false, raw)
+			}
+			if err != nil {
+				s.log.Warn("ack not sent; the device will re-send its events", "device", device, "err", err)
+			}
+		}
+	}
+}
