@@ -99,7 +99,8 @@ type peersFlags struct {
 	tuneRows int
 	rbfRows  int
 	fitRows  int
-	variants string // suite: selection presets for leave-one-dataset-out
+	variants string   // suite: selection presets for leave-one-dataset-out
+	merge    []string // suite: earlier reports to join instead of running
 }
 
 func newPeersCmd(e *env) *cobra.Command {

@@ -72,9 +72,14 @@ func variantMethod(v string) string { return "trit:" + v }
 // LODOReport is leave-one-dataset-out: for each set, the variant that did
 // best on the other sets, and trit's result on the set under it.
 type LODOReport struct {
-	Variants []string     `json:"variants"`
-	Sets     []LODOSet    `json:"sets"`
-	Summary  SuiteSummary `json:"summary"` // the suite's summary with trit's results replaced by the LODO ones
+	Variants []string  `json:"variants"`
+	Sets     []LODOSet `json:"sets"`
+	// AllSets is each variant's objective over every set: the default is
+	// the variant with the best (docs/TRAINING.md "How the defaults are
+	// chosen"); Sets estimates how well that way of choosing carries to a
+	// set it was not chosen on.
+	AllSets map[string]float64 `json:"objective_all_sets"`
+	Summary SuiteSummary       `json:"summary"` // the suite's summary with trit's results replaced by the LODO ones
 }
 
 // LODOSet is one held-out set's LODO choice.
@@ -170,7 +175,48 @@ so a change to trit's search re-runs only trit.`,
 	fl.IntVar(&f.tuneRows, "tune-rows", 20000, "peers tune on at most this many rows of each fold's training part (0: all)")
 	fl.IntVar(&f.fitRows, "fit-rows", 0, "peers' final fit on at most this many training rows (0: all, as trit)")
 	fl.StringVar(&f.variants, "variants", "", "also train trit under these selection presets and report leave-one-dataset-out\n(all: every preset; "+strings.Join(variantNames(), ", ")+")")
+	fl.StringSliceVar(&f.merge, "merge", nil, "train nothing: join the sets of these earlier reports (-o files; a set in several: the later file's), summarise them and, over the presets every set has (or --variants), leave one dataset out")
 	return cmd
+}
+
+// mergeSuite joins the sets of earlier suite reports (a set reported by
+// several: the later file's), and summarises them as runSuite would have
+// had it run them together; variants, when empty, are the presets every
+// set has a result for.
+func mergeSuite(files []string, variants []string) (*SuiteReport, error) {
+	rep := &SuiteReport{}
+	for _, path := range files {
+		var r SuiteReport
+		if err := readJSONFile(path, &r); err != nil {
+			return nil, err
+		}
+		for _, s := range r.Sets {
+			if i := slices.IndexFunc(rep.Sets, func(x *PeersReport) bool { return x.Dataset == s.Dataset }); i >= 0 {
+				rep.Sets[i] = s
+			} else {
+				rep.Sets = append(rep.Sets, s)
+			}
+		}
+	}
+	if len(rep.Sets) == 0 {
+		return nil, fmt.Errorf("--merge: no sets in %s", strings.Join(files, ", "))
+	}
+	if len(variants) == 0 {
+		for _, v := range Variants {
+			every := true
+			for _, s := range rep.Sets {
+				every = every && resultOf(s, variantMethod(v.Name)) != nil
+			}
+			if every {
+				variants = append(variants, v.Name)
+			}
+		}
+	}
+	rep.Summary = summarise(rep.Sets, rankedMethods)
+	if len(variants) > 0 {
+		rep.LODO = leaveOneOut(rep.Sets, variants, rankedMethods)
+	}
+	return rep, nil
 }
 
 func variantNames() []string {
@@ -202,6 +248,26 @@ func variantsOf(list string) ([]Variant, error) {
 }
 
 func runSuite(e *env, f *peersFlags, command string) error {
+	if len(f.merge) > 0 {
+		if _, err := os.Lstat(f.out); f.out != "" && err == nil && !f.force {
+			return fmt.Errorf("%s: file exists (use --force to replace it)", f.out)
+		}
+		vs, err := variantsOf(f.variants)
+		if err != nil {
+			return err
+		}
+		rep, err := mergeSuite(f.merge, variantNamesOf(vs))
+		if err != nil {
+			return err
+		}
+		if f.out != "" {
+			if err := writeJSONFile(f.out, rep); err != nil {
+				return err
+			}
+		}
+		writeSuiteTable(e.stdout, rep)
+		return nil
+	}
 	_, methods, err := f.check()
 	if err != nil {
 		return err
@@ -294,25 +360,32 @@ func deficit(r *PeersReport, m string, ranked []string) (float64, bool) {
 // the other sets is the least (the first listed among equals), and
 // summarises the suite with trit's results replaced by those choices.
 func leaveOneOut(sets []*PeersReport, variants, ranked []string) *LODOReport {
-	out := &LODOReport{Variants: variants}
+	out := &LODOReport{Variants: variants, AllSets: map[string]float64{}}
+	// objective is variant v's mean deficit over the sets but the one at
+	// skip (−1: none); ok is false when no set has a result for v.
+	objective := func(v string, skip int) (float64, bool) {
+		sum, n := 0.0, 0
+		for j, r := range sets {
+			if j == skip {
+				continue
+			}
+			if d, ok := deficit(r, variantMethod(v), ranked); ok {
+				sum += d
+				n++
+			}
+		}
+		return sum / float64(max(n, 1)), n > 0
+	}
+	for _, v := range variants {
+		if obj, ok := objective(v, -1); ok {
+			out.AllSets[v] = obj
+		}
+	}
 	var replaced []*PeersReport
 	for i, held := range sets {
 		best, bestObj := "", math.Inf(-1)
 		for _, v := range variants {
-			sum, n := 0.0, 0
-			for j, r := range sets {
-				if j == i {
-					continue
-				}
-				if d, ok := deficit(r, variantMethod(v), ranked); ok {
-					sum += d
-					n++
-				}
-			}
-			if n == 0 {
-				continue
-			}
-			if obj := sum / float64(n); obj > bestObj {
+			if obj, ok := objective(v, i); ok && obj > bestObj {
 				best, bestObj = v, obj
 			}
 		}
@@ -505,6 +578,17 @@ func writeSuiteTable(w io.Writer, rep *SuiteReport) {
 		}
 		fmt.Fprintf(w, "\nUnder the LODO choices, mean rank of trit %.2f / %.2f; worst deficit %+.2f / %+.2f.\n",
 			l.Summary.MeanRank["trit"], l.Summary.MeanRankBalanced["trit"], l.Summary.WorstDeficit, l.Summary.WorstDeficitBalanced)
+		fmt.Fprint(w, "Mean deficit over every set (the default is the best):")
+		for i, v := range l.Variants {
+			if obj, ok := l.AllSets[v]; ok {
+				sep := ";"
+				if i == 0 {
+					sep = ""
+				}
+				fmt.Fprintf(w, "%s %s %+.2f", sep, v, obj)
+			}
+		}
+		fmt.Fprintln(w, ".")
 	}
 	fmt.Fprintf(w, "Machine: %s; %s.\n", rep.Sets[0].Machine, time.Now().UTC().Format("2006-01-02"))
 }

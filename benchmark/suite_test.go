@@ -1,7 +1,9 @@
 package benchmark
 
 import (
+	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -9,10 +11,9 @@ import (
 // set makes a report whose methods scored acc · bal as given.
 func set(name string, scores map[string][2]float64) *PeersReport {
 	r := &PeersReport{Dataset: name}
-	for _, m := range []string{"trit", "mlp-int8", "xgboost", "logreg", "stump", "majority", "trit:a", "trit:b"} {
-		if s, ok := scores[m]; ok {
-			r.Results = append(r.Results, PeerResult{Method: m, Accuracy: s[0], Balanced: s[1]})
-		}
+	for _, m := range slices.Sorted(maps.Keys(scores)) {
+		s := scores[m]
+		r.Results = append(r.Results, PeerResult{Method: m, Accuracy: s[0], Balanced: s[1]})
 	}
 	return r
 }
@@ -101,5 +102,55 @@ func TestVariantsOf(t *testing.T) {
 	}
 	if _, err := variantsOf("nope"); err == nil {
 		t.Fatal("unknown preset accepted")
+	}
+}
+
+// TestMergeSuite: reports of separate runs join into one (a set in both:
+// the later file's), their LODO taken over the presets every set has, and
+// each preset's objective over all sets reported beside it.
+func TestMergeSuite(t *testing.T) {
+	peers := map[string][2]float64{"mlp-int8": {80, 80}, "xgboost": {80, 80}, "logreg": {70, 70}, "stump": {60, 60}, "majority": {50, 50}}
+	mk := func(name string, def, mean float64, withMean bool) *PeersReport {
+		s := map[string][2]float64{"trit": {def, def}, "trit:default": {def, def}}
+		if withMean {
+			s["trit:mean"] = [2]float64{mean, mean}
+		}
+		for k, v := range peers {
+			s[k] = v
+		}
+		return set(name, s)
+	}
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	if err := writeJSONFile(first, &SuiteReport{Sets: []*PeersReport{mk("x", 70, 90, true), mk("y", 10, 10, true)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONFile(second, &SuiteReport{Sets: []*PeersReport{mk("y", 82, 80, true), mk("z", 82, 84, true)}}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := mergeSuite([]string{first, second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sets) != 3 || rep.Sets[1].Dataset != "y" || resultOf(rep.Sets[1], "trit").Accuracy != 82 {
+		t.Fatalf("sets %d, y's trit %+v: want x, y (the later file's), z", len(rep.Sets), resultOf(rep.Sets[1], "trit"))
+	}
+	l := rep.LODO
+	if l == nil || !slices.Equal(l.Variants, []string{"default", "mean"}) {
+		t.Fatalf("LODO %+v: want default and mean, the presets every set has", l)
+	}
+	// Deficits to the best peer (80): default −10, +2, +2 → −2; mean +10, 0, +4 → 4.67.
+	if d, m := l.AllSets["default"], l.AllSets["mean"]; d != -2 || math.Abs(m-14.0/3) > 1e-9 {
+		t.Fatalf("objective over all sets: default %v, mean %v", d, m)
+	}
+	if _, err := mergeSuite([]string{filepath.Join(dir, "none.json")}, nil); err == nil {
+		t.Fatal("a missing file merged")
+	}
+	// A preset one set lacks is left out of the LODO.
+	if err := writeJSONFile(second, &SuiteReport{Sets: []*PeersReport{mk("z", 82, 84, false)}}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := mergeSuite([]string{first, second}, nil); err != nil || !slices.Equal(rep.LODO.Variants, []string{"default"}) {
+		t.Fatalf("%v: LODO %+v, want default alone", err, rep.LODO)
 	}
 }
