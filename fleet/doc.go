@@ -12,4 +12,19 @@
 // evaluated once in AbortStatus) depend only on its own fields and the
 // time given, so a restarted service resumes every rollout exactly.
 // engine.go names its types here for the service's callers.
+//
+// Lock order (lockorder_test.go checks it against the source): a
+// goroutine holding one of these takes only those after it.
+//  1. Service.mu serialises the changes to rollouts: the intake's batches,
+//     the tick's steps, an operator's create, pause, resume, abort. It is
+//     taken before a store transaction begins, never inside one.
+//  2. A store transaction (Database.Update, View; leaderUpdate): its
+//     writer lock is the database's, and a transaction waiting for
+//     Service.mu while its holder waits for the writer would deadlock.
+//  3. leadership.mu, the lease's deadline and term: read under Service.mu
+//     by a step (leaderUpdate) and by ReleaseLead.
+//
+// Leaves, each held only for its own fields, taking no other lock and
+// calling nothing that does: intake.mu, fairQueue.mu, Audit.mu, extras.mu,
+// labelPuller.mu, requests.mu, SignIns.mu, trainer.mu.
 package fleet
