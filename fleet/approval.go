@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/rollout"
 )
 
 // The two-person rule's engine part (what a pending approval holds back,
@@ -21,7 +22,7 @@ const EmergencyAlarmFor = 7 * 24 * time.Hour
 // promoting none) until another person approves it. An emergency
 // rollback (emergency, checked by the caller) is approved by its
 // creator's role at once, and marked.
-func (s *Service) requireApproval(r *Rollout, emergency bool, now time.Time) {
+func (s *Service) requireApproval(r *rollout.Rollout, emergency bool, now time.Time) {
 	if !s.opt.TwoPerson {
 		return
 	}
@@ -37,15 +38,15 @@ func (s *Service) requireApproval(r *Rollout, emergency bool, now time.Time) {
 
 // Approve records operator by's approval of rollout id (a person; see
 // ApproveAs): its devices are notified from the next tick on.
-func (s *Service) Approve(id, by string) (*Rollout, error) {
+func (s *Service) Approve(id, by string) (*rollout.Rollout, error) {
 	return s.ApproveAs(id, Principal{Name: by})
 }
 
 // ApproveAs records p's approval of rollout id: its devices are notified
 // from the next tick on. A machine account or the rollout's creator is
 // refused.
-func (s *Service) ApproveAs(id string, p Principal) (*Rollout, error) {
-	r, err := s.changeRollout(id, func(r *Rollout, now time.Time) error { return r.Approve(p.Name, p.Machine, now) })
+func (s *Service) ApproveAs(id string, p Principal) (*rollout.Rollout, error) {
+	r, err := s.changeRollout(id, func(r *rollout.Rollout, now time.Time) error { return r.Approve(p.Name, p.Machine, now) })
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/rollout"
 )
 
 // What the audit trail says about a rollout: everything that decides what
@@ -40,7 +41,7 @@ func RolloutRequestText(req *api.RolloutRequest) string {
 }
 
 // RolloutText describes a stored rollout.
-func RolloutText(r *Rollout) string {
+func RolloutText(r *rollout.Rollout) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "bundle %.12s (%s release %d)", r.Bundle, r.ModelID, r.Release)
 	b.WriteString("; targets " + targetsText(r.Order, r.Selector, len(r.Order)))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -33,9 +34,9 @@ type batch struct {
 	now time.Time
 
 	devices  map[string]*Device
-	rollouts map[string]*Rollout // nil value: not found
-	changed  map[string]bool     // rollouts to write back
-	damaged  map[string]string   // records that do not decode: device or rollout ID -> which
+	rollouts map[string]*rollout.Rollout // nil value: not found
+	changed  map[string]bool             // rollouts to write back
+	damaged  map[string]string           // records that do not decode: device or rollout ID -> which
 
 	// What report does after the commit.
 	acks      map[string][]string // device -> event IDs
@@ -45,7 +46,7 @@ type batch struct {
 }
 
 func (s *Service) newBatch(tx store.Tx, now time.Time) *batch {
-	return &batch{s: s, tx: tx, now: now, devices: map[string]*Device{}, rollouts: map[string]*Rollout{},
+	return &batch{s: s, tx: tx, now: now, devices: map[string]*Device{}, rollouts: map[string]*rollout.Rollout{},
 		changed: map[string]bool{}, damaged: map[string]string{}, acks: map[string][]string{}}
 }
 
@@ -99,12 +100,12 @@ func (b *batch) device(id string) (*Device, error) {
 }
 
 // rollout returns rollout id, nil if there is none (or it is damaged).
-func (b *batch) rollout(id string) (*Rollout, error) {
+func (b *batch) rollout(id string) (*rollout.Rollout, error) {
 	r, seen := b.rollouts[id]
 	if seen {
 		return r, nil
 	}
-	var rr Rollout
+	var rr rollout.Rollout
 	ok, err := b.tx.Get(store.FleetRollouts, id, &rr)
 	if isDamaged(err) { // as if unknown: one record stops nothing else
 		b.damaged[id] = "rollout"
@@ -216,7 +217,7 @@ func (b *batch) applyEvent(d *Device, ev *wire.Event) error {
 	// command goes again, above it.
 	resend := ev.State == wire.JobRejected && ev.Code == wire.CodeSuperseded &&
 		ev.HighestSeq >= ev.Seq && d.LastSeq >= ev.HighestSeq
-	rep := Report{Device: ev.Device, Seq: ev.Seq, State: ds, Reason: reason, Resend: resend}
+	rep := rollout.Report{Device: ev.Device, Seq: ev.Seq, State: ds, Reason: reason, Resend: resend}
 	if r.Apply(rep, b.now) {
 		b.changed[ev.Rollout] = true
 		if ds.Finished() && !r.Devices[ev.Device].Resend {

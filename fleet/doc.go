@@ -10,8 +10,9 @@
 // The rollout engine is package fleet/rollout: a plain, persisted value
 // whose decisions (who to notify, when to stop, the abort criterion
 // evaluated once in AbortStatus) depend only on its own fields and the
-// time given, so a restarted service resumes every rollout exactly.
-// engine.go names its types here for the service's callers.
+// time given, so a restarted service resumes every rollout exactly. The
+// service and its callers (the server, the console) use its names
+// directly: rollout.Rollout, rollout.Report, rollout.AbortStatus.
 //
 // Lock order (lockorder_test.go checks it against the source): a
 // goroutine holding one of these takes only those after it.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -15,7 +16,7 @@ import (
 
 // setGate gives a new rollout its confidence gate, or says why it has
 // none.
-func (s *Service) setGate(r *Rollout, req *api.RolloutRequest, calibrated bool) error {
+func (s *Service) setGate(r *rollout.Rollout, req *api.RolloutRequest, calibrated bool) error {
 	switch {
 	case req.NoGate:
 		r.GateNote = "turned off (no_gate)"
@@ -71,10 +72,10 @@ func gateBaseline(tx store.Tx, id string, now time.Time) (*api.VerifyReport, err
 // whose confidence gate failed, to the model each ran before: one
 // rollback rollout, created by the fleet and approved by the gate (the
 // rollout it undoes was approved with its gate), audited.
-func (s *Service) autoRollback(r *Rollout) {
+func (s *Service) autoRollback(r *rollout.Rollout) {
 	ids := r.Installed()
 	note := func(text string) {
-		if _, err := s.changeRollout(r.ID, func(x *Rollout, _ time.Time) error { x.AutoRollback, x.GateFailed = text, false; return nil }); err != nil {
+		if _, err := s.changeRollout(r.ID, func(x *rollout.Rollout, _ time.Time) error { x.AutoRollback, x.GateFailed = text, false; return nil }); err != nil {
 			s.log.Error("rollout: recording its automatic rollback failed", "rollout", r.ID, "err", err)
 		}
 	}
@@ -92,7 +93,7 @@ func (s *Service) autoRollback(r *Rollout) {
 	now := s.opt.Now()
 	by := Principal{Name: "fleet"}
 	nr, err := s.createRollout(api.RolloutRequest{ID: newID, Bundle: target, Devices: ids, Timeout: r.Timeout, Rollback: true, AllowUnknown: true}, by,
-		func(x *Rollout) {
+		func(x *rollout.Rollout) {
 			x.CreatedBy = "fleet: confidence gate of " + r.ID
 			if x.Approval != nil {
 				x.Approval = &api.Approval{ApprovedBy: "fleet: the confidence gate of " + r.ID, ApprovedAt: now}

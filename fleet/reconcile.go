@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -124,8 +125,8 @@ func (s *Service) reconcile(now time.Time) {
 
 // candidate is a command a pass may re-send.
 type candidate struct {
-	r      *Rollout
-	n      Notification
+	r      *rollout.Rollout
+	n      rollout.Notification
 	issued time.Time
 }
 
@@ -145,7 +146,7 @@ scan:
 		if id < p.rollout {
 			continue
 		}
-		var r Rollout
+		var r rollout.Rollout
 		ok, err := s.db.Get(store.FleetRollouts, id, &r)
 		if err != nil {
 			return false, err
@@ -172,7 +173,7 @@ scan:
 			if p.full && !d.NotifiedAt.Before(p.at) || !p.full && d.NotifiedAt.After(p.at.Add(-s.opt.Reconcile)) {
 				continue
 			}
-			todo = append(todo, candidate{r: &r, n: Notification{Device: dev, Seq: d.Seq, Shadow: d.Stage == api.StageShadow}, issued: d.NotifiedAt})
+			todo = append(todo, candidate{r: &r, n: rollout.Notification{Device: dev, Seq: d.Seq, Shadow: d.Stage == api.StageShadow}, issued: d.NotifiedAt})
 		}
 	}
 	if len(todo) == 0 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -44,7 +45,7 @@ const MaxUnknownDevices = 1000
 // 0.3.0), or its hardware label differs from the bundle's — is refused by
 // name before anything is sent: its agent would refuse the bundle, and the
 // failures would count towards the rollout's abort policy.
-func (s *Service) CreateRollout(req api.RolloutRequest) (*Rollout, error) {
+func (s *Service) CreateRollout(req api.RolloutRequest) (*rollout.Rollout, error) {
 	return s.CreateRolloutBy(req, "")
 }
 
@@ -52,13 +53,13 @@ func (s *Service) CreateRollout(req api.RolloutRequest) (*Rollout, error) {
 // recorded as its creator; with the two-person rule on
 // (Options.TwoPerson) it then waits for another person's approval before
 // its first device is notified (approval.go).
-func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*Rollout, error) {
+func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*rollout.Rollout, error) {
 	return s.CreateRolloutAs(req, Principal{Name: by})
 }
 
 // CreateRolloutAs is CreateRolloutBy for principal p, whose role decides
 // whether it may make an emergency rollback (req.Emergency).
-func (s *Service) CreateRolloutAs(req api.RolloutRequest, p Principal) (*Rollout, error) {
+func (s *Service) CreateRolloutAs(req api.RolloutRequest, p Principal) (*rollout.Rollout, error) {
 	return s.createRollout(req, p, nil)
 }
 
@@ -69,7 +70,7 @@ var ErrEmergency = errors.New("fleet: emergency rollback refused")
 // createRollout is CreateRolloutAs; hold, if not nil, sets the new
 // rollout's approval instead of the service's rule (a retraining
 // policy's rollout, policy.go).
-func (s *Service) createRollout(req api.RolloutRequest, p Principal, hold func(*Rollout)) (*Rollout, error) {
+func (s *Service) createRollout(req api.RolloutRequest, p Principal, hold func(*rollout.Rollout)) (*rollout.Rollout, error) {
 	by := p.Name
 	if req.Emergency {
 		switch {
@@ -139,7 +140,7 @@ func (s *Service) createRollout(req api.RolloutRequest, p Principal, hold func(*
 		}
 	}
 	now := s.opt.Now()
-	r, err := NewRollout(req.ID, req.Bundle, devices, req.Pace, req.Abort, now)
+	r, err := rollout.New(req.ID, req.Bundle, devices, req.Pace, req.Abort, now)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +179,7 @@ func (s *Service) createRollout(req api.RolloutRequest, p Principal, hold func(*
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err = s.db.Update(func(tx store.Tx) error {
-		var existing Rollout
+		var existing rollout.Rollout
 		if ok, err := tx.Get(store.FleetRollouts, r.ID, &existing); err != nil {
 			return err
 		} else if ok {
@@ -238,7 +239,7 @@ func (s *Service) ranBefore(devices []string, known map[string]*Device) (map[str
 		out[id] = ran
 	}
 	err := s.db.ForEach(store.FleetRollouts, func(key string, raw []byte) error {
-		var r Rollout
+		var r rollout.Rollout
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return fmt.Errorf("rollout %s: %w", key, err)
 		}
@@ -309,11 +310,11 @@ func (s *Service) checkRollbackTarget(info *api.BundleInfo, devices []string, kn
 }
 
 // GetRollout returns a stored rollout.
-func (s *Service) GetRollout(id string) (*Rollout, error) {
+func (s *Service) GetRollout(id string) (*rollout.Rollout, error) {
 	if err := wire.CheckRolloutID(id); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
 	}
-	var r Rollout
+	var r rollout.Rollout
 	ok, err := s.db.Get(store.FleetRollouts, id, &r)
 	if isDamaged(err) {
 		return nil, damagedErr(store.FleetRollouts, id, err)
@@ -329,16 +330,16 @@ func (s *Service) GetRollout(id string) (*Rollout, error) {
 
 // Rollouts returns every rollout that decodes, newest first
 // (RolloutsAndDamaged also names those that do not).
-func (s *Service) Rollouts() ([]Rollout, error) {
+func (s *Service) Rollouts() ([]rollout.Rollout, error) {
 	out, _, err := s.RolloutsAndDamaged()
 	return out, err
 }
 
 // RolloutsAndDamaged returns every rollout that decodes, newest first,
 // and the records that do not (damaged.go).
-func (s *Service) RolloutsAndDamaged() ([]Rollout, []api.Damaged, error) {
-	var out []Rollout
-	bad, err := decodeAll(s.db.ForEach, store.FleetRollouts, func(_ string, r *Rollout) { out = append(out, *r) })
+func (s *Service) RolloutsAndDamaged() ([]rollout.Rollout, []api.Damaged, error) {
+	var out []rollout.Rollout
+	bad, err := decodeAll(s.db.ForEach, store.FleetRollouts, func(_ string, r *rollout.Rollout) { out = append(out, *r) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
 	return out, bad, err
 }
@@ -346,17 +347,17 @@ func (s *Service) RolloutsAndDamaged() ([]Rollout, []api.Damaged, error) {
 // RolloutList is GET /v1/rollouts: the rollouts that decode, newest
 // first, then an entry per damaged record with its key as ID and Damaged
 // set.
-func (s *Service) RolloutList() ([]Rollout, error) {
+func (s *Service) RolloutList() ([]rollout.Rollout, error) {
 	out, bad, err := s.RolloutsAndDamaged()
 	for _, b := range bad {
-		out = append(out, Rollout{Rollout: api.Rollout{ID: b.Key, Damaged: b.Error}})
+		out = append(out, rollout.Rollout{Rollout: api.Rollout{ID: b.Key, Damaged: b.Error}})
 	}
 	return out, err
 }
 
 // Control pauses, resumes or aborts a rollout.
-func (s *Service) Control(id, op, reason string) (*Rollout, error) {
-	r, err := s.changeRollout(id, func(r *Rollout, now time.Time) error {
+func (s *Service) Control(id, op, reason string) (*rollout.Rollout, error) {
+	r, err := s.changeRollout(id, func(r *rollout.Rollout, now time.Time) error {
 		switch op {
 		case "pause":
 			return r.Pause(reason, now)
@@ -376,10 +377,10 @@ func (s *Service) Control(id, op, reason string) (*Rollout, error) {
 
 // changeRollout applies change to rollout id in one transaction and stores
 // the result: an operator's action, against the state the tick last wrote.
-func (s *Service) changeRollout(id string, change func(r *Rollout, now time.Time) error) (*Rollout, error) {
+func (s *Service) changeRollout(id string, change func(r *rollout.Rollout, now time.Time) error) (*rollout.Rollout, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var r Rollout
+	var r rollout.Rollout
 	err := s.db.Update(func(tx store.Tx) error {
 		ok, err := tx.Get(store.FleetRollouts, id, &r)
 		if err != nil {
@@ -406,13 +407,13 @@ func (s *Service) changeRollout(id string, change func(r *Rollout, now time.Time
 // if none did, the model's release before id's; CreateRollout then refuses
 // it unless every device ran it. The original rollout is aborted if it is
 // still running. The rollback has no creator (RollbackAs names one).
-func (s *Service) Rollback(id, newID string) (*Rollout, error) {
+func (s *Service) Rollback(id, newID string) (*rollout.Rollout, error) {
 	return s.RollbackAs(id, newID, Principal{}, false)
 }
 
 // RollbackAs is Rollback on behalf of p, its creator; emergency asks for
 // an emergency rollback (approval.go), which p's role must allow.
-func (s *Service) RollbackAs(id, newID string, p Principal, emergency bool) (*Rollout, error) {
+func (s *Service) RollbackAs(id, newID string, p Principal, emergency bool) (*rollout.Rollout, error) {
 	if err := wire.CheckRolloutID(id); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
 	}
@@ -438,7 +439,7 @@ func (s *Service) RollbackAs(id, newID string, p Principal, emergency bool) (*Ro
 }
 
 // rollbackTarget picks the bundle a rollback of orig sends.
-func (s *Service) rollbackTarget(orig *Rollout) (string, error) {
+func (s *Service) rollbackTarget(orig *rollout.Rollout) (string, error) {
 	known, err := s.inventory(orig.Order)
 	if err != nil {
 		return "", err

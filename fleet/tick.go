@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -86,7 +87,7 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 	defer s.mu.Unlock()
 	// A dry run on a copy first: most ticks change nothing, and then
 	// nothing is written (a write transaction is an fsync).
-	var probe Rollout
+	var probe rollout.Rollout
 	ok, err := s.db.Get(store.FleetRollouts, id, &probe)
 	if err != nil {
 		return err
@@ -106,13 +107,13 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 	if n := probe.Step(now, func(string) uint64 { return 1 }); len(n) == 0 && !probe.Changed() {
 		return nil
 	}
-	var r Rollout
-	var sends []Notification
+	var r rollout.Rollout
+	var sends []rollout.Notification
 	var before api.RolloutState
 	// Fenced: a replica that lost the lease since its tick began steps
 	// nothing (lead.go).
 	err = s.leaderUpdate(func(tx store.Tx) error {
-		r = Rollout{}
+		r = rollout.Rollout{}
 		if ok, err := tx.Get(store.FleetRollouts, id, &r); err != nil || !ok {
 			return err
 		}
@@ -174,7 +175,7 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 // an offline device receives it when it returns. The same notification
 // gives the same bytes (Ed25519 signatures are deterministic), so a
 // command re-asserted by the reconciliation is the one first sent.
-func (s *Service) sendCommand(r *Rollout, n Notification, issued time.Time) error {
+func (s *Service) sendCommand(r *rollout.Rollout, n rollout.Notification, issued time.Time) error {
 	c := &wire.Command{Fleet: s.topics.Fleet(), Device: n.Device, Bundle: r.Bundle, Rollout: r.ID, Seq: n.Seq,
 		IssuedAt: issued.Unix(), ExpiresAt: issued.Add(s.opt.CommandTTL).Unix(), Rollback: r.Rollback}
 	if n.Shadow {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -19,7 +20,7 @@ func putFinished(b *testing.B, db store.Database, n int) {
 	for lo := 0; lo < n; lo += 1000 {
 		err := db.Update(func(tx store.Tx) error {
 			for i := lo; i < min(lo+1000, n); i++ {
-				r := &Rollout{Rollout: api.Rollout{ID: fmt.Sprintf("r-%06d", i), Bundle: "ab", ModelID: "vib", Release: uint64(i + 1),
+				r := &rollout.Rollout{Rollout: api.Rollout{ID: fmt.Sprintf("r-%06d", i), Bundle: "ab", ModelID: "vib", Release: uint64(i + 1),
 					State: api.RolloutCompleted, Devices: map[string]*api.DeviceProgress{}, Started: t0, Updated: t0, Finished: t0}}
 				for d := range 10 {
 					id := fmt.Sprintf("gw-%04d", d)

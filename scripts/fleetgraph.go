@@ -12,8 +12,8 @@
 //   - A room is a non-test .go file of a package under fleet/.
 //   - An arrow A → B joins two rooms when A uses a package-level object,
 //     a method or a struct field declared in B (go/types' Uses): within a
-//     package, and across packages (console's use of fleet.Rollout points
-//     at fleet/rollout.go). Each ordered pair counts once.
+//     package, and across packages (console's use of rollout.Rollout
+//     points at fleet/rollout/rollout.go). Each ordered pair counts once.
 //   - Floors: the rooms' strongly connected components, laid out so that
 //     a component's floor is one above the highest it points to (a room
 //     that points at nothing is on floor 0). A package's floor count is

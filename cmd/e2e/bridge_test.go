@@ -15,6 +15,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/tritctl"
 	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/mqtttest"
@@ -92,7 +93,7 @@ func TestBridgedSites(t *testing.T) {
 	w.rollout(api.RolloutRequest{ID: "during-cut", Bundle: h2, Devices: all, Timeout: 5 * time.Minute})
 	// Site B finishes while A is cut off.
 	eventually(t, "site B to finish during the cut", bridgeCut-5*time.Second, func() bool {
-		var r fleet.Rollout
+		var r rollout.Rollout
 		w.call("GET", "/v1/rollouts/during-cut", nil, &r)
 		for _, id := range b {
 			if p := r.Devices[id]; p == nil || p.State != api.DeviceSucceeded {
@@ -102,7 +103,7 @@ func TestBridgedSites(t *testing.T) {
 		return true
 	})
 	time.Sleep(time.Until(cutAt.Add(bridgeCut)))
-	var before *fleet.Rollout
+	var before *rollout.Rollout
 	w.call("GET", "/v1/rollouts/during-cut", nil, &before)
 	if before.State == api.RolloutCompleted {
 		t.Fatalf("the rollout completed while site A was cut off: %v", before.Counts())

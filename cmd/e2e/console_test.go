@@ -23,6 +23,7 @@ import (
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	_ "github.com/trit-iot/trit/fleet/console"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/inference/bundle/bundletest" // serve the web console, as trit-fleet does
 	"github.com/trit-iot/trit/store"
@@ -164,7 +165,7 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("a POST without the CSRF token got HTTP %v, want 403", status)
 	}
 	b.expectLogged("/console/rollouts/ui-abort/pause", "403")
-	var ro fleet.Rollout
+	var ro rollout.Rollout
 	w.call("GET", "/v1/rollouts/ui-abort", nil, &ro)
 	if ro.State != api.RolloutRunning {
 		t.Fatalf("after the refused POST the rollout is %s", ro.State)

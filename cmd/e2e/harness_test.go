@@ -24,6 +24,7 @@ import (
 	"github.com/trit-iot/trit/agent"
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
 	"github.com/trit-iot/trit/sensors"
@@ -422,11 +423,11 @@ func (w *world) rollout(req api.RolloutRequest) {
 
 // waitRollout polls a rollout until it is done or timeout passes, calling
 // during (if not nil) on every poll.
-func (w *world) waitRollout(id string, timeout time.Duration, during func(*fleet.Rollout)) *fleet.Rollout {
+func (w *world) waitRollout(id string, timeout time.Duration, during func(*rollout.Rollout)) *rollout.Rollout {
 	w.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		var r fleet.Rollout
+		var r rollout.Rollout
 		w.call("GET", "/v1/rollouts/"+id, nil, &r)
 		if during != nil {
 			during(&r)

@@ -18,6 +18,7 @@ import (
 	"github.com/trit-iot/trit/agent"
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/training"
@@ -294,7 +295,7 @@ min_windows = 20
 	p = w.waitPolicy(fleet.PolicyShadowing, time.Minute)
 	w.waitDeviceStates(p.Rollout, map[string]api.DeviceState{id: api.DeviceShadowPassed})
 	time.Sleep(time.Second) // a few ticks: nothing may promote it before the approval
-	var r fleet.Rollout
+	var r rollout.Rollout
 	w.call("GET", "/v1/rollouts/"+p.Rollout, nil, &r)
 	if r.Devices[id].State != api.DeviceShadowPassed || r.Approval == nil || !r.Approval.Promotion {
 		t.Fatalf("before the approval: %s, approval %+v", r.Devices[id].State, r.Approval)

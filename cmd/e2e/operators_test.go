@@ -11,6 +11,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 )
 
 // TestOperatorsRolesAndAudit runs the real trit-fleet and tritctl
@@ -80,7 +81,7 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 	}
 	// Under the two-person rule no device is notified before the
 	// approval, not even the canary.
-	var r fleet.Rollout
+	var r rollout.Rollout
 	time.Sleep(time.Second) // five ticks: nothing may happen
 	w.call("GET", "/v1/rollouts/ops-1", nil, &r)
 	if r.State == api.RolloutAborted {

@@ -19,6 +19,7 @@ import (
 	"github.com/trit-iot/trit/agent"
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/fleet/server"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/wire"
@@ -89,7 +90,7 @@ func (w *world) waitDeviceStates(id string, want map[string]api.DeviceState) {
 	w.t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		var r fleet.Rollout
+		var r rollout.Rollout
 		w.call("GET", "/v1/rollouts/"+id, nil, &r)
 		ok := true
 		for dev, s := range want {
@@ -109,7 +110,7 @@ func (w *world) waitDeviceStates(id string, want map[string]api.DeviceState) {
 
 // checkNoRetry requires rollout r to have completed with every device
 // succeeding at its first attempt.
-func checkNoRetry(t *testing.T, r *fleet.Rollout, n int) {
+func checkNoRetry(t *testing.T, r *rollout.Rollout, n int) {
 	t.Helper()
 	if r.State != api.RolloutCompleted || r.Successes != n {
 		t.Fatalf("rollout %s: %s (%s), %d of %d succeeded", r.ID, r.State, r.Reason, r.Successes, n)
@@ -485,7 +486,7 @@ func TestResentCommandOfFinishedJobIgnored(t *testing.T) {
 	if after.Model == nil || after.Model.Bundle != hash || after.LastJob == nil || *after.LastJob != *before.LastJob {
 		t.Fatalf("device after the re-sent command: model %+v, last job %+v; before %+v", after.Model, after.LastJob, before.LastJob)
 	}
-	var r fleet.Rollout
+	var r rollout.Rollout
 	w.call("GET", "/v1/rollouts/r1", nil, &r)
 	checkNoRetry(t, &r, 1)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire/natstest"
 )
@@ -219,7 +220,7 @@ lease_ttl = "2s"
 	// Once the canaries have their commands, the leader dies and node 2
 	// goes down.
 	eventually(t, "the second rollout to start", time.Minute, func() bool {
-		var r fleet.Rollout
+		var r rollout.Rollout
 		w.call("GET", "/v1/rollouts/second", nil, &r)
 		return r.Counts()[api.DevicePending] < 6
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
 )
 
@@ -49,7 +50,7 @@ func TestRolloutInThreePhases(t *testing.T) {
 		Pace:  api.Pace{Phases: []api.Phase{{Percent: 5}, {Percent: 50}, {Percent: 100}}},
 		Abort: api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 0, MinExecuted: 1}})
 	phase1, phase2 := (5*n+99)/100, (50*n+99)/100
-	r := w.waitRollout("three-phases", 3*time.Minute, func(r *fleet.Rollout) {
+	r := w.waitRollout("three-phases", 3*time.Minute, func(r *rollout.Rollout) {
 		// Nobody past phase 1 is notified before all of phase 1 finished,
 		// and likewise for phase 2.
 		notified, finished := 0, 0
@@ -182,7 +183,7 @@ func TestRolloutSurvivesRestarts(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(time.Minute)
 		for {
-			var r fleet.Rollout
+			var r rollout.Rollout
 			w.call("GET", "/v1/rollouts/restarts", nil, &r)
 			if r.Successes >= k {
 				return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
 )
@@ -67,7 +68,7 @@ func TestShadowGateAbortsThenGoodCandidatePromoted(t *testing.T) {
 	pace := api.Pace{Phases: []api.Phase{{Count: 2}, {Percent: 100}}}
 	bad := w.publish(w.signed(negated(w.specOf(1)), "vib", 2))
 	w.rollout(api.RolloutRequest{ID: "bad", Bundle: bad, Devices: ids, Pace: pace, Shadow: gates})
-	activated := func(r *fleet.Rollout) {
+	activated := func(r *rollout.Rollout) {
 		for id, d := range w.devices() {
 			if d.Model != nil && d.Model.Bundle == bad {
 				t.Fatalf("%s activated the bad candidate", id)

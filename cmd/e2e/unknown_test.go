@@ -19,6 +19,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
 )
@@ -182,7 +183,7 @@ func TestUnknownAlert(t *testing.T) {
 	bad := w.publish(w.signed(&cand, "vib", 2))
 	w.rollout(api.RolloutRequest{ID: "bad", Bundle: bad, Devices: []string{steady},
 		Shadow: &api.ShadowPolicy{MinWindows: 50, MaxUnknownIncrease: 0.1}})
-	activated := func(*fleet.Rollout) {
+	activated := func(*rollout.Rollout) {
 		if d := w.devices()[steady]; d.Model != nil && d.Model.Bundle == bad {
 			t.Fatal("the steady device activated the candidate")
 		}
@@ -310,7 +311,7 @@ func TestConfidenceGateStopsCanary(t *testing.T) {
 		}
 		return false
 	})
-	var mid fleet.Rollout
+	var mid rollout.Rollout
 	w.call("GET", "/v1/rollouts/bad", nil, &mid)
 	if mid.Devices[canary].State != api.DeviceVerifying || mid.State.Done() {
 		t.Fatalf("the canary runs it: rollout %s, canary %s (%s)", mid.State, mid.Devices[canary].State, mid.Devices[canary].Reason)
@@ -320,7 +321,7 @@ func TestConfidenceGateStopsCanary(t *testing.T) {
 	b.open("/console/devices")
 	b.waitText("main", "uncertain")
 
-	noOther := func(*fleet.Rollout) {
+	noOther := func(*rollout.Rollout) {
 		for _, id := range ids {
 			if d := w.devices()[id]; id != canary && d.Model != nil && d.Model.Bundle == bad {
 				t.Fatalf("%s, not the canary, activated the model", id)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 )
 
 // TestAbortShownAsTheEngineDecides: for every abort policy over every mix
@@ -21,8 +21,8 @@ func TestAbortShownAsTheEngineDecides(t *testing.T) {
 	states := []api.DeviceState{api.DeviceSucceeded, api.DeviceFailed, api.DeviceRejected, api.DeviceTimedOut,
 		api.DeviceGateFailed, api.DeviceNotified}
 	ids := []string{"a", "b", "c"}
-	build := func(p api.AbortPolicy, mix []api.DeviceState) *fleet.Rollout {
-		r, err := fleet.NewRollout("r", "b", ids, api.Pace{}, p, t0)
+	build := func(p api.AbortPolicy, mix []api.DeviceState) *rollout.Rollout {
+		r, err := rollout.New("r", "b", ids, api.Pace{}, p, t0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 )
 
 // Charts are SVG drawn by templates/charts.html from the geometry computed
@@ -229,7 +229,7 @@ func (c *lineChart) layoutLegend() {
 // progressChart draws a rollout's progress over time from its devices'
 // timestamps: when each was (last) notified, and when each finished,
 // succeeded or not. nil before anything happened.
-func progressChart(r *fleet.Rollout, now time.Time) *lineChart {
+func progressChart(r *rollout.Rollout, now time.Time) *lineChart {
 	start, end := r.Started, now
 	if !r.Finished.IsZero() {
 		end = r.Finished

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 )
 
 func TestProgressChart(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	r, err := fleet.NewRollout("r", "b", []string{"a", "b", "c", "d"}, api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}, api.AbortPolicy{}, t0)
+	r, err := rollout.New("r", "b", []string{"a", "b", "c", "d"}, api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}, api.AbortPolicy{}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestProgressChartAxesFitTheData(t *testing.T) {
 		for i := range ids {
 			ids[i] = "gw-" + strconv.Itoa(i)
 		}
-		r, err := fleet.NewRollout("r", "b", ids, api.Pace{}, api.AbortPolicy{}, t0)
+		r, err := rollout.New("r", "b", ids, api.Pace{}, api.AbortPolicy{}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 )
 
 // modelUse is one model release and the devices running it.
@@ -84,7 +85,7 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s session
 		LiveURL: "/console/?" + joinQuery(healthQuery(r), "part=live"), Data: data})
 }
 
-func overview(devices []fleet.Device, rs []fleet.Rollout, latest map[string]uint64, driftAlert, unknownAlert float64, now time.Time) *overviewData {
+func overview(devices []fleet.Device, rs []rollout.Rollout, latest map[string]uint64, driftAlert, unknownAlert float64, now time.Time) *overviewData {
 	data := &overviewData{Total: len(devices)}
 	uses := map[string]*modelUse{}
 	counts := map[string]uint64{}

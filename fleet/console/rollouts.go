@@ -13,6 +13,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -31,7 +32,7 @@ type rolloutRow struct {
 	Updated  time.Time
 }
 
-func newRolloutRow(r *fleet.Rollout) rolloutRow {
+func newRolloutRow(r *rollout.Rollout) rolloutRow {
 	row := rolloutRow{ID: r.ID, Model: r.ModelID, Release: r.Release, Rollback: r.Rollback, State: r.State, Reason: r.Reason,
 		Started: r.Started, Finished: r.Finished, Updated: r.Updated}
 	for _, id := range r.Order {
@@ -77,7 +78,7 @@ type phaseRow struct {
 }
 
 // abortStatus words where a rollout stands against its abort criterion.
-// The numbers are the engine's own evaluation (fleet.Rollout.AbortStatus,
+// The numbers are the engine's own evaluation (rollout.Rollout.AbortStatus,
 // what Step acts on): the page never recounts, so it cannot say "not met"
 // for a rollout the engine stopped.
 type abortStatus struct {
@@ -89,7 +90,7 @@ type abortStatus struct {
 	Met      bool
 }
 
-func newAbortStatus(r *fleet.Rollout) abortStatus {
+func newAbortStatus(r *rollout.Rollout) abortStatus {
 	ev := r.AbortStatus()
 	if !ev.Enabled() {
 		return abortStatus{Policy: "none", Status: "No abort criterion: failures never stop this rollout by themselves."}
@@ -141,7 +142,7 @@ type deviceProgressRow struct {
 }
 
 type rolloutData struct {
-	R          *fleet.Rollout
+	R          *rollout.Rollout
 	Row        rolloutRow
 	Pace       string
 	Phases     []phaseRow
@@ -207,7 +208,7 @@ func (c *Console) rolloutPage(w http.ResponseWriter, r *http.Request, s sessionV
 // rolloutDevicesPerPage bounds the device table of a rollout page.
 const rolloutDevicesPerPage = 100
 
-func (c *Console) rolloutData(ro *fleet.Rollout, r *http.Request) *rolloutData {
+func (c *Console) rolloutData(ro *rollout.Rollout, r *http.Request) *rolloutData {
 	q := r.URL.Query()
 	data := &rolloutData{R: ro, Row: newRolloutRow(ro), Abort: newAbortStatus(ro), Chart: progressChart(ro, c.opt.Now()),
 		Selector: sortedLabels(ro.Selector), StateFilter: q.Get("device_state")}
@@ -348,7 +349,7 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 		_, err = c.svc.Control(id, op, reason)
 		msg = fmt.Sprintf("Rollout %s %s.", id, done[op])
 	case "approve":
-		var ar *fleet.Rollout
+		var ar *rollout.Rollout
 		if ar, err = c.svc.ApproveAs(id, s.p); err == nil {
 			fleet.NoteAudit(r, "", "web console; "+fleet.RolloutText(ar))
 			msg = fmt.Sprintf("Rollout %s approved: its devices are notified from now on.", id)
@@ -360,7 +361,7 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 		if emergency {
 			fleet.NoteAuditAction(r, "rollout.emergency-rollback")
 		}
-		var nr *fleet.Rollout
+		var nr *rollout.Rollout
 		if nr, err = c.svc.RollbackAs(id, newID, s.p, emergency); err == nil {
 			fleet.NoteAudit(r, "", "web console; new rollout "+nr.ID+": "+fleet.RolloutText(nr))
 			back = "/console/rollouts/" + url.PathEscape(nr.ID)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -96,7 +96,7 @@ func TestRolloutControls(t *testing.T) {
 		}
 		return r.header.Get("Location")
 	}
-	state := func() *fleet.Rollout {
+	state := func() *rollout.Rollout {
 		r, err := f.svc.GetRollout("r1")
 		if err != nil {
 			t.Fatal(err)
@@ -274,8 +274,8 @@ func TestSmallFleetRollout(t *testing.T) {
 // TestAbortCriterionWords: where a rollout stands against its abort
 // criterion, in each case an operator meets.
 func TestAbortCriterionWords(t *testing.T) {
-	devices := func(states ...api.DeviceState) *fleet.Rollout {
-		r := &fleet.Rollout{Rollout: api.Rollout{State: api.RolloutRunning, Devices: map[string]*api.DeviceProgress{},
+	devices := func(states ...api.DeviceState) *rollout.Rollout {
+		r := &rollout.Rollout{Rollout: api.Rollout{State: api.RolloutRunning, Devices: map[string]*api.DeviceProgress{},
 			Abort: api.AbortPolicy{On: api.FailureAny, ThresholdPercent: 20, MinExecuted: 3}}}
 		for i, st := range states {
 			id := fmt.Sprintf("gw-%d", i)
@@ -288,7 +288,7 @@ func TestAbortCriterionWords(t *testing.T) {
 	aborted := devices(ok, wait, wait, wait)
 	aborted.State = api.RolloutAborted
 	for _, tc := range []struct {
-		r    *fleet.Rollout
+		r    *rollout.Rollout
 		want string
 	}{
 		{devices(ok, ok), "Not applicable: the rollout has 2 devices, fewer than the 3 finished devices"},
@@ -296,7 +296,7 @@ func TestAbortCriterionWords(t *testing.T) {
 		{aborted, "Never checked: 1 of the 3 finished devices it needs had finished when the rollout ended."},
 		{devices(ok, ok, ok, ok, bad), "Not met: 1 of 5 finished devices failed, rejected or timed out (20.0% ≤ 20%)."},
 		{devices(ok, ok, bad, wait), "Met: 1 of 3 finished devices failed, rejected or timed out (33.3% > 20%)."},
-		{&fleet.Rollout{}, "No abort criterion"},
+		{&rollout.Rollout{}, "No abort criterion"},
 	} {
 		if got := newAbortStatus(tc.r).Status; !strings.Contains(got, tc.want) {
 			t.Errorf("%v: %q, want %q", tc.r.Order, got, tc.want)

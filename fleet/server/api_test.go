@@ -15,6 +15,7 @@ import (
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -93,7 +94,7 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("pause: %d", code)
 	}
 	code, body = call(t, srv, "GET", "/v1/rollouts/r1", testToken, nil)
-	var r fleet.Rollout
+	var r rollout.Rollout
 	if code != 200 || json.Unmarshal(body, &r) != nil || r.State != api.RolloutPaused || r.Reason != "lunch" {
 		t.Fatalf("status: %d %s", code, body)
 	}

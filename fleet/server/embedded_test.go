@@ -28,6 +28,7 @@ import (
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
 )
@@ -575,7 +576,7 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 	json.Unmarshal(callAPI(t, addr, files.token, "POST", "/v1/bundles", fleettest.SignedBundle(t, "vib", 1, priv)), &info)
 	req := fmt.Sprintf(`{"id":"emb-1","bundle":%q,"devices":["sim-0","sim-1","sim-2"],"pace":{"phases":[{"percent":100}]},"abort":{"on":"any","threshold_percent":0,"min_executed":1}}`, info.Hash)
 	callAPI(t, addr, files.token, "POST", "/v1/rollouts", []byte(req))
-	var r fleet.Rollout
+	var r rollout.Rollout
 	waitUntil(t, "rollout done", func() bool {
 		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/rollouts/emb-1", nil), &r)
 		return r.State.Done()

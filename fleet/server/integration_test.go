@@ -20,6 +20,7 @@ import (
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
 	"github.com/trit-iot/trit/wire/mqtttest"
@@ -265,7 +266,7 @@ func testFleetOverWith(t *testing.T, database, fleetBroker string, deviceBrokers
 
 	deadline = time.Now().Add(30 * time.Second)
 	for {
-		var r fleet.Rollout
+		var r rollout.Rollout
 		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/rollouts/it-1", nil), &r)
 		if r.State == api.RolloutCompleted {
 			if r.Successes != 6 {

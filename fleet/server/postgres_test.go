@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
@@ -60,7 +60,7 @@ func TestFleetOverMosquittoOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var r fleet.Rollout
+	var r rollout.Rollout
 	if ok, err := db.Get(store.FleetRollouts, "it-1", &r); !ok || err != nil || r.State != api.RolloutCompleted {
 		t.Fatalf("the rollout in PostgreSQL: %v, %v, state %s", ok, err, r.State)
 	}

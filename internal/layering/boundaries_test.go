@@ -87,12 +87,14 @@ var within = map[string]map[string][]string{
 		// steps. It imports no other fleet package (and, by narrow, only
 		// api, wire and the standard library).
 		"fleet/rollout": {},
-		// The web console reads the service; the server mounts it, so it
-		// never reaches the server.
-		"fleet/console": {"fleet", "fleet/fleettest"},
+		// The web console reads the service, and the rollouts it returns
+		// by the engine's own names; the server mounts it, so it never
+		// reaches the server.
+		"fleet/console": {"fleet", "fleet/fleettest", "fleet/rollout"},
 		// The process shell: CLI, configuration, broker adapters, HTTP
-		// API, and the console's mount.
-		"fleet/server": {"fleet", "fleet/console", "fleet/fleettest"},
+		// API, and the console's mount (its tests read stored rollouts as
+		// the engine's values).
+		"fleet/server": {"fleet", "fleet/console", "fleet/fleettest", "fleet/rollout"},
 		// What the three packages' tests share; it imports none of them.
 		"fleet/fleettest": {},
 	},
