@@ -1,8 +1,8 @@
 package fleet
 
 import (
-	"maps"
-	"slices"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/trit-iot/trit/api"
@@ -15,7 +15,9 @@ import (
 // handleBatch): the device records and rollouts they touch, read once and
 // written back once at the end, and what to report once the transaction
 // commits. Each kind of message has its applier below; they share only
-// the batch.
+// the batch. It knows the service only by what batchEnv gives it, so it
+// sits below the service in the package's layering (scripts/fleetgraph.go)
+// and can be read without it.
 //
 // Invariants:
 //   - A batch lives for one run of one transaction: a run the database
@@ -26,10 +28,12 @@ import (
 //   - A record that does not decode (damaged) is as if unknown: its
 //     device's messages are dropped, not acknowledged, and nothing else
 //     in the batch is stopped by it.
-//   - Nothing leaves the batch before the commit: acknowledgements, logs
-//     and alert lines are sent by report, after it.
+//   - Nothing leaves the batch but log lines and the telemetry and alert
+//     counters (a run the database cancels has counted already):
+//     acknowledgements and alert lines are sent after the commit
+//     (Service.afterBatch).
 type batch struct {
-	s   *Service
+	env batchEnv
 	tx  store.Tx
 	now time.Time
 
@@ -38,15 +42,35 @@ type batch struct {
 	changed  map[string]bool             // rollouts to write back
 	damaged  map[string]string           // records that do not decode: device or rollout ID -> which
 
-	// What report does after the commit.
+	// What the service reports after the commit (afterBatch).
 	acks      map[string][]string // device -> event IDs
 	finished  []api.DeviceState   // final states of devices' attempts, for the metrics
 	alerts    []string            // devices whose drift crossed the alert threshold
 	uncertain []string            // devices whose unknown rate crossed its alert threshold
 }
 
-func (s *Service) newBatch(tx store.Tx, now time.Time) *batch {
-	return &batch{s: s, tx: tx, now: now, devices: map[string]*Device{}, rollouts: map[string]*rollout.Rollout{},
+// batchEnv is what a batch needs of the service: its log, its alert
+// thresholds (Options.DriftAlert, UnknownAlert) and the counters of
+// telemetry and alerts (Metrics).
+type batchEnv struct {
+	log                      *slog.Logger
+	driftAlert, unknownAlert float64
+	telemetry                *atomic.Uint64
+	driftAlerts              *atomic.Uint64
+	unknownAlerts            *atomic.Uint64
+}
+
+// decoded is an incoming message that passed its decoder.
+type decoded struct {
+	device    string
+	state     *wire.State
+	event     *wire.Event
+	telemetry *wire.Telemetry
+	response  *wire.Response
+}
+
+func newBatch(env batchEnv, tx store.Tx, now time.Time) *batch {
+	return &batch{env: env, tx: tx, now: now, devices: map[string]*Device{}, rollouts: map[string]*rollout.Rollout{},
 		changed: map[string]bool{}, damaged: map[string]string{}, acks: map[string][]string{}}
 }
 
@@ -124,7 +148,7 @@ func (b *batch) rollout(id string) (*rollout.Rollout, error) {
 // applyState applies a device's state message to its record.
 func (b *batch) applyState(d *Device, m *wire.State) {
 	if d.applyState(m, b.now) == stateNewLife {
-		b.s.log.Warn("device started a new life: its database was reset or replaced (or two gateways share its ID)",
+		b.env.log.Warn("device started a new life: its database was reset or replaced (or two gateways share its ID)",
 			"device", d.ID, "instance", m.Instance, "session", m.Session)
 	}
 }
@@ -138,21 +162,21 @@ func (b *batch) applyTelemetry(d *Device, m *wire.Telemetry) error {
 		// it, or the broker delivered it again): once only.
 		return nil
 	}
-	s := b.s
-	s.metrics.telemetry.Add(1)
+	env := b.env
+	env.telemetry.Add(1)
 	wasDrifting, wasUncertain := d.Drifting, d.Uncertain
-	d.applyTelemetry(m, b.now, s.opt.DriftAlert)
+	d.applyTelemetry(m, b.now, env.driftAlert)
 	if err := recordHealth(b.tx, d, m, b.now); err != nil {
 		return err
 	}
 	if d.Drifting && !wasDrifting {
-		s.metrics.driftAlerts.Add(1)
+		env.driftAlerts.Add(1)
 		b.alerts = append(b.alerts, d.ID)
 	}
 	u, ok := d.UnknownRate()
-	d.Uncertain = s.opt.UnknownAlert > 0 && ok && u >= s.opt.UnknownAlert
+	d.Uncertain = env.unknownAlert > 0 && ok && u >= env.unknownAlert
 	if d.Uncertain && !wasUncertain {
-		s.metrics.unknownAlerts.Add(1)
+		env.unknownAlerts.Add(1)
 		b.uncertain = append(b.uncertain, d.ID)
 	}
 	if err := b.applyGate(d, m); err != nil {
@@ -199,7 +223,7 @@ func (b *batch) applyShadow(d *Device, sh *wire.ShadowReport) error {
 func (b *batch) applyEvent(d *Device, ev *wire.Event) error {
 	b.acks[ev.Device] = append(b.acks[ev.Device], ev.ID)
 	if !d.applyEvent(ev, b.now) { // counted on the record; acknowledged, and nothing else
-		b.s.log.Warn("job event about a command the fleet never sent it (a forged or altered command?): not taken as the device's job",
+		b.env.log.Warn("job event about a command the fleet never sent it (a forged or altered command?): not taken as the device's job",
 			"device", d.ID, "rollout", Clip(ev.Rollout, 128), "seq", ev.Seq, "state", ev.State, "code", ev.Code, "foreign_jobs", d.ForeignJobs)
 		return nil
 	}
@@ -299,40 +323,4 @@ func prefetchBatch(tx store.Tx, msgs []*decoded, limited map[string]api.Limited,
 		return err
 	}
 	return p.Prefetch(store.FleetHealth, health)
-}
-
-// report does what follows the batch's commit: logs, metrics, the
-// acknowledgements of the feed's messages (stored) and of the devices'
-// events.
-func (b *batch) report(stored []func()) {
-	s := b.s
-	if len(b.damaged) > 0 {
-		ids := slices.Sorted(maps.Keys(b.damaged))
-		s.log.Warn("records that do not decode skipped: messages of a device whose record is damaged are dropped until it is forgotten (tritctl devices forget ID)",
-			"records", len(ids), "first", Clip(b.damaged[ids[0]]+" "+ids[0], 200))
-	}
-	ackAll(stored)
-	for _, ds := range b.finished {
-		s.metrics.finished(ds)
-	}
-	for _, id := range b.alerts {
-		s.log.Warn("device input drifted past the alert threshold", "device", id, "threshold", s.opt.DriftAlert)
-	}
-	for _, id := range b.uncertain {
-		s.log.Warn("device reports unknown windows past the alert threshold", "device", id, "threshold", s.opt.UnknownAlert)
-	}
-	for device, ids := range b.acks {
-		for len(ids) > 0 {
-			k := min(len(ids), wire.MaxAckIDs)
-			ack := &wire.Ack{Device: device, IDs: ids[:k]}
-			ids = ids[k:]
-			raw, err := ack.Marshal()
-			if err == nil {
-				err = s.pub.Publish(s.topics.Acks(device), 1, false, raw)
-			}
-			if err != nil {
-				s.log.Warn("ack not sent; the device will re-send its events", "device", device, "err", err)
-			}
-		}
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -198,15 +200,6 @@ func (s *Service) Drain() {
 	}
 }
 
-// decoded is an incoming message that passed its decoder.
-type decoded struct {
-	device    string
-	state     *wire.State
-	event     *wire.Event
-	telemetry *wire.Telemetry
-	response  *wire.Response
-}
-
 // decode checks one message's topic and payload; a bad one is logged,
 // counted and dropped (nil).
 func (s *Service) decode(m message) *decoded {
@@ -282,12 +275,14 @@ func (s *Service) handleBatch(batch []message) {
 	if c, ok := s.db.(sharedUpdater); ok {
 		update = c.UpdateShared
 	}
-	b := s.newBatch(nil, now) // replaced by each run of the transaction
+	env := batchEnv{log: s.log, driftAlert: s.opt.DriftAlert, unknownAlert: s.opt.UnknownAlert,
+		telemetry: &s.metrics.telemetry, driftAlerts: &s.metrics.driftAlerts, unknownAlerts: &s.metrics.unknownAlerts}
+	b := newBatch(env, nil, now) // replaced by each run of the transaction
 	s.mu.Lock()
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = update(func(tx store.Tx) error {
-			b = s.newBatch(tx, now)
+			b = newBatch(env, tx, now)
 			return b.apply(msgs, limited)
 		})
 		if !errors.Is(err, store.ErrConflict) || attempt == maxConflictRetries {
@@ -301,7 +296,7 @@ func (s *Service) handleBatch(batch []message) {
 		s.log.Error("storing device messages failed; events not acknowledged, devices will re-send them", "messages", len(msgs), "err", err)
 		return
 	}
-	b.report(stored)
+	s.afterBatch(stored, b)
 }
 
 // maxConflictRetries bounds how often a batch whose transaction the
@@ -314,6 +309,41 @@ const maxConflictRetries = 3
 // are such writers.
 type sharedUpdater interface {
 	UpdateShared(fn func(tx store.Tx) error) error
+}
+
+// afterBatch does what follows a batch's commit: logs, metrics, the
+// acknowledgements of the feed's messages (stored) and of the devices'
+// events.
+func (s *Service) afterBatch(stored []func(), b *batch) {
+	if len(b.damaged) > 0 {
+		ids := slices.Sorted(maps.Keys(b.damaged))
+		s.log.Warn("records that do not decode skipped: messages of a device whose record is damaged are dropped until it is forgotten (tritctl devices forget ID)",
+			"records", len(ids), "first", Clip(b.damaged[ids[0]]+" "+ids[0], 200))
+	}
+	ackAll(stored)
+	for _, ds := range b.finished {
+		s.metrics.finished(ds)
+	}
+	for _, id := range b.alerts {
+		s.log.Warn("device input drifted past the alert threshold", "device", id, "threshold", s.opt.DriftAlert)
+	}
+	for _, id := range b.uncertain {
+		s.log.Warn("device reports unknown windows past the alert threshold", "device", id, "threshold", s.opt.UnknownAlert)
+	}
+	for device, ids := range b.acks {
+		for len(ids) > 0 {
+			k := min(len(ids), wire.MaxAckIDs)
+			ack := &wire.Ack{Device: device, IDs: ids[:k]}
+			ids = ids[k:]
+			raw, err := ack.Marshal()
+			if err == nil {
+				err = s.pub.Publish(s.topics.Acks(device), 1, false, raw)
+			}
+			if err != nil {
+				s.log.Warn("ack not sent; the device will re-send its events", "device", device, "err", err)
+			}
+		}
+	}
 }
 
 // ackAll calls every non-nil acknowledgement.
