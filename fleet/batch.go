@@ -53,11 +53,11 @@ type batch struct {
 // thresholds (Options.DriftAlert, UnknownAlert) and the counters of
 // telemetry and alerts (Metrics).
 type batchEnv struct {
-	log                      *slog.Logger
-	driftAlert, unknownAlert float64
-	telemetry                *atomic.Uint64
-	driftAlerts              *atomic.Uint64
-	unknownAlerts            *atomic.Uint64
+	log           *slog.Logger
+	alerts        Alerts
+	telemetry     *atomic.Uint64
+	driftAlerts   *atomic.Uint64
+	unknownAlerts *atomic.Uint64
 }
 
 // decoded is an incoming message that passed its decoder.
@@ -164,18 +164,16 @@ func (b *batch) applyTelemetry(d *Device, m *wire.Telemetry) error {
 	}
 	env := b.env
 	env.telemetry.Add(1)
-	wasDrifting, wasUncertain := d.Drifting, d.Uncertain
-	d.applyTelemetry(m, b.now, env.driftAlert)
+	newest := d.applyTelemetry(m, b.now)
 	if err := recordHealth(b.tx, d, m, b.now); err != nil {
 		return err
 	}
-	if d.Drifting && !wasDrifting {
+	drift, unknown := env.alerts.evaluate(d, newest)
+	if drift {
 		env.driftAlerts.Add(1)
 		b.alerts = append(b.alerts, d.ID)
 	}
-	u, ok := d.UnknownRate()
-	d.Uncertain = env.unknownAlert > 0 && ok && u >= env.unknownAlert
-	if d.Uncertain && !wasUncertain {
+	if unknown {
 		env.unknownAlerts.Add(1)
 		b.uncertain = append(b.uncertain, d.ID)
 	}

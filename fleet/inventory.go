@@ -199,17 +199,18 @@ func jobRank(s wire.JobState) int {
 }
 
 // applyTelemetry merges a telemetry report (telemetrySeen said it is not
-// a copy). The device-supplied count saturates instead of wrapping. The
-// latest interval's figures (latency, last prediction, counts, shadow,
-// drift, confidence) come from the newest report only: a late one adds
-// its predictions and nothing else. Drifting follows the drift score
-// against driftAlert (0: never).
-func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time, driftAlert float64) {
+// a copy) and reports whether it was the newest applied so far. The
+// device-supplied count saturates instead of wrapping. The latest
+// interval's figures (latency, last prediction, counts, shadow, drift,
+// confidence) come from the newest report only: a late one adds its
+// predictions and nothing else. The alerts those figures raise are
+// Alerts.evaluate's to decide.
+func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time) (newest bool) {
 	d.LastSeen = now
-	newest := d.markTelemetry(m)
+	newest = d.markTelemetry(m)
 	d.Predictions = satAdd(d.Predictions, m.Predictions)
 	if !newest {
-		return
+		return false
 	}
 	if m.Latency != nil {
 		d.Latency = m.Latency
@@ -221,7 +222,7 @@ func (d *Device) applyTelemetry(m *wire.Telemetry, now time.Time, driftAlert flo
 	d.Shadow = m.Shadow
 	d.Drift = m.Drift           // nil: the running model has no fingerprint, or no window yet
 	d.Confidence = m.Confidence // nil: the running model has no calibration, or no window
-	d.Drifting = driftAlert > 0 && d.Drift != nil && d.Drift.Score >= driftAlert
+	return true
 }
 
 // Matches reports whether the device carries every label of selector.

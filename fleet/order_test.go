@@ -128,7 +128,7 @@ func TestDeviceRecordIgnoresOrder(t *testing.T) {
 			case m.event != nil:
 				d.applyEvent(m.event, testNow)
 			case !d.telemetrySeen(m.telemetry):
-				d.applyTelemetry(m.telemetry, testNow, 0)
+				d.applyTelemetry(m.telemetry, testNow)
 			}
 		}
 		if !sameRef(d.Model, s.model) || !sameRef(d.Previous, s.previous) || !maps.Equal(d.Labels, s.labels) || !d.Online || d.Session != s.session {

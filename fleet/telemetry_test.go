@@ -16,7 +16,7 @@ func offer(d *Device, m *wire.Telemetry) bool {
 	if d.telemetrySeen(m) {
 		return false
 	}
-	d.applyTelemetry(m, testNow, 0)
+	d.applyTelemetry(m, testNow)
 	return true
 }
 
