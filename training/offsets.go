@@ -252,42 +252,6 @@ func rawOffsets(beta []float64, alpha []float32) []int32 {
 	return out
 }
 
-// heldScores is the accuracy and balanced accuracy of the held-out
-// predictions, percent.
-func heldScores(held [][]heldOut) selection {
-	var total, right []float64
-	var n, correct float64
-	for _, fold := range held {
-		for _, h := range fold {
-			for int(h.y) >= len(total) {
-				total, right = append(total, 0), append(right, 0)
-			}
-			total[h.y]++
-			n++
-			if h.correct {
-				right[h.y]++
-				correct++
-			}
-		}
-	}
-	var rec float64
-	present := 0
-	for k, t := range total {
-		if t > 0 {
-			rec += right[k] / t
-			present++
-		}
-	}
-	return selection{Accuracy: 100 * correct / max(n, 1), Balanced: 100 * rec / float64(max(present, 1))}
-}
-
-// majorityOffsetNote says how the majority rule's offsets moved a model
-// no candidate of which was right as often as the majority class.
-func majorityOffsetNote(offsets []int32, maj majority, was, now selection) string {
-	return fmt.Sprintf("the majority rule: no candidate was right as often as always answering %q on the validation rows (%.1f%% against %.1f%%), so decision offsets %v move the decision toward it: on the held-out rows accuracy %.1f%% → %.1f%%, balanced accuracy %.1f%% → %.1f%%; the model answers another class only where its scores are as far from %q as the held-out rows allowed",
-		maj.class, was.Accuracy, maj.accuracy, offsets, was.Accuracy, now.Accuracy, was.Balanced, now.Balanced, maj.class)
-}
-
 // offsetNote says what the offsets did on the held-out rows.
 func offsetNote(offsets []int32, before, after float64, metric string) string {
 	return fmt.Sprintf("decision offsets %v: %s on the held-out rows %.1f%% → %.1f%% (the decision moved toward the classes those rows favour)", offsets, metricName(metric), before, after)

@@ -186,10 +186,8 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 				res.Notes = append(res.Notes, fmt.Sprintf("on the validation rows the model is right less often than always answering %q (%.1f%% against %.1f%%), for %.1f points more balanced accuracy: it trades some of the common class for the others",
 					maj.class, best.sel.Accuracy, maj.accuracy, gain))
 			} else {
-				// Train moves the decision toward the majority class
-				// (majorityOffsetNote) and keeps this only if it cannot.
-				res.belowMajority = fmt.Sprintf("on the validation rows the model is right less often than always answering %q (%.1f%% against %.1f%%), and only %.1f points ahead in balanced accuracy (no candidate did better): expect the majority class to be the better guess on later data like these rows",
-					maj.class, best.sel.Accuracy, maj.accuracy, gain)
+				res.Warnings = append(res.Warnings, fmt.Sprintf("on the validation rows the model is right less often than always answering %q (%.1f%% against %.1f%%), and only %.1f points ahead in balanced accuracy (no candidate did better): expect the majority class to be the better guess on later data like these rows",
+					maj.class, best.sel.Accuracy, maj.accuracy, gain))
 			}
 		}
 	}

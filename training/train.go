@@ -50,12 +50,6 @@ type Result struct {
 	heldKind foldKind        // what the folds are: later periods, other groups or a sample
 	majority majority        // always answering the most common class, on the validation folds
 	valSets  []*data.Dataset // the search's validation rows, for the novelty threshold
-
-	// belowMajority is the majority rule's warning when the chosen
-	// candidate is not admissible (no candidate was): Train moves its
-	// decision toward the majority class with offsets, or keeps the
-	// warning when it cannot.
-	belowMajority string
 }
 
 // Structure is the shape of a model's embedding besides σ: threshold bits
@@ -339,38 +333,17 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 		// Decision offsets ship in the calibration section, and move the
 		// held-out predictions it is fitted on (offsets.go).
 		var offsets []int32
-		if (c.Selection.Offsets || res.belowMajority != "") && res.held != nil {
-			maj := res.majority
-			if res.belowMajority != "" {
-				// No candidate reached the majority class's accuracy or
-				// its balanced accuracy + majorityGain: offsets chosen on
-				// the same rows could pass the second only by chance (a
-				// threshold picked among hundreds on a few rare rows), so
-				// they must reach the first.
-				maj.balanced = math.Inf(1)
-			}
-			if beta, before, after := fitOffsets(slices.Concat(res.held...), len(ds.Classes), c.Selection.Metric, maj); beta != nil {
+		if c.Selection.Offsets && res.held != nil {
+			if beta, before, after := fitOffsets(slices.Concat(res.held...), len(ds.Classes), c.Selection.Metric, res.majority); beta != nil {
 				if offsets = rawOffsets(beta, spec.Alpha); offsets != nil {
-					was := heldScores(res.held)
 					applyOffsets(res.held, beta)
-					if res.belowMajority != "" {
-						now := heldScores(res.held)
-						if maj.admissible(now) {
-							res.belowMajority = ""
-							res.Notes = append(res.Notes, majorityOffsetNote(offsets, res.majority, was, now))
-						}
-					} else {
-						res.Notes = append(res.Notes, offsetNote(offsets, before, after, c.Selection.Metric))
-					}
+					res.Notes = append(res.Notes, offsetNote(offsets, before, after, c.Selection.Metric))
 				}
 			}
 		}
 		if err := calibrateResult(res, c.UnknownTarget, c.Workers, offsets); err != nil {
 			return nil, fmt.Errorf("training: calibrating the model: %w", err)
 		}
-	}
-	if res.belowMajority != "" {
-		res.Warnings = append(res.Warnings, res.belowMajority)
 	}
 	res.held, res.valSets = nil, nil
 	if res.C > 0 {
