@@ -68,7 +68,7 @@ type Device struct {
 	// MaxTelemetryRuns), and every report at or below TelemetryFloor is
 	// taken as applied: a copy of a report (several replicas each
 	// receiving it, a redelivery however late) is never applied twice,
-	// while reports arriving out of order still are (fleet/telemetry.go).
+	// while reports arriving out of order still are (fleet/inventory/telemetry.go).
 	TelemetryRuns  []TelemetryRun `json:"telemetry_runs,omitempty"`
 	TelemetryFloor *TelemetryRun  `json:"telemetry_floor,omitempty"`
 	// TelemetryFirst is the process (TelemetryRun.Key) of the first

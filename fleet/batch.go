@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -54,7 +55,7 @@ type batch struct {
 // telemetry and alerts (Metrics).
 type batchEnv struct {
 	log           *slog.Logger
-	alerts        Alerts
+	alerts        inventory.Alerts
 	telemetry     *atomic.Uint64
 	driftAlerts   *atomic.Uint64
 	unknownAlerts *atomic.Uint64
@@ -111,7 +112,7 @@ func (b *batch) device(id string) (*Device, error) {
 	if d := b.devices[id]; d != nil || b.damaged[id] != "" {
 		return d, nil
 	}
-	d, err := getDevice(b.tx, id)
+	d, err := inventory.Get(b.tx, id)
 	if isDamaged(err) {
 		b.damaged[id] = "device"
 		return nil, nil
@@ -147,7 +148,7 @@ func (b *batch) rollout(id string) (*rollout.Rollout, error) {
 
 // applyState applies a device's state message to its record.
 func (b *batch) applyState(d *Device, m *wire.State) {
-	if d.applyState(m, b.now) == stateNewLife {
+	if d.ApplyState(m, b.now) == inventory.StateNewLife {
 		b.env.log.Warn("device started a new life: its database was reset or replaced (or two gateways share its ID)",
 			"device", d.ID, "instance", m.Instance, "session", m.Session)
 	}
@@ -157,18 +158,18 @@ func (b *batch) applyState(d *Device, m *wire.State) {
 // health history, to the alerts, and to the rollouts it speaks of (the
 // confidence gate, the shadow).
 func (b *batch) applyTelemetry(d *Device, m *wire.Telemetry) error {
-	if d.telemetrySeen(m) {
+	if d.TelemetrySeen(m) {
 		// A copy of a report already applied (another replica applied
 		// it, or the broker delivered it again): once only.
 		return nil
 	}
 	env := b.env
 	env.telemetry.Add(1)
-	newest := d.applyTelemetry(m, b.now)
+	newest := d.ApplyTelemetry(m, b.now)
 	if err := recordHealth(b.tx, d, m, b.now); err != nil {
 		return err
 	}
-	drift, unknown := env.alerts.evaluate(d, newest)
+	drift, unknown := env.alerts.Evaluate(d, newest)
 	if drift {
 		env.driftAlerts.Add(1)
 		b.alerts = append(b.alerts, d.ID)
@@ -220,7 +221,7 @@ func (b *batch) applyShadow(d *Device, sh *wire.ShadowReport) error {
 // reported to its rollout.
 func (b *batch) applyEvent(d *Device, ev *wire.Event) error {
 	b.acks[ev.Device] = append(b.acks[ev.Device], ev.ID)
-	if !d.applyEvent(ev, b.now) { // counted on the record; acknowledged, and nothing else
+	if !d.ApplyEvent(ev, b.now) { // counted on the record; acknowledged, and nothing else
 		b.env.log.Warn("job event about a command the fleet never sent it (a forged or altered command?): not taken as the device's job",
 			"device", d.ID, "rollout", Clip(ev.Rollout, 128), "seq", ev.Seq, "state", ev.State, "code", ev.Code, "foreign_jobs", d.ForeignJobs)
 		return nil

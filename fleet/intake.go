@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -275,7 +276,7 @@ func (s *Service) handleBatch(batch []message) {
 	if c, ok := s.db.(sharedUpdater); ok {
 		update = c.UpdateShared
 	}
-	env := batchEnv{log: s.log, alerts: Alerts{Drift: s.opt.DriftAlert, Unknown: s.opt.UnknownAlert},
+	env := batchEnv{log: s.log, alerts: inventory.Alerts{Drift: s.opt.DriftAlert, Unknown: s.opt.UnknownAlert},
 		telemetry: &s.metrics.telemetry, driftAlerts: &s.metrics.driftAlerts, unknownAlerts: &s.metrics.unknownAlerts}
 	b := newBatch(env, nil, now) // replaced by each run of the transaction
 	s.mu.Lock()

@@ -246,7 +246,9 @@ func TestDeposedLeaderFenced(t *testing.T) {
 		t.Fatal("a does not lead")
 	}
 	put := func(f *fixture, v string) error {
-		return f.svc.leaderUpdate(func(tx store.Tx) error { return tx.Put(store.FleetDevices, "fenced", &Device{api.Device{ID: v}}) })
+		return f.svc.leaderUpdate(func(tx store.Tx) error {
+			return tx.Put(store.FleetDevices, "fenced", &Device{Device: api.Device{ID: v}})
+		})
 	}
 	if err := put(a, "a"); err != nil {
 		t.Fatalf("the leader's write: %v", err)

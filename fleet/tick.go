@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -120,7 +121,7 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 		before = r.State
 		var seqErr error
 		sends = r.Step(now, func(device string) uint64 {
-			d, err := getDevice(tx, device)
+			d, err := inventory.Get(tx, device)
 			if err != nil {
 				seqErr = err
 				return 0
@@ -130,7 +131,7 @@ func (s *Service) stepRollout(id string, now time.Time) error {
 				return 0
 			}
 			d.LastSeq++
-			d.noteSent(id, d.LastSeq)
+			d.NoteSent(id, d.LastSeq)
 			if err := tx.Put(store.FleetDevices, device, d); err != nil {
 				seqErr = err
 			}

@@ -308,7 +308,7 @@ lease_ttl = "2s"
 // appliedLog gathers, from the device records the fleet's API returns,
 // which telemetry reports of each device's current agent process the
 // fleet has applied: a record keeps them as runs of sequence numbers
-// (fleet/telemetry.go). The union over the polls is every report applied.
+// (fleet/inventory/telemetry.go). The union over the polls is every report applied.
 type appliedLog struct {
 	mu   sync.Mutex
 	seqs map[string]map[uint64]bool

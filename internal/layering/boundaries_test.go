@@ -82,11 +82,15 @@ var within = map[string]map[string][]string{
 		// jobs, samples, metrics, operators, over store.Database. It knows
 		// neither its process shell nor the console (its tests use
 		// fleettest).
-		"fleet": {"fleet/fleettest", "fleet/rollout"},
+		"fleet": {"fleet/fleettest", "fleet/inventory", "fleet/rollout"},
 		// The rollout engine: a plain value the service persists and
 		// steps. It imports no other fleet package (and, by narrow, only
 		// api, wire and the standard library).
 		"fleet/rollout": {},
+		// The device record and what applies a device's messages to it,
+		// with the two alerts it raises: it imports no other fleet
+		// package (and, by narrow, only api, wire and store).
+		"fleet/inventory": {},
 		// The web console reads the service, and the rollouts it returns
 		// by the engine's own names; the server mounts it, so it never
 		// reaches the server.
@@ -108,6 +112,10 @@ var narrow = map[string][]string{
 	// The rollout engine decides from the rollout's own fields and the
 	// time given: no store, no clock, no broker, no HTTP.
 	"fleet/rollout": {"api", "wire"},
+	// The device record applies what a device sends (wire) to its API
+	// shape (api), read in a store transaction (store): no clock, no
+	// broker, no HTTP, nothing of the service.
+	"fleet/inventory": {"api", "store", "wire"},
 }
 
 // reachableFrom maps a third-party import path prefix to the only project

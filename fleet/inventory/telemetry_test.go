@@ -1,4 +1,4 @@
-package fleet
+package inventory
 
 import (
 	"testing"
@@ -13,10 +13,10 @@ var testNow = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 // offer applies m to d as the intake does and reports whether it was
 // applied (false: refused as a copy).
 func offer(d *Device, m *wire.Telemetry) bool {
-	if d.telemetrySeen(m) {
+	if d.TelemetrySeen(m) {
 		return false
 	}
-	d.applyTelemetry(m, testNow)
+	d.ApplyTelemetry(m, testNow)
 	return true
 }
 

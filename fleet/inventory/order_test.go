@@ -1,4 +1,4 @@
-package fleet
+package inventory
 
 import (
 	"fmt"
@@ -124,11 +124,11 @@ func TestDeviceRecordIgnoresOrder(t *testing.T) {
 		for _, m := range deliver {
 			switch {
 			case m.state != nil:
-				d.applyState(m.state, testNow)
+				d.ApplyState(m.state, testNow)
 			case m.event != nil:
-				d.applyEvent(m.event, testNow)
-			case !d.telemetrySeen(m.telemetry):
-				d.applyTelemetry(m.telemetry, testNow)
+				d.ApplyEvent(m.event, testNow)
+			case !d.TelemetrySeen(m.telemetry):
+				d.ApplyTelemetry(m.telemetry, testNow)
 			}
 		}
 		if !sameRef(d.Model, s.model) || !sameRef(d.Previous, s.previous) || !maps.Equal(d.Labels, s.labels) || !d.Online || d.Session != s.session {

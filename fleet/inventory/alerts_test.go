@@ -1,4 +1,4 @@
-package fleet
+package inventory
 
 import (
 	"testing"
@@ -42,7 +42,7 @@ func TestAlertsEvaluate(t *testing.T) {
 	} {
 		d := &Device{}
 		d.Drift, d.Confidence, d.Drifting, d.Uncertain = c.drift, c.confidence, c.wasDrifting, c.wasUncert
-		raisedD, raisedU := c.alerts.evaluate(d, c.newest)
+		raisedD, raisedU := c.alerts.Evaluate(d, c.newest)
 		if d.Drifting != c.drifting || d.Uncertain != c.uncertain || raisedD != c.raisedD || raisedU != c.raisedU {
 			t.Errorf("%s: drifting %v uncertain %v, raised %v %v; want %v %v, raised %v %v", c.name,
 				d.Drifting, d.Uncertain, raisedD, raisedU, c.drifting, c.uncertain, c.raisedD, c.raisedU)

@@ -1,4 +1,4 @@
-package fleet
+package inventory
 
 import (
 	"math"
@@ -67,9 +67,9 @@ func (d *Device) upgradeTelemetry() {
 	d.TelemetryWindow, d.TelemetryFrom = 0, 0
 }
 
-// telemetrySeen reports whether m is a copy of a report already applied
+// TelemetrySeen reports whether m is a copy of a report already applied
 // (or one at or below the floor).
-func (d *Device) telemetrySeen(m *wire.Telemetry) bool {
+func (d *Device) TelemetrySeen(m *wire.Telemetry) bool {
 	d.upgradeTelemetry()
 	p, r := posOf(m), runOf(m)
 	if f := d.TelemetryFloor; f != nil && !(telemetryPos{f.Key(), f.To}).less(p) {
@@ -95,7 +95,7 @@ func (d *Device) newestTelemetry() (telemetryPos, bool) {
 	return telemetryPos{}, false
 }
 
-// markTelemetry records m as applied (telemetrySeen said it is not) and
+// markTelemetry records m as applied (TelemetrySeen said it is not) and
 // reports whether it is the newest report applied so far: only the newest
 // sets the record's latest-interval fields.
 func (d *Device) markTelemetry(m *wire.Telemetry) (newest bool) {

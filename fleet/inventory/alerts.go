@@ -1,10 +1,10 @@
-package fleet
+package inventory
 
 // Alerts are the two thresholds at which a device's record raises an
 // alert (fleet.toml [alerts]), and the one place that decides both: the
 // drift alert (Device.Drifting) and the unknown alert (Device.Uncertain).
 // The intake evaluates them after each telemetry report it applies
-// (batch.applyTelemetry); the console and the metrics only read the
+// (fleet's batch.applyTelemetry); the console and the metrics only read the
 // flags, so a threshold means the same everywhere.
 //
 // Invariants:
@@ -20,10 +20,10 @@ type Alerts struct {
 	Unknown float64 // share of an interval's windows reported unknown at or above which it is uncertain
 }
 
-// evaluate sets d's alert flags after a telemetry report was applied to
+// Evaluate sets d's alert flags after a telemetry report was applied to
 // it (newest: the report was the newest applied so far) and reports which
 // alerts the report raised.
-func (a Alerts) evaluate(d *Device, newest bool) (drift, unknown bool) {
+func (a Alerts) Evaluate(d *Device, newest bool) (drift, unknown bool) {
 	wasDrifting, wasUncertain := d.Drifting, d.Uncertain
 	if newest {
 		d.Drifting = a.Drift > 0 && d.Drift != nil && d.Drift.Score >= a.Drift
