@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -53,8 +54,11 @@ type NATSFeed struct {
 	timeout time.Duration
 	log     *slog.Logger
 
-	nc       *nats.Conn
-	consumes []jetstream.ConsumeContext
+	nc *nats.Conn
+
+	mu       sync.Mutex
+	closed   bool
+	consumes []jetstream.ConsumeContext // one per kind of natsKinds; nil until its Consume returns
 }
 
 // natsStream is the stream in which nats-server's MQTT keeps QoS 1
@@ -137,10 +141,13 @@ func (f *NATSFeed) Start(deliver func(topic string, payload []byte, ack func()))
 		f.Close()
 		return err
 	}
-	for _, k := range natsKinds {
+	f.mu.Lock()
+	f.consumes = make([]jetstream.ConsumeContext, len(natsKinds))
+	f.mu.Unlock()
+	for i, k := range natsKinds {
 		name := NATSConsumerName(f.fleet, k)
 		filter := natsSubjectPrefix + mqttToSubject(topics.AllDevices(k))
-		c, err := js.CreateOrUpdateConsumer(ctx, natsStream, jetstream.ConsumerConfig{
+		c, err := f.consumer(ctx, js, jetstream.ConsumerConfig{
 			Durable: name, FilterSubject: filter, AckPolicy: jetstream.AckExplicitPolicy,
 			AckWait: f.ackWait, MaxAckPending: natsMaxAckPending, MaxDeliver: -1,
 		})
@@ -152,20 +159,10 @@ func (f *NATSFeed) Start(deliver func(topic string, payload []byte, ack func()))
 			return fmt.Errorf("mqtt.nats: creating the shared consumer %s (filter %s) on stream %s: %w (the fleet's NATS user needs the permissions in docs/FLEET.md \"NATS\")",
 				name, filter, natsStream, err)
 		}
-		cc, err := c.Consume(func(msg jetstream.Msg) {
-			deliver(subjectToMQTT(strings.TrimPrefix(msg.Subject(), natsSubjectPrefix)), msg.Data(), func() {
-				if err := msg.Ack(); err != nil {
-					f.log.Debug("NATS ack not sent; the message will come again", "err", err)
-				}
-			})
-		}, jetstream.PullMaxMessages(natsPull), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			f.log.Warn("NATS consumer", "consumer", name, "err", err)
-		}))
-		if err != nil {
+		if err := f.consume(i, c, name, deliver); err != nil {
 			f.Close()
 			return fmt.Errorf("mqtt.nats: consuming %s: %w", name, err)
 		}
-		f.consumes = append(f.consumes, cc)
 	}
 	resp := mqttToSubject(topics.AllDevices(wire.KindResponses))
 	if _, err := nc.Subscribe(resp, func(m *nats.Msg) { deliver(subjectToMQTT(m.Subject), m.Data, nil) }); err != nil {
@@ -182,9 +179,123 @@ func (f *NATSFeed) Start(deliver func(topic string, payload []byte, ack func()))
 		f.Close()
 		return fmt.Errorf("mqtt.nats: subscribing to %s: %w (the fleet's NATS user must be allowed to subscribe to it)", resp, err)
 	}
-	f.log.Info("taking device messages from NATS", "server", nc.ConnectedUrlRedacted(), "consumers", len(f.consumes), "ack_wait", f.ackWait.String())
+	f.log.Info("taking device messages from NATS", "server", nc.ConnectedUrlRedacted(), "consumers", len(natsKinds), "ack_wait", f.ackWait.String())
 	return nil
 }
+
+// consume starts taking the messages of consumer c (natsKinds[i]) in pull
+// requests. A pull request that reaches no leader is answered "no
+// responders" and, in nats.go's Consume, then nothing is asked again
+// until two heartbeats are missed (30 s with its defaults): the replica
+// would take no message of that kind meanwhile. That happens to the
+// first replica at every start of a fleet on a new cluster (its first pull
+// leaves the moment the consumer's leader is elected, before the leader's
+// subscription is known on the replica's node: TestNATSFeedSharesDeviceMessages
+// on a loaded machine, 3 of 20 runs, a replica took no report) and when
+// a consumer's leader moves. So on "no responders" consume starts again,
+// a moment later.
+func (f *NATSFeed) consume(i int, c jetstream.Consumer, name string, deliver func(topic string, payload []byte, ack func())) error {
+	cc, err := c.Consume(func(msg jetstream.Msg) {
+		deliver(subjectToMQTT(strings.TrimPrefix(msg.Subject(), natsSubjectPrefix)), msg.Data(), func() {
+			if err := msg.Ack(); err != nil {
+				f.log.Debug("NATS ack not sent; the message will come again", "err", err)
+			}
+		})
+	}, jetstream.PullMaxMessages(natsPull), jetstream.ConsumeErrHandler(func(cc jetstream.ConsumeContext, err error) {
+		if errors.Is(err, nats.ErrNoResponders) {
+			f.log.Debug("NATS consumer: its leader did not take the pull request (being elected or moved); pulling again", "consumer", name)
+			go f.reconsume(i, cc, c, name, deliver)
+			return
+		}
+		f.log.Warn("NATS consumer", "consumer", name, "err", err)
+	}))
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		cc.Stop()
+		return nil
+	}
+	f.consumes[i] = cc
+	return nil
+}
+
+// reconsume replaces consumption cc of natsKinds[i] by a new one, unless
+// the feed is closed or cc was already replaced.
+func (f *NATSFeed) reconsume(i int, cc jetstream.ConsumeContext, c jetstream.Consumer, name string, deliver func(topic string, payload []byte, ack func())) {
+	for {
+		time.Sleep(natsRepull)
+		f.mu.Lock()
+		cur, closed := f.consumes[i], f.closed
+		if closed || cur != nil && cur != cc {
+			f.mu.Unlock()
+			return
+		}
+		if cur == cc {
+			f.consumes[i] = nil
+			f.mu.Unlock()
+			break
+		}
+		f.mu.Unlock() // nil: Consume has not returned cc yet, or another reconsume is replacing it
+	}
+	cc.Stop()
+	for {
+		err := f.consume(i, c, name, deliver)
+		if err == nil {
+			return
+		}
+		f.log.Warn("NATS consumer: pulling again failed; trying again", "consumer", name, "err", err)
+		time.Sleep(natsRepull)
+		f.mu.Lock()
+		closed := f.closed
+		f.mu.Unlock()
+		if closed {
+			return
+		}
+	}
+}
+
+// natsRepull is the pause before consuming again.
+const natsRepull = 250 * time.Millisecond
+
+// consumer creates the shared consumer cfg, or updates it to cfg (the
+// same request, answered with the consumer either way), asking again
+// while JetStream does not answer, until ctx ends. A clustered JetStream
+// sometimes never answers a consumer create or update although it applies
+// it (nats-server issue 8350; here: a second replica's update of a
+// consumer the first had just made, and a first create, went unanswered
+// for 30 s on a loaded machine while the consumers' leaders were elected
+// at once); the request is idempotent, so asking again is safe, and it is
+// answered. An answer that is an error (no such stream, a permission) is
+// final, except JetStream's own "temporarily unavailable" (503).
+func (f *NATSFeed) consumer(ctx context.Context, js jetstream.JetStream, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	wait := min(f.timeout, natsAPIWait)
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, wait)
+		c, err := js.CreateOrUpdateConsumer(actx, natsStream, cfg)
+		cancel()
+		var apiErr *jetstream.APIError
+		retry := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
+			errors.As(err, &apiErr) && apiErr.Code == 503
+		if err == nil || !retry || ctx.Err() != nil {
+			if retry {
+				err = fmt.Errorf("no answer in %d attempts: %w", attempt, err)
+			}
+			return c, err
+		}
+		f.log.Warn("NATS: JetStream did not answer the consumer request; asking again", "consumer", cfg.Durable, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(time.Duration(attempt)*200*time.Millisecond, 2*time.Second)):
+		}
+	}
+}
+
+// natsAPIWait bounds the wait for one answer of JetStream's API (nats.go's
+// own default); mqtt.timeout when shorter.
+const natsAPIWait = 5 * time.Second
 
 // natsPull is how many messages a replica asks each consumer for at once;
 // natsMaxAckPending bounds those delivered and not yet acknowledged, over
@@ -201,10 +312,14 @@ func (f *NATSFeed) Connected() bool { return f.nc != nil && f.nc.IsConnected() }
 // delivered and not yet acknowledged come again, to another replica,
 // after the ack wait.
 func (f *NATSFeed) Close() {
+	f.mu.Lock()
+	f.closed = true
 	for _, cc := range f.consumes {
-		cc.Stop()
+		if cc != nil {
+			cc.Stop()
+		}
 	}
-	f.consumes = nil
+	f.mu.Unlock()
 	if f.nc != nil {
 		f.nc.Close()
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
@@ -50,7 +52,15 @@ func startNATSReplica(t *testing.T, db store.Database, name, url string) *natsRe
 	r := &natsReplica{f: newFixtureOn(t, db, func(o *fleet.Options) { o.Replica = name }), got: map[uint64]int{},
 		payload: map[string]int{}, acked: map[string]int{}}
 	m := &MQTTConfig{NATS: []string{url}, Timeout: Duration{Duration: 10 * time.Second}, NATSAckWait: Duration{Duration: time.Second}}
-	feed, err := NewNATSFeed(m, "f", name, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	logs := &logBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs.mu.Lock()
+			t.Logf("replica %s's feed log:\n%s", name, logs.buf.String())
+			logs.mu.Unlock()
+		}
+	})
+	feed, err := NewNATSFeed(m, "f", name, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +129,28 @@ func (r *natsReplica) deliveries(seq uint64) int {
 // the other after the ack wait, and nothing is lost.
 func TestNATSFeedSharesDeviceMessages(t *testing.T) {
 	c := natstest.Start(t, 3)
+	t.Cleanup(func() { // what the cluster says of the consumer, if the test failed
+		if !t.Failed() {
+			return
+		}
+		nc, err := nats.Connect(c.Node(0).NATSURL())
+		if err != nil {
+			t.Logf("consumer info: %v", err)
+			return
+		}
+		defer nc.Close()
+		js, _ := jetstream.New(nc)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cons, err := js.Consumer(ctx, natsStream, NATSConsumerName("f", wire.KindTelemetry))
+		if err != nil {
+			t.Logf("consumer info: %v", err)
+			return
+		}
+		ci := cons.CachedInfo()
+		t.Logf("consumer %s: leader %v, waiting pulls %d, ack pending %d, redelivered %d, delivered %+v, ack floor %+v, pending %d",
+			ci.Name, ci.Cluster, ci.NumWaiting, ci.NumAckPending, ci.NumRedelivered, ci.Delivered, ci.AckFloor, ci.NumPending)
+	})
 	db := openPostgres(t)
 	// nats-server creates its MQTT streams at the first MQTT connection:
 	// the device's comes first (trit-fleet's own MQTT connection does in
@@ -130,6 +162,13 @@ func TestNATSFeedSharesDeviceMessages(t *testing.T) {
 	defer dev.Disconnect(100)
 	a := startNATSReplica(t, db, "a", c.Node(0).NATSURL())
 	b := startNATSReplica(t, db, "b", c.Node(1).NATSURL())
+	// Both replicas share the reports only once each has a pull request
+	// waiting at the consumer's leader: a report published before the
+	// second's arrives goes to the first. (A pull that reached no leader
+	// yet, as the first replica's does when it leaves the moment the
+	// consumer's leader is elected, is made again: NATSFeed.consume. Without
+	// that, this waits 30 s and fails.)
+	waitPulls(t, c.Node(2).NATSURL(), NATSConsumerName("f", wire.KindTelemetry), 2)
 	topics, _ := wire.NewTopics("f")
 	publish := func(from, to uint64) {
 		t.Helper()
@@ -213,6 +252,38 @@ func TestNATSFeedSharesDeviceMessages(t *testing.T) {
 	t.Logf("the hanging replica held %d reports; b took them after the ack wait", len(held))
 	if d := deviceRecord(t, a.f, "gw-1"); d.TelemetrySeq != 2*n || len(d.TelemetryRuns) != 1 || d.TelemetryRuns[0] != (api.TelemetryRun{Session: 1, From: 1, To: 2 * n}) || d.TelemetryMissing != 0 {
 		t.Errorf("record: newest report %d, runs %v, %d missing; want %d, one run 1–%d, none", d.TelemetrySeq, d.TelemetryRuns, d.TelemetryMissing, 2*n, 2*n)
+	}
+}
+
+// waitPulls waits, at most 20 s, until the shared consumer name has at
+// least n pull requests waiting (as many replicas, when no message is
+// pending).
+func waitPulls(t *testing.T, url, name string, n int) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cons, err := js.Consumer(ctx, natsStream, name)
+		cancel()
+		waiting := 0
+		if err == nil {
+			if waiting = cons.CachedInfo().NumWaiting; waiting >= n {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pull requests waiting at %s within 20 s, want %d (%v)", waiting, name, n, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
