@@ -49,7 +49,7 @@ type Device struct {
 	Uncertain bool `json:"uncertain,omitempty"`
 	// HealthHour and HealthDay are the UTC hour and day (Unix seconds of
 	// their start) of the latest health history documents written for
-	// the device (fleet/health.go prunes from them).
+	// the device (fleet/inventory/health.go prunes from them).
 	HealthHour int64 `json:"health_hour,omitempty"`
 	HealthDay  int64 `json:"health_day,omitempty"`
 	// StateClock is the device clock (wire.Clock) of the newest state

@@ -166,7 +166,7 @@ func (b *batch) applyTelemetry(d *Device, m *wire.Telemetry) error {
 	env := b.env
 	env.telemetry.Add(1)
 	newest := d.ApplyTelemetry(m, b.now)
-	if err := recordHealth(b.tx, d, m, b.now); err != nil {
+	if err := inventory.RecordHealth(b.tx, d, m, b.now); err != nil {
 		return err
 	}
 	drift, unknown := env.alerts.Evaluate(d, newest)
@@ -304,13 +304,11 @@ func prefetchBatch(tx store.Tx, msgs []*decoded, limited map[string]api.Limited,
 		return nil
 	}
 	var ids, health []string
-	now = now.UTC()
-	hour := hourName(now.Truncate(time.Hour))
-	day := dayName(time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC))
 	for _, m := range msgs {
 		ids = append(ids, m.device)
 		if m.telemetry != nil {
-			health = append(health, store.HealthHourKey(m.device, hour), store.HealthDayKey(m.device, day))
+			hour, day := inventory.HealthKeys(m.device, now)
+			health = append(health, hour, day)
 		}
 	}
 	for id := range limited {

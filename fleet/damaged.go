@@ -1,12 +1,11 @@
 package fleet
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -22,47 +21,25 @@ import (
 // the device reappears as new once its record is forgotten (its command
 // counter restored from the highest sequence it reports).
 
-// ErrDamaged marks a record that exists but does not decode.
-var ErrDamaged = errors.New("fleet: record damaged")
+// ErrDamaged marks a record that exists but does not decode
+// (fault.ErrDamaged, the same value).
+var ErrDamaged = fault.ErrDamaged
 
 // isDamaged reports whether err from decoding a stored document means the
-// document is damaged (its bytes are not the JSON of its type), not that
-// the store failed.
-func isDamaged(err error) bool {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	return errors.Is(err, store.ErrCorrupt) || errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, ErrDamaged)
-}
+// document is damaged, not that the store failed (fault.IsDamaged).
+func isDamaged(err error) bool { return fault.IsDamaged(err) }
 
 // damagedErr wraps a decode error of coll's document key as ErrDamaged,
-// naming the record and what deletes it.
+// naming the record and what deletes it (fault.Damaged).
 func damagedErr(coll store.Collection, key string, err error) error {
-	return fmt.Errorf("%w: %s record %s does not decode (%s)%s", ErrDamaged, coll, Clip(key, 128), Clip(err.Error(), MaxLogField), remedy(coll, key))
-}
-
-// remedy says how an operator deletes a damaged record of coll.
-func remedy(coll store.Collection, key string) string {
-	switch coll {
-	case store.FleetDevices:
-		return "; delete it with tritctl devices forget " + Clip(key, 128)
-	}
-	return "; restore a backup (docs/FLEET.md \"Backup and restore\")"
+	return fault.Damaged(coll, key, err)
 }
 
 // decodeAll decodes every document of coll into a fresh T, calls keep
-// with each that decodes, and returns the ones that do not.
+// with each that decodes, and returns the ones that do not
+// (fault.DecodeAll).
 func decodeAll[T any](forEach func(store.Collection, func(string, []byte) error) error, coll store.Collection, keep func(key string, v *T)) ([]api.Damaged, error) {
-	var bad []api.Damaged
-	err := forEach(coll, func(key string, raw []byte) error {
-		v := new(T)
-		if err := json.Unmarshal(raw, v); err != nil {
-			bad = append(bad, api.Damaged{Collection: coll.String(), Key: key, Error: Clip(err.Error(), MaxLogField)})
-			return nil
-		}
-		keep(key, v)
-		return nil
-	})
-	return bad, err
+	return fault.DecodeAll(forEach, coll, keep)
 }
 
 // DamagedAlert is the console's sentence about damaged records, "" for

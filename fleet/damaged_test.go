@@ -8,6 +8,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -46,15 +47,15 @@ func TestDamagedDeviceRecordBreaksNothingElse(t *testing.T) {
 	if len(ds) != 2 || len(bad) != 1 || bad[0].Key != "gw-2" || bad[0].Collection != store.FleetDevices.String() || bad[0].Error == "" {
 		t.Fatalf("inventory %d devices, damaged %+v; want gw-1, gw-3 and gw-2 damaged", len(ds), bad)
 	}
-	list, err := DeviceList(f.db)
+	list, err := inventory.DeviceList(f.db)
 	if err != nil || len(list) != 3 || list[2].ID != "gw-2" || list[2].Damaged == "" {
 		t.Fatalf("device list %+v, %v; want gw-2 listed as damaged", list, err)
 	}
 	if _, err := DeviceByID(f.db, "gw-2"); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "tritctl devices forget gw-2") {
 		t.Errorf("DeviceByID(gw-2): %v; want ErrDamaged saying how to delete it", err)
 	}
-	if _, err := ResetDevice(f.db, "gw-2"); !errors.Is(err, ErrDamaged) {
-		t.Errorf("ResetDevice(gw-2): %v; want ErrDamaged", err)
+	if _, err := inventory.ResetDevice(f.db, "gw-2"); !errors.Is(err, ErrDamaged) {
+		t.Errorf("inventory.ResetDevice(gw-2): %v; want ErrDamaged", err)
 	}
 
 	r, err := f.svc.CreateRollout(api.RolloutRequest{ID: "lab", Bundle: hash, Selector: map[string]string{"site": "lab"}})

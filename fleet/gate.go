@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 )
@@ -49,14 +50,14 @@ func gateBaseline(tx store.Tx, id string, now time.Time) (*api.VerifyReport, err
 	from := now.Add(-time.Hour).Unix()
 	v := &api.VerifyReport{}
 	for _, h := range []time.Time{now.Truncate(time.Hour).Add(-time.Hour), now.Truncate(time.Hour)} {
-		var doc healthDoc
-		if _, err := tx.Get(store.FleetHealth, store.HealthHourKey(id, hourName(h)), &doc); err != nil {
+		points, err := inventory.HourPoints(tx, id, h)
+		if err != nil {
 			if isDamaged(err) {
 				continue // no baseline from a damaged document: the active model counts as reporting nothing
 			}
 			return nil, err
 		}
-		for _, p := range doc.Points {
+		for _, p := range points {
 			if p.Time >= from {
 				v.BaseWindows += p.Windows
 				v.BaseUnknown += p.Unknown

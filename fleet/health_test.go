@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -127,7 +128,7 @@ func TestGroupHealth(t *testing.T) {
 		}
 		f.telemetry(t, tm)
 	}
-	g, err := GroupHealthHistory(f.db, map[string]string{"site": "north"}, f.clk.t)
+	g, err := inventory.GroupHealthHistory(f.db, map[string]string{"site": "north"}, f.clk.t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,20 +151,20 @@ func TestGroupHealth(t *testing.T) {
 		t.Errorf("the three devices' minute %+v, want 1800 predictions, agreement (0.9+0.1)/2", m)
 	}
 	ids := []string{"gw-1", "gw-2", "gw-3"}
-	if recent, err := RecentHealth(f.db, ids, f.clk.t, true); err != nil || !reflect.DeepEqual(recent, all.Minutes) {
+	if recent, err := inventory.RecentHealth(f.db, ids, f.clk.t, true); err != nil || !reflect.DeepEqual(recent, all.Minutes) {
 		t.Errorf("the last 24 hours by minute %+v (%v), want %+v", recent, err, all.Minutes)
 	}
-	if recent, err := RecentHealth(f.db, ids, f.clk.t, false); err != nil || !reflect.DeepEqual(recent, all.Hours) {
+	if recent, err := inventory.RecentHealth(f.db, ids, f.clk.t, false); err != nil || !reflect.DeepEqual(recent, all.Hours) {
 		t.Errorf("the last 24 hours by hour %+v (%v), want %+v", recent, err, all.Hours)
 	}
 	// A day later the minute and the hour have left the last 24 hours.
-	if recent, err := RecentHealth(f.db, ids, f.clk.t.Add(25*time.Hour), false); err != nil || len(recent) != 0 {
+	if recent, err := inventory.RecentHealth(f.db, ids, f.clk.t.Add(25*time.Hour), false); err != nil || len(recent) != 0 {
 		t.Errorf("25 hours later, by hour: %+v (%v), want nothing", recent, err)
 	}
-	if _, err := RecentHealth(f.db, make([]string, api.MaxGroupHealthDevices+1), f.clk.t, false); !errors.Is(err, ErrBadRequest) {
+	if _, err := inventory.RecentHealth(f.db, make([]string, api.MaxGroupHealthDevices+1), f.clk.t, false); !errors.Is(err, ErrBadRequest) {
 		t.Errorf("%d devices: %v, want a bad request", api.MaxGroupHealthDevices+1, err)
 	}
-	if _, err := GroupHealthHistory(f.db, nil, f.clk.t); err == nil {
+	if _, err := inventory.GroupHealthHistory(f.db, nil, f.clk.t); err == nil {
 		t.Error("no selector: accepted")
 	}
 }

@@ -1,141 +1,44 @@
 package fleet
 
 import (
-	"fmt"
-	"sort"
+	"time"
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
-	"github.com/trit-iot/trit/wire"
 )
 
-// The inventory's reads and an operator's writes to it, over the store.
-// The record itself, and how each message a device sends applies to it,
-// is package fleet/inventory's.
+// The inventory — the device records, what applies a device's messages
+// to them, their health history, an operator's forget and reset — is
+// package fleet/inventory's; the server and the console call it directly.
+// These are the service's names for it, for its own callers and tests.
 
-// Device is the inventory's device record (inventory.Device), by the name
-// the service's callers use.
+// Device is the inventory's device record (inventory.Device).
 type Device = inventory.Device
 
-// Devices returns every device record that decodes, sorted by ID
-// (Inventory also names those that do not).
-func Devices(db store.Database) ([]Device, error) {
-	out, _, err := Inventory(db)
-	return out, err
-}
+// Devices is inventory.Devices.
+func Devices(db store.Database) ([]Device, error) { return inventory.Devices(db) }
 
-// Inventory returns every device record that decodes, sorted by ID, and
-// the records that do not (damaged.go), in key order.
-func Inventory(db store.Database) ([]Device, []api.Damaged, error) {
-	var out []Device
-	bad, err := decodeAll(db.ForEach, store.FleetDevices, func(_ string, d *Device) { out = append(out, *d) })
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, bad, err
-}
+// Inventory is inventory.All.
+func Inventory(db store.Database) ([]Device, []api.Damaged, error) { return inventory.All(db) }
 
-// DeviceList is GET /v1/devices: the records that decode, then an entry
-// per damaged record with its key as ID and Damaged set.
-func DeviceList(db store.Database) ([]Device, error) {
-	out, bad, err := Inventory(db)
-	for _, b := range bad {
-		out = append(out, Device{Device: api.Device{ID: b.Key, Damaged: b.Error}})
-	}
-	return out, err
-}
+// DeviceByID is inventory.DeviceByID.
+func DeviceByID(db store.Database, id string) (*Device, error) { return inventory.DeviceByID(db, id) }
 
-// DeviceByID returns one device record; a damaged one is ErrDamaged.
-func DeviceByID(db store.Database, id string) (*Device, error) {
-	if err := wire.CheckID(id); err != nil {
-		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
-	}
-	var d Device
-	ok, err := db.Get(store.FleetDevices, id, &d)
-	if isDamaged(err) {
-		return nil, damagedErr(store.FleetDevices, id, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w: device %s", ErrNotFound, id)
-	}
-	return &d, nil
-}
-
-// Select returns the IDs of the devices matching selector, sorted.
+// Select is inventory.Select.
 func Select(db store.Database, selector map[string]string) ([]string, error) {
-	all, err := Devices(db)
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for i := range all {
-		if all[i].Matches(selector) {
-			ids = append(ids, all[i].ID)
-		}
-	}
-	return ids, nil
+	return inventory.Select(db, selector)
 }
 
-// ForgetDevice deletes a device's record: for a gateway taken out of
-// service, or a record that holds data a device never sent (a forged
-// state), with its health history. If the device says anything again it
-// reappears as new, its command counter restored from the highest
-// sequence its state reports.
-func ForgetDevice(db store.Database, id string) error {
-	if err := wire.CheckID(id); err != nil {
-		return fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
-	}
-	err := db.Update(func(tx store.Tx) error {
-		var d Device
-		ok, err := tx.Get(store.FleetDevices, id, &d)
-		switch {
-		case isDamaged(err): // its health keys are unknown: look for them
-			if err := forgetHealthOf(tx, id); err != nil {
-				return err
-			}
-		case err != nil:
-			return err
-		case !ok:
-			return fmt.Errorf("%w: device %s", ErrNotFound, id)
-		default:
-			if err := forgetHealth(tx, &d); err != nil {
-				return err
-			}
-		}
-		return tx.Delete(store.FleetDevices, id)
-	})
-	return err
+// ForgetDevice is inventory.ForgetDevice.
+func ForgetDevice(db store.Database, id string) error { return inventory.ForgetDevice(db, id) }
+
+// DeviceHealthHistory is inventory.DeviceHealthHistory.
+func DeviceHealthHistory(db store.Database, id string, now time.Time) (*api.DeviceHealth, error) {
+	return inventory.DeviceHealthHistory(db, id, now)
 }
 
-// ResetDevice makes a device's record accept the next state the device
-// publishes, whatever its session and instance: for a record pinned by a
-// state no real connection will supersede (a forged session number). The
-// record shows the device offline until then; its labels, models, job and
-// command counter are kept.
-func ResetDevice(db store.Database, id string) (*Device, error) {
-	if err := wire.CheckID(id); err != nil {
-		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
-	}
-	var d Device
-	err := db.Update(func(tx store.Tx) error {
-		ok, err := tx.Get(store.FleetDevices, id, &d)
-		if isDamaged(err) {
-			return damagedErr(store.FleetDevices, id, err)
-		}
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("%w: device %s", ErrNotFound, id)
-		}
-		d.Session, d.Instance, d.Online = 0, "", false
-		d.StateClock, d.ModelClock = 0, 0 // a forged clock pins nothing either
-		return tx.Put(store.FleetDevices, id, &d)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &d, nil
+// SumHealthHistory is inventory.SumHealthHistory.
+func SumHealthHistory(db store.Database, ids []string, now time.Time) (*api.GroupHealth, error) {
+	return inventory.SumHealthHistory(db, ids, now)
 }

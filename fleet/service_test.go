@@ -13,6 +13,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -415,7 +416,7 @@ func TestInventoryPoisonedSessionResetAndForget(t *testing.T) {
 	if d, _ := DeviceByID(f.db, "gw-1"); d.Model == nil || d.Model.ID != "evil" {
 		t.Fatalf("expected the record pinned by the forged state: %+v", d)
 	}
-	d, err := ResetDevice(f.db, "gw-1")
+	d, err := inventory.ResetDevice(f.db, "gw-1")
 	if err != nil || d.Online || d.Session != 0 {
 		t.Fatalf("reset: %v %+v", err, d)
 	}

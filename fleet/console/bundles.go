@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/inference/bundle"
 )
 
@@ -184,7 +184,7 @@ func (c *Console) bundlesPage(w http.ResponseWriter, r *http.Request, s sessionV
 		c.fail(w, r, err)
 		return
 	}
-	devices, err := fleet.Devices(c.db)
+	devices, err := inventory.Devices(c.db)
 	if err != nil {
 		c.fail(w, r, err)
 		return

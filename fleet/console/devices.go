@@ -12,7 +12,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
-	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -62,14 +62,14 @@ func parseSelector(s string) (map[string]string, error) {
 }
 
 // health is a device's health as the console shows it.
-func health(d *fleet.Device) string {
+func health(d *inventory.Device) string {
 	if d.Health == "" {
 		return "unknown"
 	}
 	return d.Health
 }
 
-func (f deviceFilter) match(d *fleet.Device, sel map[string]string) bool {
+func (f deviceFilter) match(d *inventory.Device, sel map[string]string) bool {
 	switch {
 	case !d.Matches(sel):
 	case f.Status == "online" && !d.Online, f.Status == "offline" && d.Online:
@@ -108,7 +108,7 @@ type deviceRow struct {
 	Uncertain  bool
 }
 
-func newDeviceRow(d *fleet.Device) deviceRow {
+func newDeviceRow(d *inventory.Device) deviceRow {
 	row := deviceRow{ID: d.ID, Online: d.Online, LastSeen: d.LastSeen, Health: health(d), Labels: sortedLabels(d.Labels),
 		Model: d.Model, Last: d.Last, Predicted: d.Predictions, Uncertain: d.Uncertain}
 	row.Unknown, row.HasUnknown = d.UnknownRate()
@@ -148,7 +148,7 @@ type devicesData struct {
 // devicesPage lists the inventory, filtered and paginated, with the class
 // distribution of the devices that match.
 func (c *Console) devicesPage(w http.ResponseWriter, r *http.Request, s sessionView) {
-	all, err := fleet.Devices(c.db)
+	all, err := inventory.Devices(c.db)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -166,7 +166,7 @@ func joinQuery(a, b string) string {
 	return a + "&" + b
 }
 
-func (c *Console) devicesData(all []fleet.Device, f deviceFilter) *devicesData {
+func (c *Console) devicesData(all []inventory.Device, f deviceFilter) *devicesData {
 	data := &devicesData{Filter: f, Total: len(all)}
 	models := map[string]bool{}
 	for i := range all {
@@ -184,7 +184,7 @@ func (c *Console) devicesData(all []fleet.Device, f deviceFilter) *devicesData {
 		return data
 	}
 	counts := map[string]uint64{}
-	var matched []*fleet.Device
+	var matched []*inventory.Device
 	for i := range all {
 		d := &all[i]
 		if f.match(d, sel) {
@@ -231,7 +231,7 @@ type jobRow struct {
 }
 
 type deviceData struct {
-	D       *fleet.Device
+	D       *inventory.Device
 	Row     deviceRow
 	Labels  []kv
 	Jobs    []jobRow
@@ -252,7 +252,7 @@ type unknownView struct {
 	MaxNovelty          uint32
 }
 
-func newUnknownView(d *fleet.Device) *unknownView {
+func newUnknownView(d *inventory.Device) *unknownView {
 	rate, ok := d.UnknownRate()
 	if !ok {
 		return nil
@@ -355,11 +355,11 @@ func (bf *bundleFacts) columnKind(col int32) string {
 // its part in every rollout.
 func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionView) {
 	id := r.PathValue("id")
-	d, err := fleet.DeviceByID(c.db, id)
+	d, err := inventory.DeviceByID(c.db, id)
 	if errors.Is(err, fleet.ErrBadRequest) {
 		// Not a valid device ID, but the inventory may hold a record under
 		// it (a database from elsewhere): show what is there.
-		d, err = storedDevice(c.db, id)
+		d, err = inventory.Stored(c.db, id)
 	}
 	if err != nil {
 		c.fail(w, r, err)
@@ -372,7 +372,7 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 	}
 	data := &deviceData{D: d, Row: newDeviceRow(d), Labels: sortedLabels(d.Labels),
 		Classes: classChart(d.Counts, "latest telemetry interval"), Unknown: newUnknownView(d)}
-	if pts, err := fleet.RecentHealth(c.db, []string{d.ID}, c.opt.Now(), true); err == nil {
+	if pts, err := inventory.RecentHealth(c.db, []string{d.ID}, c.opt.Now(), true); err == nil {
 		span := healthSpan(r)
 		if data.Health = healthChart(pts, c.opt.Now(), false, "this device", span); data.Health != nil {
 			data.Health.Views = healthViews(r, span)
@@ -399,18 +399,4 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 	}
 	c.render(w, r, http.StatusOK, "device", &view{Title: "Device " + d.ID, Nav: "devices", CSRF: s.csrf, Flash: s.flash,
 		LiveURL: "/console/devices/" + url.PathEscape(id) + "?" + joinQuery(healthQuery(r), "part=live"), Data: data})
-}
-
-// storedDevice reads a device record by its key as it is, without checking
-// the ID.
-func storedDevice(db store.Database, id string) (*fleet.Device, error) {
-	var d fleet.Device
-	ok, err := db.Get(store.FleetDevices, id, &d)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w: device %q", fleet.ErrNotFound, id)
-	}
-	return &d, nil
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 )
 
 // Health chart spans: the last hour (by minute) and the last 24 hours
@@ -188,7 +188,7 @@ func healthChart(points []api.HealthPoint, now time.Time, byHour bool, whose str
 const minuteChartDevices = 50
 
 // groupHealth draws the summed health of devices ids over the last 24
-// hours (fleet.RecentHealth) as healthChart does, by minute for up to
+// hours (inventory.RecentHealth) as healthChart does, by minute for up to
 // minuteChartDevices devices, by hour beyond; beyond
 // api.MaxGroupHealthDevices it draws none and says why, and a failed read
 // says so.
@@ -197,7 +197,7 @@ func (c *Console) groupHealth(ids []string, whose string, r *http.Request) (*lin
 		return nil, fmt.Sprintf("%d devices: the console draws the model health of at most %d; use GET /v1/health?selector= or tritctl devices health --selector for a group.", len(ids), api.MaxGroupHealthDevices)
 	}
 	byMinute := len(ids) <= minuteChartDevices
-	pts, err := fleet.RecentHealth(c.db, ids, c.opt.Now(), byMinute)
+	pts, err := inventory.RecentHealth(c.db, ids, c.opt.Now(), byMinute)
 	if err != nil {
 		return nil, "The model health history could not be read: " + err.Error()
 	}

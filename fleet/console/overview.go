@@ -11,6 +11,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 )
 
@@ -46,7 +47,7 @@ const recentWindow = 24 * time.Hour
 
 // overviewPage shows the fleet at a glance.
 func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s sessionView) {
-	devices, bad, err := fleet.Inventory(c.db)
+	devices, bad, err := inventory.All(c.db)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -85,7 +86,7 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s session
 		LiveURL: "/console/?" + joinQuery(healthQuery(r), "part=live"), Data: data})
 }
 
-func overview(devices []fleet.Device, rs []rollout.Rollout, latest map[string]uint64, driftAlert, unknownAlert float64, now time.Time) *overviewData {
+func overview(devices []inventory.Device, rs []rollout.Rollout, latest map[string]uint64, driftAlert, unknownAlert float64, now time.Time) *overviewData {
 	data := &overviewData{Total: len(devices)}
 	uses := map[string]*modelUse{}
 	counts := map[string]uint64{}

@@ -16,6 +16,7 @@ import (
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/console"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -228,30 +229,30 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 	guarded("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Error: "no such API route: " + r.Method + " " + fleet.Clip(r.URL.Path, 64)})
 	})
-	route("GET /v1/devices", func(*http.Request) (any, error) { return fleet.DeviceList(s.Store()) })
+	route("GET /v1/devices", func(*http.Request) (any, error) { return inventory.DeviceList(s.Store()) })
 	route("GET /v1/devices/{id}", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
 		if err != nil {
 			return nil, err
 		}
-		return fleet.DeviceByID(s.Store(), id)
+		return inventory.DeviceByID(s.Store(), id)
 	})
 	route("GET /v1/devices/{id}/health", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := fleet.DeviceByID(s.Store(), id); err != nil {
+		if _, err := inventory.DeviceByID(s.Store(), id); err != nil {
 			return nil, err
 		}
-		return fleet.DeviceHealthHistory(s.Store(), id, s.Now())
+		return inventory.DeviceHealthHistory(s.Store(), id, s.Now())
 	})
 	route("GET /v1/health", func(r *http.Request) (any, error) {
 		sel, err := api.ParseSelector(r.URL.Query().Get("selector"))
 		if err != nil {
 			return nil, fleet.BadRequest("selector: %v", err)
 		}
-		return fleet.GroupHealthHistory(s.Store(), sel, s.Now())
+		return inventory.GroupHealthHistory(s.Store(), sel, s.Now())
 	})
 	route("GET /v1/devices/{id}/samples", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
@@ -297,7 +298,7 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		if err != nil {
 			return nil, err
 		}
-		if err := fleet.ForgetDevice(s.Store(), id); err != nil {
+		if err := inventory.ForgetDevice(s.Store(), id); err != nil {
 			return nil, err
 		}
 		s.Logger().Info("device forgotten", "device", id)
@@ -311,7 +312,7 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		if err := decodeBody(r, &struct{}{}); err != nil {
 			return nil, err
 		}
-		d, err := fleet.ResetDevice(s.Store(), id)
+		d, err := inventory.ResetDevice(s.Store(), id)
 		if err == nil {
 			s.Logger().Info("device reset: its next state is accepted", "device", id)
 		}
@@ -546,7 +547,7 @@ func bundleEntries(s *fleet.Service) ([]api.BundleEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds, err := fleet.Devices(s.Store())
+	ds, err := inventory.Devices(s.Store())
 	if err != nil {
 		return nil, err
 	}

@@ -82,23 +82,27 @@ var within = map[string]map[string][]string{
 		// jobs, samples, metrics, operators, over store.Database. It knows
 		// neither its process shell nor the console (its tests use
 		// fleettest).
-		"fleet": {"fleet/fleettest", "fleet/inventory", "fleet/rollout"},
+		"fleet": {"fleet/fault", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
 		// The rollout engine: a plain value the service persists and
 		// steps. It imports no other fleet package (and, by narrow, only
 		// api, wire and the standard library).
 		"fleet/rollout": {},
-		// The device record and what applies a device's messages to it,
-		// with the two alerts it raises: it imports no other fleet
-		// package (and, by narrow, only api, wire and store).
-		"fleet/inventory": {},
+		// The device records: what applies a device's messages to one,
+		// the two alerts it raises, the health history, the reads and an
+		// operator's writes. It imports no other fleet package but the
+		// shared errors (and, by narrow, only api, wire and store).
+		"fleet/inventory": {"fleet/fault"},
+		// The errors the fleet's packages return and the edges map to
+		// HTTP statuses: below every other fleet package.
+		"fleet/fault": {},
 		// The web console reads the service, and the rollouts it returns
 		// by the engine's own names; the server mounts it, so it never
 		// reaches the server.
-		"fleet/console": {"fleet", "fleet/fleettest", "fleet/rollout"},
+		"fleet/console": {"fleet", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
 		// The process shell: CLI, configuration, broker adapters, HTTP
 		// API, and the console's mount (its tests read stored rollouts as
 		// the engine's values).
-		"fleet/server": {"fleet", "fleet/console", "fleet/fleettest", "fleet/rollout"},
+		"fleet/server": {"fleet", "fleet/console", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
 		// What the three packages' tests share; it imports none of them.
 		"fleet/fleettest": {},
 	},
@@ -112,10 +116,14 @@ var narrow = map[string][]string{
 	// The rollout engine decides from the rollout's own fields and the
 	// time given: no store, no clock, no broker, no HTTP.
 	"fleet/rollout": {"api", "wire"},
-	// The device record applies what a device sends (wire) to its API
-	// shape (api), read in a store transaction (store): no clock, no
-	// broker, no HTTP, nothing of the service.
-	"fleet/inventory": {"api", "store", "wire"},
+	// The device records apply what a device sends (wire) to their API
+	// shape (api), read and written in the store (store), with the
+	// fleet's shared errors: no clock, no broker, no HTTP, nothing of the
+	// service.
+	"fleet/inventory": {"api", "fleet/fault", "store", "wire"},
+	// The shared errors know the store's (store.ErrCorrupt) and the API's
+	// name for a damaged record (api.Damaged), nothing else.
+	"fleet/fault": {"api", "store"},
 }
 
 // reachableFrom maps a third-party import path prefix to the only project

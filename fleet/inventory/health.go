@@ -1,4 +1,4 @@
-package fleet
+package inventory
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -103,9 +104,9 @@ func addToDoc(tx store.Tx, key string, start int64, m *wire.Telemetry) error {
 	return tx.Put(store.FleetHealth, key, &doc)
 }
 
-// recordHealth adds telemetry m of device d, received at now, to its
+// RecordHealth adds telemetry m of device d, received at now, to its
 // health history, and deletes what fell out of the history's windows.
-func recordHealth(tx store.Tx, d *Device, m *wire.Telemetry, now time.Time) error {
+func RecordHealth(tx store.Tx, d *Device, m *wire.Telemetry, now time.Time) error {
 	now = now.UTC()
 	hour, minute := now.Truncate(time.Hour), now.Truncate(time.Minute)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
@@ -133,6 +134,24 @@ func recordHealth(tx store.Tx, d *Device, m *wire.Telemetry, now time.Time) erro
 	}
 	d.HealthHour, d.HealthDay = max(d.HealthHour, hour.Unix()), max(d.HealthDay, day.Unix())
 	return nil
+}
+
+// HealthKeys are the keys of the two health documents of device id a
+// telemetry report received at now adds to (RecordHealth): for a store
+// that reads many documents in one round trip.
+func HealthKeys(id string, now time.Time) (hour, day string) {
+	now = now.UTC()
+	return store.HealthHourKey(id, hourName(now.Truncate(time.Hour))),
+		store.HealthDayKey(id, dayName(time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)))
+}
+
+// HourPoints reads in tx device id's minute points of the hour that
+// starts at h (its hour document), oldest first; a document that does
+// not decode is the decoder's error.
+func HourPoints(tx store.Tx, id string, h time.Time) ([]api.HealthPoint, error) {
+	var doc healthDoc
+	_, err := tx.Get(store.FleetHealth, store.HealthHourKey(id, hourName(h)), &doc)
+	return doc.Points, err
 }
 
 func hourName(t time.Time) string { return t.UTC().Format("2006010215") }
@@ -225,10 +244,10 @@ func forgetHealth(tx store.Tx, d *Device) error {
 
 // GroupHealthHistory sums the health histories of the devices that carry
 // every label of selector (at most api.MaxGroupHealthDevices; more is an
-// ErrBadRequest), period by period (SumHealthHistory).
+// fault.ErrBadRequest), period by period (SumHealthHistory).
 func GroupHealthHistory(db store.Database, selector map[string]string, now time.Time) (*api.GroupHealth, error) {
 	if len(selector) == 0 {
-		return nil, fmt.Errorf("%w: give a label selector (site=north)", ErrBadRequest)
+		return nil, fmt.Errorf("%w: give a label selector (site=north)", fault.ErrBadRequest)
 	}
 	devices, err := Devices(db)
 	if err != nil {
@@ -250,12 +269,12 @@ func GroupHealthHistory(db store.Database, selector map[string]string, now time.
 
 // SumHealthHistory sums the health histories of devices ids (a selector's,
 // a rollout's, the whole fleet's; at most api.MaxGroupHealthDevices, more
-// is an ErrBadRequest), period by period: counts, windows and sums add up,
+// is an fault.ErrBadRequest), period by period: counts, windows and sums add up,
 // drift and latency keep the highest, and agreement is the mean of the
 // agreements of the devices that had a shadow report in that period.
 func SumHealthHistory(db store.Database, ids []string, now time.Time) (*api.GroupHealth, error) {
 	if len(ids) > api.MaxGroupHealthDevices {
-		return nil, fmt.Errorf("%w: %d devices, at most %d", ErrBadRequest, len(ids), api.MaxGroupHealthDevices)
+		return nil, fmt.Errorf("%w: %d devices, at most %d", fault.ErrBadRequest, len(ids), api.MaxGroupHealthDevices)
 	}
 	out := &api.GroupHealth{Devices: append([]string{}, ids...)}
 	var minutes, hours healthSum
@@ -272,13 +291,13 @@ func SumHealthHistory(db store.Database, ids []string, now time.Time) (*api.Grou
 }
 
 // RecentHealth sums the last 24 hours of the health histories of devices
-// ids (at most api.MaxGroupHealthDevices, more is an ErrBadRequest) as
+// ids (at most api.MaxGroupHealthDevices, more is an fault.ErrBadRequest) as
 // SumHealthHistory does, by minute or by hour, reading only what that
 // needs: by minute the 25 hour documents of each device (up to 8.5 KB
 // each), by hour its 2 day documents (up to 3.6 KB each).
 func RecentHealth(db store.Database, ids []string, now time.Time, byMinute bool) ([]api.HealthPoint, error) {
 	if len(ids) > api.MaxGroupHealthDevices {
-		return nil, fmt.Errorf("%w: %d devices, at most %d", ErrBadRequest, len(ids), api.MaxGroupHealthDevices)
+		return nil, fmt.Errorf("%w: %d devices, at most %d", fault.ErrBadRequest, len(ids), api.MaxGroupHealthDevices)
 	}
 	now = now.UTC()
 	from := now.Add(-24*time.Hour).Unix() + 1 // as DeviceHealthHistory: after 24 hours ago
