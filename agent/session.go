@@ -58,9 +58,20 @@ const bundleQoS = 0
 // connection and every telemetry.ack_retry, and the fleet acknowledges
 // again); a request is for now (nothing waits for an offline device). So
 // QoS 1 would buy nothing worth its cost on nats-server: a replicated
-// JetStream consumer per subscription. The desired command alone is a QoS
-// 1 subscription: one consumer per device, not three.
+// JetStream consumer per subscription.
 const ackQoS = 0
+
+// desiredQoS is the QoS of the desired subscription. The command is
+// retained, delivered on every subscription, and the session subscribes
+// again on every connection; the fleet re-asserts an unfinished job's
+// command to an online device every rollouts.reconcile (fleet/reconcile.go)
+// and the agent handles a command by (rollout, seq), so a copy lost or
+// repeated changes nothing. QoS 1 would add a replicated JetStream
+// consumer per device on nats-server, and each acknowledgement on its
+// stream checks every consumer of the stream: with one a device, a
+// rollout's cost grew with the square of the fleet (docs/SCALING.md). So
+// no subscription of the agent is QoS 1: no consumer per device.
+const desiredQoS = 0
 
 func newSession(a *Agent) *session {
 	return &session{a: a, extra: map[string]bool{}, changed: make(chan struct{}, 1), firstSession: a.clock.bootSession()}
@@ -75,7 +86,7 @@ func (s *session) current() (Conn, uint64, uint64) {
 
 func (s *session) subscriptions() []Subscription {
 	t, id := s.a.topics, s.a.cfg.DeviceID
-	subs := []Subscription{{Topic: t.Desired(id), QoS: 1}, {Topic: t.Acks(id), QoS: ackQoS}, {Topic: t.Requests(id), QoS: ackQoS}}
+	subs := []Subscription{{Topic: t.Desired(id), QoS: desiredQoS}, {Topic: t.Acks(id), QoS: ackQoS}, {Topic: t.Requests(id), QoS: ackQoS}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for topic := range s.extra {

@@ -37,7 +37,7 @@ var scaleBrokerConf string
 //
 // trit-fleet is the real binary in its own process (peak RSS and CPU read
 // from /proc). The agents are lightweight: each a real MQTT session (paho,
-// persistent session; the desired command at QoS 1, acks at QoS 0 as the
+// persistent session; the desired command and acks at QoS 0 as the
 // agent subscribes) speaking the real wire protocol — a retained
 // online state, signed commands verified with the fleet's key, the bundle
 // fetched from its retained topic and verified, job events QUEUED,
@@ -335,7 +335,7 @@ func startSimAgent(w *world, url, id string, topics wire.Topics, cmdKeys *wire.K
 	// A refused subscription (SUBACK 0x80) is retried, as the agent does:
 	// nats-server refuses some when consumers are created in a burst.
 	for attempt := 1; ; attempt++ {
-		tok := s.c.SubscribeMultiple(map[string]byte{topics.Desired(id): 1, topics.Acks(id): 0}, h) // as the agent: one QoS 1 subscription (agent/session.go ackQoS)
+		tok := s.c.SubscribeMultiple(map[string]byte{topics.Desired(id): 0, topics.Acks(id): 0}, h) // as the agent: both at QoS 0 (agent/session.go desiredQoS, ackQoS)
 		if !tok.WaitTimeout(60*time.Second) || tok.Error() != nil {
 			return nil, fmt.Errorf("subscribe: %v", tok.Error())
 		}
