@@ -229,7 +229,7 @@ func TestScaleSim(t *testing.T) {
 			broker += fmt.Sprintf(" %.1f MB", float64(peakRSS(t, nc.Node(i).Pid()))/(1<<20))
 		}
 	}
-	t.Logf("refused subscriptions retried by the simulated agents, in all: %d; events re-sent unacknowledged after %v: %d", simRefused.Load(), simAckRetry, simResent.Load())
+	t.Logf("refused subscriptions retried by the simulated agents, in all: %d; events re-sent unacknowledged, every %v: %d", simRefused.Load(), simAckRetry, simResent.Load())
 	t.Logf("three-phase rollout (1%%, 10%%, 100%%) to %d simulated agents, %d trit-fleet process(es): %v; fleet handled %.0f messages (%.0f/s); "+
 		"fleet CPU %.1f s (%.0f%% of one core); fleet peak RSS %s; %s; "+
 		"%.0f incoming messages dropped by the fleet's full queue (re-sent by the agents); "+
@@ -280,8 +280,8 @@ func loadAverage() string {
 // agents retried.
 var simRefused atomic.Int64
 
-// simResent counts events the simulated agents re-sent because no
-// acknowledgement came within simAckRetry.
+// simResent counts events the simulated agents re-sent: every simAckRetry
+// each re-sends what is unacknowledged then, as the agent does.
 var simResent atomic.Int64
 
 // simAckRetry is how often simulated agents re-send unacknowledged events:
