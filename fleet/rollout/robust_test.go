@@ -402,6 +402,8 @@ func (s *sim) finishedForGood(d *api.DeviceProgress) bool {
 	return d.Attempts > n
 }
 
+// failureKindOf restates the engine's failureKind on purpose: the model
+// the invariants are checked against must not share the code it checks.
 func failureKindOf(st api.DeviceState) string {
 	switch st {
 	case api.DeviceFailed:
