@@ -239,7 +239,10 @@ func TestLeaseHoldsWhileLoopStarved(t *testing.T) {
 // leader, before, went through.
 func TestDeposedLeaderFenced(t *testing.T) {
 	dsn := pgtest.Database(t)
-	const ttl = 500 * time.Millisecond
+	// The lease must outlast the pause between a's tick and its first
+	// write, which the test needs a to make as leader: 500 ms lapsed there
+	// on a machine at load 20.
+	const ttl = 3 * time.Second
 	a, b := replica(t, dsn, "a", ttl), replica(t, dsn, "b", ttl)
 	a.svc.Tick()
 	if !a.svc.Leading() {
