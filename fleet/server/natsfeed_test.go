@@ -568,8 +568,17 @@ func TestNATSRetainedStatesFillInventory(t *testing.T) {
 	c := natstest.StartConfig(t, 3, natstest.Auth("it", "fleet-secret", map[string]string{"gw-early": "device-secret"}))
 	dev := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(c.Node(2).MQTTURL()).SetClientID("gw-early").
 		SetUsername("gw-early").SetPassword("device-secret").SetCleanSession(false))
-	if tok := dev.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("device connect: %v", tok.Error())
+	// A persistent session's first store on a cluster just started can
+	// outlast the server's own 5 s limit ("unable to persist session"),
+	// seen once here; an agent connects again, and so does this device.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		tok := dev.Connect()
+		if tok.WaitTimeout(15*time.Second) && tok.Error() == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("device connect: %v", tok.Error())
+		}
 	}
 	topics, _ := wire.NewTopics("it")
 	raw, err := (&wire.State{Device: "gw-early", Session: 3, Online: true, Labels: map[string]string{"ring": "early"}, Health: "ok"}).Marshal()
