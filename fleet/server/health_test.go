@@ -8,9 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/trit-iot/trit/store/postgres"
-	"github.com/trit-iot/trit/store/postgres/pgtest"
 )
 
 type fakeBroker struct{ up atomic.Bool }
@@ -23,20 +20,7 @@ func (b *fakeBroker) Connected() bool { return b.up.Load() }
 // database is back, both answer again. /readyz also follows the broker
 // connection. Neither health route needs a token.
 func TestUnavailableDatabase(t *testing.T) {
-	pg, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pg.Stop)
-	dsn, err := pg.CreateDatabase()
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := postgres.Open(dsn, &postgres.Options{Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	pg, db := stoppablePostgres(t)
 	f := newFixtureOn(t, db)
 	h, err := Handler(f.svc, testToken)
 	if err != nil {

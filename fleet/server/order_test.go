@@ -97,20 +97,7 @@ func showsRelease(release uint64, site string) func(d *fleet.Device) bool {
 // (after nats_ack_wait). The record keeps release 2. Before the device
 // clock it showed release 1 again until the device sent another state.
 func TestStateOrderAcrossPostgresRestart(t *testing.T) {
-	pg, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pg.Stop)
-	dsn, err := pg.CreateDatabase()
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := postgres.Open(dsn, &postgres.Options{Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	pg, db := stoppablePostgres(t)
 	c := natstest.Start(t, 1)
 	dev := newStateDevice(t, c.Node(0).MQTTURL())
 	r := startNATSReplica(t, db, "a", c.Node(0).NATSURL())
@@ -162,4 +149,26 @@ func TestStateOrderAcrossReplicaKill(t *testing.T) {
 	if d, _ := fleet.DeviceByID(db, "gw-1"); !showsRelease(2, "south")(d) {
 		t.Fatalf("the dead replica's state undid release 2: %+v", d.Model)
 	}
+}
+
+// stoppablePostgres starts a PostgreSQL of the test's own (the shared one
+// of pgtest.Database must not be stopped), with one database opened on
+// it; the test stops and starts the server to play an outage.
+func stoppablePostgres(t *testing.T) (*pgtest.Server, *postgres.DB) {
+	t.Helper()
+	pg, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Stop)
+	dsn, err := pg.CreateDatabase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := postgres.Open(dsn, &postgres.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return pg, db
 }
