@@ -14,7 +14,8 @@ import (
 // desired command, requests and acks, and the bundles. MQTT topics are
 // NATS subjects there ("/" becomes "."); "$MQTT.sub.>" is where
 // nats-server delivers a QoS 1 subscription's messages to the client's
-// own connection.
+// own connection. It also has natstest's own user, which may only
+// publish and subscribe under natstest/warmup/ (warmMQTT).
 func Auth(fleet, fleetPassword string, devices map[string]string) string {
 	q := func(ss ...string) string {
 		var out []string
@@ -33,9 +34,12 @@ func Auth(fleet, fleetPassword string, devices map[string]string) string {
 			q(d+"state", d+"events", d+"telemetry", d+"responses"),
 			q(d+"desired", d+"requests", d+"acks", "trit.v1."+fleet+".bundles.*", "$MQTT.sub.>"))
 	}
+	// natstest's own login, which warms MQTT up (warmMQTT) on a subject
+	// no fleet or device reads.
+	fmt.Fprintf(&b, "    {user: %q, password: %q, permissions: {publish: %s, subscribe: %s}}\n",
+		warmUser, warmPassword, q(warmSubjects), q(warmSubjects))
 	b.WriteString("  ]\n}\n")
-	// The login natstest warms MQTT up with (warmMQTT).
-	fmt.Fprintf(&b, "%s trit-fleet %s\n", loginMark, fleetPassword)
+	fmt.Fprintf(&b, "%s %s %s\n", loginMark, warmUser, warmPassword)
 	return b.String()
 }
 

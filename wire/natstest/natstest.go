@@ -152,13 +152,27 @@ func start(t testing.TB, n int, extra string, pki *tlstest.PKI) *Cluster {
 // user and password natstest may log in with (Auth writes it).
 const loginMark = "# natstest-login:"
 
-// warmMQTT connects over MQTT (3.1.1, clean session) to node 0 until the
-// server accepts, then disconnects. nats-server creates an account's MQTT
-// streams (sessions, retained messages, messages) at its first MQTT
-// connection; on a loaded machine a cluster just started can take longer
-// than the server's own 5 s limit for that (`unable to persist session
-// … timeout`), failing whichever client came first. After this the
-// tests' clients find the streams made.
+// The login and topic natstest warms MQTT up with when the cluster has
+// an authorization block (Auth).
+const (
+	warmUser     = "natstest-warmup"
+	warmPassword = "natstest-warmup-secret"
+	warmSubjects = "natstest.warmup.>"
+	warmTopic    = "natstest/warmup/"
+)
+
+// warmMQTT makes each node store and then delete a retained QoS 1
+// message over MQTT (3.1.1, clean session), until it acknowledges both.
+// nats-server creates an account's MQTT streams (sessions, retained
+// messages, messages) at its first MQTT connection, and a node's first
+// retained store goes through the retained stream's leader. On a loaded
+// machine a cluster just started can lose or outlast either request: a
+// client that came first was refused ("unable to persist session …
+// timeout"), or its retained state went unacknowledged for 20 s with
+// every later packet of that connection behind it (a device's PUBLISH
+// and SUBSCRIBE, TestNATSPerDevicePermissions in CI). After this, every
+// node has answered both, and the tests' clients find the streams made
+// and their leaders known.
 func (c *Cluster) warmMQTT() {
 	t := c.t
 	t.Helper()
@@ -170,22 +184,27 @@ func (c *Cluster) warmMQTT() {
 			}
 		}
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := c.nodes[0].mqttConnect(user, password)
-		if err == nil {
-			return
+	for _, nd := range c.nodes {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			err := nd.mqttWarm(user, password)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("natstest: MQTT on %s not storing a retained message within 60 s: %v", nd.name, err)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("natstest: MQTT on %s not accepting a connection within 60 s: %v", c.nodes[0].name, err)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// mqttConnect makes one MQTT 3.1.1 connection (clean session) and
-// disconnects, or says why the server refused it.
-func (nd *Node) mqttConnect(user, password string) error {
+// mqttWarm makes one MQTT 3.1.1 connection (clean session), publishes a
+// retained QoS 1 message on the node's warm-up topic and then the empty
+// retained message that deletes it, waits for both acknowledgements and
+// disconnects; or says what the server did not do. It speaks MQTT itself:
+// natstest imports the standard library only.
+func (nd *Node) mqttWarm(user, password string) error {
 	addr := "127.0.0.1:" + strconv.Itoa(nd.mqtt)
 	d := &net.Dialer{Timeout: 10 * time.Second}
 	var conn net.Conn
@@ -207,18 +226,22 @@ func (nd *Node) mqttConnect(user, password string) error {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(15 * time.Second))
 	str := func(s string) []byte { return append([]byte{byte(len(s) >> 8), byte(len(s))}, s...) }
+	packet := func(header byte, body []byte) error {
+		if len(body) > 127 {
+			return fmt.Errorf("MQTT packet %#x of %d bytes", header, len(body))
+		}
+		_, err := conn.Write(append([]byte{header, byte(len(body))}, body...))
+		return err
+	}
 	flags := byte(0x02) // clean session
 	body := append(str("MQTT"), 4, 0, 0, 60)
-	body = append(body, str("natstest-warmup")...)
+	body = append(body, str("natstest-warmup-"+nd.name)...)
 	if user != "" {
 		flags |= 0xC0
 		body = append(append(body, str(user)...), str(password)...)
 	}
 	body[7] = flags
-	if len(body) > 127 {
-		return fmt.Errorf("MQTT CONNECT of %d bytes", len(body))
-	}
-	if _, err := conn.Write(append([]byte{0x10, byte(len(body))}, body...)); err != nil {
+	if err := packet(0x10, body); err != nil {
 		return err
 	}
 	var ack [4]byte
@@ -228,8 +251,21 @@ func (nd *Node) mqttConnect(user, password string) error {
 	if ack[0] != 0x20 || ack[3] != 0 {
 		return fmt.Errorf("CONNACK % x", ack)
 	}
-	_, err = conn.Write([]byte{0xE0, 0})
-	return err
+	// PUBLISH, QoS 1, retained: first the message, then the empty one
+	// that deletes it, so no later subscriber is sent it.
+	for id, payload := range []string{"warm", ""} {
+		body := append(str(warmTopic+nd.name), 0, byte(id+1))
+		if err := packet(0x33, append(body, payload...)); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(conn, ack[:]); err != nil {
+			return fmt.Errorf("no PUBACK for a retained message: %w", err)
+		}
+		if ack[0] != 0x40 || ack[1] != 2 || ack[3] != byte(id+1) {
+			return fmt.Errorf("PUBACK % x", ack)
+		}
+	}
+	return packet(0xE0, nil)
 }
 
 // Node returns node i.
