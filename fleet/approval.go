@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/rollout"
 )
 
@@ -39,13 +40,13 @@ func (s *Service) requireApproval(r *rollout.Rollout, emergency bool, now time.T
 // Approve records operator by's approval of rollout id (a person; see
 // ApproveAs): its devices are notified from the next tick on.
 func (s *Service) Approve(id, by string) (*rollout.Rollout, error) {
-	return s.ApproveAs(id, Principal{Name: by})
+	return s.ApproveAs(id, access.Principal{Name: by})
 }
 
 // ApproveAs records p's approval of rollout id: its devices are notified
 // from the next tick on. A machine account or the rollout's creator is
 // refused.
-func (s *Service) ApproveAs(id string, p Principal) (*rollout.Rollout, error) {
+func (s *Service) ApproveAs(id string, p access.Principal) (*rollout.Rollout, error) {
 	r, err := s.changeRollout(id, func(r *rollout.Rollout, now time.Time) error { return r.Approve(p.Name, p.Machine, now) })
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -30,13 +31,13 @@ func (f *fixture) held(t *testing.T, id string, want int) {
 	if !r.Approval.Pending() || r.Approval.After != 0 {
 		t.Fatalf("rollout %s: approval %+v, want pending before any device", id, r.Approval)
 	}
-	if _, err := f.svc.ApproveAs(id, Principal{Name: r.CreatedBy, Role: RoleOperator}); err == nil || !strings.Contains(err.Error(), "another operator") {
+	if _, err := f.svc.ApproveAs(id, access.Principal{Name: r.CreatedBy, Role: access.RoleOperator}); err == nil || !strings.Contains(err.Error(), "another operator") {
 		t.Fatalf("rollout %s: its creator %q approves it: %v", id, r.CreatedBy, err)
 	}
-	if _, err := f.svc.ApproveAs(id, Principal{Name: "ci", Role: RoleAdmin, Machine: true}); err == nil || !strings.Contains(err.Error(), "machine account") {
+	if _, err := f.svc.ApproveAs(id, access.Principal{Name: "ci", Role: access.RoleAdmin, Machine: true}); err == nil || !strings.Contains(err.Error(), "machine account") {
 		t.Fatalf("rollout %s: the machine account ci approves it: %v", id, err)
 	}
-	r, err = f.svc.ApproveAs(id, Principal{Name: "olga", Role: RoleOperator})
+	r, err = f.svc.ApproveAs(id, access.Principal{Name: "olga", Role: access.RoleOperator})
 	if err != nil || r.Approval.ApprovedBy != "olga" || !r.Approval.ApprovedAt.Equal(f.clk.t) {
 		t.Fatalf("olga's approval of %s: %v %+v", id, err, r.Approval)
 	}
@@ -144,7 +145,7 @@ func TestTwoPersonRollbacks(t *testing.T) {
 	}
 	f.held(t, "r2", 2)
 
-	otto := Principal{Name: "otto", Role: RoleOperator}
+	otto := access.Principal{Name: "otto", Role: access.RoleOperator}
 	back, err := f.svc.RollbackAs("r2", "r2-back", otto, false)
 	if err != nil {
 		t.Fatal(err)
@@ -157,16 +158,16 @@ func TestTwoPersonRollbacks(t *testing.T) {
 	if _, err := f.svc.RollbackAs("r2", "r2-now", otto, true); !errors.Is(err, ErrEmergency) || !strings.Contains(err.Error(), "responder") {
 		t.Fatalf("an operator's emergency rollback: %v", err)
 	}
-	if _, err := f.svc.RollbackAs("r2", "r2-now", Principal{Name: "root", Role: RoleAdmin}, true); !errors.Is(err, ErrEmergency) {
+	if _, err := f.svc.RollbackAs("r2", "r2-now", access.Principal{Name: "root", Role: access.RoleAdmin}, true); !errors.Is(err, ErrEmergency) {
 		t.Fatalf("an admin's emergency rollback: %v", err)
 	}
-	if _, err := f.svc.CreateRolloutAs(api.RolloutRequest{ID: "x", Bundle: hash, Devices: ids, Emergency: true}, Principal{Name: "rita", Role: RoleResponder}); !errors.Is(err, ErrRollout) {
+	if _, err := f.svc.CreateRolloutAs(api.RolloutRequest{ID: "x", Bundle: hash, Devices: ids, Emergency: true}, access.Principal{Name: "rita", Role: access.RoleResponder}); !errors.Is(err, ErrRollout) {
 		t.Fatalf("emergency on a rollout that is not a rollback: %v", err)
 	}
 	if len(f.svc.Alarms()) != 0 {
 		t.Fatalf("alarms before any emergency: %+v", f.svc.Alarms())
 	}
-	rita := Principal{Name: "rita", Role: RoleResponder}
+	rita := access.Principal{Name: "rita", Role: access.RoleResponder}
 	now, err := f.svc.RollbackAs("r2", "r2-now", rita, true)
 	if err != nil {
 		t.Fatal(err)

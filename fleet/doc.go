@@ -1,7 +1,7 @@
 // Package fleet is trit-fleet's service: it keeps the model and bundle
 // registry, the device inventory, the rollouts, the shadow gates, the
-// remote-training jobs, the operators and the audit trail in its store
-// (store.Database), takes device messages in (Deliver), steps the rollouts
+// remote-training jobs, the operators and the audit trail (fleet/access)
+// in its store (store.Database), takes device messages in (Deliver), steps the rollouts
 // (Tick) and publishes bundles and signed deployment commands through a
 // Publisher. It knows no transport and no process: package fleet/server
 // is the shell around it (CLI, configuration, broker adapters, the HTTP
@@ -26,6 +26,7 @@
 //     by a step (leaderUpdate) and by ReleaseLead.
 //
 // Leaves, each held only for its own fields, taking no other lock and
-// calling nothing that does: intake.mu, fairQueue.mu, Audit.mu, extras.mu,
-// labelPuller.mu, requests.mu, SignIns.mu, trainer.mu.
+// calling nothing that does: intake.mu, fairQueue.mu, extras.mu,
+// labelPuller.mu, requests.mu, trainer.mu. (The audit trail's and the
+// sign-in throttle's locks are fleet/access's, leaves too.)
 package fleet

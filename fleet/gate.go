@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
@@ -92,7 +93,7 @@ func (s *Service) autoRollback(r *rollout.Rollout) {
 	}
 	newID := rollbackID(r.ID, s)
 	now := s.opt.Now()
-	by := Principal{Name: "fleet"}
+	by := access.Principal{Name: "fleet"}
 	nr, err := s.createRollout(api.RolloutRequest{ID: newID, Bundle: target, Devices: ids, Timeout: r.Timeout, Rollback: true, AllowUnknown: true}, by,
 		func(x *rollout.Rollout) {
 			x.CreatedBy = "fleet: confidence gate of " + r.ID

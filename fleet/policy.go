@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -319,7 +320,7 @@ func (s *Service) policySigning(p *RetrainPolicy, st *api.PolicyState, now time.
 	shadow.Phases = 1
 	id := rolloutIDFor(p.Model, st.Release)
 	r, err := s.createRollout(api.RolloutRequest{ID: id, Bundle: hash, Devices: ids, Pace: api.Pace{Phases: []api.Phase{{Percent: 100}}}, Shadow: &shadow},
-		Principal{Name: "policy:" + p.Model}, func(r *rollout.Rollout) { r.Approval = &api.Approval{After: len(r.Order), Promotion: true} })
+		access.Principal{Name: "policy:" + p.Model}, func(r *rollout.Rollout) { r.Approval = &api.Approval{After: len(r.Order), Promotion: true} })
 	if err != nil {
 		st.Stage, st.Why = PolicyWatching, fmt.Sprintf("release %d published; its rollout could not be opened: %v", st.Release, err)
 		return

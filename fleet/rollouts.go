@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
@@ -54,31 +55,31 @@ func (s *Service) CreateRollout(req api.RolloutRequest) (*rollout.Rollout, error
 // (Options.TwoPerson) it then waits for another person's approval before
 // its first device is notified (approval.go).
 func (s *Service) CreateRolloutBy(req api.RolloutRequest, by string) (*rollout.Rollout, error) {
-	return s.CreateRolloutAs(req, Principal{Name: by})
+	return s.CreateRolloutAs(req, access.Principal{Name: by})
 }
 
 // CreateRolloutAs is CreateRolloutBy for principal p, whose role decides
 // whether it may make an emergency rollback (req.Emergency).
-func (s *Service) CreateRolloutAs(req api.RolloutRequest, p Principal) (*rollout.Rollout, error) {
+func (s *Service) CreateRolloutAs(req api.RolloutRequest, p access.Principal) (*rollout.Rollout, error) {
 	return s.createRollout(req, p, nil)
 }
 
 // ErrEmergency refuses an emergency rollback to a role without
-// PermEmergency (a 403).
+// access.PermEmergency (a 403).
 var ErrEmergency = errors.New("fleet: emergency rollback refused")
 
 // createRollout is CreateRolloutAs; hold, if not nil, sets the new
 // rollout's approval instead of the service's rule (a retraining
 // policy's rollout, policy.go).
-func (s *Service) createRollout(req api.RolloutRequest, p Principal, hold func(*rollout.Rollout)) (*rollout.Rollout, error) {
+func (s *Service) createRollout(req api.RolloutRequest, p access.Principal, hold func(*rollout.Rollout)) (*rollout.Rollout, error) {
 	by := p.Name
 	if req.Emergency {
 		switch {
 		case !req.Rollback:
 			return nil, fmt.Errorf("%w: emergency applies to a rollback only", ErrRollout)
-		case !p.Role.Can(PermEmergency):
+		case !p.Role.Can(access.PermEmergency):
 			return nil, fmt.Errorf("%w: %s (role %s) may not make an emergency rollback; the roles %s may, else it waits for a second person's approval",
-				ErrEmergency, by, cmp.Or(string(p.Role), "none"), rolesText(PermEmergency))
+				ErrEmergency, by, cmp.Or(string(p.Role), "none"), access.RolesText(access.PermEmergency))
 		}
 	}
 	if err := wire.CheckRolloutID(req.ID); err != nil {
@@ -408,18 +409,18 @@ func (s *Service) changeRollout(id string, change func(r *rollout.Rollout, now t
 // it unless every device ran it. The original rollout is aborted if it is
 // still running. The rollback has no creator (RollbackAs names one).
 func (s *Service) Rollback(id, newID string) (*rollout.Rollout, error) {
-	return s.RollbackAs(id, newID, Principal{}, false)
+	return s.RollbackAs(id, newID, access.Principal{}, false)
 }
 
 // RollbackAs is Rollback on behalf of p, its creator; emergency asks for
 // an emergency rollback (approval.go), which p's role must allow.
-func (s *Service) RollbackAs(id, newID string, p Principal, emergency bool) (*rollout.Rollout, error) {
+func (s *Service) RollbackAs(id, newID string, p access.Principal, emergency bool) (*rollout.Rollout, error) {
 	if err := wire.CheckRolloutID(id); err != nil {
 		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
 	}
-	if emergency && !p.Role.Can(PermEmergency) {
+	if emergency && !p.Role.Can(access.PermEmergency) {
 		return nil, fmt.Errorf("%w: %s (role %s) may not make an emergency rollback; the roles %s may, else it waits for a second person's approval",
-			ErrEmergency, p.Name, cmp.Or(string(p.Role), "none"), rolesText(PermEmergency))
+			ErrEmergency, p.Name, cmp.Or(string(p.Role), "none"), access.RolesText(access.PermEmergency))
 	}
 	orig, err := s.GetRollout(id)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -96,7 +97,7 @@ type Service struct {
 	in      *intake
 	mu      sync.Mutex // serialises rollout changes between the loop and API calls
 	metrics *Metrics
-	audit   *Audit // the audit trail (audit.go)
+	audit   *access.Audit // the audit trail (fleet/access)
 	trainer *trainer
 	// reqs matches devices' responses to waiting requests (Samples).
 	reqs requests
@@ -168,14 +169,27 @@ func NewService(db store.Database, reg *Registry, fleet string, pub Publisher, c
 	if o.Audit.Key == nil {
 		o.Audit.Key = cmdKey // the trail's head is signed with the fleet's online key
 	}
-	s := &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger, audit: NewAudit(db, o.Audit, o.Logger, o.Now),
+	s := &Service{db: db, reg: reg, topics: topics, pub: pub, cmdKey: cmdKey, opt: o, log: o.Logger, audit: access.NewAudit(db, o.Audit, o.Logger, o.Now),
 		in: newIntake(o.Queue, o.QueueBytes), metrics: newMetrics(),
 		trainer: &trainer{dir: o.TrainingDir, runner: o.Replica + "/" + randomHex(8)}}
-	s.AddAlarms(s.audit.Alarms)
+	s.AddAlarms(s.auditAlarms)
 	if o.TwoPerson {
 		s.AddAlarms(s.emergencyAlarms)
 	}
 	return s, nil
+}
+
+// Audit returns the service's audit trail.
+func (s *Service) Audit() *access.Audit { return s.audit }
+
+// auditAlarms raises the audit trail's alarms (access.Audit.Alarms) among
+// the service's.
+func (s *Service) auditAlarms() []Alarm {
+	var out []Alarm
+	for _, a := range s.audit.Alarms() {
+		out = append(out, Alarm(a))
+	}
+	return out
 }
 
 // Topics returns the fleet's topic builder.

@@ -16,7 +16,7 @@ import (
 // The fleet's operators: people and machines (scripts, scrapers) that use
 // its API and console, each with a role and a credential of its own. The
 // store keeps only the SHA-256 of a credential; the fleet makes the
-// credential, shows it once and decides what a role may do (fleet/roles.go).
+// credential, shows it once and decides what a role may do (fleet/access/roles.go).
 //
 // The functions take a Tx, so they work on every fleet store (this
 // package's bbolt file and store/postgres) through the collections

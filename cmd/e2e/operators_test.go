@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/rollout"
 )
 
@@ -126,7 +126,7 @@ func TestOperatorsRolesAndAudit(t *testing.T) {
 		{"otto", "operator.add", "operator/otto", "ok"},
 		{"olga", "operator.add", "operator/olga", "ok"},
 		{"vera", "operator.add", "operator/vera", "ok"},
-		{fleet.TokenFileOperator, "bundle.publish", "bundle/" + hash, "ok"},
+		{access.TokenFileOperator, "bundle.publish", "bundle/" + hash, "ok"},
 		{"otto", "rollout.create", "rollout/ops-1", "ok"},
 		{"vera", "rollout.abort", "rollout/ops-1", "refused"},
 		{"otto", "rollout.approve", "rollout/ops-1", "failed"},

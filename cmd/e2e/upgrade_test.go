@@ -12,6 +12,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 )
 
 // TestUpgradeFromOneToken: trit-fleet started on a database written by the
@@ -79,7 +80,7 @@ func TestUpgradeFromOneToken(t *testing.T) {
 	}
 	var es []api.AuditEntry
 	if err := json.Unmarshal([]byte(ctl(filepath.Join(w.dir, "token"), "audit", "--json")), &es); err != nil ||
-		len(es) != 1 || es[0].Action != "operator.add" || es[0].Object != "operator/vic" || es[0].Who != fleet.TokenFileOperator {
+		len(es) != 1 || es[0].Action != "operator.add" || es[0].Object != "operator/vic" || es[0].Who != access.TokenFileOperator {
 		t.Fatalf("audit after the upgrade: %+v %v", es, err)
 	}
 }

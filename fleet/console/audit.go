@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -61,4 +61,4 @@ func (c *Console) history(object string) []api.AuditEntry {
 }
 
 // can reports whether the session's role holds p.
-func can(s sessionView, p fleet.Perm) bool { return s.p.Role.Can(p) }
+func can(s sessionView, p access.Perm) bool { return s.p.Role.Can(p) }

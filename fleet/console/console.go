@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/store"
 )
@@ -64,11 +65,11 @@ type Options struct {
 	// Auth checks sign-ins (operators' tokens and the api.token_file's),
 	// shared with the API; nil: one of the console's own over DB with
 	// Token and SignIns.
-	Auth  *fleet.Auth
+	Auth  *access.Auth
 	Token string // the api.token_file's token when Auth is nil; at least 16 characters
 	// SignIns throttles sign-ins per source address and operator when Auth
 	// is nil; nil: one of the console's own.
-	SignIns *fleet.SignIns
+	SignIns *access.SignIns
 	Logger  *slog.Logger // default slog.Default()
 	// IdleTimeout ends a session after this long without a page view or an
 	// action (live refreshes do not count); default 30 minutes.
@@ -91,7 +92,7 @@ type Options struct {
 // Console is the web console's HTTP handler.
 type Console struct {
 	opt      Options
-	auth     *fleet.Auth
+	auth     *access.Auth
 	patterns []string // every route registered (roles_test.go)
 	svc      *fleet.Service
 	db       store.Database
@@ -151,7 +152,7 @@ func New(opt *Options) (*Console, error) {
 		if len(o.Token) < 16 {
 			return nil, errors.New("console: the API token must be at least 16 characters")
 		}
-		a, err := fleet.NewAuth(o.DB, o.Token, o.SignIns, o.Service.Audit(), o.Logger, o.Now)
+		a, err := access.NewAuth(o.DB, o.Token, o.SignIns, o.Service.Audit(), o.Logger, o.Now)
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +192,7 @@ func (c *Console) routes() (http.Handler, error) {
 		switch {
 		case err != nil:
 			missing = append(missing, err)
-		case rule.Perm == fleet.PermPublic:
+		case rule.Perm == access.PermPublic:
 			mux.HandleFunc(pattern, public)
 		case strings.HasPrefix(pattern, "POST "):
 			mux.HandleFunc(pattern, c.action(rule, h))
@@ -330,8 +331,8 @@ func (c *Console) parseTemplates() (map[string]*template.Template, error) {
 // view is what every page template gets.
 type view struct {
 	Who     string          // the signed-in operator; "" when logged out
-	Role    fleet.Role      // its role
-	Can     map[string]bool // the role's permissions (fleet.Perm) for the template
+	Role    access.Role     // its role
+	Can     map[string]bool // the role's permissions (access.Perm) for the template
 	Title   string
 	Nav     string // the navigation entry to mark current
 	CSRF    string // the session's synchronizer token; "" when logged out
@@ -355,7 +356,7 @@ type flash struct {
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, v *view) {
 	if s, ok, _ := c.sessions.lookup(r, false); ok && v.CSRF != "" {
 		v.Who, v.Role, v.Can = s.p.Name, s.p.Role, map[string]bool{}
-		for _, p := range []fleet.Perm{fleet.PermRead, fleet.PermRollout, fleet.PermDevice, fleet.PermPublish, fleet.PermTrain, fleet.PermAudit, fleet.PermOperators} {
+		for _, p := range []access.Perm{access.PermRead, access.PermRollout, access.PermDevice, access.PermPublish, access.PermTrain, access.PermAudit, access.PermOperators} {
 			v.Can[string(p)] = s.p.Role.Can(p)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -204,7 +204,7 @@ func TestSessionsAreBounded(t *testing.T) {
 	s := newSessions(slog.New(slog.NewTextHandler(io.Discard, nil)), db, time.Hour, time.Hour, 3, time.Now)
 	var ids []string
 	for range 5 {
-		id, err := s.create(fleet.Principal{Name: fleet.TokenFileOperator, Role: fleet.RoleAdmin})
+		id, err := s.create(access.Principal{Name: access.TokenFileOperator, Role: access.RoleAdmin})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,13 +241,13 @@ func TestSessionsEvictedPerOperator(t *testing.T) {
 	defer db.Close()
 	clk := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	s := newSessions(slog.New(slog.NewTextHandler(io.Discard, nil)), db, time.Hour, time.Hour, 4, func() time.Time { return clk })
-	admin, err := s.create(fleet.Principal{Name: "alice", Role: fleet.RoleAdmin})
+	admin, err := s.create(access.Principal{Name: "alice", Role: access.RoleAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 10 {
 		clk = clk.Add(time.Second) // the admin's session is the least recently seen of all
-		if _, err := s.create(fleet.Principal{Name: "mallory", Role: fleet.RoleViewer}); err != nil {
+		if _, err := s.create(access.Principal{Name: "mallory", Role: access.RoleViewer}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
@@ -133,7 +134,7 @@ func testSessionsOnOneStore(t *testing.T, open func(*testing.T) store.Database, 
 	clk := &clock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	db := open(t)
 	t.Cleanup(func() { db.Close() })
-	ops := &fleet.Operators{DB: db, Now: clk.now}
+	ops := &access.Operators{DB: db, Now: clk.now}
 	alice, err := ops.Add(api.OperatorRequest{Name: "alice", Role: "operator"}, "test")
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +229,7 @@ func testSessionsOnOneStore(t *testing.T, open func(*testing.T) store.Database, 
 // returns its cookie (the benchmarks' browser).
 func adminCookie(tb testing.TB, c *Console) *http.Cookie {
 	tb.Helper()
-	id, err := c.sessions.create(fleet.Principal{Name: fleet.TokenFileOperator, Role: fleet.RoleAdmin})
+	id, err := c.sessions.create(access.Principal{Name: access.TokenFileOperator, Role: access.RoleAdmin})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -250,14 +251,14 @@ func TestSessionEndsWithItsCredential(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	ops := &fleet.Operators{DB: db, Now: clk.now}
+	ops := &access.Operators{DB: db, Now: clk.now}
 	alice, err := ops.Add(api.OperatorRequest{Name: "alice", Role: "operator"}, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := replicaWith(t, db, clk, testToken)
 	old, al := signIn(t, a, testToken), signIn(t, a, alice.Token)
-	if !signedIn(t, old, fleet.TokenFileOperator) || !signedIn(t, al, "alice") {
+	if !signedIn(t, old, access.TokenFileOperator) || !signedIn(t, al, "alice") {
 		t.Fatal("not signed in")
 	}
 	oldCSRF := old.csrf
@@ -269,13 +270,13 @@ func TestSessionEndsWithItsCredential(t *testing.T) {
 	if r := oldOnB.post("/console/rollouts/r1/pause", url.Values{"csrf": {oldCSRF}}); r.code != http.StatusForbidden || !strings.Contains(r.body, "session has ended") {
 		t.Fatalf("an action in the old token's session after the token file was replaced: %d", r.code)
 	}
-	if signedIn(t, oldOnB, fleet.TokenFileOperator) {
+	if signedIn(t, oldOnB, access.TokenFileOperator) {
 		t.Fatal("the old token's session still opens pages")
 	}
 	if !signedIn(t, alOnB, "alice") {
 		t.Fatal("alice's session ended with the token file's")
 	}
-	if !signedIn(t, signIn(t, b, "a-new-api-token-file-0123456789"), fleet.TokenFileOperator) {
+	if !signedIn(t, signIn(t, b, "a-new-api-token-file-0123456789"), access.TokenFileOperator) {
 		t.Fatal("the new token does not sign in")
 	}
 	// alice's credential replaced in the store, her sessions left.

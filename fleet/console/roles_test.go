@@ -9,13 +9,14 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/store"
 )
 
 // wantConsoleRoles is the console's route-by-role table (docs/FLEET.md,
 // "Roles"), by hand: "public" routes answer without a session. The
 // metrics role and machine credentials cannot sign in at all.
-var wantConsoleRoles = map[string][]fleet.Role{
+var wantConsoleRoles = map[string][]access.Role{
 	"GET /console/{$}":                 readers,
 	"GET /console/login":               nil, // public
 	"POST /console/login":              nil, // public
@@ -23,19 +24,19 @@ var wantConsoleRoles = map[string][]fleet.Role{
 	"GET /console/devices":             readers,
 	"GET /console/devices/{id}":        readers,
 	"GET /console/rollouts":            readers,
-	"GET /console/new-rollout":         {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
-	"POST /console/rollouts":           {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
+	"GET /console/new-rollout":         {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
+	"POST /console/rollouts":           {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
 	"GET /console/rollouts/{id}":       readers,
-	"POST /console/rollouts/{id}/{op}": {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
+	"POST /console/rollouts/{id}/{op}": {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
 	"GET /console/bundles":             readers,
-	"GET /console/labels":              {fleet.RoleAdmin},
-	"POST /console/labels":             {fleet.RoleAdmin},
-	"GET /console/audit":               {fleet.RoleAdmin},
+	"GET /console/labels":              {access.RoleAdmin},
+	"POST /console/labels":             {access.RoleAdmin},
+	"GET /console/audit":               {access.RoleAdmin},
 	"GET /console/static/{name}":       nil, // public
 	"/console/":                        nil, // public
 }
 
-var readers = []fleet.Role{fleet.RoleViewer, fleet.RoleReleaseManager, fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin}
+var readers = []access.Role{access.RoleViewer, access.RoleReleaseManager, access.RoleOperator, access.RoleResponder, access.RoleAdmin}
 
 // loginAs signs the client in with tok; it reports the sign-in's status.
 func (c *client) loginAs(tok string) int {
@@ -50,16 +51,16 @@ func (c *client) loginAs(tok string) int {
 // in. A route missing from the table fails.
 func TestConsoleRouteByRole(t *testing.T) {
 	f := newFixture(t)
-	ops := &fleet.Operators{DB: f.db, Now: f.clk.now}
-	clients := map[fleet.Role]*client{}
-	for _, r := range fleet.Roles {
+	ops := &access.Operators{DB: f.db, Now: f.clk.now}
+	clients := map[access.Role]*client{}
+	for _, r := range access.Roles {
 		n, err := ops.Add(api.OperatorRequest{Name: "as-" + string(r), Role: string(r)}, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := f.client()
 		code := c.loginAs(n.Token)
-		if r == fleet.RoleMetrics {
+		if r == access.RoleMetrics {
 			if code != http.StatusForbidden {
 				t.Errorf("the metrics role signs in to the console: %d", code)
 			}
@@ -100,7 +101,7 @@ func TestConsoleRouteByRole(t *testing.T) {
 			} else {
 				r = c.get(path)
 			}
-			allowed := rule.Perm == fleet.PermPublic || slices.Contains(want, role)
+			allowed := rule.Perm == access.PermPublic || slices.Contains(want, role)
 			switch {
 			case allowed && r.code == http.StatusForbidden:
 				t.Errorf("%s as %s: 403, want allowed", pattern, role)
@@ -141,7 +142,7 @@ func TestConsoleShowsRoleAndHidesControls(t *testing.T) {
 	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r1", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
 		t.Fatal(err)
 	}
-	ops := &fleet.Operators{DB: f.db, Now: f.clk.now}
+	ops := &access.Operators{DB: f.db, Now: f.clk.now}
 	viewer, _ := ops.Add(api.OperatorRequest{Name: "vera", Role: "viewer"}, "test")
 	oper, _ := ops.Add(api.OperatorRequest{Name: "otto", Role: "operator"}, "test")
 	cv, co := f.client(), f.client()

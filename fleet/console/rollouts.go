@@ -13,6 +13,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/wire"
 )
@@ -184,8 +185,8 @@ func (c *Console) rolloutPage(w http.ResponseWriter, r *http.Request, s sessionV
 	}
 	data := c.rolloutData(ro, r)
 	data.CanApprove = ro.Approval.Pending() && !ro.State.Done() && s.p.Name != ro.CreatedBy && !s.p.Machine
-	data.CanEmergency = can(s, fleet.PermEmergency) && c.svc.TwoPerson()
-	if !can(s, fleet.PermRollout) { // the server refuses them anyway
+	data.CanEmergency = can(s, access.PermEmergency) && c.svc.TwoPerson()
+	if !can(s, access.PermRollout) { // the server refuses them anyway
 		data.CanPause, data.CanResume, data.CanAbort, data.CanApprove, data.Previous = false, false, false, false, 0
 	}
 	if q.Get("part") == "" {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -26,7 +27,7 @@ import (
 //     a restarted one, knows every session.
 //   - Every login makes a new session (no fixation); logout, expiry and
 //     eviction delete it, on every replica at once; so does disabling or
-//     removing the operator (fleet.Operators), and a request whose
+//     removing the operator (access.Operators), and a request whose
 //     operator is no longer current deletes its session.
 //   - A session's CSRF token is another 256 random bits, fixed for its life
 //     and never sent in a cookie.
@@ -64,7 +65,7 @@ func randomToken() string {
 }
 
 // create starts a session for p and returns its ID.
-func (s *sessions) create(p fleet.Principal) (string, error) {
+func (s *sessions) create(p access.Principal) (string, error) {
 	id := randomToken()
 	now := s.now()
 	rec := store.ConsoleSession{Operator: p.Name, Role: string(p.Role), CSRF: randomToken(), Created: now, Seen: now, Gen: p.Gen}
@@ -76,7 +77,7 @@ func (s *sessions) create(p fleet.Principal) (string, error) {
 
 // sessionView is what a handler learns of its session.
 type sessionView struct {
-	p     fleet.Principal // as of the latest check (current)
+	p     access.Principal // as of the latest check (current)
 	id    string
 	csrf  string
 	flash *flash // taken: shown once
@@ -106,7 +107,7 @@ func (s *sessions) lookup(r *http.Request, touch bool) (sessionView, bool, error
 	if s.lim.Expired(&x, now) {
 		return sessionView{}, false, s.delete(id)
 	}
-	v := sessionView{p: fleet.Principal{Name: x.Operator, Role: fleet.Role(x.Role), Gen: x.Gen}, id: id, csrf: x.CSRF}
+	v := sessionView{p: access.Principal{Name: x.Operator, Role: access.Role(x.Role), Gen: x.Gen}, id: id, csrf: x.CSRF}
 	if !touch || (x.Flash == "" && now.Sub(x.Seen) < touchEvery) {
 		return v, true, nil
 	}
@@ -160,7 +161,7 @@ func (s *sessions) setFlash(id string, f *flash) {
 }
 
 // setPrincipal records who the session is as of now.
-func (s *sessions) setPrincipal(id string, p fleet.Principal) error {
+func (s *sessions) setPrincipal(id string, p access.Principal) error {
 	err := s.db.Update(func(tx store.Tx) error {
 		x, err := store.GetConsoleSession(tx, id)
 		if err != nil {
@@ -226,19 +227,19 @@ func (c *Console) unavailable(w http.ResponseWriter, r *http.Request, err error)
 
 // refuse answers 403 to a signed-in operator whose role lacks rule's
 // permission, and audits it.
-func (c *Console) refuse(w http.ResponseWriter, r *http.Request, s sessionView, rule fleet.Rule) {
+func (c *Console) refuse(w http.ResponseWriter, r *http.Request, s sessionView, rule access.Rule) {
 	action := rule.Action
 	if action == "rollout.control" {
 		action = "rollout." + r.PathValue("op")
 	}
 	c.auth.Audit().Record(fleet.RequestRecord(r, s.p, rule, action, http.StatusForbidden, "web console"))
-	c.renderError(w, r, http.StatusForbidden, fleet.Refused(s.p, rule)+".")
+	c.renderError(w, r, http.StatusForbidden, access.Refused(s.p, rule)+".")
 }
 
 // authed wraps a page handler: without a valid session the browser goes
 // to the login page (htmx's live refreshes are told to go there too); a
 // role without the page's permission gets 403.
-func (c *Console) authed(rule fleet.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
+func (c *Console) authed(rule access.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		refresh := r.URL.Query().Get("part") != "" // htmx's, not the operator's
 		s, ok, err := c.sessions.lookup(r, !refresh)
@@ -266,7 +267,7 @@ func (c *Console) authed(rule fleet.Rule, h func(http.ResponseWriter, *http.Requ
 // and a role with the action's permission; it is audited as the API's
 // changes are. (Cross-origin requests were already refused by
 // CrossOriginProtection.)
-func (c *Console) action(rule fleet.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
+func (c *Console) action(rule access.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		s, ok, err := c.sessions.lookup(r, true)
@@ -382,7 +383,7 @@ func (c *Console) showLogin(w http.ResponseWriter, r *http.Request, status int, 
 // login checks the form's double-submit token and the credential (an
 // operator's token, or the api.token_file's), then starts a session.
 // Sign-ins are throttled per source address and per operator together
-// with the API's token checks (fleet.SignIns), which also logs refusals:
+// with the API's token checks (access.SignIns), which also logs refusals:
 // a line for an address's first, then counts at most once a minute.
 // Machine credentials and roles that cannot read (metrics) are refused.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
@@ -394,13 +395,13 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
-	p, res, retry := c.auth.SignIn(r, "console", token)
+	p, res, retry := c.auth.SignIn(r.RemoteAddr, "console", token)
 	switch res {
-	case fleet.Throttled:
+	case access.Throttled:
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
 		c.showLogin(w, r, http.StatusTooManyRequests, "Too many wrong tokens from this address or for this operator. Wait a minute and try again.")
 		return
-	case fleet.WrongToken:
+	case access.WrongToken:
 		c.showLogin(w, r, http.StatusUnauthorized, "That is not a valid operator token (or it was disabled, or it expired).")
 		return
 	}
@@ -408,7 +409,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.showLogin(w, r, http.StatusForbidden, "That is a machine credential (for scripts and scrapers); it cannot sign in to the console.")
 		return
 	}
-	if !p.Role.Can(fleet.PermRead) {
+	if !p.Role.Can(access.PermRead) {
 		c.showLogin(w, r, http.StatusForbidden, fmt.Sprintf("Role %s cannot use the console.", p.Role))
 		return
 	}

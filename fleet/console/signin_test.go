@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/fleettest"
 )
 
@@ -49,7 +49,7 @@ func TestLoginThrottled(t *testing.T) {
 // its own that logs there too.
 func (f *fixture) swapConsoleLog(l *slog.Logger) {
 	f.console.log = l
-	a, err := fleet.NewAuth(f.console.db, testToken, fleet.NewSignIns(l), f.svc.Audit(), l, f.clk.now)
+	a, err := access.NewAuth(f.console.db, testToken, access.NewSignIns(l), f.svc.Audit(), l, f.clk.now)
 	if err != nil {
 		panic(err)
 	}

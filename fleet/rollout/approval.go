@@ -17,11 +17,11 @@ import (
 //     devices that shadow first — shadowing changes no device's answers,
 //     so the approver can judge the candidate on the shadow's figures —
 //     and with Approval.Promotion none of those is promoted.
-//   - Only a person — not a machine account (fleet.Principal.Machine), not the
+//   - Only a person — not a machine account (fleet/access's Principal.Machine), not the
 //     creator — approves, once, while the rollout is not done; the
 //     approval is recorded with who and when (and in the audit trail).
 //   - The one exception is an emergency rollback (api.Approval.Emergency):
-//     a rollback made by an operator whose role holds fleet.PermEmergency
+//     a rollback made by an operator whose role holds fleet/access's PermEmergency
 //     (the responder role, and no other), which goes out at once; it is
 //     recorded as such in the rollout, and the service audits it as
 //     rollout.emergency-rollback and raises it as an alarm for

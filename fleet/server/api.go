@@ -15,6 +15,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/console"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/inference/bundle"
@@ -23,11 +24,12 @@ import (
 )
 
 // The HTTP JSON API that tritctl drives; its types are in package api. Every route needs a bearer
-// token — an operator's (fleet/operators.go) or the api.token_file's, an admin —
+// token — an operator's (fleet/access/operators.go) or the api.token_file's, an admin —
 // /metrics included: it names rollouts and counts devices, and
 // Prometheus sends a bearer token (authorization.credentials_file). Each
-// route's role rule is in fleet/roles.go; changes and refusals are audited
-// (fleet/audit.go). Errors
+// route's role rule is in fleet/routes.go (the roles' permissions in
+// fleet/access/roles.go); changes and refusals are audited
+// (fleet/access/audit.go). Errors
 // are {"error": "..."} with a status that says whose fault it was: 400 bad
 // request (a body that is not one JSON object, an ID or hash that is not
 // well-formed, a value out of bounds), 401 no, wrong, disabled or expired
@@ -113,9 +115,9 @@ func trainID(r *http.Request) (string, error) {
 // console, which reads the service and its store and checks the same
 // credentials at its own sign-in, with the API's Auth (and its throttle).
 // token, the api.token_file's, must be at least 16 characters; it acts as
-// an admin (fleet.TokenFileOperator) beside the operators in the store.
+// an admin (access.TokenFileOperator) beside the operators in the store.
 func Handler(s *fleet.Service, token string) (http.Handler, error) {
-	auth, err := fleet.NewAuth(s.Store(), token, fleet.NewSignIns(s.Logger()), s.Audit(), s.Logger(), s.Now)
+	auth, err := access.NewAuth(s.Store(), token, access.NewSignIns(s.Logger()), s.Audit(), s.Logger(), s.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -135,8 +137,8 @@ func Handler(s *fleet.Service, token string) (http.Handler, error) {
 type principalKey struct{}
 
 // principalOf returns who made r (set by the API's guard).
-func principalOf(r *http.Request) fleet.Principal {
-	p, _ := r.Context().Value(principalKey{}).(fleet.Principal)
+func principalOf(r *http.Request) access.Principal {
+	p, _ := r.Context().Value(principalKey{}).(access.Principal)
 	return p
 }
 
@@ -145,14 +147,14 @@ func principalOf(r *http.Request) fleet.Principal {
 var routeRule = fleet.RouteRule
 
 // apiMux builds the API's routes; every one is checked against its role
-// rule (fleet/roles.go) and, when it changes something or is refused,
+// rule (fleet/routes.go) and, when it changes something or is refused,
 // audited. It also returns the patterns registered.
-func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error) {
+func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, error) {
 	mux := http.NewServeMux()
 	var missing []error
 	var patterns []string
 	// guarded wraps a handler with the token check, throttled per source
-	// address and operator (fleet/signin.go), the role check of its pattern's
+	// address and operator (fleet/access/signin.go), the role check of its pattern's
 	// rule, the audit record and the body bound.
 	guarded := func(pattern string, h http.HandlerFunc) {
 		rule, err := routeRule(pattern)
@@ -162,19 +164,19 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		}
 		patterns = append(patterns, pattern)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			p, res, retry := auth.SignIn(r, "api", fleet.Bearer(r))
+			p, res, retry := auth.SignIn(r.RemoteAddr, "api", fleet.Bearer(r))
 			switch res {
-			case fleet.Throttled:
+			case access.Throttled:
 				w.Header().Set("Retry-After", strconv.Itoa(retry))
 				writeJSON(w, http.StatusTooManyRequests, api.Error{Error: fmt.Sprintf("too many wrong API tokens from this address or for this operator; try again in %d s", retry)})
 				return
-			case fleet.WrongToken:
+			case access.WrongToken:
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trit-fleet"`)
 				writeJSON(w, http.StatusUnauthorized, api.Error{Error: "missing, wrong, disabled or expired API token"})
 				return
 			}
 			if !p.Role.Can(rule.Perm) {
-				writeJSON(w, http.StatusForbidden, api.Error{Error: fleet.Refused(p, rule)})
+				writeJSON(w, http.StatusForbidden, api.Error{Error: access.Refused(p, rule)})
 				s.Audit().Record(fleet.RequestRecord(r, p, rule, "", http.StatusForbidden, ""))
 				return
 			}
@@ -479,7 +481,7 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		if err != nil {
 			return nil, err
 		}
-		return fleet.Verification(rep), nil
+		return access.Verification(rep), nil
 	})
 	guarded("GET /v1/audit/export", func(w http.ResponseWriter, r *http.Request) {
 		// One read transaction; a client that sees no head line, or a
@@ -498,7 +500,7 @@ func apiMux(s *fleet.Service, auth *fleet.Auth) (*http.ServeMux, []string, error
 		}
 		return s.Audit().Entries(q)
 	})
-	ops := &fleet.Operators{DB: s.Store(), Now: s.Now}
+	ops := &access.Operators{DB: s.Store(), Now: s.Now}
 	route("GET /v1/operators", func(*http.Request) (any, error) { return ops.List() })
 	route("POST /v1/operators", func(r *http.Request) (any, error) {
 		var req api.OperatorRequest
@@ -598,7 +600,7 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, fleet.ErrEmergency):
 		return http.StatusForbidden
-	case errors.Is(err, fleet.ErrDamaged), errors.Is(err, fleet.ErrReleaseExists), errors.Is(err, fleet.ErrOperator), errors.Is(err, fleet.ErrLabelled), errors.Is(err, fleet.ErrReleaseTooLow), errors.Is(err, fleet.ErrTrainingDone):
+	case errors.Is(err, fleet.ErrDamaged), errors.Is(err, fleet.ErrReleaseExists), errors.Is(err, access.ErrOperator), errors.Is(err, fleet.ErrLabelled), errors.Is(err, fleet.ErrReleaseTooLow), errors.Is(err, fleet.ErrTrainingDone):
 		return http.StatusConflict
 	case errors.Is(err, fleet.ErrBadRequest), errors.Is(err, fleet.ErrRollout), errors.Is(err, fleet.ErrAmbiguous), errors.Is(err, fleet.ErrBundleRejected), errors.As(err, &tooBig):
 		return http.StatusBadRequest

@@ -7,6 +7,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestApprovalOverTheAPI(t *testing.T) {
 	f := newFixture(t, func(o *fleet.Options) { o.TwoPerson = true })
 	srv := apiServer(t, f)
-	ops := &fleet.Operators{DB: f.db, Now: f.clk.now}
+	ops := &access.Operators{DB: f.db, Now: f.clk.now}
 	tok := map[string]string{}
 	for _, o := range []api.OperatorRequest{{Name: "otto", Role: "operator"}, {Name: "olga", Role: "operator"},
 		{Name: "ci", Role: "admin", Machine: true}, {Name: "rita", Role: "responder"}} {

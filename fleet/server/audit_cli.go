@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
@@ -80,7 +80,7 @@ the database alone cannot.`,
 				if rep, err = store.VerifyAuditExport(f, keys, given, time.Now()); err != nil {
 					return err
 				}
-				v = fleet.Verification(rep)
+				v = access.Verification(rep)
 			} else {
 				cfg, cerr := LoadConfig(configPath)
 				if cerr != nil {
@@ -256,7 +256,7 @@ func verifyAudit(cfg *Config, given []store.AuditHead) (api.AuditVerification, e
 		return db.View(func(tx store.Tx) error {
 			rep, err := store.VerifyAudit(tx, sec.auditKeys, given, time.Now())
 			if err == nil {
-				v = fleet.Verification(rep)
+				v = access.Verification(rep)
 			}
 			return err
 		})

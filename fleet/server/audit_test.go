@@ -16,6 +16,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
@@ -113,7 +114,7 @@ func testAuditTamperingStopsStart(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 	})
-	if err := start(config); !errors.Is(err, fleet.ErrAuditBroken) || !strings.Contains(err.Error(), "first broken record 2") {
+	if err := start(config); !errors.Is(err, access.ErrAuditBroken) || !strings.Contains(err.Error(), "first broken record 2") {
 		t.Fatalf("start on a trail whose record 2 was edited: %v", err)
 	}
 	if code, out := verify(); code != 1 || !strings.Contains(out, "first broken record 2") {
@@ -125,7 +126,7 @@ func testAuditTamperingStopsStart(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 	})
-	if err := start(config); !errors.Is(err, fleet.ErrAuditBroken) || !strings.Contains(err.Error(), "first broken record 3") {
+	if err := start(config); !errors.Is(err, access.ErrAuditBroken) || !strings.Contains(err.Error(), "first broken record 3") {
 		t.Fatalf("start on a trail whose record 3 was deleted: %v", err)
 	}
 	if code, out := verify(); code != 1 || !strings.Contains(out, "first broken record 3") || !strings.Contains(out, "missing") {
@@ -157,7 +158,7 @@ func testAuditTamperingStopsStart(t *testing.T, dsn string) {
 func TestAPIRefusalsKeepTheTrail(t *testing.T) {
 	f := newFixture(t, func(o *fleet.Options) { o.Audit.MaxRecords = 1000 })
 	srv := apiServer(t, f)
-	ops := &fleet.Operators{DB: f.db, Now: f.clk.now}
+	ops := &access.Operators{DB: f.db, Now: f.clk.now}
 	vera, err := ops.Add(api.OperatorRequest{Name: "vera", Role: "viewer"}, "test")
 	if err != nil {
 		t.Fatal(err)

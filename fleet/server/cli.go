@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/internal/cli"
@@ -136,7 +137,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	broker, own := cfg.MQTT.Broker, cfg.MQTT.Broker // devices' broker URL, the fleet's own
 	listeners := &listenerSet{}                     // the process's listeners (listener.go)
 	var eb *EmbeddedBroker
-	var trail atomic.Pointer[fleet.Audit] // the service's trail, once it exists
+	var trail atomic.Pointer[access.Audit] // the service's trail, once it exists
 	if broker == "embedded" {
 		m := &cfg.MQTT
 		eb, err = StartEmbedded(&EmbeddedOptions{Listen: m.EmbeddedListen, FleetID: m.ClientID,
@@ -188,7 +189,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	}
 	svc.AddAlarms(listeners.Alarms)
 	svc.AddMetrics(listeners)
-	if ops, err := (&fleet.Operators{DB: db}).List(); err == nil && len(ops) == 0 {
+	if ops, err := (&access.Operators{DB: db}).List(); err == nil && len(ops) == 0 {
 		log.Info("no operators yet: everyone signs in with the api.token_file's token, an admin; give each person and machine their own (trit-fleet operators add NAME --role ROLE; docs/FLEET.md \"Operators, roles and the audit trail\")")
 	}
 	if eb != nil { // the broker's per-device limit counts go to the devices' records
@@ -298,7 +299,7 @@ func loadSecrets(cfg *Config) (*secrets, error) {
 // log_level and keys.release_keys take effect; other changed keys are
 // reported as needing a restart; a file that does not load is refused and
 // the running configuration kept.
-func reloadLoop(ctx context.Context, cfg *Config, reg *fleet.Registry, audit *fleet.Audit, log *slog.Logger) {
+func reloadLoop(ctx context.Context, cfg *Config, reg *fleet.Registry, audit *access.Audit, log *slog.Logger) {
 	cur := cfg
 	for {
 		select {
@@ -369,7 +370,7 @@ func dirOf(path string) string {
 // checkAuditAtStart checks the audit trail's hash chain before the
 // service starts: a broken chain stops it, unless audit.start_on_broken,
 // which starts a new chain whose first record says what was broken.
-func checkAuditAtStart(a *fleet.Audit, cfg *Config, log *slog.Logger) error {
+func checkAuditAtStart(a *access.Audit, cfg *Config, log *slog.Logger) error {
 	rep, err := a.Verify()
 	if err != nil {
 		return fmt.Errorf("audit trail: %w", err)
@@ -380,7 +381,7 @@ func checkAuditAtStart(a *fleet.Audit, cfg *Config, log *slog.Logger) error {
 	}
 	if !cfg.Audit.StartOnBroken {
 		return fmt.Errorf("%w: %s; every problem: trit-fleet audit verify -c %s; to start anyway (a new chain is started, its first record saying what was broken), set [audit] start_on_broken = true",
-			fleet.ErrAuditBroken, rep.Summary(), cfg.path)
+			access.ErrAuditBroken, rep.Summary(), cfg.path)
 	}
 	log.Error("audit trail broken; starting anyway ([audit] start_on_broken): a new chain starts", "summary", rep.Summary())
 	return a.Restart(rep.Summary())

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -64,7 +64,7 @@ func (s *credentialStore) changed(old, new credentials, fi os.FileInfo) {
 const maxCredentialRecords = 1000
 
 // recordCredentials writes c to the audit trail a.
-func recordCredentials(a *fleet.Audit, c CredentialsChange) {
+func recordCredentials(a *access.Audit, c CredentialsChange) {
 	detail := "mqtt.embedded_credentials " + c.File
 	if c.Owner != "" {
 		detail += " (owner " + c.Owner + ")"

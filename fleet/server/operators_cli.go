@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/internal/newfile"
 	"github.com/trit-iot/trit/store"
@@ -38,13 +38,13 @@ type operatorBackend interface {
 // local user.
 type directOperators struct {
 	db    store.Database
-	ops   *fleet.Operators
-	audit *fleet.Audit
+	ops   *access.Operators
+	audit *access.Audit
 	who   string
 }
 
 func (d *directOperators) record(action, name, detail string, err error) {
-	rec := store.AuditRecord{Who: d.who, Role: string(fleet.RoleAdmin), Agent: "cli", Action: action, Object: "operator/" + name,
+	rec := store.AuditRecord{Who: d.who, Role: string(access.RoleAdmin), Agent: "cli", Action: action, Object: "operator/" + name,
 		Outcome: store.AuditOK, Detail: detail}
 	if err != nil {
 		rec.Outcome, rec.Detail = store.AuditFailed, strings.TrimPrefix(err.Error(), "fleet: ")
@@ -112,7 +112,7 @@ func openOperators(cfg *Config) (operatorBackend, string, error) {
 	lim := cfg.Audit.limits()
 	lim.Key = key
 	direct := func(db store.Database) *directOperators {
-		return &directOperators{db: db, ops: &fleet.Operators{DB: db}, audit: fleet.NewAudit(db, lim, nil, nil), who: localUser()}
+		return &directOperators{db: db, ops: &access.Operators{DB: db}, audit: access.NewAudit(db, lim, nil, nil), who: localUser()}
 	}
 	if postgres.IsURL(cfg.Database) {
 		db, err := postgres.Open(cfg.Database, nil)
@@ -201,7 +201,7 @@ audit trail. Run them as the user trit-fleet runs as.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			req := api.OperatorRequest{Name: args[0], Role: role, Machine: machine}
-			if _, err := fleet.ParseRole(role); err != nil {
+			if _, err := access.ParseRole(role); err != nil {
 				return fmt.Errorf("%w: --role: %v", ErrConfig, strings.TrimPrefix(err.Error(), "bad request: "))
 			}
 			if expires != "" {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
@@ -65,16 +65,14 @@ func testDisableOnEveryReplica(t *testing.T) {
 }
 
 func testAuthFollowsTheStore(t *testing.T, f *fixture) {
-	auth, err := fleet.NewAuth(f.db, testToken, nil, f.svc.Audit(), f.svc.Logger(), f.clk.now)
+	auth, err := access.NewAuth(f.db, testToken, nil, f.svc.Audit(), f.svc.Logger(), f.clk.now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := func(i int) *http.Request {
-		r := httptest.NewRequest("GET", "/", nil)
-		r.RemoteAddr = "192.0.2." + string(rune('1'+i%9)) + ":1" // spread over addresses: not the throttle under test
-		return r
+	remote := func(i int) string {
+		return "192.0.2." + string(rune('1'+i%9)) + ":1" // spread over addresses: not the throttle under test
 	}
-	ops := &fleet.Operators{DB: f.db, Now: f.clk.now}
+	ops := &access.Operators{DB: f.db, Now: f.clk.now}
 	alice, err := ops.Add(api.OperatorRequest{Name: "alice", Role: "operator"}, "test")
 	if err != nil {
 		t.Fatal(err)
@@ -85,16 +83,16 @@ func testAuthFollowsTheStore(t *testing.T, f *fixture) {
 	}
 	expect := func(i int, tok string, want string) {
 		t.Helper()
-		p, res, _ := auth.SignIn(req(i), "api", tok)
+		p, res, _ := auth.SignIn(remote(i), "api", tok)
 		got := p.Name + "/" + string(p.Role)
-		if res != fleet.SignedIn {
+		if res != access.SignedIn {
 			got = "refused"
 		}
 		if got != want {
 			t.Errorf("step %d: %s, want %s", i, got, want)
 		}
 	}
-	expect(0, testToken, fleet.TokenFileOperator+"/admin")
+	expect(0, testToken, access.TokenFileOperator+"/admin")
 	expect(1, alice.Token, "alice/operator")
 	expect(2, bot.Token, "bot/metrics")
 	expect(3, otherLast(alice.Token), "refused")
@@ -121,8 +119,8 @@ func testAuthFollowsTheStore(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	expect(0, rot.Token, "refused")
-	expect(1, testToken, fleet.TokenFileOperator+"/admin")
-	if _, err := ops.Add(api.OperatorRequest{Name: fleet.TokenFileOperator, Role: "viewer"}, "test"); err == nil {
+	expect(1, testToken, access.TokenFileOperator+"/admin")
+	if _, err := ops.Add(api.OperatorRequest{Name: access.TokenFileOperator, Role: "viewer"}, "test"); err == nil {
 		t.Error("an operator may take the api.token_file's name")
 	}
 	if _, err := ops.Add(api.OperatorRequest{Name: "carol", Role: "root"}, "test"); err == nil {
@@ -156,7 +154,7 @@ func testOperatorsOverTheAPI(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	ops, err := admin.Operators()
-	if err != nil || len(ops) != 1 || ops[0].Name != "otto" || ops[0].CreatedBy != fleet.TokenFileOperator {
+	if err != nil || len(ops) != 1 || ops[0].Name != "otto" || ops[0].CreatedBy != access.TokenFileOperator {
 		t.Fatalf("operators: %+v %v", ops, err)
 	}
 	_, raw := call(t, srv, "GET", "/v1/operators", testToken, nil)
@@ -187,7 +185,7 @@ func testOperatorsOverTheAPI(t *testing.T, f *fixture) {
 	for _, e := range es {
 		steps = append(steps, e.Who+" "+e.Action+" "+e.Outcome)
 	}
-	want := fleet.TokenFileOperator + " operator.add ok|" + fleet.TokenFileOperator + " operator.disable ok"
+	want := access.TokenFileOperator + " operator.add ok|" + access.TokenFileOperator + " operator.disable ok"
 	if got := strings.Join(steps, "|"); got != want {
 		t.Fatalf("audit of operator/otto: %s, want %s", got, want)
 	}
@@ -290,7 +288,7 @@ func TestAPIBruteForceOneOperator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice, err := (&fleet.Operators{DB: f.db, Now: f.clk.now}).Add(api.OperatorRequest{Name: "alice", Role: "viewer"}, "test")
+	alice, err := (&access.Operators{DB: f.db, Now: f.clk.now}).Add(api.OperatorRequest{Name: "alice", Role: "viewer"}, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,8 +308,8 @@ func TestAPIBruteForceOneOperator(t *testing.T) {
 		guess := fmt.Sprintf("alice.%064x", i) // the form of alice's token, not hers
 		codes[get("198.51.100."+strconv.Itoa(i)+":4000", guess)]++
 	}
-	if codes[http.StatusUnauthorized] != fleet.SignInBurst || codes[http.StatusTooManyRequests] != 200-fleet.SignInBurst {
-		t.Errorf("200 guesses at alice from 200 addresses: %v; want %d 401s, then 429s", codes, fleet.SignInBurst)
+	if codes[http.StatusUnauthorized] != access.SignInBurst || codes[http.StatusTooManyRequests] != 200-access.SignInBurst {
+		t.Errorf("200 guesses at alice from 200 addresses: %v; want %d 401s, then 429s", codes, access.SignInBurst)
 	}
 	if code := get("192.0.2.1:5001", alice.Token); code != http.StatusOK {
 		t.Errorf("alice from her address during the attack: %d", code)
@@ -367,7 +365,7 @@ func TestOperatorsCommandThroughAPI(t *testing.T) {
 	}
 	var es []api.AuditEntry
 	if err := json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/audit?object=operator/bob", nil), &es); err != nil ||
-		len(es) != 1 || es[0].Who != fleet.TokenFileOperator || !strings.HasPrefix(es[0].Agent, "trit-fleet-operators/") || !strings.Contains(es[0].Agent, "local:") {
+		len(es) != 1 || es[0].Who != access.TokenFileOperator || !strings.HasPrefix(es[0].Agent, "trit-fleet-operators/") || !strings.Contains(es[0].Agent, "local:") {
 		t.Fatalf("audit: %+v %v", es, err)
 	}
 }

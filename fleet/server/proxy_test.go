@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -31,7 +31,7 @@ func TestTrustedProxy(t *testing.T) {
 	}
 	srv := httptest.NewServer(withTrustedProxies(h, nets))
 	defer srv.Close()
-	ops := &fleet.Operators{DB: f.db, Now: f.clk.now}
+	ops := &access.Operators{DB: f.db, Now: f.clk.now}
 	vera, err := ops.Add(api.OperatorRequest{Name: "vera", Role: "viewer"}, "test")
 	if err != nil {
 		t.Fatal(err)

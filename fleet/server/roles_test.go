@@ -10,12 +10,13 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/store"
 )
 
 var (
-	all     = fleet.Roles
-	readers = []fleet.Role{fleet.RoleViewer, fleet.RoleReleaseManager, fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin}
+	all     = access.Roles
+	readers = []access.Role{access.RoleViewer, access.RoleReleaseManager, access.RoleOperator, access.RoleResponder, access.RoleAdmin}
 )
 
 // requestFor makes a request that the pattern matches, with path values
@@ -40,7 +41,7 @@ func requestFor(pattern string) (method, path string) {
 // entry of wantAPIRoles or an API rule of routeRules that no route uses.
 func TestRouteByRole(t *testing.T) {
 	f := newFixture(t)
-	auth, err := fleet.NewAuth(f.db, testToken, nil, f.svc.Audit(), f.svc.Logger(), f.clk.now)
+	auth, err := access.NewAuth(f.db, testToken, nil, f.svc.Audit(), f.svc.Logger(), f.clk.now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,10 +51,10 @@ func TestRouteByRole(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	tokens := map[string]string{fleet.TokenFileOperator: testToken}
-	roleOf := map[string]fleet.Role{fleet.TokenFileOperator: fleet.RoleAdmin}
-	ops := &fleet.Operators{DB: f.db, Now: f.clk.now}
-	for _, r := range fleet.Roles {
+	tokens := map[string]string{access.TokenFileOperator: testToken}
+	roleOf := map[string]access.Role{access.TokenFileOperator: access.RoleAdmin}
+	ops := &access.Operators{DB: f.db, Now: f.clk.now}
+	for _, r := range access.Roles {
 		n, err := ops.Add(api.OperatorRequest{Name: "as-" + string(r), Role: string(r)}, "test")
 		if err != nil {
 			t.Fatal(err)
@@ -119,10 +120,10 @@ func TestRouteByRole(t *testing.T) {
 // A route without a rule stops the handler from being built.
 func TestRouteWithoutRuleIsAnError(t *testing.T) {
 	f := newFixture(t)
-	defer func(saved func(string) (fleet.Rule, error)) { routeRule = saved }(routeRule)
-	routeRule = func(pattern string) (fleet.Rule, error) {
+	defer func(saved func(string) (access.Rule, error)) { routeRule = saved }(routeRule)
+	routeRule = func(pattern string) (access.Rule, error) {
 		if pattern == "GET /v1/rollouts/{id}" {
-			return fleet.Rule{}, fmt.Errorf("fleet: route %q has no role rule (fleet/roles.go routeRules)", pattern)
+			return access.Rule{}, fmt.Errorf("fleet: route %q has no role rule (fleet/routes.go routeRules)", pattern)
 		}
 		return fleet.RouteRule(pattern)
 	}
@@ -135,44 +136,44 @@ func TestRouteWithoutRuleIsAnError(t *testing.T) {
 // (docs/FLEET.md, "Roles"), written out by hand so that a change to
 // rolePerms or routeRules that changes who may do what fails here. "all"
 // is every role; the api.token_file's credential is an admin.
-var wantAPIRoles = map[string][]fleet.Role{
+var wantAPIRoles = map[string][]access.Role{
 	"/":                                 all,
 	"GET /v1/whoami":                    all,
 	"GET /v1/devices":                   readers,
 	"GET /v1/devices/{id}":              readers,
 	"GET /v1/devices/{id}/health":       readers,
 	"GET /v1/health":                    readers,
-	"GET /v1/devices/{id}/samples":      {fleet.RoleAdmin},
-	"GET /v1/windows":                   {fleet.RoleAdmin},
+	"GET /v1/devices/{id}/samples":      {access.RoleAdmin},
+	"GET /v1/windows":                   {access.RoleAdmin},
 	"GET /v1/policies":                  readers,
-	"POST /v1/labels":                   {fleet.RoleAdmin},
-	"POST /v1/plan":                     {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleReleaseManager, fleet.RoleAdmin},
-	"DELETE /v1/devices/{id}":           {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
-	"POST /v1/devices/{id}/reset":       {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
+	"POST /v1/labels":                   {access.RoleAdmin},
+	"POST /v1/plan":                     {access.RoleOperator, access.RoleResponder, access.RoleReleaseManager, access.RoleAdmin},
+	"DELETE /v1/devices/{id}":           {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
+	"POST /v1/devices/{id}/reset":       {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
 	"GET /v1/bundles":                   readers,
-	"POST /v1/bundles":                  {fleet.RoleReleaseManager, fleet.RoleAdmin},
+	"POST /v1/bundles":                  {access.RoleReleaseManager, access.RoleAdmin},
 	"GET /v1/rollouts":                  readers,
-	"POST /v1/rollouts":                 {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
+	"POST /v1/rollouts":                 {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
 	"GET /v1/rollouts/{id}":             readers,
-	"POST /v1/rollouts/{id}/pause":      {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
-	"POST /v1/rollouts/{id}/resume":     {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
-	"POST /v1/rollouts/{id}/abort":      {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
-	"POST /v1/rollouts/{id}/rollback":   {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
-	"POST /v1/rollouts/{id}/approve":    {fleet.RoleOperator, fleet.RoleResponder, fleet.RoleAdmin},
-	"POST /v1/train":                    {fleet.RoleAdmin},
+	"POST /v1/rollouts/{id}/pause":      {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
+	"POST /v1/rollouts/{id}/resume":     {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
+	"POST /v1/rollouts/{id}/abort":      {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
+	"POST /v1/rollouts/{id}/rollback":   {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
+	"POST /v1/rollouts/{id}/approve":    {access.RoleOperator, access.RoleResponder, access.RoleAdmin},
+	"POST /v1/train":                    {access.RoleAdmin},
 	"GET /v1/train":                     readers,
 	"GET /v1/train/{id}":                readers,
 	"GET /v1/train/{id}/bundle":         readers,
-	"POST /v1/train/{id}/cancel":        {fleet.RoleAdmin},
-	"GET /v1/backup":                    {fleet.RoleAdmin},
+	"POST /v1/train/{id}/cancel":        {access.RoleAdmin},
+	"GET /v1/backup":                    {access.RoleAdmin},
 	"GET /metrics":                      all,
-	"GET /v1/audit":                     {fleet.RoleAdmin},
-	"GET /v1/audit/verify":              {fleet.RoleAdmin},
-	"GET /v1/audit/export":              {fleet.RoleAdmin},
-	"GET /v1/operators":                 {fleet.RoleAdmin},
-	"POST /v1/operators":                {fleet.RoleAdmin},
-	"POST /v1/operators/{name}/disable": {fleet.RoleAdmin},
-	"POST /v1/operators/{name}/enable":  {fleet.RoleAdmin},
-	"POST /v1/operators/{name}/rotate":  {fleet.RoleAdmin},
-	"DELETE /v1/operators/{name}":       {fleet.RoleAdmin},
+	"GET /v1/audit":                     {access.RoleAdmin},
+	"GET /v1/audit/verify":              {access.RoleAdmin},
+	"GET /v1/audit/export":              {access.RoleAdmin},
+	"GET /v1/operators":                 {access.RoleAdmin},
+	"POST /v1/operators":                {access.RoleAdmin},
+	"POST /v1/operators/{name}/disable": {access.RoleAdmin},
+	"POST /v1/operators/{name}/enable":  {access.RoleAdmin},
+	"POST /v1/operators/{name}/rotate":  {access.RoleAdmin},
+	"DELETE /v1/operators/{name}":       {access.RoleAdmin},
 }

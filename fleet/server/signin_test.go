@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/fleettest"
 )
 
@@ -28,8 +29,8 @@ func refusedCounted(logs string) int {
 // checked (the right one included); the log has a line for the first and
 // then the counts once per window (shortened here), not 300 lines.
 func TestAPIWrongTokensThrottled(t *testing.T) {
-	defer func(d time.Duration) { fleet.SignInLogEvery = d }(fleet.SignInLogEvery)
-	fleet.SignInLogEvery = 100 * time.Millisecond
+	defer func(d time.Duration) { access.SignInLogEvery = d }(access.SignInLogEvery)
+	access.SignInLogEvery = 100 * time.Millisecond
 	logs := &fleettest.LockedBuffer{}
 	f := newFixture(t, func(o *fleet.Options) { o.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	srv := apiServer(t, f)
@@ -39,8 +40,8 @@ func TestAPIWrongTokensThrottled(t *testing.T) {
 		code, _ := call(t, srv, "GET", "/v1/devices", "wrong-token-wrong-token", nil)
 		codes[code]++
 	}
-	if codes[http.StatusUnauthorized] != fleet.SignInBurst || codes[http.StatusTooManyRequests] != 300-fleet.SignInBurst {
-		t.Errorf("300 wrong tokens answered %v: want %d 401s, then 429s", codes, fleet.SignInBurst)
+	if codes[http.StatusUnauthorized] != access.SignInBurst || codes[http.StatusTooManyRequests] != 300-access.SignInBurst {
+		t.Errorf("300 wrong tokens answered %v: want %d 401s, then 429s", codes, access.SignInBurst)
 	}
 	req, _ := http.NewRequest("GET", srv.URL+"/v1/devices", nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)
@@ -58,8 +59,8 @@ func TestAPIWrongTokensThrottled(t *testing.T) {
 	if got := refusedCounted(logs.String()); got != 301 {
 		t.Errorf("the log counts %d refusals, want 301:\n%s", got, logs.String())
 	}
-	if most := 2 + int(elapsed/fleet.SignInLogEvery); lines > most {
-		t.Errorf("%d log lines in %v (at most %d: one per %v):\n%.3000s", lines, elapsed, most, fleet.SignInLogEvery, logs.String())
+	if most := 2 + int(elapsed/access.SignInLogEvery); lines > most {
+		t.Errorf("%d log lines in %v (at most %d: one per %v):\n%.3000s", lines, elapsed, most, access.SignInLogEvery, logs.String())
 	}
 }
 

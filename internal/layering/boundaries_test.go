@@ -82,7 +82,7 @@ var within = map[string]map[string][]string{
 		// jobs, samples, metrics, operators, over store.Database. It knows
 		// neither its process shell nor the console (its tests use
 		// fleettest).
-		"fleet": {"fleet/fault", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
+		"fleet": {"fleet/access", "fleet/fault", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
 		// The rollout engine: a plain value the service persists and
 		// steps. It imports no other fleet package (and, by narrow, only
 		// api, wire and the standard library).
@@ -92,17 +92,22 @@ var within = map[string]map[string][]string{
 		// operator's writes. It imports no other fleet package but the
 		// shared errors (and, by narrow, only api, wire and store).
 		"fleet/inventory": {"fleet/fault"},
+		// Who may do what, and the record of what they did: roles and
+		// permissions, operators and their credentials, the sign-in
+		// throttle, the audit trail. It imports no other fleet package but
+		// the shared errors (and, by narrow, no net/http).
+		"fleet/access": {"fleet/fault"},
 		// The errors the fleet's packages return and the edges map to
 		// HTTP statuses: below every other fleet package.
 		"fleet/fault": {},
 		// The web console reads the service, and the rollouts it returns
 		// by the engine's own names; the server mounts it, so it never
 		// reaches the server.
-		"fleet/console": {"fleet", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
+		"fleet/console": {"fleet", "fleet/access", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
 		// The process shell: CLI, configuration, broker adapters, HTTP
 		// API, and the console's mount (its tests read stored rollouts as
 		// the engine's values).
-		"fleet/server": {"fleet", "fleet/console", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
+		"fleet/server": {"fleet", "fleet/access", "fleet/console", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
 		// What the three packages' tests share; it imports none of them.
 		"fleet/fleettest": {},
 	},
@@ -110,8 +115,9 @@ var within = map[string]map[string][]string{
 
 // narrow lists packages (paths in the module) held to fewer imports than
 // their folder: the only project packages each may import directly,
-// besides the standard library, and no third-party package at all. An
-// allowance no package uses fails, as in allowed.
+// besides the standard library, and no third-party package but one
+// listed by its whole import path. An allowance no package uses fails, as
+// in allowed.
 var narrow = map[string][]string{
 	// The rollout engine decides from the rollout's own fields and the
 	// time given: no store, no clock, no broker, no HTTP.
@@ -121,10 +127,22 @@ var narrow = map[string][]string{
 	// fleet's shared errors: no clock, no broker, no HTTP, nothing of the
 	// service.
 	"fleet/inventory": {"api", "fleet/fault", "store", "wire"},
+	// Who may do what: operators and the audit trail in the store, their
+	// API shapes (api), the shared errors, and a token bucket per address
+	// and operator (x/time/rate) — the standard library's net/http not
+	// among them (noHTTP): the edges read a request's token
+	// and address and pass the values.
+	"fleet/access": {"api", "fleet/fault", "store", "golang.org/x/time/rate"},
 	// The shared errors know the store's (store.ErrCorrupt) and the API's
 	// name for a damaged record (api.Damaged), nothing else.
 	"fleet/fault": {"api", "store"},
 }
+
+// noHTTP lists packages (paths in the module) that may not import
+// net/http or a package under it, their tests included: what they decide
+// takes the values a request carries (a token, an address), which the
+// HTTP edges read.
+var noHTTP = []string{"fleet/access", "fleet/fault", "fleet/inventory", "fleet/rollout"}
 
 // reachableFrom maps a third-party import path prefix to the only project
 // packages (path prefixes in the module) that may depend on it, directly or
@@ -248,10 +266,18 @@ func TestPackageBoundaries(t *testing.T) {
 				to := strings.TrimPrefix(imp, module+"/")
 				switch {
 				case std(imp):
-				case to == imp || !contains(only, to):
+				case !contains(only, to):
 					t.Errorf("%s imports %s: %s may import only %s and the standard library", path, imp, rel, strings.Join(only, ", "))
 				default:
 					usedNarrow[[2]string{rel, to}] = true
+				}
+			}
+		}
+		if contains(noHTTP, rel) {
+			for _, imp := range p.Imports {
+				imp, _, _ = strings.Cut(imp, " ")
+				if imp == "net/http" || strings.HasPrefix(imp, "net/http/") {
+					t.Errorf("%s imports %s: %s may not import net/http", path, imp, rel)
 				}
 			}
 		}

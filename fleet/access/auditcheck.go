@@ -1,4 +1,4 @@
-package fleet
+package access
 
 import (
 	"context"
@@ -144,6 +144,13 @@ func (a *Audit) Watch(ctx context.Context, checkpointEvery, verifyEvery time.Dur
 			}
 		}
 	}
+}
+
+// Alarm is one of the trail's conditions that need an operator, as the
+// service raises it among its own (fleet.Alarm, the same fields).
+type Alarm struct {
+	Name string // stable, for the metric's label: "audit-chain"
+	Text string // what is wrong and what to do, for a person
 }
 
 // Alarms raises the broken chain, and a trail past [audit] max_records.

@@ -1,9 +1,8 @@
-package fleet
+package access
 
 import (
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -16,8 +15,8 @@ import (
 // per address, and the tokens that name an operator (operators.go) one
 // budget per operator, whatever address they come from. Behind a reverse
 // proxy the address is the client's only when the proxy is trusted
-// (api.trusted_proxies, fleet/server/proxy.go), else every client shares
-// the proxy's.
+// (api.trusted_proxies, fleet/server/proxy.go, which sets the request's
+// RemoteAddr the edges pass here), else every client shares the proxy's.
 //
 // Invariants:
 //   - A valid operator token is never refused for someone else's
@@ -113,20 +112,21 @@ func addrKey(remote string) string {
 	}
 }
 
-// Attempt checks a sign-in from r's address, made through via ("api",
+// Attempt checks a sign-in from the source address remote (a request's
+// RemoteAddr: host and port, or host alone), made through via ("api",
 // "console"), with a token that names no operator: Throttled without
 // calling check while the address has spent its failures, else SignedIn
 // or WrongToken as check says.
-func (t *SignIns) Attempt(r *http.Request, via string, check func() bool) SignInResult {
-	return t.AttemptAs(r, via, "", check)
+func (t *SignIns) Attempt(remote, via string, check func() bool) SignInResult {
+	return t.AttemptAs(remote, via, "", check)
 }
 
 // AttemptAs is Attempt for a token that names operator name ("" for
 // none): such a token is always checked, and a right one signs in; a
 // wrong one is Throttled while its address or its operator has spent
 // its failures.
-func (t *SignIns) AttemptAs(r *http.Request, via, name string, check func() bool) SignInResult {
-	key := addrKey(r.RemoteAddr)
+func (t *SignIns) AttemptAs(remote, via, name string, check func() bool) SignInResult {
+	key := addrKey(remote)
 	now := t.now()
 	t.mu.Lock()
 	spent := t.get(key, now).budget.TokensAt(now) < 1
@@ -181,20 +181,20 @@ func (t *SignIns) getName(name string, now time.Time) *signInAddr {
 	return a
 }
 
-// RetryAfter is how long a throttled address waits for its next attempt,
-// in whole seconds.
-func (t *SignIns) RetryAfter(r *http.Request) int {
-	return t.RetryAfterAs(r, "")
+// RetryAfter is how long a throttled address remote waits for its next
+// attempt, in whole seconds.
+func (t *SignIns) RetryAfter(remote string) int {
+	return t.RetryAfterAs(remote, "")
 }
 
 // RetryAfterAs is how long a sign-in as operator name ("" for none) from
-// r's address waits, in whole seconds.
-func (t *SignIns) RetryAfterAs(r *http.Request, name string) int {
+// address remote waits, in whole seconds.
+func (t *SignIns) RetryAfterAs(remote, name string) int {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	wait := 0
-	keys := []string{addrKey(r.RemoteAddr)}
+	keys := []string{addrKey(remote)}
 	if name != "" {
 		keys = append(keys, nameKeyPrefix+name)
 	}

@@ -1,13 +1,10 @@
-package fleet
+package access
 
 import (
-	"context"
 	"crypto/ed25519"
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +15,7 @@ import (
 )
 
 // The audit trail: every change to the fleet made through the API or the
-// console (the actions of routeRules), every request refused for its role
+// console (the actions of the HTTP edge's route table), every request refused for its role
 // (403), operator changes made with `trit-fleet operators` and
 // configuration reloads are recorded in the store (store.AppendAudit) with
 // who, when, from where, what and the outcome, in a hash chain whose head
@@ -234,119 +231,4 @@ func (a *Audit) Entries(q store.AuditQuery) ([]api.AuditEntry, error) {
 		out[i] = api.AuditEntry(r)
 	}
 	return out, nil
-}
-
-// AuditNote lets a route's handler say what it acted on and why, for the
-// record the route's wrapper writes (the API's and the console's).
-type AuditNote struct {
-	Object, Detail string
-	// Action, when not "", is recorded instead of the route's (an
-	// emergency rollback).
-	Action string
-	// Status, when not 0, is the outcome to record instead of the
-	// response's (a console action that failed answers with a redirect).
-	Status int
-}
-
-type auditNoteKey struct{}
-
-// NoteAudit sets the object (when not "") and detail of the request's
-// audit record, if it has one (WithAuditNote).
-func NoteAudit(r *http.Request, object, detail string) {
-	if n, ok := r.Context().Value(auditNoteKey{}).(*AuditNote); ok {
-		if object != "" {
-			n.Object = object
-		}
-		n.Detail = detail
-	}
-}
-
-// NoteAuditAction sets the action of the request's audit record.
-func NoteAuditAction(r *http.Request, action string) {
-	if n, ok := r.Context().Value(auditNoteKey{}).(*AuditNote); ok {
-		n.Action = action
-	}
-}
-
-// NoteAuditFailure records that r's action failed with status, for why.
-func NoteAuditFailure(r *http.Request, status int, why string) {
-	if n, ok := r.Context().Value(auditNoteKey{}).(*AuditNote); ok {
-		n.Status = status
-		if n.Detail == "" {
-			n.Detail = why
-		} else {
-			n.Detail += "; " + why
-		}
-	}
-}
-
-// WithAuditNote returns r with a note for its handler to fill.
-func WithAuditNote(r *http.Request) (*http.Request, *AuditNote) {
-	n := &AuditNote{}
-	return r.WithContext(context.WithValue(r.Context(), auditNoteKey{}, n)), n
-}
-
-// remoteHost is r's source address without the port.
-func remoteHost(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
-}
-
-// RequestRecord is the audit record of p's request r under rule, with its
-// outcome from the response status; object is rule's kind and the route's
-// {id} or {name} unless the handler noted another.
-func RequestRecord(r *http.Request, p Principal, rule Rule, action string, status int, detail string) store.AuditRecord {
-	if action == "" {
-		action = rule.Action
-	}
-	if action == "" { // a read, refused
-		action = "read " + r.Method + " " + r.URL.Path
-	}
-	var object string
-	if rule.Object != "" {
-		id := r.PathValue("id")
-		if id == "" {
-			id = r.PathValue("name")
-		}
-		object = rule.Object + "/" + id
-	}
-	outcome := store.AuditOK
-	switch {
-	case status == http.StatusForbidden:
-		outcome = store.AuditRefused
-	case status >= 300:
-		outcome = store.AuditFailed
-	}
-	return store.AuditRecord{Who: p.Name, Role: string(p.Role), Remote: remoteHost(r), Agent: r.UserAgent(),
-		Action: action, Object: object, Outcome: outcome, Status: status, Detail: detail}
-}
-
-// Audit returns the service's audit trail.
-func (s *Service) Audit() *Audit { return s.audit }
-
-// StatusWriter remembers the status a handler answered, for the audit
-// trail (the API's and the console's).
-type StatusWriter struct {
-	http.ResponseWriter
-	Status int
-}
-
-func (w *StatusWriter) WriteHeader(code int) {
-	if w.Status == 0 {
-		w.Status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap lets http.ResponseController reach the connection (the API's
-// long routes lift its deadlines).
-func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *StatusWriter) Write(b []byte) (int, error) {
-	if w.Status == 0 {
-		w.Status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
 }

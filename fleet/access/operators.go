@@ -1,4 +1,4 @@
-package fleet
+package access
 
 import (
 	"crypto/rand"
@@ -8,11 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -149,18 +148,19 @@ func (a *Auth) check(tok string) (Principal, bool) {
 	return Principal{Name: o.Name, Role: Role(o.Role), Machine: o.Machine, Gen: credentialGen(want)}, true
 }
 
-// SignIn checks tok from r, made through via ("api", "console"). A
-// Throttled result comes with the seconds to wait.
-func (a *Auth) SignIn(r *http.Request, via, tok string) (Principal, SignInResult, int) {
+// SignIn checks tok from the source address remote (a request's
+// RemoteAddr, host and port or host alone), made through via ("api",
+// "console"). A Throttled result comes with the seconds to wait.
+func (a *Auth) SignIn(remote, via, tok string) (Principal, SignInResult, int) {
 	var p Principal
 	name := tokenName(tok)
-	res := a.signIns.AttemptAs(r, via, name, func() bool {
+	res := a.signIns.AttemptAs(remote, via, name, func() bool {
 		var ok bool
 		p, ok = a.check(tok)
 		return ok
 	})
 	if res == Throttled {
-		return p, res, a.signIns.RetryAfterAs(r, name)
+		return p, res, a.signIns.RetryAfterAs(remote, name)
 	}
 	return p, res, 0
 }
@@ -215,10 +215,10 @@ func (m *Operators) now() time.Time {
 // Add adds an operator and returns it with its token (shown this once).
 func (m *Operators) Add(req api.OperatorRequest, by string) (*api.NewOperator, error) {
 	if err := store.CheckOperatorName(req.Name); err != nil {
-		return nil, BadRequest("%v", err)
+		return nil, fault.BadRequest("%v", err)
 	}
 	if req.Name == TokenFileOperator {
-		return nil, BadRequest("%q is the api.token_file's credential; choose another name", TokenFileOperator)
+		return nil, fault.BadRequest("%q is the api.token_file's credential; choose another name", TokenFileOperator)
 	}
 	role, err := ParseRole(req.Role)
 	if err != nil {
@@ -226,7 +226,7 @@ func (m *Operators) Add(req api.OperatorRequest, by string) (*api.NewOperator, e
 	}
 	now := m.now()
 	if !req.Expires.IsZero() && !req.Expires.After(now) {
-		return nil, BadRequest("expires %s is not in the future", req.Expires.UTC().Format(time.RFC3339))
+		return nil, fault.BadRequest("expires %s is not in the future", req.Expires.UTC().Format(time.RFC3339))
 	}
 	tok, sum, err := newOperatorToken(req.Name)
 	if err != nil {
@@ -257,7 +257,7 @@ func (m *Operators) update(name string, endSessions bool, fn func(*store.Operato
 // transaction.
 func (m *Operators) updateAfter(name string, endSessions bool, pre func(store.Tx) error, fn func(*store.Operator) error) (store.Operator, error) {
 	if err := store.CheckOperatorName(name); err != nil {
-		return store.Operator{}, BadRequest("%v", err)
+		return store.Operator{}, fault.BadRequest("%v", err)
 	}
 	var o store.Operator
 	err := m.DB.Update(func(tx store.Tx) error {
@@ -274,7 +274,7 @@ func (m *Operators) updateAfter(name string, endSessions bool, pre func(store.Tx
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return o, fmt.Errorf("%w: operator %s", ErrNotFound, name)
+		return o, fmt.Errorf("%w: operator %s", fault.ErrNotFound, name)
 	}
 	return o, err
 }
@@ -339,7 +339,7 @@ func (m *Operators) Rotate(name string) (*api.NewOperator, error) {
 // admin is not removed (lastAdmin).
 func (m *Operators) Remove(name string) error {
 	if err := store.CheckOperatorName(name); err != nil {
-		return BadRequest("%v", err)
+		return fault.BadRequest("%v", err)
 	}
 	err := m.DB.Update(func(tx store.Tx) error {
 		if err := m.lastAdmin(tx, name, "remove"); err != nil {
@@ -352,7 +352,7 @@ func (m *Operators) Remove(name string) error {
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("%w: operator %s", ErrNotFound, name)
+		return fmt.Errorf("%w: operator %s", fault.ErrNotFound, name)
 	}
 	return err
 }
@@ -374,10 +374,4 @@ func (m *Operators) List() ([]api.Operator, error) {
 		out[i] = operatorView(&ops[i], now)
 	}
 	return out, nil
-}
-
-// Bearer returns r's bearer token.
-func Bearer(r *http.Request) string {
-	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return tok
 }
