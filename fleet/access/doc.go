@@ -11,8 +11,8 @@
 // values a request carries (a bearer token, a source address) and the
 // records the edges build. Which route needs which Rule, reading a
 // request's token and address, and the wrapper that audits a request are
-// the HTTP edge's (package fleet's routes.go and request.go, for the API
-// in fleet/server and the web console in fleet/console). Who may approve
+// the HTTP edge's (fleet/web, shared by the API in fleet/server and the
+// web console in fleet/console). Who may approve
 // a rollout is the rollout engine's (fleet/rollout/approval.go), from a
 // Principal's name and Machine flag.
 //

@@ -10,7 +10,7 @@ import (
 
 // Roles, the permissions each holds, and the Rule an action needs. Which
 // route of the API or the web console needs which Rule is the HTTP edge's
-// table (routes.go in package fleet); a route is allowed to a role when
+// table (fleet/web/routes.go); a route is allowed to a role when
 // the role holds the route's permission (Role.Can), and every route the
 // API or the console registers must have a rule there (the server and the
 // console refuse to start otherwise, and their roles_test.go walk every

@@ -44,6 +44,7 @@ import (
 
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/web"
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/store"
 )
@@ -181,13 +182,13 @@ func New(opt *Options) (*Console, error) {
 }
 
 // routes registers every page and action with its rule from the fleet's
-// route-by-role table (fleet.RouteRule): public ones as they are, pages
+// route-by-role table (web.RouteRule): public ones as they are, pages
 // behind authed, posts behind action. A route without a rule is an error.
 func (c *Console) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
 	var missing []error
 	handle := func(pattern string, h func(http.ResponseWriter, *http.Request, sessionView), public http.HandlerFunc) {
-		rule, err := fleet.RouteRule(pattern)
+		rule, err := web.RouteRule(pattern)
 		c.patterns = append(c.patterns, pattern)
 		switch {
 		case err != nil:

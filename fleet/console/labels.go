@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/web"
 )
 
 // The labels page (admin, as samples: windows are devices' raw data):
@@ -189,10 +189,10 @@ func (c *Console) label(w http.ResponseWriter, r *http.Request, s sessionView) {
 	}
 	res, err := c.svc.Label(api.LabelRequest{Labels: ls, Via: api.LabelConsole}, s.p.Name)
 	if err != nil {
-		fleet.NoteAuditFailure(r, http.StatusBadRequest, trimFleet(err.Error()))
+		web.NoteAuditFailure(r, http.StatusBadRequest, trimFleet(err.Error()))
 		c.sessions.setFlash(s.id, &flash{Error: true, Text: "Nothing labelled: " + trimFleet(err.Error())})
 	} else {
-		fleet.NoteAudit(r, "", fmt.Sprintf("web console; %d windows of %s labelled", res.Labelled, model))
+		web.NoteAudit(r, "", fmt.Sprintf("web console; %d windows of %s labelled", res.Labelled, model))
 		c.sessions.setFlash(s.id, &flash{Text: fmt.Sprintf("%d windows labelled.", res.Labelled)})
 	}
 	http.Redirect(w, r, back, http.StatusSeeOther)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/web"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -85,7 +85,7 @@ func TestConsoleRouteByRole(t *testing.T) {
 			t.Errorf("console route %q is not in this test's table", pattern)
 			continue
 		}
-		rule, _ := fleet.RouteRule(pattern)
+		rule, _ := web.RouteRule(pattern)
 		method, path, found := strings.Cut(pattern, " ")
 		if !found {
 			method, path = "GET", "/console/no-such-page"

@@ -15,6 +15,7 @@ import (
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/rollout"
+	"github.com/trit-iot/trit/fleet/web"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -346,25 +347,25 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 		if reason == "" && op != "resume" {
 			reason = done[op] + " in the web console"
 		}
-		fleet.NoteAudit(r, "", "web console; "+reason)
+		web.NoteAudit(r, "", "web console; "+reason)
 		_, err = c.svc.Control(id, op, reason)
 		msg = fmt.Sprintf("Rollout %s %s.", id, done[op])
 	case "approve":
 		var ar *rollout.Rollout
 		if ar, err = c.svc.ApproveAs(id, s.p); err == nil {
-			fleet.NoteAudit(r, "", "web console; "+fleet.RolloutText(ar))
+			web.NoteAudit(r, "", "web console; "+fleet.RolloutText(ar))
 			msg = fmt.Sprintf("Rollout %s approved: its devices are notified from now on.", id)
 		}
 	case "rollback":
 		newID := strings.TrimSpace(r.PostFormValue("id"))
 		emergency := r.PostFormValue("emergency") == "on"
-		fleet.NoteAudit(r, "", "web console; new rollout "+newID)
+		web.NoteAudit(r, "", "web console; new rollout "+newID)
 		if emergency {
-			fleet.NoteAuditAction(r, "rollout.emergency-rollback")
+			web.NoteAuditAction(r, "rollout.emergency-rollback")
 		}
 		var nr *rollout.Rollout
 		if nr, err = c.svc.RollbackAs(id, newID, s.p, emergency); err == nil {
-			fleet.NoteAudit(r, "", "web console; new rollout "+nr.ID+": "+fleet.RolloutText(nr))
+			web.NoteAudit(r, "", "web console; new rollout "+nr.ID+": "+fleet.RolloutText(nr))
 			back = "/console/rollouts/" + url.PathEscape(nr.ID)
 			msg = fmt.Sprintf("Rollback %s created: release %d of %s to %d devices.", nr.ID, nr.Release, nr.ModelID, len(nr.Order))
 			if nr.Approval.Pending() {
@@ -386,7 +387,7 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 		case !errors.Is(err, fleet.ErrRollout) && !errors.Is(err, fleet.ErrNotFound):
 			status = http.StatusInternalServerError
 		}
-		fleet.NoteAuditFailure(r, status, trimFleet(err.Error()))
+		web.NoteAuditFailure(r, status, trimFleet(err.Error()))
 		c.sessions.setFlash(s.id, &flash{Error: true, Text: fmt.Sprintf("Could not %s rollout %s: %s", op, id, trimFleet(err.Error()))})
 	} else {
 		c.log.Info("console: rollout "+op, "rollout", id, "remote", r.RemoteAddr)
@@ -511,7 +512,7 @@ func (c *Console) createRollout(w http.ResponseWriter, r *http.Request, s sessio
 		c.showNewRollout(w, r, s, http.StatusBadRequest, f, err.Error())
 		return
 	}
-	fleet.NoteAudit(r, "rollout/"+req.ID, "web console; requested: "+fleet.RolloutRequestText(&req))
+	web.NoteAudit(r, "rollout/"+req.ID, "web console; requested: "+fleet.RolloutRequestText(&req))
 	ro, err := c.svc.CreateRolloutAs(req, s.p)
 	if err != nil {
 		status := http.StatusBadRequest
@@ -522,7 +523,7 @@ func (c *Console) createRollout(w http.ResponseWriter, r *http.Request, s sessio
 		c.showNewRollout(w, r, s, status, f, trimFleet(err.Error()))
 		return
 	}
-	fleet.NoteAudit(r, "", "web console; "+fleet.RolloutText(ro))
+	web.NoteAudit(r, "", "web console; "+fleet.RolloutText(ro))
 	c.log.Info("console: rollout created", "rollout", ro.ID, "remote", r.RemoteAddr)
 	c.sessions.setFlash(s.id, &flash{Text: fmt.Sprintf("Rollout %s created: release %d of %s to %d devices.", ro.ID, ro.Release, ro.ModelID, len(ro.Order))})
 	http.Redirect(w, r, "/console/rollouts/"+url.PathEscape(ro.ID), http.StatusSeeOther)

@@ -14,8 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/web"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -232,7 +232,7 @@ func (c *Console) refuse(w http.ResponseWriter, r *http.Request, s sessionView, 
 	if action == "rollout.control" {
 		action = "rollout." + r.PathValue("op")
 	}
-	c.auth.Audit().Record(fleet.RequestRecord(r, s.p, rule, action, http.StatusForbidden, "web console"))
+	c.auth.Audit().Record(web.RequestRecord(r, s.p, rule, action, http.StatusForbidden, "web console"))
 	c.renderError(w, r, http.StatusForbidden, access.Refused(s.p, rule)+".")
 }
 
@@ -299,8 +299,8 @@ func (c *Console) action(rule access.Rule, h func(http.ResponseWriter, *http.Req
 			h(w, r, s)
 			return
 		}
-		r, note := fleet.WithAuditNote(r)
-		sw := &fleet.StatusWriter{ResponseWriter: w}
+		r, note := web.WithAuditNote(r)
+		sw := &web.StatusWriter{ResponseWriter: w}
 		h(sw, r, s)
 		status := sw.Status
 		if status == 0 || status == http.StatusSeeOther { // done, and shown on the next page
@@ -316,7 +316,7 @@ func (c *Console) action(rule access.Rule, h func(http.ResponseWriter, *http.Req
 		if action == "rollout.control" {
 			action = "rollout." + r.PathValue("op")
 		}
-		rec := fleet.RequestRecord(r, s.p, rule, action, status, note.Detail)
+		rec := web.RequestRecord(r, s.p, rule, action, status, note.Detail)
 		if note.Object != "" {
 			rec.Object = note.Object
 		}

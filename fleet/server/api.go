@@ -18,6 +18,7 @@ import (
 	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/console"
 	"github.com/trit-iot/trit/fleet/inventory"
+	"github.com/trit-iot/trit/fleet/web"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -27,7 +28,7 @@ import (
 // token — an operator's (fleet/access/operators.go) or the api.token_file's, an admin —
 // /metrics included: it names rollouts and counts devices, and
 // Prometheus sends a bearer token (authorization.credentials_file). Each
-// route's role rule is in fleet/routes.go (the roles' permissions in
+// route's role rule is in fleet/web/routes.go (the roles' permissions in
 // fleet/access/roles.go); changes and refusals are audited
 // (fleet/access/audit.go). Errors
 // are {"error": "..."} with a status that says whose fault it was: 400 bad
@@ -142,12 +143,12 @@ func principalOf(r *http.Request) access.Principal {
 	return p
 }
 
-// routeRule is fleet.RouteRule (a variable for a test of a route without
+// routeRule is web.RouteRule (a variable for a test of a route without
 // a rule).
-var routeRule = fleet.RouteRule
+var routeRule = web.RouteRule
 
 // apiMux builds the API's routes; every one is checked against its role
-// rule (fleet/routes.go) and, when it changes something or is refused,
+// rule (fleet/web/routes.go) and, when it changes something or is refused,
 // audited. It also returns the patterns registered.
 func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, error) {
 	mux := http.NewServeMux()
@@ -164,7 +165,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		}
 		patterns = append(patterns, pattern)
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			p, res, retry := auth.SignIn(r.RemoteAddr, "api", fleet.Bearer(r))
+			p, res, retry := auth.SignIn(r.RemoteAddr, "api", web.Bearer(r))
 			switch res {
 			case access.Throttled:
 				w.Header().Set("Retry-After", strconv.Itoa(retry))
@@ -177,7 +178,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 			}
 			if !p.Role.Can(rule.Perm) {
 				writeJSON(w, http.StatusForbidden, api.Error{Error: access.Refused(p, rule)})
-				s.Audit().Record(fleet.RequestRecord(r, p, rule, "", http.StatusForbidden, ""))
+				s.Audit().Record(web.RequestRecord(r, p, rule, "", http.StatusForbidden, ""))
 				return
 			}
 			if d, long := longRoutes[pattern]; long {
@@ -189,10 +190,10 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 				h(w, r)
 				return
 			}
-			r, note := fleet.WithAuditNote(r)
-			sw := &fleet.StatusWriter{ResponseWriter: w}
+			r, note := web.WithAuditNote(r)
+			sw := &web.StatusWriter{ResponseWriter: w}
 			h(sw, r)
-			rec := fleet.RequestRecord(r, p, rule, note.Action, cmp.Or(sw.Status, http.StatusOK), note.Detail)
+			rec := web.RequestRecord(r, p, rule, note.Action, cmp.Or(sw.Status, http.StatusOK), note.Detail)
 			if note.Object != "" {
 				rec.Object = note.Object
 			}
@@ -213,7 +214,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 			w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
 			msg = unavailableMessage
 		}
-		fleet.NoteAuditFailure(r, status, msg)
+		web.NoteAuditFailure(r, status, msg)
 		writeJSON(w, status, api.Error{Error: msg})
 	}
 	route := func(pattern string, h func(*http.Request) (any, error)) {
@@ -284,7 +285,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		}
 		res, err := s.Label(req, principalOf(r).Name)
 		if err == nil {
-			fleet.NoteAudit(r, "", fmt.Sprintf("%d windows labelled via %s", res.Labelled, fleet.Clip(req.Via, 16)))
+			web.NoteAudit(r, "", fmt.Sprintf("%d windows labelled via %s", res.Labelled, fleet.Clip(req.Via, 16)))
 		}
 		return res, err
 	})
@@ -328,7 +329,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		}
 		info, err := s.Registry().Add(data)
 		if err == nil {
-			fleet.NoteAudit(r, "bundle/"+info.Hash, fmt.Sprintf("model %s release %d", info.ModelID, info.Release))
+			web.NoteAudit(r, "bundle/"+info.Hash, fmt.Sprintf("model %s release %d", info.ModelID, info.Release))
 			s.Logger().Info("bundle registered", "bundle", info.Hash, "model", info.ModelID, "release", info.Release, "bytes", info.Size)
 		}
 		return info, err
@@ -339,13 +340,13 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
-		fleet.NoteAudit(r, "rollout/"+req.ID, "requested: "+fleet.RolloutRequestText(&req))
+		web.NoteAudit(r, "rollout/"+req.ID, "requested: "+fleet.RolloutRequestText(&req))
 		if req.Emergency {
-			fleet.NoteAuditAction(r, "rollout.emergency-rollback")
+			web.NoteAuditAction(r, "rollout.emergency-rollback")
 		}
 		ro, err := s.CreateRolloutAs(req, principalOf(r))
 		if err == nil {
-			fleet.NoteAudit(r, "", fleet.RolloutText(ro))
+			web.NoteAudit(r, "", fleet.RolloutText(ro))
 		}
 		return ro, err
 	})
@@ -369,7 +370,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 			if len(body.Reason) > maxReason {
 				return nil, fleet.BadRequest("reason: %d bytes, at most %d", len(body.Reason), maxReason)
 			}
-			fleet.NoteAudit(r, "", body.Reason)
+			web.NoteAudit(r, "", body.Reason)
 			return s.Control(id, op, body.Reason)
 		})
 	}
@@ -383,7 +384,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		}
 		ro, err := s.ApproveAs(id, principalOf(r))
 		if err == nil {
-			fleet.NoteAudit(r, "", fleet.RolloutText(ro))
+			web.NoteAudit(r, "", fleet.RolloutText(ro))
 		}
 		return ro, err
 	})
@@ -399,13 +400,13 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		if body.ID == "" {
 			return nil, fleet.BadRequest("give the new rollout's ID as {\"id\": ...}")
 		}
-		fleet.NoteAudit(r, "", "new rollout "+body.ID)
+		web.NoteAudit(r, "", "new rollout "+body.ID)
 		if body.Emergency {
-			fleet.NoteAuditAction(r, "rollout.emergency-rollback")
+			web.NoteAuditAction(r, "rollout.emergency-rollback")
 		}
 		ro, err := s.RollbackAs(id, body.ID, principalOf(r), body.Emergency)
 		if err == nil {
-			fleet.NoteAudit(r, "", "new rollout "+ro.ID+": "+fleet.RolloutText(ro))
+			web.NoteAudit(r, "", "new rollout "+ro.ID+": "+fleet.RolloutText(ro))
 		}
 		return ro, err
 	})
@@ -416,7 +417,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		}
 		j, err := s.StartTraining(req)
 		if err == nil {
-			fleet.NoteAudit(r, "train/"+j.ID, "")
+			web.NoteAudit(r, "train/"+j.ID, "")
 		}
 		return j, err
 	})
@@ -507,7 +508,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
-		fleet.NoteAudit(r, "operator/"+req.Name, "role "+req.Role)
+		web.NoteAudit(r, "operator/"+req.Name, "role "+req.Role)
 		return ops.Add(req, principalOf(r).Name)
 	})
 	for _, op := range []string{"disable", "enable"} {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/web"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -93,7 +93,7 @@ func TestRouteByRole(t *testing.T) {
 			t.Errorf("table entry %q: the API registers no such route", pattern)
 		}
 	}
-	for _, pattern := range fleet.RoutePatterns() {
+	for _, pattern := range web.RoutePatterns() {
 		if !strings.Contains(pattern, "/console/") && !slices.Contains(patterns, pattern) {
 			t.Errorf("routeRules has %q, which the API does not register", pattern)
 		}
@@ -123,9 +123,9 @@ func TestRouteWithoutRuleIsAnError(t *testing.T) {
 	defer func(saved func(string) (access.Rule, error)) { routeRule = saved }(routeRule)
 	routeRule = func(pattern string) (access.Rule, error) {
 		if pattern == "GET /v1/rollouts/{id}" {
-			return access.Rule{}, fmt.Errorf("fleet: route %q has no role rule (fleet/routes.go routeRules)", pattern)
+			return access.Rule{}, fmt.Errorf("fleet: route %q has no role rule (fleet/web/routes.go routeRules)", pattern)
 		}
-		return fleet.RouteRule(pattern)
+		return web.RouteRule(pattern)
 	}
 	if _, err := Handler(f.svc, testToken); err == nil || !strings.Contains(err.Error(), "GET /v1/rollouts/{id}") {
 		t.Fatalf("Handler with a route lacking a rule: %v", err)

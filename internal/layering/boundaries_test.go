@@ -97,17 +97,21 @@ var within = map[string]map[string][]string{
 		// throttle, the audit trail. It imports no other fleet package but
 		// the shared errors (and, by narrow, no net/http).
 		"fleet/access": {"fleet/fault"},
+		// The HTTP edge the API and the console share: the route table
+		// over access's rules, and what both read of a request. It knows
+		// neither the service nor either transport.
+		"fleet/web": {"fleet/access"},
 		// The errors the fleet's packages return and the edges map to
 		// HTTP statuses: below every other fleet package.
 		"fleet/fault": {},
 		// The web console reads the service, and the rollouts it returns
 		// by the engine's own names; the server mounts it, so it never
 		// reaches the server.
-		"fleet/console": {"fleet", "fleet/access", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
+		"fleet/console": {"fleet", "fleet/access", "fleet/fleettest", "fleet/inventory", "fleet/rollout", "fleet/web"},
 		// The process shell: CLI, configuration, broker adapters, HTTP
 		// API, and the console's mount (its tests read stored rollouts as
 		// the engine's values).
-		"fleet/server": {"fleet", "fleet/access", "fleet/console", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
+		"fleet/server": {"fleet", "fleet/access", "fleet/console", "fleet/fleettest", "fleet/inventory", "fleet/rollout", "fleet/web"},
 		// What the three packages' tests share; it imports none of them.
 		"fleet/fleettest": {},
 	},
@@ -133,6 +137,9 @@ var narrow = map[string][]string{
 	// among them (noHTTP): the edges read a request's token
 	// and address and pass the values.
 	"fleet/access": {"api", "fleet/fault", "store", "golang.org/x/time/rate"},
+	// The HTTP edge: net/http and access's values, and the store's audit
+	// record it fills from a request.
+	"fleet/web": {"fleet/access", "store"},
 	// The shared errors know the store's (store.ErrCorrupt) and the API's
 	// name for a damaged record (api.Damaged), nothing else.
 	"fleet/fault": {"api", "store"},

@@ -1,4 +1,4 @@
-package fleet
+package web
 
 import (
 	"fmt"
@@ -12,9 +12,11 @@ import (
 // needs which rule (fleet/access: the permission, and the action the
 // audit trail records). A route is allowed to a role when the role holds
 // the route's permission; every route the API or the console registers
-// must have a rule here (Handler and the console refuse to start
-// otherwise, and roles_test.go walks every route with every role). What
-// each role may do is fleet/access's (roles.go).
+// must have a rule here (the server's Handler and the console refuse to
+// start otherwise, and their roles_test.go walk every route with every
+// role). What each role may do is fleet/access's (roles.go). An action
+// that two routes record (the API's and the console's) needs the same
+// permission on both (routes_test.go).
 
 // routeRules is the table, keyed by the pattern given to http.ServeMux.
 var routeRules = map[string]access.Rule{
@@ -84,7 +86,7 @@ var routeRules = map[string]access.Rule{
 func RouteRule(pattern string) (access.Rule, error) {
 	r, ok := routeRules[pattern]
 	if !ok {
-		return access.Rule{}, fmt.Errorf("fleet: route %q has no role rule (fleet/routes.go routeRules)", pattern)
+		return access.Rule{}, fmt.Errorf("fleet: route %q has no role rule (fleet/web/routes.go routeRules)", pattern)
 	}
 	return r, nil
 }
