@@ -92,6 +92,19 @@ func targetsText(devices []string, sel map[string]string, n int) string {
 	return b.String()
 }
 
+// selectorText writes a device selector as the CLI takes it ("k=v,k=v"),
+// for the audit trail and a retraining policy's words.
+func selectorText(sel map[string]string) string {
+	if len(sel) == 0 {
+		return "(every device)"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(sel)) {
+		parts = append(parts, k+"="+sel[k])
+	}
+	return strings.Join(parts, ",")
+}
+
 func policyText(b *strings.Builder, pace api.Pace, abort api.AbortPolicy, timeout time.Duration, retries map[string]int, sh *api.ShadowPolicy) {
 	switch {
 	case len(pace.Phases) > 0:

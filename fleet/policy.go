@@ -371,17 +371,6 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-func selectorText(sel map[string]string) string {
-	if len(sel) == 0 {
-		return "(every device)"
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(sel)) {
-		parts = append(parts, k+"="+sel[k])
-	}
-	return strings.Join(parts, ",")
-}
-
 // policyRule describes p in words.
 func policyRule(p *RetrainPolicy) string {
 	var th []string

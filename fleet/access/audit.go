@@ -54,6 +54,12 @@ type Audit struct {
 	check   chainCheck
 }
 
+// chainCheck is what the checks found, for Alarms (auditcheck.go).
+type chainCheck struct {
+	latest  *store.AuditReport
+	highest store.AuditHead // the highest head seen by this process
+}
+
 // refusalKey is what one aggregated refusal record stands for.
 type refusalKey struct {
 	source, who string

@@ -28,12 +28,6 @@ const (
 	DefaultAuditCheckpointEvery = time.Hour
 )
 
-// chainCheck is what the checks found, for Alarms.
-type chainCheck struct {
-	latest  *store.AuditReport
-	highest store.AuditHead // the highest head seen by this process
-}
-
 // Verify checks the trail now, and against the highest head this process
 // has seen; it remembers the report for Alarms and logs a broken chain.
 func (a *Audit) Verify() (*store.AuditReport, error) {

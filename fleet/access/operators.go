@@ -38,17 +38,6 @@ const (
 	tokenSecretHex   = 2 * tokenSecretBytes
 )
 
-// Principal is who made a request.
-type Principal struct {
-	Name    string
-	Role    Role
-	Machine bool
-	// Gen names the credential it signed in with (credentialGen): a
-	// console session made with one credential ends when the operator's
-	// credential is another (rotated, or the api.token_file replaced).
-	Gen string
-}
-
 // credentialGen names a credential by its stored hash, without giving
 // the hash away: 16 hex digits of SHA-256 over it.
 func credentialGen(hash []byte) string {

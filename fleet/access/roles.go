@@ -100,6 +100,17 @@ func (r Role) Can(p Perm) bool {
 	return p == PermPublic || (p == PermSignedIn && rolePerms[r] != nil) || slices.Contains(rolePerms[r], p)
 }
 
+// Principal is who made a request.
+type Principal struct {
+	Name    string
+	Role    Role
+	Machine bool
+	// Gen names the credential it signed in with (operators.go): a
+	// console session made with one credential ends when the operator's
+	// credential is another (rotated, or the api.token_file replaced).
+	Gen string
+}
+
 // Rule is what one action or read needs, as a route's entry in the
 // HTTP edge's table: the permission, and the action recorded in the audit
 // trail when it changes something ("" for reads, which are audited only
