@@ -79,8 +79,9 @@ var exclusivePackage = map[string]string{
 var within = map[string]map[string][]string{
 	"fleet": {
 		// The service: registry, inventory, rollouts, shadow, training
-		// jobs, samples, metrics, operators, over store.Database. It knows
-		// neither its process shell nor the console (its tests use
+		// jobs, samples, metrics, over store.Database, with access's
+		// principals and audit trail. It knows neither its process shell,
+		// the HTTP edge (fleet/web) nor the console (its tests use
 		// fleettest).
 		"fleet": {"fleet/access", "fleet/fault", "fleet/fleettest", "fleet/inventory", "fleet/rollout"},
 		// The rollout engine: a plain value the service persists and
