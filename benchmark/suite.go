@@ -422,18 +422,24 @@ func resultOf(r *PeersReport, method string) *PeerResult {
 	return nil
 }
 
+// sameScore is how close two percentages must be to count as one: the
+// same number of right rows gives a percentage that can differ in its
+// last bits between trit (Go) and a peer (Python's arithmetic), and one
+// row of a million is 1e-4 points.
+const sameScore = 1e-9
+
 // ranks returns the rank of each value (1 = the largest); equal values
-// share the mean of the ranks they span.
+// (within sameScore) share the mean of the ranks they span.
 func ranks(v []float64) []float64 {
 	out := make([]float64, len(v))
 	for i := range v {
 		above, equal := 0, 0
 		for j := range v {
 			switch {
+			case math.Abs(v[j]-v[i]) <= sameScore:
+				equal++
 			case v[j] > v[i]:
 				above++
-			case v[j] == v[i]:
-				equal++
 			}
 		}
 		out[i] = float64(above) + float64(equal+1)/2
