@@ -190,7 +190,7 @@ bench-peers-curve: bench-peers-deps
 ## regression, one threshold and the majority class tuned on the same folds,
 ## with leave-one-dataset-out over the selection presets (SUITE_VARIANTS).
 ## Hours; the peers' results are kept in SUITE_WORK and reused.
-SUITE_VARIANTS ?= default,balanced-floor1,mean,every-kind,offsets,mean-offsets
+SUITE_VARIANTS ?= default,balanced-floor0,mean,every-kind,offsets,mean-offsets
 SUITE_WORK ?= .suite-work
 SUITE_OUT ?= suite.json
 .PHONY: bench-suite

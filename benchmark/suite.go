@@ -53,6 +53,7 @@ type Variant struct {
 // training.DefaultSelection in one or two settings.
 var Variants = []Variant{
 	{"default", training.DefaultSelection},
+	{"balanced-floor0", training.Selection{Metric: "balanced", Stability: 0.5, Floor: -1}},
 	{"balanced-floor1", training.Selection{Metric: "balanced", Stability: 0.5, Floor: 1}},
 	{"balanced-floor2", training.Selection{Metric: "balanced", Stability: 0.5, Floor: 2}},
 	{"mean", training.Selection{Metric: "mean", Stability: 0.5, Floor: -1}},

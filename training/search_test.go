@@ -117,12 +117,16 @@ func TestChooseSaturated(t *testing.T) {
 		return candidate{sel: selection{Score: score, SE: 0.05, Accuracy: score, Balanced: score}, point: SearchPoint{Bytes: bytes}}
 	}
 	cands := []candidate{cand(99.9, 2001), cand(99.4, 900), cand(99.2, 120), cand(98.5, 60)}
-	if got := choose(cands, true, DefaultSelection, majority{}); got != &cands[0] {
+	noFloor := Selection{Metric: "balanced", Stability: 0.5, Floor: -1}
+	if got := choose(cands, true, noFloor, majority{}); got != &cands[0] {
 		t.Errorf("one SE: chose %d bytes, want the best (2,001)", got.point.Bytes)
 	}
-	floor := Selection{Metric: "balanced", Stability: 0.5, Floor: 1}
-	if got := choose(cands, true, floor, majority{}); got != &cands[2] {
-		t.Errorf("floor 1: chose %d bytes, want the smallest within a point (120)", got.point.Bytes)
+	if got := choose(cands, true, DefaultSelection, majority{}); got != &cands[2] {
+		t.Errorf("the default (floor 1): chose %d bytes, want the smallest within a point (120)", got.point.Bytes)
+	}
+	// Shuffled rows: no tolerance, whatever the floor.
+	if got := choose(cands, false, DefaultSelection, majority{}); got != &cands[0] {
+		t.Errorf("shuffled rows: chose %d bytes, want the best (2,001)", got.point.Bytes)
 	}
 }
 
