@@ -200,37 +200,74 @@ tritctl bundle sign --key release.key vib.trit -o vib-2.trit --release 2 >/dev/n
 		t.Fatalf("fixtures: %v\n%s", err, out)
 	}
 
-	// The services, in a copy of the fixtures of their own.
+	// The services, in a copy of the fixtures of their own, on ports
+	// picked just before they start: the fixtures take a minute, and a
+	// port free when they began can be another process's by then (seen
+	// beside other tests: the embedded broker's "address already in use",
+	// and the agent talking to whatever held the port). Such a start is
+	// tried again on new ports, in both copies of the configuration.
 	srv := copyDir(t, fix)
 	logPath := filepath.Join(srv, "services.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
+	var services *exec.Cmd
+	stop := func() {
+		if services != nil {
+			syscall.Kill(-services.Process.Pid, syscall.SIGTERM)
+			services.Wait()
+		}
 	}
-	defer logFile.Close()
-	services := exec.Command("bash", "-c", "trit-fleet run -c fleet.toml & sleep 1; trit-agent run -c agent.toml & wait")
-	services.Dir, services.Env = srv, env
-	services.Stdout, services.Stderr = logFile, logFile
-	services.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := services.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		syscall.Kill(-services.Process.Pid, syscall.SIGTERM)
-		services.Wait()
-	}()
-	env = append(env, "TRIT_FLEET_URL=http://"+apiAddr, "TRIT_FLEET_TOKEN_FILE="+filepath.Join(srv, "api-token"))
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		out, err := sh(srv, "tritctl devices list --json")
-		if err == nil && strings.Contains(out, `"online": true`) {
+	defer func() { stop() }()
+	tokenEnv := "TRIT_FLEET_TOKEN_FILE=" + filepath.Join(srv, "api-token")
+	baseEnv := env
+	for attempt := 1; ; attempt++ {
+		newAPI, newMQTT := loopbackPort(t), loopbackPort(t)
+		for _, dir := range []string{fix, srv} {
+			for _, name := range []string{"fleet.toml", "agent.toml"} {
+				path := filepath.Join(dir, name)
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := strings.NewReplacer(apiAddr, newAPI, mqttAddr, newMQTT).Replace(string(b))
+				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		apiAddr, mqttAddr = newAPI, newMQTT
+		logFile, err := os.Create(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		services = exec.Command("bash", "-c", "trit-fleet run -c fleet.toml & sleep 1; trit-agent run -c agent.toml & wait")
+		services.Dir, services.Env = srv, baseEnv
+		services.Stdout, services.Stderr = logFile, logFile
+		services.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := services.Start(); err != nil {
+			t.Fatal(err)
+		}
+		logFile.Close() // the services hold their own descriptor
+		env = append(slices.Clip(baseEnv), "TRIT_FLEET_URL=http://"+apiAddr, tokenEnv)
+		online, taken := false, false
+		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+			out, err := sh(srv, "tritctl devices list --json")
+			if err == nil && strings.Contains(out, `"online": true`) {
+				online = true
+				break
+			}
+			log, _ := os.ReadFile(logPath)
+			if taken = strings.Contains(string(log), "address already in use"); taken && attempt < 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("gw-1 not online after 90 s: %v %s\n%s", err, out, log)
+			}
+		}
+		if online {
 			break
 		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logPath)
-			t.Fatalf("gw-1 not online after 90 s: %v %s\n%s", err, out, log)
-		}
-		time.Sleep(500 * time.Millisecond)
+		t.Logf("services: a port was taken (attempt %d); again on new ports", attempt)
+		stop()
+		services = nil
 	}
 
 	pages := helpPages(t, bin, "tritctl")
