@@ -265,7 +265,8 @@ func (c *Console) authed(rule access.Rule, h func(http.ResponseWriter, *http.Req
 // action wraps a state-changing handler (POST): it needs a valid session
 // and that session's CSRF token, in the form or the X-CSRF-Token header,
 // and a role with the action's permission; it is audited as the API's
-// changes are. (Cross-origin requests were already refused by
+// changes are, under the action the handler noted if it noted one (an
+// emergency rollback). (Cross-origin requests were already refused by
 // CrossOriginProtection.)
 func (c *Console) action(rule access.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -315,6 +316,9 @@ func (c *Console) action(rule access.Rule, h func(http.ResponseWriter, *http.Req
 		action := rule.Action
 		if action == "rollout.control" {
 			action = "rollout." + r.PathValue("op")
+		}
+		if note.Action != "" { // the handler's (an emergency rollback)
+			action = note.Action
 		}
 		rec := web.RequestRecord(r, s.p, rule, action, status, note.Detail)
 		if note.Object != "" {
