@@ -225,41 +225,42 @@ func (c *Console) unavailable(w http.ResponseWriter, r *http.Request, err error)
 	c.renderError(w, r, http.StatusServiceUnavailable, "The fleet's database did not answer. Try again in a moment.")
 }
 
-// refuse answers 403 to a signed-in operator whose role lacks rule's
-// permission, and audits it.
-func (c *Console) refuse(w http.ResponseWriter, r *http.Request, s sessionView, rule access.Rule) {
-	action := rule.Action
-	if action == "rollout.control" {
-		action = "rollout." + r.PathValue("op")
-	}
-	c.auth.Audit().Record(web.RequestRecord(r, s.p, rule, action, http.StatusForbidden, "web console"))
-	c.renderError(w, r, http.StatusForbidden, access.Refused(s.p, rule)+".")
+// guard is the console's web.Guard for rule: the session found by
+// authenticate, a refusal answered with a 403 page, records saying "web
+// console".
+func (c *Console) guard(rule access.Rule, authenticate func(http.ResponseWriter, *http.Request) (sessionView, bool), forms bool) *web.Guard[sessionView] {
+	return &web.Guard[sessionView]{Rule: rule, Authenticate: authenticate,
+		Record:    func(rec store.AuditRecord) { c.auth.Audit().Record(rec) },
+		Principal: func(s sessionView) access.Principal { return s.p },
+		Refuse: func(w http.ResponseWriter, r *http.Request, _ sessionView, why string) {
+			c.renderError(w, r, http.StatusForbidden, why+".")
+		},
+		Via: "web console", FormRedirects: forms}
 }
 
 // authed wraps a page handler: without a valid session the browser goes
 // to the login page (htmx's live refreshes are told to go there too); a
-// role without the page's permission gets 403.
+// role without the page's permission gets 403, audited.
 func (c *Console) authed(rule access.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		refresh := r.URL.Query().Get("part") != "" // htmx's, not the operator's
-		s, ok, err := c.sessions.lookup(r, !refresh)
-		if err != nil {
-			c.unavailable(w, r, err)
-			return
-		}
-		if ok {
-			s, ok = c.current(w, r, s)
-		}
-		if !ok {
-			c.toLogin(w, r)
-			return
-		}
-		if !s.p.Role.Can(rule.Perm) {
-			c.refuse(w, r, s, rule)
-			return
-		}
-		h(w, r, s)
+	return c.guard(rule, c.pageSession, false).Handler(h)
+}
+
+// pageSession is a page's session, current; without one it sends the
+// browser to the login page.
+func (c *Console) pageSession(w http.ResponseWriter, r *http.Request) (sessionView, bool) {
+	refresh := r.URL.Query().Get("part") != "" // htmx's, not the operator's
+	s, ok, err := c.sessions.lookup(r, !refresh)
+	if err != nil {
+		c.unavailable(w, r, err)
+		return s, false
 	}
+	if ok {
+		s, ok = c.current(w, r, s)
+	}
+	if !ok {
+		c.toLogin(w, r)
+	}
+	return s, ok
 }
 
 // action wraps a state-changing handler (POST): it needs a valid session
@@ -269,63 +270,38 @@ func (c *Console) authed(rule access.Rule, h func(http.ResponseWriter, *http.Req
 // emergency rollback). (Cross-origin requests were already refused by
 // CrossOriginProtection.)
 func (c *Console) action(rule access.Rule, h func(http.ResponseWriter, *http.Request, sessionView)) http.HandlerFunc {
+	guarded := c.guard(rule, c.formSession, true).Handler(h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-		s, ok, err := c.sessions.lookup(r, true)
-		if err != nil {
-			c.unavailable(w, r, err)
-			return
-		}
-		if ok {
-			s, ok = c.current(w, r, s)
-		}
-		if !ok {
-			c.renderError(w, r, http.StatusForbidden, "Your session has ended. Sign in again and repeat the action.")
-			return
-		}
-		got := r.Header.Get(csrfHeader)
-		if got == "" {
-			got = r.PostFormValue(csrfField)
-		}
-		if subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) != 1 {
-			c.log.Warn("console: request without a valid CSRF token refused", "method", r.Method, "path", bounded(r.URL.Path))
-			c.renderError(w, r, http.StatusForbidden, "This request did not carry the page's security token and was refused. Reload the page and try again.")
-			return
-		}
-		if !s.p.Role.Can(rule.Perm) {
-			c.refuse(w, r, s, rule)
-			return
-		}
-		if rule.Action == "" {
-			h(w, r, s)
-			return
-		}
-		r, note := web.WithAuditNote(r)
-		sw := &web.StatusWriter{ResponseWriter: w}
-		h(sw, r, s)
-		status := sw.Status
-		if status == 0 || status == http.StatusSeeOther { // done, and shown on the next page
-			status = http.StatusOK
-		}
-		if note.Status != 0 {
-			status = note.Status
-		}
-		if note.Detail == "" {
-			note.Detail = "web console"
-		}
-		action := rule.Action
-		if action == "rollout.control" {
-			action = "rollout." + r.PathValue("op")
-		}
-		if note.Action != "" { // the handler's (an emergency rollback)
-			action = note.Action
-		}
-		rec := web.RequestRecord(r, s.p, rule, action, status, note.Detail)
-		if note.Object != "" {
-			rec.Object = note.Object
-		}
-		c.auth.Audit().Record(rec)
+		guarded(w, r)
 	}
+}
+
+// formSession is a form's session, current, with the session's CSRF
+// token; without them it answers 403.
+func (c *Console) formSession(w http.ResponseWriter, r *http.Request) (sessionView, bool) {
+	s, ok, err := c.sessions.lookup(r, true)
+	if err != nil {
+		c.unavailable(w, r, err)
+		return s, false
+	}
+	if ok {
+		s, ok = c.current(w, r, s)
+	}
+	if !ok {
+		c.renderError(w, r, http.StatusForbidden, "Your session has ended. Sign in again and repeat the action.")
+		return s, false
+	}
+	got := r.Header.Get(csrfHeader)
+	if got == "" {
+		got = r.PostFormValue(csrfField)
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) != 1 {
+		c.log.Warn("console: request without a valid CSRF token refused", "method", r.Method, "path", bounded(r.URL.Path))
+		c.renderError(w, r, http.StatusForbidden, "This request did not carry the page's security token and was refused. Reload the page and try again.")
+		return s, false
+	}
+	return s, true
 }
 
 // maxFormBytes bounds a form post.

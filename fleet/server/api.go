@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -154,9 +153,27 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 	mux := http.NewServeMux()
 	var missing []error
 	var patterns []string
-	// guarded wraps a handler with the token check, throttled per source
-	// address and operator (fleet/access/signin.go), the role check of its pattern's
-	// rule, the audit record and the body bound.
+	// The API's guard (web.Guard): the bearer token, throttled per source
+	// address and operator (fleet/access/signin.go), and a JSON error;
+	// guarded puts a handler behind it with its pattern's rule, the long
+	// route's deadlines, the principal and the body bound.
+	bearer := func(w http.ResponseWriter, r *http.Request) (access.Principal, bool) {
+		p, res, retry := auth.SignIn(r.RemoteAddr, "api", web.Bearer(r))
+		switch res {
+		case access.Throttled:
+			w.Header().Set("Retry-After", strconv.Itoa(retry))
+			writeJSON(w, http.StatusTooManyRequests, api.Error{Error: fmt.Sprintf("too many wrong API tokens from this address or for this operator; try again in %d s", retry)})
+			return p, false
+		case access.WrongToken:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="trit-fleet"`)
+			writeJSON(w, http.StatusUnauthorized, api.Error{Error: "missing, wrong, disabled or expired API token"})
+			return p, false
+		}
+		return p, true
+	}
+	refuse := func(w http.ResponseWriter, _ *http.Request, _ access.Principal, why string) {
+		writeJSON(w, http.StatusForbidden, api.Error{Error: why})
+	}
 	guarded := func(pattern string, h http.HandlerFunc) {
 		rule, err := routeRule(pattern)
 		if err != nil {
@@ -164,41 +181,17 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 			return
 		}
 		patterns = append(patterns, pattern)
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			p, res, retry := auth.SignIn(r.RemoteAddr, "api", web.Bearer(r))
-			switch res {
-			case access.Throttled:
-				w.Header().Set("Retry-After", strconv.Itoa(retry))
-				writeJSON(w, http.StatusTooManyRequests, api.Error{Error: fmt.Sprintf("too many wrong API tokens from this address or for this operator; try again in %d s", retry)})
-				return
-			case access.WrongToken:
-				w.Header().Set("WWW-Authenticate", `Bearer realm="trit-fleet"`)
-				writeJSON(w, http.StatusUnauthorized, api.Error{Error: "missing, wrong, disabled or expired API token"})
-				return
-			}
-			if !p.Role.Can(rule.Perm) {
-				writeJSON(w, http.StatusForbidden, api.Error{Error: access.Refused(p, rule)})
-				s.Audit().Record(web.RequestRecord(r, p, rule, "", http.StatusForbidden, ""))
-				return
-			}
-			if d, long := longRoutes[pattern]; long {
-				longRequest(w, d)
-			}
-			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
-			r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
-			if rule.Action == "" {
-				h(w, r)
-				return
-			}
-			r, note := web.WithAuditNote(r)
-			sw := &web.StatusWriter{ResponseWriter: w}
-			h(sw, r)
-			rec := web.RequestRecord(r, p, rule, note.Action, cmp.Or(sw.Status, http.StatusOK), note.Detail)
-			if note.Object != "" {
-				rec.Object = note.Object
-			}
-			s.Audit().Record(rec)
-		})
+		g := &web.Guard[access.Principal]{Rule: rule, Record: s.Audit().Record, Authenticate: bearer,
+			Principal: func(p access.Principal) access.Principal { return p }, Refuse: refuse,
+			Admit: func(w http.ResponseWriter, r *http.Request, p access.Principal) *http.Request {
+				if d, long := longRoutes[pattern]; long {
+					longRequest(w, d)
+				}
+				r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+				r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
+				return r
+			}}
+		mux.HandleFunc(pattern, g.Handler(func(w http.ResponseWriter, r *http.Request, _ access.Principal) { h(w, r) }))
 	}
 	fail := func(w http.ResponseWriter, r *http.Request, err error) {
 		status := statusOf(err)

@@ -79,11 +79,12 @@ func remoteHost(r *http.Request) string {
 }
 
 // RequestRecord is the audit record of p's request r under rule, with its
-// outcome from the response status; object is rule's kind and the route's
-// {id} or {name} unless the handler noted another.
+// outcome from the response status; action, when "", is the rule's
+// (ruleAction); object is rule's kind and the route's {id} or {name}
+// unless the handler noted another.
 func RequestRecord(r *http.Request, p access.Principal, rule access.Rule, action string, status int, detail string) store.AuditRecord {
 	if action == "" {
-		action = rule.Action
+		action = ruleAction(r, rule)
 	}
 	if action == "" { // a read, refused
 		action = "read " + r.Method + " " + r.URL.Path

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 
 	"github.com/trit-iot/trit/fleet/access"
@@ -72,13 +73,28 @@ var routeRules = map[string]access.Rule{
 	"GET /console/new-rollout":         {Perm: access.PermRollout},
 	"POST /console/rollouts":           {Perm: access.PermRollout, Action: "rollout.create"},
 	"GET /console/rollouts/{id}":       {Perm: access.PermRead},
-	"POST /console/rollouts/{id}/{op}": {Perm: access.PermRollout, Action: "rollout.control", Object: "rollout"},
+	"POST /console/rollouts/{id}/{op}": {Perm: access.PermRollout, Action: controlAction, Object: "rollout"},
 	"GET /console/bundles":             {Perm: access.PermRead},
 	"GET /console/labels":              {Perm: access.PermTrain},
 	"POST /console/labels":             {Perm: access.PermTrain, Action: "windows.label"},
 	"GET /console/audit":               {Perm: access.PermAudit},
 	"GET /console/static/{name}":       {Perm: access.PermPublic},
 	"/console/":                        {Perm: access.PermPublic},
+}
+
+// controlAction is the action of the console's one route for a rollout's
+// buttons (POST /console/rollouts/{id}/{op}), which records the operation
+// it ran: rollout.pause, rollout.resume, rollout.abort, rollout.approve,
+// rollout.rollback, as the API's routes for each do.
+const controlAction = "rollout.control"
+
+// ruleAction is the action a request r under rule records when its
+// handler noted none: the rule's, with the operation for controlAction.
+func ruleAction(r *http.Request, rule access.Rule) string {
+	if rule.Action == controlAction {
+		return "rollout." + r.PathValue("op")
+	}
+	return rule.Action
 }
 
 // RouteRule returns pattern's rule. A pattern without one is an error: a
