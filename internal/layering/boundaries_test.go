@@ -99,8 +99,9 @@ var within = map[string]map[string][]string{
 		// the shared errors (and, by narrow, no net/http).
 		"fleet/access": {"fleet/fault"},
 		// The HTTP edge the API and the console share: the route table
-		// over access's rules, and what both read of a request. It knows
-		// neither the service nor either transport.
+		// over access's rules, what both read of a request, and the one
+		// guard in front of both's routes. It knows neither the service
+		// nor either transport.
 		"fleet/web": {"fleet/access"},
 		// The errors the fleet's packages return and the edges map to
 		// HTTP statuses: below every other fleet package.
