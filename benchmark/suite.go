@@ -175,6 +175,7 @@ so a change to trit's search re-runs only trit.`,
 	fl.IntVar(&f.workers, "workers", 0, "goroutines for trit, threads for XGBoost (0: all cores)")
 	fl.IntVar(&f.tuneRows, "tune-rows", 20000, "peers tune on at most this many rows of each fold's training part (0: all)")
 	fl.IntVar(&f.fitRows, "fit-rows", 0, "peers' final fit on at most this many training rows (0: all, as trit)")
+	fl.IntVar(&f.rbfRows, "rbf-rows", 10000, "rbf-svm (with --methods) trains on at most this many rows (a seeded stratified subsample; 0: skip rbf-svm)")
 	fl.StringVar(&f.variants, "variants", "", "also train trit under these selection presets and report leave-one-dataset-out\n(all: every preset; "+strings.Join(variantNames(), ", ")+")")
 	fl.StringSliceVar(&f.merge, "merge", nil, "train nothing: join the sets of these earlier reports (-o files; a set in several: the later file's), summarise them and, over the presets every set has (or --variants), leave one dataset out")
 	return cmd
