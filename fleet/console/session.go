@@ -249,18 +249,26 @@ func (c *Console) authed(rule access.Rule, h func(http.ResponseWriter, *http.Req
 // browser to the login page.
 func (c *Console) pageSession(w http.ResponseWriter, r *http.Request) (sessionView, bool) {
 	refresh := r.URL.Query().Get("part") != "" // htmx's, not the operator's
-	s, ok, err := c.sessions.lookup(r, !refresh)
+	s, ok, answered := c.liveSession(w, r, !refresh)
+	if !ok && !answered {
+		c.toLogin(w, r)
+	}
+	return s, ok
+}
+
+// liveSession is r's session, current (touch: the request counts as the
+// operator's activity); answered says that without one the store's
+// failure was already answered.
+func (c *Console) liveSession(w http.ResponseWriter, r *http.Request, touch bool) (s sessionView, ok, answered bool) {
+	s, ok, err := c.sessions.lookup(r, touch)
 	if err != nil {
 		c.unavailable(w, r, err)
-		return s, false
+		return s, false, true
 	}
 	if ok {
 		s, ok = c.current(w, r, s)
 	}
-	if !ok {
-		c.toLogin(w, r)
-	}
-	return s, ok
+	return s, ok, false
 }
 
 // action wraps a state-changing handler (POST): it needs a valid session
@@ -280,16 +288,11 @@ func (c *Console) action(rule access.Rule, h func(http.ResponseWriter, *http.Req
 // formSession is a form's session, current, with the session's CSRF
 // token; without them it answers 403.
 func (c *Console) formSession(w http.ResponseWriter, r *http.Request) (sessionView, bool) {
-	s, ok, err := c.sessions.lookup(r, true)
-	if err != nil {
-		c.unavailable(w, r, err)
-		return s, false
-	}
-	if ok {
-		s, ok = c.current(w, r, s)
-	}
+	s, ok, answered := c.liveSession(w, r, true)
 	if !ok {
-		c.renderError(w, r, http.StatusForbidden, "Your session has ended. Sign in again and repeat the action.")
+		if !answered {
+			c.renderError(w, r, http.StatusForbidden, "Your session has ended. Sign in again and repeat the action.")
+		}
 		return s, false
 	}
 	got := r.Header.Get(csrfHeader)
