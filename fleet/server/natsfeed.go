@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -56,6 +57,12 @@ type NATSFeed struct {
 
 	nc *nats.Conn
 
+	// window holds a token for each message delivered to the service
+	// and not yet finished (natsWindow); done is closed by Close, to free
+	// a delivery waiting for a token.
+	window chan struct{}
+	done   chan struct{}
+
 	mu       sync.Mutex
 	closed   bool
 	consumes []jetstream.ConsumeContext // one per kind of natsKinds; nil until its Consume returns
@@ -87,7 +94,8 @@ func NATSConsumerName(fleet string, k wire.Kind) string {
 // m.CAFile (with m.CertFile as its client certificate), as the MQTT
 // connection does.
 func NewNATSFeed(m *MQTTConfig, fleet, replica string, log *slog.Logger) (*NATSFeed, error) {
-	f := &NATSFeed{urls: m.NATS, fleet: fleet, ackWait: m.NATSAckWait.Duration, timeout: m.Timeout.Duration, log: log}
+	f := &NATSFeed{urls: m.NATS, fleet: fleet, ackWait: m.NATSAckWait.Duration, timeout: m.Timeout.Duration, log: log,
+		window: make(chan struct{}, natsWindowFor(m.Queue)), done: make(chan struct{})}
 	f.opts = []nats.Option{nats.Name("trit-fleet " + replica), nats.Timeout(m.Timeout.Duration),
 		nats.CustomInboxPrefix(NATSInbox), // the replies it may read, not every client's
 		nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
@@ -196,10 +204,29 @@ func (f *NATSFeed) Start(deliver func(topic string, payload []byte, ack func()))
 // a moment later.
 func (f *NATSFeed) consume(i int, c jetstream.Consumer, name string, deliver func(topic string, payload []byte, ack func())) error {
 	cc, err := c.Consume(func(msg jetstream.Msg) {
+		// Wait for room in the window: blocking here is what stops
+		// Consume asking for more (natsWindow).
+		select {
+		case f.window <- struct{}{}:
+		case <-f.done:
+			return // not acknowledged: it comes again, to another replica
+		}
+		var finished atomic.Bool
+		finish := func() {
+			if finished.CompareAndSwap(false, true) {
+				<-f.window
+			}
+		}
+		// A message the service drops (its queue full, its store
+		// transaction failed) is never acknowledged: it comes again after
+		// the ack wait, and from then on it no longer takes room here.
+		expire := time.AfterFunc(f.ackWait, finish)
 		deliver(subjectToMQTT(strings.TrimPrefix(msg.Subject(), natsSubjectPrefix)), msg.Data(), func() {
 			if err := msg.Ack(); err != nil {
 				f.log.Debug("NATS ack not sent; the message will come again", "err", err)
 			}
+			expire.Stop()
+			finish()
 		})
 	}, jetstream.PullMaxMessages(natsPull), jetstream.ConsumeErrHandler(func(cc jetstream.ConsumeContext, err error) {
 		if errors.Is(err, nats.ErrNoResponders) {
@@ -305,6 +332,30 @@ const (
 	natsMaxAckPending = 16000
 )
 
+// natsWindow bounds the messages a replica holds delivered and not yet
+// finished — acknowledged once their effect is stored, or past the ack
+// wait, after which JetStream delivers them again — (at most half its
+// mqtt.queue). A replica that fell behind then leaves its backlog in the
+// stream instead of its own queue. Without the window it took all that
+// natsMaxAckPending allows; a message queued longer than the ack wait
+// was delivered again, to it or the other replica, while it still
+// waited, and the copies filled the queue: at 10,000 devices 21,843
+// messages were dropped by a full queue and waited a minute for the
+// devices to send them again (docs/BENCHMARKS.md, make scale-nats). At
+// the hundreds of messages a second a replica stores, 2,048 wait
+// seconds, well within the ack wait's default of 30 s.
+const natsWindow = 2048
+
+// natsWindowFor is the window of a replica whose mqtt.queue is queue (0:
+// the default): natsWindow, or half the queue when that is less, so the
+// responses have room beside the window.
+func natsWindowFor(queue int) int {
+	if queue <= 0 {
+		queue = fleet.DefaultQueue
+	}
+	return max(1, min(natsWindow, queue/2))
+}
+
 // Connected reports whether the NATS connection is up.
 func (f *NATSFeed) Connected() bool { return f.nc != nil && f.nc.IsConnected() }
 
@@ -313,6 +364,9 @@ func (f *NATSFeed) Connected() bool { return f.nc != nil && f.nc.IsConnected() }
 // after the ack wait.
 func (f *NATSFeed) Close() {
 	f.mu.Lock()
+	if !f.closed {
+		close(f.done)
+	}
 	f.closed = true
 	for _, cc := range f.consumes {
 		if cc != nil {

@@ -610,3 +610,104 @@ func TestNATSRetainedStatesFillInventory(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestNATSFeedWindow: a replica holds at most its window of messages
+// delivered and not acknowledged; the rest wait in the stream, not in its
+// queue, and come once it acknowledges. A message it never acknowledges
+// stops taking room after the ack wait (JetStream delivers it again).
+func TestNATSFeedWindow(t *testing.T) {
+	c := natstest.Start(t, 1)
+	dev := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(c.Node(0).MQTTURL()).SetClientID("gw-1").SetCleanSession(false))
+	if tok := dev.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("device connect: %v", tok.Error())
+	}
+	defer dev.Disconnect(100)
+	const window, n = 8, 40
+	m := &MQTTConfig{NATS: []string{c.Node(0).NATSURL()}, Timeout: Duration{Duration: 10 * time.Second}, NATSAckWait: Duration{Duration: 3 * time.Second}}
+	feed, err := NewNATSFeed(m, "f", "a", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cap(feed.window); got != natsWindow {
+		t.Errorf("window %d with the default queue, want %d", got, natsWindow)
+	}
+	feed.window = make(chan struct{}, window)
+	var mu sync.Mutex
+	var acks []func()
+	deliveries := map[string]int{}
+	ackNow := false
+	err = feed.Start(func(topic string, payload []byte, ack func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		deliveries[string(payload)]++
+		if ackNow {
+			ack()
+			return
+		}
+		acks = append(acks, ack)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(feed.Close)
+	topics, _ := wire.NewTopics("f")
+	for k := range n {
+		if tok := dev.Publish(topics.Telemetry("gw-1"), 1, false, []byte(fmt.Sprint(k))); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatalf("publish %d: %v", k, tok.Error())
+		}
+	}
+	held := func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		total := 0
+		for _, k := range deliveries {
+			total += k
+		}
+		return len(acks), total
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for h, _ := held(); h < window; h, _ = held() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d messages delivered within 10 s, want the window's %d", h, window)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Well within the ack wait: nothing more comes.
+	time.Sleep(time.Second)
+	if h, total := held(); h != window || total != window {
+		t.Fatalf("%d deliveries (%d distinct) held unacknowledged, want the window's %d", total, h, window)
+	}
+	// Never acknowledged: past the ack wait the window opens again.
+	deadline = time.Now().Add(15 * time.Second)
+	for _, total := held(); total <= window; _, total = held() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no delivery past the window 15 s after an ack wait of 3 s: the window never reopened")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Acknowledging from now on: every message arrives.
+	mu.Lock()
+	ackNow = true
+	for _, ack := range acks {
+		ack()
+	}
+	mu.Unlock()
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		missing := 0
+		for k := range n {
+			if deliveries[fmt.Sprint(k)] == 0 {
+				missing++
+			}
+		}
+		mu.Unlock()
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d messages never delivered after the replica acknowledged", missing, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
