@@ -341,10 +341,12 @@ const (
 // was delivered again, to it or the other replica, while it still
 // waited, and the copies filled the queue: at 10,000 devices 21,843
 // messages were dropped by a full queue and waited a minute for the
-// devices to send them again (docs/BENCHMARKS.md, make scale-nats). At
-// the hundreds of messages a second a replica stores, 2,048 wait
-// seconds, well within the ack wait's default of 30 s.
-const natsWindow = 2048
+// devices to send them again, and the rollout took 7 min. The nodes'
+// passes over each consumer's unacknowledged messages cost less too. make
+// scale-nats on two cores (docs/BENCHMARKS.md): 512 finished in 50–75 s,
+// 2,048 in 90–112 s, 8,192 in 140 s, 128 in 110 s (the window then
+// limits the pace: each message waits for its commit's acknowledgement).
+const natsWindow = 512
 
 // natsWindowFor is the window of a replica whose mqtt.queue is queue (0:
 // the default): natsWindow, or half the queue when that is less, so the
