@@ -8,6 +8,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -161,7 +162,7 @@ func TestTwoPersonRollbacks(t *testing.T) {
 	if _, err := f.svc.RollbackAs("r2", "r2-now", access.Principal{Name: "root", Role: access.RoleAdmin}, true); !errors.Is(err, ErrEmergency) {
 		t.Fatalf("an admin's emergency rollback: %v", err)
 	}
-	if _, err := f.svc.CreateRolloutAs(api.RolloutRequest{ID: "x", Bundle: hash, Devices: ids, Emergency: true}, access.Principal{Name: "rita", Role: access.RoleResponder}); !errors.Is(err, ErrRollout) {
+	if _, err := f.svc.CreateRolloutAs(api.RolloutRequest{ID: "x", Bundle: hash, Devices: ids, Emergency: true}, access.Principal{Name: "rita", Role: access.RoleResponder}); !errors.Is(err, rollout.ErrInvalid) {
 		t.Fatalf("emergency on a rollout that is not a rollback: %v", err)
 	}
 	if len(f.svc.Alarms()) != 0 {

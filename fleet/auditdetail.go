@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/rollout"
 )
 
@@ -21,7 +22,7 @@ import (
 // (recorded when the request fails).
 func RolloutRequestText(req *api.RolloutRequest) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bundle %s", Clip(req.Bundle, 64))
+	fmt.Fprintf(&b, "bundle %s", fault.Clip(req.Bundle, 64))
 	b.WriteString("; targets " + targetsText(req.Devices, req.Selector, len(req.Devices)))
 	policyText(&b, req.Pace, req.Abort, req.Timeout, req.Retries, req.Shadow)
 	switch {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
@@ -38,7 +39,7 @@ type batch struct {
 	tx  store.Tx
 	now time.Time
 
-	devices  map[string]*Device
+	devices  map[string]*inventory.Device
 	rollouts map[string]*rollout.Rollout // nil value: not found
 	changed  map[string]bool             // rollouts to write back
 	damaged  map[string]string           // records that do not decode: device or rollout ID -> which
@@ -71,7 +72,7 @@ type decoded struct {
 }
 
 func newBatch(env batchEnv, tx store.Tx, now time.Time) *batch {
-	return &batch{env: env, tx: tx, now: now, devices: map[string]*Device{}, rollouts: map[string]*rollout.Rollout{},
+	return &batch{env: env, tx: tx, now: now, devices: map[string]*inventory.Device{}, rollouts: map[string]*rollout.Rollout{},
 		changed: map[string]bool{}, damaged: map[string]string{}, acks: map[string][]string{}}
 }
 
@@ -108,12 +109,12 @@ func (b *batch) apply(msgs []*decoded, limited map[string]api.Limited) error {
 }
 
 // device returns the record of device id, nil if it is damaged.
-func (b *batch) device(id string) (*Device, error) {
+func (b *batch) device(id string) (*inventory.Device, error) {
 	if d := b.devices[id]; d != nil || b.damaged[id] != "" {
 		return d, nil
 	}
 	d, err := inventory.Get(b.tx, id)
-	if isDamaged(err) {
+	if fault.IsDamaged(err) {
 		b.damaged[id] = "device"
 		return nil, nil
 	}
@@ -132,7 +133,7 @@ func (b *batch) rollout(id string) (*rollout.Rollout, error) {
 	}
 	var rr rollout.Rollout
 	ok, err := b.tx.Get(store.FleetRollouts, id, &rr)
-	if isDamaged(err) { // as if unknown: one record stops nothing else
+	if fault.IsDamaged(err) { // as if unknown: one record stops nothing else
 		b.damaged[id] = "rollout"
 		ok, err = false, nil
 	}
@@ -147,7 +148,7 @@ func (b *batch) rollout(id string) (*rollout.Rollout, error) {
 }
 
 // applyState applies a device's state message to its record.
-func (b *batch) applyState(d *Device, m *wire.State) {
+func (b *batch) applyState(d *inventory.Device, m *wire.State) {
 	if d.ApplyState(m, b.now) == inventory.StateNewLife {
 		b.env.log.Warn("device started a new life: its database was reset or replaced (or two gateways share its ID)",
 			"device", d.ID, "instance", m.Instance, "session", m.Session)
@@ -157,7 +158,7 @@ func (b *batch) applyState(d *Device, m *wire.State) {
 // applyTelemetry applies a device's telemetry report: to its record and
 // health history, to the alerts, and to the rollouts it speaks of (the
 // confidence gate, the shadow).
-func (b *batch) applyTelemetry(d *Device, m *wire.Telemetry) error {
+func (b *batch) applyTelemetry(d *inventory.Device, m *wire.Telemetry) error {
 	if d.TelemetrySeen(m) {
 		// A copy of a report already applied (another replica applied
 		// it, or the broker delivered it again): once only.
@@ -186,7 +187,7 @@ func (b *batch) applyTelemetry(d *Device, m *wire.Telemetry) error {
 
 // applyGate adds telemetry about a model's confidence to the confidence
 // gate of the device's latest job (rollout.ApplyTelemetry).
-func (b *batch) applyGate(d *Device, m *wire.Telemetry) error {
+func (b *batch) applyGate(d *inventory.Device, m *wire.Telemetry) error {
 	n := len(d.Sent)
 	if n == 0 || m.Model == nil || m.Confidence == nil {
 		return nil
@@ -202,7 +203,7 @@ func (b *batch) applyGate(d *Device, m *wire.Telemetry) error {
 }
 
 // applyShadow records a shadow report (nil: none) in its rollout.
-func (b *batch) applyShadow(d *Device, sh *wire.ShadowReport) error {
+func (b *batch) applyShadow(d *inventory.Device, sh *wire.ShadowReport) error {
 	if sh == nil {
 		return nil
 	}
@@ -219,11 +220,11 @@ func (b *batch) applyShadow(d *Device, sh *wire.ShadowReport) error {
 // applyEvent applies a job event: acknowledged in any case, taken as the
 // device's job only if it is about a command the fleet sent it, and then
 // reported to its rollout.
-func (b *batch) applyEvent(d *Device, ev *wire.Event) error {
+func (b *batch) applyEvent(d *inventory.Device, ev *wire.Event) error {
 	b.acks[ev.Device] = append(b.acks[ev.Device], ev.ID)
 	if !d.ApplyEvent(ev, b.now) { // counted on the record; acknowledged, and nothing else
 		b.env.log.Warn("job event about a command the fleet never sent it (a forged or altered command?): not taken as the device's job",
-			"device", d.ID, "rollout", Clip(ev.Rollout, 128), "seq", ev.Seq, "state", ev.State, "code", ev.Code, "foreign_jobs", d.ForeignJobs)
+			"device", d.ID, "rollout", fault.Clip(ev.Rollout, 128), "seq", ev.Seq, "state", ev.State, "code", ev.Code, "foreign_jobs", d.ForeignJobs)
 		return nil
 	}
 	r, err := b.rollout(ev.Rollout)

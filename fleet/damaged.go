@@ -6,7 +6,6 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fault"
-	"github.com/trit-iot/trit/store"
 )
 
 // Damaged records. A stored document that does not decode (a changed
@@ -21,27 +20,6 @@ import (
 // the device reappears as new once its record is forgotten (its command
 // counter restored from the highest sequence it reports).
 
-// ErrDamaged marks a record that exists but does not decode
-// (fault.ErrDamaged, the same value).
-var ErrDamaged = fault.ErrDamaged
-
-// isDamaged reports whether err from decoding a stored document means the
-// document is damaged, not that the store failed (fault.IsDamaged).
-func isDamaged(err error) bool { return fault.IsDamaged(err) }
-
-// damagedErr wraps a decode error of coll's document key as ErrDamaged,
-// naming the record and what deletes it (fault.Damaged).
-func damagedErr(coll store.Collection, key string, err error) error {
-	return fault.Damaged(coll, key, err)
-}
-
-// decodeAll decodes every document of coll into a fresh T, calls keep
-// with each that decodes, and returns the ones that do not
-// (fault.DecodeAll).
-func decodeAll[T any](forEach func(store.Collection, func(string, []byte) error) error, coll store.Collection, keep func(key string, v *T)) ([]api.Damaged, error) {
-	return fault.DecodeAll(forEach, coll, keep)
-}
-
 // DamagedAlert is the console's sentence about damaged records, "" for
 // none.
 func DamagedAlert(bad []api.Damaged) string {
@@ -50,7 +28,7 @@ func DamagedAlert(bad []api.Damaged) string {
 	}
 	names := make([]string, 0, min(len(bad), 5))
 	for _, d := range bad[:min(len(bad), 5)] {
-		names = append(names, d.Collection+" "+Clip(d.Key, 64))
+		names = append(names, d.Collection+" "+fault.Clip(d.Key, 64))
 	}
 	more := ""
 	if len(bad) > 5 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
@@ -40,7 +41,7 @@ func damagedFixture(t *testing.T) (*fixture, string) {
 func TestDamagedDeviceRecordBreaksNothingElse(t *testing.T) {
 	f, hash := damagedFixture(t)
 
-	ds, bad, err := Inventory(f.db)
+	ds, bad, err := inventory.All(f.db)
 	if err != nil {
 		t.Fatalf("Inventory: %v", err)
 	}
@@ -51,10 +52,10 @@ func TestDamagedDeviceRecordBreaksNothingElse(t *testing.T) {
 	if err != nil || len(list) != 3 || list[2].ID != "gw-2" || list[2].Damaged == "" {
 		t.Fatalf("device list %+v, %v; want gw-2 listed as damaged", list, err)
 	}
-	if _, err := DeviceByID(f.db, "gw-2"); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "tritctl devices forget gw-2") {
+	if _, err := inventory.DeviceByID(f.db, "gw-2"); !errors.Is(err, fault.ErrDamaged) || !strings.Contains(err.Error(), "tritctl devices forget gw-2") {
 		t.Errorf("DeviceByID(gw-2): %v; want ErrDamaged saying how to delete it", err)
 	}
-	if _, err := inventory.ResetDevice(f.db, "gw-2"); !errors.Is(err, ErrDamaged) {
+	if _, err := inventory.ResetDevice(f.db, "gw-2"); !errors.Is(err, fault.ErrDamaged) {
 		t.Errorf("inventory.ResetDevice(gw-2): %v; want ErrDamaged", err)
 	}
 
@@ -73,19 +74,19 @@ func TestDamagedDeviceRecordBreaksNothingElse(t *testing.T) {
 	}
 	f.svc.Drain()
 	for _, id := range []string{"gw-1", "gw-3"} {
-		if d, err := DeviceByID(f.db, id); err != nil || d.Session != 2 || d.Health != "degraded" {
+		if d, err := inventory.DeviceByID(f.db, id); err != nil || d.Session != 2 || d.Health != "degraded" {
 			t.Errorf("%s after the batch: %+v, %v; want its new state stored", id, d, err)
 		}
 	}
 
-	if err := ForgetDevice(f.db, "gw-2"); err != nil {
+	if err := inventory.ForgetDevice(f.db, "gw-2"); err != nil {
 		t.Fatalf("forget gw-2: %v", err)
 	}
-	if _, bad, _ := Inventory(f.db); len(bad) != 0 {
+	if _, bad, _ := inventory.All(f.db); len(bad) != 0 {
 		t.Fatalf("damaged after forget: %+v", bad)
 	}
 	f.state(t, &wire.State{Device: "gw-2", Session: 3, Online: true, Health: "ok"})
-	if d, err := DeviceByID(f.db, "gw-2"); err != nil || !d.Online {
+	if d, err := inventory.DeviceByID(f.db, "gw-2"); err != nil || !d.Online {
 		t.Fatalf("gw-2 after it was forgotten and reported: %+v, %v; want a new record", d, err)
 	}
 }
@@ -109,7 +110,7 @@ func TestDamagedRolloutAndBundleRecords(t *testing.T) {
 	if err != nil || len(rs) != 1 || rs[0].ID != "ok-1" || len(bad) != 1 || bad[0].Key != "damage-me" {
 		t.Fatalf("rollouts %d, damaged %+v, %v; want ok-1 and damage-me damaged", len(rs), bad, err)
 	}
-	if _, err := f.svc.GetRollout("damage-me"); !errors.Is(err, ErrDamaged) {
+	if _, err := f.svc.GetRollout("damage-me"); !errors.Is(err, fault.ErrDamaged) {
 		t.Errorf("GetRollout(damage-me): %v, want ErrDamaged", err)
 	}
 	ids, err := f.svc.runningIDs()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
@@ -38,7 +39,7 @@ func (s *Service) setGate(r *rollout.Rollout, req *api.RolloutRequest, calibrate
 		}
 	}
 	if err := g.Check(); err != nil {
-		return fmt.Errorf("%w: %v", ErrRollout, err)
+		return fmt.Errorf("%w: %v", rollout.ErrInvalid, err)
 	}
 	r.Gate = &g
 	return nil
@@ -53,7 +54,7 @@ func gateBaseline(tx store.Tx, id string, now time.Time) (*api.VerifyReport, err
 	for _, h := range []time.Time{now.Truncate(time.Hour).Add(-time.Hour), now.Truncate(time.Hour)} {
 		points, err := inventory.HourPoints(tx, id, h)
 		if err != nil {
-			if isDamaged(err) {
+			if fault.IsDamaged(err) {
 				continue // no baseline from a damaged document: the active model counts as reporting nothing
 			}
 			return nil, err
@@ -109,7 +110,7 @@ func (s *Service) autoRollback(r *rollout.Rollout) {
 		s.log.Error("confidence gate failed; the automatic rollback could not be created", "rollout", r.ID, "err", err)
 		return
 	}
-	rec.Detail = fmt.Sprintf("rolls back %s, whose confidence gate failed (%s): %s", r.ID, Clip(r.Reason, 300), RolloutText(nr))
+	rec.Detail = fmt.Sprintf("rolls back %s, whose confidence gate failed (%s): %s", r.ID, fault.Clip(r.Reason, 300), RolloutText(nr))
 	s.audit.Record(rec)
 	note(nr.ID)
 	s.log.Warn("confidence gate failed: rolling back the devices that installed it", "rollout", r.ID, "rollback", nr.ID, "devices", len(ids))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -49,7 +50,7 @@ func TestHealthHistory(t *testing.T) {
 	f.telemetry(t, healthReport(2))
 	f.clk.t = t0.Add(3 * time.Minute)
 	f.telemetry(t, healthReport(3))
-	h, err := DeviceHealthHistory(f.db, "gw-1", f.clk.t)
+	h, err := inventory.DeviceHealthHistory(f.db, "gw-1", f.clk.t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestHealthHistoryBounds(t *testing.T) {
 		f.clk.t = start.Add(time.Duration(i)*time.Minute + 5*time.Second)
 		f.telemetry(t, healthReport(uint64(i+1)))
 	}
-	h, err := DeviceHealthHistory(f.db, "gw-1", f.clk.t)
+	h, err := inventory.DeviceHealthHistory(f.db, "gw-1", f.clk.t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +101,10 @@ func TestHealthHistoryBounds(t *testing.T) {
 	if len(keys) != 2 {
 		t.Errorf("40 days later: %v, want the new hour and day documents only", keys)
 	}
-	if h, _ := DeviceHealthHistory(f.db, "gw-1", f.clk.t); len(h.Minutes) != 1 || len(h.Hours) != 1 {
+	if h, _ := inventory.DeviceHealthHistory(f.db, "gw-1", f.clk.t); len(h.Minutes) != 1 || len(h.Hours) != 1 {
 		t.Errorf("40 days later: %d minutes, %d hours, want 1 and 1", len(h.Minutes), len(h.Hours))
 	}
-	if err := ForgetDevice(f.db, "gw-1"); err != nil {
+	if err := inventory.ForgetDevice(f.db, "gw-1"); err != nil {
 		t.Fatal(err)
 	}
 	if keys, _ := healthKeys(t, f.db); len(keys) != 0 {
@@ -143,7 +144,7 @@ func TestGroupHealth(t *testing.T) {
 			t.Errorf("group agreement %v, want gw-1's 0.9 (gw-2 has no shadow, gw-3 is not in the group)", p.Agreement)
 		}
 	}
-	all, err := SumHealthHistory(f.db, []string{"gw-1", "gw-2", "gw-3"}, f.clk.t)
+	all, err := inventory.SumHealthHistory(f.db, []string{"gw-1", "gw-2", "gw-3"}, f.clk.t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestGroupHealth(t *testing.T) {
 	if recent, err := inventory.RecentHealth(f.db, ids, f.clk.t.Add(25*time.Hour), false); err != nil || len(recent) != 0 {
 		t.Errorf("25 hours later, by hour: %+v (%v), want nothing", recent, err)
 	}
-	if _, err := inventory.RecentHealth(f.db, make([]string, api.MaxGroupHealthDevices+1), f.clk.t, false); !errors.Is(err, ErrBadRequest) {
+	if _, err := inventory.RecentHealth(f.db, make([]string, api.MaxGroupHealthDevices+1), f.clk.t, false); !errors.Is(err, fault.ErrBadRequest) {
 		t.Errorf("%d devices: %v, want a bad request", api.MaxGroupHealthDevices+1, err)
 	}
 	if _, err := inventory.GroupHealthHistory(f.db, nil, f.clk.t); err == nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -102,7 +103,7 @@ func (s *Service) logDrops(now time.Time) {
 		}
 	}
 	s.log.Warn("incoming queue full; messages of the devices holding most of it dropped",
-		"dropped", in.logN, "devices", len(in.logBy), "most_from", Clip(top, 100), "most", n, "queue", s.opt.Queue)
+		"dropped", in.logN, "devices", len(in.logBy), "most_from", fault.Clip(top, 100), "most", n, "queue", s.opt.Queue)
 	in.logAt, in.logN = now, 0
 	clear(in.logBy)
 }
@@ -319,7 +320,7 @@ func (s *Service) afterBatch(stored []func(), b *batch) {
 	if len(b.damaged) > 0 {
 		ids := slices.Sorted(maps.Keys(b.damaged))
 		s.log.Warn("records that do not decode skipped: messages of a device whose record is damaged are dropped until it is forgotten (tritctl devices forget ID)",
-			"records", len(ids), "first", Clip(b.damaged[ids[0]]+" "+ids[0], 200))
+			"records", len(ids), "first", fault.Clip(b.damaged[ids[0]]+" "+ids[0], 200))
 	}
 	ackAll(stored)
 	for _, ds := range b.finished {

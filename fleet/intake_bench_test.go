@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
@@ -102,7 +103,7 @@ func benchIntake(b *testing.B, srv *pgtest.Server, replicas int) {
 	b.StopTimer()
 	cpu, self := procTreeCPU(srv.Pid())-cpu0, selfCPU()-self0
 	var applied uint64
-	ds, err := Devices(fs[0].db)
+	ds, err := inventory.Devices(fs[0].db)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestConcurrentIntakeLosesNothing(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	ds, err := Devices(fs[0].db)
+	ds, err := inventory.Devices(fs[0].db)
 	if err != nil {
 		t.Fatal(err)
 	}

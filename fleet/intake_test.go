@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -31,7 +32,7 @@ func (f *fixture) telemetryFrom(t *testing.T, device string, seq uint64, n int) 
 
 func (f *fixture) predictions(t *testing.T, device string) uint64 {
 	t.Helper()
-	d, err := DeviceByID(f.db, device)
+	d, err := inventory.DeviceByID(f.db, device)
 	if err != nil {
 		t.Fatalf("%s: %v", device, err)
 	}
@@ -61,7 +62,7 @@ func TestIntakeFairShare(t *testing.T) {
 	if stored == 0 || stored > 100 {
 		t.Errorf("the flooder had %d reports stored; want some, at most the queue's 100", stored)
 	}
-	d, err := DeviceByID(f.db, "flood")
+	d, err := inventory.DeviceByID(f.db, "flood")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestIntakeFairShare(t *testing.T) {
 		t.Errorf("the flooder's record counts %+v; want %d dropped from the queue (%d of %d stored)", d.Limited, flood-stored, stored, flood)
 	}
 	for _, id := range others {
-		if d, _ := DeviceByID(f.db, id); d != nil && d.Limited != nil {
+		if d, _ := inventory.DeviceByID(f.db, id); d != nil && d.Limited != nil {
 			t.Errorf("%s counted as limited: %+v", id, d.Limited)
 		}
 	}
@@ -274,7 +275,7 @@ func TestRedeliveredStateNeverUndoesNewer(t *testing.T) {
 	f.svc.Drain()
 	f.svc.DeliverAcked(topic, stale, func() { acked.Add(1) }) // the redelivery, after the ack wait
 	f.svc.Drain()
-	d, err := DeviceByID(f.db, "gw-1")
+	d, err := inventory.DeviceByID(f.db, "gw-1")
 	if err != nil {
 		t.Fatal(err)
 	}

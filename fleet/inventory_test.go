@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -61,7 +62,7 @@ func TestForgedCommandCannotPinLastJob(t *testing.T) {
 		f.deliverEvent(t, &wire.Event{Device: "gw-1", Rollout: forged.rollout, Seq: forged.seq, State: wire.JobRejected,
 			Code: wire.CodeCommandSignature, Reason: "signature does not verify", Bundle: c.Bundle})
 		f.pub.take("/acks") // acknowledged like any event, so the device stops re-sending it
-		d, err := DeviceByID(f.db, "gw-1")
+		d, err := inventory.DeviceByID(f.db, "gw-1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,14 +70,14 @@ func TestForgedCommandCannotPinLastJob(t *testing.T) {
 			t.Fatalf("after an event about %s/%d the fleet never sent: last job %+v, want r1/%d SUCCEEDED", forged.rollout, forged.seq, j, c.Seq)
 		}
 	}
-	if d, _ := DeviceByID(f.db, "gw-1"); d.ForeignJobs != 2 || d.LastForeignJob == nil || d.LastForeignJob.Rollout != "r1" || d.LastForeignJob.Seq != c.Seq+1000 {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.ForeignJobs != 2 || d.LastForeignJob == nil || d.LastForeignJob.Rollout != "r1" || d.LastForeignJob.Seq != c.Seq+1000 {
 		t.Fatalf("foreign job events %d, last %+v; want 2, the latest r1/%d", d.ForeignJobs, d.LastForeignJob, c.Seq+1000)
 	}
 	for i, id := range []string{"r2", "r3", "r4"} {
 		f.clk.t = f.clk.t.Add(time.Minute)
 		c := f.rolloutOne(t, id, "gw-1", uint64(i+2))
 		f.report(t, c, wire.JobSucceeded)
-		d, err := DeviceByID(f.db, "gw-1")
+		d, err := inventory.DeviceByID(f.db, "gw-1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,14 +96,14 @@ func TestForeignEventMovesNoCounter(t *testing.T) {
 	f := newFixture(t)
 	f.online(t, "gw-1", nil)
 	c := f.rolloutOne(t, "r1", "gw-1", 1) // notified, unfinished
-	before, err := DeviceByID(f.db, "gw-1")
+	before, err := inventory.DeviceByID(f.db, "gw-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.deliverEvent(t, &wire.Event{Device: "gw-1", Rollout: "att", Seq: c.Seq + 1, State: wire.JobRejected,
 		Code: wire.CodeCommandSignature, Reason: "signature does not verify", HighestSeq: c.Seq + 1<<32})
 	f.pub.take("/acks")
-	d, err := DeviceByID(f.db, "gw-1")
+	d, err := inventory.DeviceByID(f.db, "gw-1")
 	if err != nil {
 		t.Fatal(err)
 	}

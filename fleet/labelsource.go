@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -69,7 +71,7 @@ func (s *Service) pullLabels(now time.Time) {
 		p.inflight = map[string]bool{}
 	}
 	p.mu.Unlock()
-	devices, err := Devices(s.db)
+	devices, err := inventory.Devices(s.db)
 	if err != nil {
 		s.log.Error("label sources: reading the inventory failed", "err", err)
 		return
@@ -90,7 +92,7 @@ func (s *Service) pullLabels(now time.Time) {
 		go func(id string) {
 			defer func() { p.mu.Lock(); delete(p.inflight, id); p.mu.Unlock() }()
 			if _, err := s.PullLabels(context.Background(), id); err != nil {
-				s.log.Warn("label source: pulling labelled windows failed", "device", id, "err", Clip(err.Error(), MaxLogField))
+				s.log.Warn("label source: pulling labelled windows failed", "device", id, "err", fault.Clip(err.Error(), fault.MaxLogField))
 			}
 		}(d.ID)
 	}
@@ -190,7 +192,7 @@ func (s *Service) StoreLabelled(device string, set *wire.LabelSet) (int, error) 
 					Features: set.Features, X: lw.X, Predicted: lw.Class, Margin: lw.Margin, Reason: "label source", Stored: now}
 				counts.Stored++
 			}
-			w.Label, w.LabelledBy, w.Via, w.LabelledAt = lw.Label, Clip(by, maxLabelledBy), api.LabelGateway, now
+			w.Label, w.LabelledBy, w.Via, w.LabelledAt = lw.Label, fault.Clip(by, maxLabelledBy), api.LabelGateway, now
 			if err := tx.Put(store.FleetWindows, windowKey(id), &w); err != nil {
 				return err
 			}
@@ -208,7 +210,7 @@ func (s *Service) StoreLabelled(device string, set *wire.LabelSet) (int, error) 
 	}
 	for label, n := range refused {
 		s.log.Warn("label source: windows refused: the label is not a class of the model that classified them", "device", device,
-			"source", set.Source, "label", Clip(label, 64), "windows", n)
+			"source", set.Source, "label", fault.Clip(label, 64), "windows", n)
 	}
 	if stored > 0 {
 		s.log.Info("label source: windows labelled", "device", device, "source", set.Source, "windows", stored, "dropped_on_device", set.Dropped)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
@@ -88,7 +89,7 @@ func TestReplicasOneLeads(t *testing.T) {
 		a.telemetry(t, tm)
 		b.telemetry(t, tm)
 	}
-	if d, err := DeviceByID(a.db, "gw-1"); err != nil || d.Predictions != 30 {
+	if d, err := inventory.DeviceByID(a.db, "gw-1"); err != nil || d.Predictions != 30 {
 		t.Fatalf("gw-1's predictions after three reports of 10, each delivered to both replicas: %v, %v; want 30", d.Predictions, err)
 	}
 	if l := metricLine(t, a, "trit_fleet_leading"); l != `trit_fleet_leading{replica="a"} 1` {
@@ -250,7 +251,7 @@ func TestDeposedLeaderFenced(t *testing.T) {
 	}
 	put := func(f *fixture, v string) error {
 		return f.svc.leaderUpdate(func(tx store.Tx) error {
-			return tx.Put(store.FleetDevices, "fenced", &Device{Device: api.Device{ID: v}})
+			return tx.Put(store.FleetDevices, "fenced", &inventory.Device{Device: api.Device{ID: v}})
 		})
 	}
 	if err := put(a, "a"); err != nil {
@@ -273,7 +274,7 @@ func TestDeposedLeaderFenced(t *testing.T) {
 	if err := put(b, "b"); err != nil {
 		t.Fatalf("the new leader's write: %v", err)
 	}
-	var d Device
+	var d inventory.Device
 	if _, err := b.db.Get(store.FleetDevices, "fenced", &d); err != nil || d.ID != "b" {
 		t.Fatalf("stored %q (%v), want b's write", d.ID, err)
 	}

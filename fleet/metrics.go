@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -124,7 +125,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if _, bad, err := c.s.reg.BundlesAndDamaged(); err == nil {
 		damaged(store.FleetBundles, bad)
 	}
-	if devices, bad, err := Inventory(c.s.db); err == nil {
+	if devices, bad, err := inventory.All(c.s.db); err == nil {
 		damaged(store.FleetDevices, bad)
 		online := 0
 		for _, d := range devices {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/fault"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -164,7 +166,7 @@ func (s *Service) stepPolicy(p *RetrainPolicy, now time.Time) error {
 	}
 	if st.Stage != before.Stage {
 		st.Changed = now
-		s.log.Info("retraining policy", "model", p.Model, "stage", st.Stage, "why", Clip(st.Why, MaxLogField))
+		s.log.Info("retraining policy", "model", p.Model, "stage", st.Stage, "why", fault.Clip(st.Why, fault.MaxLogField))
 	}
 	if *st == before {
 		return nil
@@ -174,12 +176,12 @@ func (s *Service) stepPolicy(p *RetrainPolicy, now time.Time) error {
 
 // policyGroup returns the devices of p's group and the bundle most of
 // them run.
-func (s *Service) policyGroup(p *RetrainPolicy) ([]Device, string, error) {
-	all, err := Devices(s.db)
+func (s *Service) policyGroup(p *RetrainPolicy) ([]inventory.Device, string, error) {
+	all, err := inventory.Devices(s.db)
 	if err != nil {
 		return nil, "", err
 	}
-	var group []Device
+	var group []inventory.Device
 	runs := map[string]int{}
 	for _, d := range all {
 		if d.Model == nil || d.Model.ID != p.Model || !d.Matches(p.Selector) {

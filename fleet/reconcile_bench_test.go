@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eclipse/paho.mqtt.golang"
+	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire/mqtttest"
 )
@@ -45,7 +46,7 @@ func reconcileFleet(b *testing.B, n int, pub Publisher) *Service {
 	err = f.db.Update(func(tx store.Tx) error {
 		for i := range ids {
 			ids[i] = fmt.Sprintf("gw-%05d", i)
-			d := &Device{Device: api.Device{ID: ids[i], Online: true, Session: 1, Health: "ok", Labels: map[string]string{"site": "north"}}}
+			d := &inventory.Device{Device: api.Device{ID: ids[i], Online: true, Session: 1, Health: "ok", Labels: map[string]string{"site": "north"}}}
 			if err := tx.Put(store.FleetDevices, ids[i], d); err != nil {
 				return err
 			}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -153,7 +155,7 @@ func (r *Registry) Bundle(hash string) (*api.BundleInfo, []byte, error) {
 		return nil, nil, err
 	}
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: bundle %s", ErrNotFound, hash)
+		return nil, nil, fmt.Errorf("%w: bundle %s", fault.ErrNotFound, hash)
 	}
 	data, err := r.db.Bundle(hash)
 	if err != nil {
@@ -175,7 +177,7 @@ func (r *Registry) Resolve(h string) (string, error) {
 	}
 	if len(h) < minHashPrefix || len(h) > 2*sha256.Size || strings.Trim(h, "0123456789abcdef") != "" {
 		return "", fmt.Errorf("%w: bundle %q: give the bundle's SHA-256 (lowercase hex) as tritctl publish prints it, or at least its first %d digits",
-			ErrRollout, Clip(h, 80), minHashPrefix)
+			rollout.ErrInvalid, fault.Clip(h, 80), minHashPrefix)
 	}
 	var matches []string
 	err := r.db.View(func(tx store.Tx) error {
@@ -190,7 +192,7 @@ func (r *Registry) Resolve(h string) (string, error) {
 	case err != nil:
 		return "", err
 	case len(matches) == 0:
-		return "", fmt.Errorf("%w: no registered bundle's hash starts with %s", ErrNotFound, h)
+		return "", fmt.Errorf("%w: no registered bundle's hash starts with %s", fault.ErrNotFound, h)
 	case len(matches) > 1:
 		sort.Strings(matches)
 		return "", fmt.Errorf("%w: %d registered bundles' hashes start with %s (%s); give more digits",
@@ -205,7 +207,7 @@ func (r *Registry) MarkPublished(hash string) error {
 		var info api.BundleInfo
 		ok, err := tx.Get(store.FleetBundles, hash, &info)
 		if err != nil || !ok {
-			return errors.Join(err, fmt.Errorf("%w: bundle %s", ErrNotFound, hash))
+			return errors.Join(err, fmt.Errorf("%w: bundle %s", fault.ErrNotFound, hash))
 		}
 		info.Published = true
 		return tx.Put(store.FleetBundles, hash, &info)
@@ -226,7 +228,7 @@ func (r *Registry) BundlesAndDamaged() ([]api.BundleInfo, []api.Damaged, error) 
 	var bad []api.Damaged
 	err := r.db.View(func(tx store.Tx) error {
 		var err error
-		bad, err = decodeAll(tx.ForEach, store.FleetBundles, func(_ string, info *api.BundleInfo) { out = append(out, *info) })
+		bad, err = fault.DecodeAll(tx.ForEach, store.FleetBundles, func(_ string, info *api.BundleInfo) { out = append(out, *info) })
 		return err
 	})
 	sort.Slice(out, func(i, j int) bool {
@@ -246,7 +248,7 @@ func (r *Registry) Model(id string) (*ModelInfo, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: model %s", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: model %s", fault.ErrNotFound, id)
 	}
 	return &m, nil
 }
@@ -265,7 +267,7 @@ func (r *Registry) Previous(id string, release uint64) (string, uint64, error) {
 		}
 	}
 	if best == 0 {
-		return "", 0, fmt.Errorf("%w: model %s has no release below %d", ErrNotFound, id, release)
+		return "", 0, fmt.Errorf("%w: model %s has no release below %d", fault.ErrNotFound, id, release)
 	}
 	return m.Releases[best], best, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/inference/bundle"
 )
@@ -57,7 +58,7 @@ func TestRegistry(t *testing.T) {
 	if err != nil || rel != 1 || prev != info.Hash {
 		t.Fatalf("Previous(vib, 3) = %s %d %v", prev, rel, err)
 	}
-	if _, _, err := reg.Previous("vib", 1); !errors.Is(err, ErrNotFound) {
+	if _, _, err := reg.Previous("vib", 1); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("Previous below the first release: %v", err)
 	}
 	all, err := reg.Bundles()

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
@@ -38,7 +39,7 @@ func (s *Service) retrain(ctx context.Context, req api.TrainRequest, path, stand
 		return nil, err
 	}
 	if info.ModelID != req.ModelID {
-		return nil, BadRequest("bundle %s is model %s, not %s", hash[:12], info.ModelID, req.ModelID)
+		return nil, fault.BadRequest("bundle %s is model %s, not %s", hash[:12], info.ModelID, req.ModelID)
 	}
 	br, err := bundle.Inspect(raw)
 	if err != nil {
@@ -70,7 +71,7 @@ func (s *Service) retrain(ctx context.Context, req api.TrainRequest, path, stand
 	out, err := retrain.Run(ctx, active, orig, ws, &retrain.Config{Train: &training.Config{Budget: req.Budget, P: req.P, Sigma: req.Sigma, C: req.C, Seed: 1}})
 	if err != nil {
 		if errors.Is(err, retrain.ErrInput) {
-			return nil, BadRequest("%v (%d labelled windows of model %s, %d of other features skipped)", err, len(ws), req.ModelID, skipped)
+			return nil, fault.BadRequest("%v (%d labelled windows of model %s, %d of other features skipped)", err, len(ws), req.ModelID, skipped)
 		}
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func (s *Service) retrainOriginal(req api.TrainRequest, path, standard string, i
 		return nil, err
 	}
 	if err := ds.Relabel(active.Classes()); err != nil {
-		return nil, BadRequest("the original data: %v", err)
+		return nil, fault.BadRequest("the original data: %v", err)
 	}
 	return ds, nil
 }

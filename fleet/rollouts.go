@@ -15,6 +15,8 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/fault"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
@@ -76,14 +78,14 @@ func (s *Service) createRollout(req api.RolloutRequest, p access.Principal, hold
 	if req.Emergency {
 		switch {
 		case !req.Rollback:
-			return nil, fmt.Errorf("%w: emergency applies to a rollback only", ErrRollout)
+			return nil, fmt.Errorf("%w: emergency applies to a rollback only", rollout.ErrInvalid)
 		case !p.Role.Can(access.PermEmergency):
 			return nil, fmt.Errorf("%w: %s (role %s) may not make an emergency rollback; the roles %s may, else it waits for a second person's approval",
 				ErrEmergency, by, cmp.Or(string(p.Role), "none"), access.RolesText(access.PermEmergency))
 		}
 	}
 	if err := wire.CheckRolloutID(req.ID); err != nil {
-		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+		return nil, fmt.Errorf("%w: rollout ID: %v", rollout.ErrInvalid, err)
 	}
 	// A unique prefix names a bundle, as git's abbreviated hashes do.
 	full, err := s.reg.Resolve(req.Bundle)
@@ -98,18 +100,18 @@ func (s *Service) createRollout(req api.RolloutRequest, p access.Principal, hold
 	devices := req.Devices
 	if len(devices) == 0 {
 		if len(req.Selector) == 0 {
-			return nil, fmt.Errorf("%w: give device IDs or a label selector", ErrRollout)
+			return nil, fmt.Errorf("%w: give device IDs or a label selector", rollout.ErrInvalid)
 		}
-		if devices, err = Select(s.db, req.Selector); err != nil {
+		if devices, err = inventory.Select(s.db, req.Selector); err != nil {
 			return nil, err
 		}
 	}
 	if len(devices) > MaxRolloutDevices {
-		return nil, fmt.Errorf("%w: %d devices, at most %d in one rollout", ErrRollout, len(devices), MaxRolloutDevices)
+		return nil, fmt.Errorf("%w: %d devices, at most %d in one rollout", rollout.ErrInvalid, len(devices), MaxRolloutDevices)
 	}
 	for _, d := range devices {
 		if err := wire.CheckID(d); err != nil {
-			return nil, fmt.Errorf("%w: device %q: %v", ErrRollout, Clip(d, 80), err)
+			return nil, fmt.Errorf("%w: device %q: %v", rollout.ErrInvalid, fault.Clip(d, 80), err)
 		}
 	}
 	known, err := s.inventory(devices)
@@ -124,12 +126,12 @@ func (s *Service) createRollout(req api.RolloutRequest, p access.Principal, hold
 	}
 	if req.AllowUnknown && len(unknown) > MaxUnknownDevices {
 		return nil, fmt.Errorf("%w: %d devices not in the inventory, at most %d in one rollout with allow_unknown (each gets a record before it ever reports): %s",
-			ErrRollout, len(unknown), MaxUnknownDevices, listIDs(unknown))
+			rollout.ErrInvalid, len(unknown), MaxUnknownDevices, listIDs(unknown))
 	}
 	if !req.AllowUnknown {
 		if len(unknown) > 0 {
 			return nil, fmt.Errorf("%w: %d device(s) not in the inventory: %s (a typo? give allow_unknown, tritctl --allow-unknown, to target devices that have not reported yet)",
-				ErrRollout, len(unknown), listIDs(unknown))
+				rollout.ErrInvalid, len(unknown), listIDs(unknown))
 		}
 	}
 	if err := checkCompatible(info, devices, known); err != nil {
@@ -184,7 +186,7 @@ func (s *Service) createRollout(req api.RolloutRequest, p access.Principal, hold
 		if ok, err := tx.Get(store.FleetRollouts, r.ID, &existing); err != nil {
 			return err
 		} else if ok {
-			return fmt.Errorf("%w: rollout %s already exists", ErrRollout, r.ID)
+			return fmt.Errorf("%w: rollout %s already exists", rollout.ErrInvalid, r.ID)
 		}
 		return tx.Put(store.FleetRollouts, r.ID, r)
 	})
@@ -202,14 +204,14 @@ func (s *Service) createRollout(req api.RolloutRequest, p access.Principal, hold
 }
 
 // inventory returns the records of the given devices that exist.
-func (s *Service) inventory(ids []string) (map[string]*Device, error) {
-	out := make(map[string]*Device, len(ids))
+func (s *Service) inventory(ids []string) (map[string]*inventory.Device, error) {
+	out := make(map[string]*inventory.Device, len(ids))
 	err := s.db.View(func(tx store.Tx) error {
 		for _, id := range ids {
-			d := &Device{}
+			d := &inventory.Device{}
 			ok, err := tx.Get(store.FleetDevices, id, d)
-			if isDamaged(err) {
-				return damagedErr(store.FleetDevices, id, err)
+			if fault.IsDamaged(err) {
+				return fault.Damaged(store.FleetDevices, id, err)
 			}
 			if err != nil {
 				return err
@@ -226,7 +228,7 @@ func (s *Service) inventory(ids []string) (map[string]*Device, error) {
 // ranBefore returns, per device, the bundles it is known to have run: its
 // current and previous model as it last reported them, and the bundles of
 // the rollouts in which it succeeded.
-func (s *Service) ranBefore(devices []string, known map[string]*Device) (map[string]map[string]bool, error) {
+func (s *Service) ranBefore(devices []string, known map[string]*inventory.Device) (map[string]map[string]bool, error) {
 	out := make(map[string]map[string]bool, len(devices))
 	for _, id := range devices {
 		ran := map[string]bool{}
@@ -259,7 +261,7 @@ func (s *Service) ranBefore(devices []string, known map[string]*Device) (map[str
 // another hardware label than the one it was built for. Devices that have
 // not said (no report, or no version or label in it) pass: their agents
 // check the same on install.
-func checkCompatible(info *api.BundleInfo, devices []string, known map[string]*Device) error {
+func checkCompatible(info *api.BundleInfo, devices []string, known map[string]*inventory.Device) error {
 	compat := bundle.Compat{MinAgentVersion: info.MinAgent, Hardware: info.Hardware}
 	var old, other []string
 	for _, id := range devices {
@@ -269,11 +271,11 @@ func checkCompatible(info *api.BundleInfo, devices []string, known map[string]*D
 		}
 		if d.AgentVersion != "" && compat.MinAgentVersion != "" {
 			if err := compat.CheckAgent(d.AgentVersion); errors.Is(err, bundle.ErrAgentTooOld) {
-				old = append(old, fmt.Sprintf("%s (agent %s)", id, Clip(d.AgentVersion, 32)))
+				old = append(old, fmt.Sprintf("%s (agent %s)", id, fault.Clip(d.AgentVersion, 32)))
 			}
 		}
 		if compat.Hardware != "" && d.Hardware != "" && d.Hardware != compat.Hardware {
-			other = append(other, fmt.Sprintf("%s (%s)", id, Clip(d.Hardware, 32)))
+			other = append(other, fmt.Sprintf("%s (%s)", id, fault.Clip(d.Hardware, 32)))
 		}
 	}
 	var why []string
@@ -286,13 +288,13 @@ func checkCompatible(info *api.BundleInfo, devices []string, known map[string]*D
 			len(other), compat.Hardware, info.Hash, listIDs(other)))
 	}
 	if len(why) > 0 {
-		return fmt.Errorf("%w: %s; or leave them out of the rollout", ErrRollout, strings.Join(why, "; "))
+		return fmt.Errorf("%w: %s; or leave them out of the rollout", rollout.ErrInvalid, strings.Join(why, "; "))
 	}
 	return nil
 }
 
 // checkRollbackTarget refuses a rollback to a bundle some device never ran.
-func (s *Service) checkRollbackTarget(info *api.BundleInfo, devices []string, known map[string]*Device) error {
+func (s *Service) checkRollbackTarget(info *api.BundleInfo, devices []string, known map[string]*inventory.Device) error {
 	ran, err := s.ranBefore(devices, known)
 	if err != nil {
 		return err
@@ -305,7 +307,7 @@ func (s *Service) checkRollbackTarget(info *api.BundleInfo, devices []string, kn
 	}
 	if len(never) > 0 {
 		return fmt.Errorf("%w: a rollback may only send a bundle its devices ran before, and %d device(s) never ran %s release %d (bundle %.12s): %s; deploy a new release instead, or roll back those devices to what they ran",
-			ErrRollout, len(never), info.ModelID, info.Release, info.Hash, listIDs(never))
+			rollout.ErrInvalid, len(never), info.ModelID, info.Release, info.Hash, listIDs(never))
 	}
 	return nil
 }
@@ -313,18 +315,18 @@ func (s *Service) checkRollbackTarget(info *api.BundleInfo, devices []string, kn
 // GetRollout returns a stored rollout.
 func (s *Service) GetRollout(id string) (*rollout.Rollout, error) {
 	if err := wire.CheckRolloutID(id); err != nil {
-		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+		return nil, fmt.Errorf("%w: rollout ID: %v", rollout.ErrInvalid, err)
 	}
 	var r rollout.Rollout
 	ok, err := s.db.Get(store.FleetRollouts, id, &r)
-	if isDamaged(err) {
-		return nil, damagedErr(store.FleetRollouts, id, err)
+	if fault.IsDamaged(err) {
+		return nil, fault.Damaged(store.FleetRollouts, id, err)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: rollout %s", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: rollout %s", fault.ErrNotFound, id)
 	}
 	return &r, nil
 }
@@ -340,7 +342,7 @@ func (s *Service) Rollouts() ([]rollout.Rollout, error) {
 // and the records that do not (damaged.go).
 func (s *Service) RolloutsAndDamaged() ([]rollout.Rollout, []api.Damaged, error) {
 	var out []rollout.Rollout
-	bad, err := decodeAll(s.db.ForEach, store.FleetRollouts, func(_ string, r *rollout.Rollout) { out = append(out, *r) })
+	bad, err := fault.DecodeAll(s.db.ForEach, store.FleetRollouts, func(_ string, r *rollout.Rollout) { out = append(out, *r) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
 	return out, bad, err
 }
@@ -367,7 +369,7 @@ func (s *Service) Control(id, op, reason string) (*rollout.Rollout, error) {
 		case "abort":
 			return r.AbortNow(reason, now)
 		}
-		return fmt.Errorf("%w: unknown operation %q", ErrRollout, op)
+		return fmt.Errorf("%w: unknown operation %q", rollout.ErrInvalid, op)
 	})
 	if err != nil {
 		return nil, err
@@ -388,7 +390,7 @@ func (s *Service) changeRollout(id string, change func(r *rollout.Rollout, now t
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("%w: rollout %s", ErrNotFound, id)
+			return fmt.Errorf("%w: rollout %s", fault.ErrNotFound, id)
 		}
 		if err := change(&r, s.opt.Now()); err != nil {
 			return err
@@ -416,7 +418,7 @@ func (s *Service) Rollback(id, newID string) (*rollout.Rollout, error) {
 // an emergency rollback (approval.go), which p's role must allow.
 func (s *Service) RollbackAs(id, newID string, p access.Principal, emergency bool) (*rollout.Rollout, error) {
 	if err := wire.CheckRolloutID(id); err != nil {
-		return nil, fmt.Errorf("%w: rollout ID: %v", ErrRollout, err)
+		return nil, fmt.Errorf("%w: rollout ID: %v", rollout.ErrInvalid, err)
 	}
 	if emergency && !p.Role.Can(access.PermEmergency) {
 		return nil, fmt.Errorf("%w: %s (role %s) may not make an emergency rollback; the roles %s may, else it waits for a second person's approval",

@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/inventory"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -20,7 +23,7 @@ func TestServiceControl(t *testing.T) {
 	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1"}}); !errors.Is(err, rollout.ErrInvalid) {
 		t.Fatalf("duplicate rollout ID: %v", err)
 	}
 	if _, err := f.svc.Control("r", "pause", "maintenance"); err != nil {
@@ -37,13 +40,13 @@ func TestServiceControl(t *testing.T) {
 	if c := f.commands(t); len(c) != 1 {
 		t.Fatalf("resumed rollout sent %d commands", len(c))
 	}
-	if _, err := f.svc.Control("r", "explode", ""); !errors.Is(err, ErrRollout) {
+	if _, err := f.svc.Control("r", "explode", ""); !errors.Is(err, rollout.ErrInvalid) {
 		t.Fatalf("unknown operation: %v", err)
 	}
-	if _, err := f.svc.Control("nope", "pause", ""); !errors.Is(err, ErrNotFound) {
+	if _, err := f.svc.Control("nope", "pause", ""); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("unknown rollout: %v", err)
 	}
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "x", Bundle: strings.Repeat("0", 64), Devices: []string{"gw-1"}}); !errors.Is(err, ErrNotFound) {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "x", Bundle: strings.Repeat("0", 64), Devices: []string{"gw-1"}}); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("unknown bundle: %v", err)
 	}
 }
@@ -59,7 +62,7 @@ func TestRollbackOnlyToWhatDevicesRan(t *testing.T) {
 	f.state(t, &wire.State{Device: "gw-2", Session: 1, Online: true,
 		Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3}, Previous: &wire.ModelRef{ID: "vib", Release: 2, Bundle: v2}})
 	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back", Bundle: v2, Devices: []string{"gw-1", "gw-2"}, Rollback: true})
-	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-1") || strings.Contains(err.Error(), "gw-2") {
+	if !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), "gw-1") || strings.Contains(err.Error(), "gw-2") {
 		t.Fatalf("rollback to v2, which gw-1 never ran: %v", err)
 	}
 	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back-1", Bundle: v1, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
@@ -90,7 +93,7 @@ func TestRolloutUnknownDevices(t *testing.T) {
 	f.online(t, "gw-1", nil)
 	hash := f.addBundle(t, 1)
 	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-l"}})
-	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-l") || !strings.Contains(err.Error(), "allow") {
+	if !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), "gw-l") || !strings.Contains(err.Error(), "allow") {
 		t.Fatalf("unknown device: %v", err)
 	}
 	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r", Bundle: hash, Devices: []string{"gw-1", "gw-new"}, AllowUnknown: true}); err != nil {
@@ -102,14 +105,14 @@ func TestRolloutUnknownDevices(t *testing.T) {
 	for i := range MaxUnknownDevices + 1 {
 		many = append(many, fmt.Sprintf("new-%05d", i))
 	}
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "many", Bundle: hash, Devices: many, AllowUnknown: true}); !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "at most 1000") {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "many", Bundle: hash, Devices: many, AllowUnknown: true}); !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), "at most 1000") {
 		t.Fatalf("allow_unknown with %d unknown devices: %v", MaxUnknownDevices+1, err)
 	}
-	if ds, _ := Devices(f.db); len(ds) != 1 {
+	if ds, _ := inventory.Devices(f.db); len(ds) != 1 {
 		t.Fatalf("%d inventory records after a refused rollout, want 1", len(ds))
 	}
 	for _, bad := range []string{"", "abc", strings.Repeat("A", 64)} {
-		if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "x", Bundle: bad, Devices: []string{"gw-1"}}); !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "SHA-256") {
+		if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "x", Bundle: bad, Devices: []string{"gw-1"}}); !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), "SHA-256") {
 			t.Errorf("bundle %q: %v", bad, err)
 		}
 	}
@@ -129,7 +132,7 @@ func TestRolloutBundlePrefix(t *testing.T) {
 	if r.Bundle != h1 {
 		t.Fatalf("rollout bundle %s, want the full hash %s", r.Bundle, h1)
 	}
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "none", Bundle: "0000" + h1[:8], Devices: []string{"gw-1"}}); !errors.Is(err, ErrNotFound) {
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "none", Bundle: "0000" + h1[:8], Devices: []string{"gw-1"}}); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("prefix of no bundle: %v, want ErrNotFound", err)
 	}
 	// Two records whose hashes share their first 6 digits: that prefix
@@ -170,7 +173,7 @@ func TestRolloutRefusesIncompatibleDevices(t *testing.T) {
 	}
 	trees := add(bundle.Compat{MinAgentVersion: "0.3.0"}, 1)
 	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r1", Bundle: trees, Devices: []string{"gw-old", "gw-new", "gw-next", "gw-quiet"}})
-	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "gw-old (agent 0.2.5)") || !strings.Contains(err.Error(), "0.3.0") ||
+	if !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), "gw-old (agent 0.2.5)") || !strings.Contains(err.Error(), "0.3.0") ||
 		strings.Contains(err.Error(), "gw-new") || strings.Contains(err.Error(), "gw-next") || strings.Contains(err.Error(), "gw-quiet") {
 		t.Fatalf("agent 0.2.5 and a bundle needing 0.3.0: %v", err)
 	}
@@ -179,7 +182,7 @@ func TestRolloutRefusesIncompatibleDevices(t *testing.T) {
 	}
 	pi4 := add(bundle.Compat{MinAgentVersion: "0.1.0", Hardware: "pi4"}, 2)
 	_, err = f.svc.CreateRollout(api.RolloutRequest{ID: "r3", Bundle: pi4, Devices: []string{"gw-new", "gw-zero", "gw-quiet"}})
-	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), `gw-zero (pi-zero)`) || !strings.Contains(err.Error(), `"pi4"`) ||
+	if !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), `gw-zero (pi-zero)`) || !strings.Contains(err.Error(), `"pi4"`) ||
 		strings.Contains(err.Error(), "gw-new") || strings.Contains(err.Error(), "gw-quiet") {
 		t.Fatalf("a pi4 bundle to a pi-zero: %v", err)
 	}

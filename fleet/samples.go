@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -64,9 +66,9 @@ func (q *requests) deliver(device string, r *wire.Response) bool {
 // windows it had not stored yet for labelling (windows.go).
 func (s *Service) Samples(ctx context.Context, device string, wait time.Duration) (*wire.SampleSet, error) {
 	if err := wire.CheckID(device); err != nil {
-		return nil, fmt.Errorf("%w: device ID: %v", ErrBadRequest, err)
+		return nil, fmt.Errorf("%w: device ID: %v", fault.ErrBadRequest, err)
 	}
-	if _, err := DeviceByID(s.db, device); err != nil {
+	if _, err := inventory.DeviceByID(s.db, device); err != nil {
 		return nil, err
 	}
 	r, err := s.request(ctx, &wire.Request{Device: device, Kind: wire.RequestSamples}, wait)
@@ -74,10 +76,10 @@ func (s *Service) Samples(ctx context.Context, device string, wait time.Duration
 		return nil, err
 	}
 	if r.Error != "" {
-		return nil, fmt.Errorf("%w: %s: %s", ErrNotFound, device, r.Error)
+		return nil, fmt.Errorf("%w: %s: %s", fault.ErrNotFound, device, r.Error)
 	}
 	if r.Samples == nil {
-		return nil, fmt.Errorf("%w: %s sent no samples", ErrNotFound, device)
+		return nil, fmt.Errorf("%w: %s sent no samples", fault.ErrNotFound, device)
 	}
 	// Stored, so that they can be labelled (windows.go).
 	added, skipped, err := s.StoreWindows(device, r.Samples)
@@ -132,7 +134,7 @@ const maxPlanDevices = 1000
 // req to score it on its history, in parallel, without activating it.
 func (s *Service) Plan(ctx context.Context, req api.PlanRequest) (*api.PlanResult, error) {
 	if err := wire.CheckHash(req.Bundle); err != nil {
-		return nil, fmt.Errorf("%w: bundle: %v", ErrBadRequest, err)
+		return nil, fmt.Errorf("%w: bundle: %v", fault.ErrBadRequest, err)
 	}
 	if _, _, err := s.reg.Bundle(req.Bundle); err != nil {
 		return nil, err
@@ -140,18 +142,18 @@ func (s *Service) Plan(ctx context.Context, req api.PlanRequest) (*api.PlanResul
 	devices := req.Devices
 	if len(devices) == 0 {
 		if len(req.Selector) == 0 {
-			return nil, BadRequest("give device IDs or a label selector")
+			return nil, fault.BadRequest("give device IDs or a label selector")
 		}
 		var err error
-		if devices, err = Select(s.db, req.Selector); err != nil {
+		if devices, err = inventory.Select(s.db, req.Selector); err != nil {
 			return nil, err
 		}
 	}
 	if len(devices) == 0 || len(devices) > maxPlanDevices {
-		return nil, BadRequest("%d devices, want 1 … %d", len(devices), maxPlanDevices)
+		return nil, fault.BadRequest("%d devices, want 1 … %d", len(devices), maxPlanDevices)
 	}
 	if req.Wait < 0 || req.Wait > 5*time.Minute {
-		return nil, BadRequest("wait %v: at most 5m", req.Wait)
+		return nil, fault.BadRequest("wait %v: at most 5m", req.Wait)
 	}
 	if err := s.PublishBundle(req.Bundle); err != nil { // every time, as CreateRollout does
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/inference/bundle"
@@ -223,7 +224,7 @@ func testServiceRolloutEndToEnd(t *testing.T, f *fixture) {
 	if err != nil || r.State != api.RolloutCompleted || r.Successes != 3 {
 		t.Fatalf("rollout %v: %+v", err, r)
 	}
-	d, err := DeviceByID(f.db, canary[0].Device)
+	d, err := inventory.DeviceByID(f.db, canary[0].Device)
 	if err != nil || d.LastJob == nil || d.LastJob.State != wire.JobSucceeded || d.LastSeq != canary[0].Seq {
 		t.Fatalf("device record %v %+v", err, d)
 	}
@@ -296,11 +297,11 @@ func TestServiceDropsBadMessages(t *testing.T) {
 		f.svc.Deliver(m.topic, []byte(m.payload))
 	}
 	f.svc.Drain()
-	d, err := DeviceByID(f.db, "gw-1")
+	d, err := inventory.DeviceByID(f.db, "gw-1")
 	if err != nil || d.Session != 1 || !d.Online {
 		t.Fatalf("a bad message changed the record: %v %+v", err, d)
 	}
-	if _, err := DeviceByID(f.db, "gw-2"); !errors.Is(err, ErrNotFound) {
+	if _, err := inventory.DeviceByID(f.db, "gw-2"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("gw-2 was created from gw-1's topic: %v", err)
 	}
 	if n := f.svc.metrics.invalid.Load(); n != 4 {
@@ -320,20 +321,20 @@ func TestServiceStaleWillIgnored(t *testing.T) {
 	}
 	deliver(&wire.State{Device: "gw-1", Session: 2, Online: true})
 	deliver(&wire.State{Device: "gw-1", Session: 1}) // the will of an older session
-	if d, _ := DeviceByID(f.db, "gw-1"); !d.Online || d.Session != 2 {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); !d.Online || d.Session != 2 {
 		t.Fatalf("stale will applied: %+v", d)
 	}
 	// Within a session the device republishes its state (after an install).
 	deliver(&wire.State{Device: "gw-1", Session: 2, Online: true, Health: "ok", Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: strings.Repeat("ab", 32)}})
-	if d, _ := DeviceByID(f.db, "gw-1"); d.Health != "ok" || d.Model == nil || d.Model.Release != 3 {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.Health != "ok" || d.Model == nil || d.Model.Release != 3 {
 		t.Fatalf("same-session update not applied: %+v", d)
 	}
 	deliver(&wire.State{Device: "gw-1", Session: 2})
-	if d, _ := DeviceByID(f.db, "gw-1"); d.Online || d.Model == nil {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.Online || d.Model == nil {
 		t.Fatal("current session's will not applied, or it erased the details")
 	}
 	deliver(&wire.State{Device: "gw-1", Session: 2, Online: true})
-	if d, _ := DeviceByID(f.db, "gw-1"); d.Online {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.Online {
 		t.Fatal("an online state after the session's will was applied")
 	}
 }
@@ -385,18 +386,18 @@ func TestInventoryDeviceNewLife(t *testing.T) {
 	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000a1", Session: 40}) // it goes down
 	// The database is reset: a new instance, session 1, no model.
 	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000b2", Session: 1, Online: true, Health: "no-model"})
-	d, err := DeviceByID(f.db, "gw-1")
+	d, err := inventory.DeviceByID(f.db, "gw-1")
 	if err != nil || !d.Online || d.Session != 1 || d.Instance != "00000000000000b2" || d.Model != nil || d.Health != "no-model" {
 		t.Fatalf("after the reset: %v %+v", err, d)
 	}
 	// A will of the former life arriving late is ignored.
 	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000a1", Session: 41})
-	if d, _ := DeviceByID(f.db, "gw-1"); !d.Online || d.Instance != "00000000000000b2" {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); !d.Online || d.Instance != "00000000000000b2" {
 		t.Fatalf("a will of the former instance applied: %+v", d)
 	}
 	// Within the new life, the usual rule: the session's own will applies.
 	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000b2", Session: 1})
-	if d, _ := DeviceByID(f.db, "gw-1"); d.Online {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.Online {
 		t.Fatal("the new life's will was not applied")
 	}
 }
@@ -413,7 +414,7 @@ func TestInventoryPoisonedSessionResetAndForget(t *testing.T) {
 	f.state(t, &wire.State{Device: "gw-1", Instance: "00000000000000a1", Session: math.MaxUint64, Online: true, Model: fake, Labels: map[string]string{"site": "south"}})
 	real.Session = 4
 	f.state(t, real)
-	if d, _ := DeviceByID(f.db, "gw-1"); d.Model == nil || d.Model.ID != "evil" {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.Model == nil || d.Model.ID != "evil" {
 		t.Fatalf("expected the record pinned by the forged state: %+v", d)
 	}
 	d, err := inventory.ResetDevice(f.db, "gw-1")
@@ -422,22 +423,22 @@ func TestInventoryPoisonedSessionResetAndForget(t *testing.T) {
 	}
 	real.Session = 5
 	f.state(t, real)
-	if d, _ := DeviceByID(f.db, "gw-1"); d.Model != nil || d.Session != 5 || d.Labels["site"] != "north" || !d.Online {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.Model != nil || d.Session != 5 || d.Labels["site"] != "north" || !d.Online {
 		t.Fatalf("after reset, the real state was not taken: %+v", d)
 	}
 
-	if err := ForgetDevice(f.db, "gw-1"); err != nil {
+	if err := inventory.ForgetDevice(f.db, "gw-1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DeviceByID(f.db, "gw-1"); !errors.Is(err, ErrNotFound) {
+	if _, err := inventory.DeviceByID(f.db, "gw-1"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("forgotten device still there: %v", err)
 	}
-	if err := ForgetDevice(f.db, "gw-1"); !errors.Is(err, ErrNotFound) {
+	if err := inventory.ForgetDevice(f.db, "gw-1"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("forgetting twice: %v", err)
 	}
 	real.Session, real.HighestSeq = 6, 12
 	f.state(t, real)
-	if d, err := DeviceByID(f.db, "gw-1"); err != nil || d.Session != 6 || d.LastSeq != 12 {
+	if d, err := inventory.DeviceByID(f.db, "gw-1"); err != nil || d.Session != 6 || d.LastSeq != 12 {
 		t.Fatalf("the forgotten device did not come back from its state: %v %+v", err, d)
 	}
 }
@@ -487,11 +488,11 @@ func TestSequenceCatchesUpWithTheDevice(t *testing.T) {
 	// A state reporting a higher sequence moves the counter; an
 	// implausible jump does not.
 	f.state(t, &wire.State{Device: "gw-1", Session: 2, Online: true, HighestSeq: 500})
-	if d, _ := DeviceByID(f.db, "gw-1"); d.LastSeq != 500 {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.LastSeq != 500 {
 		t.Fatalf("counter %d after a state with highest_seq 500", d.LastSeq)
 	}
 	f.state(t, &wire.State{Device: "gw-1", Session: 3, Online: true, HighestSeq: math.MaxUint64})
-	if d, _ := DeviceByID(f.db, "gw-1"); d.LastSeq != 500 {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.LastSeq != 500 {
 		t.Fatalf("counter %d after a state with highest_seq 2^64-1", d.LastSeq)
 	}
 }
@@ -505,7 +506,7 @@ func TestTelemetryTotalsSaturate(t *testing.T) {
 		f.svc.Deliver(f.svc.Topics().Telemetry("gw-1"), raw)
 		f.svc.Drain()
 	}
-	if d, _ := DeviceByID(f.db, "gw-1"); d.Predictions != math.MaxUint64 {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.Predictions != math.MaxUint64 {
 		t.Fatalf("predictions %d, want saturated at %d", d.Predictions, uint64(math.MaxUint64))
 	}
 }
@@ -525,12 +526,12 @@ func TestLastJobNeverGoesBack(t *testing.T) {
 	send(r, wire.JobFailed)
 	send(r, wire.JobInstalling)  // re-sent, late
 	send(old, wire.JobSucceeded) // an earlier command's, late
-	if d, _ := DeviceByID(f.db, "gw-1"); d.LastJob == nil || d.LastJob.State != wire.JobFailed || d.LastJob.Seq != r.Seq {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.LastJob == nil || d.LastJob.State != wire.JobFailed || d.LastJob.Seq != r.Seq {
 		t.Fatalf("last job %+v, want r/%d FAILED", d.LastJob, r.Seq)
 	}
 	next := f.rolloutOne(t, "next", "gw-1", 3)
 	send(next, wire.JobQueued)
-	if d, _ := DeviceByID(f.db, "gw-1"); d.LastJob.Rollout != "next" {
+	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.LastJob.Rollout != "next" {
 		t.Fatalf("a newer job did not replace the last: %+v", d.LastJob)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -42,7 +43,7 @@ func TestServiceShadowRollout(t *testing.T) {
 	rep := &wire.ShadowReport{Rollout: "s1", Seq: cs[0].Seq, Bundle: hash, Windows: 40, Agree: 20,
 		ActiveClasses: []string{"a", "b"}, CandidateClasses: []string{"a", "b"}, Confusion: [][]uint64{{10, 10}, {10, 10}}, LowMargin: 0.1}
 	f.telemetry(t, &wire.Telemetry{Device: cs[0].Device, Session: 1, Seq: 1, From: 1, To: 2, Predictions: 40, Shadow: rep})
-	if d, _ := DeviceByID(f.db, cs[0].Device); d.Shadow == nil || d.Shadow.Windows != 40 {
+	if d, _ := inventory.DeviceByID(f.db, cs[0].Device); d.Shadow == nil || d.Shadow.Windows != 40 {
 		t.Fatalf("inventory shadow report %+v", d.Shadow)
 	}
 	f.svc.Tick()
@@ -62,7 +63,7 @@ func TestServiceDriftAlert(t *testing.T) {
 	for i, score := range []float64{0.02, 0.3, 0.4, 0.05} {
 		f.telemetry(t, &wire.Telemetry{Device: "gw-1", Session: 1, Seq: uint64(i + 1), From: 1, To: 2,
 			Drift: &wire.DriftReport{Score: score, Windows: 100}})
-		d, _ := DeviceByID(f.db, "gw-1")
+		d, _ := inventory.DeviceByID(f.db, "gw-1")
 		if want := score >= 0.1; d.Drifting != want || d.Drift.Score != score {
 			t.Errorf("score %v: drifting %v, want %v", score, d.Drifting, want)
 		}

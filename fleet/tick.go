@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
@@ -62,7 +63,7 @@ func (s *Service) runningIDs() ([]string, error) {
 				GateFailed bool             `json:"gate_failed"`
 			}
 			if err := json.Unmarshal(raw, &head); err != nil { // damaged: listed as such, never stepped
-				s.log.Error("rollout record does not decode; it is skipped", "rollout", Clip(key, 128), "err", Clip(err.Error(), MaxLogField))
+				s.log.Error("rollout record does not decode; it is skipped", "rollout", fault.Clip(key, 128), "err", fault.Clip(err.Error(), fault.MaxLogField))
 				return nil
 			}
 			if !head.State.Done() || head.GateFailed {
@@ -211,7 +212,7 @@ func (s *Service) Resync() {
 	seen := map[string]bool{}
 	for _, id := range ids {
 		r, err := s.GetRollout(id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, fault.ErrNotFound) {
 			continue
 		}
 		if err != nil {

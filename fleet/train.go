@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
@@ -139,11 +140,11 @@ func getTrainJob(tx store.Tx, id string) (trainRecord, error) {
 	var r trainRecord
 	seq, err := trainSeq(id)
 	if err != nil {
-		return r, fmt.Errorf("%w: training job %s", ErrNotFound, Clip(id, 32))
+		return r, fmt.Errorf("%w: training job %s", fault.ErrNotFound, fault.Clip(id, 32))
 	}
 	ok, err := tx.Get(store.FleetTrainJobs, trainKey(seq), &r)
 	if err == nil && !ok {
-		err = fmt.Errorf("%w: training job %s", ErrNotFound, id)
+		err = fmt.Errorf("%w: training job %s", fault.ErrNotFound, id)
 	}
 	return r, err
 }
@@ -164,7 +165,7 @@ func CheckTrainID(id string) error {
 func (tr *trainer) datasetPath(name string) (string, error) {
 	clean := filepath.Clean(name)
 	if name == "" || filepath.IsAbs(name) || clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", BadRequest("dataset %q: give a path relative to the fleet's training data directory", Clip(name, 64))
+		return "", fault.BadRequest("dataset %q: give a path relative to the fleet's training data directory", fault.Clip(name, 64))
 	}
 	path := filepath.Join(tr.dir, clean)
 	if err := tr.confined(path); err != nil {
@@ -186,7 +187,7 @@ func (tr *trainer) confined(path string) error {
 		return nil
 	}
 	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return BadRequest("dataset %q: a symbolic link leads out of the fleet's training data directory; only files inside it can be read", Clip(strings.TrimPrefix(path, tr.dir+"/"), 64))
+		return fault.BadRequest("dataset %q: a symbolic link leads out of the fleet's training data directory; only files inside it can be read", fault.Clip(strings.TrimPrefix(path, tr.dir+"/"), 64))
 	}
 	return nil
 }
@@ -204,10 +205,10 @@ type datasetError struct {
 func (e *datasetError) Error() string {
 	var pe *data.ParseError
 	switch {
-	case errors.Is(e.err, ErrBadRequest): // ours: quotes nothing of the file
+	case errors.Is(e.err, fault.ErrBadRequest): // ours: quotes nothing of the file
 		return strings.TrimPrefix(e.err.Error(), "fleet: ")
 	case errors.Is(e.err, fs.ErrNotExist):
-		return "dataset " + Clip(e.name, 128) + ": no such file in the fleet's training data directory"
+		return "dataset " + fault.Clip(e.name, 128) + ": no such file in the fleet's training data directory"
 	case errors.As(e.err, &pe):
 		file, line, col, _ := pe.Location()
 		where := file
@@ -219,7 +220,7 @@ func (e *datasetError) Error() string {
 		}
 		return where + ": the dataset cannot be read there (trit-fleet's log has the details: they quote the file)"
 	}
-	return "dataset " + Clip(e.name, 128) + ": cannot be read (trit-fleet's log has the details: they may quote the file)"
+	return "dataset " + fault.Clip(e.name, 128) + ": cannot be read (trit-fleet's log has the details: they may quote the file)"
 }
 
 // jobError is what a failed job keeps of err: a dataset's parse error
@@ -249,37 +250,37 @@ func fullError(err error) string {
 func checkTrainRequest(req *api.TrainRequest) error {
 	switch {
 	case req.ModelID == "" || (req.Release == 0 && !req.Retrain):
-		return BadRequest("model_id and a release >= 1 are required")
+		return fault.BadRequest("model_id and a release >= 1 are required")
 	case req.Active != "" && !req.Retrain:
-		return BadRequest("active names the bundle a retraining challenges: give it with retrain only")
+		return fault.BadRequest("active names the bundle a retraining challenges: give it with retrain only")
 	case len(req.ModelID) > bundle.MaxModelID || !utf8.ValidString(req.ModelID) || strings.ContainsFunc(req.ModelID, unicode.IsControl):
-		return BadRequest("model_id %q: 1..%d bytes of text without control characters", Clip(req.ModelID, 64), bundle.MaxModelID)
+		return fault.BadRequest("model_id %q: 1..%d bytes of text without control characters", fault.Clip(req.ModelID, 64), bundle.MaxModelID)
 	case req.P < 0 || req.P > inference.MaxP:
-		return BadRequest("p = %d: want 1..%d random features (0: fill the budget)", req.P, inference.MaxP)
+		return fault.BadRequest("p = %d: want 1..%d random features (0: fill the budget)", req.P, inference.MaxP)
 	case req.Budget != 0 && (req.Budget < 512 || req.Budget > maxTrainBudget):
-		return BadRequest("budget = %d bytes: want 512..%d (0: %d)", req.Budget, maxTrainBudget, training.DefaultBudget)
+		return fault.BadRequest("budget = %d bytes: want 512..%d (0: %d)", req.Budget, maxTrainBudget, training.DefaultBudget)
 	case !(req.Sigma >= 0) || math.IsInf(req.Sigma, 0):
-		return BadRequest("sigma = %g: want a positive number (0: search)", req.Sigma)
+		return fault.BadRequest("sigma = %g: want a positive number (0: search)", req.Sigma)
 	case !(req.C >= 0) || math.IsInf(req.C, 0):
-		return BadRequest("c = %g: want a positive number (0: search)", req.C)
+		return fault.BadRequest("c = %g: want a positive number (0: search)", req.C)
 	case req.LabelColumn < -1 || req.LabelColumn > maxLabelColumn:
-		return BadRequest("label_column = %d: want -1 (the last) or 0..%d", req.LabelColumn, maxLabelColumn)
+		return fault.BadRequest("label_column = %d: want -1 (the last) or 0..%d", req.LabelColumn, maxLabelColumn)
 	case req.LabelColumnName != "" && req.LabelColumn != 0:
-		return BadRequest("label_column and label_column_name: give the label column by number or by name, not both")
+		return fault.BadRequest("label_column and label_column_name: give the label column by number or by name, not both")
 	case len(req.LabelColumnName) > maxLabelName || !utf8.ValidString(req.LabelColumnName) || strings.ContainsFunc(req.LabelColumnName, unicode.IsControl):
-		return BadRequest("label_column_name: at most %d bytes of text without control characters", maxLabelName)
+		return fault.BadRequest("label_column_name: at most %d bytes of text without control characters", maxLabelName)
 	case len(req.Hardware) > bundle.MaxLabel || !utf8.ValidString(req.Hardware) || strings.ContainsFunc(req.Hardware, unicode.IsControl):
-		return BadRequest("hardware: at most %d bytes of text without control characters", bundle.MaxLabel)
+		return fault.BadRequest("hardware: at most %d bytes of text without control characters", bundle.MaxLabel)
 	case len(req.Dataset) > maxDatasetName:
-		return BadRequest("dataset: %d bytes, at most %d", len(req.Dataset), maxDatasetName)
+		return fault.BadRequest("dataset: %d bytes, at most %d", len(req.Dataset), maxDatasetName)
 	}
 	if req.Active != "" {
 		if err := wire.CheckHash(req.Active); err != nil {
-			return BadRequest("active: %v", err)
+			return fault.BadRequest("active: %v", err)
 		}
 	}
 	if err := (bundle.Compat{MinAgentVersion: req.MinAgent}).CheckAgent("0.0.0"); errors.Is(err, bundle.ErrInvalid) {
-		return BadRequest("min_agent_version %q: want major.minor.patch", Clip(req.MinAgent, 32))
+		return fault.BadRequest("min_agent_version %q: want major.minor.patch", fault.Clip(req.MinAgent, 32))
 	}
 	return nil
 }
@@ -294,7 +295,7 @@ func (s *Service) trainInputs(req *api.TrainRequest) (path, standard string, isS
 	}
 	// The formats and names of tritctl train --format.
 	if format, err = data.ParseFormat(req.Format); err != nil {
-		return "", "", false, 0, BadRequest("format %q: want auto, csv (or dense), arff, libsvm or idx", Clip(req.Format, 32))
+		return "", "", false, 0, fault.BadRequest("format %q: want auto, csv (or dense), arff, libsvm or idx", fault.Clip(req.Format, 32))
 	}
 	standard, isStandard = strings.CutPrefix(req.Dataset, "standard:")
 	if !isStandard {
@@ -343,7 +344,7 @@ func (s *Service) StartTraining(req api.TrainRequest) (*api.TrainJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("training queued", "job", id, "dataset", Clip(req.Dataset, MaxLogField), "model", req.ModelID, "release", req.Release)
+	s.log.Info("training queued", "job", id, "dataset", fault.Clip(req.Dataset, fault.MaxLogField), "model", req.ModelID, "release", req.Release)
 	s.takeTraining()
 	return s.TrainingJob(id)
 }
@@ -428,7 +429,7 @@ func (s *Service) takeOne() bool {
 				switch {
 				case r.Job.State == api.TrainRunning && r.Runner != tr.runner && now.Sub(r.Beat) > trainOrphanAfter:
 					r.Job.State, r.Job.Finished = api.TrainFailed, now
-					r.Job.Error = fmt.Sprintf("the replica running it (%s) stopped; ask again", Clip(r.Runner, 64))
+					r.Job.Error = fmt.Sprintf("the replica running it (%s) stopped; ask again", fault.Clip(r.Runner, 64))
 					r.Runner = ""
 					s.log.Warn("training job failed: its replica stopped", "job", r.Job.ID)
 				case r.Job.State == api.TrainQueued && took == nil:
@@ -526,7 +527,7 @@ func (s *Service) runJob(ctx context.Context, cancel context.CancelFunc, id stri
 		case err != nil:
 			r.Job.Finished = now
 			r.Job.State, r.Job.Error = api.TrainFailed, jobError(err)
-			s.log.Warn("training failed", "job", id, "err", Clip(fullError(err), MaxLogField))
+			s.log.Warn("training failed", "job", id, "err", fault.Clip(fullError(err), fault.MaxLogField))
 		default:
 			result.ID, result.Request, result.Started, result.Finished, result.State = id, r.Job.Request, r.Job.Started, now, api.TrainSucceeded
 			r.Job = *result
@@ -668,10 +669,10 @@ func (s *Service) TrainedBundle(id string) ([]byte, error) {
 		return nil, err
 	}
 	if j.State != api.TrainSucceeded {
-		return nil, fmt.Errorf("%w: training job %s is %s", ErrNotFound, id, j.State)
+		return nil, fmt.Errorf("%w: training job %s is %s", fault.ErrNotFound, id, j.State)
 	}
 	if j.Bundle == "" && j.Retrain != nil {
-		return nil, fmt.Errorf("%w: retraining job %s proposed no challenger: %s", ErrNotFound, id, j.Retrain.Why)
+		return nil, fmt.Errorf("%w: retraining job %s proposed no challenger: %s", fault.ErrNotFound, id, j.Retrain.Why)
 	}
 	return s.db.Bundle(j.Bundle)
 }

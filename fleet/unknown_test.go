@@ -3,6 +3,7 @@ package fleet
 import (
 	"testing"
 
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -20,7 +21,7 @@ func TestServiceUnknownAlert(t *testing.T) {
 			tm.Confidence = &wire.ConfidenceReport{Unknown: c.unknown, Novel: c.unknown, Histogram: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 50, 50}, Mean: 0.9}
 		}
 		f.telemetry(t, tm)
-		d, _ := DeviceByID(f.db, "gw-1")
+		d, _ := inventory.DeviceByID(f.db, "gw-1")
 		if d.Uncertain != c.want {
 			t.Errorf("%d unknown of 100: uncertain %v, want %v", c.unknown, d.Uncertain, c.want)
 		}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -69,10 +70,10 @@ func windowKey(id string) string { return windowKeyPrefix + id }
 func checkWindowID(id string) error {
 	dev, ms, ok := strings.Cut(id, "/")
 	if !ok || len(ms) != 13 || strings.Trim(ms, "0123456789") != "" {
-		return fmt.Errorf("window %q: want <device>/<13-digit Unix milliseconds>, as tritctl samples pull writes it", Clip(id, 64))
+		return fmt.Errorf("window %q: want <device>/<13-digit Unix milliseconds>, as tritctl samples pull writes it", fault.Clip(id, 64))
 	}
 	if err := wire.CheckID(dev); err != nil {
-		return fmt.Errorf("window %q: device ID: %v", Clip(id, 64), err)
+		return fmt.Errorf("window %q: device ID: %v", fault.Clip(id, 64), err)
 	}
 	return nil
 }
@@ -184,22 +185,22 @@ func (s *Service) Label(req api.LabelRequest, by string) (*api.LabelResult, erro
 		req.Via = api.LabelAPI
 	case api.LabelCLI, api.LabelConsole, api.LabelAPI:
 	default:
-		return nil, BadRequest("via %q: want %s, %s or %s", Clip(req.Via, 32), api.LabelCLI, api.LabelConsole, api.LabelAPI)
+		return nil, fault.BadRequest("via %q: want %s, %s or %s", fault.Clip(req.Via, 32), api.LabelCLI, api.LabelConsole, api.LabelAPI)
 	}
 	if len(req.Labels) == 0 || len(req.Labels) > MaxLabelsPerRequest {
-		return nil, BadRequest("%d labels: want 1 … %d in one request", len(req.Labels), MaxLabelsPerRequest)
+		return nil, fault.BadRequest("%d labels: want 1 … %d in one request", len(req.Labels), MaxLabelsPerRequest)
 	}
 	at := map[string]int{}
 	for i, l := range req.Labels {
 		if err := checkWindowID(l.Window); err != nil {
-			return nil, BadRequest("label %d: %v", i+1, err)
+			return nil, fault.BadRequest("label %d: %v", i+1, err)
 		}
 		if j, dup := at[l.Window]; dup {
-			return nil, BadRequest("window %s is labelled twice in this request (labels %d and %d)", l.Window, j+1, i+1)
+			return nil, fault.BadRequest("window %s is labelled twice in this request (labels %d and %d)", l.Window, j+1, i+1)
 		}
 		at[l.Window] = i
 		if l.Label == "" || len(l.Label) > 256 || !utf8.ValidString(l.Label) || strings.ContainsFunc(l.Label, unicode.IsControl) {
-			return nil, BadRequest("label %d (window %s): the class %q: want 1 … 256 bytes of text", i+1, l.Window, Clip(l.Label, 32))
+			return nil, fault.BadRequest("label %d (window %s): the class %q: want 1 … 256 bytes of text", i+1, l.Window, fault.Clip(l.Label, 32))
 		}
 	}
 	classes := s.bundleClasses()
@@ -213,7 +214,7 @@ func (s *Service) Label(req api.LabelRequest, by string) (*api.LabelResult, erro
 			case err != nil:
 				return err
 			case !ok:
-				return fmt.Errorf("%w: window %s (label %d): not stored; 'tritctl samples pull' stores a device's windows", ErrNotFound, l.Window, i+1)
+				return fmt.Errorf("%w: window %s (label %d): not stored; 'tritctl samples pull' stores a device's windows", fault.ErrNotFound, l.Window, i+1)
 			case w.Label != "":
 				return fmt.Errorf("%w: window %s (label %d) was labelled %q by %s at %s", ErrLabelled, l.Window, i+1, w.Label, w.LabelledBy, w.LabelledAt.Format(time.RFC3339))
 			}
@@ -222,9 +223,9 @@ func (s *Service) Label(req api.LabelRequest, by string) (*api.LabelResult, erro
 				return fmt.Errorf("window %s (label %d): %w", l.Window, i+1, err)
 			}
 			if !slices.Contains(cs, l.Label) {
-				return BadRequest("window %s (label %d): class %q is not one of model %s release %d's classes %q", l.Window, i+1, Clip(l.Label, 32), w.Model, w.Release, cs)
+				return fault.BadRequest("window %s (label %d): class %q is not one of model %s release %d's classes %q", l.Window, i+1, fault.Clip(l.Label, 32), w.Model, w.Release, cs)
 			}
-			w.Label, w.LabelledBy, w.Via, w.LabelledAt = l.Label, Clip(by, maxLabelledBy), req.Via, now
+			w.Label, w.LabelledBy, w.Via, w.LabelledAt = l.Label, fault.Clip(by, maxLabelledBy), req.Via, now
 		}
 		for i := range ws {
 			if err := tx.Put(store.FleetWindows, windowKey(ws[i].ID), &ws[i]); err != nil {
@@ -241,7 +242,7 @@ func (s *Service) Label(req api.LabelRequest, by string) (*api.LabelResult, erro
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("windows labelled", "labels", len(req.Labels), "by", Clip(by, MaxLogField), "via", req.Via)
+	s.log.Info("windows labelled", "labels", len(req.Labels), "by", fault.Clip(by, fault.MaxLogField), "via", req.Via)
 	return &api.LabelResult{Labelled: len(req.Labels)}, nil
 }
 
@@ -254,7 +255,7 @@ func (s *Service) bundleClasses() func(hash string) ([]string, error) {
 			return cs, nil
 		}
 		if wire.CheckHash(hash) != nil {
-			return nil, BadRequest("the device did not say which bundle classified it: its classes are unknown")
+			return nil, fault.BadRequest("the device did not say which bundle classified it: its classes are unknown")
 		}
 		info, _, err := s.reg.Bundle(hash)
 		if err != nil {
@@ -269,7 +270,7 @@ func (s *Service) bundleClasses() func(hash string) ([]string, error) {
 // q.Limit of them; at most maxWindowsListed).
 func (s *Service) Windows(q api.WindowQuery) (*api.WindowList, error) {
 	if q.Limit < 0 || q.Limit > maxWindowsListed {
-		return nil, BadRequest("limit %d: want 0 … %d", q.Limit, maxWindowsListed)
+		return nil, fault.BadRequest("limit %d: want 0 … %d", q.Limit, maxWindowsListed)
 	}
 	if q.Limit == 0 {
 		q.Limit = maxWindowsListed

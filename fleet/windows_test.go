@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/api"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -49,11 +50,11 @@ func testWindowsLabel(t *testing.T, f *fixture) {
 		is     error
 		says   string
 	}{
-		{"unknown class", []api.Label{lbl(id(0), "fault"), lbl(id(1), "sideways")}, ErrBadRequest, `class "sideways" is not one of model vib release 1's classes`},
-		{"not stored", []api.Label{lbl(id(0), "fault"), lbl("gw-1/1600000000000", "normal")}, ErrNotFound, "window gw-1/1600000000000 (label 2): not stored"},
-		{"twice in a request", []api.Label{lbl(id(0), "fault"), lbl(id(0), "normal")}, ErrBadRequest, "labelled twice in this request (labels 1 and 2)"},
-		{"malformed ID", []api.Label{lbl("gw-1/17", "fault")}, ErrBadRequest, "13-digit"},
-		{"empty class", []api.Label{lbl(id(0), "")}, ErrBadRequest, "label 1"},
+		{"unknown class", []api.Label{lbl(id(0), "fault"), lbl(id(1), "sideways")}, fault.ErrBadRequest, `class "sideways" is not one of model vib release 1's classes`},
+		{"not stored", []api.Label{lbl(id(0), "fault"), lbl("gw-1/1600000000000", "normal")}, fault.ErrNotFound, "window gw-1/1600000000000 (label 2): not stored"},
+		{"twice in a request", []api.Label{lbl(id(0), "fault"), lbl(id(0), "normal")}, fault.ErrBadRequest, "labelled twice in this request (labels 1 and 2)"},
+		{"malformed ID", []api.Label{lbl("gw-1/17", "fault")}, fault.ErrBadRequest, "13-digit"},
+		{"empty class", []api.Label{lbl(id(0), "")}, fault.ErrBadRequest, "label 1"},
 	}
 	for _, tt := range bad {
 		_, err := s.Label(api.LabelRequest{Labels: tt.labels, Via: api.LabelCLI}, "alice")

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 )
 
 // logBurst is internal/ratelog's DefaultBurst (cmd/ may not import
@@ -61,7 +61,7 @@ func TestDeviceListenerSurvivesFDExhaustion(t *testing.T) {
 	held = nil
 
 	e.startAgent("gw-1")
-	w.waitInventory("gw-1 online", time.Minute, func(ds map[string]fleet.Device) bool { return ds["gw-1"].Online })
+	w.waitInventory("gw-1 online", time.Minute, func(ds map[string]inventory.Device) bool { return ds["gw-1"].Online })
 	if !exhausted() {
 		t.Error("trit-fleet did not log a too-many-open-files accept error: the test did not exhaust its descriptors")
 	}

@@ -14,7 +14,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/tritctl"
 	"github.com/trit-iot/trit/wire"
@@ -71,7 +71,7 @@ func TestBridgedSites(t *testing.T) {
 	a := w.startAgentsTuned("sa", 3, map[string]string{"site": "a"}, fast(siteA.URL()))
 	b := w.startAgentsTuned("sb", 3, map[string]string{"site": "b"}, fast(siteB.URL()))
 	all := append(append([]string{}, a...), b...)
-	w.waitInventory("all six agents online through the bridges", time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("all six agents online through the bridges", time.Minute, func(ds map[string]inventory.Device) bool {
 		for _, id := range all {
 			if !ds[id].Online {
 				return false

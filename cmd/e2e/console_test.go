@@ -21,8 +21,8 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
 	_ "github.com/trit-iot/trit/fleet/console"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/inference/bundle/bundletest" // serve the web console, as trit-fleet does
@@ -191,7 +191,7 @@ func TestConsole(t *testing.T) {
 	if !ro.Rollback || ro.Release != 1 || ro.State != api.RolloutCompleted {
 		t.Fatalf("rollback from the UI: rollback=%v release %d %s", ro.Rollback, ro.Release, ro.State)
 	}
-	w.waitInventory("release 1 again on every agent", 30*time.Second, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("release 1 again on every agent", 30*time.Second, func(ds map[string]inventory.Device) bool {
 		for _, id := range ids {
 			if m := ds[id].Model; m == nil || m.Release != 1 {
 				return false

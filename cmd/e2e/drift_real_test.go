@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training"
 	"github.com/trit-iot/trit/training/data"
@@ -95,7 +95,7 @@ func TestDriftEEGReal(t *testing.T) {
 	})
 	var trainDrift, testDrift, trainTop, testTop []float64
 	total := uint64(train.N + test.N)
-	w.waitInventory("the whole recording replayed", 2*time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("the whole recording replayed", 2*time.Minute, func(ds map[string]inventory.Device) bool {
 		d := ds[warm]
 		row := d.Predictions - base
 		if d.Drift != nil {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/inference"
 )
 
@@ -97,7 +97,7 @@ func TestDriftAlert(t *testing.T) {
 		t.Fatalf("rollout %s: %v", r.State, r.Counts())
 	}
 	var steadyMax, shiftFirst, shiftLast float64
-	w.waitInventory("the shifted device drifting", 90*time.Second, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("the shifted device drifting", 90*time.Second, func(ds map[string]inventory.Device) bool {
 		if d := ds[steady].Drift; d != nil && d.Windows >= 50 {
 			steadyMax = math.Max(steadyMax, d.Score)
 			if ds[steady].Drifting {

@@ -10,7 +10,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -86,7 +86,7 @@ func TestHonestTelemetrySurvivesAQoS1Flood(t *testing.T) {
 	for _, id := range honest {
 		target[id] = after[id].TelemetrySeq + 3
 	}
-	w.waitInventory("the honest devices' reports after the flood", time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("the honest devices' reports after the flood", time.Minute, func(ds map[string]inventory.Device) bool {
 		for _, id := range honest {
 			if ds[id].TelemetrySeq < target[id] {
 				return false

@@ -23,7 +23,7 @@ import (
 
 	"github.com/trit-iot/trit/agent"
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
@@ -443,11 +443,11 @@ func (w *world) waitRollout(id string, timeout time.Duration, during func(*rollo
 }
 
 // devices returns the fleet's inventory.
-func (w *world) devices() map[string]fleet.Device {
+func (w *world) devices() map[string]inventory.Device {
 	w.t.Helper()
-	var ds []fleet.Device
+	var ds []inventory.Device
 	w.call("GET", "/v1/devices", nil, &ds)
-	out := map[string]fleet.Device{}
+	out := map[string]inventory.Device{}
 	for _, d := range ds {
 		out[d.ID] = d
 	}
@@ -458,7 +458,7 @@ func (w *world) devices() map[string]fleet.Device {
 // rollout may only name devices that have reported (or allow_unknown).
 func (w *world) waitKnown(ids []string) {
 	w.t.Helper()
-	w.waitInventory(fmt.Sprintf("%d devices in the inventory", len(ids)), time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory(fmt.Sprintf("%d devices in the inventory", len(ids)), time.Minute, func(ds map[string]inventory.Device) bool {
 		for _, id := range ids {
 			if _, ok := ds[id]; !ok {
 				return false
@@ -469,7 +469,7 @@ func (w *world) waitKnown(ids []string) {
 }
 
 // waitInventory waits until cond holds for the inventory.
-func (w *world) waitInventory(what string, timeout time.Duration, cond func(map[string]fleet.Device) bool) {
+func (w *world) waitInventory(what string, timeout time.Duration, cond func(map[string]inventory.Device) bool) {
 	w.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

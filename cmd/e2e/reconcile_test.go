@@ -18,7 +18,7 @@ import (
 
 	"github.com/trit-iot/trit/agent"
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/fleet/server"
 	"github.com/trit-iot/trit/sensors"
@@ -138,7 +138,7 @@ func TestRolloutSurvivesBrokerKill(t *testing.T) {
 	ids := append(on, off...)
 	w.waitKnown(ids)
 	w.stopAgent(off[0])
-	w.waitInventory(off[0]+" offline", time.Minute, func(ds map[string]fleet.Device) bool { return !ds[off[0]].Online })
+	w.waitInventory(off[0]+" offline", time.Minute, func(ds map[string]inventory.Device) bool { return !ds[off[0]].Online })
 
 	hash := w.publish(w.bundle("vib", 1))
 	w.rollout(api.RolloutRequest{ID: "kill", Bundle: hash, Devices: ids})
@@ -342,7 +342,7 @@ func TestRolloutSurvivesEmbeddedFleetKill(t *testing.T) {
 	}
 	w.waitKnown(ids)
 	w.stopAgent("off-000")
-	w.waitInventory("off-000 offline", time.Minute, func(ds map[string]fleet.Device) bool { return !ds["off-000"].Online })
+	w.waitInventory("off-000 offline", time.Minute, func(ds map[string]inventory.Device) bool { return !ds["off-000"].Online })
 
 	hash := w.publish(w.bundle("vib", 1))
 	w.rollout(api.RolloutRequest{ID: "kill", Bundle: hash, Devices: ids})
@@ -511,7 +511,7 @@ func TestSecondRolloutOfABundleAfterEmbeddedFleetRestart(t *testing.T) {
 
 	e.kill()
 	e.start()
-	w.waitInventory("both gateways back", time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("both gateways back", time.Minute, func(ds map[string]inventory.Device) bool {
 		return ds["first"].Online && ds["second"].Online
 	})
 	w.rolloutAll("wave-2", hash, ids[1:])

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -77,7 +77,7 @@ func TestRestoredFleetDatabase(t *testing.T) {
 	// The restored registry knows release 1 only; release 4 is above it.
 	v4 := w.publish(w.bundle("vib", 4))
 	w.rolloutAll("r4", v4, ids)
-	w.waitInventory("release 4 everywhere", 30*time.Second, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("release 4 everywhere", 30*time.Second, func(ds map[string]inventory.Device) bool {
 		for _, id := range ids {
 			if d := ds[id]; d.Model == nil || d.Model.Bundle != v4 {
 				return false
@@ -97,7 +97,7 @@ func TestAgentDatabaseReset(t *testing.T) {
 	w.startFleet()
 	ids := w.startAgents("gw", 1, nil)
 	id := ids[0]
-	w.waitInventory("the agent online", time.Minute, func(ds map[string]fleet.Device) bool { return ds[id].Online })
+	w.waitInventory("the agent online", time.Minute, func(ds map[string]inventory.Device) bool { return ds[id].Online })
 	v1 := w.publish(w.bundle("vib", 1))
 	w.rolloutAll("r1", v1, ids)
 	// A few restarts, so the old life's session is well above 1.
@@ -105,23 +105,23 @@ func TestAgentDatabaseReset(t *testing.T) {
 		prev := w.devices()[id].Session
 		w.stopAgent(id)
 		w.startAgents("gw", 1, nil)
-		w.waitInventory("the agent online again", time.Minute, func(ds map[string]fleet.Device) bool {
+		w.waitInventory("the agent online again", time.Minute, func(ds map[string]inventory.Device) bool {
 			return ds[id].Online && ds[id].Session > prev
 		})
 	}
 	before := w.devices()[id]
 	w.stopAgent(id)
-	w.waitInventory("the agent offline", time.Minute, func(ds map[string]fleet.Device) bool { return !ds[id].Online })
+	w.waitInventory("the agent offline", time.Minute, func(ds map[string]inventory.Device) bool { return !ds[id].Online })
 
 	if err := os.Rename(w.agentDB(id), w.agentDB(id)+".damaged"); err != nil {
 		t.Fatal(err)
 	}
 	w.startAgents("gw", 1, nil)
-	w.waitInventory("the reset gateway online, as a new life", time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("the reset gateway online, as a new life", time.Minute, func(ds map[string]inventory.Device) bool {
 		d := ds[id]
 		return d.Online && d.Instance != "" && d.Instance != before.Instance && d.Session < before.Session
 	})
-	w.waitInventory("its model back from the retained command", time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("its model back from the retained command", time.Minute, func(ds map[string]inventory.Device) bool {
 		d := ds[id]
 		return d.Online && d.Model != nil && d.Model.Bundle == v1
 	})

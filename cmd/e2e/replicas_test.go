@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire/natstest"
@@ -155,7 +155,7 @@ lease_ttl = "2s"
 			c.password = devices[fmt.Sprintf("n%d-000", i)]
 		})...)
 	}
-	w.waitInventory("six agents online", time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("six agents online", time.Minute, func(ds map[string]inventory.Device) bool {
 		for _, id := range ids {
 			if !ds[id].Online {
 				return false
@@ -192,7 +192,7 @@ lease_ttl = "2s"
 			req.Header.Set("Authorization", "Bearer "+w.token)
 			polls.Add(1)
 			resp, err := http.DefaultClient.Do(req)
-			var ds []fleet.Device
+			var ds []inventory.Device
 			if err != nil || resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&ds) != nil {
 				failures.Add(1)
 			}
@@ -273,7 +273,7 @@ lease_ttl = "2s"
 	// rollout ended.
 	atEnd := tel.highest()
 	eventually(t, "the fleet to apply more reports of every agent", time.Minute, func() bool {
-		var ds []fleet.Device
+		var ds []inventory.Device
 		w.call("GET", "/v1/devices", nil, &ds)
 		tel.add(ds)
 		now := tel.highest()
@@ -319,7 +319,7 @@ func newAppliedLog() *appliedLog {
 	return &appliedLog{seqs: map[string]map[uint64]bool{}, top: map[string]uint64{}}
 }
 
-func (l *appliedLog) add(ds []fleet.Device) {
+func (l *appliedLog) add(ds []inventory.Device) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, d := range ds {

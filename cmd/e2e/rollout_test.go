@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
 )
@@ -34,7 +34,7 @@ func TestRolloutInThreePhases(t *testing.T) {
 	w := newWorld(t)
 	w.startFleet()
 	ids := w.startAgents("gw", n, map[string]string{"site": "north"})
-	w.waitInventory("every agent online", 60*time.Second, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("every agent online", 60*time.Second, func(ds map[string]inventory.Device) bool {
 		online := 0
 		for _, d := range ds {
 			if d.Online {
@@ -75,7 +75,7 @@ func TestRolloutInThreePhases(t *testing.T) {
 		t.Fatalf("rollout %s with %d of %d successes (%s): %v", r.State, r.Successes, n, r.Reason, r.Counts())
 	}
 	t.Logf("%d agents, three phases: rollout completed in %v", n, elapsed.Round(time.Millisecond))
-	w.waitInventory("the new model on every device", 30*time.Second, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("the new model on every device", 30*time.Second, func(ds map[string]inventory.Device) bool {
 		for _, id := range ids {
 			d := ds[id]
 			if d.Model == nil || d.Model.Bundle != hash || d.Model.Release != 1 {
@@ -135,7 +135,7 @@ func TestCanaryHealthFailureRollsBack(t *testing.T) {
 			t.Logf("when the inventory was last read: %s", last)
 		}
 	}()
-	w.waitInventory("release 1 everywhere, canary jobs finished", time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("release 1 everywhere, canary jobs finished", time.Minute, func(ds map[string]inventory.Device) bool {
 		for _, id := range ids {
 			d := ds[id]
 			if d.Model == nil || d.Model.Bundle != good {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 )
 
 // TestScale measures a rollout to many agents, for docs/BENCHMARKS.md:
@@ -45,7 +45,7 @@ func TestScale(t *testing.T) {
 	slow := func(c *agentTuning) { c.rate, c.telemetry = 2, 5*time.Second }
 	start := time.Now()
 	ids := w.startAgentsTuned("gw", n, nil, slow)
-	w.waitInventory("every agent online", 10*time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("every agent online", 10*time.Minute, func(ds map[string]inventory.Device) bool {
 		online := 0
 		for _, d := range ds {
 			if d.Online {

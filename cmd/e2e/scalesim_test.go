@@ -17,7 +17,7 @@ import (
 
 	"github.com/trit-iot/trit/agent"
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
@@ -183,7 +183,7 @@ func TestScaleSim(t *testing.T) {
 			}
 		}
 	}()
-	w.waitInventory("every agent online", 10*time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("every agent online", 10*time.Minute, func(ds map[string]inventory.Device) bool {
 		online := 0
 		for _, d := range ds {
 			if d.Online {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
@@ -113,7 +113,7 @@ func TestShadowGateAbortsThenGoodCandidatePromoted(t *testing.T) {
 		}
 	}
 	t.Logf("good candidate: canary %s: %s", r.Order[0], r.Devices[r.Order[0]].Reason)
-	w.waitInventory("the good candidate on every device", 30*time.Second, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("the good candidate on every device", 30*time.Second, func(ds map[string]inventory.Device) bool {
 		for _, id := range ids {
 			if d := ds[id]; d.Model == nil || d.Model.Bundle != good {
 				return false

@@ -3,8 +3,6 @@ package e2e
 import (
 	"io"
 
-	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
@@ -17,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
@@ -111,7 +112,7 @@ func TestUnknownAlert(t *testing.T) {
 	}
 	var steadyUnknown, steadyWindows uint64
 	var steadyMax float64
-	w.waitInventory("the noisy device uncertain", 90*time.Second, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("the noisy device uncertain", 90*time.Second, func(ds map[string]inventory.Device) bool {
 		if d := ds[steady]; d.Confidence != nil {
 			u, _ := d.UnknownRate()
 			steadyMax = max(steadyMax, u)
@@ -282,7 +283,7 @@ func TestConfidenceGateStopsCanary(t *testing.T) {
 	}
 	t.Logf("the good model passed: %s", r.Devices[ids[0]].Reason)
 	// A minute of the good model's windows is the canary's baseline.
-	w.waitInventory("the good model's windows", time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("the good model's windows", time.Minute, func(ds map[string]inventory.Device) bool {
 		d := ds[ids[0]]
 		return d.Model != nil && d.Model.Bundle == good && d.Confidence != nil
 	})
@@ -302,7 +303,7 @@ func TestConfidenceGateStopsCanary(t *testing.T) {
 	w.rollout(api.RolloutRequest{ID: "bad", Bundle: bad, Devices: ids, Pace: api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}},
 		Gate: &api.ConfidenceGate{MaxUnknownIncrease: 0.1, MaxConfidenceDrop: 0.2, MinWindows: 1500}})
 	canary := ""
-	w.waitInventory("the canary uncertain under the new model", time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("the canary uncertain under the new model", time.Minute, func(ds map[string]inventory.Device) bool {
 		for _, id := range ids {
 			if d := ds[id]; d.Model != nil && d.Model.Bundle == bad && d.Uncertain {
 				canary = id
@@ -344,7 +345,7 @@ func TestConfidenceGateStopsCanary(t *testing.T) {
 	if back.State != api.RolloutCompleted || !back.Rollback || back.Bundle != good || len(back.Order) != 1 || back.Order[0] != canary {
 		t.Fatalf("the automatic rollback %s: %s (%s), bundle %.12s, devices %v", back.ID, back.State, back.Reason, back.Bundle, back.Order)
 	}
-	w.waitInventory("the canary back on the good model", time.Minute, func(ds map[string]fleet.Device) bool {
+	w.waitInventory("the canary back on the good model", time.Minute, func(ds map[string]inventory.Device) bool {
 		d := ds[canary]
 		return d.Model != nil && d.Model.Bundle == good
 	})

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/inventory"
 )
 
 // TestUpgradeFromOneToken: trit-fleet started on a database written by the
@@ -62,7 +62,7 @@ func TestUpgradeFromOneToken(t *testing.T) {
 		}
 		return string(out)
 	}
-	var ds []fleet.Device
+	var ds []inventory.Device
 	w.call("GET", "/v1/devices", nil, &ds)
 	if len(ds) != 1 || ds[0].ID != "gw-old" || ds[0].Labels["site"] != "before-operators" {
 		t.Fatalf("the old release's inventory: %+v", ds)

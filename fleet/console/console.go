@@ -44,6 +44,7 @@ import (
 
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/web"
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/store"
@@ -395,11 +396,11 @@ func (c *Console) renderError(w http.ResponseWriter, r *http.Request, status int
 // fail reports an error from the fleet service: 404 for what does not
 // exist, 500 (logged) for the rest.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, fleet.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		c.renderError(w, r, http.StatusNotFound, trimFleet(err.Error()))
 		return
 	}
-	if errors.Is(err, fleet.ErrBadRequest) {
+	if errors.Is(err, fault.ErrBadRequest) {
 		c.renderError(w, r, http.StatusBadRequest, trimFleet(err.Error()))
 		return
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/wire"
 )
@@ -356,7 +356,7 @@ func (bf *bundleFacts) columnKind(col int32) string {
 func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionView) {
 	id := r.PathValue("id")
 	d, err := inventory.DeviceByID(c.db, id)
-	if errors.Is(err, fleet.ErrBadRequest) {
+	if errors.Is(err, fault.ErrBadRequest) {
 		// Not a valid device ID, but the inventory may hold a record under
 		// it (a database from elsewhere): show what is there.
 		d, err = inventory.Stored(c.db, id)

@@ -14,6 +14,7 @@ import (
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/access"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/fleet/web"
 	"github.com/trit-iot/trit/wire"
@@ -377,14 +378,14 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 		return
 	}
 	if err != nil {
-		if !errors.Is(err, fleet.ErrRollout) && !errors.Is(err, fleet.ErrNotFound) {
+		if !errors.Is(err, rollout.ErrInvalid) && !errors.Is(err, fault.ErrNotFound) {
 			c.log.Error("console: rollout operation failed", "rollout", id, "op", op, "err", err)
 		}
 		status := http.StatusBadRequest
 		switch {
 		case errors.Is(err, fleet.ErrEmergency):
 			status = http.StatusForbidden
-		case !errors.Is(err, fleet.ErrRollout) && !errors.Is(err, fleet.ErrNotFound):
+		case !errors.Is(err, rollout.ErrInvalid) && !errors.Is(err, fault.ErrNotFound):
 			status = http.StatusInternalServerError
 		}
 		web.NoteAuditFailure(r, status, trimFleet(err.Error()))
@@ -516,7 +517,7 @@ func (c *Console) createRollout(w http.ResponseWriter, r *http.Request, s sessio
 	ro, err := c.svc.CreateRolloutAs(req, s.p)
 	if err != nil {
 		status := http.StatusBadRequest
-		if !errors.Is(err, fleet.ErrRollout) && !errors.Is(err, fleet.ErrNotFound) {
+		if !errors.Is(err, rollout.ErrInvalid) && !errors.Is(err, fault.ErrNotFound) {
 			status = http.StatusInternalServerError
 			c.log.Error("console: creating a rollout failed", "rollout", req.ID, "err", err)
 		}

@@ -19,8 +19,7 @@ import (
 // The inventory is what the fleet knows of each device, built from the
 // devices' retained states, job events and telemetry. A device appears the
 // first time it says anything; records are never deleted automatically
-// (fleet.ForgetDevice deletes one, fleet.ResetDevice makes it accept the
-// next state).
+// (ForgetDevice deletes one, ResetDevice makes it accept the next state).
 //
 // Which state wins (docs/PROTOCOL.md "Sessions, Last Will and state"):
 // within one instance of the device (one agent database) the highest

@@ -16,7 +16,9 @@ import (
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/fleet/console"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/inventory"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/fleet/web"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
@@ -94,7 +96,7 @@ var longRoutes = map[string]time.Duration{
 func pathID(r *http.Request, name, what string, check func(string) error) (string, error) {
 	v := r.PathValue(name)
 	if err := check(v); err != nil {
-		return "", fleet.BadRequest("%s %q: %v", what, fleet.Clip(v, 64), err)
+		return "", fault.BadRequest("%s %q: %v", what, fault.Clip(v, 64), err)
 	}
 	return v, nil
 }
@@ -196,14 +198,14 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 	fail := func(w http.ResponseWriter, r *http.Request, err error) {
 		status := statusOf(err)
 		if status == http.StatusInternalServerError {
-			s.Logger().Error("API request failed", "method", r.Method, "path", fleet.Clip(r.URL.Path, fleet.MaxLogField), "err", fleet.Clip(err.Error(), fleet.MaxLogField))
+			s.Logger().Error("API request failed", "method", r.Method, "path", fault.Clip(r.URL.Path, fault.MaxLogField), "err", fault.Clip(err.Error(), fault.MaxLogField))
 		}
 		// The sentinels' "fleet: " says nothing to a client, which prints
 		// its own "trit-fleet: " before the message.
 		msg := strings.TrimPrefix(err.Error(), "fleet: ")
 		if status == http.StatusServiceUnavailable {
 			// The driver's words are for the log; the caller gets what to do.
-			s.Logger().Warn("API request failed: the database is unavailable", "method", r.Method, "path", fleet.Clip(r.URL.Path, fleet.MaxLogField), "err", fleet.Clip(err.Error(), fleet.MaxLogField))
+			s.Logger().Warn("API request failed: the database is unavailable", "method", r.Method, "path", fault.Clip(r.URL.Path, fault.MaxLogField), "err", fault.Clip(err.Error(), fault.MaxLogField))
 			w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
 			msg = unavailableMessage
 		}
@@ -223,7 +225,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 	// Unmatched paths get the same token check before their 404, so the
 	// API's shape is not probed without the token.
 	guarded("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, api.Error{Error: "no such API route: " + r.Method + " " + fleet.Clip(r.URL.Path, 64)})
+		writeJSON(w, http.StatusNotFound, api.Error{Error: "no such API route: " + r.Method + " " + fault.Clip(r.URL.Path, 64)})
 	})
 	route("GET /v1/devices", func(*http.Request) (any, error) { return inventory.DeviceList(s.Store()) })
 	route("GET /v1/devices/{id}", func(r *http.Request) (any, error) {
@@ -246,7 +248,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 	route("GET /v1/health", func(r *http.Request) (any, error) {
 		sel, err := api.ParseSelector(r.URL.Query().Get("selector"))
 		if err != nil {
-			return nil, fleet.BadRequest("selector: %v", err)
+			return nil, fault.BadRequest("selector: %v", err)
 		}
 		return inventory.GroupHealthHistory(s.Store(), sel, s.Now())
 	})
@@ -258,7 +260,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		var wait time.Duration
 		if w := r.URL.Query().Get("wait"); w != "" {
 			if wait, err = time.ParseDuration(w); err != nil || wait <= 0 || wait > 5*time.Minute {
-				return nil, fleet.BadRequest("wait %q: want a duration up to 5m", fleet.Clip(w, 32))
+				return nil, fault.BadRequest("wait %q: want a duration up to 5m", fault.Clip(w, 32))
 			}
 		}
 		return s.Samples(r.Context(), id, wait)
@@ -278,7 +280,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		}
 		res, err := s.Label(req, principalOf(r).Name)
 		if err == nil {
-			web.NoteAudit(r, "", fmt.Sprintf("%d windows labelled via %s", res.Labelled, fleet.Clip(req.Via, 16)))
+			web.NoteAudit(r, "", fmt.Sprintf("%d windows labelled via %s", res.Labelled, fault.Clip(req.Via, 16)))
 		}
 		return res, err
 	})
@@ -318,7 +320,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 	route("POST /v1/bundles", func(r *http.Request) (any, error) {
 		data, err := io.ReadAll(r.Body)
 		if err != nil {
-			return nil, fleet.BadRequest("reading the bundle: %v", err)
+			return nil, fault.BadRequest("reading the bundle: %v", err)
 		}
 		info, err := s.Registry().Add(data)
 		if err == nil {
@@ -361,7 +363,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 				return nil, err
 			}
 			if len(body.Reason) > maxReason {
-				return nil, fleet.BadRequest("reason: %d bytes, at most %d", len(body.Reason), maxReason)
+				return nil, fault.BadRequest("reason: %d bytes, at most %d", len(body.Reason), maxReason)
 			}
 			web.NoteAudit(r, "", body.Reason)
 			return s.Control(id, op, body.Reason)
@@ -391,7 +393,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 			return nil, err
 		}
 		if body.ID == "" {
-			return nil, fleet.BadRequest("give the new rollout's ID as {\"id\": ...}")
+			return nil, fault.BadRequest("give the new rollout's ID as {\"id\": ...}")
 		}
 		web.NoteAudit(r, "", "new rollout "+body.ID)
 		if body.Emergency {
@@ -457,7 +459,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		w.Header().Set("Content-Type", "application/octet-stream")
 		n, err := wt.WriteTo(w)
 		if err != nil {
-			s.Logger().Error("backup failed", "bytes_sent", n, "err", fleet.Clip(err.Error(), fleet.MaxLogField))
+			s.Logger().Error("backup failed", "bytes_sent", n, "err", fault.Clip(err.Error(), fault.MaxLogField))
 			if n == 0 {
 				fail(w, r, err)
 			}
@@ -484,7 +486,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		err := s.Store().View(func(tx store.Tx) error { return store.ExportAudit(tx, w) })
 		if err != nil {
-			s.Logger().Error("audit export failed", "err", fleet.Clip(err.Error(), fleet.MaxLogField))
+			s.Logger().Error("audit export failed", "err", fault.Clip(err.Error(), fault.MaxLogField))
 		}
 	})
 	route("GET /v1/audit", func(r *http.Request) (any, error) {
@@ -579,10 +581,10 @@ func decodeBody(r *http.Request, v any) error {
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		return fleet.BadRequest("request body: %v", err)
+		return fault.BadRequest("request body: %v", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fleet.BadRequest("request body: data after the JSON object")
+		return fault.BadRequest("request body: data after the JSON object")
 	}
 	return nil
 }
@@ -590,13 +592,13 @@ func decodeBody(r *http.Request, v any) error {
 func statusOf(err error) int {
 	var tooBig *http.MaxBytesError
 	switch {
-	case errors.Is(err, fleet.ErrNotFound):
+	case errors.Is(err, fault.ErrNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, fleet.ErrEmergency):
 		return http.StatusForbidden
-	case errors.Is(err, fleet.ErrDamaged), errors.Is(err, fleet.ErrReleaseExists), errors.Is(err, access.ErrOperator), errors.Is(err, fleet.ErrLabelled), errors.Is(err, fleet.ErrReleaseTooLow), errors.Is(err, fleet.ErrTrainingDone):
+	case errors.Is(err, fault.ErrDamaged), errors.Is(err, fleet.ErrReleaseExists), errors.Is(err, access.ErrOperator), errors.Is(err, fleet.ErrLabelled), errors.Is(err, fleet.ErrReleaseTooLow), errors.Is(err, fleet.ErrTrainingDone):
 		return http.StatusConflict
-	case errors.Is(err, fleet.ErrBadRequest), errors.Is(err, fleet.ErrRollout), errors.Is(err, fleet.ErrAmbiguous), errors.Is(err, fleet.ErrBundleRejected), errors.As(err, &tooBig):
+	case errors.Is(err, fault.ErrBadRequest), errors.Is(err, rollout.ErrInvalid), errors.Is(err, fleet.ErrAmbiguous), errors.Is(err, fleet.ErrBundleRejected), errors.As(err, &tooBig):
 		return http.StatusBadRequest
 	case errors.Is(err, bundle.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge
@@ -643,14 +645,14 @@ func auditQuery(r *http.Request) (store.AuditQuery, error) {
 	if s := v.Get("since"); s != "" {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return q, fleet.BadRequest("since %q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", fleet.Clip(s, 64))
+			return q, fault.BadRequest("since %q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", fault.Clip(s, 64))
 		}
 		q.Since = t
 	}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxAuditLimit {
-			return q, fleet.BadRequest("limit %q: want 1..%d", fleet.Clip(s, 32), maxAuditLimit)
+			return q, fault.BadRequest("limit %q: want 1..%d", fault.Clip(s, 32), maxAuditLimit)
 		}
 		q.Limit = n
 	}
@@ -662,11 +664,11 @@ func windowQuery(r *http.Request) (api.WindowQuery, error) {
 	v := r.URL.Query()
 	q := api.WindowQuery{Model: v.Get("model"), Device: v.Get("device")}
 	if len(q.Model) > bundle.MaxModelID {
-		return q, fleet.BadRequest("model: %d bytes, at most %d", len(q.Model), bundle.MaxModelID)
+		return q, fault.BadRequest("model: %d bytes, at most %d", len(q.Model), bundle.MaxModelID)
 	}
 	if q.Device != "" {
 		if err := wire.CheckID(q.Device); err != nil {
-			return q, fleet.BadRequest("device %q: %v", fleet.Clip(q.Device, 64), err)
+			return q, fault.BadRequest("device %q: %v", fault.Clip(q.Device, 64), err)
 		}
 	}
 	switch l := v.Get("labelled"); l {
@@ -675,19 +677,19 @@ func windowQuery(r *http.Request) (api.WindowQuery, error) {
 		b := l == "true"
 		q.Labelled = &b
 	default:
-		return q, fleet.BadRequest("labelled %q: want true or false", fleet.Clip(l, 16))
+		return q, fault.BadRequest("labelled %q: want true or false", fault.Clip(l, 16))
 	}
 	if since := v.Get("since"); since != "" {
 		t, err := time.Parse(time.RFC3339, since)
 		if err != nil {
-			return q, fleet.BadRequest("since %q: want an RFC 3339 time", fleet.Clip(since, 64))
+			return q, fault.BadRequest("since %q: want an RFC 3339 time", fault.Clip(since, 64))
 		}
 		q.Since = t
 	}
 	if l := v.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil {
-			return q, fleet.BadRequest("limit %q: want a number", fleet.Clip(l, 16))
+			return q, fault.BadRequest("limit %q: want a number", fault.Clip(l, 16))
 		}
 		q.Limit = n
 	}

@@ -14,7 +14,9 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -63,7 +65,7 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("wrong token: %d", code)
 	}
 	code, body := call(t, srv, "GET", "/v1/devices", testToken, nil)
-	var devices []fleet.Device
+	var devices []inventory.Device
 	if code != 200 || json.Unmarshal(body, &devices) != nil || len(devices) != 1 || devices[0].ID != "gw-1" {
 		t.Fatalf("devices: %d %s", code, body)
 	}
@@ -153,7 +155,7 @@ func TestAPIRefusesBadInput(t *testing.T) {
 		}
 	}
 	for _, line := range strings.Split(logs.String(), "\n") {
-		if len(line) > 2*fleet.MaxLogField+512 {
+		if len(line) > 2*fault.MaxLogField+512 {
 			t.Errorf("log line of %d bytes: %.200s", len(line), line)
 		}
 	}
@@ -212,7 +214,7 @@ func TestAPIBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if d, err := fleet.DeviceByID(db, "gw-1"); err != nil || d.Labels["site"] != "north" {
+	if d, err := inventory.DeviceByID(db, "gw-1"); err != nil || d.Labels["site"] != "north" {
 		t.Fatalf("device in the backup: %v %+v", err, d)
 	}
 	var w api.FieldWindow

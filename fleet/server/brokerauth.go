@@ -9,7 +9,7 @@ import (
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fault"
 )
 
 // brokerAuth is the embedded broker's authentication and authorization
@@ -40,7 +40,7 @@ func (h *brokerAuth) Provides(b byte) bool {
 func (h *brokerAuth) OnConnectAuthenticate(cl *mochi.Client, pk packets.Packet) bool {
 	user := string(cl.Properties.Username)
 	refuse := func(reason string) bool {
-		h.log.Warn("embedded broker: connection refused", "remote", cl.Net.Remote, "user", fleet.Clip(user, 100), "client_id", fleet.Clip(cl.ID, 100), "reason", fleet.Clip(reason, 100))
+		h.log.Warn("embedded broker: connection refused", "remote", cl.Net.Remote, "user", fault.Clip(user, 100), "client_id", fault.Clip(cl.ID, 100), "reason", fault.Clip(reason, 100))
 		return false
 	}
 	switch {
@@ -76,8 +76,8 @@ func (h *brokerAuth) OnPacketRead(cl *mochi.Client, pk packets.Packet) (packets.
 	}
 	user := string(cl.Properties.Username)
 	if !brokerACL(user, h.fleetID, pk.TopicName, true) {
-		h.log.Warn("embedded broker: publish refused; connection closed", "remote", cl.Net.Remote, "user", fleet.Clip(user, 100),
-			"topic", fleet.Clip(pk.TopicName, 100), "qos", pk.FixedHeader.Qos)
+		h.log.Warn("embedded broker: publish refused; connection closed", "remote", cl.Net.Remote, "user", fault.Clip(user, 100),
+			"topic", fault.Clip(pk.TopicName, 100), "qos", pk.FixedHeader.Qos)
 		return pk, packets.ErrRejectPacket
 	}
 	return pk, nil

@@ -9,7 +9,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fault"
 )
 
 // brokerLimits is the embedded broker's per-device limits (a mochi hook):
@@ -101,7 +101,7 @@ func (h *brokerLimits) count(device string, c api.Limited) {
 	if l == nil {
 		h.logged[device] = &limitLog{at: c.Last}
 		h.log.Warn("embedded broker: device over its per-device limit; its QoS 0 messages beyond it are dropped, QoS 1 ones delayed",
-			"device", fleet.Clip(device, 100), "rate", h.limits.lim.Rate, "burst", h.limits.lim.Burst, "byte_rate", h.limits.lim.ByteRate)
+			"device", fault.Clip(device, 100), "rate", h.limits.lim.Rate, "burst", h.limits.lim.Burst, "byte_rate", h.limits.lim.ByteRate)
 		return
 	}
 	l.since.Add(c)
@@ -112,7 +112,7 @@ func (h *brokerLimits) count(device string, c api.Limited) {
 
 // logLine logs the counts since l's last line. Called with mu held.
 func (h *brokerLimits) logLine(device string, l *limitLog, now time.Time) {
-	h.log.Warn("embedded broker: device still over its per-device limit", "device", fleet.Clip(device, 100),
+	h.log.Warn("embedded broker: device still over its per-device limit", "device", fault.Clip(device, 100),
 		"dropped", l.since.Dropped(), "throttled", l.since.Throttled, "since", l.at.UTC().Format(time.RFC3339))
 	l.at, l.since = now, api.Limited{}
 }

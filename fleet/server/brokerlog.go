@@ -13,7 +13,7 @@ import (
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fault"
 )
 
 // brokerLog adapts the service's logger for mochi-mqtt, whose listeners log
@@ -82,7 +82,7 @@ func packetSummary(pk *packets.Packet) string {
 		name = fmt.Sprintf("packet type %d", pk.FixedHeader.Type)
 	}
 	if pk.TopicName != "" {
-		return fmt.Sprintf("%s topic=%q payload=%d bytes", name, fleet.Clip(pk.TopicName, 100), len(pk.Payload))
+		return fmt.Sprintf("%s topic=%q payload=%d bytes", name, fault.Clip(pk.TopicName, 100), len(pk.Payload))
 	}
 	return name
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/internal/cli/clitest"
@@ -102,7 +102,7 @@ func TestBackupCommand(t *testing.T) {
 	}
 	startDevice(t, b.URL(), "sim-1", files)
 	waitFor(t, "sim-1 in the inventory", func() bool {
-		var ds []fleet.Device
+		var ds []inventory.Device
 		return json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds) == nil && len(ds) == 1
 	})
 	out := filepath.Join(t.TempDir(), "fleet-backup.db")
@@ -113,7 +113,7 @@ func TestBackupCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fleet.DeviceByID(db, "sim-1"); err != nil {
+	if _, err := inventory.DeviceByID(db, "sim-1"); err != nil {
 		t.Fatalf("the copy lacks the inventory: %v", err)
 	}
 	db.Close()

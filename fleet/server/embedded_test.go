@@ -26,8 +26,8 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
@@ -564,7 +564,7 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 		})
 	}
 	waitUntil(t, "3 devices in the inventory", func() bool {
-		var ds []fleet.Device
+		var ds []inventory.Device
 		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds)
 		return len(ds) == 3
 	})

@@ -18,8 +18,8 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
@@ -246,7 +246,7 @@ func testFleetOverWith(t *testing.T, database, fleetBroker string, deviceBrokers
 	// took over 10 s at load 20; the loop ends as soon as they are in.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		var ds []fleet.Device
+		var ds []inventory.Device
 		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds)
 		if len(ds) == 6 {
 			break

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/fault"
 )
 
 // Listeners that do not die of a passing error. mochi's TCP listener
@@ -157,7 +158,7 @@ func (l *guardedListener) admit(c net.Conn) net.Conn {
 		c.Close()
 		if n%1000 == 1 {
 			l.log.Warn("connection refused: its address holds the most connections allowed (counted in trit_fleet_listener_refused_total; logged once per 1,000)",
-				"listener", l.stats.name, "remote", fleet.Clip(host, 64), "refused_total", n)
+				"listener", l.stats.name, "remote", fault.Clip(host, 64), "refused_total", n)
 		}
 		return nil
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
@@ -184,7 +185,7 @@ func TestNATSFeedSharesDeviceMessages(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			var p uint64
-			if ds, err := fleet.Devices(a.f.db); err == nil && len(ds) == 1 {
+			if ds, err := inventory.Devices(a.f.db); err == nil && len(ds) == 1 {
 				p = ds[0].Predictions
 			}
 			if p == want {
@@ -196,7 +197,7 @@ func TestNATSFeedSharesDeviceMessages(t *testing.T) {
 						never = append(never, seq)
 					}
 				}
-				d, _ := fleet.DeviceByID(a.f.db, "gw-1")
+				d, _ := inventory.DeviceByID(a.f.db, "gw-1")
 				t.Fatalf("the store applied %d reports, want %d; never delivered to either replica: %v; record runs %v", p, want, never, d.TelemetryRuns)
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -287,9 +288,9 @@ func waitPulls(t *testing.T, url, name string, n int) {
 	}
 }
 
-func deviceRecord(t *testing.T, f *fixture, id string) fleet.Device {
+func deviceRecord(t *testing.T, f *fixture, id string) inventory.Device {
 	t.Helper()
-	ds, err := fleet.Devices(f.db)
+	ds, err := inventory.Devices(f.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func deviceRecord(t *testing.T, f *fixture, id string) fleet.Device {
 		}
 	}
 	t.Fatalf("no device %s", id)
-	return fleet.Device{}
+	return inventory.Device{}
 }
 
 // TestNATSConfigChecked: mqtt.nats and mqtt.nats_ack_wait are checked
@@ -599,7 +600,7 @@ func TestNATSRetainedStatesFillInventory(t *testing.T) {
 		pw, c.Node(1).NATSURL()), 1))
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		var ds []fleet.Device
+		var ds []inventory.Device
 		json.Unmarshal(callAPI(t, addr, files.token, "GET", "/v1/devices", nil), &ds)
 		if len(ds) == 1 && ds[0].ID == "gw-early" && ds[0].Labels["ring"] == "early" && ds[0].Session == 3 {
 			return

@@ -6,7 +6,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/trit-iot/trit/fleet"
+	"github.com/trit-iot/trit/fleet/inventory"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
@@ -51,11 +51,11 @@ func (d *stateDevice) publish(n uint32, release uint64, site string) []byte {
 }
 
 // waitRecord waits until the device's record satisfies ok.
-func waitRecord(t *testing.T, db store.Database, what string, ok func(d *fleet.Device) bool) {
+func waitRecord(t *testing.T, db store.Database, what string, ok func(d *inventory.Device) bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		d, err := fleet.DeviceByID(db, "gw-1")
+		d, err := inventory.DeviceByID(db, "gw-1")
 		if err == nil && ok(d) {
 			return
 		}
@@ -83,8 +83,8 @@ func waitTimes(t *testing.T, r *natsReplica, payload []byte, delivered, acked in
 	}
 }
 
-func showsRelease(release uint64, site string) func(d *fleet.Device) bool {
-	return func(d *fleet.Device) bool {
+func showsRelease(release uint64, site string) func(d *inventory.Device) bool {
+	return func(d *inventory.Device) bool {
 		return d.Model != nil && d.Model.Release == release && d.Labels["site"] == site
 	}
 }
@@ -116,7 +116,7 @@ func TestStateOrderAcrossPostgresRestart(t *testing.T) {
 	waitTimes(t, r, stale, 0, 1, "the stale state")
 	// Whatever handled it last, the record stays.
 	waitRecord(t, db, "release 2 after the stale state", showsRelease(2, "south"))
-	if d, _ := fleet.DeviceByID(db, "gw-1"); !showsRelease(2, "south")(d) {
+	if d, _ := inventory.DeviceByID(db, "gw-1"); !showsRelease(2, "south")(d) {
 		t.Fatalf("the stale state undid release 2: %+v", d.Model)
 	}
 	if acked == 0 {
@@ -146,7 +146,7 @@ func TestStateOrderAcrossReplicaKill(t *testing.T) {
 	waitRecord(t, db, "release 2", showsRelease(2, "south"))
 	a.feed.Close() // killed: what it held was never acknowledged
 	waitTimes(t, b, stale, 1, 1, "the dead replica's state, at the survivor")
-	if d, _ := fleet.DeviceByID(db, "gw-1"); !showsRelease(2, "south")(d) {
+	if d, _ := inventory.DeviceByID(db, "gw-1"); !showsRelease(2, "south")(d) {
 		t.Fatalf("the dead replica's state undid release 2: %+v", d.Model)
 	}
 }

@@ -106,14 +106,16 @@ var within = map[string]map[string][]string{
 		// The errors the fleet's packages return and the edges map to
 		// HTTP statuses: below every other fleet package.
 		"fleet/fault": {},
-		// The web console reads the service, and the rollouts it returns
-		// by the engine's own names; the server mounts it, so it never
-		// reaches the server.
-		"fleet/console": {"fleet", "fleet/access", "fleet/fleettest", "fleet/inventory", "fleet/rollout", "fleet/web"},
+		// The web console reads the service, and the rollouts, device
+		// records and errors it returns by their owners' names (the
+		// engine's, the inventory's, fleet/fault's); the server mounts it,
+		// so it never reaches the server.
+		"fleet/console": {"fleet", "fleet/access", "fleet/fault", "fleet/fleettest", "fleet/inventory", "fleet/rollout", "fleet/web"},
 		// The process shell: CLI, configuration, broker adapters, HTTP
 		// API, and the console's mount (its tests read stored rollouts as
-		// the engine's values).
-		"fleet/server": {"fleet", "fleet/access", "fleet/console", "fleet/fleettest", "fleet/inventory", "fleet/rollout", "fleet/web"},
+		// the engine's values); the API maps fleet/fault's errors to
+		// statuses.
+		"fleet/server": {"fleet", "fleet/access", "fleet/console", "fleet/fault", "fleet/fleettest", "fleet/inventory", "fleet/rollout", "fleet/web"},
 		// What the three packages' tests share; it imports none of them.
 		"fleet/fleettest": {},
 	},
