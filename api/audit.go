@@ -12,7 +12,13 @@ import (
 //	GET /v1/audit/verify     AuditVerification: the hash chain checked now
 //	GET /v1/audit/export     the trail as JSON lines (store.ExportAudit), for safekeeping
 
-// AuditEntry is one change to the fleet, or one refused attempt.
+// AuditEntry is one change to the fleet, or one refused attempt, as the
+// API serves it. The record is the store's (store.AuditRecord: what is
+// kept, hashed into the trail's chain and exported); this is its JSON on
+// the API, which a client reads without the store. It is converted from
+// the record in one place (access.Audit.Entries, a Go conversion: the
+// compiler keeps the fields' names, types and order in step), and
+// TestAuditEntryIsTheRecord (fleet/access) fails if a JSON name differs.
 type AuditEntry struct {
 	Seq     uint64    `json:"seq"`
 	Time    time.Time `json:"time"`

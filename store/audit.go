@@ -52,7 +52,9 @@ const (
 )
 
 // AuditRecord is one entry of the trail. Its hash (AuditHash) covers
-// every field.
+// every field. It owns the record's fields: api.AuditEntry is the same
+// fields as the API serves them, converted in one place
+// (access.Audit.Entries), which a test keeps to the same JSON names.
 type AuditRecord struct {
 	Seq     uint64    `json:"seq"`              // assigned by AppendAudit
 	Time    time.Time `json:"time"`             // when it was decided

@@ -2,14 +2,17 @@ package access
 
 import (
 	"crypto/ed25519"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -110,5 +113,45 @@ func TestRefusalRecordsBounded(t *testing.T) {
 	}
 	if len(recs) != maxPendingRefusals+1 || n != maxPendingRefusals+500 || other != 500 {
 		t.Fatalf("%d records counting %d refusals, %d of them shared", len(recs), n, other)
+	}
+}
+
+// TestAuditEntryIsTheRecord: the API's audit entry is the store's record
+// under the same JSON names, field for field (entry converts one to the
+// other, which the compiler allows only while their fields' names and
+// types agree; their tags it does not see), so /v1/audit and the trail's
+// export name every field alike. A record with every field set encodes
+// to the same JSON either way.
+func TestAuditEntryIsTheRecord(t *testing.T) {
+	rt, et := reflect.TypeFor[store.AuditRecord](), reflect.TypeFor[api.AuditEntry]()
+	if rt.NumField() != et.NumField() {
+		t.Fatalf("store.AuditRecord has %d fields, api.AuditEntry %d", rt.NumField(), et.NumField())
+	}
+	for i := range rt.NumField() {
+		rf, ef := rt.Field(i), et.Field(i)
+		if rf.Name != ef.Name || rf.Type != ef.Type || rf.Tag.Get("json") != ef.Tag.Get("json") {
+			t.Errorf("field %d: store.AuditRecord %s %s `json:%q`, api.AuditEntry %s %s `json:%q`",
+				i, rf.Name, rf.Type, rf.Tag.Get("json"), ef.Name, ef.Type, ef.Tag.Get("json"))
+		}
+	}
+	r := store.AuditRecord{Seq: 7, Time: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Who: "otto", Role: "operator",
+		Remote: "192.0.2.7", Agent: "tritctl", Action: "rollout.abort", Object: "rollout/r1", Outcome: store.AuditFailed,
+		Status: 409, Detail: "already finished", Count: 3, Prev: strings.Repeat("ab", 32)}
+	rv := reflect.ValueOf(r)
+	for i := range rv.NumField() {
+		if rv.Field(i).IsZero() {
+			t.Fatalf("the test's record leaves %s unset", rt.Field(i).Name)
+		}
+	}
+	want, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(entry(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("the API's entry:\n%s\nthe store's record:\n%s", got, want)
 	}
 }
