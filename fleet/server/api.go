@@ -462,7 +462,10 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 			s.Logger().Error("backup failed", "bytes_sent", n, "err", fault.Clip(err.Error(), fault.MaxLogField))
 			if n == 0 {
 				fail(w, r, err)
+				return
 			}
+			// Too late for an error status; the audit record says it failed.
+			web.NoteAuditFailure(r, http.StatusInternalServerError, fmt.Sprintf("failed after %d bytes: %s", n, err))
 			return
 		}
 		s.Logger().Info("backup sent", "bytes", n)

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -220,6 +221,60 @@ func TestAPIBackup(t *testing.T) {
 	var w api.FieldWindow
 	if ok, err := db.Get(store.FleetWindows, "w/gw-1/1700000000000", &w); !ok || err != nil || w.Label != "fault" || w.LabelledBy != "alice" {
 		t.Fatalf("labelled window in the backup: %v %v %+v", ok, err, w)
+	}
+}
+
+// brokenWriter is a client that goes away after taking after bytes: every
+// write after that fails.
+type brokenWriter struct {
+	header http.Header
+	after  int
+}
+
+var errBrokenPipe = errors.New("broken pipe")
+
+func (w *brokenWriter) Header() http.Header { return w.header }
+func (w *brokenWriter) WriteHeader(int)     {}
+func (w *brokenWriter) Write(b []byte) (int, error) {
+	if len(b) <= w.after {
+		w.after -= len(b)
+		return len(b), nil
+	}
+	n := w.after
+	w.after = 0
+	return n, errBrokenPipe
+}
+
+// A GET /v1/backup whose copy fails is audited as failed, whether it
+// failed on its first write (an error answered, too late: the copy's
+// first write began the response's 200) or half-way (nothing more to
+// answer) — not "ok" with the error in its detail.
+func TestAPIBackupFailureAudited(t *testing.T) {
+	f := newFixture(t)
+	h, err := Handler(f.svc, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []int{0, 4096} {
+		req := httptest.NewRequest("GET", "/v1/backup", nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		h.ServeHTTP(&brokenWriter{header: http.Header{}, after: after}, req)
+	}
+	f.svc.Audit().Flush()
+	es, err := f.svc.Audit().Entries(store.AuditQuery{Action: "backup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 {
+		t.Fatalf("%d backup records, want 2: %+v", len(es), es)
+	}
+	for i, e := range es {
+		if e.Outcome != store.AuditFailed || e.Status != http.StatusInternalServerError || !strings.Contains(e.Detail, "broken pipe") {
+			t.Errorf("backup %d: %s %d %q, want failed 500 with the error", i, e.Outcome, e.Status, e.Detail)
+		}
+	}
+	if !strings.Contains(es[1].Detail, "failed after 4096 bytes") {
+		t.Errorf("the backup that failed half-way: %q", es[1].Detail)
 	}
 }
 

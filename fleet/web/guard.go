@@ -19,7 +19,9 @@ import (
 //     page), with access.Refused's words;
 //  3. for a route whose rule records an action, the handler's answer
 //     captured (StatusWriter) and its audit record written with the
-//     handler's note (WithAuditNote: object, detail, action).
+//     handler's note (WithAuditNote: object, detail, action, and a
+//     failure's status, which the record has whatever was answered: a
+//     backup that fails after its first byte answered 200).
 //
 // S is what Authenticate learns of a request (the API's access.Principal,
 // the console's session); the handler is given it. What differs between
@@ -51,9 +53,9 @@ type Guard[S any] struct {
 	Via string
 	// FormRedirects says the edge answers its forms with a redirect to the
 	// next page (the console: Post/Redirect/Get): a 303 See Other is
-	// recorded as done (200), and a failure the handler noted
-	// (NoteAuditFailure) with the status it noted. Without it the record
-	// has the status the handler answered.
+	// recorded as done (200). Either way a failure the handler noted
+	// (NoteAuditFailure) is recorded with the status it noted, else the
+	// record has the status the handler answered.
 	FormRedirects bool
 }
 
@@ -81,14 +83,12 @@ func (g *Guard[S]) Handler(h func(http.ResponseWriter, *http.Request, S)) http.H
 		sw := &StatusWriter{ResponseWriter: w}
 		h(sw, r, s)
 		status := cmp.Or(sw.Status, http.StatusOK)
-		if g.FormRedirects {
-			if status == http.StatusSeeOther { // done, and shown on the next page
-				status = http.StatusOK
-			}
-			if note.Status != 0 {
-				status = note.Status
-			}
+		if g.FormRedirects && status == http.StatusSeeOther { // done, and shown on the next page
+			status = http.StatusOK
 		}
+		// A failure the handler noted is the outcome, whatever it could
+		// still answer: a response already begun has its 200 on the wire.
+		status = cmp.Or(note.Status, status)
 		rec := RequestRecord(r, p, g.Rule, note.Action, status, cmp.Or(note.Detail, g.Via))
 		if note.Object != "" {
 			rec.Object = note.Object

@@ -20,8 +20,9 @@ import (
 // operation's action, Via's detail) before Refuse answers with
 // access.Refused's words; an allowed request reaches Admit with the
 // server's writer and then the handler, whose note (action, object,
-// detail) and answer make the record — a 303 and a noted failure's status
-// count only with FormRedirects.
+// detail) and answer make the record — a 303 counts as done only with
+// FormRedirects, and a noted failure's status counts on both edges, a
+// response already begun (200 on the wire) included.
 func TestGuard(t *testing.T) {
 	db, err := store.Open(filepath.Join(t.TempDir(), "fleet.db"), nil)
 	if err != nil {
@@ -128,14 +129,21 @@ func TestGuard(t *testing.T) {
 		"otto | rollout.pause | rollout/r1 | ok | OK | web console",
 		"otto | rollout.emergency-rollback | rollout/r1-back | refused | Forbidden | new rollout r1-back; not a responder")
 
-	// The API's way: the status answered, no detail unless noted.
+	// The API's way: the status answered, no detail unless noted; a
+	// failure noted after the answer began (GET /v1/backup's copy failing
+	// on its first write, or half-way) is recorded as the failure, not as
+	// the 200 already sent.
 	plain := &Guard[access.Principal]{}
 	serve(plain, redirect, "otto", "/console/rollouts/r1/resume")
 	serve(plain, func(w http.ResponseWriter, r *http.Request, _ access.Principal) {
-		NoteAuditFailure(r, http.StatusForbidden, "noted")
 		w.WriteHeader(http.StatusConflict)
 	}, "otto", "/console/rollouts/r1/abort")
+	serve(plain, func(w http.ResponseWriter, r *http.Request, _ access.Principal) {
+		w.Write([]byte("the first bytes"))
+		NoteAuditFailure(r, http.StatusInternalServerError, "broken pipe")
+	}, "otto", "/console/rollouts/r1/pause")
 	check("the API's records", records(),
 		"otto | rollout.resume | rollout/r1 | failed | See Other | ",
-		"otto | rollout.abort | rollout/r1 | failed | Conflict | noted")
+		"otto | rollout.abort | rollout/r1 | failed | Conflict | ",
+		"otto | rollout.pause | rollout/r1 | failed | Internal Server Error | broken pipe")
 }

@@ -28,7 +28,8 @@ type AuditNote struct {
 	// emergency rollback).
 	Action string
 	// Status, when not 0, is the outcome to record instead of the
-	// response's (a console action that failed answers with a redirect).
+	// response's (a console action that failed answers with a redirect;
+	// a response that failed after it began has answered 200).
 	Status int
 }
 
