@@ -148,13 +148,13 @@ func (m *Model) PredictOutcome(scores []float32, z []uint64, x []float32, th Thr
 	o := Outcome{Class: m.score(scores, w.raw, w.z, m.nnz)}
 	o.Margin = m.margin(w.raw)
 	if m.spec.Fingerprint != nil {
-		o.Novelty = m.nov.novelty(w.z)
+		o.Novelty = m.nov.novelty(&m.emb.k, w.z)
 	}
 	if c := m.spec.Calibration; c != nil {
 		o.Bin = c.Bin(o.Margin)
 		o.Confidence = c.Confidence[o.Bin]
 		if c.Outside > 0 {
-			o.Novelty += m.emb.sc.outside(x, uint32(c.Outside))
+			o.Novelty += m.emb.sc.outside(&m.emb.k, x, uint32(c.Outside))
 		}
 	}
 	o.Unknown = (th.MinConfidence > 0 && o.Confidence < th.MinConfidence) || (th.MaxNovelty > 0 && o.Novelty > th.MaxNovelty)
@@ -243,8 +243,8 @@ func newNoveltySum(f *Fingerprint) noveltySum {
 
 // novelty is (*Fingerprint).Novelty of z, the first len(cols)/8·8
 // columns with the fast path where there is one.
-func (n *noveltySum) novelty(z []uint64) uint32 {
-	sum, i := noveltySIMD(z, n.cols, n.d)
+func (n *noveltySum) novelty(k *kernels, z []uint64) uint32 {
+	sum, i := k.noveltySIMD(z, n.cols, n.d)
 	d := n.d[:len(n.cols)]
 	for ; i < len(n.cols); i++ {
 		c := n.cols[i]
@@ -271,10 +271,10 @@ func (n *noveltySum) novelty(z []uint64) uint32 {
 // leaving its range weighs as much as the gap between a typical window's
 // bits and an unusual one's. Comparisons, one float32 product below 2^16
 // and integer sums: the same on every architecture.
-func (sc *scaling) outside(x []float32, w uint32) uint32 {
+func (sc *scaling) outside(kn *kernels, x []float32, w uint32) uint32 {
 	lo, k := sc.lo[:len(x)], sc.k[:len(x)]
 	fw := float32(w)
-	n, i := outsideSIMD(x, lo, k, w)
+	n, i := kn.outsideSIMD(x, lo, k, w)
 	for ; i < len(x); i++ {
 		v := x[i]
 		if v != v {

@@ -241,7 +241,7 @@ func TestOutsideTerm(t *testing.T) {
 		{[]float32{2, 5.5}, 2 * w}, // constant in training, not now
 		{[]float32{4.5, 6}, w + 25 + 2*w},
 	} {
-		if got := sc.outside(c.x, w); got != c.want {
+		if got := sc.outside(&cpu, c.x, w); got != c.want {
 			t.Errorf("outside(%v) = %d, want %d", c.x, got, c.want)
 		}
 		if sum := outsideReference(t, Scaler{Lo: []float32{0, 5}, Hi: []float32{4, 5}}, c.x, w); uint32(sum) != c.want {
@@ -339,7 +339,7 @@ func BenchmarkConfidenceOnly(b *testing.B) {
 			var sink uint32
 			for b.Loop() {
 				mg := m.margin(raw)
-				sink += uint32(cal.Confidence[cal.Bin(mg)]) + m.nov.novelty(z) + m.emb.sc.outside(x, uint32(cal.Outside))
+				sink += uint32(cal.Confidence[cal.Bin(mg)]) + m.nov.novelty(&m.emb.k, z) + m.emb.sc.outside(&m.emb.k, x, uint32(cal.Outside))
 			}
 			_ = sink
 		})
@@ -387,14 +387,12 @@ func TestNoveltySumMatchesReference(t *testing.T) {
 					}
 				}
 				want := f.Novelty(z)
-				if got := ns.novelty(z); got != want {
+				if got := ns.novelty(&cpu, z); got != want {
 					t.Fatalf("n=%d kept=%d trial %d bits %d: %s %d, reference %d", n, kept, trial, bits, simdName, got, want)
 				}
-				withoutSIMD(func() {
-					if got := ns.novelty(z); got != want {
-						t.Fatalf("n=%d kept=%d trial %d bits %d: Go %d, reference %d", n, kept, trial, bits, got, want)
-					}
-				})
+				if got := ns.novelty(&goKernels, z); got != want {
+					t.Fatalf("n=%d kept=%d trial %d bits %d: Go %d, reference %d", n, kept, trial, bits, got, want)
+				}
 			}
 		}
 	}
@@ -421,15 +419,13 @@ func BenchmarkNovelty(b *testing.B) {
 		}
 	})
 	b.Run("go", func(b *testing.B) {
-		withoutSIMD(func() {
-			for b.Loop() {
-				sink += ns.novelty(z)
-			}
-		})
+		for b.Loop() {
+			sink += ns.novelty(&goKernels, z)
+		}
 	})
 	b.Run(simdName, func(b *testing.B) {
 		for b.Loop() {
-			sink += ns.novelty(z)
+			sink += ns.novelty(&cpu, z)
 		}
 	})
 	_ = sink
@@ -484,9 +480,7 @@ func TestOutsideFastPathMatchesGo(t *testing.T) {
 				}
 			}
 			for _, w := range []uint32{1, 7, 300, MaxOutsideWeight} {
-				got := sc.outside(x, w)
-				var want uint32
-				withoutSIMD(func() { want = sc.outside(x, w) })
+				got, want := sc.outside(&cpu, x, w), sc.outside(&goKernels, x, w)
 				if got != want {
 					t.Fatalf("d=%d trial %d w=%d: %s %d, Go %d", d, trial, w, simdName, got, want)
 				}

@@ -24,7 +24,10 @@ const MaxFWHT = 1 << 16
 // Only additions and subtractions are involved, so the result is bit-identical
 // on every architecture. Where there is a fast path (AVX2 on amd64, see
 // simd_amd64.go) it runs the same additions in the same order.
-func FWHT(x []float32) {
+func FWHT(x []float32) { fwht(&cpu, x) }
+
+// fwht is FWHT with the kernels k.
+func fwht(k *kernels, x []float32) {
 	n := len(x)
 	if n < 2 || n > MaxFWHT || n&(n-1) != 0 {
 		panic(fmt.Sprintf("inference: FWHT length %d is not a power of two in [2, %d]", n, MaxFWHT))
@@ -33,7 +36,7 @@ func FWHT(x []float32) {
 		x[0], x[1] = x[0]+x[1], x[0]-x[1]
 		return
 	}
-	if n >= 8 && fwhtSIMD(x) {
+	if n >= 8 && k.fwhtSIMD(x) {
 		return
 	}
 	// Stages are fused in pairs (h, 2h) into radix-4 butterflies, halving the
@@ -43,7 +46,7 @@ func FWHT(x []float32) {
 		v := x[i : i+4 : i+4]
 		v[0], v[1], v[2], v[3] = butterfly4(v[0], v[1], v[2], v[3])
 	}
-	fwhtUpper(x)
+	fwhtUpper(k, x)
 }
 
 // butterfly4 is stages h = 1 and h = 2 of the transform of (a, b, c, d).
@@ -54,8 +57,8 @@ func butterfly4(a, b, c, d float32) (float32, float32, float32, float32) {
 
 // fwhtUpper runs the stages h >= 4 of FWHT on x, whose groups of four have
 // already been through butterfly4. len(x) is a power of two >= 4.
-func fwhtUpper(x []float32) {
-	if fwhtUpperSIMD(x) {
+func fwhtUpper(k *kernels, x []float32) {
+	if k.fwhtUpperSIMD(x) {
 		return
 	}
 	n := len(x)

@@ -138,11 +138,9 @@ func BenchmarkFWHT(b *testing.B) {
 			}
 		})
 		b.Run(itoa(n)+"/go", func(b *testing.B) { // the Go loops, no fast path
-			withoutSIMD(func() {
-				for b.Loop() {
-					FWHT(x)
-				}
-			})
+			for b.Loop() {
+				fwht(&goKernels, x)
+			}
 		})
 		b.Run(itoa(n)+"/naive", func(b *testing.B) {
 			for b.Loop() {

@@ -12,26 +12,22 @@ import (
 // Data Sampling) ran the d = 8 shape 1.6× slower with it. Both ways give
 // the same bits, so the choice changes speed only.
 
-// vgather, when 0, 1 or 2, forces the choice (tests set it): 1 gathers
-// with VGATHERDPS (and then blocks of d = 8 and 16 without their table
-// paths use tiles, and d >= 16 pair tiles where there is AVX-512); 2, only
-// with AVX-512, looks the tiles' permutation up in registers (VPERMI2PS)
-// for d <= 256, two tiles a vector from d = 16 (blocks of d = 8 and 16
-// without their table paths use tiles), and loads larger d with scalar
-// loads; 0 uses scalar loads. At −1 gatherMode measures it.
-var vgather = -1
+// The settings (kernels.gather): 1 gathers with VGATHERDPS (and then
+// blocks of d = 8 and 16 without their table paths use tiles, and d >= 16
+// pair tiles where there is AVX-512); 2, only with AVX-512, looks the
+// tiles' permutation up in registers (VPERMI2PS) for d <= 256, two tiles
+// a vector from d = 16 (blocks of d = 8 and 16 without their table paths
+// use tiles), and loads larger d with scalar loads; 0 uses scalar loads.
+// cpu leaves it at −1: measured here, once.
 
 var (
 	gatherOnce     sync.Once
 	gatherMeasured int
 )
 
-// gatherMode returns the gather setting: vgather if set, else the faster
-// one, measured the first time it is needed.
-func gatherMode() int {
-	if vgather >= 0 {
-		return vgather
-	}
+// measuredGather returns the faster gather setting on this CPU, measured
+// the first time it is needed.
+func measuredGather() int {
 	gatherOnce.Do(func() { gatherMeasured = measureGather() })
 	return gatherMeasured
 }
@@ -42,11 +38,11 @@ func gatherMode() int {
 // fastest. It takes a few milliseconds (3 ms on a Cascade Lake VM), once per
 // process.
 func measureGather() int {
-	if !simd {
+	if !cpu.simd {
 		return 0
 	}
 	modes := 2
-	if avx512 {
+	if cpu.avx512 {
 		modes = 3
 	}
 	var probes [3][]*gatherProbe
@@ -85,7 +81,9 @@ type gatherProbe struct {
 }
 
 func newGatherProbe(spec TransformSpec, gather int) *gatherProbe {
-	tr, err := newTransform(spec, gather)
+	k := cpu
+	k.gather = gather
+	tr, err := newTransform(spec, k)
 	if err != nil {
 		panic("inference: the gather probe's transform: " + err.Error())
 	}

@@ -287,6 +287,7 @@ type Model struct {
 
 // embedding computes a chosen set of embedding columns of raw inputs.
 type embedding struct {
+	k     kernels          // the fast paths it runs, the gather decided (its Transform's too)
 	d     int              // raw input features
 	sc    scaling          // the scaler, prepared
 	th    thresholdColumns // kept threshold columns (the first kt kept columns)
@@ -304,7 +305,7 @@ type embedding struct {
 	words  int         // (len(kept)+63)/64
 }
 
-func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
+func newEmbedding(spec *ModelSpec, kept []int32, k kernels) (embedding, error) {
 	d := spec.NumFeatures()
 	sc, err := spec.Scaler.prepare(d)
 	if err != nil {
@@ -319,12 +320,14 @@ func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
 	for ka < len(kept) && int(kept[ka]) < na {
 		ka++
 	}
+	k = k.resolved()
 	e := embedding{
+		k:     k,
 		d:     d,
 		sc:    sc,
 		th:    newThresholdColumns(spec.Thresholds, kept[:kt]),
 		kt:    kt,
-		trees: newTreeColumns(spec.Trees, nt, kt, kept[kt:ka]),
+		trees: newTreeColumns(&k, spec.Trees, nt, kt, kept[kt:ka]),
 		ka:    ka,
 		cols:  len(kept),
 		words: (len(kept) + 63) / 64,
@@ -343,7 +346,7 @@ func newEmbedding(spec *ModelSpec, kept []int32) (embedding, error) {
 		e.proj = &pr
 	}
 	if spec.Transform.P > 0 {
-		if e.tr, err = NewTransform(spec.Transform); err != nil {
+		if e.tr, err = newTransform(spec.Transform, k); err != nil {
 			return embedding{}, err
 		}
 		e.ffKept = make([]int32, len(kept)-ka)
@@ -384,14 +387,14 @@ func (e *embedding) newWorkspace(nv int) *workspace {
 func (e *embedding) embed(w *workspace, x []float32) {
 	e.sc.apply(w.xs, x)
 	clear(w.z)
-	e.th.embed(w.z, w.xs)
-	e.trees.embed(w.z, w.xs, w.leaves)
+	e.th.embed(&e.k, w.z, w.xs)
+	e.trees.embed(&e.k, w.z, w.xs, w.leaves)
 	if e.tr == nil {
 		return
 	}
 	in := w.xs
 	if e.proj != nil {
-		e.proj.apply(w.v, w.xs)
+		e.proj.apply(&e.k, w.v, w.xs)
 		in = w.v
 	}
 	e.tr.embedColumns(w.z, e.ka, in, e.ffKept, e.plan, w.ws)
@@ -399,11 +402,14 @@ func (e *embedding) embed(w *workspace, x []float32) {
 
 // New validates spec, regenerates its transform and returns the model. The
 // spec's slices are not copied: do not modify them afterwards.
-func New(spec *ModelSpec) (*Model, error) {
+func New(spec *ModelSpec) (*Model, error) { return newModel(spec, cpu) }
+
+// newModel is New with the kernels k (tests: every path on one machine).
+func newModel(spec *ModelSpec, k kernels) (*Model, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	emb, err := newEmbedding(spec, spec.Kept)
+	emb, err := newEmbedding(spec, spec.Kept, k)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +444,10 @@ type Embedder struct {
 
 // NewEmbedder returns the embedder of spec's Scaler, Thresholds, Trees,
 // Projection and Transform (its classes and weights are ignored and may be empty).
-func NewEmbedder(spec *ModelSpec) (*Embedder, error) {
+func NewEmbedder(spec *ModelSpec) (*Embedder, error) { return newEmbedder(spec, cpu) }
+
+// newEmbedder is NewEmbedder with the kernels k.
+func newEmbedder(spec *ModelSpec, k kernels) (*Embedder, error) {
 	s := *spec
 	s.Classes, s.Kept, s.Sign, s.NonZero, s.Alpha = []string{"0", "1"}, nil, [][]uint64{nil}, [][]uint64{nil}, []float32{1}
 	if err := s.Validate(); err != nil {
@@ -448,7 +457,7 @@ func NewEmbedder(spec *ModelSpec) (*Embedder, error) {
 	for i := range all {
 		all[i] = int32(i)
 	}
-	emb, err := newEmbedding(&s, all)
+	emb, err := newEmbedding(&s, all, k)
 	if err != nil {
 		return nil, err
 	}
@@ -544,9 +553,9 @@ func (m *Model) score(scores []float32, raw []int32, z []uint64, nnz []int) int 
 		} else {
 			n = onesCount(m.spec.NonZero[c][:len(z)])
 		}
-		raw[c] = int32(n - 2*ternaryDiffer(z, m.spec.Sign[c], m.spec.NonZero[c])) // TernaryDot
+		raw[c] = int32(n - 2*ternaryDiffer(&m.emb.k, z, m.spec.Sign[c], m.spec.NonZero[c])) // TernaryDot
 		if rho != 1 && m.emb.ka > 0 {
-			raw[c] += (rho - 1) * int32(ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], m.emb.ka))
+			raw[c] += (rho - 1) * int32(ternaryDotPrefix(&m.emb.k, z, m.spec.Sign[c], m.spec.NonZero[c], m.emb.ka))
 		}
 		// Tree plane b counts ρ·2^b times: ρ of them above, 2^b − 1 more.
 		for b, from := range m.emb.planes {
@@ -555,7 +564,7 @@ func (m *Model) score(scores []float32, raw []int32, z []uint64, nnz []int) int 
 				to = m.emb.planes[b+1]
 			}
 			if to > from {
-				dot := ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], to) - ternaryDotPrefix(z, m.spec.Sign[c], m.spec.NonZero[c], from)
+				dot := ternaryDotPrefix(&m.emb.k, z, m.spec.Sign[c], m.spec.NonZero[c], to) - ternaryDotPrefix(&m.emb.k, z, m.spec.Sign[c], m.spec.NonZero[c], from)
 				raw[c] += rho * (2<<b - 1) * int32(dot)
 			}
 		}

@@ -435,7 +435,7 @@ func TestTernaryDotPrefix(t *testing.T) {
 		for j := range k {
 			want += int(w[j]) * (int(z[j/64]>>(j%64)&1)*2 - 1)
 		}
-		if got := ternaryDotPrefix(z, sign, nz, k); got != want {
+		if got := ternaryDotPrefix(&cpu, z, sign, nz, k); got != want {
 			t.Fatalf("prefix %d: %d, want %d", k, got, want)
 		}
 	}

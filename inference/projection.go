@@ -131,12 +131,12 @@ var unitSign = [2]float32{1, -1}
 
 // apply writes v = projection of x into dst (len Out). With the fast path
 // each output's sum has the same terms in the same order.
-func (pr *projector) apply(dst, x []float32) {
-	if embedSIMD() {
+func (pr *projector) apply(k *kernels, dst, x []float32) {
+	if k.embedSIMD() {
 		x = x[:pr.in] // every idx is below in
 		var acc [8]float32
 		for g, grp := range pr.groups {
-			projSIMD(&acc, x, grp.idx, grp.coef)
+			k.projSIMD(&acc, x, grp.idx, grp.coef)
 			for k, a := range acc[:min(8, len(pr.scale)-8*g)] {
 				o := 8*g + k
 				dst[o] = float32(a*pr.scale[o]) - pr.bias[o]
@@ -161,7 +161,7 @@ func (p *Projection) Apply(dst, x []float32) error {
 		return err
 	}
 	pr := newProjector(p, len(x))
-	pr.apply(dst, x)
+	pr.apply(&cpu, dst, x)
 	return nil
 }
 
@@ -177,4 +177,4 @@ func NewProjector(p *Projection, in int) (*Projector, error) {
 }
 
 // Apply writes the projection of x into dst; see Projection.
-func (p *Projector) Apply(dst, x []float32) { p.pr.apply(dst, x) }
+func (p *Projector) Apply(dst, x []float32) { p.pr.apply(&cpu, dst, x) }

@@ -110,40 +110,38 @@ func haveAVX512() bool {
 	return ebx7&(f|dq|bw) == f|dq|bw && xgetbv0()&0xe6 == 0xe6
 }
 
-// simd says whether the fast paths run; tests switch it off to run the
-// pure-Go loops on the same machine.
-var simd = haveAVX2()
-
-// avx512 says whether the interval test runs 16 lanes wide (bitsAVX512);
-// tests switch it off to run bitsAVX2 on the same machine.
-var avx512 = haveAVX512()
-
-// popcnt512 says whether ternaryDiffer counts with VPOPCNTQ (differAVX512): AVX-512
-// with the VPOPCNTDQ extension (CPUID 7 ECX bit 14). Tests switch it off.
-var popcnt512 = haveAVX512() && func() bool { _, _, ecx7, _ := cpuid(7, 0); return ecx7&(1<<14) != 0 }()
-
-// shuffle512 says whether, without VPOPCNTQ, ternaryDiffer counts with
-// 64-byte nibble tables (differAVX512BW): AVX-512 with the BW extension
-// (CPUID 7 EBX bit 30). Tests switch it off.
-var shuffle512 = haveAVX512() && func() bool { _, ebx7, _, _ := cpuid(7, 0); return ebx7&(1<<30) != 0 }()
+// cpu is the fast paths this CPU has (see kernels): AVX2 for all of
+// them; AVX-512 F, DQ and BW for the 16-lane interval test, FWHT, pair
+// tiles and the table paths' wider loops; VPOPCNTDQ (CPUID 7 ECX bit 14)
+// for the scores with VPOPCNTQ, else AVX-512 BW (CPUID 7 EBX bit 30) for
+// 64-byte nibble tables; FMA3 (CPUID 1 ECX bit 12) for the table paths.
+// The gather is measured the first time it is needed (gather_amd64.go).
+var cpu = kernels{
+	simd:       haveAVX2(),
+	avx512:     haveAVX512(),
+	popcnt512:  haveAVX512() && func() bool { _, _, ecx7, _ := cpuid(7, 0); return ecx7&(1<<14) != 0 }(),
+	shuffle512: haveAVX512() && func() bool { _, ebx7, _, _ := cpuid(7, 0); return ebx7&(1<<30) != 0 }(),
+	fma3:       haveAVX2() && func() bool { _, _, ecx1, _ := cpuid(1, 0); return ecx1&(1<<12) != 0 }(),
+	gather:     -1,
+}
 
 // simdName names the fast path, for benchmarks and tests.
 const simdName = "avx2"
 
 // embedSIMD reports whether the embedding's fast paths (blocksSIMD,
 // bitsSIMD, projSIMD) run.
-func embedSIMD() bool { return simd }
+func (k *kernels) embedSIMD() bool { return k.simd }
 
 // fwhtUpperSIMD: on amd64 FWHT and the blocks have whole fast paths.
-func fwhtUpperSIMD(x []float32) bool { return false }
+func (k *kernels) fwhtUpperSIMD(x []float32) bool { return false }
 
 // fwhtSIMD runs FWHT on x (a power of two >= 8 long) with the fast path;
 // it returns false, doing nothing, when there is none.
-func fwhtSIMD(x []float32) bool {
-	if !simd {
+func (k *kernels) fwhtSIMD(x []float32) bool {
+	if !k.simd {
 		return false
 	}
-	if avx512 && len(x) >= 16 {
+	if k.avx512 && len(x) >= 16 {
 		fwhtAVX512(x)
 		return true
 	}
@@ -153,12 +151,12 @@ func fwhtSIMD(x []float32) bool {
 
 // bitsSIMD writes len(out) words of interval-test bits (see bitsAVX2) with
 // the fast path; it returns false, doing nothing, when there is none.
-func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32) bool {
-	if !simd {
+func (k *kernels) bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, s32, t32, e32 []float32) bool {
+	if !k.simd {
 		return false
 	}
 	n := len(out) * 64
-	if avx512 {
+	if k.avx512 {
 		bitsAVX512(out, u[:n], scale[:n], turn[:n], half[:n], s32[:n], t32[:n], e32[:n], &bitsConsts)
 		return true
 	}
@@ -170,8 +168,8 @@ func bitsSIMD(out []uint64, u, scale []float32, turn, half []float64, s32, t32, 
 // (nb·d) with the fast path; sign, perm and gauss are those blocks'
 // parameters, consecutive. It returns false, doing nothing, when there is
 // no fast path.
-func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) bool {
-	if !simd {
+func (k *kernels) blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) bool {
+	if !k.simd {
 		return false
 	}
 	n := nb * len(x)
@@ -183,8 +181,8 @@ func blocksSIMD(u, a, x, sign []float32, perm []int32, gauss []float32, nb int) 
 // U = len(xt) = max(d, 64) values, with xt, sign, perm and gauss in tile
 // order (see tileOrder), into u (len(u)/U units); with pairs, U = max(d,
 // 128) in pair order (tileOrder with k = 2, tilesAVX512).
-func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, pairs bool, gather int) bool {
-	if !simd {
+func (k *kernels) tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, pairs bool) bool {
+	if !k.simd {
 		return false
 	}
 	n, rows := len(u)/len(xt)*len(xt), 0
@@ -197,16 +195,16 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, p
 			upper = 1
 		}
 		vperm := 0
-		if gather == 2 {
+		if k.gather == 2 {
 			vperm = 1
 		}
-		if pairsInRegisters(d, gather) {
+		if k.pairsInRegisters(d) {
 			vperm = 2
 		}
 		tilesAVX512(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, upper, &pairIdx, vperm)
 		return true
 	}
-	tilesAVX2(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, gather)
+	tilesAVX2(u[:n], a[:len(xt)], xt, sign[:n], perm[:n], gauss[:n], n/len(xt), rows, k.gather)
 	return true
 }
 
@@ -214,34 +212,34 @@ func tilesSIMD(u, a, xt, sign []float32, perm []int32, gauss []float32, d int, p
 // vector (tilesAVX512, pair order: tileOrder with k = 2): d >= 16 where
 // there is AVX-512 and VGATHERDPS is fast, or up to d = 256 with the
 // AVX-512 permutes (gather mode 2; larger d would not fit the registers).
-func pairTiles(d, gather int) bool {
-	return avx512 && d >= 16 && (gather == 1 || gather == 2 && d <= 256)
+func (k *kernels) pairTiles(d int) bool {
+	return k.avx512 && d >= 16 && (k.gather == 1 || k.gather == 2 && d <= 256)
 }
 
 // pairsInRegisters reports whether pair tiles of d inputs keep the first
 // transform's outputs in registers for the permutes (d <= 64: a unit is
 // one pair), their perm entries then indexing the registers' layout (see
 // pairRegister).
-func pairsInRegisters(d, gather int) bool { return pairTiles(d, gather) && gather == 2 && d <= 64 }
+func (k *kernels) pairsInRegisters(d int) bool { return k.pairTiles(d) && k.gather == 2 && d <= 64 }
 
 // tilesFor reports whether transforms of padded size d use tilesSIMD:
 // sizes of 32 and up always; 8 and 16, which have in-register paths,
 // only where the tiles gather fast (VGATHERDPS, or AVX-512 permutes),
 // and only without their table paths (table8_amd64.go).
-func tilesFor(d, gather int) bool {
-	table := (d == 8 || d == 16) && fma3
-	return simd && (d >= 32 || d >= 8 && gather >= 1 && !table)
+func (k *kernels) tilesFor(d int) bool {
+	table := (d == 8 || d == 16) && k.fma3
+	return k.simd && (d >= 32 || d >= 8 && k.gather >= 1 && !table)
 }
 
 // threshSIMD ORs the threshold bits of the first len(feature)/64 whole
 // words into out with the fast path and returns how many thresholds it
 // covered (0 without one). Every feature index must be below len(xs).
-func threshSIMD(out []uint64, xs []float32, feature []int32, value []float32) int {
-	if !simd {
+func (k *kernels) threshSIMD(out []uint64, xs []float32, feature []int32, value []float32) int {
+	if !k.simd {
 		return 0
 	}
 	words := len(feature) / 64
-	threshAVX2(out[:words], xs, feature[:words*64], value[:words*64], gatherMode())
+	threshAVX2(out[:words], xs, feature[:words*64], value[:words*64], k.gatherMode())
 	return words * 64
 }
 
@@ -249,18 +247,18 @@ func threshSIMD(out []uint64, xs []float32, feature []int32, value []float32) in
 // trees into leaf with the fast path, their tests in groups of eight
 // (see treeColumns.gfeat), and returns how many (0 without one). Every
 // feature index must be below len(xs).
-func treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, depth int) int {
-	if !simd || depth == 0 {
+func (k *kernels) treeLeavesSIMD(leaf []int32, xs []float32, feat []int32, value []float32, depth int) int {
+	if !k.simd || depth == 0 {
 		return 0
 	}
 	n := len(feat) / depth / 8 * 8
-	treeLeavesAVX2(leaf[:n], xs, feat[:n*depth], value[:n*depth], depth, gatherMode())
+	treeLeavesAVX2(leaf[:n], xs, feat[:n*depth], value[:n*depth], depth, k.gatherMode())
 	return n
 }
 
 // projSIMD sums eight projection outputs (see projAVX2); only called when
 // simd is on. Every idx entry must be a valid index of x.
-func projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
+func (k *kernels) projSIMD(acc *[8]float32, x []float32, idx []int32, coef []int8) {
 	projAVX2(acc, x, idx, coef[:8*len(idx)])
 }
 
@@ -270,15 +268,15 @@ var popLUT = [32]byte{0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2
 // differSIMD returns ternaryDiffer's count over the first len(z)/4·4
 // words with the fast path, and how many words it covered (0 when there
 // is none).
-func differSIMD(z, sign, nz []uint64) (differ, words int) {
-	if !simd || len(z) < 4 {
+func (k *kernels) differSIMD(z, sign, nz []uint64) (differ, words int) {
+	if !k.simd || len(z) < 4 {
 		return 0, 0
 	}
-	if popcnt512 && len(z) >= 8 {
+	if k.popcnt512 && len(z) >= 8 {
 		words = len(z) &^ 7
 		return differAVX512(z[:words], sign[:words], nz[:words]), words
 	}
-	if shuffle512 && len(z) >= 8 {
+	if k.shuffle512 && len(z) >= 8 {
 		words = len(z) &^ 7
 		return differAVX512BW(z[:words], sign[:words], nz[:words], &popLUT), words
 	}
@@ -289,21 +287,22 @@ func differSIMD(z, sign, nz []uint64) (differ, words int) {
 // noveltySIMD returns Σ bit_i·d_i (see noveltySum) over the first
 // len(cols)/8·8 columns with the fast path, and how many columns it
 // covered (0 when there is none). Every column's bit must lie in z.
-func noveltySIMD(z []uint64, cols, d []int32) (sum int32, n int) {
+func (k *kernels) noveltySIMD(z []uint64, cols, d []int32) (sum int32, n int) {
 	n = len(cols) &^ 7
-	if !simd || n == 0 {
+	if !k.simd || n == 0 {
 		return 0, 0
 	}
 	return noveltyAVX2(z, cols[:n], d[:n]), n
 }
 
 // outsideSIMD returns scaling.outside's sum over the first len(x)/8·8
-// features with the fast path, and how many features it covered (0 when
-// there is none). w must be at most MaxOutsideWeight.
-func outsideSIMD(x, lo, k []float32, w uint32) (sum uint32, n int) {
+// features with the fast path (scale is the scaler's k), and how many
+// features it covered (0 when there is none). w must be at most
+// MaxOutsideWeight.
+func (k *kernels) outsideSIMD(x, lo, scale []float32, w uint32) (sum uint32, n int) {
 	n = len(x) &^ 7
-	if !simd || n == 0 {
+	if !k.simd || n == 0 {
 		return 0, 0
 	}
-	return outsideAVX2(x[:n], lo[:n], k[:n], w), n
+	return outsideAVX2(x[:n], lo[:n], scale[:n], w), n
 }

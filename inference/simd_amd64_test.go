@@ -12,20 +12,20 @@ import (
 // d <= 64) with in-register permutes, as measured on the CPU; each against
 // the reference.
 func TestEmbedFastPathEveryGather(t *testing.T) {
-	savedG, savedW := vgather, avx512
-	defer func() { vgather, avx512 = savedG, savedW }()
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(41, 42))
-	for _, wide := range []bool{false, haveAVX512()} { // with AVX-512 and VGATHERDPS: pair tiles
+	for _, wide := range []bool{false, cpu.avx512} { // with AVX-512 and VGATHERDPS: pair tiles
 		for _, g := range []int{0, 1, 2} {
 			if g == 2 && !wide {
 				continue
 			}
-			vgather, avx512 = g, wide
+			k := cpu
+			k.avx512, k.gather = wide, g
 			for _, d := range []int{5, 16, 24, 33, 64, 100, 256, 784} {
 				for _, p := range []int{64, 1000, 3*nextPow2(d) + 5} {
 					for _, keep := range []string{"all", "some"} {
 						t.Run(fmt.Sprintf("avx512=%v/vgather=%d/d=%d/p=%d/%s", wide, g, d, p, keep), func(t *testing.T) {
-							testEmbedFastPath(t, rnd, d, p, keep)
+							testEmbedFastPath(t, k, rnd, d, p, keep)
 						})
 					}
 				}
@@ -36,28 +36,29 @@ func TestEmbedFastPathEveryGather(t *testing.T) {
 
 // The interval test runs 16 lanes wide where there is AVX-512, else 8;
 // both against the reference.
-func TestIntervalBitsBothWidths(t *testing.T) { bothWidths(t, testIntervalBits) }
+func TestIntervalBitsBothWidths(t *testing.T) {
+	t.Parallel()
+	bothWidths(t, testIntervalBits)
+}
 
 // bothWidths runs test with the AVX2 paths, and with the AVX-512 ones
 // where the CPU has them.
-func bothWidths(t *testing.T, test func(*testing.T)) {
-	saved := avx512
-	defer func() { avx512 = saved }()
+func bothWidths(t *testing.T, test func(*testing.T, kernels)) {
 	for _, wide := range []bool{false, true} {
-		if wide && !haveAVX512() {
+		if wide && !cpu.avx512 {
 			t.Log("no AVX-512 here: only the AVX2 path tested")
 			continue
 		}
-		avx512 = wide
-		t.Run(fmt.Sprintf("avx512=%v", wide), test)
+		k := cpu
+		k.avx512 = wide
+		t.Run(fmt.Sprintf("avx512=%v", wide), func(t *testing.T) { test(t, k) })
 	}
 }
 
 // Threshold bits with either gather against the Go loop, on inputs equal
 // to thresholds, zeros of both signs, NaN and infinities.
 func TestThresholdFastPathMatchesReference(t *testing.T) {
-	saved := vgather
-	defer func() { vgather = saved }()
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(43, 44))
 	for _, n := range []int{1, 63, 64, 65, 200, 1000} {
 		d := 1 + rnd.IntN(40)
@@ -75,11 +76,12 @@ func TestThresholdFastPathMatchesReference(t *testing.T) {
 				}
 			}
 			ref := make([]uint64, (n+63)/64)
-			withoutSIMD(func() { tc.embed(ref, xs) })
+			tc.embed(&goKernels, ref, xs)
 			for _, g := range []int{0, 1} {
-				vgather = g
+				k := cpu
+				k.gather = g
 				fast := make([]uint64, (n+63)/64)
-				tc.embed(fast, xs)
+				tc.embed(&k, fast, xs)
 				for w := range fast {
 					if fast[w] != ref[w] {
 						t.Fatalf("n=%d vgather=%d trial %d: word %d %#x, reference %#x", n, g, trial, w, fast[w], ref[w])
@@ -94,45 +96,43 @@ func TestThresholdFastPathMatchesReference(t *testing.T) {
 // nibble tables where it has AVX-512 BW, else with the AVX2 nibble table;
 // each against the definition.
 func TestTernaryDotEveryCount(t *testing.T) {
-	savedP, savedS := popcnt512, shuffle512
-	defer func() { popcnt512, shuffle512 = savedP, savedS }()
+	t.Parallel()
 	for _, c := range []struct {
 		name           string
 		popcnt, shufbw bool
 	}{{"avx2", false, false}, {"avx512bw", false, true}, {"vpopcntq", true, false}} {
-		if c.popcnt && !savedP || c.shufbw && !savedS {
+		if c.popcnt && !cpu.popcnt512 || c.shufbw && !cpu.shuffle512 {
 			t.Logf("no %s here: not tested", c.name)
 			continue
 		}
-		popcnt512, shuffle512 = c.popcnt, c.shufbw
-		t.Run(c.name, TestTernaryDotFastPathMatchesReference)
+		k := cpu
+		k.popcnt512, k.shuffle512 = c.popcnt, c.shufbw
+		t.Run(c.name, func(t *testing.T) { testTernaryDot(t, &k) })
 	}
 }
 
 // Tree leaves with either gather.
 func TestTreeEmbedBothGathers(t *testing.T) {
-	saved := vgather
-	defer func() { vgather = saved }()
+	t.Parallel()
 	for _, g := range []int{0, 1} {
-		vgather = g
-		t.Run(fmt.Sprintf("vgather=%d", g), testTreeEmbed)
+		k := cpu
+		k.gather = g
+		t.Run(fmt.Sprintf("vgather=%d", g), func(t *testing.T) { testTreeEmbed(t, k) })
 	}
 }
 
 // TestGatherMeasured runs the start-up measurement that chooses between
 // VGATHERDPS and scalar loads, and checks it returns a setting.
 func TestGatherMeasured(t *testing.T) {
-	saved := vgather
-	defer func() { vgather = saved }()
-	vgather = -1
+	t.Parallel()
 	start := time.Now()
 	g := measureGather()
 	took := time.Since(start)
-	if g < 0 || g > 2 || !avx512 && g == 2 || !simd && g != 0 {
+	if g < 0 || g > 2 || !cpu.avx512 && g == 2 || !cpu.simd && g != 0 {
 		t.Fatalf("measureGather() = %d", g)
 	}
-	if m := gatherMode(); m < 0 || m > 2 {
-		t.Fatalf("gatherMode() = %d with vgather unset", m)
+	if m := cpu.gatherMode(); m < 0 || m > 2 || cpu.gather != -1 {
+		t.Fatalf("cpu's gather %d, measured %d", cpu.gather, m)
 	}
 	t.Logf("gather mode chosen: %d (0 scalar loads, 1 VGATHERDPS, 2 AVX-512 permutes), measured in %v", g, took)
 }
@@ -141,17 +141,17 @@ func TestGatherMeasured(t *testing.T) {
 // in-register path or (with VGATHERDPS or the AVX-512 permutes) tiles;
 // every one against Embed, with either interval test.
 func TestEmbed8EveryPath(t *testing.T) {
-	savedG, savedW, savedF := vgather, avx512, fma3
-	defer func() { vgather, avx512, fma3 = savedG, savedW, savedF }()
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(87, 88))
-	for _, f := range []bool{false, savedF} {
-		for _, wide := range []bool{false, haveAVX512()} {
+	for _, f := range []bool{false, cpu.fma3} {
+		for _, wide := range []bool{false, cpu.avx512} {
 			for _, g := range []int{0, 1, 2} {
 				if g == 2 && !wide {
 					continue // the permutes need AVX-512
 				}
-				fma3, avx512, vgather = f, wide, g
-				t.Run(fmt.Sprintf("fma3=%v/avx512=%v/vgather=%d", f, wide, g), func(t *testing.T) { testEmbed8(t, rnd) })
+				k := cpu
+				k.fma3, k.avx512, k.gather = f, wide, g
+				t.Run(fmt.Sprintf("fma3=%v/avx512=%v/vgather=%d", f, wide, g), func(t *testing.T) { testEmbed8(t, k, rnd) })
 			}
 		}
 	}
@@ -159,32 +159,34 @@ func TestEmbed8EveryPath(t *testing.T) {
 
 // FWHT runs 16 lanes wide where there is AVX-512, else 8; both against
 // the reference loop.
-func TestFWHTBothWidths(t *testing.T) { bothWidths(t, TestFWHTFastPathMatchesReferenceEverySize) }
+func TestFWHTBothWidths(t *testing.T) {
+	t.Parallel()
+	bothWidths(t, func(t *testing.T, k kernels) { testFWHT(t, &k) })
+}
 
 // BenchmarkFWHTWidths times FWHT's 8-lane (AVX2) and 16-lane (AVX-512)
 // paths on the same machine.
 //
 //	go test -run '^$' -bench FWHTWidths -count 5 ./inference
 func BenchmarkFWHTWidths(b *testing.B) {
-	saved := avx512
-	defer func() { avx512 = saved }()
 	for _, n := range []int{256, 1024, 4096} {
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(i%7) - 3
 		}
 		for _, wide := range []bool{false, true} {
-			if wide && !haveAVX512() {
+			if wide && !cpu.avx512 {
 				continue
 			}
+			k := cpu
+			k.avx512 = wide
 			name := itoa(n) + "/avx2"
 			if wide {
 				name = itoa(n) + "/avx512"
 			}
 			b.Run(name, func(b *testing.B) {
-				avx512 = wide
 				for b.Loop() {
-					FWHT(x)
+					fwht(&k, x)
 				}
 			})
 		}
@@ -197,19 +199,18 @@ func BenchmarkFWHTWidths(b *testing.B) {
 //
 //	go test -run '^$' -bench EmbedTablePaths -count 5 ./inference
 func BenchmarkEmbedTablePaths(b *testing.B) {
-	savedF, savedW, savedG := fma3, avx512, vgather
-	defer func() { fma3, avx512, vgather = savedF, savedW, savedG }()
 	for _, d := range []int{8, 16} {
 		for _, c := range []struct {
 			table, wide bool
 			g           int
 		}{{false, false, 0}, {true, false, 0}, {false, true, 0}, {false, true, 1}, {false, true, 2}, {true, true, 0}} {
-			if c.wide && !haveAVX512() || c.table && !savedF {
+			if c.wide && !cpu.avx512 || c.table && !cpu.fma3 {
 				continue
 			}
-			fma3, avx512, vgather = c.table, c.wide, c.g
+			k := cpu
+			k.fma3, k.avx512, k.gather = c.table, c.wide, c.g
 			p := 256 * d
-			tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 5, Sigma: 1, D: d, P: p})
+			tr, err := newTransform(TransformSpec{Generator: GeneratorV1, Seed: 5, Sigma: 1, D: d, P: p}, k)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -220,7 +221,6 @@ func BenchmarkEmbedTablePaths(b *testing.B) {
 			plan, dst := tr.columnPlan(cols), make([]uint64, p/64)
 			name := fmt.Sprintf("d=%d/table=%v/avx512=%v/gather=%d", d, c.table, c.wide, c.g)
 			b.Run(name, func(b *testing.B) {
-				fma3, avx512, vgather = c.table, c.wide, c.g
 				for b.Loop() {
 					clear(dst)
 					tr.embedColumns(dst, 0, x, cols, plan, ws)
@@ -232,8 +232,8 @@ func BenchmarkEmbedTablePaths(b *testing.B) {
 
 // The table paths' block loops 8 lanes wide too.
 func TestTableBlocksBothWidths(t *testing.T) {
-	saved := avx512
-	defer func() { avx512 = saved }()
-	avx512 = false
-	TestTableBlocksEveryCount(t)
+	t.Parallel()
+	k := cpu
+	k.avx512 = false
+	testTableBlocks(t, k)
 }

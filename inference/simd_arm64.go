@@ -9,14 +9,14 @@ package inference
 //go:noescape
 func fwhtUpperNEON(x []float32)
 
-// simd says whether the fast path runs; tests switch it off.
-var simd = true
+// cpu is the fast path arm64 has (see kernels): NEON, always there.
+var cpu = kernels{simd: true}
 
 const simdName = "neon"
 
-// fwhtUpperSIMD runs fwhtUpper with NEON when simd is on.
-func fwhtUpperSIMD(x []float32) bool {
-	if !simd {
+// fwhtUpperSIMD runs fwhtUpper with NEON when k.simd is on.
+func (k *kernels) fwhtUpperSIMD(x []float32) bool {
+	if !k.simd {
 		return false
 	}
 	fwhtUpperNEON(x)

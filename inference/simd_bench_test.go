@@ -18,20 +18,26 @@ func BenchmarkPredictFastPath(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		goModel, err := newModel(spec, goKernels)
+		if err != nil {
+			b.Fatal(err)
+		}
 		x := make([]float32, c.d)
 		for i := range x {
 			x[i] = float32(i%5) - 2
 		}
 		scores := make([]float32, c.k)
-		run := func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				m.Predict(scores, x)
+		run := func(m *Model) func(*testing.B) {
+			return func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					m.Predict(scores, x)
+				}
 			}
 		}
 		name := fmt.Sprintf("d=%d/p=%d/k=%d", c.d, c.p, c.k)
-		b.Run(name+"/"+simdName, run)
-		b.Run(name+"/go", func(b *testing.B) { withoutSIMD(func() { run(b) }) })
+		b.Run(name+"/"+simdName, run(m))
+		b.Run(name+"/go", run(goModel))
 	}
 }
 
@@ -49,11 +55,9 @@ func BenchmarkTernaryDotFastPath(b *testing.B) {
 		}
 	})
 	b.Run("go", func(b *testing.B) {
-		withoutSIMD(func() {
-			for b.Loop() {
-				TernaryDot(z, s, nz)
-			}
-		})
+		for b.Loop() {
+			ternaryDot(&goKernels, z, s, nz)
+		}
 	})
 }
 
@@ -63,7 +67,7 @@ func BenchmarkTernaryDotFastPath(b *testing.B) {
 //
 //	go test -run '^$' -bench IntervalBits -count 5 ./inference
 func BenchmarkIntervalBits(b *testing.B) {
-	if !embedSIMD() {
+	if !cpu.embedSIMD() {
 		b.Skip("no fast interval test on " + simdName)
 	}
 	for _, p := range []int{2048, 22656} {

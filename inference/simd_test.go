@@ -7,19 +7,28 @@ import (
 	"testing"
 )
 
-// The fast paths (simd_amd64.go; none elsewhere yet) against the pure-Go
-// reference loops, bit for bit, on random inputs of every size. Where
-// there is no fast path both sides are the reference and the tests still
-// pin that the pure-Go path runs.
+// The fast paths (simd_amd64.go, simd_arm64.go) against the pure-Go
+// reference loops, bit for bit, on random inputs of every size: each
+// test builds what it checks with the kernels it names (cpu, a variant
+// of it, goKernels), so they run in parallel. Where there is no fast path
+// both sides are the reference and the tests still pin that the pure-Go
+// path runs.
 
 func TestFastPathAvailability(t *testing.T) {
-	t.Logf("fast path: %s, in use: %v", simdName, simd)
-	if simdName == "none" && simd {
+	t.Parallel()
+	t.Logf("fast path: %s, in use: %v", simdName, cpu.simd)
+	if simdName == "none" && cpu.simd {
 		t.Fatal("the fast path is on without an implementation")
 	}
 }
 
 func TestFWHTFastPathMatchesReferenceEverySize(t *testing.T) {
+	t.Parallel()
+	testFWHT(t, &cpu)
+}
+
+// testFWHT checks FWHT with the kernels k against the reference loop.
+func testFWHT(t *testing.T, k *kernels) {
 	rnd := rand.New(rand.NewPCG(31, 32))
 	for n := 2; n <= MaxFWHT; n *= 2 {
 		for trial := range 3 {
@@ -35,7 +44,7 @@ func TestFWHTFastPathMatchesReferenceEverySize(t *testing.T) {
 				}
 			}
 			fast, ref := append([]float32(nil), x...), append([]float32(nil), x...)
-			FWHT(fast)
+			fwht(k, fast)
 			naiveFWHT(ref)
 			for i := range fast {
 				if math.Float32bits(fast[i]) != math.Float32bits(ref[i]) {
@@ -46,28 +55,23 @@ func TestFWHTFastPathMatchesReferenceEverySize(t *testing.T) {
 	}
 }
 
-// withoutSIMD runs f with the fast paths off.
-func withoutSIMD(f func()) {
-	saved := simd
-	simd = false
-	defer func() { simd = saved }()
-	f()
-}
-
 func TestEmbedFastPathMatchesReference(t *testing.T) {
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(33, 34))
 	for _, d := range []int{1, 3, 7, 8, 9, 16, 24, 54, 100, 256, 784} {
 		for _, p := range []int{1, 63, 64, 65, 200, 1000, 3*nextPow2(d) + 5} {
 			for _, keep := range []string{"all", "some", "run"} {
 				t.Run(fmt.Sprintf("d=%d/p=%d/%s", d, p, keep), func(t *testing.T) {
-					testEmbedFastPath(t, rnd, d, p, keep)
+					testEmbedFastPath(t, cpu, rnd, d, p, keep)
 				})
 			}
 		}
 	}
 }
 
-func testEmbedFastPath(t *testing.T, rnd *rand.Rand, d, p int, keep string) {
+// testEmbedFastPath checks a model's kept bits with the kernels k against
+// the same model's with the Go loops.
+func testEmbedFastPath(t *testing.T, k kernels, rnd *rand.Rand, d, p int, keep string) {
 	// Threshold columns in front put the transform's bits at an offset in
 	// the kept bits: unaligned, or 0 or 64 (the bits written straight into
 	// the kept bits' words) when every column is kept.
@@ -113,7 +117,11 @@ func testEmbedFastPath(t *testing.T, rnd *rand.Rand, d, p int, keep string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(spec)
+	m, err := newModel(spec, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goModel, err := newModel(spec, goKernels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +138,7 @@ func testEmbedFastPath(t *testing.T, rnd *rand.Rand, d, p int, keep string) {
 		if err := m.EmbedKept(fast, x); err != nil {
 			t.Fatal(err)
 		}
-		withoutSIMD(func() { err = m.EmbedKept(ref, x) })
-		if err != nil {
+		if err := goModel.EmbedKept(ref, x); err != nil {
 			t.Fatal(err)
 		}
 		for w := range fast {
@@ -143,6 +150,7 @@ func testEmbedFastPath(t *testing.T, rnd *rand.Rand, d, p int, keep string) {
 }
 
 func TestProjectionFastPathMatchesReference(t *testing.T) {
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(35, 36))
 	for _, in := range []int{1, 5, 64, 100, 256, 784} {
 		for _, out := range []int{1, 7, 8, 9, 48} {
@@ -176,7 +184,7 @@ func TestProjectionFastPathMatchesReference(t *testing.T) {
 					}
 				}
 				pr.Apply(fast, x)
-				withoutSIMD(func() { pr.Apply(ref, x) })
+				pr.pr.apply(&goKernels, ref, x)
 				for k := range fast {
 					if math.Float32bits(fast[k]) != math.Float32bits(ref[k]) {
 						t.Fatalf("in=%d out=%d trial %d: output %d = %g (%#x), reference %g (%#x)", in, out, trial, k, fast[k], math.Float32bits(fast[k]), ref[k], math.Float32bits(ref[k]))
@@ -188,6 +196,13 @@ func TestProjectionFastPathMatchesReference(t *testing.T) {
 }
 
 func TestTernaryDotFastPathMatchesReference(t *testing.T) {
+	t.Parallel()
+	testTernaryDot(t, &cpu)
+}
+
+// testTernaryDot checks TernaryDot with the kernels k against the Go
+// loop and the definition.
+func testTernaryDot(t *testing.T, k *kernels) {
 	rnd := rand.New(rand.NewPCG(37, 38))
 	for _, n := range []int{1, 63, 64, 65, 255, 256, 257, 1000, 4097, 22656} {
 		words := (n + 63) / 64
@@ -200,9 +215,7 @@ func TestTernaryDotFastPathMatchesReference(t *testing.T) {
 				z[j/64] |= uint64(rnd.IntN(2)) << (j % 64)
 				want += int(v) * int(2*(z[j/64]>>(j%64)&1)-1)
 			}
-			got := TernaryDot(z, s, nz)
-			var ref int
-			withoutSIMD(func() { ref = TernaryDot(z, s, nz) })
+			got, ref := ternaryDot(k, z, s, nz), ternaryDot(&goKernels, z, s, nz)
 			if got != want || ref != want {
 				t.Fatalf("n=%d zero fraction %g: fast path %d, Go loop %d, definition %d", n, zf, got, ref, want)
 			}
@@ -216,10 +229,11 @@ func TestTernaryDotFastPathMatchesReference(t *testing.T) {
 // interval's ends (where only the float64 pass can decide), huge, NaN
 // and infinite ones.
 func TestIntervalBitsFastPathMatchesReference(t *testing.T) {
-	if !embedSIMD() {
+	t.Parallel()
+	if !cpu.embedSIMD() {
 		t.Skip("no fast interval test on " + simdName)
 	}
-	testIntervalBits(t)
+	testIntervalBits(t, cpu)
 }
 
 // allColumns returns the columns 0 to n−1.
@@ -241,9 +255,11 @@ func fastPhase(plan *columnPlan, i int, u float32) (p, e float32) {
 	return p, f*edgeScale + plan.e32[i]
 }
 
-func testIntervalBits(t *testing.T) {
+// testIntervalBits checks the interval test's fast path with the kernels
+// k against bitsGo.
+func testIntervalBits(t *testing.T, k kernels) {
 	rnd := rand.New(rand.NewPCG(39, 40))
-	tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 7, Sigma: 1, D: 16, P: 4096})
+	tr, err := newTransform(TransformSpec{Generator: GeneratorV1, Seed: 7, Sigma: 1, D: 16, P: 4096}, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +299,7 @@ func testIntervalBits(t *testing.T) {
 		}
 		clear(ref)
 		bitsGo(ref, u, plan.scale, plan.turn, plan.half)
-		bitsSIMD(fast, u, plan.scale, plan.turn, plan.half, plan.s32, plan.t32, plan.e32)
+		tr.k.bitsSIMD(fast, u, plan.scale, plan.turn, plan.half, plan.s32, plan.t32, plan.e32)
 		for w := range fast {
 			if fast[w] != ref[w] {
 				for b := range 64 {

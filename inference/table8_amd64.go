@@ -62,17 +62,13 @@ var table8Masks = [3][8]float32{
 	{1, 1, 1, 1, -1, -1, -1, -1},
 }
 
-// fma3 says whether the CPU has FMA3 (CPUID 1 ECX bit 12), which the table
-// path needs; tests switch it off to run the other paths of d = 8.
-var fma3 = haveAVX2() && func() bool { _, _, ecx1, _ := cpuid(1, 0); return ecx1&(1<<12) != 0 }()
-
 // table8SIMD is table8 with the fast path; it returns false, doing
 // nothing, when there is none.
-func table8SIMD(t *[128]float32, x []float32) bool {
-	if !simd || !fma3 {
+func (k *kernels) table8SIMD(t *[128]float32, x []float32) bool {
+	if !k.simd || !k.fma3 {
 		return false
 	}
-	if avx512 {
+	if k.avx512 {
 		table8AVX512(t, x[:8], &table8Signs, &table8Masks)
 		return true
 	}
@@ -83,12 +79,12 @@ func table8SIMD(t *[128]float32, x []float32) bool {
 // blocks8SIMD computes block8 of len(row) consecutive blocks into u with
 // the fast path (p8 and g8 theirs, 8 a block); it returns false, doing
 // nothing, when there is none.
-func blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bool {
-	if !simd || !fma3 {
+func (k *kernels) blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bool {
+	if !k.simd || !k.fma3 {
 		return false
 	}
 	n := 8 * len(row)
-	if !avx512 {
+	if !k.avx512 {
 		blocks8AVX2(u[:n], t, row, p8[:n], g8[:n], &table8Masks)
 		return true
 	}
@@ -102,11 +98,11 @@ func blocks8SIMD(u []float32, t *[128]float32, row, p8 []int32, g8 []float32) bo
 
 // table16SIMD is table16 with the fast path (FMA3, which blocks16SIMD
 // needs); it returns false, doing nothing, when there is none.
-func table16SIMD(t *[table16Len]float32, x []float32) bool {
-	if !simd || !fma3 {
+func (k *kernels) table16SIMD(t *[table16Len]float32, x []float32) bool {
+	if !k.simd || !k.fma3 {
 		return false
 	}
-	if avx512 {
+	if k.avx512 {
 		table16AVX512(t, x[:16], &table8Signs, &table8Masks, &table16PairIdx)
 		return true
 	}
@@ -119,12 +115,12 @@ func table16SIMD(t *[table16Len]float32, x []float32) bool {
 // blocks16SIMD computes block16 of len(row) consecutive blocks into u with
 // the fast path (hi, p16 and g16 theirs); it returns false, doing nothing,
 // when there is none.
-func blocks16SIMD(u []float32, t *[table16Len]float32, row, hi, p16 []int32, g16 []float32) bool {
-	if !simd || !fma3 {
+func (k *kernels) blocks16SIMD(u []float32, t *[table16Len]float32, row, hi, p16 []int32, g16 []float32) bool {
+	if !k.simd || !k.fma3 {
 		return false
 	}
 	n := 16 * len(row)
-	if !avx512 {
+	if !k.avx512 {
 		blocks16AVX2(u[:n], t, row, hi[:len(row)], p16[:n], g16[:n], &table8Masks)
 		return true
 	}

@@ -107,7 +107,7 @@ func TestTable8EverySign(t *testing.T) {
 // BenchmarkBlock8Go times the 256 blocks of a d = 8, p = 2048 transform
 // with the Go loops: transformBlock against the table (block8).
 func BenchmarkBlock8Go(b *testing.B) {
-	tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 5, Sigma: 1, D: 8, P: 2048})
+	tr, err := newTransform(TransformSpec{Generator: GeneratorV1, Seed: 5, Sigma: 1, D: 8, P: 2048}, goKernels)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,13 +116,11 @@ func BenchmarkBlock8Go(b *testing.B) {
 	ws.load(x)
 	out := make([]float32, 2048)
 	b.Run("reference", func(b *testing.B) {
-		withoutSIMD(func() {
-			for b.Loop() {
-				for k := range tr.blocks {
-					copy(out[8*k:], tr.transformBlock(k, ws))
-				}
+		for b.Loop() {
+			for k := range tr.blocks {
+				copy(out[8*k:], tr.transformBlock(k, ws))
 			}
-		})
+		}
 	})
 	b.Run("table", func(b *testing.B) {
 		for b.Loop() {
@@ -140,12 +138,14 @@ func BenchmarkBlock8Go(b *testing.B) {
 // with NaN, ±∞, ±0, huge, tiny and subnormal values, all columns, a run
 // and a subset, at unaligned offsets.
 func TestEmbed8MatchesReference(t *testing.T) {
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(85, 86))
-	testEmbed8(t, rnd)
-	withoutSIMD(func() { testEmbed8(t, rnd) })
+	testEmbed8(t, cpu, rnd)
+	testEmbed8(t, goKernels, rnd)
 }
 
-func testEmbed8(t *testing.T, rnd *rand.Rand) {
+// testEmbed8 checks embedColumns with the kernels k against Embed.
+func testEmbed8(t *testing.T, k kernels, rnd *rand.Rand) {
 	t.Helper()
 	for i, p := range []int{1, 8, 63, 64, 65, 200, 1000, 2048, 2051, 5000, 1, 16, 64, 100, 1000, 4096, 4099, 7000} {
 		D := 5 + rnd.IntN(4)
@@ -153,7 +153,7 @@ func testEmbed8(t *testing.T, rnd *rand.Rand) {
 			D = 9 + rnd.IntN(8)
 		}
 		spec := TransformSpec{Generator: GeneratorV1, Seed: rnd.Uint64(), Sigma: 0.1 + 3*rnd.Float64(), D: D, P: p}
-		tr, err := NewTransform(spec)
+		tr, err := newTransform(spec, k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,11 +203,11 @@ func BenchmarkBlocks8(b *testing.B) {
 	}
 	ws := tr.NewWorkspace()
 	ws.load([]float32{1, -2, 0.5, 3, -1, 0, 2, 1.5})
-	if !embedSIMD() {
+	if !cpu.embedSIMD() {
 		b.Skip("no fast path")
 	}
 	for b.Loop() {
-		table8SIMD(ws.t8, ws.x)
+		tr.k.table8SIMD(ws.t8, ws.x)
 		tr.blocksSIMD(0, 256, ws)
 	}
 }
@@ -248,7 +248,7 @@ func TestBlock16MatchesTransformBlock(t *testing.T) {
 
 // BenchmarkBlock16Go is BenchmarkBlock8Go for d = 16, p = 4096.
 func BenchmarkBlock16Go(b *testing.B) {
-	tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 5, Sigma: 1, D: 16, P: 4096})
+	tr, err := newTransform(TransformSpec{Generator: GeneratorV1, Seed: 5, Sigma: 1, D: 16, P: 4096}, goKernels)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -257,13 +257,11 @@ func BenchmarkBlock16Go(b *testing.B) {
 	ws.load(x)
 	out := make([]float32, 4096)
 	b.Run("reference", func(b *testing.B) {
-		withoutSIMD(func() {
-			for b.Loop() {
-				for k := range tr.blocks {
-					copy(out[16*k:], tr.transformBlock(k, ws))
-				}
+		for b.Loop() {
+			for k := range tr.blocks {
+				copy(out[16*k:], tr.transformBlock(k, ws))
 			}
-		})
+		}
 	})
 	b.Run("table", func(b *testing.B) {
 		for b.Loop() {
@@ -280,9 +278,16 @@ func BenchmarkBlock16Go(b *testing.B) {
 // and block16 for every count of blocks up to 40, writing nothing outside
 // their own outputs.
 func TestTableBlocksEveryCount(t *testing.T) {
+	t.Parallel()
+	testTableBlocks(t, cpu)
+}
+
+// testTableBlocks checks blocksSIMD with the kernels k against block8 and
+// block16.
+func testTableBlocks(t *testing.T, k kernels) {
 	rnd := rand.New(rand.NewPCG(91, 92))
 	for _, d := range []int{8, 16} {
-		tr, err := NewTransform(TransformSpec{Generator: GeneratorV1, Seed: 9, Sigma: 1, D: d, P: 48 * d})
+		tr, err := newTransform(TransformSpec{Generator: GeneratorV1, Seed: 9, Sigma: 1, D: d, P: 48 * d}, k)
 		if err != nil {
 			t.Fatal(err)
 		}

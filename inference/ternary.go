@@ -22,8 +22,11 @@ import "math/bits"
 // 2·differ: one count per word that depends on z (ternaryDiffer), the
 // other fixed by the weights (a Model counts it once, at load). Counts are
 // integers, so the result is the same.
-func TernaryDot(z, sign, nz []uint64) int {
-	return onesCount(nz[:len(z)]) - 2*ternaryDiffer(z, sign, nz)
+func TernaryDot(z, sign, nz []uint64) int { return ternaryDot(&cpu, z, sign, nz) }
+
+// ternaryDot is TernaryDot with the kernels k.
+func ternaryDot(k *kernels, z, sign, nz []uint64) int {
+	return onesCount(nz[:len(z)]) - 2*ternaryDiffer(k, z, sign, nz)
 }
 
 // onesCount returns the number of bits set in v.
@@ -47,9 +50,9 @@ func onesCount(v []uint64) int {
 //	for i := range z {
 //		differ += bits.OnesCount64(nz[i] & (z[i] ^ sign[i]))
 //	}
-func ternaryDiffer(z, sign, nz []uint64) int {
+func ternaryDiffer(k *kernels, z, sign, nz []uint64) int {
 	sign, nz = sign[:len(z)], nz[:len(z)]
-	differ, done := differSIMD(z, sign, nz)
+	differ, done := k.differSIMD(z, sign, nz)
 	for i := done; i < len(z); i++ {
 		differ += bits.OnesCount64(nz[i] & (z[i] ^ sign[i]))
 	}
@@ -58,9 +61,9 @@ func ternaryDiffer(z, sign, nz []uint64) int {
 
 // ternaryDotPrefix is TernaryDot over the first n coordinates only.
 // Reference loop: as TernaryDot's, for j < n.
-func ternaryDotPrefix(z, sign, nz []uint64, n int) int {
+func ternaryDotPrefix(k *kernels, z, sign, nz []uint64, n int) int {
 	full := n / 64
-	dot := TernaryDot(z[:full], sign[:full], nz[:full])
+	dot := ternaryDot(k, z[:full], sign[:full], nz[:full])
 	if tail := n % 64; tail != 0 {
 		mask := uint64(1)<<tail - 1
 		x := z[full] ^ sign[full]

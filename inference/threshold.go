@@ -84,11 +84,12 @@ func newThresholdColumns(th [][]float32, kept []int32) thresholdColumns {
 //		}
 //	}
 //
-// With a fast path (AVX2) whole words of 64 are compared eight at a time.
-func (tc *thresholdColumns) embed(dst []uint64, xs []float32) {
+// With a fast path (AVX2; k's) whole words of 64 are compared eight at a
+// time.
+func (tc *thresholdColumns) embed(k *kernels, dst []uint64, xs []float32) {
 	feature, value := tc.feature, tc.value[:len(tc.feature)]
 	var acc uint64
-	for i := threshSIMD(dst, xs, feature, value); i < len(feature); i++ {
+	for i := k.threshSIMD(dst, xs, feature, value); i < len(feature); i++ {
 		f := feature[i]
 		var b uint64
 		if xs[f] > value[i] {

@@ -84,8 +84,8 @@ type Transform struct {
 	// multiple of 64 (nil otherwise).
 	tsign, tgauss []float32
 	tperm, tileX  []int32
-	pairs         bool // the tiles in pair order, for tilesAVX512
-	gather        int  // the fast paths' gather setting the tiles were laid out for
+	pairs         bool    // the tiles in pair order, for tilesAVX512
+	k             kernels // the fast paths it runs, its gather the one the tiles were laid out for
 	// For d = 8, the table path (table8.go): per block the offset of its
 	// table row, and per value the second transform's gather index and
 	// signed Gaussian.
@@ -104,12 +104,13 @@ type block struct {
 
 // NewTransform generates the transform described by spec.
 func NewTransform(spec TransformSpec) (*Transform, error) {
-	return newTransform(spec, gatherMode())
+	return newTransform(spec, cpu)
 }
 
-// newTransform is NewTransform with the fast paths' gather setting given
-// (see gatherMode): the tiles' arrays are laid out for it.
-func newTransform(spec TransformSpec, gather int) (*Transform, error) {
+// newTransform is NewTransform with the kernels k, its gather decided
+// (kernels.resolved): the tiles' arrays are laid out for it.
+func newTransform(spec TransformSpec, k kernels) (*Transform, error) {
+	k = k.resolved()
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func newTransform(spec TransformSpec, gather int) (*Transform, error) {
 	tr := &Transform{
 		spec:   spec,
 		d:      d,
-		gather: gather,
+		k:      k,
 		blocks: make([]block, nb),
 		offset: make([]float64, spec.P),
 		turn:   make([]float64, spec.P),
@@ -194,19 +195,19 @@ func newTransform(spec TransformSpec, gather int) (*Transform, error) {
 	case 16:
 		tr.initTable16()
 	}
-	if tilesFor(d, gather) {
+	if k.tilesFor(d) {
 		// Whole units of U = max(d, 64) values (128 with pair tiles): the
 		// last one padded with zeros (perm 0 is a valid index); when a unit
 		// holds U/d blocks, their perm entries count from the unit's start.
-		unit, k := 64, 1
-		if tr.pairs = pairTiles(d, gather); tr.pairs {
-			unit, k = 128, 2
+		unit, tiles := 64, 1
+		if tr.pairs = k.pairTiles(d); tr.pairs {
+			unit, tiles = 128, 2
 		}
 		n := (nb*d + unit - 1) / unit * unit
 		sign, perm, gauss := make([]float32, n), make([]int32, n), make([]float32, n)
 		copy(sign, tr.sign)
 		copy(gauss, tr.gauss)
-		inRegisters := pairsInRegisters(d, gather)
+		inRegisters := k.pairsInRegisters(d)
 		for i, p := range tr.perm {
 			perm[i] = p + int32(i%unit/d*d)
 			if d == 8 { // a is stored in column order (tilesAVX2)
@@ -216,13 +217,13 @@ func newTransform(spec TransformSpec, gather int) (*Transform, error) {
 				perm[i] = pairRegister(perm[i])
 			}
 		}
-		tr.tsign, tr.tperm, tr.tgauss = tileOrder(nil, sign, k), tileOrder(nil, perm, k), tileOrder(nil, gauss, k)
+		tr.tsign, tr.tperm, tr.tgauss = tileOrder(nil, sign, tiles), tileOrder(nil, perm, tiles), tileOrder(nil, gauss, tiles)
 		// xt[i] = x[tileX[i]]: the input repeated to a unit, in tile order.
 		at := make([]int32, max(d, unit))
 		for i := range at {
 			at[i] = int32(i % d)
 		}
-		tr.tileX = tileOrder(nil, at, k)
+		tr.tileX = tileOrder(nil, at, tiles)
 	}
 	return tr, nil
 }
@@ -290,7 +291,7 @@ func (tr *Transform) NewWorkspace() *Workspace {
 	case tr.d == 16:
 		ws.t16 = new([table16Len]float32)
 	}
-	if embedSIMD() && tr.d >= 8 {
+	if tr.k.embedSIMD() && tr.d >= 8 {
 		ws.u = make([]float32, (len(tr.blocks)*tr.d+127)&^127) // whole tiles or pairs
 		ws.g = make([]float32, tr.spec.P)
 		ws.bits = make([]uint64, (tr.spec.P+63)/64)
@@ -324,25 +325,25 @@ func (tr *Transform) transformBlock(k int, ws *Workspace) []float32 {
 		for i := range a {
 			a[i] = x[i] * sign[i]
 		}
-		FWHT(a)
+		fwht(&tr.k, a)
 		for i := range b {
 			b[i] = float32(gauss[i] * a[perm[i]])
 		}
-		FWHT(b)
+		fwht(&tr.k, b)
 		return b
 	}
 	for i := 0; i < d; i += 4 {
 		xs, ss, v := x[i:i+4:i+4], sign[i:i+4:i+4], a[i:i+4:i+4]
 		v[0], v[1], v[2], v[3] = butterfly4(xs[0]*ss[0], xs[1]*ss[1], xs[2]*ss[2], xs[3]*ss[3])
 	}
-	fwhtUpper(a)
+	fwhtUpper(&tr.k, a)
 	for i := 0; i < d; i += 4 {
 		ps, gs, v := perm[i:i+4:i+4], gauss[i:i+4:i+4], b[i:i+4:i+4]
 		v[0], v[1], v[2], v[3] = butterfly4(
 			float32(gs[0]*a[ps[0]]), float32(gs[1]*a[ps[1]]),
 			float32(gs[2]*a[ps[2]]), float32(gs[3]*a[ps[3]]))
 	}
-	fwhtUpper(b)
+	fwhtUpper(&tr.k, b)
 	return b
 }
 
@@ -415,7 +416,7 @@ func (tr *Transform) Embed(dst []uint64, x []float32, ws *Workspace) {
 // words of it from bit at on when at is a multiple of 64).
 func (tr *Transform) embedColumns(dst []uint64, at int, x []float32, cols []int32, plan *columnPlan, ws *Workspace) {
 	ws.load(x[:tr.spec.D])
-	if ws.u != nil && plan.scale != nil && embedSIMD() { // both built with the fast path on
+	if ws.u != nil && plan.scale != nil { // both built with the fast path on (tr.k)
 		tr.embedColumnsSIMD(dst, at, cols, plan, ws)
 		return
 	}
@@ -513,7 +514,7 @@ func (tr *Transform) columnPlan(cols []int32) *columnPlan {
 	if n := len(cols); n > 0 && int(cols[n-1])-int(cols[0]) == n-1 {
 		plan.start = int(cols[0])
 	}
-	if !embedSIMD() { // the tables are the fast path's: 32 bytes a column
+	if !tr.k.embedSIMD() { // the tables are the fast path's: 32 bytes a column
 		return plan
 	}
 	n := len(cols)
@@ -537,9 +538,9 @@ func (tr *Transform) embedColumnsSIMD(dst []uint64, at int, cols []int32, plan *
 	d := tr.d
 	switch tr.d { // the table paths
 	case 8:
-		table8SIMD(ws.t8, ws.x)
+		tr.k.table8SIMD(ws.t8, ws.x)
 	case 16:
-		table16SIMD(ws.t16, ws.x)
+		tr.k.table16SIMD(ws.t16, ws.x)
 	}
 	if ws.xt != nil {
 		x, xt := ws.x[:d], ws.xt[:len(tr.tileX)]
@@ -603,21 +604,21 @@ const chunkColumns = 2048
 func (tr *Transform) blocksSIMD(first, nb int, ws *Workspace) []float32 {
 	d := tr.d
 	from, to := first*d, (first+nb)*d
-	if tr.d == 8 && blocks8SIMD(ws.u[from:to], ws.t8, tr.row8[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
+	if tr.d == 8 && tr.k.blocks8SIMD(ws.u[from:to], ws.t8, tr.row8[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
 		return ws.u[from:to] // the table path (table8.go); table8SIMD ran
 	}
-	if tr.d == 16 && blocks16SIMD(ws.u[from:to], ws.t16, tr.row8[first:first+nb], tr.hi16[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
+	if tr.d == 16 && tr.k.blocks16SIMD(ws.u[from:to], ws.t16, tr.row8[first:first+nb], tr.hi16[first:first+nb], tr.p8[from:to], tr.g8[from:to]) {
 		return ws.u[from:to] // the table path (table16.go); table16SIMD ran
 	}
 	if ws.xt == nil {
-		blocksSIMD(ws.u[from:to], ws.a, ws.x[:d], tr.sign[from:to], tr.perm[from:to], tr.gauss[from:to], nb)
+		tr.k.blocksSIMD(ws.u[from:to], ws.a, ws.x[:d], tr.sign[from:to], tr.perm[from:to], tr.gauss[from:to], nb)
 		return ws.u[from:to]
 	}
 	f, t := from&^63, (to+63)&^63 // whole tiles, or pairs of them
 	if tr.pairs {
 		f, t = from&^127, (to+127)&^127
 	}
-	tilesSIMD(ws.u[f:t], ws.a, ws.xt, tr.tsign[f:t], tr.tperm[f:t], tr.tgauss[f:t], d, tr.pairs, tr.gather)
+	tr.k.tilesSIMD(ws.u[f:t], ws.a, ws.xt, tr.tsign[f:t], tr.tperm[f:t], tr.tgauss[f:t], d, tr.pairs)
 	return ws.u[from:to]
 }
 
@@ -626,7 +627,7 @@ func (tr *Transform) blocksSIMD(first, nb int, ws *Workspace) []float32 {
 // whole words with the fast path, the rest with bitsGo.
 func (tr *Transform) intervalBits(out []uint64, g []float32, plan *columnPlan, c0, c1 int) {
 	full := (c1 - c0) / 64
-	bitsSIMD(out[:full], g, plan.scale[c0:c1], plan.turn[c0:c1], plan.half[c0:c1], plan.s32[c0:c1], plan.t32[c0:c1], plan.e32[c0:c1])
+	tr.k.bitsSIMD(out[:full], g, plan.scale[c0:c1], plan.turn[c0:c1], plan.half[c0:c1], plan.s32[c0:c1], plan.t32[c0:c1], plan.e32[c0:c1])
 	if c := c0 + full*64; c < c1 {
 		out[full] = 0
 		bitsGo(out[full:], g[full*64:], plan.scale[c:c1], plan.turn[c:c1], plan.half[c:c1])

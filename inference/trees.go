@@ -152,7 +152,7 @@ type treeColumns struct {
 // newTreeColumns prepares the kept tree columns of t: kept are embedding
 // columns in [nt, nt+Columns()), ascending, and the bit of kept[i] is
 // output bit at+i.
-func newTreeColumns(t *Trees, nt, at int, kept []int32) treeColumns {
+func newTreeColumns(k *kernels, t *Trees, nt, at int, kept []int32) treeColumns {
 	tc := treeColumns{depth: t.depth(), planes: t.NumPlanes()}
 	leaves, nl := 1<<tc.depth, t.Leaves()
 	index := map[int]int{} // tree → its place among the kept trees
@@ -180,7 +180,7 @@ func newTreeColumns(t *Trees, nt, at int, kept []int32) treeColumns {
 		k := index[leaf>>tc.depth]
 		tc.pos[(k*tc.planes+plane)<<tc.depth|leaf&(leaves-1)] = int32(at + i)
 	}
-	if d := tc.depth; embedSIMD() && d > 0 {
+	if d := tc.depth; k.embedSIMD() && d > 0 {
 		g := len(order) / 8
 		tc.gfeat, tc.gvalue = make([]int32, g*8*d), make([]float32, g*8*d)
 		for t := range g * 8 {
@@ -207,7 +207,7 @@ func (tc *treeColumns) trees() int {
 // with the tree, so each plane's current word is built in a register and
 // written once (an OR into memory per tree would chain every tree's store
 // to the next one's load).
-func (tc *treeColumns) embed(dst []uint64, xs []float32, leaves []int32) {
+func (tc *treeColumns) embed(k *kernels, dst []uint64, xs []float32, leaves []int32) {
 	d := tc.depth
 	if d == 0 {
 		return
@@ -216,7 +216,7 @@ func (tc *treeColumns) embed(dst []uint64, xs []float32, leaves []int32) {
 	leaves = leaves[:n]
 	// Every tree's leaf first (eight trees at a time with the fast path),
 	// then its bits.
-	for t := treeLeavesSIMD(leaves, xs, tc.gfeat, tc.gvalue, d); t < n; t++ {
+	for t := k.treeLeavesSIMD(leaves, xs, tc.gfeat, tc.gvalue, d); t < n; t++ {
 		feature, value := tc.feature[t*d:][:d], tc.value[t*d:][:d]
 		leaf := int32(0)
 		for l, f := range feature {

@@ -392,11 +392,14 @@ func (tc *treeColumns) embedReference(dst []uint64, xs []float32) {
 // The tree bits against the reference, with the fast path (the leaves of
 // groups of eight trees at once) and without.
 func TestTreeEmbedMatchesReference(t *testing.T) {
-	testTreeEmbed(t)
-	withoutSIMD(func() { testTreeEmbed(t) })
+	t.Parallel()
+	testTreeEmbed(t, cpu)
+	testTreeEmbed(t, goKernels)
 }
 
-func testTreeEmbed(t *testing.T) {
+// testTreeEmbed checks the tree bits with the kernels k against the
+// reference.
+func testTreeEmbed(t *testing.T, k kernels) {
 	rnd := rand.New(rand.NewPCG(41, 42))
 	for _, depth := range []int{1, 2, 6, 8} {
 		for planes := 1; planes <= MaxTreePlanes; planes++ {
@@ -411,7 +414,7 @@ func testTreeEmbed(t *testing.T) {
 					kept = append(kept, int32(7+c))
 				}
 			}
-			tc := newTreeColumns(tr, 7, 3, kept)
+			tc := newTreeColumns(&k, tr, 7, 3, kept)
 			xs := make([]float32, d)
 			words := (3 + len(kept) + 63) / 64
 			got, want := make([]uint64, words), make([]uint64, words)
@@ -425,7 +428,7 @@ func testTreeEmbed(t *testing.T) {
 				}
 				clear(got)
 				clear(want)
-				tc.embed(got, xs, leaves)
+				tc.embed(&k, got, xs, leaves)
 				tc.embedReference(want, xs)
 				for w := range got {
 					if got[w] != want[w] {
