@@ -110,7 +110,7 @@ func TestTwoPersonRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if txt := RolloutText(ab); !strings.Contains(txt, "approval never given (aborted)") {
+	if txt := rollout.Text(ab); !strings.Contains(txt, "approval never given (aborted)") {
 		t.Fatalf("audit text %q", txt)
 	}
 	if _, err := f.svc.Approve("never", "olga"); err == nil || !strings.Contains(err.Error(), "aborted") {

@@ -110,7 +110,7 @@ func (s *Service) autoRollback(r *rollout.Rollout) {
 		s.log.Error("confidence gate failed; the automatic rollback could not be created", "rollout", r.ID, "err", err)
 		return
 	}
-	rec.Detail = fmt.Sprintf("rolls back %s, whose confidence gate failed (%s): %s", r.ID, fault.Clip(r.Reason, 300), RolloutText(nr))
+	rec.Detail = fmt.Sprintf("rolls back %s, whose confidence gate failed (%s): %s", r.ID, fault.Clip(r.Reason, 300), rollout.Text(nr))
 	s.audit.Record(rec)
 	note(nr.ID)
 	s.log.Warn("confidence gate failed: rolling back the devices that installed it", "rollout", r.ID, "rollback", nr.ID, "devices", len(ids))

@@ -259,7 +259,7 @@ func (s *Service) policyWatching(p *RetrainPolicy, st *api.PolicyState, now time
 	need := cmp.Or(p.MinLabels, DefaultPolicyLabels)
 	switch {
 	case len(group) == 0:
-		st.Why = fmt.Sprintf("no device runs model %s in the group %s", p.Model, selectorText(p.Selector))
+		st.Why = fmt.Sprintf("no device runs model %s in the group %s", p.Model, rollout.SelectorText(p.Selector))
 		return
 	case len(crossed) == 0:
 		st.Why = "no threshold crossed: " + strings.Join(held, ", ")
@@ -386,5 +386,5 @@ func policyRule(p *RetrainPolicy) string {
 		th = append(th, fmt.Sprintf("accuracy on new labels < %.1f%%", p.Accuracy))
 	}
 	return fmt.Sprintf("model %s on %s: %s, with at least %d new labels; checked every %v; original data %s",
-		p.Model, selectorText(p.Selector), strings.Join(th, " or "), cmp.Or(p.MinLabels, DefaultPolicyLabels), cmp.Or(p.Every, DefaultPolicyEvery), p.Dataset)
+		p.Model, rollout.SelectorText(p.Selector), strings.Join(th, " or "), cmp.Or(p.MinLabels, DefaultPolicyLabels), cmp.Or(p.Every, DefaultPolicyEvery), p.Dataset)
 }

@@ -354,7 +354,7 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 	case "approve":
 		var ar *rollout.Rollout
 		if ar, err = c.svc.ApproveAs(id, s.p); err == nil {
-			web.NoteAudit(r, "", "web console; "+fleet.RolloutText(ar))
+			web.NoteAudit(r, "", "web console; "+rollout.Text(ar))
 			msg = fmt.Sprintf("Rollout %s approved: its devices are notified from now on.", id)
 		}
 	case "rollback":
@@ -366,7 +366,7 @@ func (c *Console) controlRollout(w http.ResponseWriter, r *http.Request, s sessi
 		}
 		var nr *rollout.Rollout
 		if nr, err = c.svc.RollbackAs(id, newID, s.p, emergency); err == nil {
-			web.NoteAudit(r, "", "web console; new rollout "+nr.ID+": "+fleet.RolloutText(nr))
+			web.NoteAudit(r, "", "web console; new rollout "+nr.ID+": "+rollout.Text(nr))
 			back = "/console/rollouts/" + url.PathEscape(nr.ID)
 			msg = fmt.Sprintf("Rollback %s created: release %d of %s to %d devices.", nr.ID, nr.Release, nr.ModelID, len(nr.Order))
 			if nr.Approval.Pending() {
@@ -513,7 +513,7 @@ func (c *Console) createRollout(w http.ResponseWriter, r *http.Request, s sessio
 		c.showNewRollout(w, r, s, http.StatusBadRequest, f, err.Error())
 		return
 	}
-	web.NoteAudit(r, "rollout/"+req.ID, "web console; requested: "+fleet.RolloutRequestText(&req))
+	web.NoteAudit(r, "rollout/"+req.ID, "web console; requested: "+rollout.RequestText(&req))
 	ro, err := c.svc.CreateRolloutAs(req, s.p)
 	if err != nil {
 		status := http.StatusBadRequest
@@ -524,7 +524,7 @@ func (c *Console) createRollout(w http.ResponseWriter, r *http.Request, s sessio
 		c.showNewRollout(w, r, s, status, f, trimFleet(err.Error()))
 		return
 	}
-	web.NoteAudit(r, "", "web console; "+fleet.RolloutText(ro))
+	web.NoteAudit(r, "", "web console; "+rollout.Text(ro))
 	c.log.Info("console: rollout created", "rollout", ro.ID, "remote", r.RemoteAddr)
 	c.sessions.setFlash(s.id, &flash{Text: fmt.Sprintf("Rollout %s created: release %d of %s to %d devices.", ro.ID, ro.Release, ro.ModelID, len(ro.Order))})
 	http.Redirect(w, r, "/console/rollouts/"+url.PathEscape(ro.ID), http.StatusSeeOther)

@@ -3,8 +3,8 @@
 // request that is wrong (ErrBadRequest, 400), a record that is not there
 // (ErrNotFound, 404), a record that does not decode (ErrDamaged). It sits
 // below every fleet package that returns them, so each returns the same
-// values and errors.Is holds whichever package's name the caller uses
-// (package fleet's ErrBadRequest, ErrNotFound and ErrDamaged are these).
+// values and errors.Is holds whichever package returned them; every
+// package, the service's callers included, uses them by these names.
 package fault
 
 import (

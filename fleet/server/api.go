@@ -335,13 +335,13 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		if err := decodeBody(r, &req); err != nil {
 			return nil, err
 		}
-		web.NoteAudit(r, "rollout/"+req.ID, "requested: "+fleet.RolloutRequestText(&req))
+		web.NoteAudit(r, "rollout/"+req.ID, "requested: "+rollout.RequestText(&req))
 		if req.Emergency {
 			web.NoteAuditAction(r, "rollout.emergency-rollback")
 		}
 		ro, err := s.CreateRolloutAs(req, principalOf(r))
 		if err == nil {
-			web.NoteAudit(r, "", fleet.RolloutText(ro))
+			web.NoteAudit(r, "", rollout.Text(ro))
 		}
 		return ro, err
 	})
@@ -379,7 +379,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		}
 		ro, err := s.ApproveAs(id, principalOf(r))
 		if err == nil {
-			web.NoteAudit(r, "", fleet.RolloutText(ro))
+			web.NoteAudit(r, "", rollout.Text(ro))
 		}
 		return ro, err
 	})
@@ -401,7 +401,7 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 		}
 		ro, err := s.RollbackAs(id, body.ID, principalOf(r), body.Emergency)
 		if err == nil {
-			web.NoteAudit(r, "", "new rollout "+ro.ID+": "+fleet.RolloutText(ro))
+			web.NoteAudit(r, "", "new rollout "+ro.ID+": "+rollout.Text(ro))
 		}
 		return ro, err
 	})

@@ -1,4 +1,4 @@
-package fleet
+package rollout
 
 import (
 	"fmt"
@@ -8,21 +8,21 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/api"
-	"github.com/trit-iot/trit/fleet/fault"
-	"github.com/trit-iot/trit/fleet/rollout"
 )
 
 // What the audit trail says about a rollout: everything that decides what
 // it does — bundle, targets, pace, abort criterion, timeout, retries,
 // gates, the rollback flag, creator and approval — in one line, so the
 // record alone answers "what did this person start?" (store.MaxAuditField
-// clips it; the device list is the part cut short).
+// clips it; the device list is the part cut short). The engine owns the
+// words as it owns the fields: the service (an automatic rollback), the
+// API and the console write them into their records.
 
-// RolloutRequestText describes a rollout request as it was asked for
-// (recorded when the request fails).
-func RolloutRequestText(req *api.RolloutRequest) string {
+// RequestText describes a rollout request as it was asked for (recorded
+// when the request fails).
+func RequestText(req *api.RolloutRequest) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bundle %s", fault.Clip(req.Bundle, 64))
+	fmt.Fprintf(&b, "bundle %s", clip(req.Bundle, 64))
 	b.WriteString("; targets " + targetsText(req.Devices, req.Selector, len(req.Devices)))
 	policyText(&b, req.Pace, req.Abort, req.Timeout, req.Retries, req.Shadow)
 	switch {
@@ -41,8 +41,8 @@ func RolloutRequestText(req *api.RolloutRequest) string {
 	return b.String()
 }
 
-// RolloutText describes a stored rollout.
-func RolloutText(r *rollout.Rollout) string {
+// Text describes a stored rollout.
+func Text(r *Rollout) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "bundle %.12s (%s release %d)", r.Bundle, r.ModelID, r.Release)
 	b.WriteString("; targets " + targetsText(r.Order, r.Selector, len(r.Order)))
@@ -79,7 +79,7 @@ func approvalText(a *api.Approval, state api.RolloutState) string {
 func targetsText(devices []string, sel map[string]string, n int) string {
 	var b strings.Builder
 	if len(sel) > 0 {
-		b.WriteString("selector " + selectorText(sel) + ", ")
+		b.WriteString("selector " + SelectorText(sel) + ", ")
 	}
 	fmt.Fprintf(&b, "%d devices", n)
 	if len(devices) > 0 {
@@ -93,9 +93,10 @@ func targetsText(devices []string, sel map[string]string, n int) string {
 	return b.String()
 }
 
-// selectorText writes a device selector as the CLI takes it ("k=v,k=v"),
-// for the audit trail and a retraining policy's words.
-func selectorText(sel map[string]string) string {
+// SelectorText writes a device selector as the CLI takes it ("k=v,k=v"),
+// "(every device)" for none: for the audit trail and a retraining
+// policy's words.
+func SelectorText(sel map[string]string) string {
 	if len(sel) == 0 {
 		return "(every device)"
 	}
@@ -181,4 +182,14 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// clip shortens s to at most n bytes, saying how long it was: the words
+// of fault.Clip (fleet/fault), which the engine does not import (it
+// imports no store); TestRolloutTexts pins them.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:n], len(s))
 }
