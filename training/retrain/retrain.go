@@ -28,7 +28,14 @@
 //     held-out newest windows: accuracy, balanced accuracy, calibration
 //     error and unknown rate. The challenger is better only if neither
 //     its accuracy nor its balanced accuracy is lower than the active
-//     model's and at least one is higher (a tie keeps the active model).
+//     model's, at least one is higher (a tie keeps the active model), and
+//     the windows show it: of the windows exactly one of the two gets
+//     right, the challenger's share must be one a coin would reach with
+//     probability at most Config.MaxP (a one-sided sign test, default
+//     5%). A few windows cannot show it: one window's difference among
+//     ten is a coin's toss, and promoting on it replaced a model by a
+//     worse one as often as by a better one (docs/BENCHMARKS.md "Closing
+//     the loop").
 //  5. If it is better and Config.NoRefit is not set, the challenger is refitted
 //     on every labelled window (the held-out newest too, with the same
 //     weights by rank) with the settings its search chose (embedding
@@ -87,6 +94,10 @@ type Config struct {
 	// labelled window (step 5 above): the proposed model is then exactly
 	// the one scored.
 	NoRefit bool
+	// MaxP is the sign test's level (step 4): the largest chance of a
+	// coin doing as well as the challenger did on the windows where the
+	// two models disagree; default DefaultMaxP, 1 turns the test off.
+	MaxP float64
 }
 
 // Defaults.
@@ -94,6 +105,7 @@ const (
 	DefaultNewest    = 0.25
 	DefaultMinNewest = 10
 	DefaultMaxCopies = 16
+	DefaultMaxP      = 0.05
 	// MinWindows is the fewest labelled windows a run accepts: one to
 	// train on and one to compare on.
 	MinWindows = 2
@@ -124,12 +136,17 @@ type Outcome struct {
 	Active, Challenger Scores
 	Better             bool
 	Why                string // the decision in words
-	OriginalRows       int    // rows of the original training data
-	Windows            int    // labelled windows given
-	Newest             int    // of them held out as the newest
-	TrainedRows        int    // rows of the held-out fit: original + copies of the older windows
-	MaxCopies          int    // B of step 2: the newest window's copies
-	Refitted           bool   // Model was refitted on every window
+	// Wins and Losses count the newest windows the challenger got right
+	// and the active model wrong, and the reverse; P is the sign test's
+	// chance of at least Wins of those Wins + Losses by a coin (step 4).
+	Wins, Losses int
+	P            float64
+	OriginalRows int  // rows of the original training data
+	Windows      int  // labelled windows given
+	Newest       int  // of them held out as the newest
+	TrainedRows  int  // rows of the held-out fit: original + copies of the older windows
+	MaxCopies    int  // B of step 2: the newest window's copies
+	Refitted     bool // Model was refitted on every window
 	// RefitError says why the refit failed (then Model is the scored fit).
 	RefitError string
 	Seconds    float64
@@ -155,8 +172,11 @@ func Run(ctx context.Context, active *inference.Model, original *data.Dataset, w
 	if c.MaxCopies == 0 {
 		c.MaxCopies = DefaultMaxCopies
 	}
-	if !(c.Newest > 0 && c.Newest < 1) || c.MinNewest < 1 || c.MaxCopies < 1 {
-		return nil, fmt.Errorf("%w: newest share %g (want (0, 1)), min newest %d, max copies %d (want ≥ 1)", ErrInput, c.Newest, c.MinNewest, c.MaxCopies)
+	if c.MaxP == 0 {
+		c.MaxP = DefaultMaxP
+	}
+	if !(c.Newest > 0 && c.Newest < 1) || c.MinNewest < 1 || c.MaxCopies < 1 || !(c.MaxP > 0 && c.MaxP <= 1) {
+		return nil, fmt.Errorf("%w: newest share %g (want (0, 1)), min newest %d, max copies %d (want ≥ 1), sign test level %g (want (0, 1])", ErrInput, c.Newest, c.MinNewest, c.MaxCopies, c.MaxP)
 	}
 	orig, err := conform(active, original)
 	if err != nil {
@@ -187,13 +207,30 @@ func Run(ctx context.Context, active *inference.Model, original *data.Dataset, w
 	}
 	out.Scored = scored
 	heldSet := windowSet(active, held)
-	if out.Active, err = score(active, heldSet, tc.Workers); err != nil {
+	var predA, predC []int32
+	if out.Active, predA, err = score(active, heldSet, tc.Workers); err != nil {
 		return nil, err
 	}
-	if out.Challenger, err = score(scored.Model, heldSet, tc.Workers); err != nil {
+	if out.Challenger, predC, err = score(scored.Model, heldSet, tc.Workers); err != nil {
 		return nil, err
 	}
+	for i, y := range heldSet.Y {
+		switch a, c := predA[i] == y, predC[i] == y; {
+		case c && !a:
+			out.Wins++
+		case a && !c:
+			out.Losses++
+		}
+	}
+	out.P = signTest(out.Wins, out.Losses)
 	out.Better, out.Why = better(out.Challenger, out.Active)
+	if out.Better && out.P > c.MaxP {
+		out.Better = false
+		out.Why = fmt.Sprintf("refused: on the %d newest labelled windows (accuracy %.2f%%, active %.2f%%; balanced %.2f%%, active %.2f%%) it was right on %d the active model got wrong and wrong on %d it got right: a coin does as well with probability %.2f, above %.2f — not enough windows to show it better",
+			out.Challenger.Windows, out.Challenger.Accuracy, out.Active.Accuracy, out.Challenger.Balanced, out.Active.Balanced, out.Wins, out.Losses, out.P, c.MaxP)
+	} else if out.Better {
+		out.Why += fmt.Sprintf("; right on %d windows the active model got wrong, wrong on %d (sign test p = %.3f)", out.Wins, out.Losses, out.P)
+	}
 	if !out.Better && c.AcceptTies && out.Challenger.Accuracy == out.Active.Accuracy && out.Challenger.Balanced == out.Active.Balanced {
 		out.Better = true
 		out.Why = fmt.Sprintf("a tie on the %d newest labelled windows (%.2f%% accuracy, %.2f%% balanced), accepted", out.Challenger.Windows, out.Challenger.Accuracy, out.Challenger.Balanced)
@@ -336,17 +373,18 @@ func windowSet(active *inference.Model, ws []Window) *data.Dataset {
 
 // Score returns m's figures on ds (classes m's, in order).
 func Score(m *inference.Model, ds *data.Dataset, workers int) (Scores, error) {
-	return score(m, ds, workers)
+	s, _, err := score(m, ds, workers)
+	return s, err
 }
 
-func score(m *inference.Model, ds *data.Dataset, workers int) (Scores, error) {
+func score(m *inference.Model, ds *data.Dataset, workers int) (Scores, []int32, error) {
 	ev, err := training.Evaluate(m, ds, workers)
 	if err != nil {
-		return Scores{}, err
+		return Scores{}, nil, err
 	}
 	cr, err := training.EvaluateConfidence(m, ds, m.Thresholds(), workers)
 	if err != nil {
-		return Scores{}, err
+		return Scores{}, nil, err
 	}
 	s := Scores{Windows: ds.N, Accuracy: ev.Accuracy, Balanced: ev.Balanced, Calibrated: cr.Calibrated, ECE: cr.RawECE}
 	if cr.Calibrated {
@@ -355,5 +393,25 @@ func score(m *inference.Model, ds *data.Dataset, workers int) (Scores, error) {
 	if cr.Rows > 0 {
 		s.Unknown = 100 * float64(cr.Unknown) / float64(cr.Rows)
 	}
-	return s, nil
+	return s, ev.Predicted, nil
+}
+
+// signTest is the one-sided sign test's p-value: the chance that a fair
+// coin, tossed wins + losses times, comes up heads at least wins times
+// (1 when there is no toss).
+//
+//	p = Σ_{k=wins}^{n} C(n, k) / 2ⁿ,  n = wins + losses
+func signTest(wins, losses int) float64 {
+	n := wins + losses
+	if n == 0 || wins == 0 {
+		return 1
+	}
+	p := 0.0
+	for k := wins; k <= n; k++ {
+		lc, _ := math.Lgamma(float64(n + 1))
+		lk, _ := math.Lgamma(float64(k + 1))
+		lnk, _ := math.Lgamma(float64(n - k + 1))
+		p += math.Exp(lc - lk - lnk - float64(n)*math.Ln2)
+	}
+	return min(p, 1)
 }

@@ -181,3 +181,50 @@ func renamed(ds *data.Dataset) *data.Dataset {
 	c.Features = []string{"a", "c"}
 	return c
 }
+
+func TestSignTest(t *testing.T) {
+	for _, c := range []struct {
+		wins, losses int
+		want         float64
+	}{
+		{0, 0, 1}, {0, 3, 1}, {1, 0, 0.5}, {5, 0, 1.0 / 32}, {6, 1, 8.0 / 128}, {7, 1, 9.0 / 256},
+		{2, 2, 11.0 / 16}, // P(X ≥ 2 | n = 4) = (6 + 4 + 1)/16
+	} {
+		if got := signTest(c.wins, c.losses); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("signTest(%d, %d) = %g, want %g", c.wins, c.losses, got, c.want)
+		}
+	}
+	if p := signTest(1000, 900); !(p > 0 && p < 0.02) {
+		t.Errorf("signTest(1000, 900) = %g, want about 0.013", p)
+	}
+}
+
+// TestRetrainWantsEvidence: the challenger of TestRetrainMixesOldAndNew
+// wins on many of the newest windows; at a sign-test level its wins do
+// not reach, the same challenger is refused, and the reason says so.
+func TestRetrainWantsEvidence(t *testing.T) {
+	stream := RotatingStream(4000, math.Pi/2, 1)
+	orig, _, err := data.SplitLatestCount(stream, 2500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active := trainOn(t, orig)
+	ws := windowsOf(stream, 2600, 4000, 7)
+	out, err := Run(context.Background(), active, orig, ws, &Config{Train: small(), NoRefit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Better || out.Wins <= out.Losses || out.P > DefaultMaxP || !strings.Contains(out.Why, "sign test") {
+		t.Fatalf("at the default level: better %v, %d wins, %d losses, p %g: %s", out.Better, out.Wins, out.Losses, out.P, out.Why)
+	}
+	strict, err := Run(context.Background(), active, orig, ws, &Config{Train: small(), NoRefit: true, MaxP: out.P / 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strict.Better || strict.Model != nil || !strings.Contains(strict.Why, "not enough windows") {
+		t.Fatalf("at level %g (p %g): better %v: %s", out.P/2, strict.P, strict.Better, strict.Why)
+	}
+	if _, err := Run(context.Background(), active, orig, ws, &Config{Train: small(), MaxP: 2}); !errors.Is(err, ErrInput) {
+		t.Fatalf("level 2: %v, want ErrInput", err)
+	}
+}
