@@ -33,9 +33,8 @@
 //     right, the challenger's share must be one a coin would reach with
 //     probability at most Config.MaxP (a one-sided sign test, default
 //     5%). A few windows cannot show it: one window's difference among
-//     ten is a coin's toss, and promoting on it replaced a model by a
-//     worse one as often as by a better one (docs/BENCHMARKS.md "Closing
-//     the loop").
+//     ten is a coin's toss, and on the replay (docs/BENCHMARKS.md
+//     "Closing the loop") such promotions cost more than they gained.
 //  5. If it is better and Config.NoRefit is not set, the challenger is refitted
 //     on every labelled window (the held-out newest too, with the same
 //     weights by rank) with the settings its search chose (embedding
