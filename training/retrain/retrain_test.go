@@ -53,19 +53,26 @@ func TestCopies(t *testing.T) {
 	}
 }
 
+// turned takes a stream whose class boundary turns by 90° and returns
+// the rows before its latest 2,500 (orig), a model trained on them
+// (active) and 200 labelled windows of the late concept.
+func turned(t *testing.T) (orig *data.Dataset, active *inference.Model, ws []Window) {
+	t.Helper()
+	stream := RotatingStream(4000, math.Pi/2, 1)
+	orig, _, err := data.SplitLatestCount(stream, 2500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return orig, trainOn(t, orig), windowsOf(stream, 2600, 4000, 7)
+}
+
 // TestRetrainMixesOldAndNew: on a stream whose class boundary turns, a
 // model trained on the early rows is wrong on the late ones; the
 // challenger trained on those rows plus labelled late windows is better
 // on the newest windows, is refitted on all of them, and its training
 // rows are the original rows and the windows' copies.
 func TestRetrainMixesOldAndNew(t *testing.T) {
-	stream := RotatingStream(4000, math.Pi/2, 1)
-	orig, _, err := data.SplitLatestCount(stream, 2500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	active := trainOn(t, orig)
-	ws := windowsOf(stream, 2600, 4000, 7) // 200 labelled windows of the late concept
+	orig, active, ws := turned(t)
 	out, err := Run(context.Background(), active, orig, ws, &Config{Train: small()})
 	if err != nil {
 		t.Fatal(err)
@@ -203,13 +210,7 @@ func TestSignTest(t *testing.T) {
 // wins on many of the newest windows; at a sign-test level its wins do
 // not reach, the same challenger is refused, and the reason says so.
 func TestRetrainWantsEvidence(t *testing.T) {
-	stream := RotatingStream(4000, math.Pi/2, 1)
-	orig, _, err := data.SplitLatestCount(stream, 2500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	active := trainOn(t, orig)
-	ws := windowsOf(stream, 2600, 4000, 7)
+	orig, active, ws := turned(t)
 	out, err := Run(context.Background(), active, orig, ws, &Config{Train: small(), NoRefit: true})
 	if err != nil {
 		t.Fatal(err)
