@@ -14,6 +14,15 @@ package linear
 //	}
 func dot[T Value](w []float64, x []T) float64 {
 	x = x[:len(w)]
+	if x8, ok := any(x).([]int8); ok && useAVX2 {
+		n4 := len(w) &^ 3
+		var s [4]float64
+		dot4Int8AVX2(&s, w[:n4], x8[:n4])
+		for j := n4; j < len(w); j++ {
+			s[0] += w[j] * float64(x8[j])
+		}
+		return (s[0] + s[1]) + (s[2] + s[3])
+	}
 	var s0, s1, s2, s3 float64
 	for len(w) >= 4 {
 		ww, xx := w[:4:4], x[:4:4]
@@ -36,6 +45,14 @@ func dot[T Value](w []float64, x []T) float64 {
 //	}
 func axpy[T Value](a float64, x []T, w []float64) {
 	x = x[:len(w)]
+	if x8, ok := any(x).([]int8); ok && useAVX2 {
+		n4 := len(w) &^ 3
+		axpyInt8AVX2(a, x8[:n4], w[:n4])
+		for j := n4; j < len(w); j++ {
+			w[j] += a * float64(x8[j])
+		}
+		return
+	}
 	for len(w) >= 4 {
 		ww, xx := w[:4:4], x[:4:4]
 		ww[0] += a * float64(xx[0])

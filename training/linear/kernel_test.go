@@ -39,3 +39,36 @@ func TestKernels(t *testing.T) {
 		}
 	}
 }
+
+// The AVX2 loops give the Go loops' bits, for int8 rows of every tail
+// length and values over the whole int8 range.
+func TestKernelsAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU: the Go loops are the only ones")
+	}
+	x := make([]int8, 67)
+	for j := range x {
+		x[j] = int8(j*53 - 128)
+	}
+	for n := 0; n <= len(x); n++ {
+		w := make([]float64, n)
+		for j := range w {
+			w[j] = math.Sin(float64(j)) * math.Pow(10, float64(j%9-4))
+		}
+		w2 := append([]float64(nil), w...)
+		fast := dot(w, x)
+		axpy(-0.37, x, w)
+		useAVX2 = false
+		slow := dot(w2, x)
+		axpy(-0.37, x, w2)
+		useAVX2 = true
+		if math.Float64bits(fast) != math.Float64bits(slow) {
+			t.Errorf("n=%d: dot %v with AVX2, %v without", n, fast, slow)
+		}
+		for j := range w {
+			if math.Float64bits(w[j]) != math.Float64bits(w2[j]) {
+				t.Errorf("n=%d: axpy[%d] %v with AVX2, %v without", n, j, w[j], w2[j])
+			}
+		}
+	}
+}

@@ -291,10 +291,18 @@ func (s *solver) addColumn(j int, delta int32) {
 	m := s.m
 	y := s.y[:len(col)]
 	if !s.useActive || s.active == nil {
+		var tab *[256][8]int32
+		if useAVX2 {
+			tab = s.incTable(delta)
+		}
 		for wi, zw := range col {
 			c := ^(zw ^ y[wi]) // bit set: y_i z_ij = +1
 			base := wi * 64
 			mm := m[base:min(base+64, len(m))]
+			if len(mm) == 64 && useAVX2 {
+				addWord64AVX2((*[64]int32)(mm), c, tab, 0, 0) // an empty zone: no mask wanted
+				continue
+			}
 			for b := range mm {
 				mm[b] += (int32(c>>b&1)*2 - 1) * delta
 			}
@@ -326,7 +334,12 @@ func (s *solver) addColumn(j int, delta int32) {
 		mm := m[base:min(base+64, len(m))]
 		// The samples in the zone are handled after the word, so that
 		// addWord makes no call and keeps its state in registers.
-		hit := addWord(mm, c, tab, zlo, zw)
+		var hit uint64
+		if len(mm) == 64 && useAVX2 {
+			hit = addWord64AVX2((*[64]int32)(mm), c, tab, zlo, zw)
+		} else {
+			hit = addWord(mm, c, tab, zlo, zw)
+		}
 		for ; hit != 0; hit &= hit - 1 {
 			b := bits.TrailingZeros64(hit)
 			nw := mm[b]

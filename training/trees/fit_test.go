@@ -469,3 +469,18 @@ func TestEarlyStopping(t *testing.T) {
 		t.Fatalf("held-out rows of the wrong shape: %v", err)
 	}
 }
+
+// BenchmarkFitDense fits 40 depth-2 trees on the shape of the search's
+// worst case (docs/BENCHMARKS.md "The default search: time and memory"):
+// 18,000 rows of 128 dense features, 6 classes, 128 cuts per feature.
+func BenchmarkFitDense(b *testing.B) {
+	const n, d = 18000, 128
+	xs, y := checkerboard(n, d, 6, 0.05, 21, func(x []float32) int { return xor4(x) % 6 })
+	cuts := grid(d, 128)
+	opt := &Options{Trees: 40, Depth: 2}
+	for b.Loop() {
+		if _, err := Fit(xs, n, d, y, 6, cuts, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
