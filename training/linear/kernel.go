@@ -23,6 +23,12 @@ func dot[T Value](w []float64, x []T) float64 {
 		}
 		return (s[0] + s[1]) + (s[2] + s[3])
 	}
+	return dotGo(w, x)
+}
+
+// dotGo is dot's Go loop, which the AVX2 loop must equal bit for bit.
+func dotGo[T Value](w []float64, x []T) float64 {
+	x = x[:len(w)]
 	var s0, s1, s2, s3 float64
 	for len(w) >= 4 {
 		ww, xx := w[:4:4], x[:4:4]
@@ -53,6 +59,12 @@ func axpy[T Value](a float64, x []T, w []float64) {
 		}
 		return
 	}
+	axpyGo(a, x, w)
+}
+
+// axpyGo is axpy's Go loop, which the AVX2 loop must equal bit for bit.
+func axpyGo[T Value](a float64, x []T, w []float64) {
+	x = x[:len(w)]
 	for len(w) >= 4 {
 		ww, xx := w[:4:4], x[:4:4]
 		ww[0] += a * float64(xx[0])

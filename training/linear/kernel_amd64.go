@@ -2,7 +2,8 @@ package linear
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects the AVX2 loops for int8 rows (kernel_amd64.s): each does
+// useAVX2 selects the AVX2 loops for int8 rows (kernel_amd64.s), once at
+// start (nothing assigns it; tests compare with dotGo and axpyGo): each does
 // the Go loop's IEEE operations on the same operands in the same order —
 // dot's four partial sums are the four lanes — so the bits are the same
 // (TestKernelsAVX2).

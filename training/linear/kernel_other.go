@@ -3,7 +3,7 @@
 package linear
 
 // useAVX2 is false off amd64: the Go loops run.
-var useAVX2 = false
+const useAVX2 = false
 
 func dot4Int8AVX2(s *[4]float64, w []float64, x []int8) { panic("linear: no AVX2") }
 

@@ -2,7 +2,8 @@ package ternary
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects addWord64AVX2 for addColumn's full words.
+// useAVX2 selects addWord64AVX2 for addColumn's full words, once at start
+// (nothing assigns it).
 var useAVX2 = cpu.X86.HasAVX2
 
 // addWord64AVX2 is addWord for a full word of 64 margins, in AVX2 (eight

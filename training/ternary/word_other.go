@@ -3,7 +3,7 @@
 package ternary
 
 // useAVX2 is false off amd64: addWord's Go loop runs.
-var useAVX2 = false
+const useAVX2 = false
 
 func addWord64AVX2(mm *[64]int32, c uint64, tab *[256][8]int32, zlo int32, zw uint32) uint64 {
 	panic("ternary: addWord64AVX2 without AVX2")

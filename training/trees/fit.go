@@ -570,7 +570,7 @@ func (b *booster[T]) histogram(f, leaves int, sd side, h []float64) int {
 	}
 	col := b.bins[f*b.n : (f+1)*b.n]
 	slot := uint8(lo) // delta rows of either side go to the upper slots
-	if c8, ok := any(col).([]uint8); ok && useAVX2 {
+	if c8, ok := any(col).([]uint8); ok && useAVX2 && !b.o.goLoops {
 		histAVX2(h, b.gh, sd.rows, c8, b.leaf, int(slot), stride, k2)
 	} else if k2 == 2 {
 		for _, i := range sd.rows {

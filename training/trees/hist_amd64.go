@@ -2,7 +2,8 @@ package trees
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects histAVX2 for histograms of byte bins.
+// useAVX2 selects histAVX2 for histograms of byte bins, once at start
+// (nothing assigns it; Options.goLoops turns it off for a test).
 var useAVX2 = cpu.X86.HasAVX2
 
 // histAVX2 is the row loop of histogram for byte bins, in AVX2 (four

@@ -3,7 +3,7 @@
 package trees
 
 // useAVX2 is false off amd64: histogram's Go loop runs.
-var useAVX2 = false
+const useAVX2 = false
 
 func histAVX2(h, gh []float64, rows []int32, col, leaf []uint8, slot, stride, k2 int) {
 	panic("trees: histAVX2 without AVX2")

@@ -65,9 +65,7 @@ func TestHistAVX2Trees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		useAVX2 = false
-		slow, err := fit(xs, n, c.d, y, c.classes, cuts, opt)
-		useAVX2 = true
+		slow, err := fit(xs, n, c.d, y, c.classes, cuts, &Options{Trees: 15, Depth: c.depth, Subsample: 0.8, Seed: 2, goLoops: true})
 		if err != nil {
 			t.Fatal(err)
 		}

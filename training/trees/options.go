@@ -55,6 +55,10 @@ type Options struct {
 	// Patience is how many trees without a lower held-out loss stop the
 	// boosting (default max(20, half the best count so far)).
 	Patience int
+
+	// goLoops turns the AVX2 histogram loop off, for the tests that
+	// compare it with the Go loop (the trees are the same either way).
+	goLoops bool
 }
 
 // Rows are scaled rows with their labels (see Fit).
