@@ -171,7 +171,11 @@ func (tx *pgTx) Put(coll store.Collection, key string, v any) error {
 }
 
 // flush sends the documents written since the last flush, in key order
-// (rows locked in one order by every transaction), as one statement.
+// (rows locked in one order by every transaction), as one statement: an
+// unnamed one planned each time, like query's, its types described once
+// per connection so that the documents go as binary text[] elements —
+// in the text format every quote of every JSON document was escaped, a
+// tenth of the fleet's CPU a report (docs/BENCHMARKS.md "Intake").
 func (tx *pgTx) flush() error {
 	if len(tx.dirty) == 0 {
 		return nil
@@ -187,7 +191,7 @@ func (tx *pgTx) flush() error {
 	}
 	_, err := tx.tx.Exec(tx.ctx, `INSERT INTO trit_documents (collection, key, doc)
 SELECT c, k, d::json FROM unnest($1::text[], $2::text[], $3::text[]) AS u(c, k, d)
-ON CONFLICT (collection, key) DO UPDATE SET doc = EXCLUDED.doc`, pgx.QueryExecModeExec, colls, names, docs)
+ON CONFLICT (collection, key) DO UPDATE SET doc = EXCLUDED.doc`, pgx.QueryExecModeCacheDescribe, colls, names, docs)
 	if err != nil {
 		return fmt.Errorf("store/postgres: writing %d documents (first %s %q): %w", len(keys), keys[0].coll, keys[0].key, err)
 	}
@@ -279,12 +283,14 @@ func (tx *pgTx) load(coll store.Collection, keys []string) error {
 }
 
 func (tx *pgTx) query(coll store.Collection, keys []string, lock string) (map[string][]byte, error) {
-	// Planned for its own keys each time (QueryExecModeExec: no prepared
-	// statement): a plan made generic once would keep whatever it chose
+	// Planned for its own keys each time (an unnamed statement, never a
+	// prepared one): a plan made generic once would keep whatever it chose
 	// for a tiny table — a PostgreSQL measured spent 4 times the CPU a
-	// report with a generic plan (docs/BENCHMARKS.md "Intake").
+	// report with a generic plan (docs/BENCHMARKS.md "Intake"). Its
+	// parameter and column types are described once per connection
+	// (QueryExecModeCacheDescribe), so the arrays travel in binary.
 	rows, err := tx.tx.Query(tx.ctx, `SELECT key, doc::text FROM trit_documents WHERE collection = $1 AND key = ANY($2::text[]) ORDER BY key`+lock,
-		pgx.QueryExecModeExec, coll.String(), keys)
+		pgx.QueryExecModeCacheDescribe, coll.String(), keys)
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: get %s %q: %w", coll, keys[0], err)
 	}
