@@ -65,7 +65,9 @@ func TestHistAVX2Trees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		slow, err := fit(xs, n, c.d, y, c.classes, cuts, &Options{Trees: 15, Depth: c.depth, Subsample: 0.8, Seed: 2, goLoops: true})
+		goOpt := *opt
+		goOpt.goLoops = true
+		slow, err := fit(xs, n, c.d, y, c.classes, cuts, &goOpt)
 		if err != nil {
 			t.Fatal(err)
 		}
