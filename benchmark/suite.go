@@ -214,9 +214,10 @@ func mergeSuite(files []string, variants []string) (*SuiteReport, error) {
 			}
 		}
 	}
-	rep.Summary = summarise(rep.Sets, rankedMethods)
+	ranked := rankedIn(rep.Sets)
+	rep.Summary = summarise(rep.Sets, ranked)
 	if len(variants) > 0 {
-		rep.LODO = leaveOneOut(rep.Sets, variants, rankedMethods)
+		rep.LODO = leaveOneOut(rep.Sets, variants, ranked)
 	}
 	return rep, nil
 }
@@ -314,9 +315,10 @@ func runSuite(e *env, f *peersFlags, command string) error {
 			}
 		}
 		rep.Sets = append(rep.Sets, r)
-		rep.Summary = summarise(rep.Sets, rankedMethods)
+		ranked := rankedIn(rep.Sets)
+		rep.Summary = summarise(rep.Sets, ranked)
 		if len(variants) > 0 {
-			rep.LODO = leaveOneOut(rep.Sets, variantNamesOf(variants), rankedMethods)
+			rep.LODO = leaveOneOut(rep.Sets, variantNamesOf(variants), ranked)
 		}
 		if f.out != "" {
 			if err := writeJSONFile(f.out, rep); err != nil {
@@ -354,6 +356,9 @@ func deficit(r *PeersReport, m string, ranked []string) (float64, bool) {
 			return 0, false
 		}
 		bestAcc, bestBal = max(bestAcc, p.Accuracy), max(bestBal, p.Balanced)
+	}
+	if math.IsInf(bestAcc, -1) {
+		return 0, false // trit alone: no deficit
 	}
 	return ((t.Accuracy - bestAcc) + (t.Balanced - bestBal)) / 2, true
 }
@@ -449,10 +454,26 @@ func ranks(v []float64) []float64 {
 	return out
 }
 
+// rankedIn returns the ranked methods, in rankedMethods' order, that have
+// a result on at least one of sets: a run whose --methods leaves a peer
+// out ranks trit among those it ran, rather than among none.
+func rankedIn(sets []*PeersReport) []string {
+	var out []string
+	for _, m := range rankedMethods {
+		if slices.ContainsFunc(sets, func(r *PeersReport) bool { return resultOf(r, m) != nil }) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // summarise ranks the methods on every set that has a result from each,
 // and measures trit against the best of the others.
 func summarise(sets []*PeersReport, methods []string) SuiteSummary {
 	s := SuiteSummary{Methods: methods, MeanRank: map[string]float64{}, MeanRankBalanced: map[string]float64{}}
+	if len(methods) < 2 {
+		return s // trit alone: nothing to rank it against
+	}
 	s.WorstDeficit, s.WorstDeficitBalanced = math.Inf(1), math.Inf(1)
 	counted := 0
 	for _, r := range sets {
@@ -565,14 +586,21 @@ func writeSuiteTable(w io.Writer, rep *SuiteReport) {
 	}
 	s := rep.Summary
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Mean rank over %d sets among %s (accuracy / balanced accuracy): ", len(s.Deficits), strings.Join(s.Methods, ", "))
-	for i, m := range s.Methods {
-		if i > 0 {
-			fmt.Fprint(w, "; ")
-		}
-		fmt.Fprintf(w, "%s %.2f / %.2f", m, s.MeanRank[m], s.MeanRankBalanced[m])
+	if missing := slices.DeleteFunc(slices.Clone(rankedMethods), func(m string) bool { return slices.Contains(s.Methods, m) }); len(missing) > 0 {
+		fmt.Fprintf(w, "Not run, so not ranked: %s.\n", strings.Join(missing, ", "))
 	}
-	fmt.Fprintf(w, ".\nWorst deficit of trit to the best other method: %+.2f accuracy, %+.2f balanced accuracy.\n", s.WorstDeficit, s.WorstDeficitBalanced)
+	if len(s.Deficits) == 0 {
+		fmt.Fprintf(w, "No set has a result from each of %s: no ranks and no deficits.\n", strings.Join(s.Methods, ", "))
+	} else {
+		fmt.Fprintf(w, "Mean rank over %d sets among %s (accuracy / balanced accuracy): ", len(s.Deficits), strings.Join(s.Methods, ", "))
+		for i, m := range s.Methods {
+			if i > 0 {
+				fmt.Fprint(w, "; ")
+			}
+			fmt.Fprintf(w, "%s %.2f / %.2f", m, s.MeanRank[m], s.MeanRankBalanced[m])
+		}
+		fmt.Fprintf(w, ".\nWorst deficit of trit to the best other method: %+.2f accuracy, %+.2f balanced accuracy.\n", s.WorstDeficit, s.WorstDeficitBalanced)
+	}
 	if len(s.BelowMajority) > 0 {
 		fmt.Fprintf(w, "Below the majority class (and not 10 points above it in balanced accuracy): %s.\n", strings.Join(s.BelowMajority, ", "))
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -161,5 +162,38 @@ func TestMergeSuite(t *testing.T) {
 	}
 	if rep, err := mergeSuite([]string{first, second}, nil); err != nil || !slices.Equal(rep.LODO.Variants, []string{"default"}) {
 		t.Fatalf("%v: LODO %+v, want default alone", err, rep.LODO)
+	}
+}
+
+// A run whose --methods leaves peers out ranks trit among the methods it
+// ran, and its table says which were not run; with no set holding a
+// result from each of them it says so instead of printing zero ranks.
+func TestSummariseAmongThoseRun(t *testing.T) {
+	sets := []*PeersReport{
+		set("a", map[string][2]float64{"trit": {90, 80}, "logreg": {85, 82}, "stump": {70, 55}, "majority": {60, 50}}),
+		set("b", map[string][2]float64{"trit": {70, 58}, "logreg": {75, 50}, "stump": {60, 50}, "majority": {75, 50}}),
+	}
+	ranked := rankedIn(sets)
+	if !slices.Equal(ranked, []string{"trit", "logreg", "stump"}) {
+		t.Fatalf("ranked among %v", ranked)
+	}
+	s := summarise(sets, ranked)
+	// Accuracy: a: trit 1, logreg 2, stump 3; b: trit 2, logreg 1, stump 3.
+	if len(s.Deficits) != 2 || s.MeanRank["trit"] != 1.5 || s.MeanRank["logreg"] != 1.5 || s.MeanRank["stump"] != 3 {
+		t.Fatalf("summary %+v", s)
+	}
+	var out strings.Builder
+	writeSuiteTable(&out, &SuiteReport{Sets: sets, Summary: s})
+	for _, want := range []string{"Not run, so not ranked: mlp-int8, xgboost.", "Mean rank over 2 sets among trit, logreg, stump", "trit 1.50 / "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table does not say %q:\n%s", want, out.String())
+		}
+	}
+	// trit alone: nothing to rank against.
+	alone := []*PeersReport{set("a", map[string][2]float64{"trit": {90, 80}, "majority": {60, 50}})}
+	out.Reset()
+	writeSuiteTable(&out, &SuiteReport{Sets: alone, Summary: summarise(alone, rankedIn(alone))})
+	if !strings.Contains(out.String(), "No set has a result from each of trit") || strings.Contains(out.String(), "Mean rank over") {
+		t.Errorf("trit alone:\n%s", out.String())
 	}
 }
