@@ -589,9 +589,12 @@ func writeSuiteTable(w io.Writer, rep *SuiteReport) {
 	if missing := slices.DeleteFunc(slices.Clone(rankedMethods), func(m string) bool { return slices.Contains(s.Methods, m) }); len(missing) > 0 {
 		fmt.Fprintf(w, "Not run, so not ranked: %s.\n", strings.Join(missing, ", "))
 	}
-	if len(s.Deficits) == 0 {
+	switch {
+	case len(s.Methods) < 2:
+		fmt.Fprintln(w, "No ranked peer was run: no ranks and no deficits.")
+	case len(s.Deficits) == 0:
 		fmt.Fprintf(w, "No set has a result from each of %s: no ranks and no deficits.\n", strings.Join(s.Methods, ", "))
-	} else {
+	default:
 		fmt.Fprintf(w, "Mean rank over %d sets among %s (accuracy / balanced accuracy): ", len(s.Deficits), strings.Join(s.Methods, ", "))
 		for i, m := range s.Methods {
 			if i > 0 {
