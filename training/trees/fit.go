@@ -168,6 +168,7 @@ type booster[T uint8 | uint16] struct {
 	hists    [][]float64 // per feature, kept across levels; nil if too big
 	hist     [][]float64 // per worker, when hists is nil
 	scratch  [][]float64 // per worker
+	batch    [][]float64 // per worker: cuts scored together (bestSplit)
 	sideBuf  []int32
 	maxBins  int
 	workers  int
@@ -230,6 +231,7 @@ func grow[T uint8 | uint16](xs []float32, n, d int, y []int32, classes int, cuts
 	}
 	b.hist = make([][]float64, b.workers)
 	b.scratch = make([][]float64, b.workers)
+	b.batch = make([][]float64, b.workers)
 	cells := 0
 	for _, c := range cuts {
 		cells += (len(c) + 1) << (o.Depth - 1) * 2 * k
@@ -391,7 +393,11 @@ func softplus(x float64) float64 {
 }
 
 // sample sets rows to this tree's rows and counts to their bin counts.
+// Without subsampling every tree has every row, so both are set once.
 func (b *booster[T]) sample(rng *splitmix.Source) {
+	if b.o.Subsample >= 1 && len(b.rows) == b.n {
+		return
+	}
 	b.rows = b.rows[:0]
 	if b.o.Subsample >= 1 {
 		for i := range b.n {
@@ -643,29 +649,83 @@ func (b *booster[T]) bestSplit(w, f, leaves int, sd side) split {
 	total := int32(len(b.rows))
 	left := int32(0)
 	best := split{score: math.Inf(-1), cut: -1}
+	// The cuts that may split are scored lanes at a time: each lane holds
+	// one cut's running left sums, interleaved (cell j of lane l at
+	// j·lanes+l), and is scored by splitScores exactly as on its own.
+	if cap(b.batch[w]) < lanes*width {
+		b.batch[w] = make([]float64, lanes<<(b.o.Depth-1)*k2)
+	}
+	batch := b.batch[w][:lanes*width]
+	var at [lanes]int // the cut of each lane
+	var score [lanes]float64
+	used := 0
+	flush := func() {
+		if b.o.goLoops || !useAVX2 {
+			splitScoresGo(&score, batch, tot, used, lambda)
+		} else {
+			splitScores(&score, batch, tot, used, lambda)
+		}
+		for l := range used { // in cut order: the first of equal scores wins
+			if score[l] > best.score {
+				best = split{score: score[l], cut: at[l]}
+			}
+		}
+		used = 0
+	}
 	for bn := range nb - 1 {
 		left += cnt[bn]
 		if cnt[bn] == 0 {
 			continue // same sums as the previous cut
 		}
-		for j, v := range h[bn*stride*k2 : bn*stride*k2+width] {
-			cum[j] += v
-		}
+		cells := h[bn*stride*k2 : bn*stride*k2+width]
 		if left < minLeaf || total-left < minLeaf {
+			for j, v := range cells {
+				cum[j] += v
+			}
 			continue
 		}
-		// Σ gl²/(hl+λ) + gr²/(hr+λ), one division per term.
-		s := 0.0
-		for j := 0; j < width; j += 2 {
-			gl, hl := cum[j], max(cum[j+1], 0)+lambda
-			gr, hr := tot[j]-gl, max(tot[j+1]-cum[j+1], 0)+lambda
-			s += (gl*gl*hr + gr*gr*hl) / (hl * hr)
+		for j, v := range cells {
+			c := cum[j] + v
+			cum[j] = c
+			batch[j*lanes+used] = c
 		}
-		if s > best.score {
-			best = split{score: s, cut: bn}
+		at[used] = bn
+		if used++; used == lanes {
+			flush()
 		}
 	}
+	if used > 0 {
+		flush()
+	}
 	return best
+}
+
+// lanes is how many cuts splitScores scores at once (four float64 lanes
+// of an AVX2 register).
+const lanes = 4
+
+// splitScoresGo is the reference loop of a split's score, for each of the
+// first used lanes l of batch (see bestSplit: cell j of lane l at
+// batch[j·lanes+l], gradient and Hessian sums at even and odd j, left of
+// the cut) against the level's totals tot:
+//
+//	s[l] = Σ_j (gl²·hr + gr²·hl) / (hl·hr)   over even j, in order, where
+//	gl, hl = batch[j·lanes+l], max(batch[(j+1)·lanes+l], 0) + λ
+//	gr, hr = tot[j] − gl, max(tot[j+1] − batch[(j+1)·lanes+l], 0) + λ
+//
+// that is Σ gl²/(hl) + gr²/(hr) over leaves and scores with one division
+// per term. The conversions round each product as its own operation, so no
+// compiler fuses them and every platform computes the same bits.
+func splitScoresGo(s *[lanes]float64, batch, tot []float64, used int, lambda float64) {
+	for l := range used {
+		sum := 0.0
+		for j := 0; j < len(tot); j += 2 {
+			gl, hl := batch[j*lanes+l], max(batch[(j+1)*lanes+l], 0)+lambda
+			gr, hr := tot[j]-gl, max(tot[j+1]-batch[(j+1)*lanes+l], 0)+lambda
+			sum += float64(float64(float64(gl*gl)*hr)+float64(float64(gr*gr)*hl)) / float64(hl*hr)
+		}
+		s[l] = sum
+	}
 }
 
 // parallel calls fn(w, i) for i in [0, n) on up to workers goroutines; w is

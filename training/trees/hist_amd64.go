@@ -2,8 +2,9 @@ package trees
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects histAVX2 for histograms of byte bins, once at start
-// (nothing assigns it; Options.goLoops turns it off for a test).
+// useAVX2 selects histAVX2 for histograms of byte bins and splitScores
+// for the cuts' scores, once at start (nothing assigns it;
+// Options.goLoops turns both off for a test).
 var useAVX2 = cpu.X86.HasAVX2
 
 // histAVX2 is the row loop of histogram for byte bins, in AVX2 (four
@@ -20,3 +21,14 @@ var useAVX2 = cpu.X86.HasAVX2
 //
 //go:noescape
 func histAVX2(h, gh []float64, rows []int32, col, leaf []uint8, slot, stride, k2 int)
+
+// splitScores is splitScoresGo in AVX2, the four lanes at once: each
+// lane's sum takes the same IEEE operations on the same operands in the
+// same order as the Go loop (max against +0 gives +0 for either zero, as
+// Go's max does; the sums are finite, so no NaN reaches it), so the same
+// bits (TestSplitScores). It scores all four lanes; the caller reads the
+// first used. len(tot) must be even and len(batch) at least
+// lanes·len(tot).
+//
+//go:noescape
+func splitScores(s *[lanes]float64, batch, tot []float64, used int, lambda float64)

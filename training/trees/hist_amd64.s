@@ -57,3 +57,44 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+// func splitScores(s *[4]float64, batch, tot []float64, used int, lambda float64)
+TEXT ·splitScores(SB), NOSPLIT, $0-72
+	MOVQ         s+0(FP), DI
+	MOVQ         batch_base+8(FP), SI
+	MOVQ         tot_base+32(FP), DX
+	MOVQ         tot_len+40(FP), CX
+	VBROADCASTSD lambda+64(FP), Y15
+	VXORPD       Y14, Y14, Y14 // +0
+	VXORPD       Y0, Y0, Y0    // the four sums
+
+pair:
+	TESTQ        CX, CX
+	JZ           scored
+	VMOVUPD      (SI), Y1      // gl
+	VMOVUPD      32(SI), Y2    // the left Hessian sums
+	VBROADCASTSD (DX), Y3      // tot[j]
+	VBROADCASTSD 8(DX), Y4     // tot[j+1]
+	VMAXPD       Y14, Y2, Y5   // max(left, +0)
+	VADDPD       Y15, Y5, Y5   // hl
+	VSUBPD       Y1, Y3, Y6    // gr = tot[j] − gl
+	VSUBPD       Y2, Y4, Y7    // tot[j+1] − left
+	VMAXPD       Y14, Y7, Y7
+	VADDPD       Y15, Y7, Y7   // hr
+	VMULPD       Y1, Y1, Y8    // gl·gl
+	VMULPD       Y7, Y8, Y8    // ·hr
+	VMULPD       Y6, Y6, Y9    // gr·gr
+	VMULPD       Y5, Y9, Y9    // ·hl
+	VADDPD       Y9, Y8, Y8
+	VMULPD       Y7, Y5, Y10   // hl·hr
+	VDIVPD       Y10, Y8, Y8
+	VADDPD       Y8, Y0, Y0
+	ADDQ         $64, SI
+	ADDQ         $16, DX
+	SUBQ         $2, CX
+	JMP          pair
+
+scored:
+	VMOVUPD Y0, (DI)
+	VZEROUPPER
+	RET

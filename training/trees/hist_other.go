@@ -2,9 +2,13 @@
 
 package trees
 
-// useAVX2 is false off amd64: histogram's Go loop runs.
+// useAVX2 is false off amd64: the Go loops run.
 const useAVX2 = false
 
 func histAVX2(h, gh []float64, rows []int32, col, leaf []uint8, slot, stride, k2 int) {
 	panic("trees: histAVX2 without AVX2")
+}
+
+func splitScores(s *[lanes]float64, batch, tot []float64, used int, lambda float64) {
+	panic("trees: splitScores without AVX2")
 }

@@ -83,3 +83,144 @@ func TestHistAVX2Trees(t *testing.T) {
 		}
 	}
 }
+
+// splitScores sums exactly what splitScoresGo sums, lane by lane: the same
+// bits for every lane, with left Hessian sums past the totals (rounding:
+// hr clamped at 0), signed zeros and gradients of every magnitude.
+func TestSplitScores(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU: splitScoresGo is the only loop")
+	}
+	r := splitmix.New(11)
+	for _, width := range []int{2, 4, 12, 24, 384} {
+		for range 50 {
+			tot := make([]float64, width)
+			batch := make([]float64, lanes*width)
+			for j := 0; j < width; j += 2 {
+				tot[j] = (2*r.Float64() - 1) * math.Pow(10, float64(r.Intn(8)-4))
+				tot[j+1] = r.Float64() * math.Pow(10, float64(r.Intn(8)-4))
+				for l := range lanes {
+					g, h := tot[j]*r.Float64(), tot[j+1]*r.Float64()
+					switch r.Intn(6) {
+					case 0:
+						g, h = 0, math.Copysign(0, -1)
+					case 1:
+						h = tot[j+1] * (1 + 1e-12) // right side's sum rounds below 0
+					case 2:
+						g, h = tot[j], tot[j+1]
+					}
+					batch[j*lanes+l], batch[(j+1)*lanes+l] = g, h
+				}
+			}
+			lambda := []float64{1, 1e-3, 0.5}[r.Intn(3)]
+			var want, got [lanes]float64
+			splitScoresGo(&want, batch, tot, lanes, lambda)
+			splitScores(&got, batch, tot, lanes, lambda)
+			for l := range lanes {
+				if math.Float64bits(got[l]) != math.Float64bits(want[l]) {
+					t.Fatalf("width %d, lane %d: %v, the Go loop's %v", width, l, got[l], want[l])
+				}
+			}
+		}
+	}
+}
+
+// bestSplit, scoring cuts lanes at a time, finds the cut and score of the
+// plain loop over the cuts, one at a time (kept here as the reference),
+// with the AVX2 scores and with the Go loop's.
+func TestBestSplitBatched(t *testing.T) {
+	r := splitmix.New(5)
+	const n, d = 700, 6
+	for _, k := range []int{1, 3} {
+		for _, leaves := range []int{1, 2, 8} {
+			for _, goLoops := range []bool{false, true} {
+				b := &booster[uint8]{o: &Options{Depth: 4, Lambda: 1, MinLeaf: 20, goLoops: goLoops}, n: n, d: d, k: k, workers: 1}
+				b.cuts = make([][]float32, d)
+				b.counts = make([][]int32, d)
+				for f := range d {
+					b.cuts[f] = make([]float32, 1+r.Intn(60))
+					b.counts[f] = make([]int32, len(b.cuts[f])+1)
+					b.maxBins = max(b.maxBins, len(b.cuts[f])+1)
+				}
+				b.bins, b.leaf = make([]uint8, n*d), make([]uint8, n)
+				b.gh = make([]float64, n*2*k)
+				for i := range n {
+					b.rows = append(b.rows, int32(i))
+					b.leaf[i] = uint8(r.Intn(leaves))
+					for c := range k {
+						b.gh[i*2*k+2*c] = 2*r.Float64() - 1
+						b.gh[i*2*k+2*c+1] = r.Float64() / 4
+					}
+				}
+				for f := range d {
+					for i := range n {
+						bn := r.Intn(len(b.cuts[f]) + 1)
+						if bn%7 == 3 {
+							bn-- // some bins empty
+						}
+						b.bins[f*n+i] = uint8(bn)
+						b.counts[f][bn]++
+					}
+				}
+				// Rows with no gradient in feature 0's bins 1, 6, 11, …
+				// make those cuts score what the cut before them scores:
+				// ties, which the first cut wins.
+				for i := range n {
+					if b.bins[i]%5 == 1 {
+						clear(b.gh[i*2*k : (i+1)*2*k])
+					}
+				}
+				b.hist, b.scratch, b.batch = make([][]float64, 1), make([][]float64, 1), make([][]float64, 1)
+				for f := range d {
+					got := b.bestSplit(0, f, leaves, side{rows: b.rows})
+					want := bestSplitOneByOne(b, f, leaves)
+					if got.cut != want.cut || math.Float64bits(got.score) != math.Float64bits(want.score) {
+						t.Fatalf("k %d, %d leaves, Go loops %v, feature %d: cut %d score %v, one by one cut %d score %v",
+							k, leaves, goLoops, f, got.cut, got.score, want.cut, want.score)
+					}
+				}
+			}
+		}
+	}
+}
+
+// bestSplitOneByOne is bestSplit as it was before cuts were scored lanes
+// at a time: each cut's sum over leaves and scores on its own, in order.
+func bestSplitOneByOne(b *booster[uint8], f, leaves int) split {
+	nb := len(b.cuts[f]) + 1
+	k2 := 2 * b.k
+	h := make([]float64, nb*leaves*k2)
+	stride := b.histogram(f, leaves, side{rows: b.rows}, h)
+	width := leaves * k2
+	tot, cum := make([]float64, width), make([]float64, width)
+	for bn := range nb {
+		for j, v := range h[bn*stride*k2 : bn*stride*k2+width] {
+			tot[j] += v
+		}
+	}
+	lambda, minLeaf := b.o.Lambda, int32(b.o.MinLeaf)
+	cnt, total, left := b.counts[f], int32(len(b.rows)), int32(0)
+	best := split{score: math.Inf(-1), cut: -1}
+	for bn := range nb - 1 {
+		left += cnt[bn]
+		if cnt[bn] == 0 {
+			continue
+		}
+		for j, v := range h[bn*stride*k2 : bn*stride*k2+width] {
+			cum[j] += v
+		}
+		if left < minLeaf || total-left < minLeaf {
+			continue
+		}
+		s := 0.0
+		for j := 0; j < width; j += 2 {
+			gl, hl := cum[j], max(cum[j+1], 0)+lambda
+			gr, hr := tot[j]-gl, max(tot[j+1]-cum[j+1], 0)+lambda
+			s += (gl*gl*hr + gr*gr*hl) / (hl * hr)
+		}
+		if s > best.score {
+			best = split{score: s, cut: bn}
+		}
+	}
+	return best
+}

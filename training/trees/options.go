@@ -56,8 +56,9 @@ type Options struct {
 	// boosting (default max(20, half the best count so far)).
 	Patience int
 
-	// goLoops turns the AVX2 histogram loop off, for the tests that
-	// compare it with the Go loop (the trees are the same either way).
+	// goLoops turns the AVX2 loops (histogram, split scores) off, for the
+	// tests that compare them with the Go loops (the trees are the same
+	// either way).
 	goLoops bool
 }
 
