@@ -1,5 +1,52 @@
 #include "textflag.h"
 
+// The row loops unrolled for the common widths (k2 = 2·scores): a row's
+// cell and gradients, then its vectors added in order, the same additions
+// as the general loop's.
+#define ROW \
+	TESTQ   R9, R9; \
+	JZ      done; \
+	MOVLQSX (R8), AX; \
+	MOVBQZX (R10)(AX*1), BX; \
+	MOVBQZX (R11)(AX*1), CX; \
+	ORQ     R12, CX; \
+	IMULQ   R13, BX; \
+	ADDQ    CX, BX; \
+	IMULQ   R14, BX; \
+	LEAQ    (DI)(BX*8), BX; \
+	IMULQ   R14, AX; \
+	LEAQ    (SI)(AX*8), AX
+
+// ROWSHIFT is ROW for k2 = 2^(sh−3): the products by shifts.
+#define ROWSHIFT(sh) \
+	TESTQ   R9, R9; \
+	JZ      done; \
+	MOVLQSX (R8), AX; \
+	MOVBQZX (R10)(AX*1), BX; \
+	MOVBQZX (R11)(AX*1), CX; \
+	ORQ     R12, CX; \
+	IMULQ   R13, BX; \
+	ADDQ    CX, BX; \
+	SHLQ    $sh, BX; \
+	ADDQ    DI, BX; \
+	SHLQ    $sh, AX; \
+	ADDQ    SI, AX
+
+#define NEXT(again) \
+	ADDQ $4, R8; \
+	DECQ R9; \
+	JMP  again
+
+#define ADDY(off) \
+	VMOVUPD off(BX), Y0; \
+	VADDPD  off(AX), Y0, Y0; \
+	VMOVUPD Y0, off(BX)
+
+#define ADDX(off) \
+	VMOVUPD off(BX), X0; \
+	VADDPD  off(AX), X0, X0; \
+	VMOVUPD X0, off(BX)
+
 // func histAVX2(h, gh []float64, rows []int32, col, leaf []uint8, slot, stride, k2 int)
 TEXT ·histAVX2(SB), NOSPLIT, $0-144
 	MOVQ h_base+0(FP), DI
@@ -11,6 +58,18 @@ TEXT ·histAVX2(SB), NOSPLIT, $0-144
 	MOVQ slot+120(FP), R12
 	MOVQ stride+128(FP), R13
 	MOVQ k2+136(FP), R14
+	CMPQ R14, $2
+	JEQ  row2
+	CMPQ R14, $4
+	JEQ  row4
+	CMPQ R14, $6
+	JEQ  row6
+	CMPQ R14, $8
+	JEQ  row8
+	CMPQ R14, $12
+	JEQ  row12
+	CMPQ R14, $20
+	JEQ  row20
 
 row:
 	TESTQ R9, R9
@@ -57,6 +116,44 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+row2: // two classes
+	ROWSHIFT(4)
+	ADDX(0)
+	NEXT(row2)
+
+row4:
+	ROWSHIFT(5)
+	ADDY(0)
+	NEXT(row4)
+
+row6:
+	ROW
+	ADDY(0)
+	ADDX(32)
+	NEXT(row6)
+
+row8:
+	ROWSHIFT(6)
+	ADDY(0)
+	ADDY(32)
+	NEXT(row8)
+
+row12: // six classes: the search's worst case
+	ROW
+	ADDY(0)
+	ADDY(32)
+	ADDY(64)
+	NEXT(row12)
+
+row20: // ten classes (digits)
+	ROW
+	ADDY(0)
+	ADDY(32)
+	ADDY(64)
+	ADDY(96)
+	ADDY(128)
+	NEXT(row20)
 
 // func splitScores(s *[4]float64, batch, tot []float64, used int, lambda float64)
 TEXT ·splitScores(SB), NOSPLIT, $0-72

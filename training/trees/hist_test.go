@@ -16,7 +16,7 @@ func TestHistAVX2(t *testing.T) {
 	}
 	r := splitmix.New(9)
 	const n, nb, stride = 3000, 40, 8
-	for _, k2 := range []int{2, 4, 6, 8, 12, 14, 22} {
+	for _, k2 := range []int{2, 4, 6, 8, 12, 14, 20, 22, 26} {
 		for _, slot := range []int{0, 4} {
 			gh := make([]float64, n*k2)
 			for i := range gh {
