@@ -3,7 +3,9 @@
 // The row loops unrolled for the common widths (k2 = 2·scores): a row's
 // cell and gradients, then its vectors added in order, the same additions
 // as the general loop's.
-#define ROW \
+// CELL sets AX to the next row i and BX to its cell's index,
+// col[i]·stride + (leaf[i] | slot), or leaves the loop when no row is left.
+#define CELL \
 	TESTQ   R9, R9; \
 	JZ      done; \
 	MOVLQSX (R8), AX; \
@@ -11,26 +13,24 @@
 	MOVBQZX (R11)(AX*1), CX; \
 	ORQ     R12, CX; \
 	IMULQ   R13, BX; \
-	ADDQ    CX, BX; \
-	IMULQ   R14, BX; \
-	LEAQ    (DI)(BX*8), BX; \
-	IMULQ   R14, AX; \
-	LEAQ    (SI)(AX*8), AX
+	ADDQ    CX, BX
+
+// ROW makes BX the address of the row's cell, h[BX·k2], and AX of its
+// gradients, gh[i·k2].
+#define ROW \
+	CELL; \
+	IMULQ R14, BX; \
+	LEAQ  (DI)(BX*8), BX; \
+	IMULQ R14, AX; \
+	LEAQ  (SI)(AX*8), AX
 
 // ROWSHIFT is ROW for k2 = 2^(sh−3): the products by shifts.
 #define ROWSHIFT(sh) \
-	TESTQ   R9, R9; \
-	JZ      done; \
-	MOVLQSX (R8), AX; \
-	MOVBQZX (R10)(AX*1), BX; \
-	MOVBQZX (R11)(AX*1), CX; \
-	ORQ     R12, CX; \
-	IMULQ   R13, BX; \
-	ADDQ    CX, BX; \
-	SHLQ    $sh, BX; \
-	ADDQ    DI, BX; \
-	SHLQ    $sh, AX; \
-	ADDQ    SI, AX
+	CELL; \
+	SHLQ $sh, BX; \
+	ADDQ DI, BX; \
+	SHLQ $sh, AX; \
+	ADDQ SI, AX
 
 #define NEXT(again) \
 	ADDQ $4, R8; \
