@@ -713,7 +713,7 @@ const lanes = 4
 //	gl, hl = batch[j·lanes+l], max(batch[(j+1)·lanes+l], 0) + λ
 //	gr, hr = tot[j] − gl, max(tot[j+1] − batch[(j+1)·lanes+l], 0) + λ
 //
-// that is Σ gl²/(hl) + gr²/(hr) over leaves and scores with one division
+// that is Σ gl²/hl + gr²/hr over leaves and scores with one division
 // per term. The conversions round each product as its own operation, so no
 // compiler fuses them and every platform computes the same bits.
 func splitScoresGo(s *[lanes]float64, batch, tot []float64, used int, lambda float64) {
