@@ -103,6 +103,35 @@ func TestLeaveOneOut(t *testing.T) {
 	}
 }
 
+// TestLeaveOneOutBarsFirst: a preset that misses issue 36's bars on the
+// other sets loses to one that misses none, whatever its mean deficit —
+// seismic-bumps' case: a model 1.5 points below the majority class for
+// 3 points of balance (mean deficit +0.75, two bars missed) against the
+// majority class itself (mean deficit 0, none missed).
+func TestLeaveOneOutBarsFirst(t *testing.T) {
+	peers := map[string][2]float64{"mlp-int8": {96, 50}, "xgboost": {95, 49}, "logreg": {96, 50}, "stump": {96, 50}, "majority": {96, 50}}
+	mk := func(name string, a, b [2]float64) *PeersReport {
+		s := map[string][2]float64{"trit": a, "trit:a": a, "trit:b": b}
+		for k, v := range peers {
+			s[k] = v
+		}
+		return set(name, s)
+	}
+	sets := []*PeersReport{mk("s", [2]float64{94.5, 53}, [2]float64{96, 50}), mk("t", [2]float64{97, 60}, [2]float64{97, 60})}
+	l := leaveOneOut(sets, []string{"a", "b"}, rankedMethods)
+	if l.Misses["a"] != 2 || l.Misses["b"] != 0 || l.AllSets["a"] <= l.AllSets["b"] {
+		t.Fatalf("misses %v, mean deficits %v: want a 2 bars missed with the better mean, b none", l.Misses, l.AllSets)
+	}
+	for _, x := range l.Sets {
+		if x.Dataset == "t" && (x.Chosen != "b" || x.Misses != 0) {
+			t.Fatalf("t: %+v, want b (no bar missed on s)", x)
+		}
+		if x.Dataset == "s" && x.Chosen != "a" {
+			t.Fatalf("s: %+v, want a (t cannot tell them apart: the first listed)", x)
+		}
+	}
+}
+
 func TestVariantsOf(t *testing.T) {
 	if vs, err := variantsOf("default, mean"); err != nil || len(vs) != 2 || vs[1].Selection.Metric != "mean" {
 		t.Fatalf("%v %v", vs, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/trit-iot/trit/inference"
 )
@@ -250,6 +251,42 @@ func rawOffsets(beta []float64, alpha []float32) []int32 {
 		return nil
 	}
 	return out
+}
+
+// fallsBack reports whether the majority rule's fallback applies to the
+// search's choice (Selection.Fallback "majority"): no candidate was
+// admissible against the majority class, and the constant was right at
+// least as often as the chosen one on every validation fold.
+func (r *Result) fallsBack() bool {
+	if r.held == nil || r.Selected == nil {
+		return false
+	}
+	chosen := selection{Accuracy: r.Selected.Accuracy, Balanced: r.Selected.Balanced}
+	return !r.majority.admissible(chosen) && r.majority.steadilyAhead(r.held)
+}
+
+// fallbackNote says what the majority rule's fallback did, from the
+// held-out rows after the offsets moved them.
+func fallbackNote(maj majority, offsets []int32, held [][]heldOut) string {
+	right, rows := 0, 0
+	for _, fold := range held {
+		for _, h := range fold {
+			rows++
+			if h.correct {
+				right++
+			}
+		}
+	}
+	return fmt.Sprintf("no candidate was right as often as always answering %q on the validation rows, and that constant was ahead on every fold (%s): the decision moved toward it (offsets %v), right on %.1f%% of the held-out rows against the constant's %.1f%%; the other classes are answered only where the model is surest",
+		maj.class, foldList(maj.folds), offsets, 100*float64(right)/float64(max(rows, 1)), maj.accuracy)
+}
+
+func foldList(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.1f%%", x)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // offsetNote says what the offsets did on the held-out rows.

@@ -175,3 +175,84 @@ func TestTrainWithOffsets(t *testing.T) {
 		t.Errorf("offsets did not help on the later rows: balanced %.1f%% with, %.1f%% without", with.Balanced, without.Balanced)
 	}
 }
+
+// TestTrainMajorityFallback: on a recording whose rare class is barely
+// told by its one sensor, every candidate trades accuracy for a little
+// balance and none is admissible against the majority class, which is
+// ahead on every fold. With Fallback "majority" the decision moves toward
+// it: later rows are right at least as often as the constant, and the
+// note says so; with "nearest" the model ships as chosen, below it. When
+// the constant is not ahead on every fold (its class turns rare in one
+// period), nothing moves.
+func TestTrainMajorityFallback(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(11, 11))
+	// rare gives the share of the rare class at row i of n.
+	stream := func(n int, rare func(i int) float64) *data.Dataset {
+		ds := &data.Dataset{Name: "rare-events", D: 2, N: n, Y: make([]int32, n), Classes: []string{"quiet", "event"}, Ordered: true}
+		for i := range n {
+			x := rnd.NormFloat64()
+			if rnd.Float64() < rare(i) {
+				ds.Y[i] = 1
+				x += 0.5
+			}
+			ds.X = append(ds.X, float32(x), float32(rnd.NormFloat64()))
+		}
+		return ds
+	}
+	steady := func(int) float64 { return 0.08 }
+	train, later := stream(3000, steady), stream(1000, steady)
+	counts := func(ds *data.Dataset) float64 {
+		quiet := 0
+		for _, y := range ds.Y {
+			if y == 0 {
+				quiet++
+			}
+		}
+		return 100 * float64(quiet) / float64(ds.N)
+	}
+	constant := counts(later)
+	run := func(ds *data.Dataset, fallback string) (*Result, *Evaluation) {
+		t.Helper()
+		res, err := Train(ds, &Config{Seed: 1, Selection: Selection{Fallback: fallback}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := Evaluate(res.Model, later, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, ev
+	}
+	nearest, evNearest := run(train, "nearest")
+	moved, evMoved := run(train, "majority")
+	t.Logf("later rows: constant %.1f%%; nearest %.1f%% (balanced %.1f%%); majority fallback %.1f%% (balanced %.1f%%), offsets %v",
+		constant, evNearest.Accuracy, evNearest.Balanced, evMoved.Accuracy, evMoved.Balanced, moved.Spec.Calibration.Offsets)
+	if !slices.ContainsFunc(nearest.Warnings, func(w string) bool { return strings.Contains(w, "right less often than always answering") }) {
+		t.Fatalf("warnings %q: the example no longer has no admissible candidate", nearest.Warnings)
+	}
+	if nearest.Spec.Calibration.Offsets != nil || evNearest.Accuracy >= constant {
+		t.Fatalf("nearest: offsets %v, %.1f%% on later rows: want none, below the constant's %.1f%%", nearest.Spec.Calibration.Offsets, evNearest.Accuracy, constant)
+	}
+	if moved.Spec.Calibration.Offsets == nil || !slices.ContainsFunc(moved.Notes, func(n string) bool { return strings.HasPrefix(n, "no candidate was right as often") }) {
+		t.Fatalf("majority fallback: offsets %v, notes %q: want offsets and a note", moved.Spec.Calibration.Offsets, moved.Notes)
+	}
+	if evMoved.Accuracy < constant-1 {
+		t.Errorf("majority fallback: %.1f%% on later rows, want within a point of the constant's %.1f%%", evMoved.Accuracy, constant)
+	}
+	// The rare class is the common one in the last stretch of training:
+	// the constant is not ahead on every fold.
+	flips := stream(3000, func(i int) float64 {
+		if i >= 2700 {
+			return 0.7
+		}
+		return 0.08
+	})
+	res, _ := run(flips, "majority")
+	t.Logf("flipping prior: the constant per fold %v", res.majority.folds)
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "right less often than always answering") }) {
+		t.Fatalf("warnings %q: the flipping example no longer has no admissible candidate", res.Warnings)
+	}
+	if res.Spec.Calibration.Offsets != nil {
+		t.Errorf("the constant behind on one fold: offsets %v, notes %q", res.Spec.Calibration.Offsets, res.Notes)
+	}
+}

@@ -100,6 +100,15 @@ type Selection struct {
 	// held-out rows favour when that raises Metric there by at least
 	// offsetGain points.
 	Offsets bool `json:"offsets,omitempty"`
+	// Fallback is what ships when no candidate is admissible against the
+	// majority class (the majority rule, selection.go): "nearest", the
+	// candidate right most often on the validation rows, as it is; or
+	// "majority": the same candidate, and when the majority class was
+	// right at least as often as it on every validation fold, its decision
+	// moved toward the majority class by offsets fitted on its held-out
+	// predictions (offsets.go) until those rows are right as often as the
+	// constant, the other classes answered only where the model is surest.
+	Fallback string `json:"fallback"`
 }
 
 // DefaultSelection is the selection rule Train uses (docs/TRAINING.md,
@@ -107,7 +116,7 @@ type Selection struct {
 // point is the shift suite's choice over its nine sets, one left out at a
 // time (docs/BENCHMARKS.md "The shift suite"); the floor acts on shifted
 // folds only, so shuffled rows choose as before.
-var DefaultSelection = Selection{Metric: "balanced", Stability: stabilityPenalty, Floor: 1}
+var DefaultSelection = Selection{Metric: "balanced", Stability: stabilityPenalty, Floor: 1, Fallback: "majority"}
 
 func (s Selection) withDefaults() Selection {
 	d := DefaultSelection
@@ -122,12 +131,18 @@ func (s Selection) withDefaults() Selection {
 	}
 	d.EveryKind = d.EveryKind || s.EveryKind
 	d.Offsets = d.Offsets || s.Offsets
+	if s.Fallback != "" {
+		d.Fallback = s.Fallback
+	}
 	return d
 }
 
 func (s Selection) check() error {
 	if s.Metric != "balanced" && s.Metric != "mean" {
 		return fmt.Errorf("%w: selection metric %q, want balanced or mean", ErrConfig, s.Metric)
+	}
+	if s.Fallback != "nearest" && s.Fallback != "majority" {
+		return fmt.Errorf("%w: selection fallback %q, want nearest or majority", ErrConfig, s.Fallback)
 	}
 	if math.IsNaN(s.Stability) || math.IsNaN(s.Floor) || math.IsInf(s.Floor, 0) || s.Stability > 10 {
 		return fmt.Errorf("%w: selection stability %g, floor %g", ErrConfig, s.Stability, s.Floor)

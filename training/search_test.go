@@ -137,7 +137,33 @@ func TestMajorityOf(t *testing.T) {
 		{train: ds.Subset([]int{5, 6, 7}), val: ds.Subset([]int{8, 9})},    // majority 1: 1 of 2, balanced 50
 	}
 	m := majorityOf(folds, ds.Classes)
-	if m.accuracy != 50 || m.balanced != 50 || m.class != "b" {
+	if m.accuracy != 50 || m.balanced != 50 || m.class != "b" || !slices.Equal(m.folds, []float64{50, 50}) {
 		t.Fatalf("%+v", m)
+	}
+}
+
+// TestSteadilyAhead: the fallback asks for the constant to be at least as
+// accurate as the model on every fold, not only over all of them.
+func TestSteadilyAhead(t *testing.T) {
+	fold := func(right, n int) []heldOut {
+		h := make([]heldOut, n)
+		for i := range right {
+			h[i].correct = true
+		}
+		return h
+	}
+	m := majority{folds: []float64{98.9, 95.6, 92.8}} // seismic-bumps' later shifts
+	if !m.steadilyAhead([][]heldOut{fold(97, 100), fold(95, 100), fold(92, 100)}) {
+		t.Error("behind the constant on every fold: not steadily ahead")
+	}
+	if m.steadilyAhead([][]heldOut{fold(97, 100), fold(96, 100), fold(92, 100)}) {
+		t.Error("ahead of the constant on one fold: steadily ahead")
+	}
+	// eeg-eye-state: the constant right on all of one period and none of another.
+	if (majority{folds: []float64{100, 63.5, 0}}).steadilyAhead([][]heldOut{fold(40, 100), fold(50, 100), fold(60, 100)}) {
+		t.Error("a constant at 0% on one fold: steadily ahead")
+	}
+	if m.steadilyAhead([][]heldOut{fold(1, 100)}) || m.steadilyAhead(nil) {
+		t.Error("folds that do not match: steadily ahead")
 	}
 }

@@ -333,11 +333,23 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 		// Decision offsets ship in the calibration section, and move the
 		// held-out predictions it is fitted on (offsets.go).
 		var offsets []int32
-		if c.Selection.Offsets && res.held != nil {
-			if beta, before, after := fitOffsets(slices.Concat(res.held...), len(ds.Classes), c.Selection.Metric, res.majority); beta != nil {
+		fallback := c.Selection.Fallback == "majority" && res.fallsBack()
+		if (c.Selection.Offsets || fallback) && res.held != nil {
+			maj := res.majority
+			if fallback {
+				// Right as often as the constant, not 10 points of
+				// balance bought with accuracy: the constant was ahead on
+				// every fold.
+				maj = maj.accuracyOnly()
+			}
+			if beta, before, after := fitOffsets(slices.Concat(res.held...), len(ds.Classes), c.Selection.Metric, maj); beta != nil {
 				if offsets = rawOffsets(beta, spec.Alpha); offsets != nil {
 					applyOffsets(res.held, beta)
-					res.Notes = append(res.Notes, offsetNote(offsets, before, after, c.Selection.Metric))
+					if fallback {
+						res.Notes = append(res.Notes, fallbackNote(res.majority, offsets, res.held))
+					} else {
+						res.Notes = append(res.Notes, offsetNote(offsets, before, after, c.Selection.Metric))
+					}
 				}
 			}
 		}
