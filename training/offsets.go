@@ -205,6 +205,16 @@ func fitOffsets(held []heldOut, nc int, metric string, maj majority) (beta []flo
 	return beta, plain(before), plain(after)
 }
 
+// admitted reports whether held's predictions moved by beta are
+// admissible against maj.
+func admitted(held []heldOut, beta []float64, nc int, maj majority) bool {
+	c := newCounts(held, nc, "balanced", maj)
+	for _, h := range held {
+		c.move(h.y, -1, predictMoved(h.scores, beta))
+	}
+	return c.score() >= 0
+}
+
 // plain is a score without the inadmissible penalty.
 func plain(score float64) float64 {
 	if score < 0 {

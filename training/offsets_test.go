@@ -256,3 +256,25 @@ func TestTrainMajorityFallback(t *testing.T) {
 		t.Errorf("the constant behind on one fold: offsets %v, notes %q", res.Spec.Calibration.Offsets, res.Notes)
 	}
 }
+
+// TestAdmitted: held-out rows moved by offsets are admissible only when
+// they are right as often as the constant (or 10 points more balanced).
+func TestAdmitted(t *testing.T) {
+	// Class 0 on 9 rows of 10; the model says 1 on rows 0–2 (scores for
+	// class 1 above 0 there), right on row 0 only.
+	held := make([]heldOut, 10)
+	for i := range held {
+		held[i] = heldOut{y: 0, scores: []float32{0, -1}}
+		if i < 3 {
+			held[i].scores = []float32{0, 1}
+		}
+	}
+	held[0].y = 1
+	maj := majority{accuracy: 90, balanced: 50}.accuracyOnly()
+	if admitted(held, []float64{0}, 2, maj) {
+		t.Error("8 of 10 right against the constant's 9: admitted")
+	}
+	if !admitted(held, []float64{-2}, 2, maj) {
+		t.Error("moved to the constant, 9 of 10: not admitted")
+	}
+}

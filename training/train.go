@@ -342,7 +342,15 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 				// every fold.
 				maj = maj.accuracyOnly()
 			}
-			if beta, before, after := fitOffsets(slices.Concat(res.held...), len(ds.Classes), c.Selection.Metric, maj); beta != nil {
+			held := slices.Concat(res.held...)
+			beta, before, after := fitOffsets(held, len(ds.Classes), c.Selection.Metric, maj)
+			if fallback && beta != nil && !admitted(held, beta, len(ds.Classes), maj) {
+				// The offsets gained balance but never reached the
+				// constant (with more classes, the folds' common classes
+				// can differ): that is not what the fallback is for.
+				beta = nil
+			}
+			if beta != nil {
 				if offsets = rawOffsets(beta, spec.Alpha); offsets != nil {
 					applyOffsets(res.held, beta)
 					if fallback {
