@@ -44,7 +44,8 @@ func ParsePhases(s string) ([]Phase, error) {
 }
 
 // ParseRetries reads retries per failure kind, kind=count pairs separated
-// by commas or spaces: "timed-out=2,failed=1". "" is no retries.
+// by commas or spaces: "timed-out=2,failed=1". "" is no retries. A kind
+// given twice with different counts is an error (as a selector's key).
 func ParseRetries(s string) (map[string]int, error) {
 	var out map[string]int
 	for _, part := range fields(s) {
@@ -52,6 +53,9 @@ func ParseRetries(s string) (map[string]int, error) {
 		n, err := strconv.Atoi(v)
 		if !ok || err != nil {
 			return nil, fmt.Errorf("%q is not kind=count (kinds %s, %s, %s, %s; e.g. timed-out=2)", part, FailureFailed, FailureRejected, FailureTimedOut, FailureAny)
+		}
+		if old, dup := out[k]; dup && old != n {
+			return nil, fmt.Errorf("%q is given twice", k)
 		}
 		if out == nil {
 			out = map[string]int{}
