@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Fuzz targets for every decoder of stored values. Each checks that
@@ -125,6 +129,99 @@ func FuzzDecodeU64(f *testing.F) {
 		}
 		if !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("%d-byte value: %v, want ErrCorrupt", len(v), err)
+		}
+	})
+}
+
+// fuzzDoc is a document of the kinds the fleet stores (device records,
+// rollouts, windows): strings, counters, times, maps, slices, bytes.
+type fuzzDoc struct {
+	ID       string            `json:"id"`
+	Release  uint64            `json:"release,omitempty"`
+	Attempts int               `json:"attempts,omitempty"`
+	Percent  float64           `json:"percent,omitempty"`
+	Online   bool              `json:"online,omitempty"`
+	Seen     time.Time         `json:"seen,omitzero"`
+	Expires  *time.Time        `json:"expires,omitempty"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Counts   map[string]uint64 `json:"counts,omitempty"`
+	X        []float32         `json:"x,omitempty"`
+	Raw      []byte            `json:"raw,omitempty"`
+	Next     *fuzzDoc          `json:"next,omitempty"`
+}
+
+// FuzzDecodeDoc: a stored document either decodes, re-encodes and decodes
+// to the same value, or fails with an error naming its collection and key
+// that is a *CorruptError exactly when the bytes are not JSON (anything
+// else is the caller's type mismatch, as DecodeDoc documents).
+func FuzzDecodeDoc(f *testing.F) {
+	seen := time.Date(2026, 11, 21, 3, 4, 5, 6, time.FixedZone("", 3600))
+	good, err := json.Marshal(fuzzDoc{ID: "d1", Release: 3, Attempts: 1, Percent: 12.5, Online: true, Seen: seen, Expires: &seen,
+		Labels: map[string]string{"site": "north"}, Counts: map[string]uint64{"a": 1}, X: []float32{0.5, -1e-7}, Raw: []byte{0, 0xff},
+		Next: &fuzzDoc{ID: "d2"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{
+		string(good), `{"id":"r1",`, `{"id":"r1"}x`, `{"release":"3"}`, `{"release":-1}`, `{"seen":"2026-11-21T03:0$:05Z"}`,
+		`{"seen":1}`, `{"x":[1e40]}`, `{"raw":"not base64"}`, `{"id":"\ud800"}`, `{"next":{"next":{"next":null}}}`,
+		`null`, `[]`, `"a string"`, ``, ` `, "{\"id\":\"\xff\"}",
+	} {
+		f.Add(uint8(FleetDevices), "d1", []byte(seed))
+	}
+	f.Add(uint8(FleetWindows), "w/d1/1750000000000", good)
+	f.Add(uint8(FleetAudit), "00000000000000000001", []byte(`{"seq":1`))
+	colls := Collections()
+	f.Fuzz(func(t *testing.T, c uint8, key string, raw []byte) {
+		coll := colls[int(c)%len(colls)]
+		named := func(err error) {
+			t.Helper()
+			msg := err.Error()
+			if !strings.Contains(msg, coll.String()) || !strings.Contains(msg, strconv.Quote(key)) {
+				t.Fatalf("error %q does not name %s %q", msg, coll, key)
+			}
+			var ce *CorruptError
+			if errors.Is(err, ErrCorrupt) != !json.Valid(raw) {
+				t.Fatalf("%q: error %v; ErrCorrupt %v, but JSON valid %v", raw, err, errors.Is(err, ErrCorrupt), json.Valid(raw))
+			}
+			if errors.As(err, &ce) && (ce.Bucket != coll.String() || ce.Key != key) {
+				t.Fatalf("CorruptError names %s %q, want %s %q", ce.Bucket, ce.Key, coll, key)
+			}
+		}
+		var rm json.RawMessage
+		if err := DecodeDoc(coll, key, raw, &rm); err != nil {
+			named(err)
+		} else if !json.Valid(raw) {
+			t.Fatalf("%q is not JSON but decoded", raw)
+		}
+		var any1 any
+		if err := DecodeDoc(coll, key, raw, &any1); err != nil {
+			named(err)
+		} else {
+			again, err := json.Marshal(any1)
+			if err != nil {
+				t.Fatalf("decoded %q does not re-encode: %v", raw, err)
+			}
+			var any2 any
+			if err := DecodeDoc(coll, key, again, &any2); err != nil || !reflect.DeepEqual(any1, any2) {
+				t.Fatalf("round trip of %q: %v -> %s -> %v, %v", raw, any1, again, any2, err)
+			}
+		}
+		var d fuzzDoc
+		if err := DecodeDoc(coll, key, raw, &d); err != nil {
+			named(err)
+			return
+		}
+		again, err := json.Marshal(d)
+		if err != nil {
+			t.Fatalf("decoded %q does not re-encode: %v", raw, err)
+		}
+		var d2 fuzzDoc
+		if err := DecodeDoc(coll, key, again, &d2); err != nil {
+			t.Fatalf("re-encoded %s does not decode: %v", again, err)
+		}
+		if again2, _ := json.Marshal(d2); !bytes.Equal(again, again2) {
+			t.Fatalf("round trip of %q changed the document:\n%s\n%s", raw, again, again2)
 		}
 	})
 }
