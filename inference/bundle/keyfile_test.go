@@ -2,7 +2,13 @@ package bundle
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -113,4 +119,118 @@ func TestLoadKeyErrors(t *testing.T) {
 			t.Errorf("error leaks key material: %v", err)
 		}
 	}
+}
+
+// FuzzKeyFile writes arbitrary bytes as a key file and loads it as a
+// public key, a key set and a private key. A load either gives an Ed25519
+// key that written again as GenerateKey writes it loads to the same key,
+// or fails with ErrKeyFile naming the file, never echoing key material.
+func FuzzKeyFile(f *testing.F) {
+	dir := f.TempDir()
+	priv, pub := filepath.Join(dir, "seed.key"), filepath.Join(dir, "seed.pub")
+	if err := GenerateKey(priv, pub); err != nil {
+		f.Fatal(err)
+	}
+	privPEM, _ := os.ReadFile(priv)
+	pubPEM, _ := os.ReadFile(pub)
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ecPriv, _ := x509.MarshalPKCS8PrivateKey(ec)
+	ecPub, _ := x509.MarshalPKIXPublicKey(ec.Public())
+	crlf := bytes.ReplaceAll(pubPEM, []byte("\n"), []byte("\r\n"))
+	for _, seed := range [][]byte{
+		privPEM, pubPEM, crlf,
+		append([]byte("# the fleet's release key\n"), pubPEM...),
+		append(append([]byte{}, pubPEM...), "trailing text\n"...),
+		append(append([]byte{}, pubPEM...), pubPEM...),
+		append(append([]byte{}, privPEM...), pubPEM...),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Headers: map[string]string{"Proc-Type": "4,ENCRYPTED"}, Bytes: []byte{1, 2, 3}}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: ecPriv}),
+		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: ecPub}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: ecPriv}),
+		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: []byte("not DER at all")}),
+		privPEM[:len(privPEM)/2], []byte("-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----\n"), []byte("hello"), nil,
+	} {
+		f.Add(seed)
+	}
+	path := filepath.Join(dir, "fuzz.key")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Key material: the DER of every block, as the file spells it.
+		var secrets []string
+		for rest := data; ; {
+			var b *pem.Block
+			if b, rest = pem.Decode(rest); b == nil {
+				break
+			}
+			if len(b.Bytes) >= 12 {
+				secrets = append(secrets, base64.StdEncoding.EncodeToString(b.Bytes[:12]), fmt.Sprintf("%x", b.Bytes[:12]))
+			}
+		}
+		refused := func(what string, err error) {
+			t.Helper()
+			msg := err.Error()
+			if !errors.Is(err, ErrKeyFile) || !strings.Contains(msg, path) {
+				t.Fatalf("%s: error %q is not ErrKeyFile naming the file", what, msg)
+			}
+			for _, s := range secrets {
+				if strings.Contains(msg, s) {
+					t.Fatalf("%s: error %q echoes key material %s", what, msg, s)
+				}
+			}
+		}
+		check := func(what string, pemType string, der []byte, load func() (string, error)) {
+			t.Helper()
+			again := filepath.Join(dir, "again.key")
+			if err := os.WriteFile(again, pem.EncodeToMemory(&pem.Block{Type: pemType, Bytes: der}), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := load(); err != nil || got != what {
+				t.Fatalf("key from %q written again loads as %x, %v", data, got, err)
+			}
+		}
+		k, err := LoadPublicKey(path)
+		if err != nil {
+			refused("LoadPublicKey", err)
+		} else {
+			if len(k) != ed25519.PublicKeySize {
+				t.Fatalf("LoadPublicKey: %d-byte key", len(k))
+			}
+			der, err := x509.MarshalPKIXPublicKey(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(string(k), publicPEMType, der, func() (string, error) {
+				k, err := LoadPublicKey(filepath.Join(dir, "again.key"))
+				return string(k), err
+			})
+		}
+		ks, kerr := LoadKeySet(path)
+		if (kerr == nil) != (err == nil) || (kerr == nil && ks.Len() != 1) {
+			t.Fatalf("LoadKeySet: %v, %v; LoadPublicKey: %v", ks, kerr, err)
+		}
+		p, perr := LoadPrivateKey(path)
+		if perr != nil {
+			refused("LoadPrivateKey", perr)
+			return
+		}
+		if err == nil {
+			t.Fatalf("%q loads as a public and a private key", data)
+		}
+		if len(p) != ed25519.PrivateKeySize || !bytes.Equal(p[32:], p.Public().(ed25519.PublicKey)) {
+			t.Fatal("LoadPrivateKey: not a consistent Ed25519 key")
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(string(p), privatePEMType, der, func() (string, error) {
+			k, err := LoadPrivateKey(filepath.Join(dir, "again.key"))
+			return string(k), err
+		})
+	})
 }
