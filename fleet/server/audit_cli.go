@@ -216,8 +216,10 @@ func readCheckpoints(path string) ([]store.AuditHead, error) {
 			out = append(out, h)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("--checkpoints %s: %w", path, err)
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("--checkpoints %s line %d: longer than %d bytes", path, n+1, store.MaxAuditExportLine)
+	} else if err != nil {
+		return nil, fmt.Errorf("--checkpoints %s line %d: %w", path, n+1, err)
 	}
 	return out, nil
 }

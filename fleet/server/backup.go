@@ -71,7 +71,13 @@ func readToken(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(raw)), nil
+	token := strings.TrimSpace(string(raw))
+	// No HTTP header carries a line break or another control character:
+	// such a token could never be sent (base64 wraps long tokens at 76).
+	if i := strings.IndexFunc(token, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }); i >= 0 {
+		return "", fmt.Errorf("%s: the token has a line break or another control character at byte %d; the token is one line", path, i)
+	}
+	return token, nil
 }
 
 // newBackupCmd is `trit-fleet backup --out FILE`: a consistent copy of the

@@ -16,12 +16,17 @@ import (
 // ignored — a client cannot name itself someone else.
 
 // parseTrustedProxies reads api.trusted_proxies: addresses or CIDR
-// prefixes.
+// prefixes. An IPv4 address or prefix may be written IPv4-mapped
+// (::ffff:10.0.0.0/104), as clients are compared unmapped; an address's
+// zone (fe80::1%eth0) is ignored, as it is in the peers compared.
 func parseTrustedProxies(list []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, s := range list {
 		s = strings.TrimSpace(s)
 		if p, err := netip.ParsePrefix(s); err == nil {
+			if p.Addr().Is4In6() && p.Bits() >= 96 {
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
 			out = append(out, p.Masked())
 			continue
 		}
@@ -35,7 +40,7 @@ func parseTrustedProxies(list []string) ([]netip.Prefix, error) {
 }
 
 func trusted(a netip.Addr, nets []netip.Prefix) bool {
-	a = a.Unmap()
+	a = a.Unmap().WithZone("") // a prefix never contains a zoned address
 	for _, p := range nets {
 		if p.Contains(a) {
 			return true
