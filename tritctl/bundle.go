@@ -189,7 +189,7 @@ func runSign(e *env, cmd *cobra.Command, f *signFlags, in string) error {
 }
 
 // parseExpiry reads --expires: "never", a duration from now, or an RFC 3339
-// time. The zero Time means never.
+// time after now. The zero Time means never.
 func parseExpiry(s string, now time.Time) (time.Time, error) {
 	if s == "never" {
 		return time.Time{}, nil
@@ -203,6 +203,12 @@ func parseExpiry(s string, now time.Time) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is neither a duration (2160h), an RFC 3339 time nor \"never\"", s)
+	}
+	// A bundle stores its expiry in Unix seconds, 0 for never: a time
+	// before now is refused here, not turned into never (the zero Time,
+	// 1970-01-01T00:00:00Z) or left to fail the signed bundle's check.
+	if !t.After(now) {
+		return time.Time{}, fmt.Errorf("%q is not in the future", s)
 	}
 	return t, nil
 }

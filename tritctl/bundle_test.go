@@ -281,7 +281,8 @@ func TestParseExpiry(t *testing.T) {
 			t.Errorf("parseExpiry(%q) = %v, %v; want %s", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "-1h", "0s", "tomorrow", "2027-01-01"} {
+	for _, in := range []string{"", "-1h", "0s", "tomorrow", "2027-01-01", "2026-11-21T00:00:00Z", "2020-01-01T00:00:00Z",
+		"1970-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "0001-01-01T01:00:00+01:00"} {
 		if _, err := parseExpiry(in, now); err == nil {
 			t.Errorf("parseExpiry(%q) accepted", in)
 		}
