@@ -19,14 +19,16 @@ FUZZ_TARGETS ?= \
 	./training/linear:FuzzTrain \
 	./store:FuzzDecodeSlot ./store:FuzzDecodeOutboxRecord ./store:FuzzDecodeJob ./store:FuzzDecodeU64 \
 	./store:FuzzDecodeOperator ./store:FuzzDecodeAudit ./store:FuzzDecodeConsoleSession ./store:FuzzReadAuditExport \
-	./inference/bundle:FuzzDecode:100000x \
+	./store:FuzzDecodeDoc \
+	./inference/bundle:FuzzDecode:100000x ./inference/bundle:FuzzKeyFile \
 	./sensors:FuzzConfig ./sensors/features:FuzzSpec \
 	./sensors/replay:FuzzLIBSVMLine ./sensors/replay:FuzzCSV ./sensors/replay:FuzzLIBSVMFile \
 	./wire:FuzzDecodeCommand ./wire:FuzzVerifyRequest ./wire:FuzzDecodePayloads ./wire:FuzzParseTopic ./wire:FuzzLimitPackets \
 	./agent:FuzzLoadConfig \
 	./sensors/sensorcmd:FuzzParseConfig ./sensors/sensorcmd:FuzzParseSpec \
 	./fleet/server:FuzzParseConfig ./fleet/server:FuzzParseCredentials ./fleet/server:FuzzAPI ./api:FuzzParseExpiry ./fleet/console:FuzzRolloutForm \
-	./tritctl:FuzzFeaturesTable ./tritctl:FuzzParseLabels
+	./fleet/server:FuzzTrustedProxies ./fleet/server:FuzzReadCheckpoints ./fleet/server:FuzzReadToken ./api:FuzzGrammar \
+	./tritctl:FuzzFeaturesTable ./tritctl:FuzzParseLabels ./tritctl:FuzzFlags
 # scripts/fuzz.sh runs each target for FUZZTIME executions and prints the
 # executions each really made and its time. Budgets are execution counts,
 # not durations: Go 1.26's coordinator can report a spurious "context
