@@ -233,10 +233,16 @@ func TestReadTokenOneLine(t *testing.T) {
 	}
 }
 
-// An IPv4-mapped prefix trusts the IPv4 proxies it covers, and a zoned
-// address its link-local proxy: both were accepted and trusted nobody.
+// An IPv4-mapped prefix trusts the IPv4 proxies it covers (it was
+// accepted and trusted nobody); a zoned address is refused, naming it:
+// peers are compared without their zone, and one interface's fe80::1
+// cannot be told from another's. fe80::1 without a zone trusts that
+// address on every interface.
 func TestTrustedProxiesMappedAndZoned(t *testing.T) {
-	nets, err := parseTrustedProxies([]string{"::ffff:10.0.0.0/104", "fe80::1%eth0"})
+	if _, err := parseTrustedProxies([]string{"fe80::1%eth0"}); err == nil || !strings.Contains(err.Error(), `"fe80::1%eth0" names a zone`) {
+		t.Fatalf("zoned entry: %v, want refused naming it", err)
+	}
+	nets, err := parseTrustedProxies([]string{"::ffff:10.0.0.0/104", "fe80::1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,9 @@ import (
 
 // parseTrustedProxies reads api.trusted_proxies: addresses or CIDR
 // prefixes. An IPv4 address or prefix may be written IPv4-mapped
-// (::ffff:10.0.0.0/104), as clients are compared unmapped; an address's
-// zone (fe80::1%eth0) is ignored, as it is in the peers compared.
+// (::ffff:10.0.0.0/104), as clients are compared unmapped; an address
+// with a zone (fe80::1%eth0) is refused, as peers are compared without
+// theirs.
 func parseTrustedProxies(list []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, s := range list {
@@ -33,6 +34,12 @@ func parseTrustedProxies(list []string) ([]netip.Prefix, error) {
 		a, err := netip.ParseAddr(s)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not an address or a CIDR prefix", s)
+		}
+		if a.Zone() != "" {
+			// Trusting one interface's fe80::1 only cannot be said: peers
+			// are compared without their zone. Refused rather than
+			// widened to every interface behind the operator's back.
+			return nil, fmt.Errorf("%q names a zone: write the address without it (it is then trusted on every interface)", s)
 		}
 		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
 	}
