@@ -126,7 +126,7 @@ func runSign(e *env, cmd *cobra.Command, f *signFlags, in string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := readFileCapped(in, maxFileSize)
+	raw, err := readFileCapped(in, "bundle file", maxFileSize)
 	if err != nil {
 		return err
 	}
@@ -287,7 +287,7 @@ It exits 0 if the bundle would be accepted and 1, naming the problem, if not.`,
 			if err != nil {
 				return err
 			}
-			raw, err := readFileCapped(args[0], maxFileSize)
+			raw, err := readFileCapped(args[0], "bundle file", maxFileSize)
 			if err != nil {
 				return err
 			}
@@ -349,7 +349,7 @@ hash the fleet registers it by.`,
   tritctl bundle inspect --json vib-1.trit | jq -r .hash`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := readFileCapped(args[0], maxFileSize)
+			raw, err := readFileCapped(args[0], "bundle file", maxFileSize)
 			if err != nil {
 				return err
 			}

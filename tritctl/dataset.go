@@ -268,7 +268,7 @@ func (f *syntheticFlags) pipelineSpec() (features.PipelineSpec, error) {
 	if f.features == "" {
 		return synthetic.DefaultSpec(), nil
 	}
-	raw, err := readFileCapped(f.features, 1<<20)
+	raw, err := readFileCapped(f.features, "configuration file", 1<<20)
 	if err != nil {
 		return features.PipelineSpec{}, fmt.Errorf("--features-from: %w", err)
 	}

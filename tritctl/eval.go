@@ -99,7 +99,7 @@ reliability per confidence value, accuracy at coverages from 100% down to
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := readFileCapped(args[0], maxFileSize)
+			raw, err := readFileCapped(args[0], "bundle file", maxFileSize)
 			if err != nil {
 				return err
 			}

@@ -81,10 +81,15 @@ func envOr(name, def string) string {
 	return def
 }
 
+// maxTokenFile bounds the file --token-file names: a token is one line of
+// tens of characters, and a wrong path (a log, /dev/zero) is not read
+// whole.
+const maxTokenFile = 64 << 10
+
 func (f *fleetFlags) client() (*api.Client, error) {
 	token := os.Getenv("TRIT_FLEET_TOKEN")
 	if f.tokenFile != "" {
-		raw, err := os.ReadFile(f.tokenFile)
+		raw, err := readSmallFile(f.tokenFile, "token file", maxTokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("the API token (--token-file or $TRIT_FLEET_TOKEN_FILE): %w", err)
 		}

@@ -329,3 +329,60 @@ func TestOneDevice(t *testing.T) {
 		t.Errorf("watch: %d %q", code, stderr)
 	}
 }
+
+// TestTokenFileBounded: --token-file is read up to 64 KiB and no further.
+// A token followed by more than that (blank lines, or a wrong path whose
+// content never ends) was read whole and the token sent; now it is
+// refused, naming the file and the bound, and nothing is sent. A token
+// through a pipe (a shell's <(…)) is still read.
+func TestTokenFileBounded(t *testing.T) {
+	f, _ := newFakeFleet(t, map[string]string{"GET /v1/devices": `[{"id":"gw-1","online":true}]`})
+	t.Setenv("TRIT_FLEET_TOKEN", "")
+	dir := t.TempDir()
+	token := "test-token-0123456789"
+	write := func(name string, n int) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(token+strings.Repeat("\n", n-len(token))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	big := write("big", maxTokenFile+1)
+	_, stderr, code := runCtl(t, "devices", "list", "--token-file", big)
+	if want := big + ": 65537 bytes, larger than the 65536-byte limit for a token file"; code != 1 || !strings.Contains(stderr, want) || len(f.calls) != 0 {
+		t.Fatalf("token file of 64 KiB + 1: exit %d, %q, calls %v; want 1 saying %q, no call", code, stderr, f.calls, want)
+	}
+	if stdout, stderr, code := runCtl(t, "devices", "list", "--token-file", write("full", maxTokenFile)); code != 0 || !strings.Contains(stdout, "gw-1") {
+		t.Fatalf("token file of 64 KiB: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		return // pipes by path: Linux
+	}
+	pipe := func(feed func(w *os.File)) (string, func()) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { feed(w); w.Close() }()
+		return fmt.Sprintf("/proc/self/fd/%d", r.Fd()), func() { r.Close() }
+	}
+	path, done := pipe(func(w *os.File) { io.WriteString(w, token+"\n") })
+	stdout, stderr, code := runCtl(t, "devices", "list", "--token-file", path)
+	done()
+	if code != 0 || !strings.Contains(stdout, "gw-1") {
+		t.Fatalf("token through a pipe: exit %d, %q", code, stderr)
+	}
+	path, done = pipe(func(w *os.File) { // without end, as /dev/zero
+		zeros := make([]byte, 4096)
+		for {
+			if _, err := w.Write(zeros); err != nil {
+				return
+			}
+		}
+	})
+	_, stderr, code = runCtl(t, "devices", "list", "--token-file", path)
+	done()
+	if want := path + ": larger than the 65536-byte limit for a token file"; code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("token file without end: exit %d, %q; want 1 saying %q", code, stderr, want)
+	}
+}

@@ -113,7 +113,7 @@ func newKeysIDCmd(e *env) *cobra.Command {
 // loadAnyKey returns the public key of a public key file, or of a private
 // key file if the file's PEM block is a private key.
 func loadAnyKey(path string) (ed25519.PublicKey, error) {
-	raw, err := readFileCapped(path, 64<<10)
+	raw, err := readFileCapped(path, "key file", bundle.MaxKeyFile)
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ saying which window. At most 10,000 labels a file.`,
   tritctl samples label gw-1.csv`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			raw, err := readFileCapped(args[0], maxLabelFile)
+			raw, err := readFileCapped(args[0], "labels file", maxLabelFile)
 			if err != nil {
 				return err
 			}

@@ -43,7 +43,7 @@ func modelIDFromPath(path string) string {
 // The signature is not checked: this is for evaluating a model on the
 // operator's own machine (`tritctl bundle verify` checks signatures).
 func readModelSized(path string) (*inference.Model, int, error) {
-	raw, err := readFileCapped(path, maxFileSize)
+	raw, err := readFileCapped(path, "bundle file", maxFileSize)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -68,30 +68,59 @@ func decodeModel(path string, raw []byte) (*inference.Model, *bundle.Breakdown, 
 	return m, br, nil
 }
 
-// readFileCapped reads path, refusing a file larger than max bytes before
-// reading it (and one that grows past max while it is read).
-func readFileCapped(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+// readFileCapped reads path, a regular file, refusing one larger than max
+// bytes before reading it (and one that grows past max while it is read).
+// what names the kind of file in the error ("bundle file").
+func readFileCapped(path, what string, max int64) ([]byte, error) {
+	f, fi, err := openStat(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%s: %d bytes, larger than the %d-byte limit for a bundle file", path, fi.Size(), max)
+	return readCapped(f, fi, path, what, max)
+}
+
+// readSmallFile is readFileCapped for a file that need not be regular (a
+// token file given as a shell's <(…), /dev/stdin): one that is not is read
+// up to max bytes too, and refused if it holds more.
+func readSmallFile(path, what string, max int64) ([]byte, error) {
+	f, fi, err := openStat(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readCapped(f, fi, path, what, max)
+}
+
+func openStat(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// readCapped reads f, opened from path, refusing more than max bytes: a
+// regular file by its size before reading, anything else once it has
+// given one byte more.
+func readCapped(f *os.File, fi os.FileInfo, path, what string, max int64) ([]byte, error) {
+	if fi.Mode().IsRegular() && fi.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, larger than the %d-byte limit for a %s", path, fi.Size(), max, what)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: larger than the %d-byte limit for a bundle file", path, max)
+		return nil, fmt.Errorf("%s: larger than the %d-byte limit for a %s", path, max, what)
 	}
 	return b, nil
 }

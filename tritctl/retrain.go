@@ -106,7 +106,7 @@ it before promoting it (tritctl rollout create --shadow).`,
 			if (df.standard == "") == (dataPath(&df) == "") {
 				return usagef("give the original training data: --standard NAME or --data FILE")
 			}
-			raw, err := readFileCapped(activePath, maxFileSize)
+			raw, err := readFileCapped(activePath, "bundle file", maxFileSize)
 			if err != nil {
 				return err
 			}

@@ -55,21 +55,37 @@ func openDatabase(cfg *Config, log *slog.Logger) (store.Database, error) {
 	return db, nil
 }
 
+// maxTokenFile bounds the API token file in bytes. A token is one line
+// of tens of characters (at least 16); the bound is far above any, and
+// keeps a wrong path (a log, /dev/zero) from being read whole.
+const maxTokenFile = 64 << 10
+
 // readToken reads the API token file, refusing one that group or others
-// can read (as the command key's file).
+// can read (as the command key's file) and one of more than maxTokenFile
+// bytes, without reading past that bound.
 func readToken(path string) (string, error) {
-	if runtime.GOOS != "windows" {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return "", err
-		}
-		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-			return "", fmt.Errorf("%s has mode %04o; the API token must not be readable by group or others (chmod 600)", path, perm)
-		}
-	}
-	raw, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
+		return "", fmt.Errorf("%s has mode %04o; the API token must not be readable by group or others (chmod 600)", path, perm)
+	}
+	tooBig := fmt.Errorf("%s: larger than %d bytes (%d KiB), the most an API token file may hold; the token is one line", path, maxTokenFile, maxTokenFile>>10)
+	if fi.Mode().IsRegular() && fi.Size() > maxTokenFile {
+		return "", tooBig
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
+	if err != nil {
+		return "", err
+	}
+	if len(raw) > maxTokenFile {
+		return "", tooBig
 	}
 	token := strings.TrimSpace(string(raw))
 	// No HTTP header carries a line break or another control character:

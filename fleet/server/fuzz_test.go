@@ -253,3 +253,60 @@ func TestTrustedProxiesMappedAndZoned(t *testing.T) {
 		}
 	}
 }
+
+// TestReadTokenBounded: the API token file is read up to maxTokenFile
+// bytes and no further. A token followed by more than that (blank lines,
+// or a wrong path whose content never ends) was read whole and the token
+// accepted; now it is refused naming the file and the bound. A file of
+// maxTokenFile bytes is read, and so is a token through a pipe.
+func TestReadTokenBounded(t *testing.T) {
+	dir := t.TempDir()
+	token := "0123456789abcdef0123456789abcdef"
+	write := func(name string, n int) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(token+strings.Repeat("\n", n-len(token))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	refused := func(path string, err error) {
+		t.Helper()
+		if want := path + ": larger than 65536 bytes (64 KiB), the most an API token file may hold; the token is one line"; err == nil || err.Error() != want {
+			t.Fatalf("readToken = %v, want %s", err, want)
+		}
+	}
+	big := write("big", maxTokenFile+1)
+	_, err := readToken(big)
+	refused(big, err)
+	if tok, err := readToken(write("full", maxTokenFile)); err != nil || tok != token {
+		t.Fatalf("a token file of maxTokenFile bytes: %q, %v", tok, err)
+	}
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		return // pipes by path: Linux
+	}
+	pipe := func(feed func(w *os.File)) (string, func()) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { feed(w); w.Close() }()
+		return "/proc/self/fd/" + strconv.Itoa(int(r.Fd())), func() { r.Close() }
+	}
+	path, done := pipe(func(w *os.File) { w.WriteString(token + "\n") })
+	if tok, err := readToken(path); err != nil || tok != token {
+		t.Errorf("a token through a pipe: %q, %v", tok, err)
+	}
+	done()
+	// Without end, as /dev/zero (which its mode 0666 refuses first).
+	path, done = pipe(func(w *os.File) {
+		zeros := make([]byte, 4096)
+		for {
+			if _, err := w.Write(zeros); err != nil {
+				return
+			}
+		}
+	})
+	_, err = readToken(path)
+	done()
+	refused(path, err)
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 )
@@ -15,6 +16,12 @@ const (
 	privatePEMType = "PRIVATE KEY" // PKCS #8
 	publicPEMType  = "PUBLIC KEY"  // PKIX
 )
+
+// MaxKeyFile bounds the key files the loaders read, in bytes: an Ed25519
+// key file as GenerateKey writes it is under 200 bytes, and even one with
+// comments around its PEM block fits many times over. A larger file (a
+// wrong path, /dev/zero) is refused without reading past the bound.
+const MaxKeyFile = 64 << 10
 
 // GenerateKey creates a new Ed25519 key pair and writes the private key to
 // privPath (PEM PKCS #8 "PRIVATE KEY", mode 0600) and the public key to
@@ -76,12 +83,13 @@ func writeNew(path string, perm os.FileMode, data []byte) error {
 }
 
 // LoadPrivateKey reads a private key written by GenerateKey. On Unix it
-// refuses a file that group or others can access (like ssh does). Errors
-// never include key material.
+// refuses a file that group or others can access (like ssh does), and
+// anywhere one of more than MaxKeyFile bytes. Errors never include key
+// material.
 func LoadPrivateKey(path string) (ed25519.PrivateKey, error) {
 	// A public key where the private one belongs is the likelier mistake
 	// than its mode (a .pub file is 0644): say that first.
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := readKeyFile(path); err == nil {
 		if block, _ := pem.Decode(data); block != nil && block.Type == publicPEMType {
 			return nil, fmt.Errorf("%w: %s is a public key; give the private key (the .key file written with it by tritctl keys gen)", ErrKeyFile, path)
 		}
@@ -110,7 +118,8 @@ func LoadPrivateKey(path string) (ed25519.PrivateKey, error) {
 	return priv, nil
 }
 
-// LoadPublicKey reads a public key written by GenerateKey.
+// LoadPublicKey reads a public key written by GenerateKey. A file of more
+// than MaxKeyFile bytes is refused.
 func LoadPublicKey(path string) (ed25519.PublicKey, error) {
 	der, err := readPEM(path, publicPEMType)
 	if err != nil {
@@ -145,7 +154,7 @@ func LoadKeySet(paths ...string) (*KeySet, error) {
 // readPEM returns the DER bytes of the single PEM block of the given type
 // in the file.
 func readPEM(path, typ string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := readKeyFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -162,4 +171,30 @@ func readPEM(path, typ string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s: more than one PEM block", ErrKeyFile, path)
 	}
 	return block.Bytes, nil
+}
+
+// readKeyFile reads the key file at path, refusing one of more than
+// MaxKeyFile bytes (ErrKeyFile naming the file and the bound) without
+// reading more than that: a regular file by its size, anything else (a
+// pipe, a device) once it has given one byte more.
+func readKeyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tooBig := func() error {
+		return fmt.Errorf("%w: %s: larger than %d bytes (%d KiB), the most a key file may hold; give the .key or .pub file tritctl keys gen wrote", ErrKeyFile, path, MaxKeyFile, MaxKeyFile>>10)
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxKeyFile {
+		return nil, tooBig()
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxKeyFile+1))
+	if err != nil {
+		return nil, err // an *fs.PathError: it names the file
+	}
+	if len(data) > MaxKeyFile {
+		return nil, tooBig()
+	}
+	return data, nil
 }

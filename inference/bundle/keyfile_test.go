@@ -121,6 +121,70 @@ func TestLoadKeyErrors(t *testing.T) {
 	}
 }
 
+// TestLoadKeyBounded: a key file is read up to MaxKeyFile bytes and no
+// further. A key followed by more than that (comments, or a wrong path
+// such as /dev/zero) was read whole — all of /dev/zero, without end — and
+// a padded key was accepted; now each loader refuses it with ErrKeyFile
+// naming the file and the bound. A file of MaxKeyFile bytes still loads,
+// and so does a key given through a pipe.
+func TestLoadKeyBounded(t *testing.T) {
+	dir := t.TempDir()
+	priv, pub := filepath.Join(dir, "k"), filepath.Join(dir, "k.pub")
+	if err := GenerateKey(priv, pub); err != nil {
+		t.Fatal(err)
+	}
+	privPEM, _ := os.ReadFile(priv)
+	pubPEM, _ := os.ReadFile(pub)
+	// padded is key followed by comment lines up to n bytes.
+	padded := func(name string, key []byte, n int) string {
+		data := append(append([]byte{}, key...), bytes.Repeat([]byte("# comment\n"), n/10+1)...)[:n]
+		data[n-1] = '\n'
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	refused := func(what, path string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrKeyFile) || !strings.Contains(err.Error(), path+": larger than 65536 bytes (64 KiB)") {
+			t.Fatalf("%s: %v; want ErrKeyFile naming %s and the 65536-byte bound", what, err, path)
+		}
+	}
+	bigPub, bigPriv := padded("big.pub", pubPEM, MaxKeyFile+1), padded("big.key", privPEM, MaxKeyFile+1)
+	_, err := LoadPublicKey(bigPub)
+	refused("LoadPublicKey", bigPub, err)
+	_, err = LoadKeySet(pub, bigPub)
+	refused("LoadKeySet", bigPub, err)
+	_, err = LoadPrivateKey(bigPriv)
+	refused("LoadPrivateKey", bigPriv, err)
+
+	if _, err := LoadPublicKey(padded("full.pub", pubPEM, MaxKeyFile)); err != nil {
+		t.Errorf("a public key file of MaxKeyFile bytes: %v", err)
+	}
+	if _, err := LoadPrivateKey(padded("full.key", privPEM, MaxKeyFile)); err != nil {
+		t.Errorf("a private key file of MaxKeyFile bytes: %v", err)
+	}
+
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, err := LoadPublicKey("/dev/zero")
+		refused("LoadPublicKey(/dev/zero)", "/dev/zero", err)
+	}
+	// A pipe (a shell's <(…), say) is no regular file and has no size:
+	// it is read up to the bound like any other.
+	if _, err := os.Stat("/proc/self/fd"); err == nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		go func() { w.Write(pubPEM); w.Close() }()
+		if _, err := LoadPublicKey(fmt.Sprintf("/proc/self/fd/%d", r.Fd())); err != nil {
+			t.Errorf("a public key through a pipe: %v", err)
+		}
+	}
+}
+
 // FuzzKeyFile writes arbitrary bytes as a key file and loads it as a
 // public key, a key set and a private key. A load either gives an Ed25519
 // key that written again as GenerateKey writes it loads to the same key,
