@@ -110,8 +110,12 @@ func Collections() []Collection {
 
 // DecodeDoc unmarshals a stored document into v: a JSON syntax error means
 // the stored bytes are damaged (a *CorruptError naming the collection and
-// key), any other error is the caller's type mismatch.
+// key), any other error is the caller's type mismatch. An unknown
+// collection is ErrInvalid, whatever raw holds.
 func DecodeDoc(coll Collection, key string, raw []byte, v any) error {
+	if CheckCollection(coll) != nil {
+		return fmt.Errorf("store: decode %q: unknown collection %d: %w", key, int(coll), ErrInvalid)
+	}
 	return decodeDoc(coll, key, raw, v)
 }
 

@@ -93,6 +93,15 @@ func TestCollectionInvalid(t *testing.T) {
 		if err := db.ForEach(c, func(string, []byte) error { return nil }); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ForEach(%v) = %v, want ErrInvalid", c, err)
 		}
+		// DecodeDoc indexed the bucket names by c to name damaged JSON:
+		// it panicked. Good JSON or bad, an unknown collection is
+		// ErrInvalid naming the collection and the key.
+		for _, raw := range []string{`{"id":`, `{"id":"r1"}`} {
+			err := DecodeDoc(c, "k", []byte(raw), &v)
+			if want := fmt.Sprintf(`store: decode "k": unknown collection %d: invalid argument`, int(c)); !errors.Is(err, ErrInvalid) || err.Error() != want {
+				t.Errorf("DecodeDoc(%v, %s) = %v, want ErrInvalid: %s", c, raw, err, want)
+			}
+		}
 	}
 	if err := db.Put(FleetModels, "", 1); !errors.Is(err, ErrInvalid) {
 		t.Errorf("empty key: %v, want ErrInvalid", err)

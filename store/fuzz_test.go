@@ -153,7 +153,8 @@ type fuzzDoc struct {
 // FuzzDecodeDoc: a stored document either decodes, re-encodes and decodes
 // to the same value, or fails with an error naming its collection and key
 // that is a *CorruptError exactly when the bytes are not JSON (anything
-// else is the caller's type mismatch, as DecodeDoc documents).
+// else is the caller's type mismatch, as DecodeDoc documents); given an
+// unknown collection it is ErrInvalid, never a panic.
 func FuzzDecodeDoc(f *testing.F) {
 	seen := time.Date(2026, 11, 21, 3, 4, 5, 6, time.FixedZone("", 3600))
 	good, err := json.Marshal(fuzzDoc{ID: "d1", Release: 3, Attempts: 1, Percent: 12.5, Online: true, Seen: seen, Expires: &seen,
@@ -189,6 +190,11 @@ func FuzzDecodeDoc(f *testing.F) {
 			}
 		}
 		var rm json.RawMessage
+		for _, unknown := range []Collection{Collection(len(colls) + int(c)), Collection(-1 - int(c))} {
+			if err := DecodeDoc(unknown, key, raw, &rm); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("DecodeDoc(%d, %q) = %v, want ErrInvalid", int(unknown), raw, err)
+			}
+		}
 		if err := DecodeDoc(coll, key, raw, &rm); err != nil {
 			named(err)
 		} else if !json.Valid(raw) {
