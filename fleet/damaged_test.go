@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -124,5 +125,78 @@ func TestDamagedRolloutAndBundleRecords(t *testing.T) {
 	all := append(append([]api.Damaged(nil), bad...), badBundles...)
 	if text := DamagedAlert(all); !strings.Contains(text, "2 stored records do not decode") || !strings.Contains(text, "fleet_rollouts damage-me") {
 		t.Errorf("console alert %q", text)
+	}
+}
+
+// breakTime stores coll's document key again with its time field (at the
+// top level) unreadable: a changed byte inside the time's text, or a
+// number where its string belongs.
+func breakTime(t *testing.T, db store.Database, coll store.Collection, key, field string, number bool) {
+	t.Helper()
+	var doc map[string]json.RawMessage
+	if ok, err := db.Get(coll, key, &doc); !ok || err != nil {
+		t.Fatalf("%s %s: %v, %v", coll, key, ok, err)
+	}
+	var at string
+	if err := json.Unmarshal(doc[field], &at); err != nil || len(at) < 20 {
+		t.Fatalf("%s %s: %s is %s, not a time", coll, key, field, doc[field])
+	}
+	if number {
+		doc[field] = json.RawMessage("1763726400")
+	} else {
+		doc[field] = json.RawMessage(`"` + at[:15] + "$" + at[16:] + `"`) // 12:00 → 12:0$
+	}
+	if err := db.Put(coll, key, doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDamagedTimeInRecords: a record whose stored time does not read (a
+// changed byte in its text, or a number in its place) is damaged like a
+// record that is not JSON. It was not: the device's own record answered
+// a plain error (500) instead of 409 naming it, and a batch holding a
+// message from that device stored none of the others'.
+func TestDamagedTimeInRecords(t *testing.T) {
+	f := newFixture(t)
+	for _, id := range []string{"gw-1", "gw-2", "gw-3", "gw-4"} {
+		f.online(t, id, map[string]string{"site": "lab"})
+	}
+	hash := f.addBundle(t, 1)
+	for _, id := range []string{"ok-1", "byte", "number"} {
+		if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: id, Bundle: hash, Devices: []string{"gw-1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	breakTime(t, f.db, store.FleetDevices, "gw-2", "last_seen", false)
+	breakTime(t, f.db, store.FleetDevices, "gw-3", "last_seen", true)
+	breakTime(t, f.db, store.FleetRollouts, "byte", "started", false)
+	breakTime(t, f.db, store.FleetRollouts, "number", "started", true)
+
+	for _, id := range []string{"gw-2", "gw-3"} {
+		if _, err := inventory.DeviceByID(f.db, id); !errors.Is(err, fault.ErrDamaged) || !strings.Contains(err.Error(), "tritctl devices forget "+id) {
+			t.Errorf("DeviceByID(%s): %v; want ErrDamaged saying how to delete it", id, err)
+		}
+	}
+	for _, id := range []string{"byte", "number"} {
+		if _, err := f.svc.GetRollout(id); !errors.Is(err, fault.ErrDamaged) {
+			t.Errorf("GetRollout(%s): %v; want ErrDamaged", id, err)
+		}
+	}
+	// One batch with both damaged devices' states between the others'.
+	for _, id := range []string{"gw-1", "gw-2", "gw-3", "gw-4"} {
+		raw, _ := (&wire.State{Device: id, Session: 2, Online: true, Health: "degraded", Labels: map[string]string{"site": "lab"}}).Marshal()
+		f.svc.Deliver(f.svc.Topics().State(id), raw)
+	}
+	f.svc.Drain()
+	for _, id := range []string{"gw-1", "gw-4"} {
+		if d, err := inventory.DeviceByID(f.db, id); err != nil || d.Session != 2 || d.Health != "degraded" {
+			t.Errorf("%s after the batch: %+v, %v; want its new state stored", id, d, err)
+		}
+	}
+	if ds, bad, err := inventory.All(f.db); err != nil || len(ds) != 2 || len(bad) != 2 {
+		t.Errorf("inventory: %d devices, damaged %+v, %v; want gw-2 and gw-3 damaged", len(ds), bad, err)
+	}
+	if err := inventory.ForgetDevice(f.db, "gw-3"); err != nil {
+		t.Errorf("forget gw-3: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/store"
@@ -45,11 +46,49 @@ var ErrDamaged = errors.New("fleet: record damaged")
 
 // IsDamaged reports whether err from decoding a stored document means the
 // document is damaged (its bytes are not the JSON of its type), not that
-// the store failed.
+// the store failed: bytes that are not JSON, a value of the wrong JSON
+// type for its field, or a time that does not read as one (a changed byte
+// in its text, *time.ParseError; a number where its string belongs) —
+// what DecodeAll skips as damaged in a list.
 func IsDamaged(err error) bool {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	return errors.Is(err, store.ErrCorrupt) || errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, ErrDamaged)
+	var tim *time.ParseError
+	return errors.Is(err, store.ErrCorrupt) || errors.As(err, &syn) || errors.As(err, &typ) ||
+		errors.As(err, &tim) || isTimeNotString(err) || errors.Is(err, ErrDamaged)
+}
+
+// timeNotString is the text of the error time.Time's UnmarshalJSON
+// returns for a JSON value that is not a string (a number where a time
+// belongs). It is a new errors.New each time, with no type or value to
+// match, so it is known by its text, taken from package time itself ("" if
+// a later time accepts the number).
+var timeNotString = func() string {
+	if err := new(time.Time).UnmarshalJSON([]byte("0")); err != nil {
+		return err.Error()
+	}
+	return ""
+}()
+
+// isTimeNotString reports whether err's tree holds time's timeNotString.
+func isTimeNotString(err error) bool {
+	if err == nil || timeNotString == "" {
+		return false
+	}
+	if err.Error() == timeNotString {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return isTimeNotString(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if isTimeNotString(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Damaged wraps a decode error of coll's document key as ErrDamaged,
