@@ -70,6 +70,9 @@ type WindowList struct {
 	Windows []FieldWindow `json:"windows"`
 	// Total counts the windows that matched before Limit cut them.
 	Total int `json:"total"`
+	// Damaged names the stored windows that do not decode, skipped
+	// whatever the query (what they held is unknown).
+	Damaged []Damaged `json:"damaged,omitempty"`
 }
 
 // WindowID names the window of device read at ms Unix milliseconds (0 …

@@ -54,7 +54,10 @@ func (s TrainState) Done() bool {
 
 // TrainJob is a training run and its outcome.
 type TrainJob struct {
-	ID       string       `json:"id"`
+	ID string `json:"id"`
+	// Damaged, in a list, marks a job record that does not decode
+	// (Damaged): why; no other field is set.
+	Damaged  string       `json:"damaged,omitempty"`
 	Request  TrainRequest `json:"request"`
 	State    TrainState   `json:"state"`
 	Error    string       `json:"error,omitempty"`

@@ -6,6 +6,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fault"
+	"github.com/trit-iot/trit/store"
 )
 
 // Damaged records. A stored document that does not decode (a changed
@@ -13,7 +14,8 @@ import (
 // do not see) is one record lost, never the service: lists skip it and
 // name it (its collection and key, api.Damaged), the API lists it with
 // its key and what is wrong (api.Device.Damaged, api.Rollout.Damaged,
-// api.BundleInfo.Damaged), the console's overview raises it, incoming
+// api.BundleInfo.Damaged, api.TrainJob.Damaged, api.WindowList.Damaged),
+// the console's overview raises a device, rollout or bundle, incoming
 // messages of a device whose record is damaged are dropped and counted
 // while the other devices' go on, and `tritctl devices forget` deletes a
 // damaged device record. What a damaged record held is not guessed at:
@@ -40,4 +42,17 @@ func DamagedAlert(bad []api.Damaged) string {
 	}
 	return fmt.Sprintf("%d stored %s: %s%s. Delete a damaged device record with tritctl devices forget ID; restore a backup for others.",
 		len(bad), what, strings.Join(names, ", "), more)
+}
+
+// only is forEach over the documents whose key begins with prefix: a
+// collection's records, without the documents beside them (a counter).
+func only(forEach func(store.Collection, func(string, []byte) error) error, prefix string) func(store.Collection, func(string, []byte) error) error {
+	return func(coll store.Collection, fn func(string, []byte) error) error {
+		return forEach(coll, func(key string, raw []byte) error {
+			if !strings.HasPrefix(key, prefix) {
+				return nil
+			}
+			return fn(key, raw)
+		})
+	}
 }

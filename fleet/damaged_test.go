@@ -3,9 +3,11 @@ package fleet
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fault"
@@ -198,5 +200,110 @@ func TestDamagedTimeInRecords(t *testing.T) {
 	}
 	if err := inventory.ForgetDevice(f.db, "gw-3"); err != nil {
 		t.Errorf("forget gw-3: %v", err)
+	}
+}
+
+// TestDamagedWindowAndTrainJobRecords: one stored window or training job
+// whose time does not read is skipped and named, never the end of a
+// list. Before, GET /v1/windows, the console's Labels page, retraining
+// and the retraining policies failed on it; storing past the window bound
+// failed (the oldest unlabelled could not be chosen); and the training
+// jobs were listed as none, while no job could be queued or taken.
+func TestDamagedWindowAndTrainJobRecords(t *testing.T) {
+	defer func(b int) { windowBound = b }(windowBound)
+	windowBound = 6
+	dir := t.TempDir()
+	fleettest.WriteRings(t, dir, "small.csv", 200)
+	f := newFixture(t, func(o *Options) { o.TrainingDir = dir })
+	hash := f.addBundle(t, 1)
+	s := f.svc
+	if _, _, err := s.StoreWindows("gw-1", sampleSet(hash, 1_700_000_000_000, 5)); err != nil {
+		t.Fatal(err)
+	}
+	id := func(i int) string { return api.WindowID("gw-1", 1_700_000_000_000+int64(i)*1000) }
+	if _, err := s.Label(api.LabelRequest{Labels: []api.Label{lbl(id(4), "fault")}}, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	breakTime(t, f.db, store.FleetWindows, windowKey(id(0)), "time", false)
+	breakTime(t, f.db, store.FleetWindows, windowKey(id(1)), "time", true)
+	var before [2]json.RawMessage
+	for i := range before {
+		f.db.Get(store.FleetWindows, windowKey(id(i)), &before[i])
+	}
+
+	l, err := s.Windows(api.WindowQuery{})
+	if err != nil || l.Total != 3 || len(l.Damaged) != 2 || l.Damaged[0].Key != windowKey(id(0)) || l.Damaged[1].Key != windowKey(id(1)) ||
+		l.Damaged[0].Collection != "fleet_windows" || l.Damaged[1].Error == "" {
+		t.Fatalf("windows: %+v, %v; want 3 and windows 0 and 1 damaged", l, err)
+	}
+	yes := true
+	if l, err := s.Windows(api.WindowQuery{Model: "vib", Labelled: &yes}); err != nil || l.Total != 1 || l.Windows[0].ID != id(4) {
+		t.Fatalf("labelled windows: %+v, %v", l, err)
+	}
+	_, err = s.Label(api.LabelRequest{Labels: []api.Label{lbl(id(2), "fault"), lbl(id(0), "normal")}}, "alice")
+	if !errors.Is(err, fault.ErrDamaged) || !strings.Contains(err.Error(), "window "+id(0)+" (label 2)") {
+		t.Errorf("labelling a damaged window: %v; want ErrDamaged naming it", err)
+	}
+	// The ring again (its windows stored, two damaged), then 3 more past
+	// the bound of 6: the two good unlabelled ones go, oldest first; the
+	// damaged ones stay as they were (they may hold a label).
+	if added, _, err := s.StoreWindows("gw-1", sampleSet(hash, 1_700_000_000_000, 5)); err != nil || added != 0 {
+		t.Fatalf("the ring again: %d added, %v; want 0", added, err)
+	}
+	added, skipped, err := s.StoreWindows("gw-2", sampleSet(hash, 1_800_000_000_000, 3))
+	if err != nil || added != 3 || skipped != 0 {
+		t.Fatalf("past the bound: %d added, %d skipped, %v; want 3, 0", added, skipped, err)
+	}
+	if l, err := s.Windows(api.WindowQuery{}); err != nil || l.Total != 4 || l.Windows[0].ID != id(4) || len(l.Damaged) != 2 {
+		t.Fatalf("after the bound: %+v, %v; want window 4 and gw-2's 3, two damaged", l, err)
+	}
+	for i := range before {
+		var after json.RawMessage
+		if ok, _ := f.db.Get(store.FleetWindows, windowKey(id(i)), &after); !ok || string(after) != string(before[i]) {
+			t.Errorf("damaged window %d: %s, want kept as %s", i, after, before[i])
+		}
+	}
+
+	// Training jobs: train-1 done, train-2 and train-3 with a broken time.
+	at := t0.Format(time.RFC3339)
+	for seq := 1; seq <= 3; seq++ {
+		job := fmt.Sprintf(`{"seq":%d,"job":{"id":"train-%d","request":{"dataset":"small.csv"},"state":"failed","started":%q,"finished":%q},"beat":%q}`, seq, seq, at, at, at)
+		if err := f.db.Put(store.FleetTrainJobs, trainKey(uint64(seq)), json.RawMessage(job)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.db.Put(store.FleetTrainJobs, trainNextKey, 3); err != nil {
+		t.Fatal(err)
+	}
+	breakTime(t, f.db, store.FleetTrainJobs, trainKey(2), "beat", false)
+	breakTime(t, f.db, store.FleetTrainJobs, trainKey(3), "beat", true)
+	jobs := s.TrainingJobs()
+	if len(jobs) != 3 || jobs[0].ID != "train-1" || jobs[0].Damaged != "" || jobs[1].ID != "train-2" || jobs[1].Damaged == "" || jobs[2].ID != "train-3" || jobs[2].Damaged == "" {
+		t.Fatalf("training jobs %+v; want train-1, then train-2 and train-3 damaged", jobs)
+	}
+	if _, err := s.TrainingJob("train-3"); !errors.Is(err, fault.ErrDamaged) || !strings.Contains(err.Error(), "fleet_train_jobs record job/00000000000000000003") {
+		t.Errorf("TrainingJob(train-3): %v; want ErrDamaged naming it", err)
+	}
+	j, err := s.StartTraining(api.TrainRequest{Dataset: "small.csv", Format: "dense", LabelColumn: -1, Sigma: 0.5, C: 10, P: 64, ModelID: "rings", Release: 1})
+	if err != nil || j.ID != "train-4" {
+		t.Fatalf("StartTraining: %+v, %v; want train-4", j, err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if j, err = s.TrainingJob("train-4"); err != nil || j.State.Done() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("train-4 still %s after a minute", j.State)
+		}
+	}
+	if err != nil || j.State != api.TrainSucceeded {
+		t.Fatalf("train-4: %+v, %v; want it run to success beside the damaged jobs", j, err)
+	}
+	// A damaged counter: no sequence is guessed at.
+	if err := f.db.Put(store.FleetTrainJobs, trainNextKey, "4"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StartTraining(api.TrainRequest{Dataset: "small.csv", Format: "dense", LabelColumn: -1, ModelID: "rings", Release: 2}); !errors.Is(err, fault.ErrDamaged) || !strings.Contains(err.Error(), "fleet_train_jobs record next") {
+		t.Errorf("StartTraining with a damaged counter: %v; want ErrDamaged naming it", err)
 	}
 }

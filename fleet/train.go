@@ -110,32 +110,33 @@ func trainSeq(id string) (uint64, error) {
 	return strconv.ParseUint(strings.TrimPrefix(id, "train-"), 10, 64)
 }
 
-// loadTrainJobs returns every stored job in sequence order and the last
-// sequence given.
-func loadTrainJobs(tx store.Tx) ([]trainRecord, uint64, error) {
+// loadTrainJobs returns every stored job that decodes, in sequence
+// order, and the job records that do not (damaged.go): one damaged job
+// is skipped and named, never the end of the list, of queueing or of
+// taking the other jobs. A damaged job is neither run nor pruned.
+func loadTrainJobs(tx store.Tx) ([]trainRecord, []api.Damaged, error) {
 	var recs []trainRecord
-	err := tx.ForEach(store.FleetTrainJobs, func(key string, raw []byte) error {
-		if !strings.HasPrefix(key, trainKeyPrefix) {
-			return nil
-		}
-		var r trainRecord
-		if err := store.DecodeDoc(store.FleetTrainJobs, key, raw, &r); err != nil {
-			return err
-		}
-		recs = append(recs, r)
-		return nil
-	})
+	bad, err := fault.DecodeAll(only(tx.ForEach, trainKeyPrefix), store.FleetTrainJobs, func(_ string, r *trainRecord) { recs = append(recs, *r) })
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	var next uint64
-	if _, err := tx.Get(store.FleetTrainJobs, trainNextKey, &next); err != nil {
-		return nil, 0, err
-	}
-	return recs, next, nil
+	return recs, bad, nil
 }
 
-// getTrainJob reads job id in tx: ErrNotFound if there is none.
+// lastTrainSeq returns the last job sequence given. A damaged counter is
+// ErrDamaged naming it: the next sequence is not guessed at (a pruned
+// job's ID could be given again).
+func lastTrainSeq(tx store.Tx) (uint64, error) {
+	var next uint64
+	_, err := tx.Get(store.FleetTrainJobs, trainNextKey, &next)
+	if fault.IsDamaged(err) {
+		return 0, fault.Damaged(store.FleetTrainJobs, trainNextKey, err)
+	}
+	return next, err
+}
+
+// getTrainJob reads job id in tx: ErrNotFound if there is none, ErrDamaged
+// if its record does not decode.
 func getTrainJob(tx store.Tx, id string) (trainRecord, error) {
 	var r trainRecord
 	seq, err := trainSeq(id)
@@ -143,7 +144,10 @@ func getTrainJob(tx store.Tx, id string) (trainRecord, error) {
 		return r, fmt.Errorf("%w: training job %s", fault.ErrNotFound, fault.Clip(id, 32))
 	}
 	ok, err := tx.Get(store.FleetTrainJobs, trainKey(seq), &r)
-	if err == nil && !ok {
+	switch {
+	case fault.IsDamaged(err):
+		err = fault.Damaged(store.FleetTrainJobs, trainKey(seq), err)
+	case err == nil && !ok:
 		err = fmt.Errorf("%w: training job %s", fault.ErrNotFound, id)
 	}
 	return r, err
@@ -319,7 +323,11 @@ func (s *Service) StartTraining(req api.TrainRequest) (*api.TrainJob, error) {
 	now := s.opt.Now().UTC()
 	var id string
 	err := s.db.Update(func(tx store.Tx) error {
-		recs, next, err := loadTrainJobs(tx)
+		recs, _, err := loadTrainJobs(tx)
+		if err != nil {
+			return err
+		}
+		next, err := lastTrainSeq(tx)
 		if err != nil {
 			return err
 		}
@@ -645,19 +653,28 @@ func (s *Service) TrainingJob(id string) (*api.TrainJob, error) {
 	return &r.Job, nil
 }
 
-// TrainingJobs returns every job, newest first.
+// TrainingJobs returns every job, newest first, then an entry per
+// damaged job record with its ID and Damaged set.
 func (s *Service) TrainingJobs() []api.TrainJob {
 	if s.trainer == nil {
 		return nil
 	}
 	var recs []trainRecord
-	if err := s.db.View(func(tx store.Tx) error { var err error; recs, _, err = loadTrainJobs(tx); return err }); err != nil {
+	var bad []api.Damaged
+	if err := s.db.View(func(tx store.Tx) error { var err error; recs, bad, err = loadTrainJobs(tx); return err }); err != nil {
 		s.log.Error("training: listing jobs failed", "err", err)
 		return nil
 	}
-	out := make([]api.TrainJob, len(recs))
+	out := make([]api.TrainJob, len(recs), len(recs)+len(bad))
 	for i, r := range recs {
 		out[len(recs)-1-i] = r.Job
+	}
+	for _, b := range bad {
+		id := b.Key
+		if seq, err := strconv.ParseUint(strings.TrimPrefix(b.Key, trainKeyPrefix), 10, 64); err == nil {
+			id = fmt.Sprintf("train-%d", seq)
+		}
+		out = append(out, api.TrainJob{ID: id, Damaged: b.Error})
 	}
 	return out
 }

@@ -30,9 +30,10 @@ import (
 //     of those labelled; every change of the collection updates it in the
 //     same transaction.
 //   - At most MaxWindows windows are stored: storing more drops the
-//     oldest unlabelled ones; labelled windows are never dropped, and
-//     when only labelled windows are left the new ones that do not fit
-//     are not stored (Samples says how many).
+//     oldest unlabelled ones; labelled windows are never dropped, nor
+//     damaged ones (they may be labelled; damaged.go), and when only
+//     those are left the new ones that do not fit are not stored
+//     (Samples says how many).
 //   - A label is one of the classes of the bundle that classified the
 //     window, is given once (a second label for a window is refused), and
 //     a request's labels are applied all together or not at all.
@@ -105,10 +106,10 @@ func (s *Service) StoreWindows(device string, set *wire.SampleSet) (added, skipp
 			seen[id] = true
 			var old api.FieldWindow
 			if ok, err := tx.Get(store.FleetWindows, windowKey(id), &old); err != nil || ok {
-				if err != nil {
+				if err != nil && !fault.IsDamaged(err) {
 					return err
 				}
-				continue
+				continue // stored: kept as it is, a damaged record too (it may hold a label)
 			}
 			fresh = append(fresh, api.FieldWindow{ID: id, Device: device, Time: time.UnixMilli(smp.Time).UTC(),
 				Model: set.Model.ID, Release: set.Model.Release, Bundle: set.Model.Bundle, Features: set.Features, X: smp.X,
@@ -139,28 +140,22 @@ func (s *Service) StoreWindows(device string, set *wire.SampleSet) (added, skipp
 }
 
 // dropOldestUnlabelled deletes up to n unlabelled windows, oldest reading
-// first, and returns how many it deleted.
+// first, and returns how many it deleted. A damaged window is never
+// dropped (it may be labelled), nor does it stop the others going.
 func dropOldestUnlabelled(tx store.Tx, n int) (int, error) {
 	type old struct {
 		key string
 		at  time.Time
 	}
+	type windowAge struct {
+		Time  time.Time `json:"time"`
+		Label string    `json:"label"`
+	}
 	var olds []old
-	err := tx.ForEach(store.FleetWindows, func(key string, raw []byte) error {
-		if !strings.HasPrefix(key, windowKeyPrefix) {
-			return nil
-		}
-		var w struct {
-			Time  time.Time `json:"time"`
-			Label string    `json:"label"`
-		}
-		if err := store.DecodeDoc(store.FleetWindows, key, raw, &w); err != nil {
-			return err
-		}
+	_, err := fault.DecodeAll(only(tx.ForEach, windowKeyPrefix), store.FleetWindows, func(key string, w *windowAge) {
 		if w.Label == "" {
 			olds = append(olds, old{key, w.Time})
 		}
-		return nil
 	})
 	if err != nil {
 		return 0, err
@@ -211,6 +206,8 @@ func (s *Service) Label(req api.LabelRequest, by string) (*api.LabelResult, erro
 			w := &ws[i]
 			ok, err := tx.Get(store.FleetWindows, windowKey(l.Window), w)
 			switch {
+			case fault.IsDamaged(err):
+				return fmt.Errorf("window %s (label %d): %w", l.Window, i+1, fault.Damaged(store.FleetWindows, windowKey(l.Window), err))
 			case err != nil:
 				return err
 			case !ok:
@@ -267,7 +264,8 @@ func (s *Service) bundleClasses() func(hash string) ([]string, error) {
 }
 
 // Windows lists the stored windows q selects, oldest first (the newest
-// q.Limit of them; at most maxWindowsListed).
+// q.Limit of them; at most maxWindowsListed), and names every stored
+// window that does not decode (damaged.go), which it skips.
 func (s *Service) Windows(q api.WindowQuery) (*api.WindowList, error) {
 	if q.Limit < 0 || q.Limit > maxWindowsListed {
 		return nil, fault.BadRequest("limit %d: want 0 … %d", q.Limit, maxWindowsListed)
@@ -276,25 +274,20 @@ func (s *Service) Windows(q api.WindowQuery) (*api.WindowList, error) {
 		q.Limit = maxWindowsListed
 	}
 	var out []api.FieldWindow
+	var bad []api.Damaged
 	err := s.db.View(func(tx store.Tx) error {
-		return tx.ForEach(store.FleetWindows, func(key string, raw []byte) error {
-			if !strings.HasPrefix(key, windowKeyPrefix) {
-				return nil
-			}
-			var w api.FieldWindow
-			if err := store.DecodeDoc(store.FleetWindows, key, raw, &w); err != nil {
-				return err
-			}
+		var err error
+		bad, err = fault.DecodeAll(only(tx.ForEach, windowKeyPrefix), store.FleetWindows, func(_ string, w *api.FieldWindow) {
 			switch {
 			case q.Model != "" && w.Model != q.Model,
 				q.Device != "" && w.Device != q.Device,
 				q.Labelled != nil && *q.Labelled != (w.Label != ""),
 				!q.Since.IsZero() && w.Time.Before(q.Since):
-				return nil
+				return
 			}
-			out = append(out, w)
-			return nil
+			out = append(out, *w)
 		})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -304,7 +297,7 @@ func (s *Service) Windows(q api.WindowQuery) (*api.WindowList, error) {
 	if len(out) > q.Limit {
 		out = out[len(out)-q.Limit:]
 	}
-	return &api.WindowList{Windows: out, Total: total}, nil
+	return &api.WindowList{Windows: out, Total: total, Damaged: bad}, nil
 }
 
 // WindowCounts returns how many windows are stored and how many of them
