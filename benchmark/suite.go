@@ -344,18 +344,12 @@ func variantNamesOf(vs []Variant) []string {
 	return out
 }
 
-// deficit is trit's (under method m) mean deficit to the best other
-// ranked method on r in accuracy and balanced accuracy, points; ok is
-// false when a result is missing.
-func deficit(r *PeersReport, m string, ranked []string) (float64, bool) {
-	d, _, ok := standing(r, m, ranked)
-	return d, ok
-}
-
-// standing is method m's deficit on r (deficit) and how many of issue
+// standing is method m's mean deficit on r to the best other ranked
+// method in accuracy and balanced accuracy (points), and how many of issue
 // 36's bars it misses there: more than 1.0 point behind the best other
 // ranked method in accuracy, the same in balanced accuracy, and below the
-// majority class in accuracy without 10 points more balanced accuracy.
+// majority class in accuracy without 10 points more balanced accuracy; ok
+// is false when a result is missing.
 func standing(r *PeersReport, m string, ranked []string) (deficit float64, misses int, ok bool) {
 	t := resultOf(r, m)
 	if t == nil {
