@@ -76,16 +76,12 @@ func readToken(path string) (string, error) {
 	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
 		return "", fmt.Errorf("%s has mode %04o; the API token must not be readable by group or others (chmod 600)", path, perm)
 	}
-	tooBig := fmt.Errorf("%s: larger than %d bytes (%d KiB), the most an API token file may hold; the token is one line", path, maxTokenFile, maxTokenFile>>10)
-	if fi.Mode().IsRegular() && fi.Size() > maxTokenFile {
-		return "", tooBig
+	raw, err := readCapped(f, fi, maxTokenFile)
+	if errors.Is(err, errTooLarge) {
+		return "", fmt.Errorf("%s: larger than %d bytes (%d KiB), the most an API token file may hold; the token is one line", path, maxTokenFile, maxTokenFile>>10)
 	}
-	raw, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
 	if err != nil {
 		return "", err
-	}
-	if len(raw) > maxTokenFile {
-		return "", tooBig
 	}
 	token := strings.TrimSpace(string(raw))
 	// No HTTP header carries a line break or another control character:

@@ -284,7 +284,7 @@ func (e configError) Unwrap() []error { return []error{ErrConfig, e.err} }
 
 // LoadConfig reads, defaults and validates the configuration at path.
 func LoadConfig(path string) (*Config, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readFileCapped(path, maxConfigFile, "a configuration file")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}

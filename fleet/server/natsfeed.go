@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,7 +108,7 @@ func NewNATSFeed(m *MQTTConfig, fleet, replica string, log *slog.Logger) (*NATSF
 	if m.Username != "" {
 		pw := ""
 		if m.PasswordFile != "" {
-			b, err := os.ReadFile(m.PasswordFile)
+			b, err := readFileCapped(m.PasswordFile, maxPasswordFile, "a password file")
 			if err != nil {
 				return nil, fmt.Errorf("mqtt.password_file: %w", err)
 			}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,7 +75,7 @@ func NewConn(m *MQTTConfig, broker string, log *slog.Logger) (*Conn, error) {
 		o.SetUsername(m.Username)
 	}
 	if m.PasswordFile != "" {
-		pw, err := os.ReadFile(m.PasswordFile)
+		pw, err := readFileCapped(m.PasswordFile, maxPasswordFile, "a password file")
 		if err != nil {
 			return nil, fmt.Errorf("mqtt.password_file: %w", err)
 		}

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestReadFileCapped: a file over its cap is refused naming it — by its
+// size when regular, after cap+1 bytes when endless — and one at the cap
+// is read whole. LoadConfig and the broker's password file go through it.
+func TestReadFileCapped(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, n int) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(strings.Repeat("a", n)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	if raw, err := readFileCapped(write("full", 1000), 1000, "a test file"); err != nil || len(raw) != 1000 {
+		t.Fatalf("at the cap: %d bytes, %v", len(raw), err)
+	}
+	big := write("big", 1001)
+	if _, err := readFileCapped(big, 1000, "a test file"); err == nil || err.Error() != big+": larger than 1000 bytes (0 KiB), the most a test file may hold" {
+		t.Fatalf("over the cap: %v", err)
+	}
+	if _, err := os.Stat("/proc/self/fd"); err == nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				select {
+				case <-stop:
+					w.Close()
+					return
+				default:
+				}
+				if _, err := w.Write(buf); err != nil {
+					return
+				}
+			}
+		}()
+		_, err = readFileCapped("/proc/self/fd/"+strconv.Itoa(int(r.Fd())), 1<<16, "a test file")
+		close(stop)
+		r.Close()
+		if err == nil || !strings.Contains(err.Error(), "larger than 65536 bytes") {
+			t.Fatalf("an endless pipe: %v", err)
+		}
+	}
+	cfg := write("fleet.toml", maxConfigFile+1)
+	if _, err := LoadConfig(cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), cfg+": larger than 1048576 bytes") {
+		t.Fatalf("LoadConfig of a 1 MiB + 1 file: %v", err)
+	}
+}
