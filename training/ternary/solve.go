@@ -207,64 +207,85 @@ func newSolver(z *Columns, y []uint64, w0 []int8, alpha0 float64, o *Options, bo
 			s.w[j] = -1
 		}
 		s.nnz++
-		if o.Mult != nil {
-			s.addColumn(j, int32(s.w[j]))
-		}
 	}
-	if o.Mult == nil {
-		s.initMargins()
-	}
+	s.initMargins()
 	return s
 }
 
 // initBlock is the number of 64-sample words initMargins counts at once.
 const initBlock = 8
 
-// initMargins sets every margin from w when all multipliers are 1:
-// m_i = y_i·(2·(pos_i - neg_i) - Σ_j w_j), where pos_i and neg_i count the
-// columns with w_j = +1 and -1 that have z_ij = 1. It counts 64 samples at
-// once in bit-sliced counters (plane b holds bit b of 64 counts), so a
-// column costs a few word operations per 64 samples instead of one update
-// per sample as addColumn would; the margins are the same integers.
+// initMargins sets every margin from w, as addColumn(j, w_j) for every
+// column would from zero margins: m_i = y_i·Σ_j e_j·(2·z_ij − 1) with
+// e_j = mult(j)·w_j and z_ij the stored bit. Columns that share storage
+// (a leaf's planes) are summed first into one weight per stored column,
+// e_s. Each |e_s| is split into its binary digits: a stored column joins
+// group (d, sign) for every digit d set in |e_s|, so that
+// Σ_s e_s·z_is = Σ_(d,sign) ±2^d·count_(d,sign),i. The counts are kept 64
+// samples at once in bit-sliced counters (plane b holds bit b of 64
+// counts), so a column costs a few word operations per 64 samples
+// instead of one update per sample as addColumn would; the margins are
+// the same integers.
 func (s *solver) initMargins() {
 	z := s.z
-	planes := bits.Len(uint(z.P))
-	var sumW int32
-	for _, v := range s.w {
-		sumW += int32(v)
+	eff := make([]int32, z.Stored())
+	var sumE int32
+	for j, v := range s.w {
+		if v == 0 {
+			continue
+		}
+		e := int32(v) * s.mult(j)
+		eff[z.storedAt(j)] += e
+		sumE += e
 	}
-	// cnt[(k*2+sign)*planes+b] is plane b of word k's counter for sign
-	// (0: w_j = +1, 1: w_j = -1).
-	cnt := make([]uint64, initBlock*2*planes)
+	var maxAbs int32
+	for _, e := range eff {
+		maxAbs = max(maxAbs, e, -e)
+	}
+	digits := bits.Len32(uint32(maxAbs))
+	groups := 2 * digits // group g = 2·digit + sign (0: e > 0, 1: e < 0)
+	planes := bits.Len(uint(z.Stored()))
+	// cnt[(k*groups+g)*planes+b] is plane b of word k's counter for group g.
+	cnt := make([]uint64, initBlock*groups*planes)
 	for w0 := 0; w0 < z.Words; w0 += initBlock {
 		w1 := min(w0+initBlock, z.Words)
 		clear(cnt)
-		for j, v := range s.w {
-			if v == 0 {
+		for st, e := range eff {
+			if e == 0 {
 				continue
 			}
 			sign := 0
-			if v < 0 {
-				sign = 1
+			if e < 0 {
+				sign, e = 1, -e
 			}
-			for k, x := range z.Col(j)[w0:w1] {
-				c := cnt[(k*2+sign)*planes : (k*2+sign+1)*planes]
-				for b := 0; x != 0; b++ {
-					c[b], x = c[b]^x, c[b]&x
+			col := z.Data[st*z.Words : (st+1)*z.Words][w0:w1]
+			for ; e != 0; e &= e - 1 {
+				g := 2*bits.TrailingZeros32(uint32(e)) + sign
+				for k, x := range col {
+					c := cnt[(k*groups+g)*planes : (k*groups+g+1)*planes]
+					for b := 0; x != 0; b++ {
+						c[b], x = c[b]^x, c[b]&x
+					}
 				}
 			}
 		}
 		for k := range w1 - w0 {
 			base := (w0 + k) * 64
-			pos := cnt[k*2*planes : (k*2+1)*planes]
-			neg := cnt[(k*2+1)*planes : (k*2+2)*planes]
 			yw := s.y[w0+k]
 			for i := range min(64, z.N-base) {
 				var d int32
-				for b := range planes {
-					d += (int32(pos[b]>>i&1) - int32(neg[b]>>i&1)) << b
+				for g := range groups {
+					c := cnt[(k*groups+g)*planes : (k*groups+g+1)*planes]
+					var n int32
+					for b := range planes {
+						n += int32(c[b]>>i&1) << b
+					}
+					if g&1 == 1 {
+						n = -n
+					}
+					d += n << (g / 2)
 				}
-				h := 2*d - sumW
+				h := 2*d - sumE
 				if yw>>i&1 == 0 {
 					h = -h
 				}

@@ -381,3 +381,59 @@ func TestActiveSetIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestInitMarginsMatchesDefinition checks the starting margins, counted in
+// bit-sliced counters, against their definition m_i = y_i·Σ_j
+// mult(j)·w_j·(2·z_ij − 1), with and without multipliers (1, 2, 4 and 5:
+// several binary digits), with columns that share storage (planes whose
+// weights cancel or add), and a sample count that does not fill the last
+// word.
+func TestInitMarginsMatchesDefinition(t *testing.T) {
+	const n, stored, planes = 1000, 70, 2
+	rnd := rand.New(rand.NewPCG(8, 8))
+	same := make([]int32, stored*planes)
+	for j := range same {
+		same[j] = int32(j / planes)
+	}
+	shared, err := NewSharedColumns(n, same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _, _ := randomProblem(9, n, stored*planes)
+	for i := range shared.Data {
+		shared.Data[i] = rnd.Uint64()
+	}
+	y := make([]int8, n)
+	for i := range y {
+		y[i] = int8(2*rnd.IntN(2) - 1)
+	}
+	yb := LabelBits(y)
+	for _, z := range []*Columns{plain, shared} {
+		for _, mults := range [][]int32{nil, {1, 2}, {4, 5}} {
+			for _, binary := range []bool{false, true} {
+				o := &Options{Lambda: 1e-3, Binary: binary}
+				if mults != nil {
+					o.Mult = make([]int32, z.P)
+					for j := range o.Mult {
+						o.Mult[j] = mults[j%planes]
+					}
+				}
+				w0 := make([]int8, z.P)
+				for j := range w0 {
+					w0[j] = int8(rnd.IntN(3) - 1)
+				}
+				s := newSolver(z, yb, w0, 0.1, o, 1)
+				for i := range n {
+					var h int32
+					for j, v := range s.w {
+						h += int32(v) * s.mult(j) * (2*int32(z.Bit(i, j)) - 1)
+					}
+					if s.m[i] != int32(y[i])*h {
+						t.Fatalf("shared %v mult %v binary %v: margin %d = %d, want %d",
+							z == shared, mults, binary, i, s.m[i], int32(y[i])*h)
+					}
+				}
+			}
+		}
+	}
+}
