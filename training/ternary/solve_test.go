@@ -437,3 +437,49 @@ func TestInitMarginsMatchesDefinition(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkInitMarginsPlanes sets the starting margins at the shape of a
+// drift128 fold fit with tree planes: 16,000 samples, 1,024 stored leaf
+// columns of two planes each (multipliers 1 and 2), every weight nonzero.
+// BenchmarkInitMarginsPlanesByColumn does it as the solver did before,
+// one addColumn per column.
+func BenchmarkInitMarginsPlanes(b *testing.B) { benchInitMargins(b, false) }
+
+func BenchmarkInitMarginsPlanesByColumn(b *testing.B) { benchInitMargins(b, true) }
+
+func benchInitMargins(b *testing.B, byColumn bool) {
+	const n, stored, planes = 16000, 1024, 2
+	rnd := rand.New(rand.NewPCG(3, 3))
+	same := make([]int32, stored*planes)
+	for j := range same {
+		same[j] = int32(j / planes)
+	}
+	z, err := NewSharedColumns(n, same)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range z.Data {
+		z.Data[i] = rnd.Uint64()
+	}
+	y := make([]int8, n)
+	w := make([]int8, z.P)
+	mult := make([]int32, z.P)
+	for i := range y {
+		y[i] = int8(2*rnd.IntN(2) - 1)
+	}
+	for j := range w {
+		w[j], mult[j] = int8(2*rnd.IntN(2)-1), int32(1+j%planes)
+	}
+	o := &Options{Lambda: 1e-3, Mult: mult}
+	s := newSolver(z, LabelBits(y), w, 0.1, o, 1)
+	for b.Loop() {
+		if byColumn {
+			clear(s.m)
+			for j, v := range s.w {
+				s.addColumn(j, int32(v))
+			}
+		} else {
+			s.initMargins()
+		}
+	}
+}
