@@ -15,6 +15,8 @@ import (
 // name it (its collection and key, api.Damaged), the API lists it with
 // its key and what is wrong (api.Device.Damaged, api.Rollout.Damaged,
 // api.BundleInfo.Damaged, api.TrainJob.Damaged, api.WindowList.Damaged),
+// trit_fleet_damaged_records counts them by collection (metrics.go; the
+// windows recounted at most every damagedWindowsEvery, windows.go),
 // the console's overview raises a device, rollout or bundle, incoming
 // messages of a device whose record is damaged are dropped and counted
 // while the other devices' go on, and `tritctl devices forget` deletes a

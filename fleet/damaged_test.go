@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -305,5 +306,67 @@ func TestDamagedWindowAndTrainJobRecords(t *testing.T) {
 	}
 	if _, err := s.StartTraining(api.TrainRequest{Dataset: "small.csv", Format: "dense", LabelColumn: -1, ModelID: "rings", Release: 2}); !errors.Is(err, fault.ErrDamaged) || !strings.Contains(err.Error(), "fleet_train_jobs record next") {
 		t.Errorf("StartTraining with a damaged counter: %v; want ErrDamaged naming it", err)
+	}
+}
+
+// TestDamagedWindowsAndJobsCounted: trit_fleet_damaged_records counted
+// damaged devices, rollouts and bundles only; a damaged field window or
+// training job, skipped and named in its list, was in no metric. Now
+// fleet_windows and fleet_train_jobs are counted as GET /v1/windows and
+// GET /v1/train name them: jobs at every scrape, windows (up to
+// MaxWindows documents) at most every damagedWindowsEvery or when a
+// listing read them all.
+func TestDamagedWindowsAndJobsCounted(t *testing.T) {
+	f := newFixture(t)
+	hash := f.addBundle(t, 1)
+	s := f.svc
+	if _, _, err := s.StoreWindows("gw-1", sampleSet(hash, 1_700_000_000_000, 4)); err != nil {
+		t.Fatal(err)
+	}
+	id := func(i int) string { return api.WindowID("gw-1", 1_700_000_000_000+int64(i)*1000) }
+	at := t0.Format(time.RFC3339)
+	for seq := 1; seq <= 2; seq++ {
+		job := fmt.Sprintf(`{"seq":%d,"job":{"id":"train-%d","request":{"dataset":"small.csv"},"state":"failed","started":%q,"finished":%q},"beat":%q}`, seq, seq, at, at, at)
+		if err := f.db.Put(store.FleetTrainJobs, trainKey(uint64(seq)), json.RawMessage(job)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(coll string) string {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		s.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		prefix := `trit_fleet_damaged_records{collection="` + coll + `"} `
+		for _, line := range strings.Split(rec.Body.String(), "\n") {
+			if n, ok := strings.CutPrefix(line, prefix); ok {
+				return n
+			}
+		}
+		return "absent"
+	}
+	for _, coll := range []string{"fleet_windows", "fleet_train_jobs", "fleet_devices", "fleet_rollouts", "fleet_bundles"} {
+		if n := count(coll); n != "0" {
+			t.Errorf("%s intact: %s damaged, want 0", coll, n)
+		}
+	}
+	breakTime(t, f.db, store.FleetWindows, windowKey(id(0)), "time", false)
+	breakTime(t, f.db, store.FleetWindows, windowKey(id(1)), "time", true)
+	breakTime(t, f.db, store.FleetTrainJobs, trainKey(2), "beat", false)
+	if n := count("fleet_train_jobs"); n != "1" {
+		t.Errorf("fleet_train_jobs: %s damaged, want 1 (train-2)", n)
+	}
+	if n := count("fleet_windows"); n != "0" {
+		t.Errorf("fleet_windows within a minute of the last count: %s, want the count kept (0)", n)
+	}
+	f.clk.t = f.clk.t.Add(damagedWindowsEvery)
+	if n := count("fleet_windows"); n != "2" {
+		t.Errorf("fleet_windows a minute later: %s damaged, want 2", n)
+	}
+	breakTime(t, f.db, store.FleetWindows, windowKey(id(2)), "time", false)
+	l, err := s.Windows(api.WindowQuery{Device: "gw-9"}) // any query reads every window
+	if err != nil || len(l.Damaged) != 3 {
+		t.Fatalf("windows: %+v, %v; want 3 damaged", l, err)
+	}
+	if n := count("fleet_windows"); n != "3" {
+		t.Errorf("fleet_windows after a listing: %s damaged, want the listing's 3", n)
 	}
 }

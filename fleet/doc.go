@@ -27,6 +27,7 @@
 //
 // Leaves, each held only for its own fields, taking no other lock and
 // calling nothing that does: intake.mu, fairQueue.mu, extras.mu,
-// labelPuller.mu, requests.mu, trainer.mu. (The audit trail's and the
-// sign-in throttle's locks are fleet/access's, leaves too.)
+// labelPuller.mu, requests.mu, trainer.mu, windowDamage.mu. (The audit
+// trail's and the sign-in throttle's locks are fleet/access's, leaves
+// too.)
 package fleet

@@ -112,6 +112,8 @@ type Service struct {
 	extras extras
 	// labels tracks the label requests to devices (labelsource.go).
 	labels labelPuller
+	// windowDamage is the latest count of damaged windows (windows.go).
+	windowDamage windowDamage
 }
 
 // NewService returns a service for fleet that signs deployment commands

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -292,6 +293,7 @@ func (s *Service) Windows(q api.WindowQuery) (*api.WindowList, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.windowDamage.set(s.opt.Now(), len(bad))
 	slices.SortStableFunc(out, func(a, b api.FieldWindow) int { return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.ID, b.ID)) })
 	total := len(out)
 	if len(out) > q.Limit {
@@ -306,4 +308,51 @@ func (s *Service) WindowCounts() (stored, labelled int, err error) {
 	var c windowCounts
 	_, err = s.db.Get(store.FleetWindows, windowCountKey, &c)
 	return c.Stored, c.Labelled, err
+}
+
+// damagedWindowsEvery bounds how often the metrics decode every stored
+// window to count the damaged ones: up to MaxWindows documents, too many
+// to read at every scrape (a variable for tests).
+var damagedWindowsEvery = time.Minute
+
+// windowDamage is the latest count of the stored windows that do not
+// decode and when it was made: by a scrape (damagedWindows) or by any
+// listing (Windows decodes every window, whatever its query).
+type windowDamage struct {
+	mu sync.Mutex
+	at time.Time // zero: never counted
+	n  int
+}
+
+func (d *windowDamage) set(at time.Time, n int) {
+	d.mu.Lock()
+	d.at, d.n = at, n
+	d.mu.Unlock()
+}
+
+// damagedWindows returns how many stored windows do not decode, as
+// Windows names them, counted again when the latest count is older than
+// damagedWindowsEvery. Every window is decoded as Windows decodes it, so
+// the count is the length of WindowList.Damaged.
+func (s *Service) damagedWindows() (int, error) {
+	now := s.opt.Now()
+	d := &s.windowDamage
+	d.mu.Lock()
+	if !d.at.IsZero() && now.Sub(d.at) < damagedWindowsEvery && !now.Before(d.at) {
+		n := d.n
+		d.mu.Unlock()
+		return n, nil
+	}
+	d.mu.Unlock()
+	var bad []api.Damaged
+	err := s.db.View(func(tx store.Tx) error {
+		var err error
+		bad, err = fault.DecodeAll(only(tx.ForEach, windowKeyPrefix), store.FleetWindows, func(string, *api.FieldWindow) {})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	d.set(now, len(bad))
+	return len(bad), nil
 }

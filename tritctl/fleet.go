@@ -1088,14 +1088,23 @@ func writeJSONTo(w io.Writer, v any) error {
 }
 
 // warnDamaged says on stderr which records of a list do not decode (the
-// fleet skips them: docs/FLEET.md "Damaged records") and what to do.
+// fleet skips them: docs/FLEET.md "Damaged records") and what to do,
+// naming at most maxDamagedNamed of them (a store may hold 100,000
+// windows).
 func warnDamaged(w io.Writer, what string, keys []string, remedy string) {
 	if len(keys) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%d %s record(s) in the fleet's database do not decode and are skipped: %s; %s\n",
-		len(keys), what, strings.Join(keys, ", "), remedy)
+	more := ""
+	if len(keys) > maxDamagedNamed {
+		more = fmt.Sprintf(" and %d more", len(keys)-maxDamagedNamed)
+	}
+	fmt.Fprintf(w, "%d %s record(s) in the fleet's database do not decode and are skipped: %s%s; %s\n",
+		len(keys), what, strings.Join(keys[:min(len(keys), maxDamagedNamed)], ", "), more, remedy)
 }
+
+// maxDamagedNamed bounds the damaged records warnDamaged names.
+const maxDamagedNamed = 20
 
 // seen renders a device's last-seen time: "never" for a record a rollout
 // made for a device that has not reported (allow_unknown).

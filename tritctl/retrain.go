@@ -135,6 +135,7 @@ it before promoting it (tritctl rollout create --shadow).`,
 			if err != nil {
 				return err
 			}
+			warnDamagedWindows(e.stderr, list.Damaged)
 			ws, skipped := fieldWindows(list.Windows, active)
 			if len(ws) < retrain.MinWindows {
 				return fmt.Errorf("%d labelled windows of model %s with its features in the fleet's store (%d others skipped): label at least %d ('tritctl samples pull', then 'tritctl samples label')",
@@ -234,9 +235,20 @@ role that may not read them sees the rest. docs/FLEET.md "Closing the loop".`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, st)
+				if err := writeJSON(e.stdout, st); err != nil {
+					return err
+				}
+			} else {
+				printLoopStatus(e.stdout, st)
 			}
-			printLoopStatus(e.stdout, st)
+			warnDamagedWindows(e.stderr, st.DamagedWindows)
+			var jobs []string
+			for _, j := range st.Challengers {
+				if j.Damaged != "" {
+					jobs = append(jobs, j.ID)
+				}
+			}
+			warnDamaged(e.stderr, "training job", jobs, "restore a backup of the fleet's database (docs/FLEET.md \"Backup and restore\")")
 			return nil
 		},
 	}
@@ -247,8 +259,14 @@ role that may not read them sees the rest. docs/FLEET.md "Closing the loop".`,
 
 // loopStatusOut is retrain status's result.
 type loopStatusOut struct {
-	Labelled    []modelDays       `json:"labelled"`
-	WindowsNote string            `json:"windows_note,omitempty"` // why the labelled windows are missing
+	Labelled    []modelDays `json:"labelled"`
+	WindowsNote string      `json:"windows_note,omitempty"` // why the labelled windows are missing
+	// DamagedWindows are the stored windows that do not decode, skipped
+	// (GET /v1/windows's damaged: of any model, labelled or not).
+	DamagedWindows []api.Damaged `json:"damaged_windows,omitempty"`
+	// Challengers are the retraining jobs, then the damaged job records
+	// (whether they were retrainings is unknown), each with only its ID
+	// and Damaged.
 	Challengers []api.TrainJob    `json:"challengers"`
 	Policies    []api.PolicyState `json:"policies"`
 }
@@ -277,6 +295,7 @@ func loopStatus(c *api.Client, model string) (*loopStatusOut, error) {
 	case err != nil:
 		return nil, err
 	default:
+		out.DamagedWindows = list.Damaged
 		type acc struct{ n, right int }
 		per := map[string]map[string]*acc{}
 		for _, w := range list.Windows {
@@ -312,7 +331,7 @@ func loopStatus(c *api.Client, model string) (*loopStatusOut, error) {
 		return nil, err
 	}
 	for _, j := range jobs {
-		if j.Request.Retrain && (model == "" || j.Request.ModelID == model) {
+		if j.Damaged != "" || j.Request.Retrain && (model == "" || j.Request.ModelID == model) {
 			out.Challengers = append(out.Challengers, j)
 		}
 	}
@@ -347,6 +366,10 @@ func printLoopStatus(w io.Writer, st *loopStatusOut) {
 	}
 	for _, j := range st.Challengers {
 		r := j.Retrain
+		if j.Damaged != "" {
+			fmt.Fprintf(w, "  %s (damaged)\n", j.ID)
+			continue
+		}
 		if r == nil {
 			fmt.Fprintf(w, "  %s %s: %s %s\n", j.ID, j.Request.ModelID, j.State, j.Error)
 			continue
@@ -493,4 +516,14 @@ func bundleRelease(raw []byte) (uint64, error) {
 		return 0, fmt.Errorf("the fleet's challenger: %w", err)
 	}
 	return br.Release, nil
+}
+
+// warnDamagedWindows says on stderr which stored windows do not decode
+// (GET /v1/windows skips them and names them by their record's key).
+func warnDamagedWindows(w io.Writer, bad []api.Damaged) {
+	keys := make([]string, len(bad))
+	for i, d := range bad {
+		keys[i] = d.Key
+	}
+	warnDamaged(w, "window", keys, "restore a backup of the fleet's database (docs/FLEET.md \"Backup and restore\")")
 }

@@ -187,3 +187,74 @@ func TestRetrainStatus(t *testing.T) {
 		t.Fatalf("as a viewer: %d %q %q", code, stdout, stderr)
 	}
 }
+
+// TestRetrainDamagedRecords: a stored window or training job that does
+// not decode is named by the fleet (GET /v1/windows's damaged, an entry
+// with damaged in GET /v1/train), but retrain status dropped both
+// silently: the damaged job was filtered out as no retraining, the
+// damaged windows never mentioned. Now the job is listed as (damaged)
+// among the challengers and both are named on stderr with what to do, as
+// devices list, rollout list and bundles list do; --json carries them.
+func TestRetrainDamagedRecords(t *testing.T) {
+	ws := api.WindowList{Windows: []api.FieldWindow{{ID: "gw-1/1", Model: "vib", Time: time.Date(2026, 11, 27, 1, 0, 0, 0, time.UTC), Predicted: "normal", Label: "normal"}},
+		Total: 1, Damaged: []api.Damaged{{Collection: "fleet_windows", Key: "w/gw-1/1700000000000", Error: "parsing time"}}}
+	raw, _ := json.Marshal(ws)
+	jobs := `[{"id":"train-1","state":"succeeded","request":{"model_id":"usps"}},{"id":"train-2","damaged":"invalid character"}]`
+	newFakeFleet(t, map[string]string{"GET /v1/windows": string(raw), "GET /v1/train": jobs, "GET /v1/policies": `[]`})
+	stdout, stderr, code := runCtl(t, "retrain", "status")
+	if code != 0 || !strings.Contains(stdout, "vib: 1 labelled") || !strings.Contains(stdout, "  train-2 (damaged)\n") || strings.Contains(stdout, "train-1") {
+		t.Fatalf("status: %d\n%s\n%s; want train-2 listed as (damaged), train-1 (no retraining) not", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"1 window record(s) in the fleet's database do not decode and are skipped: w/gw-1/1700000000000; restore a backup",
+		"1 training job record(s) in the fleet's database do not decode and are skipped: train-2; restore a backup",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	stdout, stderr, code = runCtl(t, "retrain", "status", "--json")
+	var st loopStatusOut
+	if code != 0 || json.Unmarshal([]byte(stdout), &st) != nil || len(st.DamagedWindows) != 1 || st.DamagedWindows[0].Key != "w/gw-1/1700000000000" ||
+		len(st.Challengers) != 1 || st.Challengers[0].ID != "train-2" || st.Challengers[0].Damaged == "" || !strings.Contains(stderr, "train-2") {
+		t.Fatalf("status --json: %d %s %s", code, stdout, stderr)
+	}
+}
+
+// TestWarnDamagedBounded: the stderr hint names at most maxDamagedNamed
+// records (a store may hold 100,000 damaged windows) and counts the rest.
+func TestWarnDamagedBounded(t *testing.T) {
+	keys := make([]string, 100_000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("w/gw-1/%013d", i)
+	}
+	var b strings.Builder
+	warnDamaged(&b, "window", keys, "restore a backup")
+	if got := b.String(); len(got) > 1000 || !strings.HasPrefix(got, "100000 window record(s)") || !strings.Contains(got, keys[maxDamagedNamed-1]+" and 99980 more; restore a backup\n") {
+		t.Errorf("warnDamaged of 100,000 keys: %d bytes: %.300s", len(got), got)
+	}
+}
+
+// TestRetrainNamesDamagedWindows: retrain (on this machine) reads the
+// fleet's labelled windows; the damaged ones, which the fleet skips and
+// names, were not mentioned. Now they are named on stderr.
+func TestRetrainNamesDamagedWindows(t *testing.T) {
+	dir := t.TempDir()
+	active := filepath.Join("..", "inference", "bundle", "testdata", "golden", "sensor-v2.trit")
+	orig := filepath.Join(dir, "orig.csv")
+	var b strings.Builder
+	b.WriteString("date;time;temperature;humidity;light;co2;humidity_ratio;occupancy\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "2026-11-27;01:%02d:00;%d;40;100;400;0.004;class-%d\n", i, 20+i%5, i%3)
+	}
+	if err := os.WriteFile(orig, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(api.WindowList{Damaged: []api.Damaged{{Collection: "fleet_windows", Key: "w/gw-1/1700000000000", Error: "parsing time"}}})
+	newFakeFleet(t, map[string]string{"GET /v1/windows": string(raw)})
+	_, stderr, code := runCtl(t, "retrain", "sensor-v2", "--active", active, "--data", orig, "--label-column", "occupancy", "--delimiter", ";", "-o", filepath.Join(dir, "out.trit"))
+	if code != 1 || !strings.Contains(stderr, "1 window record(s) in the fleet's database do not decode and are skipped: w/gw-1/1700000000000") ||
+		!strings.Contains(stderr, "0 labelled windows of model sensor-v2") {
+		t.Fatalf("retrain: %d %s; want the damaged window named, then too few windows", code, stderr)
+	}
+}
