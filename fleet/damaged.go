@@ -22,7 +22,11 @@ import (
 // while the other devices' go on, and `tritctl devices forget` deletes a
 // damaged device record. What a damaged record held is not guessed at:
 // the device reappears as new once its record is forgotten (its command
-// counter restored from the highest sequence it reports).
+// counter restored from the highest sequence it reports). A document
+// derived from others — the windows' count, a label source's
+// acknowledgement point (windows.go, labelsource.go) — is recounted or
+// asked for again instead, and logged; one that is not derived — the
+// training jobs' counter — is a 409 naming it, never guessed at.
 
 // DamagedAlert is the console's sentence about damaged records, "" for
 // none.

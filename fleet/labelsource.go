@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +34,20 @@ import (
 // acknowledged, so it is not sent again); a window the store has no room
 // for (only labelled windows left, windows.go) is not acknowledged, and
 // neither is any later one.
+//
+// Damaged records (damaged.go) stop no answer:
+//   - A window whose stored record does not decode is skipped, never
+//     overwritten (it may hold a person's label), and acknowledged: the
+//     acknowledgement is one point in time, so holding it back would hold
+//     back every later window of the device for good, until its ring
+//     overflowed and dropped them. It is named in the log with the label
+//     the device gave it (labelSkip), so the label can be given again
+//     once a backup restored the record.
+//   - An acknowledgement point that does not decode is taken as none
+//     (labelAck): the device is asked for every window it holds, those
+//     stored already are stored once (windows are keyed by device and
+//     reading time), and the point is written again with the answer.
+//   - A damaged count document is recounted (windows.go).
 
 // DefaultLabelPull is how often devices with a label source are asked
 // for their labelled windows.
@@ -118,8 +133,8 @@ func (s *Service) PullLabels(ctx context.Context, device string) (int, error) {
 const maxLabelRounds = 64
 
 func (s *Service) pullLabelsOnce(ctx context.Context, device string) (int, bool, error) {
-	var after int64
-	if _, err := s.db.Get(store.FleetWindows, labelAckPrefix+device, &after); err != nil {
+	after, err := labelAck(s.db.Get, device)
+	if err != nil && !fault.IsDamaged(err) {
 		return 0, false, err
 	}
 	r, err := s.request(ctx, &wire.Request{Device: device, Kind: wire.RequestLabels, After: after}, 0)
@@ -145,14 +160,17 @@ func (s *Service) StoreLabelled(device string, set *wire.LabelSet) (int, error) 
 	now := s.opt.Now().UTC()
 	by := "gateway:" + device + "/" + set.Source
 	stored, refused := 0, map[string]int{}
+	var skip labelSkip
+	var recounted, ackDamaged bool
+	var counts windowCounts
 	err := s.db.Update(func(tx store.Tx) error {
-		stored, refused = 0, map[string]int{}
-		var counts windowCounts
-		if _, err := tx.Get(store.FleetWindows, windowCountKey, &counts); err != nil {
+		stored, refused, skip = 0, map[string]int{}, labelSkip{}
+		var err error
+		if counts, recounted, err = readWindowCounts(tx); err != nil {
 			return err
 		}
-		var after int64
-		if _, err := tx.Get(store.FleetWindows, labelAckPrefix+device, &after); err != nil {
+		after, err := labelAck(tx.Get, device)
+		if ackDamaged = fault.IsDamaged(err); err != nil && !ackDamaged {
 			return err
 		}
 		ack := after
@@ -170,6 +188,11 @@ func (s *Service) StoreLabelled(device string, set *wire.LabelSet) (int, error) 
 			id := api.WindowID(device, lw.Time)
 			var w api.FieldWindow
 			ok, err := tx.Get(store.FleetWindows, windowKey(id), &w)
+			if fault.IsDamaged(err) {
+				skip.add(id, lw.Label)
+				ack = max(ack, lw.Time) // not overwritten; see the top of this file
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -208,6 +231,17 @@ func (s *Service) StoreLabelled(device string, set *wire.LabelSet) (int, error) 
 	if err != nil {
 		return 0, err
 	}
+	if recounted {
+		s.logRecounted(counts)
+	}
+	if ackDamaged {
+		s.log.Warn("label source: the acknowledgement point does not decode; the device was asked for every window it holds and the point written again",
+			"device", device, "collection", store.FleetWindows.String(), "key", labelAckPrefix+device)
+	}
+	if skip.n > 0 {
+		s.log.Warn("label source: windows skipped: their stored record does not decode (it is kept); restore a backup and label them again",
+			"device", device, "source", set.Source, "windows", skip.n, "labels", strings.Join(skip.named, " "))
+	}
 	for label, n := range refused {
 		s.log.Warn("label source: windows refused: the label is not a class of the model that classified them", "device", device,
 			"source", set.Source, "label", fault.Clip(label, 64), "windows", n)
@@ -221,7 +255,34 @@ func (s *Service) StoreLabelled(device string, set *wire.LabelSet) (int, error) 
 // LabelAck returns device's acknowledgement point: the newest reading
 // time (Unix milliseconds) of its label source's windows the store holds.
 func (s *Service) LabelAck(device string) (int64, error) {
+	return labelAck(s.db.Get, device)
+}
+
+// labelAck reads device's acknowledgement point with get (a store's or a
+// transaction's): 0 and ErrDamaged naming it if it does not decode, which
+// its callers take as no point (see the top of this file).
+func labelAck(get func(store.Collection, string, any) (bool, error), device string) (int64, error) {
 	var after int64
-	_, err := s.db.Get(store.FleetWindows, labelAckPrefix+device, &after)
+	_, err := get(store.FleetWindows, labelAckPrefix+device, &after)
+	if fault.IsDamaged(err) {
+		return 0, fault.Damaged(store.FleetWindows, labelAckPrefix+device, err)
+	}
 	return after, err
+}
+
+// labelSkip names the windows of an answer whose stored record does not
+// decode, with the label the device gave each, up to maxLabelSkipNamed
+// of them (n counts them all).
+type labelSkip struct {
+	n     int
+	named []string // "device/time=label"
+}
+
+const maxLabelSkipNamed = 20
+
+func (k *labelSkip) add(id, label string) {
+	k.n++
+	if len(k.named) < maxLabelSkipNamed {
+		k.named = append(k.named, id+"="+fault.Clip(label, 64))
+	}
 }

@@ -29,7 +29,13 @@ import (
 // Invariants:
 //   - The document under "count" holds the number of windows stored and
 //     of those labelled; every change of the collection updates it in the
-//     same transaction.
+//     same transaction. It is derived from the windows, which are the
+//     record: a count document that does not decode (or holds no count:
+//     a negative number, more labelled than stored) is recounted from the
+//     window documents present — a damaged window counted as stored and
+//     unlabelled, its label unknown — logged, and written again by the
+//     change that found it, so a damaged count never stops windows being
+//     stored or labelled and loses nothing.
 //   - At most MaxWindows windows are stored: storing more drops the
 //     oldest unlabelled ones; labelled windows are never dropped, nor
 //     damaged ones (they may be labelled; damaged.go), and when only
@@ -88,10 +94,12 @@ func (s *Service) StoreWindows(device string, set *wire.SampleSet) (added, skipp
 		return 0, 0, nil // no model, no classes to label with
 	}
 	now := s.opt.Now().UTC()
+	var recounted bool
+	var counts windowCounts
 	err = s.db.Update(func(tx store.Tx) error {
 		added, skipped = 0, 0
-		var counts windowCounts
-		if _, err := tx.Get(store.FleetWindows, windowCountKey, &counts); err != nil {
+		var err error
+		if counts, recounted, err = readWindowCounts(tx); err != nil {
 			return err
 		}
 		var fresh []api.FieldWindow
@@ -137,6 +145,9 @@ func (s *Service) StoreWindows(device string, set *wire.SampleSet) (added, skipp
 		counts.Stored += added
 		return tx.Put(store.FleetWindows, windowCountKey, &counts)
 	})
+	if err == nil && recounted {
+		s.logRecounted(counts)
+	}
 	return added, skipped, err
 }
 
@@ -201,7 +212,13 @@ func (s *Service) Label(req api.LabelRequest, by string) (*api.LabelResult, erro
 	}
 	classes := s.bundleClasses()
 	now := s.opt.Now().UTC()
+	var recounted bool
+	var counts windowCounts
 	err := s.db.Update(func(tx store.Tx) error {
+		var err error
+		if counts, recounted, err = readWindowCounts(tx); err != nil {
+			return err
+		}
 		ws := make([]api.FieldWindow, len(req.Labels))
 		for i, l := range req.Labels {
 			w := &ws[i]
@@ -230,15 +247,14 @@ func (s *Service) Label(req api.LabelRequest, by string) (*api.LabelResult, erro
 				return err
 			}
 		}
-		var counts windowCounts
-		if _, err := tx.Get(store.FleetWindows, windowCountKey, &counts); err != nil {
-			return err
-		}
 		counts.Labelled += len(ws)
 		return tx.Put(store.FleetWindows, windowCountKey, &counts)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if recounted {
+		s.logRecounted(counts)
 	}
 	s.log.Info("windows labelled", "labels", len(req.Labels), "by", fault.Clip(by, fault.MaxLogField), "via", req.Via)
 	return &api.LabelResult{Labelled: len(req.Labels)}, nil
@@ -303,11 +319,44 @@ func (s *Service) Windows(q api.WindowQuery) (*api.WindowList, error) {
 }
 
 // WindowCounts returns how many windows are stored and how many of them
-// are labelled.
+// are labelled (recounted, not written, if the count document is
+// damaged: the next change of the windows writes it).
 func (s *Service) WindowCounts() (stored, labelled int, err error) {
 	var c windowCounts
-	_, err = s.db.Get(store.FleetWindows, windowCountKey, &c)
+	err = s.db.View(func(tx store.Tx) error { var err error; c, _, err = readWindowCounts(tx); return err })
 	return c.Stored, c.Labelled, err
+}
+
+// readWindowCounts returns the count document in tx, or, if it does not
+// decode or holds no count, the counts recounted from the window
+// documents (recounted true; see the invariants at the top of this file).
+func readWindowCounts(tx store.Tx) (c windowCounts, recounted bool, err error) {
+	_, err = tx.Get(store.FleetWindows, windowCountKey, &c)
+	switch {
+	case err != nil && !fault.IsDamaged(err):
+		return c, false, err
+	case err == nil && c.Stored >= 0 && c.Labelled >= 0 && c.Labelled <= c.Stored:
+		return c, false, nil
+	}
+	c = windowCounts{}
+	type labelOnly struct {
+		Label string `json:"label"`
+	}
+	bad, err := fault.DecodeAll(only(tx.ForEach, windowKeyPrefix), store.FleetWindows, func(_ string, w *labelOnly) {
+		c.Stored++
+		if w.Label != "" {
+			c.Labelled++
+		}
+	})
+	c.Stored += len(bad)
+	return c, true, err
+}
+
+// logRecounted says that the count document was damaged and what it was
+// recounted to.
+func (s *Service) logRecounted(c windowCounts) {
+	s.log.Warn("field windows: the count document does not decode; recounted from the windows stored and written again",
+		"collection", store.FleetWindows.String(), "key", windowCountKey, "stored", c.Stored, "labelled", c.Labelled)
 }
 
 // damagedWindowsEvery bounds how often the metrics decode every stored
