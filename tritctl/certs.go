@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/internal/newfile"
 	"github.com/trit-iot/trit/wire"
@@ -117,10 +118,16 @@ func writeCertPair(dir, name string, cert *x509.Certificate, key *ecdsa.PrivateK
 	return certPath, keyPath, nil
 }
 
-// loadCA reads ca.crt and ca.key from dir. The key must not be readable by
-// group or others.
+// maxCertFile bounds a PEM certificate file tritctl reads: ca.crt holds
+// one certificate (under 1 KiB), and even a bundle of every CA a system
+// trusts (about 200 KiB) fits; a wrong path is not read whole.
+const maxCertFile = 1 << 20
+
+// loadCA reads ca.crt and ca.key from dir, up to maxCertFile and
+// bundle.MaxKeyFile bytes. The key must not be readable by group or
+// others.
 func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	certPEM, err := os.ReadFile(filepath.Join(dir, caCertFile))
+	certPEM, err := readSmallFile(filepath.Join(dir, caCertFile), "certificate file", maxCertFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fleet CA: %w", err)
 	}
@@ -128,7 +135,7 @@ func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	if fi, err := os.Stat(keyPath); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		return nil, nil, fmt.Errorf("fleet CA key %s has mode %v; it must be accessible by its owner only (chmod 600)", keyPath, fi.Mode().Perm())
 	}
-	keyPEM, err := os.ReadFile(keyPath)
+	keyPEM, err := readSmallFile(keyPath, "key file", bundle.MaxKeyFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fleet CA: %w", err)
 	}

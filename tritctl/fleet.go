@@ -142,7 +142,7 @@ is refused before anything is sent: sign it first (tritctl bundle sign).`,
 			if err != nil {
 				return err
 			}
-			data, err := os.ReadFile(args[0])
+			data, err := readSmallFile(args[0], publishedBundle, maxPublishedBundle)
 			if err != nil {
 				return err
 			}
@@ -169,6 +169,15 @@ is refused before anything is sent: sign it first (tritctl bundle sign).`,
 	return cmd
 }
 
+// maxPublishedBundle bounds the bundle file publish and rollout create
+// --bundle FILE read: trit-fleet's registry accepts no larger bundle
+// (bundle.DefaultMaxSize, 30 KiB), so a larger file — a wrong path, a
+// data file — is refused naming it before it is read whole or sent.
+const maxPublishedBundle = bundle.DefaultMaxSize
+
+// publishedBundle names such a file in the error.
+const publishedBundle = "bundle trit-fleet accepts"
+
 // bundleRef returns what --bundle names: a registered bundle's hash or
 // prefix as given, or, when it is the path of a file, that file's hash
 // (SHA-256 of its bytes, the registry's key) — so a script needs no
@@ -178,9 +187,9 @@ func bundleRef(s string) (string, error) {
 	if err != nil || fi.IsDir() {
 		return s, nil // not a file: a hash or prefix, which the fleet checks
 	}
-	data, err := os.ReadFile(s)
+	data, err := readSmallFile(s, publishedBundle, maxPublishedBundle)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("--bundle: %w", err)
 	}
 	if br, err := bundle.Inspect(data); err != nil || !br.Signed {
 		return "", fmt.Errorf("--bundle %s: not a signed bundle; give the file you published, or its hash", s)

@@ -3,13 +3,13 @@ package tritctl
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/trit-iot/trit/inference"
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/capped"
 )
 
 // Models on disk are bundles (package inference/bundle, docs/BUNDLE.md):
@@ -80,19 +80,19 @@ func readFileCapped(path, what string, max int64) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	return readCapped(f, fi, path, what, max)
+	return readCapped(f, path, what, max)
 }
 
 // readSmallFile is readFileCapped for a file that need not be regular (a
 // token file given as a shell's <(…), /dev/stdin): one that is not is read
 // up to max bytes too, and refused if it holds more.
 func readSmallFile(path, what string, max int64) ([]byte, error) {
-	f, fi, err := openStat(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return readCapped(f, fi, path, what, max)
+	return readCapped(f, path, what, max)
 }
 
 func openStat(path string) (*os.File, os.FileInfo, error) {
@@ -108,19 +108,19 @@ func openStat(path string) (*os.File, os.FileInfo, error) {
 	return f, fi, nil
 }
 
-// readCapped reads f, opened from path, refusing more than max bytes: a
-// regular file by its size before reading, anything else once it has
-// given one byte more.
-func readCapped(f *os.File, fi os.FileInfo, path, what string, max int64) ([]byte, error) {
-	if fi.Mode().IsRegular() && fi.Size() > max {
-		return nil, fmt.Errorf("%s: %d bytes, larger than the %d-byte limit for a %s", path, fi.Size(), max, what)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if int64(len(b)) > max {
+// readCapped reads f, opened from path, refusing more than max bytes
+// (internal/capped): a regular file by its size before reading, anything
+// else once it has given one byte more.
+func readCapped(f *os.File, path, what string, max int64) ([]byte, error) {
+	b, err := capped.Read(f, max)
+	var tl *capped.TooLargeError
+	switch {
+	case errors.As(err, &tl) && tl.Size >= 0:
+		return nil, fmt.Errorf("%s: %d bytes, larger than the %d-byte limit for a %s", path, tl.Size, max, what)
+	case errors.As(err, &tl):
 		return nil, fmt.Errorf("%s: larger than the %d-byte limit for a %s", path, max, what)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
 }

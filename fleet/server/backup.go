@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/internal/capped"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 )
@@ -76,9 +77,9 @@ func readToken(path string) (string, error) {
 	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
 		return "", fmt.Errorf("%s has mode %04o; the API token must not be readable by group or others (chmod 600)", path, perm)
 	}
-	raw, err := readCapped(f, fi, maxTokenFile)
-	if errors.Is(err, errTooLarge) {
-		return "", fmt.Errorf("%s: larger than %d bytes (%d KiB), the most an API token file may hold; the token is one line", path, maxTokenFile, maxTokenFile>>10)
+	raw, err := capped.Read(f, maxTokenFile)
+	if errors.Is(err, capped.ErrTooLarge) {
+		return "", fmt.Errorf("%w; the token is one line", tooLarge(path, maxTokenFile, "an API token file"))
 	}
 	if err != nil {
 		return "", err
