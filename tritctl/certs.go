@@ -118,16 +118,11 @@ func writeCertPair(dir, name string, cert *x509.Certificate, key *ecdsa.PrivateK
 	return certPath, keyPath, nil
 }
 
-// maxCertFile bounds a PEM certificate file tritctl reads: ca.crt holds
-// one certificate (under 1 KiB), and even a bundle of every CA a system
-// trusts (about 200 KiB) fits; a wrong path is not read whole.
-const maxCertFile = 1 << 20
-
-// loadCA reads ca.crt and ca.key from dir, up to maxCertFile and
-// bundle.MaxKeyFile bytes. The key must not be readable by group or
-// others.
+// loadCA reads ca.crt and ca.key from dir, up to wire.MaxCertFile (1 MiB)
+// and bundle.MaxKeyFile (64 KiB) bytes. The key must not be readable by
+// group or others.
 func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	certPEM, err := readSmallFile(filepath.Join(dir, caCertFile), "certificate file", maxCertFile)
+	certPEM, err := readSmallFile(filepath.Join(dir, caCertFile), "certificate file", wire.MaxCertFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fleet CA: %w", err)
 	}

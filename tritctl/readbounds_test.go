@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/wire"
 )
 
 // TestPublishAndCAReadsBounded: publish, rollout create --bundle FILE and
@@ -52,7 +53,7 @@ func TestPublishAndCAReadsBounded(t *testing.T) {
 	// ca.crt padded past 1 MiB after its PEM block: read, it would parse.
 	crt := filepath.Join(pki, "ca.crt")
 	good, _ := os.ReadFile(crt)
-	os.WriteFile(crt, append(good, strings.Repeat("\n", maxCertFile+1-len(good))...), 0o644)
+	os.WriteFile(crt, append(good, strings.Repeat("\n", wire.MaxCertFile+1-len(good))...), 0o644)
 	_, stderr, code := runCtl(t, "certs", "client", "--ca-dir", pki, "--out", pki, "--id", "gw-1")
 	if want := "fleet CA: " + crt + ": 1048577 bytes, larger than the 1048576-byte limit for a certificate file"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("ca.crt of 1 MiB + 1: %d %q; want 1 saying %q", code, stderr, want)
