@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/trit-iot/trit/internal/capped/cappedtest"
 )
 
 // fakeFleet records the API calls tritctl makes and answers from canned
@@ -355,33 +357,16 @@ func TestTokenFileBounded(t *testing.T) {
 	if stdout, stderr, code := runCtl(t, "devices", "list", "--token-file", write("full", maxTokenFile)); code != 0 || !strings.Contains(stdout, "gw-1") {
 		t.Fatalf("token file of 64 KiB: exit %d, %q", code, stderr)
 	}
-	if _, err := os.Stat("/proc/self/fd"); err != nil {
+	if !cappedtest.Pipes() {
 		return // pipes by path: Linux
 	}
-	pipe := func(feed func(w *os.File)) (string, func()) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { feed(w); w.Close() }()
-		return fmt.Sprintf("/proc/self/fd/%d", r.Fd()), func() { r.Close() }
-	}
-	path, done := pipe(func(w *os.File) { io.WriteString(w, token+"\n") })
+	path := cappedtest.Pipe(t, func(w io.Writer) { io.WriteString(w, token+"\n") })
 	stdout, stderr, code := runCtl(t, "devices", "list", "--token-file", path)
-	done()
 	if code != 0 || !strings.Contains(stdout, "gw-1") {
 		t.Fatalf("token through a pipe: exit %d, %q", code, stderr)
 	}
-	path, done = pipe(func(w *os.File) { // without end, as /dev/zero
-		zeros := make([]byte, 4096)
-		for {
-			if _, err := w.Write(zeros); err != nil {
-				return
-			}
-		}
-	})
+	path = cappedtest.Pipe(t, cappedtest.Endless) // without end, as /dev/zero
 	_, stderr, code = runCtl(t, "devices", "list", "--token-file", path)
-	done()
 	if want := path + ": larger than the 65536-byte limit for a token file"; code != 1 || !strings.Contains(stderr, want) {
 		t.Fatalf("token file without end: exit %d, %q; want 1 saying %q", code, stderr, want)
 	}

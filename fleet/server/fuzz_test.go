@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/trit-iot/trit/internal/capped/cappedtest"
 	"github.com/trit-iot/trit/store"
 )
 
@@ -281,32 +283,15 @@ func TestReadTokenBounded(t *testing.T) {
 	if tok, err := readToken(write("full", maxTokenFile)); err != nil || tok != token {
 		t.Fatalf("a token file of maxTokenFile bytes: %q, %v", tok, err)
 	}
-	if _, err := os.Stat("/proc/self/fd"); err != nil {
+	if !cappedtest.Pipes() {
 		return // pipes by path: Linux
 	}
-	pipe := func(feed func(w *os.File)) (string, func()) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { feed(w); w.Close() }()
-		return "/proc/self/fd/" + strconv.Itoa(int(r.Fd())), func() { r.Close() }
-	}
-	path, done := pipe(func(w *os.File) { w.WriteString(token + "\n") })
+	path := cappedtest.Pipe(t, func(w io.Writer) { io.WriteString(w, token+"\n") })
 	if tok, err := readToken(path); err != nil || tok != token {
 		t.Errorf("a token through a pipe: %q, %v", tok, err)
 	}
-	done()
 	// Without end, as /dev/zero (which its mode 0666 refuses first).
-	path, done = pipe(func(w *os.File) {
-		zeros := make([]byte, 4096)
-		for {
-			if _, err := w.Write(zeros); err != nil {
-				return
-			}
-		}
-	})
+	path = cappedtest.Pipe(t, cappedtest.Endless)
 	_, err = readToken(path)
-	done()
 	refused(path, err)
 }

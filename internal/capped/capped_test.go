@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/trit-iot/trit/internal/capped/cappedtest"
 )
 
 // TestReadFile: a file of the cap is read whole; one byte more is refused
@@ -76,14 +78,7 @@ func TestReadPipe(t *testing.T) {
 	if raw, err := Read(r, 1<<16); err != nil || len(raw) != 1<<16 {
 		t.Fatalf("a pipe of the cap: %d bytes, %v", len(raw), err)
 	}
-	r = pipe(func(w *os.File) {
-		zeros := make([]byte, 4096)
-		for {
-			if _, err := w.Write(zeros); err != nil {
-				return
-			}
-		}
-	})
+	r = pipe(func(w *os.File) { cappedtest.Endless(w) })
 	_, err := Read(r, 1<<16)
 	var tl *TooLargeError
 	if !errors.As(err, &tl) || tl.Size != -1 || err.Error() != "larger than 65536 bytes" {
