@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/capped"
 	"github.com/trit-iot/trit/internal/config"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/sensors/features"
@@ -171,13 +172,24 @@ func (e *ConfigError) Error() string {
 	return s + ": " + e.Msg
 }
 
+// Bounds on the files the agent reads at start, in bytes: a wrong path (a
+// log, /dev/zero, a pipe without end) is refused naming the file, not read
+// whole (internal/capped).
+const (
+	maxConfigFile   = 1 << 20  // the configuration file
+	maxPasswordFile = 64 << 10 // mqtt.password_file
+)
+
 // LoadConfig reads, defaults and validates the TOML file at path. Unknown
 // keys are errors (*config.UnknownKeyError, with the line and the nearest
 // known key), so a typo does not silently fall back to a default; other
 // errors are *ConfigError.
 func LoadConfig(path string) (*Config, error) {
 	var c Config
-	raw, err := os.ReadFile(path)
+	raw, err := capped.ReadFile(path, maxConfigFile)
+	if errors.Is(err, capped.ErrTooLarge) {
+		return nil, &ConfigError{File: path, Msg: fmt.Sprintf("larger than %d bytes (%d KiB), the most a configuration file may hold", maxConfigFile, maxConfigFile>>10)}
+	}
 	if err != nil {
 		return nil, &ConfigError{File: path, Msg: err.Error()}
 	}

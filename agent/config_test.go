@@ -227,3 +227,48 @@ func TestUnknownKeyLineAndSuggestion(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentFilesBounded: the configuration file and mqtt.password_file
+// were read whole, so a wrong path such as /dev/zero took memory without
+// end at start. Now the configuration is read up to 1 MiB and the
+// password file up to 64 KiB, a larger one refused naming it and the
+// bound, as trit-fleet does.
+func TestAgentFilesBounded(t *testing.T) {
+	k := newKeys(t)
+	path := writeConfig(t, k, goodConfig)
+	pad := func(path string, to int) {
+		t.Helper()
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(raw, strings.Repeat("\n", to-len(raw))...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pad(path, maxConfigFile)
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatalf("a configuration of 1 MiB: %v", err)
+	}
+	pad(path, maxConfigFile+1)
+	if _, err := LoadConfig(path); err == nil || !strings.Contains(err.Error(), path+": larger than 1048576 bytes (1024 KiB), the most a configuration file may hold") {
+		t.Errorf("a configuration of 1 MiB + 1: %v", err)
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if _, err := LoadConfig("/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+			t.Errorf("LoadConfig(/dev/zero): %v", err)
+		}
+	}
+	pass := filepath.Join(t.TempDir(), "mqtt.pass")
+	os.WriteFile(pass, []byte("secret\n"), 0o600)
+	cfg.MQTT.Username, cfg.MQTT.PasswordFile = "gw-001", pass
+	pad(pass, maxPasswordFile)
+	if d, err := NewPahoDialer(&cfg.MQTT); err != nil || d.Password != "secret" {
+		t.Fatalf("a password file of 64 KiB: %v", err)
+	}
+	pad(pass, maxPasswordFile+1)
+	if _, err := NewPahoDialer(&cfg.MQTT); err == nil || err.Error() != "mqtt.password_file: "+pass+": larger than 65536 bytes (64 KiB), the most a password file may hold" {
+		t.Errorf("a password file of 64 KiB + 1: %v", err)
+	}
+}

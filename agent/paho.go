@@ -4,17 +4,18 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/trit-iot/trit/internal/capped"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -65,7 +66,10 @@ func NewPahoDialer(m *MQTTConfig) (*PahoDialer, error) {
 	addrs := m.Addresses()
 	d := &PahoDialer{Broker: addrs[0], Brokers: addrs, Username: m.Username, KeepAlive: m.KeepAlive.Duration, Timeout: m.Timeout.Duration, MaxPacket: wire.MaxPacket}
 	if m.PasswordFile != "" {
-		b, err := os.ReadFile(m.PasswordFile)
+		b, err := capped.ReadFile(m.PasswordFile, maxPasswordFile)
+		if errors.Is(err, capped.ErrTooLarge) {
+			return nil, fmt.Errorf("mqtt.password_file: %s: larger than %d bytes (%d KiB), the most a password file may hold", m.PasswordFile, maxPasswordFile, maxPasswordFile>>10)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("mqtt.password_file: %w", err)
 		}
