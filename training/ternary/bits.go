@@ -67,10 +67,10 @@ func (c *Columns) storedAt(j int) int {
 }
 
 // Col returns column j (shared with the columns stored with it).
-func (c *Columns) Col(j int) []uint64 {
-	s := c.storedAt(j)
-	return c.Data[s*c.Words : (s+1)*c.Words]
-}
+func (c *Columns) Col(j int) []uint64 { return c.storedCol(c.storedAt(j)) }
+
+// storedCol returns stored column s.
+func (c *Columns) storedCol(s int) []uint64 { return c.Data[s*c.Words : (s+1)*c.Words] }
 
 // Bit returns z_ij as 0 or 1.
 func (c *Columns) Bit(i, j int) uint64 { return c.Data[c.storedAt(j)*c.Words+i/64] >> (i % 64) & 1 }

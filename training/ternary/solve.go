@@ -258,7 +258,7 @@ func (s *solver) initMargins() {
 			if e < 0 {
 				sign, e = 1, -e
 			}
-			col := z.Data[st*z.Words : (st+1)*z.Words][w0:w1]
+			col := z.storedCol(st)[w0:w1]
 			for ; e != 0; e &= e - 1 {
 				g := 2*bits.TrailingZeros32(uint32(e)) + sign
 				for k, x := range col {
