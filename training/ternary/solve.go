@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -171,8 +172,22 @@ type solver struct {
 	// band when stale (after a move or a rebuild).
 	bandList  []int32
 	bandStale bool
+	// bandPairs holds, for each move size |d| lowerTrial met since the
+	// band was last rebuilt, the two table entries each band sample can
+	// add (bandPairs.p); valid is false once the band or the margins
+	// changed, and the buffer is reused.
+	bandPairs []bandPairs
 
 	inc []incTable // addColumn's increment tables, by delta
+}
+
+// bandPairs are the band samples' loss table entries for a move of size
+// d > 0: p[2t+b] = table[m_i + bound + (2b-1)·d] for the t-th sample i of
+// bandList, b = 1 where y_i z_ij = +1.
+type bandPairs struct {
+	d     int32
+	valid bool
+	p     []float64
 }
 
 type incTable struct {
@@ -708,30 +723,94 @@ func (s *solver) lowerTrial(j int, d1, d2 int32) (float64, float64) {
 			}
 		}
 		s.bandStale = false
+		for k := range s.bandPairs {
+			s.bandPairs[k].valid = false
+		}
 	}
 	d1, d2 = d1*s.mult(j), d2*s.mult(j)
-	table := s.table
-	m := s.m
-	off := int32(s.bound)
 	nb := len(s.bandList)
-	var b1, b2 float64
+	b1 := s.bandSum(col, d1)
 	if d1 == d2 {
 		// Binary weights: one move, one band sum.
-		for _, i := range s.bandList {
-			c := ^(col[i>>6] ^ y[i>>6]) >> (i & 63) & 1
-			b1 += table[m[i]+off+(int32(c)*2-1)*d1]
-		}
 		lo := s.lowerBound(d1, sumS, b1, nb)
 		return lo, lo
 	}
-	for _, i := range s.bandList {
-		c := ^(col[i>>6] ^ y[i>>6]) >> (i & 63) & 1
-		sign := int32(c)*2 - 1
-		k := m[i] + off
-		b1 += table[k+sign*d1]
-		b2 += table[k+sign*d2]
+	return s.lowerBound(d1, sumS, b1, nb), s.lowerBound(d2, sumS, s.bandSum(col, d2), nb)
+}
+
+// bandSum returns the band samples' loss after a move d of column col:
+//
+//	Σ_i table[m_i + bound + d·y_i z_ij]   over i in bandList
+//
+// It reads the terms from the band's pairs for |d| (pairsFor), so a
+// column costs a bit and a load per band sample instead of a margin and
+// a table entry, and adds them in four running sums, so that the
+// additions do not wait on one another. The terms are positive and
+// lowerBound allows for any order of their summation (γ_n times the
+// sum), so the bound holds and the solver takes the same steps.
+func (s *solver) bandSum(col []uint64, d int32) float64 {
+	flip := uint64(0)
+	if d < 0 {
+		// table[k - |d|·sign] is the pair's other entry.
+		d, flip = -d, ^uint64(0)
 	}
-	return s.lowerBound(d1, sumS, b1, nb), s.lowerBound(d2, sumS, b2, nb)
+	p := s.pairsFor(d)
+	y := s.y
+	var s0, s1, s2, s3 float64
+	t := 0 // the band sample's index in bandList: p[2t], p[2t+1] are its pair
+	for w, bw := range s.band {
+		if bw == 0 {
+			continue
+		}
+		c := ^(col[w] ^ y[w]) ^ flip // bit set: y_i z_ij = +1 (flipped for d < 0)
+		for ; bw != 0; bw &= bw - 1 {
+			s0 += p[2*t+int(c>>bits.TrailingZeros64(bw)&1)]
+			t++
+			if bw &= bw - 1; bw == 0 {
+				break
+			}
+			s1 += p[2*t+int(c>>bits.TrailingZeros64(bw)&1)]
+			t++
+			if bw &= bw - 1; bw == 0 {
+				break
+			}
+			s2 += p[2*t+int(c>>bits.TrailingZeros64(bw)&1)]
+			t++
+			if bw &= bw - 1; bw == 0 {
+				break
+			}
+			s3 += p[2*t+int(c>>bits.TrailingZeros64(bw)&1)]
+			t++
+		}
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// pairsFor returns the band's pairs for a move of size d > 0 (see
+// bandPairs), computing them if the band or the margins changed since.
+// An entry whose index falls outside the table is never read: a term
+// table[m_i + bound ± d] that bandSum reads is the loss at a margin the
+// move makes, and every margin is within ±bound; it is set to the
+// table's end.
+func (s *solver) pairsFor(d int32) []float64 {
+	k := slices.IndexFunc(s.bandPairs, func(bp bandPairs) bool { return bp.d == d })
+	if k < 0 {
+		s.bandPairs = append(s.bandPairs, bandPairs{d: d})
+		k = len(s.bandPairs) - 1
+	}
+	bp := &s.bandPairs[k]
+	if !bp.valid {
+		bp.p = slices.Grow(bp.p[:0], 2*len(s.bandList))[:2*len(s.bandList)]
+		last := int32(len(s.table) - 1)
+		off := int32(s.bound)
+		for t, i := range s.bandList {
+			k := s.m[i] + off
+			bp.p[2*t] = s.table[min(max(k-d, 0), last)]
+			bp.p[2*t+1] = s.table[min(max(k+d, 0), last)]
+		}
+		bp.valid = true
+	}
+	return bp.p
 }
 
 // lowerBound is lowerTrial's bound for one move d (times mult(j)), given

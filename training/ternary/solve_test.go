@@ -483,3 +483,54 @@ func benchInitMargins(b *testing.B, byColumn bool) {
 		}
 	}
 }
+
+// TestBandSumMatchesDirectLoop checks bandSum, read from the band's pairs
+// in four running sums, against its definition — the band samples' table
+// entries summed in bandList's order — within the rounding lowerBound
+// allows for (n·u times the sum of n positive terms), for every column and
+// move after each of a few sweeps (so the pairs are rebuilt as the
+// margins, the band and α change), with multipliers and both kinds of
+// weights.
+func TestBandSumMatchesDirectLoop(t *testing.T) {
+	for _, binary := range []bool{false, true} {
+		for _, mult := range []int32{1, 3} {
+			z, yb, y := featureProblem(22, 2100, 200, 3)
+			o := Options{Lambda: 1e-3, Binary: binary, Mult: make([]int32, z.P)}
+			bound := 0
+			for j := range o.Mult {
+				o.Mult[j] = 1
+				if j < 10 {
+					o.Mult[j] = mult
+				}
+				bound += int(o.Mult[j])
+			}
+			od := o.withDefaults()
+			s := newSolver(z, yb, centroidStart(z, y), 0.01, &od, bound)
+			s.setAlpha(s.alpha)
+			checked := 0
+			for round := range 3 {
+				s.alphaStep()
+				s.sweep()
+				for j := range z.P {
+					s.lowerTrial(j, 1, -1) // rebuilds bandList if stale
+					col := z.Col(j)
+					for _, d := range []int32{1, -1, 2, -2} {
+						d *= s.mult(j)
+						var want float64
+						for _, i := range s.bandList {
+							c := ^(col[i>>6] ^ yb[i>>6]) >> (i & 63) & 1
+							want += s.table[s.m[i]+int32(s.bound)+(int32(c)*2-1)*d]
+						}
+						if got := s.bandSum(col, d); math.Abs(got-want) > float64(len(s.bandList)+1)*0x1p-53*want || math.IsNaN(got) {
+							t.Fatalf("binary %v mult %d round %d column %d d %d: bandSum %v, the direct loop %v", binary, mult, round, j, d, got, want)
+						}
+						checked++
+					}
+				}
+			}
+			if len(s.bandList) == 0 || checked == 0 {
+				t.Fatalf("binary %v mult %d: an empty band tests nothing", binary, mult)
+			}
+		}
+	}
+}
