@@ -29,25 +29,44 @@ import (
 // training jobs' counter — is a 409 naming it, never guessed at.
 
 // DamagedAlert is the console's sentence about damaged records, "" for
-// none.
-func DamagedAlert(bad []api.Damaged) string {
-	if len(bad) == 0 {
+// none: bad named (the first five), and windows, a count of the field
+// windows that do not decode (DamagedJobsAndWindows: too many to list).
+func DamagedAlert(bad []api.Damaged, windows int) string {
+	n := len(bad) + windows
+	if n == 0 {
 		return ""
 	}
-	names := make([]string, 0, min(len(bad), 5))
+	names := make([]string, 0, min(len(bad), 5)+1)
 	for _, d := range bad[:min(len(bad), 5)] {
 		names = append(names, d.Collection+" "+fault.Clip(d.Key, 64))
 	}
-	more := ""
 	if len(bad) > 5 {
-		more = fmt.Sprintf(" and %d more", len(bad)-5)
+		names = append(names, fmt.Sprintf("%d more", len(bad)-5))
+	}
+	switch {
+	case windows == 1:
+		names = append(names, "1 field window (tritctl retrain status names it)")
+	case windows > 1:
+		names = append(names, fmt.Sprintf("%d field windows (tritctl retrain status names them)", windows))
 	}
 	what := "records do not decode and are skipped"
-	if len(bad) == 1 {
+	if n == 1 {
 		what = "record does not decode and is skipped"
 	}
-	return fmt.Sprintf("%d stored %s: %s%s. Delete a damaged device record with tritctl devices forget ID; restore a backup for others.",
-		len(bad), what, strings.Join(names, ", "), more)
+	return fmt.Sprintf("%d stored %s: %s. Delete a damaged device record with tritctl devices forget ID; restore a backup for others.",
+		n, what, strings.Join(names, ", "))
+}
+
+// DamagedJobsAndWindows returns the training job records that do not
+// decode and how many stored field windows do not (damagedWindows: counted
+// again at most once a minute, or by any listing).
+func (s *Service) DamagedJobsAndWindows() ([]api.Damaged, int, error) {
+	var jobs []api.Damaged
+	if err := s.db.View(func(tx store.Tx) error { var err error; _, jobs, err = loadTrainJobs(tx); return err }); err != nil {
+		return nil, 0, err
+	}
+	windows, err := s.damagedWindows()
+	return jobs, windows, err
 }
 
 // only is forEach over the documents whose key begins with prefix: a

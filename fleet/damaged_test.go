@@ -126,7 +126,7 @@ func TestDamagedRolloutAndBundleRecords(t *testing.T) {
 		t.Errorf("bundles %d, damaged %+v, %v; want the bundle's record damaged", len(bs), badBundles, err)
 	}
 	all := append(append([]api.Damaged(nil), bad...), badBundles...)
-	if text := DamagedAlert(all); !strings.Contains(text, "2 stored records do not decode") || !strings.Contains(text, "fleet_rollouts damage-me") {
+	if text := DamagedAlert(all, 0); !strings.Contains(text, "2 stored records do not decode") || !strings.Contains(text, "fleet_rollouts damage-me") {
 		t.Errorf("console alert %q", text)
 	}
 }
@@ -368,5 +368,14 @@ func TestDamagedWindowsAndJobsCounted(t *testing.T) {
 	}
 	if n := count("fleet_windows"); n != "3" {
 		t.Errorf("fleet_windows after a listing: %s damaged, want the listing's 3", n)
+	}
+	// The console's overview raises them with the others.
+	jobs, windows, err := s.DamagedJobsAndWindows()
+	if err != nil || len(jobs) != 1 || jobs[0].Key != trainKey(2) || windows != 3 {
+		t.Fatalf("DamagedJobsAndWindows: %+v, %d, %v; want train-2's record and 3 windows", jobs, windows, err)
+	}
+	if text := DamagedAlert(jobs, windows); !strings.Contains(text, "4 stored records do not decode") ||
+		!strings.Contains(text, "fleet_train_jobs "+trainKey(2)) || !strings.Contains(text, "3 field windows") {
+		t.Errorf("console alert %q", text)
 	}
 }

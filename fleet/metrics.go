@@ -125,12 +125,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if _, bad, err := c.s.reg.BundlesAndDamaged(); err == nil {
 		damaged(store.FleetBundles, bad)
 	}
-	var jobsBad []api.Damaged
-	if err := c.s.db.View(func(tx store.Tx) error { var err error; _, jobsBad, err = loadTrainJobs(tx); return err }); err == nil {
-		damaged(store.FleetTrainJobs, jobsBad)
-	}
-	if n, err := c.s.damagedWindows(); err == nil {
-		ch <- prometheus.MustNewConstMetric(descDamaged, prometheus.GaugeValue, float64(n), store.FleetWindows.String())
+	if jobs, windows, err := c.s.DamagedJobsAndWindows(); err == nil {
+		damaged(store.FleetTrainJobs, jobs)
+		ch <- prometheus.MustNewConstMetric(descDamaged, prometheus.GaugeValue, float64(windows), store.FleetWindows.String())
 	}
 	if devices, bad, err := inventory.All(c.s.db); err == nil {
 		damaged(store.FleetDevices, bad)

@@ -68,12 +68,18 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s session
 		c.fail(w, r, err)
 		return
 	}
+	jobs, windows, err := c.svc.DamagedJobsAndWindows()
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	bad = append(bad, jobs...)
 	data := overview(devices, rs, latest, c.svc.DriftAlert(), c.svc.UnknownAlert(), c.opt.Now())
 	var alarms []alert
 	for _, a := range c.svc.Alarms() { // trit-fleet's own trouble comes first
 		alarms = append(alarms, alert{Text: a.Text})
 	}
-	if text := fleet.DamagedAlert(bad); text != "" {
+	if text := fleet.DamagedAlert(bad, windows); text != "" {
 		alarms = append(alarms, alert{Text: text})
 	}
 	data.Alerts = append(alarms, data.Alerts...)
