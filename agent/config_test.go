@@ -10,6 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/trit-iot/trit/internal/capped/cappedtest"
 	"github.com/trit-iot/trit/internal/config"
 	"github.com/trit-iot/trit/wire"
 )
@@ -236,16 +237,7 @@ func TestUnknownKeyLineAndSuggestion(t *testing.T) {
 func TestAgentFilesBounded(t *testing.T) {
 	k := newKeys(t)
 	path := writeConfig(t, k, goodConfig)
-	pad := func(path string, to int) {
-		t.Helper()
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(raw, strings.Repeat("\n", to-len(raw))...), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pad := func(path string, to int) { cappedtest.Pad(t, path, to) }
 	pad(path, maxConfigFile)
 	cfg, err := LoadConfig(path)
 	if err != nil {

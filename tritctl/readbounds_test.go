@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/trit-iot/trit/inference/bundle"
+	"github.com/trit-iot/trit/internal/capped/cappedtest"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -19,13 +20,7 @@ import (
 func TestPublishAndCAReadsBounded(t *testing.T) {
 	f, _ := newFakeFleet(t, map[string]string{"POST /v1/bundles": `{"hash":"cafe","model_id":"vib","release":3}`, "POST /v1/rollouts": `{"id":"r1"}`})
 	dir := t.TempDir()
-	write := func(name string, n int) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(strings.Repeat("T", n)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name string, n int) string { return cappedtest.File(t, dir, name, n) }
 	big := write("big.trit", bundle.DefaultMaxSize+1)
 	want := big + ": 30721 bytes, larger than the 30720-byte limit for a bundle trit-fleet accepts"
 	if _, stderr, code := runCtl(t, "publish", big); code != 1 || !strings.Contains(stderr, want) {
@@ -42,7 +37,7 @@ func TestPublishAndCAReadsBounded(t *testing.T) {
 	if len(f.calls) != 0 {
 		t.Errorf("calls %v; want none", f.calls)
 	}
-	if _, stderr, code := runCtl(t, "publish", write("full.trit", bundle.DefaultMaxSize)); code != 0 || f.bodies["POST /v1/bundles"] != strings.Repeat("T", bundle.DefaultMaxSize) {
+	if _, stderr, code := runCtl(t, "publish", write("full.trit", bundle.DefaultMaxSize)); code != 0 || f.bodies["POST /v1/bundles"] != strings.Repeat("a", bundle.DefaultMaxSize) {
 		t.Errorf("publish of 30 KiB: %d %q; want it sent whole", code, stderr)
 	}
 
@@ -53,7 +48,7 @@ func TestPublishAndCAReadsBounded(t *testing.T) {
 	// ca.crt padded past 1 MiB after its PEM block: read, it would parse.
 	crt := filepath.Join(pki, "ca.crt")
 	good, _ := os.ReadFile(crt)
-	os.WriteFile(crt, append(good, strings.Repeat("\n", wire.MaxCertFile+1-len(good))...), 0o644)
+	cappedtest.Pad(t, crt, wire.MaxCertFile+1)
 	_, stderr, code := runCtl(t, "certs", "client", "--ca-dir", pki, "--out", pki, "--id", "gw-1")
 	if want := "fleet CA: " + crt + ": 1048577 bytes, larger than the 1048576-byte limit for a certificate file"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("ca.crt of 1 MiB + 1: %d %q; want 1 saying %q", code, stderr, want)
@@ -61,7 +56,7 @@ func TestPublishAndCAReadsBounded(t *testing.T) {
 	os.WriteFile(crt, good, 0o644)
 	key := filepath.Join(pki, "ca.key")
 	goodKey, _ := os.ReadFile(key)
-	os.WriteFile(key, append(goodKey, strings.Repeat("\n", bundle.MaxKeyFile+1-len(goodKey))...), 0o600)
+	cappedtest.Pad(t, key, bundle.MaxKeyFile+1)
 	_, stderr, code = runCtl(t, "certs", "client", "--ca-dir", pki, "--out", pki, "--id", "gw-1")
 	if want := "fleet CA: " + key + ": 65537 bytes, larger than the 65536-byte limit for a key file"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("ca.key of 64 KiB + 1: %d %q; want 1 saying %q", code, stderr, want)

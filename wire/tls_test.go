@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/internal/capped/cappedtest"
 	"github.com/trit-iot/trit/wire/tlstest"
 )
 
@@ -44,16 +45,7 @@ func TestClientTLSFilesBounded(t *testing.T) {
 	if c, err := ClientTLS(p.CAFile, cert, key); err != nil || c.RootCAs == nil || ClientCertName(c) != "gw-1" {
 		t.Fatalf("the files as issued: %v", err)
 	}
-	pad := func(path string, to int) {
-		t.Helper()
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(raw, strings.Repeat("\n", to-len(raw))...), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pad := func(path string, to int) { cappedtest.Pad(t, path, to) }
 	pad(p.CAFile, MaxCertFile)
 	if _, err := ClientTLS(p.CAFile, "", ""); err != nil {
 		t.Fatalf("a CA file of 1 MiB: %v", err)

@@ -2,8 +2,6 @@ package server
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,13 +14,7 @@ import (
 // LoadConfig and the broker's password file go through it.
 func TestReadFileCapped(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, n int) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(strings.Repeat("a", n)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name string, n int) string { return cappedtest.File(t, dir, name, n) }
 	if raw, err := readFileCapped(write("full", 1000), 1000, "a test file"); err != nil || len(raw) != 1000 {
 		t.Fatalf("at the cap: %d bytes, %v", len(raw), err)
 	}

@@ -17,13 +17,7 @@ import (
 // with its size, before any read; a missing file is fs.ErrNotExist.
 func TestReadFile(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, n int) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(strings.Repeat("a", n)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name string, n int) string { return cappedtest.File(t, dir, name, n) }
 	if raw, err := ReadFile(write("full", 1000), 1000); err != nil || len(raw) != 1000 {
 		t.Fatalf("at the cap: %d bytes, %v", len(raw), err)
 	}

@@ -1,13 +1,15 @@
 // Package cappedtest gives tests, by path, the files internal/capped
-// reads with no size to go by: a pipe, as a shell's <(…) passes one
-// (/proc/self/fd/N, so Linux only), fed once or without end, as
-// /dev/zero. It imports the standard library only; inference/bundle's
+// reads: files at or over a cap (File, Pad), and those with no size to go
+// by — a pipe, as a shell's <(…) passes one (/proc/self/fd/N, so Linux
+// only), fed once or without end, as /dev/zero. It imports the standard library only; inference/bundle's
 // tests, which may import nothing else, keep their own pipe.
 package cappedtest
 
 import (
+	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -41,5 +43,29 @@ func Endless(w io.Writer) {
 		if _, err := w.Write(zeros); err != nil {
 			return
 		}
+	}
+}
+
+// File writes a file of n bytes named name in dir (mode 0600) and returns
+// its path: a file just at or just over a cap.
+func File(t testing.TB, dir, name string, n int) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, bytes.Repeat([]byte{'a'}, n), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Pad appends newlines to the file at path until it holds to bytes: a
+// valid file (a configuration, a PEM file) brought to or past its cap.
+func Pad(t testing.TB, path string, to int) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(raw, bytes.Repeat([]byte{'\n'}, to-len(raw))...), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
