@@ -391,18 +391,8 @@ func TestActiveSetIsExact(t *testing.T) {
 func TestInitMarginsMatchesDefinition(t *testing.T) {
 	const n, stored, planes = 1000, 70, 2
 	rnd := rand.New(rand.NewPCG(8, 8))
-	same := make([]int32, stored*planes)
-	for j := range same {
-		same[j] = int32(j / planes)
-	}
-	shared, err := NewSharedColumns(n, same)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := randomPlanes(t, rnd, n, stored, planes)
 	plain, _, _ := randomProblem(9, n, stored*planes)
-	for i := range shared.Data {
-		shared.Data[i] = rnd.Uint64()
-	}
 	y := make([]int8, n)
 	for i := range y {
 		y[i] = int8(2*rnd.IntN(2) - 1)
@@ -450,17 +440,7 @@ func BenchmarkInitMarginsPlanesByColumn(b *testing.B) { benchInitMargins(b, true
 func benchInitMargins(b *testing.B, byColumn bool) {
 	const n, stored, planes = 16000, 1024, 2
 	rnd := rand.New(rand.NewPCG(3, 3))
-	same := make([]int32, stored*planes)
-	for j := range same {
-		same[j] = int32(j / planes)
-	}
-	z, err := NewSharedColumns(n, same)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range z.Data {
-		z.Data[i] = rnd.Uint64()
-	}
+	z := randomPlanes(b, rnd, n, stored, planes)
 	y := make([]int8, n)
 	w := make([]int8, z.P)
 	mult := make([]int32, z.P)
@@ -533,4 +513,22 @@ func TestBandSumMatchesDirectLoop(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomPlanes returns n samples of stored random bit columns, each shared
+// by planes consecutive columns (a tree leaf's planes).
+func randomPlanes(tb testing.TB, rnd *rand.Rand, n, stored, planes int) *Columns {
+	tb.Helper()
+	same := make([]int32, stored*planes)
+	for j := range same {
+		same[j] = int32(j / planes)
+	}
+	z, err := NewSharedColumns(n, same)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range z.Data {
+		z.Data[i] = rnd.Uint64()
+	}
+	return z
 }
