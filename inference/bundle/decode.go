@@ -81,6 +81,11 @@ func Decode(data []byte, opt *DecodeOptions) (*Bundle, error) {
 	return b, nil
 }
 
+// minClassBytes is the least a class adds to a bundle: its label's length
+// byte and one byte of label, and (from 3 classes on, one vector per class)
+// its vector's flags byte, its α and its self-test score.
+const minClassBytes = 2 + 1 + 4 + 1
+
 // checkPreamble checks magic, version and that the bundle is long enough to
 // hold a trailer.
 func checkPreamble(data []byte) error {
@@ -207,8 +212,13 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	b.Compat.Hardware = r.str("hardware label", MaxLabel, true)
 	end()
 
+	// Every class costs at least its label (2 bytes) and, from 3 classes
+	// on, its weight vector's flags byte, α (4 bytes) and self-test score
+	// (1 byte): counting the 8 bytes before allocating per class keeps the
+	// class list, its duplicate check and the per-vector slices below
+	// within the bundle's size.
 	begin("classes")
-	nc := r.count("class count", 2, MaxClasses, 2)
+	nc := r.count("class count", 2, MaxClasses, minClassBytes)
 	var classes []string
 	if r.err == nil {
 		classes = make([]string, nc)
@@ -311,10 +321,13 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	begin("weights")
 	nv := inference.Vectors(nc)
 	k, words, nb := len(kept), (len(kept)+63)/64, (len(kept)+7)/8
-	sign, nz := make([][]uint64, 0, nv), make([][]uint64, 0, nv)
 	if r.err == nil && nv > r.left()/(1+nb) {
 		r.fail(ErrTruncated, r.pos, "%d weight vectors need at least %d bytes, %d left", nv, nv*(1+nb), r.left())
 	}
+	if r.err != nil {
+		nv = 0 // allocate nothing more for a bundle already refused
+	}
+	sign, nz := make([][]uint64, 0, nv), make([][]uint64, 0, nv)
 	for c := 0; c < nv && r.err == nil; c++ {
 		s, z, form := r.packed("vector "+strconv.Itoa(c), k, words, format)
 		sign, nz = append(sign, s), append(nz, z)
@@ -353,12 +366,17 @@ func parse(data []byte) (*Bundle, *layout, error) {
 			limit += m - 1
 		}
 	}
-	limit = min(limit, math.MaxInt32)
+	// The scores include the calibration offsets, which come later: each
+	// is checked against the limit plus its vector's offset once the
+	// calibration section is read. Until then a score must fit the widest
+	// that allows, which keeps it an int32.
+	scoresAt := make([]int, 0, nv)
 	for c := 0; c < nv && r.err == nil; c++ {
 		at := r.pos
+		scoresAt = append(scoresAt, at)
 		s := r.varint("self-test score")
-		if r.err == nil && (s < -limit || s > limit) {
-			r.fail(ErrInvalid, at, "vector %d: score %d outside ±%d", c, s, limit)
+		if wide := min(limit+inference.MaxOffset, math.MaxInt32); r.err == nil && (s < -wide || s > wide) {
+			r.fail(ErrInvalid, at, "vector %d: score %d outside ±%d", c, s, wide)
 		}
 		b.SelfTest.Scores = append(b.SelfTest.Scores, int32(s))
 	}
@@ -382,6 +400,10 @@ func parse(data []byte) (*Bundle, *layout, error) {
 
 	if r.err == nil && r.left() != 0 {
 		r.fail(ErrTrailing, r.pos, "%d bytes between the %s section and the trailer", r.left(), r.section)
+	}
+	if r.err == nil {
+		r.section = "selftest"
+		checkScores(r, b.SelfTest.Scores, scoresAt, limit, cal)
 	}
 	if r.err != nil {
 		return nil, nil, r.err
@@ -407,6 +429,24 @@ func parse(data []byte) (*Bundle, *layout, error) {
 		Calibration:     cal,
 	}
 	return b, l, nil
+}
+
+// checkScores checks the self-test scores, read at offsets at, against
+// limit, the sum of the kept columns' multipliers, plus each vector's
+// calibration offset (cal may be nil). Capped at the int32 a score is.
+func checkScores(r *reader, scores []int32, at []int, limit int64, cal *inference.Calibration) {
+	for c, s := range scores {
+		lim := limit
+		if cal != nil && cal.Offsets != nil {
+			o := int64(cal.Offsets[c])
+			lim += max(o, -o)
+		}
+		lim = min(lim, math.MaxInt32)
+		if int64(s) < -lim || int64(s) > lim {
+			r.fail(ErrInvalid, at[c], "vector %d: score %d outside ±%d", c, s, lim)
+			return
+		}
+	}
 }
 
 // scaler reads the scaler section of a bundle with d features.

@@ -2,8 +2,10 @@ package bundle
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"reflect"
@@ -127,6 +129,34 @@ func TestFormat5Refused(t *testing.T) {
 	}
 	if again, err := Encode(ob); err != nil || !bytes.Equal(again, raw) {
 		t.Errorf("re-encoding the offsets: %v, same bytes %v", err, bytes.Equal(again, raw))
+	}
+	// The self-test scores include the offsets, so an offset larger than
+	// the kept columns (11 here) takes a score past ±11: the score's
+	// limit grows by its vector's offset (a fuzzer's find: such a bundle
+	// was refused by the decoder it was encoded for).
+	far := calibrated(tinySpec(t))
+	far.Calibration.Offsets = []int32{-1000, 0, 500}
+	fb, err := Decode(encodeTiny(t, far), &DecodeOptions{AllowUnsigned: true, Now: func() time.Time { return testCreated }})
+	if err != nil {
+		t.Fatalf("offsets past the kept columns: %v", err)
+	}
+	if s := fb.SelfTest.Scores; s[0] > -1000+11 || s[0] < -1000-11 || s[2] < 500-11 {
+		t.Fatalf("self-test scores %v do not include the offsets -1000, 0, 500", s)
+	}
+	for c, score := range map[int]int64{0: -1012, 1: 12, 2: 512} {
+		scores := slices.Clone(fb.SelfTest.Scores)
+		scores[c] = int32(score)
+		st := binary.AppendUvarint(nil, uint64(fb.SelfTest.Class))
+		for _, s := range scores {
+			st = binary.AppendVarint(st, int64(s))
+		}
+		bad := replaceSection(t, encodeTiny(t, far), "selftest", st)
+		_, err := Decode(bad, &DecodeOptions{AllowUnsigned: true, Now: func() time.Time { return testCreated }})
+		var fe *FormatError
+		want := fmt.Sprintf("vector %d: score %d outside ±%d", c, score, 11+[]int{1000, 0, 500}[c])
+		if !errors.As(err, &fe) || fe.Section != "selftest" || !strings.Contains(err.Error(), want) {
+			t.Errorf("score %d for vector %d: %v, want a selftest error %q", score, c, err, want)
+		}
 	}
 	for _, c := range []struct{ section, want string }{
 		{"43 0000003f 00000040 64 b4 fa b4 ac02 00 00 00", "offsets flagged but all zero"},
