@@ -28,7 +28,9 @@ const (
 // Encode returns the unsigned bundle for b: the full layout with an all-zero
 // key ID and signature, ready for Sign. It validates every field as Decode
 // would, builds the model once to compute the self-test (b.SelfTest, KeyID,
-// Signature and Signed are ignored), and never modifies b.
+// Signature and Signed are ignored), parses what it wrote as Decode does
+// (an error rather than a bundle every agent would refuse), and never
+// modifies b.
 //
 // It writes format b.Format, or with b.Format 0 the oldest of formats 2
 // to 4 that can express the model: 4 for a model with tree leaf planes
@@ -301,6 +303,17 @@ func Encode(b *Bundle) ([]byte, error) {
 	}
 
 	out = append(out, make([]byte, trailerSize)...)
+	// What the encoder writes, every agent's decoder must read: a bundle it
+	// would refuse is an error here, at training or publish time, rather
+	// than a release every gateway turns down. (A decoder check stricter
+	// than Encode's own once made that happen: self-test scores with
+	// calibration offsets.)
+	if err := checkPreamble(out); err != nil {
+		return nil, encodeErr("model", "the bundle written does not decode: %v", err)
+	}
+	if _, _, err := parse(out); err != nil {
+		return nil, encodeErr("model", "the bundle written does not decode: %v", err)
+	}
 	return out, nil
 }
 
