@@ -212,9 +212,7 @@ func parse(data []byte) (*Bundle, *layout, error) {
 	b.Compat.Hardware = r.str("hardware label", MaxLabel, true)
 	end()
 
-	// Every class costs at least its label (2 bytes) and, from 3 classes
-	// on, its weight vector's flags byte, α (4 bytes) and self-test score
-	// (1 byte): counting the 8 bytes before allocating per class keeps the
+	// Counting minClassBytes a class before allocating per class keeps the
 	// class list, its duplicate check and the per-vector slices below
 	// within the bundle's size.
 	begin("classes")

@@ -305,9 +305,7 @@ func Encode(b *Bundle) ([]byte, error) {
 	out = append(out, make([]byte, trailerSize)...)
 	// What the encoder writes, every agent's decoder must read: a bundle it
 	// would refuse is an error here, at training or publish time, rather
-	// than a release every gateway turns down. (A decoder check stricter
-	// than Encode's own once made that happen: self-test scores with
-	// calibration offsets.)
+	// than a release every gateway turns down.
 	if err := checkPreamble(out); err != nil {
 		return nil, encodeErr("model", "the bundle written does not decode: %v", err)
 	}
