@@ -1,8 +1,9 @@
 // Package cappedtest gives tests, by path, the files internal/capped
 // reads: files at or over a cap (File, Pad), and those with no size to go
 // by — a pipe, as a shell's <(…) passes one (/proc/self/fd/N, so Linux
-// only), fed once or without end, as /dev/zero. It imports the standard library only; inference/bundle's
-// tests, which may import nothing else, keep their own pipe.
+// only), fed once or without end, as /dev/zero. It imports the standard
+// library only; inference/bundle's tests, which may import nothing else,
+// keep their own pipe.
 package cappedtest
 
 import (
