@@ -13,7 +13,15 @@
 //     nearest of ≤ 4,000 rows of the first 70% of the training rows (each
 //     feature scaled by that part's 0.1–99.9% range) exceeds the 98th
 //     percentile of the validation rows' distances — a reference a
-//     gateway could not afford.
+//     gateway could not afford;
+//   - feature bits: the share of windows whose surprisal under per-feature
+//     threshold bits exceeds the 98th percentile of the validation rows'.
+//     Every input gets 8 thresholds at its 1/9 … 8/9 quantiles over the
+//     first 70% of the training rows, and each bit counts as a coin firing
+//     at its rate there (the fingerprint's arithmetic, inference.Surprisal,
+//     in float64), whatever the model looks at. The fingerprint a bundle
+//     carries counts the model's own kept bits instead (tree leaves, random
+//     features): this asks whether bits of every input would see more.
 //
 // Usage: go run scripts/departure/main.go [--data-dir DIR] NAME...
 package main
@@ -65,11 +73,19 @@ func main() {
 			return 100 * float64(k) / float64(len(rows))
 		}
 		far := func(x []float32) bool { return nn.distance(x) > th }
+		fb := newFeatureBits(tr.Subset(seq(0, tr.N-nv)), 8)
+		var vs []float64
+		for _, i := range val {
+			vs = append(vs, fb.surprisal(tr.Row(i)))
+		}
+		slices.Sort(vs)
+		ths := vs[int(0.98*float64(len(vs)))]
+		odd := func(x []float32) bool { return fb.surprisal(x) > ths }
 		fmt.Printf("%s: validation period (%d rows) · test period by tenth (%d rows)\n", name, nv, te.N)
 		for _, c := range []struct {
 			what string
 			f    func([]float32) bool
-		}{{"past range", past}, {"nearest neighbour", far}} {
+		}{{"past range", past}, {"nearest neighbour", far}, {"feature bits", odd}} {
 			fmt.Printf("  %-18s %5.2f%% ·", c.what, share(tr, val, c.f))
 			for k := range 10 {
 				fmt.Printf(" %5.2f", share(te, seq(k*te.N/10, (k+1)*te.N/10), c.f))
@@ -124,6 +140,63 @@ func (n *neighbours) distance(x []float32) float64 {
 		best = min(best, d)
 	}
 	return math.Sqrt(best)
+}
+
+// featureBits holds per-feature thresholds and their bits' firing rates.
+type featureBits struct {
+	cut  [][]float32 // per feature, ascending
+	rate [][]float64 // per feature and threshold: the share of rows above it, Laplace-smoothed
+}
+
+func newFeatureBits(ref *data.Dataset, per int) *featureBits {
+	f := &featureBits{cut: make([][]float32, ref.D), rate: make([][]float64, ref.D)}
+	col := make([]float32, 0, ref.N)
+	for j := range ref.D {
+		col = col[:0]
+		for i := range ref.N {
+			if v := ref.X[i*ref.D+j]; v == v {
+				col = append(col, v)
+			}
+		}
+		if len(col) == 0 {
+			continue
+		}
+		slices.Sort(col)
+		for k := 1; k <= per; k++ {
+			t := col[min(len(col)-1, k*len(col)/(per+1))]
+			above := len(col) - sortSearch(col, t)
+			f.cut[j] = append(f.cut[j], t)
+			f.rate[j] = append(f.rate[j], (float64(above)+1)/(float64(len(col))+2))
+		}
+	}
+	return f
+}
+
+// sortSearch is the index of the first value above t in the sorted col.
+func sortSearch(col []float32, t float32) int {
+	i, _ := slices.BinarySearchFunc(col, t, func(a, b float32) int {
+		if a <= b {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+// surprisal is −Σ log2 of each bit's chance of firing as it did (a
+// missing value sets no bit).
+func (f *featureBits) surprisal(x []float32) float64 {
+	s := 0.0
+	for j, v := range x {
+		for k, t := range f.cut[j] {
+			if v == v && v > t {
+				s -= math.Log2(f.rate[j][k])
+			} else {
+				s -= math.Log2(1 - f.rate[j][k])
+			}
+		}
+	}
+	return s
 }
 
 func seq(a, b int) []int {
