@@ -23,6 +23,12 @@
 //     carries counts the model's own kept bits instead (tree leaves, random
 //     features): this asks whether bits of every input would see more.
 //
+// Each measure is judged against the validation period: on a recording
+// whose validation period lacks a state, windows of that state count as
+// departures (occupancy's is an empty room, so occupied windows are
+// flagged, in training as in the test period: docs/BENCHMARKS.md "Bits of
+// every input against the model's own bits").
+//
 // Usage: go run scripts/departure/main.go [--data-dir DIR] NAME...
 package main
 
