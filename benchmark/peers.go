@@ -155,7 +155,7 @@ and python3-xgboost (make bench-peers installs them as root).`,
 	fl.StringVar(&f.data.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (env TRIT_DATA)")
 	fl.IntVar(&f.budget, "budget", training.DefaultBudget, "bytes each model may take on the gateway")
 	fl.StringVar(&f.curve, "curve", "", "comma-separated budgets in bytes for the accuracy-against-bytes curve (trit, mlp-int8, xgboost)")
-	fl.StringVar(&f.methods, "methods", "mlp-int8,xgboost,linear-svm,rbf-svm", "comma-separated peers")
+	fl.StringVar(&f.methods, "methods", "mlp-int8,xgboost,linear-svm,rbf-svm", "comma-separated peers (\"\": trit alone, which needs no Python)")
 	fl.StringVarP(&f.out, "out", "o", "", "also write the reports to this JSON file (one array of datasets), after each dataset")
 	fl.BoolVar(&f.force, "force", false, "replace --out if it exists")
 	// The former name of -o, hidden: --json is a switch everywhere else.
@@ -243,8 +243,11 @@ func lastLine(s string) string {
 }
 
 // ready checks that the peers script and its Python are there, before
-// any work.
-func (f *peersFlags) ready() error {
+// any work; trit alone (no peer, no curve) needs neither.
+func (f *peersFlags) ready(curve []int, methods []string) error {
+	if len(curve) == 0 && len(methods) == 0 {
+		return nil
+	}
 	if _, err := os.Stat(f.script); err != nil {
 		return fmt.Errorf("peers script: %w (run from the repository root or give --script)", err)
 	}
@@ -256,7 +259,7 @@ func runPeers(e *env, f *peersFlags, command string) error {
 	if err != nil {
 		return err
 	}
-	if err := f.ready(); err != nil {
+	if err := f.ready(curve, methods); err != nil {
 		return err
 	}
 	var reports []*PeersReport
@@ -321,6 +324,9 @@ func (f *peersFlags) one(e *env, name string, curve []int, methods []string, com
 		}
 		fmt.Fprintf(e.stderr, "peers: %s trit at %d bytes: %.2f%%, %d bytes\n", name, b, c.Accuracy, c.Bytes)
 		curveTrit = append(curveTrit, *c)
+	}
+	if len(curve) == 0 && len(methods) == 0 {
+		return r, nil // trit alone: nothing for the peers script
 	}
 	dir := f.workDir
 	if dir == "" {

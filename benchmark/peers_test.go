@@ -285,6 +285,18 @@ func TestPeersUsage(t *testing.T) {
 	if err := checkPython(filepath.Join(t.TempDir(), "none")); !errors.Is(err, ErrNoPython) {
 		t.Errorf("checkPython: %v", err)
 	}
+	// trit alone (--methods "", no curve) needs neither the script nor
+	// Python; one peer or a curve needs both.
+	f := &peersFlags{python: filepath.Join(t.TempDir(), "none"), script: script}
+	if err := f.ready(nil, nil); err != nil {
+		t.Errorf("trit alone: %v", err)
+	}
+	if err := f.ready(nil, []string{"majority"}); !errors.Is(err, ErrNoPython) {
+		t.Errorf("a peer without Python: %v", err)
+	}
+	if err := f.ready([]int{4096}, nil); !errors.Is(err, ErrNoPython) {
+		t.Errorf("a curve without Python: %v", err)
+	}
 }
 
 // TestPeersScript runs scripts/peers/peers.py on a small export. It needs

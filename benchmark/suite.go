@@ -171,7 +171,7 @@ so a change to trit's search re-runs only trit.`,
 	fl.StringVar(&f.data.standard, "standard", strings.Join(ShiftSuite, ","), "comma-separated standard datasets")
 	fl.StringVar(&f.data.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (env TRIT_DATA)")
 	fl.IntVar(&f.budget, "budget", training.DefaultBudget, "bytes each model may take on the gateway")
-	fl.StringVar(&f.methods, "methods", suitePeers, "comma-separated peers ("+strings.Join(knownPeers, ", ")+")")
+	fl.StringVar(&f.methods, "methods", suitePeers, "comma-separated peers ("+strings.Join(knownPeers, ", ")+`; "": trit alone, which needs no Python)`)
 	fl.StringVarP(&f.out, "out", "o", "", "also write the report to this JSON file, after each dataset")
 	fl.BoolVar(&f.force, "force", false, "replace --out if it exists")
 	fl.StringVar(&f.python, "python", "/usr/bin/python3", "Python with scikit-learn and XGBoost")
@@ -285,7 +285,7 @@ func runSuite(e *env, f *peersFlags, command string) error {
 	if err != nil {
 		return err
 	}
-	if err := f.ready(); err != nil {
+	if err := f.ready(nil, methods); err != nil {
 		return err
 	}
 	rep := &SuiteReport{}
