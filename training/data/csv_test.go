@@ -307,7 +307,7 @@ func TestCSVMalformed(t *testing.T) {
 		msg      string
 	}{
 		{"non-numeric feature names its header", "Date,Temp,y\n2017-01-01,20.5,a\n2017-01-02,warm,b\n", nil, 3, `column 2 "Temp": invalid number "warm"`},
-		{"a text column", "status,a,y\nok,1,p\n", nil, 2, `column 1 "status": invalid number "ok" (if the column is not a feature, ignore it`},
+		{"a text column", "status,a,y\nok,1,p\n", nil, 2, `column 1 "status": invalid number "ok" (if the column is not a feature, skip it: --ignore-column "status"; if it is the label: --label-column "status")`},
 		{"no such label", "a,b\n1,2\n", &Options{LabelColumn: Column{Name: "B"}}, 1, `label column: no column named "B" (there is "b": names are case-sensitive)`},
 		{"label by name, no header", "1,2\n3,4\n", &Options{LabelColumn: Column{Name: "b"}}, 1, `the first line does not look like a header row`},
 		{"label by name, header no", "a,b\n3,4\n", &Options{Header: HeaderNo, LabelColumn: Column{Name: "b"}}, 1, `is given by name, but the file has no header row`},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -753,7 +754,11 @@ func (t *table) rows(first row) (*Dataset, error) {
 				case t.decimal == ',' && strings.IndexByte(s, '.') >= 0:
 					hint = " (the file's numbers have a decimal comma, so a '.' in a number is not read: a thousands separator? give --decimal . if the point is the decimal mark)"
 				case n == 0 && errors.Is(err, errSyntax):
-					hint = " (if the column is not a feature, ignore it; if it is the label, choose it as the label column)"
+					col := strconv.Itoa(c + 1) // a long name: the number
+					if c < len(t.names) && t.names[c] != "" && len(t.names[c]) <= 40 {
+						col = strconv.Quote(t.names[c])
+					}
+					hint = fmt.Sprintf(" (if the column is not a feature, skip it: --ignore-column %s; if it is the label: --label-column %s)", col, col)
 				}
 				return nil, t.errorf(&r, c, "%v %s%s", err, quote(s), hint)
 			}
