@@ -813,7 +813,7 @@ func (t *table) rows(first row) (*Dataset, error) {
 				if t.group >= 0 {
 					in = " of group " + quote(groups.raw[g])
 				}
-				return nil, t.errorf(&r, t.times[0].col, "%w: %s is earlier than %s on line %d%s; sort the rows by time, or read the file without time columns",
+				return nil, t.errorf(&r, t.times[0].col, "%w: %s is earlier than %s on line %d%s; sort the rows by time, or read the file without time columns (--time-column none)",
 					ErrTimeOrder, quote(text), quote(last.text), last.line, in)
 			}
 			latest[g] = instant{at, r.line(t.times[0].col), text}
