@@ -38,6 +38,7 @@ import (
 	"log"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/training/data"
@@ -170,23 +171,12 @@ func newFeatureBits(ref *data.Dataset, per int) *featureBits {
 		slices.Sort(col)
 		for k := 1; k <= per; k++ {
 			t := col[min(len(col)-1, k*len(col)/(per+1))]
-			above := len(col) - sortSearch(col, t)
+			above := len(col) - sort.Search(len(col), func(i int) bool { return col[i] > t })
 			f.cut[j] = append(f.cut[j], t)
 			f.rate[j] = append(f.rate[j], (float64(above)+1)/(float64(len(col))+2))
 		}
 	}
 	return f
-}
-
-// sortSearch is the index of the first value above t in the sorted col.
-func sortSearch(col []float32, t float32) int {
-	i, _ := slices.BinarySearchFunc(col, t, func(a, b float32) int {
-		if a <= b {
-			return -1
-		}
-		return 1
-	})
-	return i
 }
 
 // surprisal is −Σ log2 of each bit's chance of firing as it did (a
