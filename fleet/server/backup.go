@@ -61,9 +61,13 @@ func openDatabase(cfg *Config, log *slog.Logger) (store.Database, error) {
 // keeps a wrong path (a log, /dev/zero) from being read whole.
 const maxTokenFile = 64 << 10
 
+// minToken is the shortest API token the service takes, in bytes.
+const minToken = 16
+
 // readToken reads the API token file, refusing one that group or others
-// can read (as the command key's file) and one of more than maxTokenFile
-// bytes, without reading past that bound.
+// can read (as the command key's file), one of more than maxTokenFile
+// bytes, without reading past that bound, and a token shorter than
+// minToken.
 func readToken(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -89,6 +93,11 @@ func readToken(path string) (string, error) {
 	// such a token could never be sent (base64 wraps long tokens at 76).
 	if i := strings.IndexFunc(token, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }); i >= 0 {
 		return "", fmt.Errorf("%s: the token has a line break or another control character at byte %d; the token is one line", path, i)
+	}
+	// The service refuses a shorter token (access.NewAuth); saying so
+	// here, naming the file, makes check-config refuse it too.
+	if len(token) < minToken {
+		return "", fmt.Errorf("%s: the token has %d characters; the API token must be at least %d", path, len(token), minToken)
 	}
 	return token, nil
 }

@@ -89,7 +89,8 @@ stderr.`,
 	check := &cobra.Command{
 		Use:   "check-config",
 		Short: "Validate the configuration and the files it names (token, keys), then exit",
-		Long: "check-config reads the configuration file and every file it names (API token, command key, release keys)\n" +
+		Long: "check-config reads the configuration file and every file it names (API token, command key, release keys,\n" +
+			"the embedded broker's credentials)\n" +
 			"as trit-fleet run would, and exits 0 if the service could start with them. The systemd unit and the\n" +
 			"Debian package run it before starting the service.",
 		Example: `  trit-fleet check-config --config /etc/trit/fleet.toml
@@ -102,6 +103,14 @@ stderr.`,
 			}
 			if _, err := loadSecrets(cfg); err != nil {
 				return fmt.Errorf("%w: %s: %v", ErrConfig, configPath, err)
+			}
+			// The embedded broker refuses, at start, a credentials
+			// file others may write or that does not parse; a missing
+			// one is an empty set (devices are added while it runs).
+			if cfg.MQTT.Broker == "embedded" {
+				if _, _, err := readCredentials(cfg.MQTT.EmbeddedCredentials); err != nil {
+					return fmt.Errorf("%w: %s: mqtt.embedded_credentials: %v", ErrConfig, configPath, err)
+				}
 			}
 			fmt.Fprintf(stdout, "config %s: ok (fleet %s, broker %s, api %s, database %s)\n",
 				configPath, cfg.Fleet, cfg.MQTT.Broker, cfg.API.Listen, cfg.databaseName())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -37,6 +38,51 @@ func TestServeRefusesReadableToken(t *testing.T) {
 	err = Serve(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err == nil || !strings.Contains(err.Error(), "api.token_file") || !strings.Contains(err.Error(), "chmod 600") {
 		t.Fatalf("Serve with a 0644 token: %v", err)
+	}
+}
+
+// check-config refuses what run refuses at start: an API token shorter
+// than 16 characters and an embedded broker's credentials file others
+// may write. Both passed check-config, and the service then stopped at
+// start (the token's error without the file's name).
+func TestCheckConfigRefusesWhatRunRefuses(t *testing.T) {
+	files := writeFleetFiles(t, "embedded")
+	creds := filepath.Join(files.dir, "mqtt-credentials")
+	path := filepath.Join(files.dir, "fleet.toml")
+	config := strings.Replace(files.config, "[api]", fmt.Sprintf("embedded_credentials = %q\n[api]", creds), 1)
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func() (int, string) {
+		var out, errOut strings.Builder
+		code := Main([]string{"check-config", "--config", path}, &out, &errOut)
+		return code, errOut.String()
+	}
+	if code, errOut := check(); code != 0 {
+		t.Fatalf("check-config without a credentials file: exit %d, %s", code, errOut)
+	}
+	token := filepath.Join(files.dir, "token")
+	if err := os.WriteFile(token, []byte("short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := token + ": the token has 5 characters; the API token must be at least 16"
+	if code, errOut := check(); code != 2 || !strings.Contains(errOut, "api.token_file: "+want) {
+		t.Errorf("check-config with a 5-character token: exit %d, %q; want 2 and %q", code, errOut, want)
+	}
+	if _, err := readToken(token); err == nil || err.Error() != want {
+		t.Errorf("readToken = %v, want %s", err, want)
+	}
+	if err := os.WriteFile(token, []byte(files.token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(creds, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(creds, 0o666); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	if code, errOut := check(); code != 2 || !strings.Contains(errOut, "mqtt.embedded_credentials: ") || !strings.Contains(errOut, "chmod 600") {
+		t.Errorf("check-config with a 0666 credentials file: exit %d, %q", code, errOut)
 	}
 }
 
