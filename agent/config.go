@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -180,6 +181,42 @@ const (
 	maxPasswordFile = 64 << 10 // mqtt.password_file
 )
 
+// checkSecretMode refuses a secret (the MQTT password file, the TLS client
+// key) that others may read: the service reads it as its owner or through
+// a group (docs/OPERATIONS.md: mode 0600, or 0640 with the service's
+// group). An empty path is no secret.
+func checkSecretMode(path string) error {
+	if path == "" || runtime.GOOS == "windows" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&0o007 != 0 {
+		return fmt.Errorf("%s has mode %04o; a secret must not be accessible by others (chmod 600, or 640 with the service's group)", path, perm)
+	}
+	return nil
+}
+
+// readPassword reads mqtt.password_file, up to maxPasswordFile bytes; the
+// password is its content without trailing line breaks. An empty password
+// is refused: the embedded broker never made one.
+func readPassword(path string) (string, error) {
+	b, err := capped.ReadFile(path, maxPasswordFile)
+	if errors.Is(err, capped.ErrTooLarge) {
+		return "", fmt.Errorf("%s: larger than %d bytes (%d KiB), the most a password file may hold", path, maxPasswordFile, maxPasswordFile>>10)
+	}
+	if err != nil {
+		return "", err
+	}
+	pw := strings.TrimRight(string(b), "\r\n")
+	if pw == "" {
+		return "", fmt.Errorf("%s is empty; it holds the device's secret (trit-fleet credentials add -o FILE writes it)", path)
+	}
+	return pw, nil
+}
+
 // LoadConfig reads, defaults and validates the TOML file at path. Unknown
 // keys are errors (*config.UnknownKeyError, with the line and the nearest
 // known key), so a typo does not silently fall back to a default; other
@@ -318,6 +355,18 @@ func (c *Config) Validate() error {
 	}
 	if m.PasswordFile != "" && m.Username == "" {
 		return fail("mqtt.username", "password_file is set but username is not")
+	}
+	// The secrets are read here as run reads them, so that check-config
+	// refuses what would stop the agent or keep it from ever connecting.
+	for key, p := range map[string]string{"mqtt.key_file": m.KeyFile, "mqtt.password_file": m.PasswordFile} {
+		if err := checkSecretMode(p); err != nil {
+			return fail(key, "%v", err)
+		}
+	}
+	if m.PasswordFile != "" {
+		if _, err := readPassword(m.PasswordFile); err != nil {
+			return fail("mqtt.password_file", "%v", err)
+		}
 	}
 	if m.CAFile != "" || m.CertFile != "" {
 		if _, err := wire.ClientTLS(m.CAFile, m.CertFile, m.KeyFile); err != nil {

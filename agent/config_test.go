@@ -264,3 +264,62 @@ func TestAgentFilesBounded(t *testing.T) {
 		t.Errorf("a password file of 64 KiB + 1: %v", err)
 	}
 }
+
+// TestSecretsCheckedAtLoad: mqtt.password_file and mqtt.key_file are
+// checked as run reads them. A password file others could read, an empty
+// one (the agent then retried a login the broker refuses, forever) and one
+// over 64 KiB passed check-config, which only looked for the file; the
+// TLS key's mode was not checked at all. Now each is refused naming the key
+// and the file; mode 0640 (the service's group) is accepted.
+func TestSecretsCheckedAtLoad(t *testing.T) {
+	k := newKeys(t)
+	dir := t.TempDir()
+	pass := filepath.Join(dir, "mqtt.pass")
+	config := strings.Replace(goodConfig, "[mqtt]\n", "[mqtt]\nusername = \"gw-001\"\npassword_file = \""+pass+"\"\n", 1)
+	path := writeConfig(t, k, config)
+	write := func(data string, mode os.FileMode) {
+		t.Helper()
+		if err := os.WriteFile(pass, []byte(data), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(pass, mode); err != nil { // whatever the umask
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		data string
+		mode os.FileMode
+		want string // "" accepted
+	}{
+		{"secret\n", 0o600, ""},
+		{"secret\n", 0o640, ""},
+		{"secret\n", 0o644, "key mqtt.password_file: " + pass + " has mode 0644; a secret must not be accessible by others (chmod 600, or 640 with the service's group)"},
+		{"\n", 0o600, "key mqtt.password_file: " + pass + " is empty; it holds the device's secret (trit-fleet credentials add -o FILE writes it)"},
+		{strings.Repeat("x", maxPasswordFile+1), 0o600, "key mqtt.password_file: " + pass + ": larger than 65536 bytes (64 KiB), the most a password file may hold"},
+	} {
+		write(c.data, c.mode)
+		_, err := LoadConfig(path)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("password file %q mode %04o: %v", c.data, c.mode, err)
+		case c.want != "" && (err == nil || !strings.HasSuffix(err.Error(), c.want)):
+			t.Errorf("password file of %d bytes mode %04o: %v, want …%s", len(c.data), c.mode, err, c.want)
+		}
+		var out, errOut strings.Builder
+		code := Main([]string{"check-config", "--config", path}, &out, &errOut)
+		if want := map[bool]int{true: 0, false: 2}[c.want == ""]; code != want {
+			t.Errorf("check-config, password file of %d bytes mode %04o: exit %d, want %d (%s)", len(c.data), c.mode, code, want, errOut.String())
+		}
+	}
+	if err := checkSecretMode(pass); err != nil { // 0600 after the loop
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "gw.key")
+	if err := os.WriteFile(key, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(key, 0o604)
+	if err := checkSecretMode(key); err == nil || !strings.Contains(err.Error(), "has mode 0604") {
+		t.Errorf("a key file of mode 0604: %v", err)
+	}
+}

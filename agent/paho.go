@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
@@ -15,7 +14,6 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/trit-iot/trit/internal/capped"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -66,14 +64,11 @@ func NewPahoDialer(m *MQTTConfig) (*PahoDialer, error) {
 	addrs := m.Addresses()
 	d := &PahoDialer{Broker: addrs[0], Brokers: addrs, Username: m.Username, KeepAlive: m.KeepAlive.Duration, Timeout: m.Timeout.Duration, MaxPacket: wire.MaxPacket}
 	if m.PasswordFile != "" {
-		b, err := capped.ReadFile(m.PasswordFile, maxPasswordFile)
-		if errors.Is(err, capped.ErrTooLarge) {
-			return nil, fmt.Errorf("mqtt.password_file: %s: larger than %d bytes (%d KiB), the most a password file may hold", m.PasswordFile, maxPasswordFile, maxPasswordFile>>10)
-		}
+		pw, err := readPassword(m.PasswordFile)
 		if err != nil {
 			return nil, fmt.Errorf("mqtt.password_file: %w", err)
 		}
-		d.Password = strings.TrimRight(string(b), "\r\n")
+		d.Password = pw
 	}
 	if m.CAFile != "" || m.CertFile != "" || m.tlsScheme() {
 		t, err := wire.ClientTLS(m.CAFile, m.CertFile, m.KeyFile)
