@@ -228,6 +228,17 @@ func (in *installer) install(ctx context.Context, cmd *wire.Command) (*wire.Mode
 	case errors.Is(err, store.ErrAlreadyActive):
 		active, _, serr := a.db.Slots()
 		if serr == nil && active.State == store.InstallCommitted {
+			// Committed, but maybe not running: a stored copy that
+			// did not load at start (damaged; PutBundle just replaced
+			// it). SUCCEEDED must mean the model runs.
+			if cur := a.loop.cur.Load(); cur == nil || cur.ref.Bundle != active.Hash {
+				r, code, lerr := a.load(active)
+				if lerr != nil {
+					return nil, failJob(code, "the active model does not load: %v", lerr)
+				}
+				a.loop.swap(r)
+				a.log.Info("model loaded", "model", active.ModelID, "release", active.Release, "bundle", active.Hash[:12])
+			}
 			ref := refOf(active)
 			return &ref, nil
 		}

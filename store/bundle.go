@@ -11,7 +11,9 @@ import (
 )
 
 // PutBundle stores data under its SHA-256 and returns the hash as lowercase
-// hex. Storing bytes that are already present is a no-op.
+// hex. Storing bytes that are already present is a no-op; a stored copy
+// that no longer matches its hash (a damaged page) is replaced by data,
+// which does.
 func (db *DB) PutBundle(data []byte) (string, error) {
 	if len(data) == 0 {
 		return "", fmt.Errorf("store: put bundle: empty bundle: %w", ErrInvalid)
@@ -23,7 +25,7 @@ func (db *DB) PutBundle(data []byte) (string, error) {
 		if err != nil {
 			return err
 		}
-		if b.Get([]byte(hash)) != nil {
+		if v := b.Get([]byte(hash)); v != nil && bytes.Equal(v, data) {
 			return nil
 		}
 		return b.Put([]byte(hash), data)

@@ -77,6 +77,18 @@ func TestBundleCorruptContent(t *testing.T) {
 	if err := db.Check(); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("Check = %v, want ErrCorrupt", err)
 	}
+	// Storing the right bytes again repairs the record: PutBundle took
+	// any stored value under the hash for the bundle and kept the rotted
+	// one, so an agent that downloaded the bundle again could not load it.
+	if h, err := db.PutBundle([]byte("original")); err != nil || h != hash {
+		t.Fatalf("PutBundle over rotted content: %s, %v", h, err)
+	}
+	if got, err := db.Bundle(hash); err != nil || string(got) != "original" {
+		t.Fatalf("Bundle after the repair: %q, %v", got, err)
+	}
+	if err := db.Check(); err != nil {
+		t.Errorf("Check after the repair: %v", err)
+	}
 }
 
 func TestDeleteBundleInUse(t *testing.T) {
