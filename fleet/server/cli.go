@@ -224,6 +224,9 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 		return fmt.Errorf("api.token_file: %w", err)
 	}
 	ln, err := net.Listen("tcp", cfg.API.Listen)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("api.listen: %w (another trit-fleet, or another service on this port? set api.listen to a free port, and tritctl's --fleet / $TRIT_FLEET_URL to match)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("api.listen: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,33 @@ func TestCheckConfigRefusesWhatRunRefuses(t *testing.T) {
 	}
 	if code, errOut := check(); code != 2 || !strings.Contains(errOut, "mqtt.embedded_credentials: ") || !strings.Contains(errOut, "chmod 600") {
 		t.Errorf("check-config with a 0666 credentials file: exit %d, %q", code, errOut)
+	}
+}
+
+// An API port another process holds stops Serve with the way out, as the
+// embedded broker's port does: before, only "address already in use".
+func TestServeAPIPortInUse(t *testing.T) {
+	files := writeFleetFiles(t, "embedded")
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free.Close()
+	config := strings.Replace(files.config, `listen = "127.0.0.1:0"`, fmt.Sprintf("listen = %q", held.Addr().String()), 1)
+	config = strings.Replace(config, `broker = "embedded"`, fmt.Sprintf("broker = \"embedded\"\nembedded_listen = %q\nembedded_credentials = %q",
+		free.Addr().String(), filepath.Join(files.dir, "mqtt-credentials")), 1)
+	cfg, err := ParseConfig("test.toml", config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Serve(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err == nil || !strings.Contains(err.Error(), "api.listen: ") || !strings.Contains(err.Error(), "set api.listen to a free port") {
+		t.Fatalf("Serve on a held API port: %v", err)
 	}
 }
 
