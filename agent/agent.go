@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 		}
 	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("state directory: %w", err)
+		return fmt.Errorf("state_dir: %w", err)
 	}
 	a.db, err = store.Open(cfg.DBPath(), &store.Options{OutboxMaxBytes: cfg.Telemetry.OutboxMaxBytes, StartFresh: o.StartFresh})
 	if errors.Is(err, store.ErrCorrupt) {

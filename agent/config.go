@@ -307,6 +307,9 @@ func (c *Config) Validate() error {
 			c.StateDir = DefaultStateDir
 		}
 	}
+	if fi, err := os.Stat(c.StateDir); err == nil && !fi.IsDir() {
+		return fail("state_dir", "%s is not a directory", c.StateDir)
+	}
 	if len(c.ReleaseKeys) == 0 {
 		return fail("release_keys", "missing: at least one public key trusted for bundle signatures")
 	}

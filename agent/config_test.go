@@ -323,3 +323,19 @@ func TestSecretsCheckedAtLoad(t *testing.T) {
 		t.Errorf("a key file of mode 0604: %v", err)
 	}
 }
+
+// TestStateDirNotADirectory: a state_dir that names a file passed
+// check-config and stopped run with "state directory: mkdir …: not a
+// directory", naming no key; it is refused at load, naming state_dir.
+func TestStateDirNotADirectory(t *testing.T) {
+	k := newKeys(t)
+	path := writeConfig(t, k, goodConfig)
+	file := filepath.Join(filepath.Dir(path), "state")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "key state_dir: " + file + " is not a directory"
+	if _, err := LoadConfig(path); err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("LoadConfig with state_dir a file: %v, want …%s", err, want)
+	}
+}
