@@ -72,6 +72,18 @@ func markArgs(cmd *cobra.Command) {
 	if check := cmd.Args; check != nil {
 		cmd.Args = func(c *cobra.Command, args []string) error {
 			if err := check(c, args); err != nil {
+				// cobra's "accepts 1 arg(s), received 0" says neither
+				// which command nor what the argument is: the usage
+				// line does ("usage: tritctl rollout status ID [flags]").
+				// Its "unknown command "x" for "tritctl sub"" names both,
+				// and a command's own check says what it wants.
+				var own *UsageError
+				if errors.As(err, &own) {
+					return err
+				}
+				if !cobraUsage(err) {
+					err = fmt.Errorf("%w; usage: %s", err, c.UseLine())
+				}
 				return &UsageError{err}
 			}
 			return nil

@@ -141,3 +141,21 @@ func TestJSONErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestArgumentCountNamesUsage: a wrong number of arguments printed only
+// cobra's "accepts 1 arg(s), received 0"; the usage line now says which
+// command and what it takes.
+func TestArgumentCountNamesUsage(t *testing.T) {
+	root := &cobra.Command{Use: "prog"}
+	status := &cobra.Command{Use: "status ID", Args: cobra.ExactArgs(1), RunE: func(*cobra.Command, []string) error { return nil }}
+	group := &cobra.Command{Use: "rollout"}
+	group.AddCommand(status)
+	root.AddCommand(group)
+	var out, errOut bytes.Buffer
+	if code := Run(root, []string{"rollout", "status"}, &out, &errOut); code != ExitUsage {
+		t.Fatalf("exit %d, want %d", code, ExitUsage)
+	}
+	if want := "prog: accepts 1 arg(s), received 0; usage: prog rollout status ID [flags]\n"; errOut.String() != want {
+		t.Errorf("stderr %q, want %q", errOut.String(), want)
+	}
+}
