@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,7 +99,32 @@ func (f *fleetFlags) client() (*api.Client, error) {
 	if token == "" {
 		return nil, usagef("no API token: give the file holding it with --token-file or $TRIT_FLEET_TOKEN_FILE (the fleet's api.token_file), or the token itself in $TRIT_FLEET_TOKEN")
 	}
+	if err := checkFleetURL(f.url); err != nil {
+		return nil, err
+	}
 	return api.NewClient(f.url, token), nil
+}
+
+// checkFleetURL refuses a --fleet whose URLs (comma-separated) are not
+// http:// or https:// with a host: "127.0.0.1:8080" failed at the first
+// request as 'parse "127.0.0.1:8080/v1/devices": first path segment in
+// URL cannot contain colon', naming neither the flag nor the fix.
+func checkFleetURL(s string) error {
+	n := 0
+	for _, u := range strings.Split(s, ",") {
+		if u = strings.TrimSpace(u); u == "" {
+			continue
+		}
+		n++
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return usagef("--fleet / $TRIT_FLEET_URL %q: want the API's URL, such as http://127.0.0.1:8080 (trit-fleet's api.listen)", u)
+		}
+	}
+	if n == 0 {
+		return usagef("--fleet is empty: give the API's URL, such as http://127.0.0.1:8080 (trit-fleet's api.listen)")
+	}
+	return nil
 }
 
 // Exit codes of rollout status --watch once the rollout is done (besides 1

@@ -154,6 +154,26 @@ func TestPublishAndDevices(t *testing.T) {
 	}
 }
 
+// TestFleetURLChecked: a --fleet (or $TRIT_FLEET_URL) without http://
+// failed at the first request as 'parse "127.0.0.1:8080/v1/devices":
+// first path segment in URL cannot contain colon', naming neither the
+// flag nor the fix; an empty one as 'unsupported protocol scheme ""'.
+// Both are usage errors now, naming the flag and the URL expected.
+func TestFleetURLChecked(t *testing.T) {
+	t.Setenv("TRIT_FLEET_TOKEN", "0123456789abcdef0123")
+	for _, u := range []string{"127.0.0.1:8080", "localhost:8080", "ftp://x", "http://", "http://127.0.0.1:8080,127.0.0.1:8081", ""} {
+		_, stderr, code := runCtl(t, "devices", "list", "--fleet", u)
+		if code != 2 || !strings.Contains(stderr, "--fleet") || !strings.Contains(stderr, "http://127.0.0.1:8080 (trit-fleet's api.listen)") {
+			t.Errorf("--fleet %q: exit %d, %q", u, code, stderr)
+		}
+	}
+	for _, u := range []string{"http://127.0.0.1:8080", "https://fleet.example:8443/", " http://a:1 , http://b:2 "} {
+		if err := checkFleetURL(u); err != nil {
+			t.Errorf("checkFleetURL(%q) = %v", u, err)
+		}
+	}
+}
+
 func TestRemoteTrain(t *testing.T) {
 	f, _ := newFakeFleet(t, map[string]string{
 		"POST /v1/train":               `{"id":"train-1","state":"running"}`,
