@@ -1,8 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"log/slog"
 	"strings"
 
@@ -21,6 +23,10 @@ type brokerAuth struct {
 	fleetSum [sha256.Size]byte // SHA-256 of the fleet connection's secret
 	creds    *credentialStore
 	log      *slog.Logger
+	// fleet is the topic level devices may use (trit/v1/<fleet>/…): the
+	// embedded broker serves one fleet; "" admits any, as the Mosquitto
+	// ACL's + does.
+	fleet string
 }
 
 func sha256Sum(s string) [sha256.Size]byte { return sha256.Sum256([]byte(s)) }
@@ -57,10 +63,23 @@ func (h *brokerAuth) OnConnectAuthenticate(cl *mochi.Client, pk packets.Packet) 
 	if cl.ID != user {
 		return refuse("the client ID must be the user name (the device ID)")
 	}
-	if pk.Connect.WillFlag && !brokerACL(user, h.fleetID, pk.Connect.WillTopic, true) {
+	if pk.Connect.WillFlag && !brokerACL(user, h.fleetID, h.fleet, pk.Connect.WillTopic, true) {
+		if f, ok := h.otherFleet(user, pk.Connect.WillTopic); ok {
+			return refuse(fmt.Sprintf("its topics are fleet %q's, this broker serves %q: check fleet in agent.toml", f, h.fleet))
+		}
 		return refuse("Last Will on a topic the client may not write: " + pk.Connect.WillTopic)
 	}
 	return true
+}
+
+// otherFleet reports the fleet level of topic when a device may write
+// topic in some fleet but not in this broker's: its agent.toml names
+// another fleet.
+func (h *brokerAuth) otherFleet(user, topic string) (string, bool) {
+	if h.fleet == "" || !brokerACL(user, h.fleetID, "", topic, true) {
+		return "", false
+	}
+	return strings.SplitN(topic, "/", 4)[2], true // trit/v1/<fleet>/…
 }
 
 // OnPacketRead closes the connection of a client that publishes at QoS 1
@@ -75,7 +94,7 @@ func (h *brokerAuth) OnPacketRead(cl *mochi.Client, pk packets.Packet) (packets.
 		return pk, nil
 	}
 	user := string(cl.Properties.Username)
-	if !brokerACL(user, h.fleetID, pk.TopicName, true) {
+	if !brokerACL(user, h.fleetID, h.fleet, pk.TopicName, true) {
 		h.log.Warn("embedded broker: publish refused; connection closed", "remote", cl.Net.Remote, "user", fault.Clip(user, 100),
 			"topic", fault.Clip(pk.TopicName, 100), "qos", pk.FixedHeader.Qos)
 		return pk, packets.ErrRejectPacket
@@ -86,33 +105,36 @@ func (h *brokerAuth) OnPacketRead(cl *mochi.Client, pk packets.Packet) (packets.
 // OnACLCheck implements mochi.Hook: topic is a subscription filter
 // (subscribe) or a topic name (publish, delivery).
 func (h *brokerAuth) OnACLCheck(cl *mochi.Client, topic string, write bool) bool {
-	return brokerACL(string(cl.Properties.Username), h.fleetID, topic, write)
+	return brokerACL(string(cl.Properties.Username), h.fleetID, h.fleet, topic, write)
 }
 
 // brokerACL is fleet/mosquitto/acl: the fleet's identity reads and writes
 // everything under trit/v1/; a device reads its own commands and
 // requests and acknowledgements and the bundles, and writes its own state,
 // events, telemetry and responses. A subscription filter is allowed only if every topic it
-// matches is.
-func brokerACL(user, fleetID, topic string, write bool) bool {
+// matches is. A device's topics are those of fleet (its topic level), or
+// of any fleet when fleet is "": a device whose agent.toml names another
+// fleet is refused, not left talking to no one.
+func brokerACL(user, fleetID, fleet, topic string, write bool) bool {
 	if user == "" || strings.ContainsAny(user, "/+#") {
 		return false
 	}
 	if user == fleetID {
 		return within(topic, "trit/v1/#")
 	}
+	f := "trit/v1/" + cmp.Or(fleet, "+")
 	patterns := []string{
-		"trit/v1/+/devices/" + user + "/desired",
-		"trit/v1/+/devices/" + user + "/requests",
-		"trit/v1/+/devices/" + user + "/acks",
-		"trit/v1/+/bundles/+",
+		f + "/devices/" + user + "/desired",
+		f + "/devices/" + user + "/requests",
+		f + "/devices/" + user + "/acks",
+		f + "/bundles/+",
 	}
 	if write {
 		patterns = []string{
-			"trit/v1/+/devices/" + user + "/state",
-			"trit/v1/+/devices/" + user + "/events",
-			"trit/v1/+/devices/" + user + "/telemetry",
-			"trit/v1/+/devices/" + user + "/responses",
+			f + "/devices/" + user + "/state",
+			f + "/devices/" + user + "/events",
+			f + "/devices/" + user + "/telemetry",
+			f + "/devices/" + user + "/responses",
 		}
 	}
 	for _, p := range patterns {

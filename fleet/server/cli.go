@@ -149,7 +149,7 @@ func Serve(ctx context.Context, cfg *Config, log *slog.Logger, ready chan<- Read
 	var trail atomic.Pointer[access.Audit] // the service's trail, once it exists
 	if broker == "embedded" {
 		m := &cfg.MQTT
-		eb, err = StartEmbedded(&EmbeddedOptions{Listen: m.EmbeddedListen, FleetID: m.ClientID,
+		eb, err = StartEmbedded(&EmbeddedOptions{Listen: m.EmbeddedListen, FleetID: m.ClientID, Fleet: cfg.Fleet,
 			Credentials: m.EmbeddedCredentials, CertFile: m.EmbeddedCertFile, KeyFile: m.EmbeddedKeyFile, Limit: new(m.deviceLimit()),
 			listeners: listeners,
 			OnCredentials: func(c CredentialsChange) {

@@ -65,6 +65,9 @@ type EmbeddedOptions struct {
 	// name, with read and write access to everything under trit/v1/.
 	// Default "trit-fleet".
 	FleetID string
+	// Fleet is the fleet's name, the topic level devices may use
+	// (trit/v1/<Fleet>/…); "" admits any, as the Mosquitto ACL does.
+	Fleet string
 	// Credentials is the device credentials file (see credentials.go);
 	// read again whenever it changes. A missing file means no device can
 	// connect yet.
@@ -164,7 +167,7 @@ func StartEmbedded(o *EmbeddedOptions, log *slog.Logger) (*EmbeddedBroker, error
 	caps.TopicAliasMaximum = 0  // MQTT 5 topic aliases are not needed
 	caps.SharedSubAvailable = 0 // nor shared ones (announced only; brokerACL refuses $share/ filters)
 	srv := mochi.New(&mochi.Options{InlineClient: false, Logger: newBrokerLog(log), Capabilities: caps})
-	auth := &brokerAuth{fleetID: fleetID, creds: creds, log: log}
+	auth := &brokerAuth{fleetID: fleetID, fleet: o.Fleet, creds: creds, log: log}
 	auth.fleetSum = sha256Sum(secret)
 	if err := srv.AddHook(auth, nil); err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)

@@ -699,6 +699,58 @@ func TestEmbeddedRefusedPublishDisconnects(t *testing.T) {
 	}
 }
 
+// TestEmbeddedOtherFleetRefused: the embedded broker serves one fleet
+// (EmbeddedOptions.Fleet, trit-fleet's own). A gateway whose agent.toml
+// names another fleet logged in, published its state on that fleet's
+// topics and waited on its commands there: connected, and invisible to
+// the fleet, with no word in either log. Now its subscriptions are refused
+// and a QoS 1 publish closes its connection (logged with the topic), as
+// for any topic it may not use; its own fleet's topics work as before.
+func TestEmbeddedOtherFleetRefused(t *testing.T) {
+	e := startEmbeddedEnv(t, &EmbeddedOptions{Fleet: "it"}, "gw-1")
+	other, _ := wire.NewTopics("other")
+	gw1 := e.device(t, "gw-1", nil)
+	for _, f := range []string{other.Desired("gw-1"), other.Acks("gw-1"), other.Bundle(strings.Repeat("ab", 32)), "trit/v1/+/bundles/+"} {
+		tok := gw1.Subscribe(f, 1, func(mqtt.Client, mqtt.Message) {})
+		if !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+			t.Fatalf("subscribe %s: %v", f, tok.Error())
+		}
+		if code := tok.(*mqtt.SubscribeToken).Result()[f]; code < 0x80 {
+			t.Errorf("subscription to %s granted (%#x)", f, code)
+		}
+	}
+	seen := record(t, e.fleet, "trit/v1/#")
+	record(t, gw1, e.tp.Desired("gw-1"), e.tp.Bundle(strings.Repeat("ab", 32)))
+	if err := pub(t, gw1, e.tp.State("gw-1"), 1, false, []byte("{}")); err != nil {
+		t.Fatalf("its own fleet's state: %v", err)
+	}
+	seen.until(t, e.tp.State("gw-1"))
+
+	lost := make(chan error, 1)
+	gw1 = e.device(t, "gw-1", func(o *mqtt.ClientOptions) {
+		o.SetConnectionLostHandler(func(_ mqtt.Client, err error) { lost <- err })
+	})
+	gw1.Publish(other.State("gw-1"), 1, true, []byte("{}")) // never acknowledged
+	select {
+	case <-lost:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a QoS 1 publish on another fleet's topics left the connection open")
+	}
+	if _, ok := e.b.srv.Topics.Retained.Get(other.State("gw-1")); ok {
+		t.Error("another fleet's state retained")
+	}
+	// An agent sets its Last Will on its state: refused at CONNECT, and
+	// the reason names both fleets.
+	if _, err := dialEmbedded(t, e.b.URL(), "gw-1", "gw-1", e.secrets["gw-1"], func(o *mqtt.ClientOptions) {
+		o.SetWill(other.State("gw-1"), `{"online":false}`, 1, true)
+	}); err == nil {
+		t.Error("gw-1 connected with its will on another fleet's state")
+	}
+	if f, ok := (&brokerAuth{fleetID: "trit-fleet", fleet: "it"}).otherFleet("gw-1", other.State("gw-1")); !ok || f != "other" {
+		t.Errorf("otherFleet = %q, %v; want other", f, ok)
+	}
+}
+
 // countArrivals subscribes c to filter and counts the messages that arrive
 // per topic, without ever blocking the client's handler.
 type arrivals struct {
