@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -296,6 +297,15 @@ func loadSecrets(cfg *Config) (*secrets, error) {
 	if s.trusted, err = bundle.LoadKeySet(cfg.Keys.ReleaseKeys...); err != nil {
 		return nil, fmt.Errorf("keys.release_keys: %w", err)
 	}
+	// The broker connection's secrets are held to the command key's and
+	// the token's rule: they were read whatever their mode.
+	for _, f := range []struct{ key, path string }{
+		{"mqtt.key_file", cfg.MQTT.KeyFile}, {"mqtt.password_file", cfg.MQTT.PasswordFile}, {"mqtt.embedded_key_file", cfg.MQTT.EmbeddedKeyFile},
+	} {
+		if err := checkSecretMode(f.path); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.key, err)
+		}
+	}
 	s.auditKeys = []ed25519.PublicKey{s.cmdKey.Public().(ed25519.PublicKey)}
 	for _, f := range cfg.Audit.TrustedKeys {
 		k, err := bundle.LoadPublicKey(f)
@@ -305,6 +315,22 @@ func loadSecrets(cfg *Config) (*secrets, error) {
 		s.auditKeys = append(s.auditKeys, k)
 	}
 	return &s, nil
+}
+
+// checkSecretMode refuses a secret file (a private key, a password) that
+// group or others can read; an empty path is no file.
+func checkSecretMode(path string) error {
+	if path == "" || runtime.GOOS == "windows" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("%s has mode %04o; a secret must not be readable by group or others (chmod 600)", path, perm)
+	}
+	return nil
 }
 
 // reloadLoop applies a re-read configuration on each cfg.Reload signal:

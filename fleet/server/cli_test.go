@@ -87,6 +87,47 @@ func TestCheckConfigRefusesWhatRunRefuses(t *testing.T) {
 	}
 }
 
+// The broker connection's secrets are held to the command key's rule: a
+// client key or password file group or others can read was used as it
+// was; check-config and Serve now refuse it, naming the key.
+func TestFleetMQTTSecretsMode(t *testing.T) {
+	files := writeFleetFiles(t, "tcp://127.0.0.1:1")
+	pw := filepath.Join(files.dir, "mqtt.pass")
+	if err := os.WriteFile(pw, []byte("fleet-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(files.dir, "fleet.toml")
+	config := strings.Replace(files.config, "[mqtt]\n", fmt.Sprintf("[mqtt]\nusername = \"trit-fleet\"\npassword_file = %q\n", pw), 1)
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func() (int, string) {
+		var out, errOut strings.Builder
+		code := Main([]string{"check-config", "--config", path}, &out, &errOut)
+		return code, errOut.String()
+	}
+	if code, errOut := check(); code != 0 {
+		t.Fatalf("check-config with a 0600 password file: exit %d, %s", code, errOut)
+	}
+	for _, mode := range []os.FileMode{0o640, 0o644} {
+		if err := os.Chmod(pw, mode); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("mqtt.password_file: %s has mode %04o; a secret must not be readable by group or others (chmod 600)", pw, mode)
+		if code, errOut := check(); code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("check-config, password file mode %04o: exit %d, %q; want 2 and %q", mode, code, errOut, want)
+		}
+	}
+	key := filepath.Join(files.dir, "client.key")
+	if err := os.WriteFile(key, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(key, 0o604)
+	if err := checkSecretMode(key); err == nil || !strings.Contains(err.Error(), "has mode 0604") {
+		t.Errorf("a key file of mode 0604: %v", err)
+	}
+}
+
 // An API port another process holds stops Serve with the way out, as the
 // embedded broker's port does: before, only "address already in use".
 func TestServeAPIPortInUse(t *testing.T) {
