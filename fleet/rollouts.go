@@ -105,6 +105,10 @@ func (s *Service) createRollout(req api.RolloutRequest, p access.Principal, hold
 		if devices, err = inventory.Select(s.db, req.Selector); err != nil {
 			return nil, err
 		}
+		if len(devices) == 0 {
+			return nil, fmt.Errorf("%w: no target devices: selector %s matches no device in the inventory ('tritctl devices list' shows their labels)",
+				rollout.ErrInvalid, rollout.SelectorText(req.Selector))
+		}
 	}
 	if len(devices) > MaxRolloutDevices {
 		return nil, fmt.Errorf("%w: %d devices, at most %d in one rollout", rollout.ErrInvalid, len(devices), MaxRolloutDevices)

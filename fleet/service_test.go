@@ -15,6 +15,7 @@ import (
 	"github.com/trit-iot/trit/fleet/fault"
 	"github.com/trit-iot/trit/fleet/fleettest"
 	"github.com/trit-iot/trit/fleet/inventory"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
@@ -533,5 +534,18 @@ func TestLastJobNeverGoesBack(t *testing.T) {
 	send(next, wire.JobQueued)
 	if d, _ := inventory.DeviceByID(f.db, "gw-1"); d.LastJob.Rollout != "next" {
 		t.Fatalf("a newer job did not replace the last: %+v", d.LastJob)
+	}
+}
+
+// A selector that matches no device was refused as only "no target
+// devices"; the refusal now names the selector and where the labels are.
+func TestCreateRolloutSelectorMatchesNothing(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", map[string]string{"site": "north"})
+	hash := f.addBundle(t, 1)
+	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "r1", Bundle: hash, Selector: map[string]string{"site": "nowhere"}})
+	want := "no target devices: selector site=nowhere matches no device in the inventory ('tritctl devices list' shows their labels)"
+	if !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("CreateRollout = %v, want ErrInvalid saying %q", err, want)
 	}
 }
