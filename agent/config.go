@@ -344,6 +344,11 @@ func (c *Config) Validate() error {
 		default:
 			return fail(key, "%q: scheme %q: want tcp, mqtt, ssl, tls or mqtts", b, u.Scheme)
 		}
+		// paho dials the host as written: without a port every
+		// connection fails ("missing port in address"), for ever.
+		if u.Port() == "" {
+			return fail(key, "%q has no port: want a URL like tls://host:8883 or tcp://host:1883", b)
+		}
 	}
 	if (m.CertFile == "") != (m.KeyFile == "") {
 		return fail("mqtt.cert_file", "cert_file and key_file must be given together")

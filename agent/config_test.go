@@ -339,3 +339,16 @@ func TestStateDirNotADirectory(t *testing.T) {
 		t.Fatalf("LoadConfig with state_dir a file: %v, want …%s", err, want)
 	}
 }
+
+// A broker URL without a port passed check-config, and the agent then
+// retried "missing port in address" for ever; it is refused naming it.
+func TestBrokerNeedsPort(t *testing.T) {
+	k := newKeys(t)
+	for _, b := range []string{"tcp://127.0.0.1", "ssl://broker.example"} {
+		path := writeConfig(t, k, strings.Replace(goodConfig, `broker = "tcp://127.0.0.1:1884"`, `broker = "`+b+`"`, 1))
+		want := `key mqtt.broker: "` + b + `" has no port: want a URL like tls://host:8883 or tcp://host:1883`
+		if _, err := LoadConfig(path); err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("broker %s: %v, want …%s", b, err, want)
+		}
+	}
+}

@@ -66,6 +66,9 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 	}
 	for _, c := range []struct{ from, to, key string }{
 		{`broker = "ssl://broker.example:8883"`, `broker = "http://x"`, "mqtt.broker"},
+		{`broker = "ssl://broker.example:8883"`, `broker = "ssl://broker.example"`, "mqtt.broker"}, // no port: every connection fails
+		{`broker = "ssl://broker.example:8883"`, `broker = "tcp://"`, "mqtt.broker"},
+		{`broker = "ssl://broker.example:8883"`, `broker = "ssl://broker.example:8883"` + "\n" + `brokers = ["ssl://node2.example"]`, "mqtt.brokers"},
 		{`broker = "ssl://broker.example:8883"`, `broker = "embedded"` + "\n" + `embedded_listen = "nope"`, "mqtt.embedded_listen"},
 		{`broker = "ssl://broker.example:8883"`, `broker = "embedded"` + "\n" + `embedded_listen = "0.0.0.0:1883"`, "mqtt.embedded_listen"},
 		{`broker = "ssl://broker.example:8883"`, `broker = "embedded"` + "\n" + `embedded_listen = ":1883"`, "mqtt.embedded_listen"},
