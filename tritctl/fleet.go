@@ -135,6 +135,10 @@ const (
 	exitAborted = 5 // aborted (abort criterion or an operator)
 )
 
+// watchOutage is how long rollout status --watch waits for trit-fleet to
+// answer again (a restart) before it gives up with exit code 1.
+var watchOutage = 5 * time.Minute
+
 // outcome is the error --watch ends with for a done rollout, nil if every
 // device succeeded.
 func outcome(r *api.Rollout) error {
@@ -502,7 +506,10 @@ that says how it ended:
   3  completed, but some devices failed, were rejected or timed out
   4  failed: no device succeeded
   5  aborted, by its abort criterion or an operator
-  1  tritctl could not tell (API unreachable, unknown rollout, ...)`,
+  1  tritctl could not tell (API unreachable, unknown rollout, ...)
+
+While watching, trit-fleet not answering (a restart) is retried for up to
+5 minutes, said on stderr; longer, the watch exits 1.`,
 		Example: `  tritctl rollout status vib-1
   tritctl rollout status --watch vib-1 && echo "every device runs it"
   tritctl rollout status --json vib-1 | jq -r .state`,
@@ -513,10 +520,33 @@ that says how it ended:
 				return err
 			}
 			last := ""
+			seen := false      // the rollout was read once
+			var down time.Time // since when the API has not answered
 			for {
 				r, err := c.Rollout(args[0])
 				if err != nil {
-					return err
+					// --watch rides out a restart of trit-fleet (the
+					// rollout goes on without it): a failure to reach it,
+					// or its 503, once the rollout was read, for up to
+					// watchOutage; an answer such as 404 ends it at once.
+					var se *api.StatusError
+					if !watch || !seen || errors.As(err, &se) && se.Status != http.StatusServiceUnavailable {
+						return err
+					}
+					if down.IsZero() {
+						down = time.Now()
+						fmt.Fprintf(e.stderr, "%s trit-fleet does not answer (%v); retrying for up to %v\n", down.Format(time.TimeOnly), err, watchOutage)
+					}
+					if time.Since(down) > watchOutage {
+						return err
+					}
+					time.Sleep(interval)
+					continue
+				}
+				seen = true
+				if !down.IsZero() {
+					fmt.Fprintf(e.stderr, "%s trit-fleet answers again\n", time.Now().Format(time.TimeOnly))
+					down = time.Time{}
 				}
 				switch {
 				case asJSON:

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/trit-iot/trit/internal/capped/cappedtest"
 )
@@ -172,6 +174,70 @@ func TestFleetURLChecked(t *testing.T) {
 			t.Errorf("checkFleetURL(%q) = %v", u, err)
 		}
 	}
+}
+
+// TestWatchRidesOutRestart: rollout status --watch exited 1 the moment
+// trit-fleet restarted ("connection reset by peer"), though the rollout
+// went on. Once it has read the rollout it now retries a failure to reach
+// the API (and a 503) for up to watchOutage, saying so on stderr, and ends
+// with the rollout's own outcome; past watchOutage it exits 1 as before.
+func TestWatchRidesOutRestart(t *testing.T) {
+	running := `{"id":"r1","bundle":"ab12","model_id":"vib","release":2,"state":"running","order":["gw-1"],"devices":{"gw-1":{"state":"pending"}}}`
+	done := `{"id":"r1","bundle":"ab12","model_id":"vib","release":2,"state":"completed","order":["gw-1"],"successes":1,"devices":{"gw-1":{"state":"succeeded"}}}`
+	serve := func(t *testing.T, answer func(n int64) string) {
+		var n atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a := answer(n.Add(1))
+			switch a {
+			case "reset":
+				panic(http.ErrAbortHandler) // the connection dropped, as by a restart
+			case "503":
+				w.WriteHeader(http.StatusServiceUnavailable)
+				io.WriteString(w, `{"error":"the database is unavailable"}`)
+				return
+			}
+			io.WriteString(w, a)
+		}))
+		t.Cleanup(srv.Close)
+		t.Setenv("TRIT_FLEET_URL", srv.URL)
+		t.Setenv("TRIT_FLEET_TOKEN", "test-token-0123456789")
+	}
+	t.Run("restart", func(t *testing.T) {
+		serve(t, func(n int64) string {
+			switch {
+			case n == 1:
+				return running
+			case n <= 3:
+				return "reset"
+			case n == 4:
+				return "503"
+			}
+			return done
+		})
+		_, stderr, code := runCtl(t, "rollout", "status", "--watch", "r1", "--interval", "5ms")
+		if code != 0 || strings.Count(stderr, "trit-fleet does not answer") != 1 || !strings.Contains(stderr, "trit-fleet answers again") {
+			t.Fatalf("exit %d, stderr %q; want 0 and one outage said", code, stderr)
+		}
+	})
+	t.Run("gone", func(t *testing.T) {
+		defer func(d time.Duration) { watchOutage = d }(watchOutage)
+		watchOutage = 50 * time.Millisecond
+		serve(t, func(n int64) string {
+			if n == 1 {
+				return running
+			}
+			return "reset"
+		})
+		if _, stderr, code := runCtl(t, "rollout", "status", "--watch", "r1", "--interval", "5ms"); code != 1 || !strings.Contains(stderr, "trit-fleet does not answer") {
+			t.Fatalf("exit %d, stderr %q; want 1 after the outage", code, stderr)
+		}
+	})
+	t.Run("unreachable at first", func(t *testing.T) {
+		serve(t, func(int64) string { return "reset" })
+		if _, stderr, code := runCtl(t, "rollout", "status", "--watch", "r1", "--interval", "5ms"); code != 1 || strings.Contains(stderr, "retrying") {
+			t.Fatalf("exit %d, stderr %q; want 1 at once", code, stderr)
+		}
+	})
 }
 
 func TestRemoteTrain(t *testing.T) {
