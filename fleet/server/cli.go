@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/trit-iot/trit/fleet"
 	"github.com/trit-iot/trit/fleet/access"
@@ -28,6 +31,7 @@ import (
 	"github.com/trit-iot/trit/internal/config"
 	"github.com/trit-iot/trit/internal/ratelog"
 	"github.com/trit-iot/trit/store"
+	"github.com/trit-iot/trit/store/postgres"
 )
 
 // Version is the trit-fleet's version (internal/buildinfo).
@@ -91,7 +95,7 @@ stderr.`,
 		Use:   "check-config",
 		Short: "Validate the configuration and the files it names (token, keys), then exit",
 		Long: "check-config reads the configuration file and every file it names (API token, command key, release keys,\n" +
-			"the embedded broker's credentials)\n" +
+			"the embedded broker's credentials), and checks that a bbolt database can be created or written\n" +
 			"as trit-fleet run would, and exits 0 if the service could start with them. The systemd unit and the\n" +
 			"Debian package run it before starting the service.",
 		Example: `  trit-fleet check-config --config /etc/trit/fleet.toml
@@ -104,6 +108,9 @@ stderr.`,
 			}
 			if _, err := loadSecrets(cfg); err != nil {
 				return fmt.Errorf("%w: %s: %v", ErrConfig, configPath, err)
+			}
+			if err := checkDatabasePath(cfg.Database); err != nil {
+				return fmt.Errorf("%w: %s: database: %v", ErrConfig, configPath, err)
 			}
 			// The embedded broker refuses, at start, a credentials
 			// file others may write or that does not parse; a missing
@@ -423,4 +430,47 @@ func checkAuditAtStart(a *access.Audit, cfg *Config, log *slog.Logger) error {
 	}
 	log.Error("audit trail broken; starting anyway ([audit] start_on_broken): a new chain starts", "summary", rep.Summary())
 	return a.Restart(rep.Summary())
+}
+
+// checkDatabasePath checks, for check-config, that run can open a bbolt
+// database at path for writing as whoever runs it (the service's user,
+// under sudo -u): a regular file it may write, or a missing one whose
+// nearest existing directory it may write (run creates the directories
+// below). run would stop at start otherwise; a PostgreSQL URL is checked
+// when the service connects.
+func checkDatabasePath(path string) error {
+	if postgres.IsURL(path) {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%s is a directory: name the database file in it, e.g. %s", path, filepath.Join(path, "fleet.db"))
+	case err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", path)
+	case err == nil:
+		if err := unix.Access(path, unix.W_OK); err != nil {
+			return fmt.Errorf("%s: not writable by this user: %v", path, err)
+		}
+		return nil
+	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOTDIR):
+		return err
+	}
+	dir := filepath.Dir(path)
+	for {
+		di, err := os.Stat(dir)
+		switch {
+		case (errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR)) && filepath.Dir(dir) != dir:
+			dir = filepath.Dir(dir)
+			continue
+		case err != nil:
+			return fmt.Errorf("%s: %v", path, err)
+		case !di.IsDir():
+			return fmt.Errorf("%s: %s is not a directory", path, dir)
+		}
+		if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+			return fmt.Errorf("%s cannot be created: %s is not writable by this user: %v", path, dir, err)
+		}
+		return nil
+	}
 }

@@ -291,3 +291,30 @@ func TestVocabulary(t *testing.T) {
 		t.Errorf("examples in the help that do not parse:\n  %s", strings.Join(bad, "\n  "))
 	}
 }
+
+// check-config refuses a bbolt database path that run cannot open: a
+// directory, or a file below a regular file. A missing file (and missing
+// directories: run creates them) passes.
+func TestCheckConfigDatabasePath(t *testing.T) {
+	files := writeFleetFiles(t, "tcp://127.0.0.1:1")
+	path := filepath.Join(files.dir, "fleet.toml")
+	check := func(db string) (int, string) {
+		config := strings.Replace(files.config, "database = ", fmt.Sprintf("database = %q\n# was: ", db), 1)
+		if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut strings.Builder
+		code := Main([]string{"check-config", "--config", path}, &out, &errOut)
+		return code, errOut.String()
+	}
+	if code, errOut := check(filepath.Join(files.dir, "new", "deeper", "fleet.db")); code != 0 {
+		t.Errorf("a database in directories run creates: exit %d, %s", code, errOut)
+	}
+	if code, errOut := check(files.dir); code != 2 || !strings.Contains(errOut, "database: "+files.dir+" is a directory") {
+		t.Errorf("a directory as the database: exit %d, %q", code, errOut)
+	}
+	token := filepath.Join(files.dir, "token")
+	if code, errOut := check(filepath.Join(token, "fleet.db")); code != 2 || !strings.Contains(errOut, token+" is not a directory") {
+		t.Errorf("a database below a file: exit %d, %q", code, errOut)
+	}
+}
