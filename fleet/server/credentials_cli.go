@@ -2,8 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 
@@ -170,9 +172,14 @@ replace a lost one, run add again with --replace.`,
 	return cmd
 }
 
-// writeSecretFile writes secret to path, a new file of mode 0600.
+// writeSecretFile writes secret to path, a new file of mode 0600. An
+// existing file is never overwritten: it may hold a secret in use.
 func writeSecretFile(path, secret string) error {
-	if err := newfile.Write(path, 0o600, []byte(secret+"\n")); err != nil {
+	err := newfile.Write(path, 0o600, []byte(secret+"\n"))
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("--out: %s: file exists; a secret file is never overwritten (it may hold a secret in use): remove it, or give another path", path)
+	case err != nil:
 		return fmt.Errorf("--out: %w", err)
 	}
 	return nil

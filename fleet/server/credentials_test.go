@@ -148,7 +148,7 @@ func TestCredentialsCommand(t *testing.T) {
 		{[]string{"add", "gw-1"}, 1, "already has a secret"},
 		{[]string{"add", "trit-fleet"}, 2, "the fleet service's own identity"},
 		{[]string{"add", "gw/3"}, 2, "device ID"},
-		{[]string{"add", "gw-3", "--password-file", pw}, 1, "file exists"},
+		{[]string{"add", "gw-3", "--password-file", pw}, 1, "file exists; a secret file is never overwritten"},
 		{[]string{"remove", "gw-9"}, 1, "no credentials"},
 	} {
 		code, _, errs := credentialsCLI(t, dir, c.args...)
