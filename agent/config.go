@@ -154,24 +154,11 @@ type TelemetryConfig struct {
 // (internal/config: trit-agent and trit-fleet read durations alike).
 type Duration = config.Duration
 
-// ConfigError names the configuration key that is wrong.
-type ConfigError struct {
-	File string // config file, if any
-	Key  string // TOML key, e.g. "mqtt.broker"
-	Msg  string
-}
-
-// Error implements error.
-func (e *ConfigError) Error() string {
-	s := "config"
-	if e.File != "" {
-		s += " " + e.File
-	}
-	if e.Key != "" {
-		s += ": key " + e.Key
-	}
-	return s + ": " + e.Msg
-}
+// ConfigError names the configuration file, line and key that are wrong,
+// in trit-fleet's words too (internal/config):
+//
+//	/etc/trit/agent.toml: mqtt.broker: "tcp://127.0.0.1": want scheme://host:port …
+type ConfigError = config.Error
 
 // Bounds on the files the agent reads at start, in bytes: a wrong path (a
 // log, /dev/zero, a pipe without end) is refused naming the file, not read
@@ -232,11 +219,7 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	md, err := toml.Decode(string(raw), &c)
 	if err != nil {
-		// err names the line. (toml's ParseError.ErrorWithPosition would
-		// quote it too, but it panics on some inputs, such as an
-		// unterminated string ending in a backslash: found by FuzzLoadConfig,
-		// testdata/fuzz/FuzzLoadConfig.)
-		return nil, &ConfigError{File: path, Msg: err.Error()}
+		return nil, config.DecodeError(path, err)
 	}
 	// Unknown keys are reported as trit-fleet reports them (internal/config).
 	if err := config.Unknown(path, string(raw), md, &c, "docs/OPERATIONS.md"); err != nil {

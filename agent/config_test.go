@@ -68,7 +68,7 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		"missing broker":   {strings.Replace(goodConfig, `broker = "tcp://127.0.0.1:1884"`, ``, 1), "mqtt.broker"},
 		"bad scheme":       {strings.Replace(goodConfig, `tcp://`, `http://`, 1), "mqtt.broker"},
 		"bad brokers":      {strings.Replace(goodConfig, `broker = "tcp://127.0.0.1:1884"`, `broker = "tcp://127.0.0.1:1884"`+"\nbrokers = [\"tcp://127.0.0.1:1885\", \"http://x:1\"]", 1), "mqtt.brokers"},
-		"bad duration":     {strings.Replace(goodConfig, `"3s"`, `"soon"`, 1), ""},
+		"bad duration":     {strings.Replace(goodConfig, `"3s"`, `"soon"`, 1), "mqtt.timeout"},
 		"negative timeout": {strings.Replace(goodConfig, `"3s"`, `"-3s"`, 1), "mqtt.timeout"},
 		"missing key file": {strings.Replace(goodConfig, `["RELEASE"]`, `["/nonexistent.pub"]`, 1), "release_keys"},
 		"no sensors":       {goodConfig[:strings.Index(goodConfig, "[[sensor]]")], "sensor"},
@@ -293,9 +293,9 @@ func TestSecretsCheckedAtLoad(t *testing.T) {
 	}{
 		{"secret\n", 0o600, ""},
 		{"secret\n", 0o640, ""},
-		{"secret\n", 0o644, "key mqtt.password_file: " + pass + " has mode 0644; a secret must not be accessible by others (chmod 600, or 640 with the service's group)"},
-		{"\n", 0o600, "key mqtt.password_file: " + pass + " is empty; it holds the device's secret (trit-fleet credentials add -o FILE writes it)"},
-		{strings.Repeat("x", maxPasswordFile+1), 0o600, "key mqtt.password_file: " + pass + ": larger than 65536 bytes (64 KiB), the most a password file may hold"},
+		{"secret\n", 0o644, "mqtt.password_file: " + pass + " has mode 0644; a secret must not be accessible by others (chmod 600, or 640 with the service's group)"},
+		{"\n", 0o600, "mqtt.password_file: " + pass + " is empty; it holds the device's secret (trit-fleet credentials add -o FILE writes it)"},
+		{strings.Repeat("x", maxPasswordFile+1), 0o600, "mqtt.password_file: " + pass + ": larger than 65536 bytes (64 KiB), the most a password file may hold"},
 	} {
 		write(c.data, c.mode)
 		_, err := LoadConfig(path)
@@ -334,7 +334,7 @@ func TestStateDirNotADirectory(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := "key state_dir: " + file + " is not a directory"
+	want := "state_dir: " + file + " is not a directory"
 	if _, err := LoadConfig(path); err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Fatalf("LoadConfig with state_dir a file: %v, want …%s", err, want)
 	}
@@ -346,7 +346,7 @@ func TestBrokerNeedsPort(t *testing.T) {
 	k := newKeys(t)
 	for _, b := range []string{"tcp://127.0.0.1", "ssl://broker.example"} {
 		path := writeConfig(t, k, strings.Replace(goodConfig, `broker = "tcp://127.0.0.1:1884"`, `broker = "`+b+`"`, 1))
-		want := `key mqtt.broker: "` + b + `" has no port: want a URL like tls://host:8883 or tcp://host:1883`
+		want := `mqtt.broker: "` + b + `" has no port: want a URL like tls://host:8883 or tcp://host:1883`
 		if _, err := LoadConfig(path); err == nil || !strings.HasSuffix(err.Error(), want) {
 			t.Errorf("broker %s: %v, want …%s", b, err, want)
 		}

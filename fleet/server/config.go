@@ -276,9 +276,16 @@ type Duration = config.Duration
 // command line exits with code 2 (internal/cli).
 var ErrConfig error = &cli.UsageError{Err: errors.New("fleet: invalid configuration")}
 
-// configError is an ErrConfig whose own text says everything (an unknown
-// key's, worded as the agent's): it prints without ErrConfig's prefix.
+// configError is an ErrConfig whose own text says everything (a bad
+// value's, bad TOML's or an unknown key's, worded as the agent's:
+// internal/config): it prints without ErrConfig's prefix.
 type configError struct{ err error }
+
+// badValue is the configuration error of key, its file filled in by
+// ParseConfig.
+func badValue(key, format string, a ...any) error {
+	return configError{&config.Error{Key: key, Msg: fmt.Sprintf(format, a...)}}
+}
 
 func (e configError) Error() string   { return e.err.Error() }
 func (e configError) Unwrap() []error { return []error{ErrConfig, e.err} }
@@ -302,13 +309,18 @@ func ParseConfig(name, text string) (*Config, error) {
 	var c Config
 	md, err := toml.Decode(text, &c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, name, err)
+		return nil, configError{config.DecodeError(name, err)}
 	}
 	// Unknown keys are reported as trit-agent reports them (internal/config).
 	if err := config.Unknown(name, text, md, &c, "docs/FLEET.md"); err != nil {
 		return nil, configError{err}
 	}
 	if err := c.setDefaults(); err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			ce.File = name
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &c, nil
@@ -335,9 +347,7 @@ func (c *Config) databaseName() string {
 }
 
 func (c *Config) setDefaults() error {
-	fail := func(key, format string, a ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrConfig, key, fmt.Sprintf(format, a...))
-	}
+	fail := badValue
 	if c.Fleet == "" {
 		c.Fleet = "main"
 	}

@@ -392,9 +392,7 @@ func subjectToMQTT(subject string) string { return strings.ReplaceAll(subject, "
 
 // checkNATS checks and defaults mqtt.nats and mqtt.nats_ack_wait.
 func (m *MQTTConfig) checkNATS(fleet string) error {
-	fail := func(key, format string, a ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrConfig, key, fmt.Sprintf(format, a...))
-	}
+	fail := badValue
 	if len(m.NATS) == 0 {
 		if m.NATSAckWait.Duration != 0 {
 			return fail("mqtt.nats_ack_wait", "set without mqtt.nats")
