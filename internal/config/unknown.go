@@ -1,6 +1,8 @@
 // Package config holds what trit-agent's and trit-fleet's TOML
-// configuration files share: how an unknown key is reported, in one
-// wording, with its line and the nearest known key.
+// configuration files share: how their errors are worded — an unknown key
+// with its line and the nearest known key (UnknownKeyError), a bad value
+// or bad TOML with its file, line and key (Error) — and the types both
+// read (Duration).
 package config
 
 import (
