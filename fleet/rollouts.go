@@ -145,6 +145,8 @@ func (s *Service) createRollout(req api.RolloutRequest, p access.Principal, hold
 		if err := s.checkRollbackTarget(info, devices, known); err != nil {
 			return nil, err
 		}
+	} else if err := checkNotOlder(info, devices, known); err != nil {
+		return nil, err
 	}
 	now := s.opt.Now()
 	r, err := rollout.New(req.ID, req.Bundle, devices, req.Pace, req.Abort, now)
@@ -258,6 +260,41 @@ func (s *Service) ranBefore(devices []string, known map[string]*inventory.Device
 		return nil
 	})
 	return out, err
+}
+
+// checkNotOlder refuses a rollout (not a rollback) that devices would
+// refuse as older than what they installed: an agent takes a release of a
+// model only above the highest it installed, or the very bundle it runs
+// (anti-rollback; only a signed rollback may go back). Re-rolling the
+// release a rollback went back from is the common case. It goes by each
+// device's last report (its current and previous model), not by the
+// fleet's history: a device whose database was wiped reports neither and
+// takes any release.
+func checkNotOlder(info *api.BundleInfo, devices []string, known map[string]*inventory.Device) error {
+	var older []string
+	top := uint64(0)
+	for _, id := range devices {
+		d := known[id]
+		if d == nil {
+			continue
+		}
+		h := uint64(0)
+		for _, m := range []*wire.ModelRef{d.Model, d.Previous} {
+			if m != nil && m.ID == info.ModelID {
+				h = max(h, m.Release)
+			}
+		}
+		running := d.Model != nil && d.Model.Bundle == info.Hash
+		if info.Release < h || (info.Release == h && !running) {
+			older = append(older, fmt.Sprintf("%s (release %d)", id, h))
+			top = max(top, h)
+		}
+	}
+	if len(older) > 0 {
+		return fmt.Errorf("%w: %d device(s) already installed %s release %d or later, and an agent refuses a release not above the highest it installed: %s; publish release %d or later (or, to go back, make a rollback)",
+			rollout.ErrInvalid, len(older), info.ModelID, info.Release, listIDs(older), top+1)
+	}
+	return nil
 }
 
 // checkCompatible refuses a rollout to devices whose last report says they

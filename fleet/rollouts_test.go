@@ -68,21 +68,50 @@ func TestRollbackOnlyToWhatDevicesRan(t *testing.T) {
 	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back-1", Bundle: v1, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
 		t.Fatalf("rollback of gw-1 to v1, which it ran: %v", err)
 	}
-	// Not a rollback: any registered bundle may be sent (the devices'
-	// anti-rollback check refuses lower releases).
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "fwd", Bundle: v2, Devices: []string{"gw-1", "gw-2"}}); err != nil {
+	// Not a rollback: a release below what a device installed is refused
+	// up front (its agent would refuse it), naming the devices.
+	_, err = f.svc.CreateRollout(api.RolloutRequest{ID: "fwd", Bundle: v2, Devices: []string{"gw-1", "gw-2"}})
+	if !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), "gw-1 (release 3), gw-2 (release 3)") || !strings.Contains(err.Error(), "publish release 4 or later") {
+		t.Fatalf("release 2 to devices on release 3: %v", err)
+	}
+	// A bundle a device installed in an earlier rollout counts too: gw-3
+	// has no model yet, so any release goes forward.
+	f.state(t, &wire.State{Device: "gw-3", Session: 1, Online: true})
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "fwd", Bundle: v2, Devices: []string{"gw-3"}}); err != nil {
 		t.Fatal(err)
 	}
-	// A bundle a device installed in an earlier rollout counts too.
 	f.svc.Tick()
 	for _, c := range f.commands(t) {
-		if c.Rollout == "fwd" && c.Device == "gw-1" {
+		if c.Rollout == "fwd" && c.Device == "gw-3" {
 			f.report(t, c, wire.JobSucceeded)
 		}
 	}
 	f.svc.Tick()
-	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back-2", Bundle: v2, Devices: []string{"gw-1"}, Rollback: true}); err != nil {
-		t.Fatalf("rollback to a bundle gw-1 installed in rollout fwd: %v", err)
+	f.state(t, &wire.State{Device: "gw-3", Session: 1, Online: true, Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3}})
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "back-2", Bundle: v2, Devices: []string{"gw-3"}, Rollback: true}); err != nil {
+		t.Fatalf("rollback to a bundle gw-3 installed in rollout fwd: %v", err)
+	}
+}
+
+// Re-rolling the release a rollback went back from is refused: the
+// device's agent refuses a release not above the highest it installed
+// unless it runs that very bundle (it reported release 3 as its previous
+// model, release 2 as its current). The bundle a device runs may be sent
+// again (a no-op, or a repair of a damaged copy).
+func TestRolloutOfOlderReleaseRefused(t *testing.T) {
+	f := newFixture(t)
+	v2, v3 := f.addBundle(t, 2), f.addBundle(t, 3)
+	f.state(t, &wire.State{Device: "gw-1", Session: 1, Online: true,
+		Model: &wire.ModelRef{ID: "vib", Release: 2, Bundle: v2}, Previous: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3}})
+	f.state(t, &wire.State{Device: "gw-2", Session: 1, Online: true,
+		Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3}, Previous: &wire.ModelRef{ID: "vib", Release: 2, Bundle: v2}})
+	_, err := f.svc.CreateRollout(api.RolloutRequest{ID: "again", Bundle: v3, Devices: []string{"gw-1", "gw-2"}})
+	if !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), "1 device(s) already installed vib release 3 or later") ||
+		!strings.Contains(err.Error(), "gw-1 (release 3)") || strings.Contains(err.Error(), "gw-2") {
+		t.Fatalf("release 3 again to gw-1, rolled back from it: %v", err)
+	}
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "same", Bundle: v3, Devices: []string{"gw-2"}}); err != nil {
+		t.Fatalf("the bundle gw-2 runs, sent again: %v", err)
 	}
 }
 
