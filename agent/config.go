@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/internal/capped"
 	"github.com/trit-iot/trit/internal/config"
+	"github.com/trit-iot/trit/internal/secretfile"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/sensors/features"
 	"github.com/trit-iot/trit/wire"
@@ -167,24 +167,6 @@ const (
 	maxConfigFile   = 1 << 20  // the configuration file
 	maxPasswordFile = 64 << 10 // mqtt.password_file
 )
-
-// checkSecretMode refuses a secret (the MQTT password file, the TLS client
-// key) that others may read: the service reads it as its owner or through
-// a group (docs/OPERATIONS.md: mode 0600, or 0640 with the service's
-// group). An empty path is no secret.
-func checkSecretMode(path string) error {
-	if path == "" || runtime.GOOS == "windows" {
-		return nil
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if perm := fi.Mode().Perm(); perm&0o007 != 0 {
-		return fmt.Errorf("%s has mode %04o; a secret must not be accessible by others (chmod 600, or 640 with the service's group)", path, perm)
-	}
-	return nil
-}
 
 // readPassword reads mqtt.password_file, up to maxPasswordFile bytes; the
 // password is its content without trailing line breaks. An empty password
@@ -350,7 +332,7 @@ func (c *Config) Validate() error {
 	// The secrets are read here as run reads them, so that check-config
 	// refuses what would stop the agent or keep it from ever connecting.
 	for key, p := range map[string]string{"mqtt.key_file": m.KeyFile, "mqtt.password_file": m.PasswordFile} {
-		if err := checkSecretMode(p); err != nil {
+		if err := secretfile.CheckMode(p, true); err != nil {
 			return fail(key, "%v", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trit-iot/trit/internal/capped/cappedtest"
 	"github.com/trit-iot/trit/internal/config"
+	"github.com/trit-iot/trit/internal/secretfile"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -311,7 +312,7 @@ func TestSecretsCheckedAtLoad(t *testing.T) {
 			t.Errorf("check-config, password file of %d bytes mode %04o: exit %d, want %d (%s)", len(c.data), c.mode, code, want, errOut.String())
 		}
 	}
-	if err := checkSecretMode(pass); err != nil { // 0600 after the loop
+	if err := secretfile.CheckMode(pass, true); err != nil { // 0600 after the loop
 		t.Fatal(err)
 	}
 	key := filepath.Join(dir, "gw.key")
@@ -319,7 +320,7 @@ func TestSecretsCheckedAtLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(key, 0o604)
-	if err := checkSecretMode(key); err == nil || !strings.Contains(err.Error(), "has mode 0604") {
+	if err := secretfile.CheckMode(key, true); err == nil || !strings.Contains(err.Error(), "has mode 0604") {
 		t.Errorf("a key file of mode 0604: %v", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -30,6 +29,7 @@ import (
 	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/internal/config"
 	"github.com/trit-iot/trit/internal/ratelog"
+	"github.com/trit-iot/trit/internal/secretfile"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 )
@@ -309,7 +309,7 @@ func loadSecrets(cfg *Config) (*secrets, error) {
 	for _, f := range []struct{ key, path string }{
 		{"mqtt.key_file", cfg.MQTT.KeyFile}, {"mqtt.password_file", cfg.MQTT.PasswordFile}, {"mqtt.embedded_key_file", cfg.MQTT.EmbeddedKeyFile},
 	} {
-		if err := checkSecretMode(f.path); err != nil {
+		if err := secretfile.CheckMode(f.path, false); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.key, err)
 		}
 	}
@@ -322,22 +322,6 @@ func loadSecrets(cfg *Config) (*secrets, error) {
 		s.auditKeys = append(s.auditKeys, k)
 	}
 	return &s, nil
-}
-
-// checkSecretMode refuses a secret file (a private key, a password) that
-// group or others can read; an empty path is no file.
-func checkSecretMode(path string) error {
-	if path == "" || runtime.GOOS == "windows" {
-		return nil
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("%s has mode %04o; a secret must not be readable by group or others (chmod 600)", path, perm)
-	}
-	return nil
 }
 
 // reloadLoop applies a re-read configuration on each cfg.Reload signal:

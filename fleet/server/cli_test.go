@@ -20,6 +20,7 @@ import (
 	"github.com/trit-iot/trit/internal/buildinfo"
 	"github.com/trit-iot/trit/internal/cli"
 	"github.com/trit-iot/trit/internal/cli/clitest"
+	"github.com/trit-iot/trit/internal/secretfile"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire/mqtttest"
 )
@@ -123,7 +124,7 @@ func TestFleetMQTTSecretsMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(key, 0o604)
-	if err := checkSecretMode(key); err == nil || !strings.Contains(err.Error(), "has mode 0604") {
+	if err := secretfile.CheckMode(key, false); err == nil || !strings.Contains(err.Error(), "has mode 0604") {
 		t.Errorf("a key file of mode 0604: %v", err)
 	}
 }

@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	"tritctl":   {"api", "inference", "training", "sensors", "wire", "internal"},
 	"benchmark": {"inference", "training", "internal"},
 	// Helpers shared by the programs (cli, config, newfile, buildinfo,
-	// linelimit, capped) and by the tests' servers (proc):
+	// linelimit, capped, secretfile) and by the tests' servers (proc):
 	// they know nothing of the project's own packages.
 	"internal": {},
 	"cmd":      {"agent", "fleet", "tritctl", "benchmark", "api", "inference", "training", "sensors", "store", "wire"},
