@@ -50,7 +50,12 @@ func metricLine(t *testing.T, f *fixture, name string) string {
 // who leads.
 func TestReplicasOneLeads(t *testing.T) {
 	dsn := pgtest.Database(t)
-	const ttl = time.Second
+	// The lease runs on real time: two seconds, and a renewal right before
+	// the follower's tick below, so that a loaded machine (a PostgreSQL
+	// round trip taking most of a second) does not hand the lease over
+	// before the test means it to (make test beside other jobs: b took it
+	// and sent the canary at a one-second lease).
+	const ttl = 2 * time.Second
 	a, b := replica(t, dsn, "a", ttl), replica(t, dsn, "b", ttl)
 	for _, id := range []string{"gw-1", "gw-2", "gw-3", "gw-4"} {
 		a.online(t, id, nil)
@@ -69,6 +74,7 @@ func TestReplicasOneLeads(t *testing.T) {
 		Pace: api.Pace{Phases: []api.Phase{{Count: 1}, {Percent: 100}}}}); err != nil {
 		t.Fatal(err)
 	}
+	a.svc.Tick() // renews the lease; a's index has not seen r yet
 	b.svc.Tick()
 	a.clk.t = a.clk.t.Add(leaseRescan)
 	lastRenewal := time.Now()
