@@ -267,7 +267,7 @@ func DecodeResponse(data []byte) (*Response, error) {
 		}
 		var sum uint64
 		for k, n := range p.Transitions {
-			if len(k) > 513 || n > p.Changed || sum+n > p.Changed {
+			if len(k) > 513 || n > p.Changed-sum { // sum ≤ Changed: no wrap, as sum+n could
 				return fail("plan", "transition %q: counts above the %d changed windows", k, p.Changed)
 			}
 			sum += n

@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // ShadowReport is what a device measured of a candidate model it runs in
@@ -168,7 +169,7 @@ func (r *ShadowReport) check() error {
 	if r.ActiveUnknown > r.Windows || r.CandidateUnknown > r.Windows {
 		return fmt.Errorf("%d and %d unknown windows of %d", r.ActiveUnknown, r.CandidateUnknown, r.Windows)
 	}
-	if r.ActiveConfidence > 255*r.Windows || r.CandidateConfidence > 255*r.Windows {
+	if above255Times(r.ActiveConfidence, r.Windows) || above255Times(r.CandidateConfidence, r.Windows) {
 		return fmt.Errorf("confidence sums above 255 × the %d windows", r.Windows)
 	}
 	if r.Agree > r.Windows || r.ActiveLowMargin > r.Windows || r.CandidateLowMargin > r.Windows {
@@ -192,7 +193,7 @@ func (r *ShadowReport) check() error {
 			return fmt.Errorf("confusion row has %d columns for %d candidate classes", len(row), len(r.CandidateClasses))
 		}
 		for _, n := range row {
-			if n > r.Windows || sum+n > r.Windows {
+			if n > r.Windows-sum { // sum ≤ Windows: no wrap, as sum+n could
 				return fmt.Errorf("confusion adds up to more than %d windows", r.Windows)
 			}
 			sum += n
@@ -242,4 +243,12 @@ func (r *DriftReport) check() error {
 		}
 	}
 	return nil
+}
+
+// above255Times reports whether x > 255·windows, exactly: 255·windows
+// computed in 64 bits wraps above 2⁶⁴/255 windows and would refuse a report
+// whose sums are within the bound.
+func above255Times(x, windows uint64) bool {
+	hi, lo := bits.Mul64(255, windows)
+	return hi == 0 && x > lo
 }

@@ -63,7 +63,9 @@ func (r *ConfidenceReport) check(predictions uint64) error {
 	}
 	var sum uint64
 	for _, n := range r.Histogram {
-		if n > predictions || sum+n > predictions {
+		// sum ≤ predictions, so predictions-sum cannot wrap; sum+n could,
+		// and a report of counts near 2⁶⁴ would pass.
+		if n > predictions-sum {
 			return fmt.Errorf("histogram counts add up to more than %d predictions", predictions)
 		}
 		sum += n
@@ -194,7 +196,7 @@ func DecodeTelemetry(data []byte) (*Telemetry, error) {
 	}
 	var sum uint64
 	for c, n := range t.Counts {
-		if n > t.Predictions || sum+n > t.Predictions {
+		if n > t.Predictions-sum { // sum ≤ Predictions: no wrap, as sum+n could
 			return fail("counts", "class %q: counts add up to more than %d predictions", c, t.Predictions)
 		}
 		sum += n
