@@ -15,6 +15,9 @@ const (
 	idxLabelsMagic = 0x00000801 // 2049: uint8, n
 )
 
+// idxChunk is the most of an image readIDX reads at once.
+const idxChunk = 64 << 10
+
 // maxRatio bounds the compression ratio assumed when preallocating for a
 // compressed IDX file; typical ratios are 5 (images) to 60 (labels).
 const maxRatio = 256
@@ -87,17 +90,26 @@ func readIDX(imgSrc, lblSrc *source, o *Options) (*Dataset, error) {
 	x := make([]float32, 0, prealloc*d)
 	y := make([]int32, 0, prealloc)
 	lab := newLabeler()
-	buf := make([]byte, d)
+	// An image is read in pieces of at most idxChunk bytes, and x grows by
+	// each piece as it arrives: a header may declare images of up to
+	// maxValues pixels, and a buffer for a whole one, allocated before
+	// reading, was 256 MiB for a 16-byte file that declares no images or
+	// a compressed one that ends after its header.
+	buf := make([]byte, min(d, idxChunk))
 	for i := range count {
-		if err := readFull(img, buf); err != nil {
-			return nil, fail(name, "image %d of %d: %w", i+1, n, err)
+		for j := 0; j < d; {
+			k := min(d-j, len(buf))
+			if err := readFull(img, buf[:k]); err != nil {
+				return nil, fail(name, "image %d of %d: %w", i+1, n, err)
+			}
+			x = grow(x, k, count*d)
+			row := x[len(x) : len(x)+k]
+			for q, p := range buf[:k] {
+				row[q] = float32(p)
+			}
+			x = x[:len(x)+k]
+			j += k
 		}
-		x = grow(x, d, count*d)
-		row := x[len(x) : len(x)+d]
-		for j, p := range buf {
-			row[j] = float32(p)
-		}
-		x = x[:len(x)+d]
 		c, err := lbl.ReadByte()
 		if err != nil {
 			return nil, fail(lname, "label %d of %d: %w", i+1, n, noEOF(err))
