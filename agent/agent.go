@@ -302,10 +302,7 @@ func (a *Agent) emit(ev *wire.Event, record bool) {
 	ev.Device = a.cfg.DeviceID
 	ev.Time = a.now().UnixMilli()
 	ev.Clock = a.clock.stamp()
-	if len(ev.Reason) > 1024 {
-		ev.Reason = ev.Reason[:1024]
-	}
-	payload, err := ev.Marshal()
+	payload, err := marshalEvent(ev)
 	if err == nil {
 		// A priority message: telemetry never pushes it out of the outbox,
 		// and it is written from the store's reserve when the disk is full.
