@@ -95,7 +95,7 @@ stderr.`,
 		Use:   "check-config",
 		Short: "Validate the configuration and the files it names (token, keys), then exit",
 		Long: "check-config reads the configuration file and every file it names (API token, command key, release keys,\n" +
-			"the embedded broker's credentials), and checks that a bbolt database can be created or written\n" +
+			"the embedded broker's credentials) and checks that a bbolt database can be created or written,\n" +
 			"as trit-fleet run would, and exits 0 if the service could start with them. The systemd unit and the\n" +
 			"Debian package run it before starting the service.",
 		Example: `  trit-fleet check-config --config /etc/trit/fleet.toml
