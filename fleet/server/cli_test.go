@@ -43,6 +43,21 @@ func TestServeRefusesReadableToken(t *testing.T) {
 	}
 }
 
+// checkConfigOf writes config as fleet.toml in dir and returns a run of
+// check-config on it: the exit code and standard error.
+func checkConfigOf(t *testing.T, dir, config string) func() (int, string) {
+	t.Helper()
+	path := filepath.Join(dir, "fleet.toml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return func() (int, string) {
+		var out, errOut strings.Builder
+		code := Main([]string{"check-config", "--config", path}, &out, &errOut)
+		return code, errOut.String()
+	}
+}
+
 // check-config refuses what run refuses at start: an API token shorter
 // than 16 characters and an embedded broker's credentials file others
 // may write. Both passed check-config, and the service then stopped at
@@ -50,16 +65,7 @@ func TestServeRefusesReadableToken(t *testing.T) {
 func TestCheckConfigRefusesWhatRunRefuses(t *testing.T) {
 	files := writeFleetFiles(t, "embedded")
 	creds := filepath.Join(files.dir, "mqtt-credentials")
-	path := filepath.Join(files.dir, "fleet.toml")
-	config := strings.Replace(files.config, "[api]", fmt.Sprintf("embedded_credentials = %q\n[api]", creds), 1)
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	check := func() (int, string) {
-		var out, errOut strings.Builder
-		code := Main([]string{"check-config", "--config", path}, &out, &errOut)
-		return code, errOut.String()
-	}
+	check := checkConfigOf(t, files.dir, strings.Replace(files.config, "[api]", fmt.Sprintf("embedded_credentials = %q\n[api]", creds), 1))
 	if code, errOut := check(); code != 0 {
 		t.Fatalf("check-config without a credentials file: exit %d, %s", code, errOut)
 	}
@@ -97,16 +103,7 @@ func TestFleetMQTTSecretsMode(t *testing.T) {
 	if err := os.WriteFile(pw, []byte("fleet-secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(files.dir, "fleet.toml")
-	config := strings.Replace(files.config, "[mqtt]\n", fmt.Sprintf("[mqtt]\nusername = \"trit-fleet\"\npassword_file = %q\n", pw), 1)
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	check := func() (int, string) {
-		var out, errOut strings.Builder
-		code := Main([]string{"check-config", "--config", path}, &out, &errOut)
-		return code, errOut.String()
-	}
+	check := checkConfigOf(t, files.dir, strings.Replace(files.config, "[mqtt]\n", fmt.Sprintf("[mqtt]\nusername = \"trit-fleet\"\npassword_file = %q\n", pw), 1))
 	if code, errOut := check(); code != 0 {
 		t.Fatalf("check-config with a 0600 password file: exit %d, %s", code, errOut)
 	}
@@ -298,15 +295,8 @@ func TestVocabulary(t *testing.T) {
 // directories: run creates them) passes.
 func TestCheckConfigDatabasePath(t *testing.T) {
 	files := writeFleetFiles(t, "tcp://127.0.0.1:1")
-	path := filepath.Join(files.dir, "fleet.toml")
 	check := func(db string) (int, string) {
-		config := strings.Replace(files.config, "database = ", fmt.Sprintf("database = %q\n# was: ", db), 1)
-		if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		var out, errOut strings.Builder
-		code := Main([]string{"check-config", "--config", path}, &out, &errOut)
-		return code, errOut.String()
+		return checkConfigOf(t, files.dir, strings.Replace(files.config, "database = ", fmt.Sprintf("database = %q\n# was: ", db), 1))()
 	}
 	if code, errOut := check(filepath.Join(files.dir, "new", "deeper", "fleet.db")); code != 0 {
 		t.Errorf("a database in directories run creates: exit %d, %s", code, errOut)
