@@ -27,6 +27,7 @@ import (
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
+	"github.com/trit-iot/trit/internal/proc"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/wire/mqtttest"
 )
@@ -55,6 +56,7 @@ type world struct {
 	agents             map[string]context.CancelFunc
 	stopped            map[string]chan struct{} // closed when an agent's Run returned
 	agentDone          sync.WaitGroup
+	logFile            *os.File // the fleet's and agents' log (logger)
 	fleetQueue         int      // the fleet's mqtt.queue; 0: its default
 	fleetNATS          []string // the fleet's mqtt.nats (NATS client addresses); nil: none
 	fleetDatabase      string   // the fleet's database (a postgres:// URL); "": a bbolt file in dir
@@ -67,11 +69,18 @@ type world struct {
 	twoPerson bool
 }
 
-func quiet() *slog.Logger {
+// logTail is how many of the world's log lines a failing test prints.
+const logTail = 200
+
+// logger is the log of the world's fleet and agents: with TRIT_E2E_LOG
+// set, standard error; otherwise a file in the world's directory whose
+// last logTail lines a failing test prints (newWorldBroker), so that an
+// intermittent failure is explained by the run that had it.
+func (w *world) logger() *slog.Logger {
 	if os.Getenv("TRIT_E2E_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return slog.New(slog.NewTextHandler(w.logFile, nil))
 }
 
 func newWorld(t testing.TB) *world { return newWorldBroker(t, "") }
@@ -115,6 +124,18 @@ func newWorldBroker(t testing.TB, brokerConf string) *world {
 	if err := os.WriteFile(w.replay, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if w.logFile, err = os.Create(filepath.Join(w.dir, "e2e.log")); err != nil {
+		t.Fatal(err)
+	}
+	// Registered before close, so it runs after it: every line is in.
+	t.Cleanup(func() {
+		w.logFile.Close()
+		if t.Failed() {
+			if log, err := os.ReadFile(w.logFile.Name()); err == nil {
+				t.Logf("the fleet's and agents' log, its last %d lines:\n%s", logTail, proc.Tail(string(log), logTail))
+			}
+		}
+	})
 	t.Cleanup(w.close)
 	return w
 }
@@ -298,7 +319,7 @@ func (w *world) startAgentsTuned(prefix string, n int, labels map[string]string,
 				w.t.Fatal(err)
 			}
 		}
-		w.runAgent(cfg, quiet().With("device", id))
+		w.runAgent(cfg, w.logger())
 	}
 	return ids
 }

@@ -223,7 +223,7 @@ every = "1s"
 min_windows = 20
 `, trainDir))
 	cfg := w.loopAgent(id, replay, agent.MQTTConfig{Broker: e.broker, Username: id, PasswordFile: e.passwords[id]})
-	w.runAgent(cfg, quiet().With("device", id))
+	w.runAgent(cfg, w.logger())
 	w.waitKnown([]string{id})
 	hash := w.publish(signed)
 	w.rollout(api.RolloutRequest{ID: "m-1", Bundle: hash, Devices: []string{id}})
@@ -242,7 +242,7 @@ min_windows = 20
 	stoppedAt := time.Now().UnixMilli()
 	time.Sleep(time.Second)
 	startedAt := time.Now().UnixMilli()
-	w.runAgent(cfg, quiet().With("device", id))
+	w.runAgent(cfg, w.logger())
 	var got []int64
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		got = w.labelled(id)
@@ -326,7 +326,7 @@ func TestLabelSourceOnMosquitto(t *testing.T) {
 	})
 	const id = "gw-100"
 	cfg := w.loopAgent(id, replay, agent.MQTTConfig{Broker: w.broker.URL()})
-	w.runAgent(cfg, quiet().With("device", id))
+	w.runAgent(cfg, w.logger())
 	w.waitKnown([]string{id})
 	w.rollout(api.RolloutRequest{ID: "m-1", Bundle: w.publish(signed), Devices: []string{id}})
 	if r := w.waitRollout("m-1", time.Minute, nil); r.State != api.RolloutCompleted {

@@ -71,7 +71,7 @@ func (w *world) startFleetConf(edit func(string) string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan server.Ready, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.Serve(ctx, cfg, quiet(), ready) }()
+	go func() { done <- server.Serve(ctx, cfg, w.logger(), ready) }()
 	select {
 	case r := <-ready:
 		w.api, w.stopFleet, w.fleetDone = r.API, cancel, done
@@ -308,7 +308,7 @@ func (e *embeddedFleet) kill() {
 // credentials.
 func (e *embeddedFleet) startAgent(id string) {
 	e.w.t.Helper()
-	e.w.startAgentWith(id, agent.MQTTConfig{Broker: e.broker, Username: id, PasswordFile: e.passwords[id]}, quiet().With("device", id))
+	e.w.startAgentWith(id, agent.MQTTConfig{Broker: e.broker, Username: id, PasswordFile: e.passwords[id]}, e.w.logger())
 }
 
 // startAgentWith starts one agent configured as startAgents does, but on
