@@ -80,11 +80,15 @@ type Auth struct {
 	now     func() time.Time
 }
 
+// MinTokenLength is the shortest API token (api.token_file's) the fleet
+// takes, in bytes: shorter ones are guessable.
+const MinTokenLength = 16
+
 // NewAuth returns the authority over db's operators and the
-// api.token_file's token (at least 16 characters).
+// api.token_file's token (at least MinTokenLength bytes).
 func NewAuth(db store.Database, tokenFile string, signIns *SignIns, audit *Audit, log *slog.Logger, now func() time.Time) (*Auth, error) {
-	if len(tokenFile) < 16 {
-		return nil, errors.New("fleet: the API token must be at least 16 characters")
+	if len(tokenFile) < MinTokenLength {
+		return nil, fmt.Errorf("fleet: the API token must be at least %d characters", MinTokenLength)
 	}
 	if log == nil {
 		log = slog.Default()

@@ -68,7 +68,7 @@ type Options struct {
 	// shared with the API; nil: one of the console's own over DB with
 	// Token and SignIns.
 	Auth  *access.Auth
-	Token string // the api.token_file's token when Auth is nil; at least 16 characters
+	Token string // the api.token_file's token when Auth is nil; at least access.MinTokenLength bytes
 	// SignIns throttles sign-ins per source address and operator when Auth
 	// is nil; nil: one of the console's own.
 	SignIns *access.SignIns
@@ -151,9 +151,6 @@ func New(opt *Options) (*Console, error) {
 		o.Now = time.Now
 	}
 	if o.Auth == nil {
-		if len(o.Token) < 16 {
-			return nil, errors.New("console: the API token must be at least 16 characters")
-		}
 		a, err := access.NewAuth(o.DB, o.Token, o.SignIns, o.Service.Audit(), o.Logger, o.Now)
 		if err != nil {
 			return nil, err

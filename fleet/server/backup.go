@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trit-iot/trit/fleet/access"
 	"github.com/trit-iot/trit/internal/capped"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
@@ -61,13 +62,10 @@ func openDatabase(cfg *Config, log *slog.Logger) (store.Database, error) {
 // keeps a wrong path (a log, /dev/zero) from being read whole.
 const maxTokenFile = 64 << 10
 
-// minToken is the shortest API token the service takes, in bytes.
-const minToken = 16
-
 // readToken reads the API token file, refusing one that group or others
 // can read (as the command key's file), one of more than maxTokenFile
 // bytes, without reading past that bound, and a token shorter than
-// minToken.
+// access.MinTokenLength.
 func readToken(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -96,8 +94,8 @@ func readToken(path string) (string, error) {
 	}
 	// The service refuses a shorter token (access.NewAuth); saying so
 	// here, naming the file, makes check-config refuse it too.
-	if len(token) < minToken {
-		return "", fmt.Errorf("%s: the token has %d characters; the API token must be at least %d", path, len(token), minToken)
+	if len(token) < access.MinTokenLength {
+		return "", fmt.Errorf("%s: the token has %d characters; the API token must be at least %d", path, len(token), access.MinTokenLength)
 	}
 	return token, nil
 }
