@@ -550,17 +550,21 @@ func (a *Agent) telemetry(ctx context.Context) {
 	}
 }
 
-// queueTelemetry puts t in the outbox. A full disk fails every report:
+// queueTelemetry puts t in the outbox, its class counts cut to what the
+// fleet accepts (marshalTelemetry). A full disk fails every report:
 // failures says so once, then at most every telemetryErrorEvery with a
 // count, and once more when it ends.
 func (a *Agent) queueTelemetry(t *wire.Telemetry, failures *repeatLimiter) {
-	payload, err := t.Marshal()
+	msg := "telemetry not queued (is the disk full?); repeats are counted, not logged"
+	payload, err := marshalTelemetry(t)
 	if err == nil {
 		err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Telemetry(a.cfg.DeviceID), Payload: payload, QoS: 1})
+	} else {
+		msg = "telemetry not queued; repeats are counted, not logged"
 	}
 	if err != nil {
 		if log, since := failures.fail(time.Now()); log {
-			a.log.Error("telemetry not queued (is the disk full?); repeats are counted, not logged", "err", err, "failed_since_last_log", since, "seq", t.Seq)
+			a.log.Error(msg, "err", err, "failed_since_last_log", since, "seq", t.Seq)
 		}
 	} else if n := failures.ok(); n > 0 {
 		a.log.Info("telemetry queued again", "reports_lost", n)

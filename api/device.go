@@ -31,6 +31,11 @@ type Device struct {
 	Predictions uint64            `json:"predictions,omitempty"` // total reported
 	Latency     *wire.Latency     `json:"latency_us,omitempty"`  // latest interval
 	Counts      map[string]uint64 `json:"counts,omitempty"`      // per class, latest interval
+	// CountsOther are the classes of the latest interval that Counts
+	// leaves out (a model of more classes than a report names,
+	// wire.Telemetry.Other) and their predictions; nil when Counts has
+	// every class.
+	CountsOther *wire.OtherCounts `json:"counts_other,omitempty"`
 	Last        *wire.Prediction  `json:"last_prediction,omitempty"`
 	// ShadowModel is the candidate the device scores in shadow (from its
 	// state), Shadow its latest report (from telemetry).

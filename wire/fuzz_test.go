@@ -79,6 +79,8 @@ func FuzzDecodePayloads(f *testing.F) {
 	f.Add(b)
 	b, _ = (&Telemetry{Device: "d", Session: 1, Seq: 1, Predictions: 1, Counts: map[string]uint64{"a": 1}}).Marshal()
 	f.Add(b)
+	b, _ = (&Telemetry{Device: "d", Session: 1, Seq: 1, Predictions: 9, Counts: map[string]uint64{"a": 5}, Other: &OtherCounts{Classes: 2, Predictions: 4}}).Marshal()
+	f.Add(b)
 	b, _ = (&Telemetry{Device: "d", Session: 1, Seq: 1, Predictions: 2,
 		Shadow: &ShadowReport{Rollout: "r", Seq: 1, Bundle: hashA, Windows: 2, Agree: 1, ActiveClasses: []string{"a", "b"},
 			CandidateClasses: []string{"a", "b"}, Confusion: [][]uint64{{1, 1}, {0, 0}}, LowMargin: 0.1},

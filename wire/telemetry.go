@@ -122,6 +122,13 @@ type Telemetry struct {
 	// Predictions made in the interval, and per class label.
 	Predictions uint64            `json:"predictions"`
 	Counts      map[string]uint64 `json:"counts,omitempty"`
+	// Other counts the classes predicted in the interval that Counts
+	// leaves out: a report names at most MaxTelemetryClasses classes, and
+	// fewer when their labels would take it past MaxTelemetrySize, so an
+	// agent running a model of more classes (a bundle may have 4,096)
+	// names the most predicted and sums the rest here. Absent when Counts
+	// names every class predicted, and from agents before it.
+	Other *OtherCounts `json:"counts_other,omitempty"`
 	// Errors counts failed cycles (sensor or inference).
 	Errors  uint64      `json:"errors,omitempty"`
 	Latency *Latency    `json:"latency_us,omitempty"`
@@ -138,7 +145,17 @@ type Telemetry struct {
 	Confidence *ConfidenceReport `json:"confidence,omitempty"`
 }
 
-// MaxTelemetryClasses bounds Counts.
+// OtherCounts are the classes a report's Counts leaves out (Telemetry.Other).
+type OtherCounts struct {
+	// Classes left out, each predicted at least once in the interval.
+	Classes uint64 `json:"classes"`
+	// Predictions of those classes.
+	Predictions uint64 `json:"predictions"`
+}
+
+// MaxTelemetryClasses bounds Counts: the fleet keeps a device's latest
+// counts, so a report of a model with more classes names the most
+// predicted and sums the rest in Other.
 const MaxTelemetryClasses = 256
 
 // Marshal encodes t, setting V.
@@ -200,6 +217,16 @@ func DecodeTelemetry(data []byte) (*Telemetry, error) {
 			return fail("counts", "class %q: counts add up to more than %d predictions", c, t.Predictions)
 		}
 		sum += n
+	}
+	if o := t.Other; o != nil {
+		switch {
+		case o.Classes == 0:
+			return fail("counts_other", "no classes: leave it out")
+		case o.Predictions < o.Classes:
+			return fail("counts_other", "%d predictions of %d classes, want at least one a class", o.Predictions, o.Classes)
+		case o.Predictions > t.Predictions-sum:
+			return fail("counts_other", "%d predictions and the counts' %d add up to more than the interval's %d", o.Predictions, sum, t.Predictions)
+		}
 	}
 	return &t, nil
 }

@@ -101,6 +101,22 @@ type barChart struct {
 	Note          string // what the figures are
 }
 
+// classCounts are a device's latest class counts, the classes its report
+// left out (a model of more classes than a report names) under
+// api.HealthOther, as the health history counts them.
+func classCounts(d *api.Device) map[string]uint64 {
+	o := d.CountsOther
+	if o == nil || o.Predictions == 0 {
+		return d.Counts
+	}
+	counts := make(map[string]uint64, len(d.Counts)+1)
+	for k, v := range d.Counts {
+		counts[k] = v
+	}
+	counts[api.HealthOther] += o.Predictions
+	return counts
+}
+
 // classChart draws per-class prediction counts, largest first; nil if
 // there are none.
 func classChart(counts map[string]uint64, note string) *barChart {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/rollout"
+	"github.com/trit-iot/trit/wire"
 )
 
 func TestProgressChart(t *testing.T) {
@@ -83,6 +84,13 @@ func TestClassChart(t *testing.T) {
 	c = classChart(many, "x")
 	if len(c.Rows) != 12 || c.Rows[11].Full != "19 other classes" {
 		t.Fatalf("%d rows, last %q", len(c.Rows), c.Rows[len(c.Rows)-1].Full)
+	}
+	// A report that left classes out: they are one bar, and the shares
+	// are of every prediction.
+	d := &api.Device{Counts: map[string]uint64{"a": 30, "b": 20}, CountsOther: &wire.OtherCounts{Classes: 300, Predictions: 50}}
+	c = classChart(classCounts(d), "x")
+	if len(c.Rows) != 3 || c.Rows[0].Full != api.HealthOther || c.Rows[0].Value != "50 (50.0%)" || c.Rows[1].Value != "30 (30.0%)" {
+		t.Fatalf("rows %+v", c.Rows)
 	}
 	long := strings.Repeat("é", 40)
 	c = classChart(map[string]uint64{long: 1}, "x")

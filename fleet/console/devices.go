@@ -189,7 +189,7 @@ func (c *Console) devicesData(all []inventory.Device, f deviceFilter) *devicesDa
 		d := &all[i]
 		if f.match(d, sel) {
 			matched = append(matched, d)
-			for k, v := range d.Counts {
+			for k, v := range classCounts(&d.Device) {
 				counts[k] += v
 			}
 		}
@@ -371,7 +371,7 @@ func (c *Console) devicePage(w http.ResponseWriter, r *http.Request, s sessionVi
 		return
 	}
 	data := &deviceData{D: d, Row: newDeviceRow(d), Labels: sortedLabels(d.Labels),
-		Classes: classChart(d.Counts, "latest telemetry interval"), Unknown: newUnknownView(d)}
+		Classes: classChart(classCounts(&d.Device), "latest telemetry interval"), Unknown: newUnknownView(d)}
 	if pts, err := inventory.RecentHealth(c.db, []string{d.ID}, c.opt.Now(), true); err == nil {
 		span := healthSpan(r)
 		if data.Health = healthChart(pts, c.opt.Now(), false, "this device", span); data.Health != nil {

@@ -120,7 +120,7 @@ func overview(devices []inventory.Device, rs []rollout.Rollout, latest map[strin
 			}
 			uses[k].Devices++
 		}
-		for k, v := range d.Counts {
+		for k, v := range classCounts(&d.Device) {
 			counts[k] += min(v, math.MaxUint64-counts[k]) // saturates: a saturated device must not wrap the total
 		}
 		if d.TelemetryMissing > 0 {

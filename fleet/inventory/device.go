@@ -223,7 +223,7 @@ func (d *Device) ApplyTelemetry(m *wire.Telemetry, now time.Time) (newest bool) 
 	if m.Last != nil {
 		d.Last = m.Last
 	}
-	d.Counts = m.Counts
+	d.Counts, d.CountsOther = m.Counts, m.Other
 	d.Shadow = m.Shadow
 	d.Drift = m.Drift           // nil: the running model has no fingerprint, or no window yet
 	d.Confidence = m.Confidence // nil: the running model has no calibration, or no window

@@ -52,6 +52,14 @@ func addToPoint(p *api.HealthPoint, m *wire.Telemetry) {
 		}
 		p.Counts[class] += n
 	}
+	if o := m.Other; o != nil && o.Predictions > 0 {
+		// The classes the report left out: the rest, as past
+		// MaxHealthClasses.
+		if p.Counts == nil {
+			p.Counts = map[string]uint64{}
+		}
+		p.Counts[api.HealthOther] += o.Predictions
+	}
 	if c := m.Confidence; c != nil {
 		var n uint64
 		for _, k := range c.Histogram {

@@ -164,3 +164,29 @@ func TestTelemetryUpgradedRecord(t *testing.T) {
 		t.Error("an upgraded agent's first report refused")
 	}
 }
+
+// TestTelemetryOtherCounts: the classes a report leaves out (a model of
+// more classes than a report names) are kept with the latest counts and
+// counted in the health history under api.HealthOther, so the counts
+// still add up to the predictions.
+func TestTelemetryOtherCounts(t *testing.T) {
+	d := &Device{}
+	m := &wire.Telemetry{Boot: 1, Session: 1, Seq: 1, Predictions: 10, Counts: map[string]uint64{"a": 5, "b": 2},
+		Other: &wire.OtherCounts{Classes: 3, Predictions: 3}}
+	if !offer(d, m) {
+		t.Fatal("report refused")
+	}
+	if d.CountsOther == nil || *d.CountsOther != *m.Other || len(d.Counts) != 2 {
+		t.Fatalf("counts %v, other %+v; want %v, %+v", d.Counts, d.CountsOther, m.Counts, m.Other)
+	}
+	var p api.HealthPoint
+	addToPoint(&p, m)
+	if p.Predictions != 10 || p.Counts["a"] != 5 || p.Counts["b"] != 2 || p.Counts[api.HealthOther] != 3 {
+		t.Fatalf("health point %+v, want a 5, b 2, %s 3 of 10", p, api.HealthOther)
+	}
+	// The next report names every class: nothing left out any more.
+	m = &wire.Telemetry{Boot: 1, Session: 1, Seq: 2, Predictions: 1, Counts: map[string]uint64{"a": 1}}
+	if !offer(d, m) || d.CountsOther != nil {
+		t.Fatalf("counts_other %+v after a report without", d.CountsOther)
+	}
+}
