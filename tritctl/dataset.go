@@ -59,7 +59,7 @@ func (f *dataFlags) add(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.ignore, "ignore-column", nil, "CSV/ARFF: column to skip, by name or number from 1; repeat or comma-separate")
 	fl.StringVar(&f.groupColumn, "group-column", "", "CSV/ARFF: the column naming each row's group — the person, device, room or site it was recorded\nfor — by name or number from 1; none: no group column. Not a feature: the model is validated\nby leaving whole groups out, as it will meet new ones (default: a column named user, subject,\nperson, participant, patient, device, phone, room, site, station or location, with or without \"id\")")
 	fl.BoolVar(&f.skipUnlabel, "skip-unlabelled", false, "CSV/ARFF: drop rows whose label is missing (empty, ?, NA, NaN, null …) and say how many\n(default: such a row is an error)")
-	fl.IntVar(&f.numFeatures, "features", 0, "LIBSVM: number of features (0: the largest index seen)")
+	fl.IntVar(&f.numFeatures, "features", 0, "LIBSVM: number of features (0: the largest index seen, if the file holds at least 1 value in 64 of its dense matrix)")
 	fl.StringVar(&f.standard, "standard", "", "use a standard dataset by name ("+strings.Join(data.StandardNames(), ", ")+") from --data-dir")
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory of the standard datasets (default: $TRIT_DATA, else ../shared/data here or in the nearest parent directory that has one)")
 }

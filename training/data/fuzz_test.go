@@ -12,15 +12,16 @@ import (
 
 // Fuzz targets: parsing arbitrary bytes must never panic, and whatever
 // parses must satisfy the Dataset invariants. maxValues is lowered so that
-// a fuzzed header or index cannot make a worker allocate gigabytes, and the
-// buffers and the sniff window shrunk for speed (and to exercise lines
-// longer than a buffer or the window); the line limit is lowered so that
-// inputs reach it.
+// a fuzzed header or index cannot make a worker allocate gigabytes, and
+// LIBSVM's free dense size so that inputs reach its bound on sparse
+// files; the buffers and the sniff window are shrunk for speed (and to
+// exercise lines longer than a buffer or the window), and the line limit
+// lowered so that inputs reach it.
 
 func fuzzSetup(f *testing.F) {
-	mv, bs, ss, ml := maxValues, bufSize, sniffSize, maxLine
-	maxValues, bufSize, sniffSize, maxLine = 1<<20, 64, 64, 1<<10
-	f.Cleanup(func() { maxValues, bufSize, sniffSize, maxLine = mv, bs, ss, ml })
+	mv, bs, ss, ml, df := maxValues, bufSize, sniffSize, maxLine, libsvmDenseFree
+	maxValues, bufSize, sniffSize, maxLine, libsvmDenseFree = 1<<20, 64, 64, 1<<10, 1<<10
+	f.Cleanup(func() { maxValues, bufSize, sniffSize, maxLine, libsvmDenseFree = mv, bs, ss, ml, df })
 }
 
 // wideSeeds are inputs whose lines are longer than the fuzz tests' sniff
@@ -41,6 +42,7 @@ func FuzzLIBSVM(f *testing.F) {
 		small, bz2, gzipBytes(f, small), xzBytes(f, small),
 		[]byte("+1 1:0.5 3:-2 # c\n-1 qid:2 2:1e3\n\n1\n"),
 		[]byte("1 0:1\n"), []byte("1 2:1 1:1\n"), []byte("1 1:nan\n"), []byte("a 9999999:1\n"),
+		[]byte("1 268435455:1\n"), []byte("1 1:1\n2 2000:1\n"), // far wider than the file holds
 		genText(2, 30, true), genText(2, 200, true), // longer than the window, than the line limit
 	} {
 		f.Add(s, 0, 0)

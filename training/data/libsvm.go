@@ -12,13 +12,26 @@ import (
 // before a file read as LIBSVM is refused as not being LIBSVM.
 const libsvmProbeRows = 1000
 
+// Without opt.NumFeatures, the dense matrix a LIBSVM file makes is
+// bounded by what the file holds: past libsvmDenseFree values, at most
+// libsvmDensePerValue values per value in the file (a row's label, an
+// index:value pair). One line "1 268435455:1" is within maxValues and
+// would take 1 GiB; the sparsest standard set, w8a, holds one value in
+// 24 of its 49,749 × 300 matrix, a9a one in 8. A file sparser than the
+// bound (a bag of words) reads with NumFeatures (--features), which says
+// how wide the data is. Tests lower libsvmDenseFree.
+var libsvmDenseFree = 1 << 22 // 16 MiB of float32
+
+const libsvmDensePerValue = 64
+
 // readLIBSVM parses LIBSVM/svmlight text:
 //
 //	label idx:val idx:val ... [# comment]
 //
 // with 1-based, strictly increasing indices. Blank and comment-only lines
 // are skipped and qid:N tokens ignored. D is opt.NumFeatures if set (an
-// index beyond it is an error), else the largest index seen. Entries are
+// index beyond it is an error), else the largest index seen, within
+// libsvmDensePerValue values per value the file holds. Entries are
 // collected sparsely and densified at the end, once D is known.
 func readLIBSVM(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 	lr := &lineReader{r: r, name: name}
@@ -29,7 +42,9 @@ func readLIBSVM(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 		idx    []int32
 		val    []float32
 		maxIdx int
-		toks   [][]byte
+		// Where maxIdx is, for an error about the width it makes.
+		maxLine, maxCol int
+		toks            [][]byte
 	)
 	for o.MaxRows == 0 || len(y) < o.MaxRows {
 		line, err := lr.next()
@@ -50,7 +65,7 @@ func readLIBSVM(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 		if bytes.IndexByte(label, ':') >= 0 {
 			return nil, lr.errorf("column 1: missing label before %s", quote(label))
 		}
-		prev := 0
+		prev, lastCol := 0, 0
 		for k, t := range toks[1:] {
 			col := k + 2
 			if bytes.HasPrefix(t, []byte("qid:")) {
@@ -77,11 +92,13 @@ func readLIBSVM(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 			if err != nil {
 				return nil, lr.errorf("column %d: index %d: %v %s", col, j, err, quote(t[c+1:]))
 			}
-			prev = j
+			prev, lastCol = j, col
 			idx = append(idx, int32(j-1))
 			val = append(val, v)
 		}
-		maxIdx = max(maxIdx, prev)
+		if prev > maxIdx {
+			maxIdx, maxLine, maxCol = prev, lr.line, lastCol
+		}
 		y = append(y, lab.id(label))
 		start = append(start, len(idx))
 		// Bounded as it reads, not after: a large file that is not
@@ -103,6 +120,11 @@ func readLIBSVM(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 	if d > 0 && n > maxValues/d {
 		return nil, &ParseError{File: name, Err: tooLarge(n, d)}
 	}
+	if held := n + len(idx); o.NumFeatures == 0 && n*d > libsvmDenseFree && n*d > libsvmDensePerValue*held {
+		return nil, &ParseError{File: name, Line: maxLine, Column: maxCol, Err: fmt.Errorf(
+			"%w: index %d makes %d row%s × %d features (%s as float32) of the %d values the file holds (%d row%s, %d index:value pair%s); if the data has %d features, give --features %d (read as libsvm)",
+			ErrTooLarge, d, n, plural(n), d, floatBytes(n*d), held, n, plural(n), len(idx), plural(len(idx)), d, d)}
+	}
 	x := make([]float32, n*d)
 	for i := range n {
 		row := x[i*d : (i+1)*d]
@@ -112,4 +134,13 @@ func readLIBSVM(r *bufio.Reader, name string, o *Options) (*Dataset, error) {
 	}
 	return &Dataset{Name: name, X: x, N: n, D: d, Y: y, Classes: lab.finish(y),
 		Spec: &ReadSpec{Format: FormatLIBSVM, NumFeatures: d}}, nil
+}
+
+// floatBytes formats the size of n float32 values: "458 MiB", "1.0 GiB".
+func floatBytes(n int) string {
+	b := 4 * float64(n)
+	if b >= 1023.5*(1<<20) {
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	}
+	return fmt.Sprintf("%.0f MiB", b/(1<<20))
 }

@@ -189,3 +189,57 @@ func TestGarbageIsNotLIBSVM(t *testing.T) {
 	_, err = Read(strings.NewReader(strings.Repeat("1 10:1\n", 50)), "big.txt", &Options{Format: FormatLIBSVM})
 	wantParseError(t, err, "big.txt", 11, "11 rows × 10 features exceeds 100 values (read as libsvm)")
 }
+
+// TestLIBSVMSparseIndexBeyondItsData: a one-line file "1 268435455:1" is
+// within the 2^28-value bound, and made the reader allocate a 1 GiB dense
+// matrix for one value. Without --features (NumFeatures) the dense matrix
+// may now hold at most libsvmDensePerValue values per value the file holds
+// (a row's label, an index:value pair) past libsvmDenseFree: a larger one
+// is refused, naming the line and column of the index that made it and
+// the flag that reads it anyway. With NumFeatures the user said how wide
+// the data is, and only the 2^28 bound applies.
+func TestLIBSVMSparseIndexBeyondItsData(t *testing.T) {
+	_, err := readString("1 268435455:1\n", nil)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("got %v, want ErrTooLarge", err)
+	}
+	pe := wantParseError(t, err, "t.txt", 1, "column 2: data: dataset too large: index 268435455 makes 1 row × 268435455 features (1.0 GiB as float32) of the 2 values the file holds (1 row, 1 index:value pair); if the data has 268435455 features, give --features 268435455 (read as libsvm)")
+	if pe.Column != 2 {
+		t.Fatalf("column %d, want 2", pe.Column)
+	}
+	// Named where the highest index is, not where reading stopped.
+	_, err = readString("1 1:1 2:1\n1 3:1 40000000:2\n2 1:1\n", nil)
+	wantParseError(t, err, "t.txt", 2, "column 3: data: dataset too large: index 40000000 makes 3 rows × 40000000 features (458 MiB as float32) of the 8 values the file holds (3 rows, 5 index:value pairs)")
+
+	// With NumFeatures, as the message says, or within the free size, it
+	// reads.
+	d, err := readString("1 3000000:1\n", &Options{NumFeatures: 3000000})
+	if err != nil || d.N != 1 || d.D != 3000000 || d.X[2999999] != 1 {
+		t.Fatalf("with NumFeatures: %v", err)
+	}
+	if d, err := readString(fmt.Sprintf("1 %d:1\n", libsvmDenseFree), nil); err != nil || d.D != libsvmDenseFree {
+		t.Fatalf("%d values: %v", libsvmDenseFree, err)
+	}
+	_, err = readString(fmt.Sprintf("1 %d:1\n", libsvmDenseFree+1), nil)
+	wantParseError(t, err, "t.txt", 1, fmt.Sprintf("give --features %d", libsvmDenseFree+1))
+	// Past the free size (lowered here), sparse data holding one value in
+	// libsvmDensePerValue reads, one in more does not: rows of a label and
+	// one pair, the last pair at the width.
+	defer func(f int) { libsvmDenseFree = f }(libsvmDenseFree)
+	libsvmDenseFree = 1 << 12
+	rows := 2 * libsvmDenseFree / libsvmDensePerValue
+	sparse := func(width int) string {
+		var b strings.Builder
+		for i := range rows - 1 {
+			fmt.Fprintf(&b, "%d %d:1\n", i%2, 1+i%5)
+		}
+		fmt.Fprintf(&b, "1 %d:1\n", width)
+		return b.String()
+	}
+	width := 2 * libsvmDensePerValue
+	if d, err := readString(sparse(width), nil); err != nil || d.N*d.D <= libsvmDenseFree || d.D != width {
+		t.Fatalf("%d rows × %d: %v", rows, width, err)
+	}
+	_, err = readString(sparse(width+1), nil)
+	wantParseError(t, err, "t.txt", rows, fmt.Sprintf("column 2: data: dataset too large: index %d makes %d rows × %d features", width+1, rows, width+1))
+}

@@ -68,8 +68,9 @@ func ParseFormat(s string) (Format, error) {
 type Options struct {
 	Format Format
 	// NumFeatures: LIBSVM: force D (a test file must match its training
-	// file); 0 = the largest index seen. CSV/ARFF: if > 0, the number of
-	// feature columns must be this.
+	// file, or a file sparser than 1 value in 64 of its dense matrix,
+	// docs/DATA.md "Sparse files"); 0 = the largest index seen.
+	// CSV/ARFF: if > 0, the number of feature columns must be this.
 	NumFeatures int
 
 	// The options below apply to CSV and (except Header and Delimiter)
