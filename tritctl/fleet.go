@@ -830,8 +830,14 @@ func printGate(w io.Writer, r *api.Rollout) {
 		}
 		return
 	}
-	fmt.Fprintf(w, "confidence gate: unknown at most %s above the active model's, confidence of answered windows at most %s below it, after %d windows\n",
-		gate(g.MaxUnknownIncrease, true), gate(g.MaxConfidenceDrop, true), g.MinWindows)
+	// A shadow rollout judges the gate on each shadow report, when the
+	// shadow gates are judged (its min windows), not after g.MinWindows.
+	when := fmt.Sprintf("after %d windows", g.MinWindows)
+	if r.Shadow != nil {
+		when = "on each shadow report"
+	}
+	fmt.Fprintf(w, "confidence gate: unknown at most %s above the active model's, confidence of answered windows at most %s below it, %s\n",
+		gate(g.MaxUnknownIncrease, true), gate(g.MaxConfidenceDrop, true), when)
 	if r.AutoRollback != "" {
 		fmt.Fprintf(w, "automatic rollback: %s\n", r.AutoRollback)
 	}

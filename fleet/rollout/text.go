@@ -29,7 +29,7 @@ func RequestText(req *api.RolloutRequest) string {
 	case req.NoGate:
 		b.WriteString("; confidence gate off")
 	case req.Gate != nil:
-		b.WriteString("; " + gateText(req.Gate))
+		b.WriteString("; " + gateText(req.Gate, req.Shadow != nil))
 	}
 	fmt.Fprintf(&b, "; rollback %s", yesNo(req.Rollback))
 	if req.Emergency {
@@ -48,7 +48,7 @@ func Text(r *Rollout) string {
 	b.WriteString("; targets " + targetsText(r.Order, r.Selector, len(r.Order)))
 	policyText(&b, r.Pace, r.Abort, r.Timeout, r.Retries, r.Shadow)
 	if r.Gate != nil {
-		b.WriteString("; " + gateText(r.Gate))
+		b.WriteString("; " + gateText(r.Gate, r.Shadow != nil))
 	} else {
 		b.WriteString("; confidence gate " + orDash(r.GateNote))
 	}
@@ -56,9 +56,14 @@ func Text(r *Rollout) string {
 	return b.String()
 }
 
-// gateText describes a confidence gate.
-func gateText(g *api.ConfidenceGate) string {
-	return fmt.Sprintf("confidence gate unknown ≤ +%g, confidence ≥ −%g, after %d windows", g.MaxUnknownIncrease, g.MaxConfidenceDrop, g.MinWindows)
+// gateText describes a confidence gate; a shadow rollout's is judged on
+// the shadow reports, not after g.MinWindows.
+func gateText(g *api.ConfidenceGate, shadow bool) string {
+	when := fmt.Sprintf("after %d windows", g.MinWindows)
+	if shadow {
+		when = "on the shadow reports"
+	}
+	return fmt.Sprintf("confidence gate unknown ≤ +%g, confidence ≥ −%g, %s", g.MaxUnknownIncrease, g.MaxConfidenceDrop, when)
 }
 
 // approvalText says where a rollout's approval stands.

@@ -33,4 +33,14 @@ func TestRolloutTexts(t *testing.T) {
 			t.Errorf("Text: %q lacks %q", got, part)
 		}
 	}
+	// The confidence gate: judged after its windows, or on the shadow
+	// reports of a shadow rollout.
+	r.Gate = &api.ConfidenceGate{MaxUnknownIncrease: 0.1, MaxConfidenceDrop: 0.2, MinWindows: 50}
+	if got, want := Text(r), "confidence gate unknown ≤ +0.1, confidence ≥ −0.2, after 50 windows"; !strings.Contains(got, want) {
+		t.Errorf("Text: %q lacks %q", got, want)
+	}
+	r.Shadow = &api.ShadowPolicy{MinWindows: 40}
+	if got, want := Text(r), "confidence ≥ −0.2, on the shadow reports"; !strings.Contains(got, want) {
+		t.Errorf("Text of a shadow rollout: %q lacks %q", got, want)
+	}
 }
