@@ -181,6 +181,16 @@ func readSlots(tx *bolt.Tx) (slotsState, error) {
 	return s, nil
 }
 
+// intact reports whether the bundle stored under hash still hashes to it.
+func intact(tx *bolt.Tx, hash string) bool {
+	b, err := bucket(tx, bucketBundles)
+	if err != nil {
+		return false
+	}
+	v := b.Get([]byte(hash))
+	return v != nil && verifyBundle(hash, v) == nil
+}
+
 // putSlot writes r under key, or deletes key when r is nil.
 func putSlot(b *bolt.Bucket, key []byte, r *slotRecord) error {
 	if r == nil {
@@ -198,7 +208,11 @@ func putSlot(b *bolt.Bucket, key []byte, r *slotRecord) error {
 //
 // If the current active model is committed it becomes the previous one; if
 // it is still pending its health check it is discarded and the previous slot
-// is kept, so the previous slot always holds a committed model. The bundle
+// is kept, so the previous slot always holds a committed model. So is it
+// when the active model's stored bytes no longer match their hash (a
+// damaged page: the agent runs the previous model instead), so that a
+// failed health check rolls back to a model that still loads; the damaged
+// bytes stay stored, in no slot. The bundle
 // must be stored (ErrNoBundle) and not already active (ErrAlreadyActive).
 // Unless meta.Rollback is set, meta.Release must not be below the highest
 // release installed for meta.ModelID (ErrReleaseTooOld); that highest value
@@ -246,7 +260,7 @@ func (db *DB) Activate(hash string, meta SlotMeta) error {
 		}
 
 		prev := s.previous
-		if s.active != nil && s.active.State == InstallCommitted {
+		if s.active != nil && s.active.State == InstallCommitted && intact(tx, s.active.Hash) {
 			prev = s.active
 		}
 		if prev != nil && prev.Hash == hash {

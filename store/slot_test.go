@@ -155,6 +155,59 @@ func TestActivateSupersedesPending(t *testing.T) {
 	}
 }
 
+// TestActivateOverDamagedActive: a committed active model whose stored
+// bytes no longer match their hash (the agent then runs the previous
+// model) does not push that previous model out of its slot: a failed
+// health check of the next install rolls back to a model that loads.
+// The damaged bytes stay stored, and the same bundle delivered again
+// repairs them.
+func TestActivateOverDamagedActive(t *testing.T) {
+	db := openTest(t, nil)
+	a, b, c := mustBundle(t, db, "A"), mustBundle(t, db, "B"), mustBundle(t, db, "C")
+	mustInstall(t, db, a, 1)
+	mustInstall(t, db, b, 2) // active B, previous A
+	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketBundles).Put([]byte(b), []byte("B, rotted"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Activate(c, SlotMeta{ModelID: "m", Release: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if act, prev := mustSlots(t, db); act.Hash != c || prev == nil || prev.Hash != a {
+		t.Fatalf("active %s previous %s, want C and A (B is damaged)", hashOf(act), hashOf(prev))
+	}
+	if err := db.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if act, _ := mustSlots(t, db); act.Hash != a {
+		t.Fatalf("rolled back to %s, want A", hashOf(act))
+	}
+	hashes, err := db.BundleHashes()
+	if err != nil || len(hashes) != 3 {
+		t.Fatalf("stored bundles %v, %v: want all three, the damaged one kept", hashes, err)
+	}
+	if _, err := db.Bundle(b); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Bundle(B) = %v, want ErrCorrupt", err)
+	}
+	if h, err := db.PutBundle([]byte("B")); err != nil || h != b {
+		t.Fatalf("PutBundle(B) again: %s, %v", h, err)
+	}
+	// An intact committed active model becomes the previous one, as ever.
+	if err := db.Activate(b, SlotMeta{ModelID: "m", Release: 2, Rollback: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Activate(c, SlotMeta{ModelID: "m", Release: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if act, prev := mustSlots(t, db); act.Hash != c || prev == nil || prev.Hash != b {
+		t.Fatalf("active %s previous %s, want C and B", hashOf(act), hashOf(prev))
+	}
+}
+
 func TestActivateAlreadyActive(t *testing.T) {
 	db := openTest(t, nil)
 	a := mustBundle(t, db, "A")
