@@ -86,6 +86,9 @@ type Agent struct {
 	instance string
 	// clock stamps states and events (wire.Clock).
 	clock *deviceClock
+	// unloadable is the committed model that did not load (runCommitted),
+	// nil while it runs: the state reports it beside what runs instead.
+	unloadable atomic.Pointer[wire.UnloadableModel]
 	// stateMu makes a state's stamp and its contents one step: a state
 	// stamped later never describes an earlier moment than one stamped
 	// before it.
@@ -192,7 +195,7 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 	a.fetches = map[string]chan []byte{}
 	a.sess = newSession(a)
 	a.pub = newPublisher(a)
-	a.inst = &installer{a: a, box: newInbox()}
+	a.inst = &installer{a: a, box: newInbox(), retry: make(chan struct{}, 1)}
 	a.log.Info("trit-agent starting", "version", Version, "fleet", cfg.Fleet, "db", cfg.DBPath(), "broker", strings.Join(cfg.MQTT.Addresses(), " "))
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -231,23 +234,16 @@ func Run(ctx context.Context, cfg *Config, opt *Options) error {
 
 // recoverInstall finishes an install interrupted by a crash or power loss:
 // a model left pending its health check is checked again now, then
-// committed or rolled back. Otherwise the active model is loaded.
+// committed or rolled back. Otherwise the committed model runs, or the
+// previous one if it does not load (runCommitted).
 func (a *Agent) recoverInstall(ctx context.Context) {
 	active, _, err := a.db.Slots()
 	if err != nil {
 		a.log.Error("cannot read the model slots", "err", err)
 		return
 	}
-	if active == nil {
-		a.log.Info("no model installed; waiting for a deployment")
-		return
-	}
-	if active.State != store.InstallPending {
-		if err := a.loadActive(); err != nil {
-			a.log.Error("active model does not load", "model", active.ModelID, "err", err)
-			return
-		}
-		a.log.Info("model loaded", "model", active.ModelID, "release", active.Release, "bundle", active.Hash[:12])
+	if active == nil || active.State != store.InstallPending {
+		a.runCommitted()
 		return
 	}
 	a.log.Warn("resuming an interrupted install: health check", "model", active.ModelID, "release", active.Release, "rollout", active.RolloutID)
@@ -420,19 +416,36 @@ func (a *Agent) state(session uint64, online bool) ([]byte, error) {
 		s.HighestSeq = seq
 	}
 	active, previous, err := a.db.Slots()
-	if err == nil && active != nil {
-		r := refOf(active)
-		s.Model = &r
-	}
-	if err == nil && previous != nil {
-		r := refOf(previous)
-		s.Previous = &r
+	cur := a.loop.cur.Load()
+	u := a.unloadable.Load()
+	if err == nil && active != nil && u != nil && u.Bundle == active.Hash && (cur == nil || cur.ref.Bundle != active.Hash) {
+		// The committed model does not load (runCommitted): the state
+		// names what runs instead, if anything, and what does not load.
+		s.Unloadable = u
+		if cur != nil {
+			r := cur.ref
+			s.Model = &r
+			s.Health = "degraded"
+		}
+		if previous != nil && (cur == nil || cur.ref.Bundle != previous.Hash) {
+			r := refOf(previous)
+			s.Previous = &r
+		}
+	} else if err == nil {
+		if active != nil {
+			r := refOf(active)
+			s.Model = &r
+		}
+		if previous != nil {
+			r := refOf(previous)
+			s.Previous = &r
+		}
 	}
 	if sh, err := a.db.Shadow(); err == nil && sh != nil {
 		r := refOf(sh)
 		s.Shadow = &r
 	}
-	if s.Model == nil || a.loop.cur.Load() == nil {
+	if s.Model == nil || cur == nil {
 		s.Health = "no-model"
 	}
 	for _, h := range a.in.Load().health() {

@@ -62,12 +62,13 @@ func TestRunDamagedDatabase(t *testing.T) {
 }
 
 // TestRedeployRepairsDamagedActiveBundle: the stored copy of the committed
-// bundle is damaged on disk. The agent starts without a model and says so
-// (no-model); it never runs bytes that do not match their hash. Deploying
-// the same bundle again must make it run: the agent reported SUCCEEDED
-// while it still ran no model, because the damaged copy was kept (the
-// downloaded one was not stored over it) and the model was not loaded
-// again.
+// bundle, the only one installed, is damaged on disk. The agent starts
+// without a model and says so: no-model, no model in its state (it runs
+// none), the committed one named as unloadable; it never runs bytes that
+// do not match their hash. Deploying the same bundle again must make it
+// run: the agent reported SUCCEEDED while it still ran no model, because
+// the damaged copy was kept (the downloaded one was not stored over it)
+// and the model was not loaded again.
 func TestRedeployRepairsDamagedActiveBundle(t *testing.T) {
 	f, _, cfg, v1 := withRelease1(t)
 	db, err := store.Open(cfg.DBPath(), nil)
@@ -79,25 +80,12 @@ func TestRedeployRepairsDamagedActiveBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := os.ReadFile(cfg.DBPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Every copy (bbolt may keep an old page too): one is the record.
-	if bytes.Count(file, data) == 0 {
-		t.Fatal("the bundle is not in agent.db")
-	}
-	for i := bytes.Index(file, data); i >= 0; i = bytes.Index(file, data) {
-		file[i+len(data)/2] ^= 1
-	}
-	if err := os.WriteFile(cfg.DBPath(), file, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	damageOnDisk(t, cfg, data)
 
 	startAgent(t, cfg, nil)
 	f.waitFor("a no-model state", 20*time.Second, func() bool {
 		for _, st := range f.states {
-			if st.Online && st.Health == "no-model" && st.Model != nil && st.Model.Bundle == v1 {
+			if st.Online && st.Health == "no-model" && st.Model == nil && st.Unloadable != nil && st.Unloadable.Bundle == v1 {
 				return true
 			}
 		}
@@ -111,7 +99,7 @@ func TestRedeployRepairsDamagedActiveBundle(t *testing.T) {
 	}
 	f.waitFor("an ok state after the install", 20*time.Second, func() bool {
 		for _, st := range f.states[seen:] {
-			if st.Online && st.Health == "ok" && st.Model != nil && st.Model.Bundle == v1 {
+			if st.Online && st.Health == "ok" && st.Model != nil && st.Model.Bundle == v1 && st.Unloadable == nil {
 				return true
 			}
 		}

@@ -114,6 +114,9 @@ func failJob(code string, format string, args ...any) *jobError {
 type installer struct {
 	a   *Agent
 	box *inbox
+	// retry asks for the committed model to be run again if it did not
+	// load (a reload may have fixed why), between two installs.
+	retry chan struct{}
 }
 
 func (in *installer) run(ctx context.Context) {
@@ -121,6 +124,9 @@ func (in *installer) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-in.retry:
+			in.a.retryCommitted(ctx)
+			continue
 		case <-in.box.dNote:
 		}
 		if p := in.box.takeDesired(); p != nil {
@@ -237,6 +243,7 @@ func (in *installer) install(ctx context.Context, cmd *wire.Command) (*wire.Mode
 					return nil, failJob(code, "the active model does not load: %v", lerr)
 				}
 				a.loop.swap(r)
+				a.unloadable.Store(nil)
 				a.log.Info("model loaded", "model", active.ModelID, "release", active.Release, "bundle", active.Hash[:12])
 			}
 			ref := refOf(active)
@@ -436,6 +443,7 @@ func (in *installer) healthCheck(ctx context.Context, hash string, b *bundle.Bun
 			return nil, failJob(wire.CodeStore, "commit: %v", err)
 		}
 		crashPoint("after-commit")
+		a.unloadable.Store(nil)
 		ref := refOf(active)
 		ref.Install = string(store.InstallCommitted)
 		return &ref, nil
@@ -445,8 +453,9 @@ func (in *installer) healthCheck(ctx context.Context, hash string, b *bundle.Bun
 		a.loop.swap(nil)
 		return nil, failJob(code, "%v; and no rollback possible (%v): inference stopped", err, rerr)
 	}
-	if err := a.loadActive(); err != nil {
-		a.log.Error("previous model does not load after rollback", "err", err)
+	a.runCommitted()
+	if a.loop.cur.Load() == nil {
+		return nil, failJob(code, "%v; rolled back to the previous model, which does not load: inference stopped", err)
 	}
 	return nil, failJob(code, "%v; rolled back to the previous model", err)
 }
@@ -519,23 +528,70 @@ func (a *Agent) warnExpired(r *running) {
 		"model", r.ref.ID, "release", r.ref.Release, "expired_at", r.expires.UTC().Format(time.RFC3339))
 }
 
-// loadActive puts the active slot's model into the loop (none if empty).
-func (a *Agent) loadActive() error {
-	active, _, err := a.db.Slots()
+// runCommitted puts the committed active model into the loop (none if
+// there is none). When it does not load — its stored bundle is damaged (its
+// bytes no longer match their hash, it does not decode, its signature
+// fails) or no longer fits the configuration — the previous model runs
+// instead if it loads: the device goes on classifying with the newest model
+// it verified. Nothing stored changes: the damaged copy stays, for
+// inspection, until a delivery of the same bundle replaces it and runs it
+// (installer.install). One error line says what does not load and what
+// runs instead; the state reports both (wire.State.Unloadable).
+func (a *Agent) runCommitted() {
+	active, previous, err := a.db.Slots()
 	if err != nil {
-		return err
+		a.log.Error("cannot read the model slots; running no model", "err", err)
+		a.loop.swap(nil)
+		return
 	}
 	if active == nil {
+		a.unloadable.Store(nil)
 		a.loop.swap(nil)
-		return nil
+		a.log.Info("no model installed; waiting for a deployment")
+		return
 	}
 	r, _, err := a.load(active)
-	if err != nil {
+	if err == nil {
+		a.unloadable.Store(nil)
+		a.loop.swap(r)
+		a.log.Info("model loaded", "model", active.ModelID, "release", active.Release, "bundle", active.Hash[:12])
+		return
+	}
+	a.unloadable.Store(&wire.UnloadableModel{ModelRef: refOf(active), Error: cutText(err.Error(), wire.MaxUnloadableError)})
+	args := []any{"model", active.ModelID, "release", active.Release, "bundle", active.Hash, "err", err}
+	if previous == nil {
 		a.loop.swap(nil)
-		return err
+		a.log.Error("active model does not load and there is no previous model: running no model", args...)
+		return
+	}
+	if cur := a.loop.cur.Load(); cur != nil && cur.ref.Bundle == previous.Hash {
+		r = cur // already the fallback (a retry after a reload)
+	} else if r, _, err = a.load(previous); err != nil {
+		a.loop.swap(nil)
+		args = append(args, "previous_model", previous.ModelID, "previous_release", previous.Release, "previous_bundle", previous.Hash, "previous_err", err)
+		a.log.Error("active model does not load, nor does the previous one: running no model", args...)
+		return
 	}
 	a.loop.swap(r)
-	return nil
+	args = append(args, "running_model", previous.ModelID, "running_release", previous.Release, "running_bundle", previous.Hash[:12])
+	a.log.Error("active model does not load: running the previous model instead", args...)
+}
+
+// retryCommitted runs the committed active model again if it did not load
+// and nothing was installed since: after a reload, which may have fixed
+// what made it fail (release keys, sensors). It runs on the installer's
+// goroutine, between installs.
+func (a *Agent) retryCommitted(ctx context.Context) {
+	u := a.unloadable.Load()
+	if u == nil {
+		return
+	}
+	active, _, err := a.db.Slots()
+	if err != nil || active == nil || active.Hash != u.Bundle || active.State != store.InstallCommitted {
+		return
+	}
+	a.runCommitted()
+	a.sess.publishState(ctx)
 }
 
 func refOf(s *store.Slot) wire.ModelRef {

@@ -137,6 +137,11 @@ func (a *Agent) reload(ctx context.Context, o *Options) {
 	if labels || sensorsChanged {
 		a.sess.publishState(ctx)
 	}
+	// A committed model that did not load may load now (a release key
+	// added, sensors it needs): the installer tries it again.
+	if a.unloadable.Load() != nil {
+		notify(a.inst.retry)
+	}
 	args := []any{"changed", strings.Join(changed, ", ")}
 	if len(changed) == 0 {
 		args = []any{"changed", "nothing"}

@@ -18,15 +18,20 @@ type Device struct {
 	Instance string    `json:"instance,omitempty"` // the agent database's instance ID
 	LastSeen time.Time `json:"last_seen,omitzero"`
 	// From the device's latest state.
-	AgentVersion string              `json:"agent_version,omitempty"`
-	Hardware     string              `json:"hardware,omitempty"`
-	LabelSource  string              `json:"label_source,omitempty"` // the device's label source, if it has one
-	Labels       map[string]string   `json:"labels,omitempty"`
-	Model        *wire.ModelRef      `json:"model,omitempty"`
-	Previous     *wire.ModelRef      `json:"previous,omitempty"`
-	Health       string              `json:"health,omitempty"`
-	Sensors      []wire.SensorHealth `json:"sensors,omitempty"`
-	Outbox       *wire.OutboxInfo    `json:"outbox,omitempty"`
+	AgentVersion string            `json:"agent_version,omitempty"`
+	Hardware     string            `json:"hardware,omitempty"`
+	LabelSource  string            `json:"label_source,omitempty"` // the device's label source, if it has one
+	Labels       map[string]string `json:"labels,omitempty"`
+	Model        *wire.ModelRef    `json:"model,omitempty"`
+	Previous     *wire.ModelRef    `json:"previous,omitempty"`
+	// Unloadable is the committed model the device does not run because
+	// it does not load (its stored bundle is damaged, or no longer fits
+	// its configuration) and why; Model is then what runs instead (its
+	// previous model), or nil. Cleared when a model is installed.
+	Unloadable *wire.UnloadableModel `json:"unloadable,omitempty"`
+	Health     string                `json:"health,omitempty"`
+	Sensors    []wire.SensorHealth   `json:"sensors,omitempty"`
+	Outbox     *wire.OutboxInfo      `json:"outbox,omitempty"`
 	// From telemetry.
 	Predictions uint64            `json:"predictions,omitempty"` // total reported
 	Latency     *wire.Latency     `json:"latency_us,omitempty"`  // latest interval

@@ -232,14 +232,15 @@ func (s *Service) inventory(ids []string) (map[string]*inventory.Device, error) 
 }
 
 // ranBefore returns, per device, the bundles it is known to have run: its
-// current and previous model as it last reported them, and the bundles of
-// the rollouts in which it succeeded.
+// current and previous model as it last reported them (and a committed one
+// that no longer loads), and the bundles of the rollouts in which it
+// succeeded.
 func (s *Service) ranBefore(devices []string, known map[string]*inventory.Device) (map[string]map[string]bool, error) {
 	out := make(map[string]map[string]bool, len(devices))
 	for _, id := range devices {
 		ran := map[string]bool{}
 		if d := known[id]; d != nil {
-			for _, m := range []*wire.ModelRef{d.Model, d.Previous} {
+			for _, m := range []*wire.ModelRef{d.Model, d.Previous, unloadableRef(d)} {
 				if m != nil {
 					ran[m.Bundle] = true
 				}
@@ -267,7 +268,8 @@ func (s *Service) ranBefore(devices []string, known map[string]*inventory.Device
 // model only above the highest it installed, or the very bundle it runs
 // (anti-rollback; only a signed rollback may go back). Re-rolling the
 // release a rollback went back from is the common case. It goes by each
-// device's last report (its current and previous model), not by the
+// device's last report (its current and previous model, and a committed
+// one that does not load: its active bundle, which it takes again), not by the
 // fleet's history: a device whose database was wiped reports neither and
 // takes any release.
 func checkNotOlder(info *api.BundleInfo, devices []string, known map[string]*inventory.Device) error {
@@ -279,13 +281,17 @@ func checkNotOlder(info *api.BundleInfo, devices []string, known map[string]*inv
 			continue
 		}
 		h := uint64(0)
-		for _, m := range []*wire.ModelRef{d.Model, d.Previous} {
+		for _, m := range []*wire.ModelRef{d.Model, d.Previous, unloadableRef(d)} {
 			if m != nil && m.ID == info.ModelID {
 				h = max(h, m.Release)
 			}
 		}
-		running := d.Model != nil && d.Model.Bundle == info.Hash
-		if info.Release < h || (info.Release == h && !running) {
+		// The agent takes its active bundle again: the one it runs, or
+		// its committed one that does not load (delivered again, it
+		// replaces the damaged copy).
+		active := d.Model != nil && d.Model.Bundle == info.Hash ||
+			d.Unloadable != nil && d.Unloadable.Bundle == info.Hash
+		if info.Release < h || (info.Release == h && !active) {
 			older = append(older, fmt.Sprintf("%s (release %d)", id, h))
 			top = max(top, h)
 		}
@@ -295,6 +301,15 @@ func checkNotOlder(info *api.BundleInfo, devices []string, known map[string]*inv
 			rollout.ErrInvalid, len(older), info.ModelID, info.Release, listIDs(older), top+1)
 	}
 	return nil
+}
+
+// unloadableRef is the device's committed model that does not load, nil
+// if none.
+func unloadableRef(d *inventory.Device) *wire.ModelRef {
+	if d.Unloadable == nil {
+		return nil
+	}
+	return &d.Unloadable.ModelRef
 }
 
 // checkCompatible refuses a rollout to devices whose last report says they

@@ -115,6 +115,48 @@ func TestRolloutOfOlderReleaseRefused(t *testing.T) {
 	}
 }
 
+// TestRolloutToDeviceWithUnloadableModel: a device whose committed release
+// 3 does not load (its stored copy is damaged) runs release 2 and says so.
+// Release 3 may be sent to it again (its agent takes its active bundle
+// again, and the new copy replaces the damaged one), release 2 may not
+// (its agent installed release 3), and its state does not claim release 3
+// runs.
+func TestRolloutToDeviceWithUnloadableModel(t *testing.T) {
+	f := newFixture(t)
+	v2, v3 := f.addBundle(t, 2), f.addBundle(t, 3)
+	f.state(t, &wire.State{Device: "gw-1", Session: 1, Online: true, Health: "degraded",
+		Model:      &wire.ModelRef{ID: "vib", Release: 2, Bundle: v2, Install: "committed"},
+		Unloadable: &wire.UnloadableModel{ModelRef: wire.ModelRef{ID: "vib", Release: 3, Bundle: v3, Install: "committed"}, Error: "content does not match its hash"}})
+	ds, err := inventory.Devices(f.db)
+	if err != nil || len(ds) != 1 || ds[0].Model.Bundle != v2 || ds[0].Unloadable == nil || ds[0].Unloadable.Bundle != v3 {
+		t.Fatalf("inventory %+v, %v: want release 2 running, release 3 unloadable", ds, err)
+	}
+	_, err = f.svc.CreateRollout(api.RolloutRequest{ID: "older", Bundle: v2, Devices: []string{"gw-1"}})
+	if !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), "gw-1 (release 3)") {
+		t.Fatalf("release 2 to a device that installed release 3: %v", err)
+	}
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "repair", Bundle: v3, Devices: []string{"gw-1"}}); err != nil {
+		t.Fatalf("release 3 again, to repair it: %v", err)
+	}
+	f.svc.Tick()
+	for _, c := range f.commands(t) {
+		if c.Rollout != "repair" {
+			continue
+		}
+		ev := &wire.Event{Device: c.Device, Rollout: c.Rollout, Seq: c.Seq, State: wire.JobSucceeded, Bundle: c.Bundle, Time: f.clk.t.UnixMilli(),
+			Model: &wire.ModelRef{ID: "vib", Release: 3, Bundle: v3, Install: "committed"}}
+		raw, err := ev.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.svc.Deliver(f.svc.Topics().Events(c.Device), raw)
+		f.svc.Drain()
+	}
+	if ds, _ := inventory.Devices(f.db); ds[0].Model.Bundle != v3 || ds[0].Unloadable != nil {
+		t.Fatalf("after release 3 was installed again: model %+v, unloadable %+v", ds[0].Model, ds[0].Unloadable)
+	}
+}
+
 // Devices not in the inventory are refused (a typo never reports), unless
 // the request allows them.
 func TestRolloutUnknownDevices(t *testing.T) {

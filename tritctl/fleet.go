@@ -954,6 +954,8 @@ last seen and its labels.`,
 standard output. When the device is degraded, a line on standard error says
 why, sensor by sensor ("gw-1: degraded: accel reads 1.8 kHz of the
 configured 20 kHz"), so the JSON stays fit for scripts; so does one when
+its committed model does not load ("gw-1: model vib release 2 (bundle
+0123456789ab) does not load: …; it runs vib release 1 instead"), and one when
 its per-device limits dropped or delayed any of its messages ("gw-1: 44552
 messages dropped by its per-device limits (rate 44552, bytes 0, queue 0)").`,
 		Example: `  tritctl devices show gw-1
@@ -976,7 +978,14 @@ messages dropped by its per-device limits (rate 44552, bytes 0, queue 0)").`,
 			}
 			var d api.Device
 			if json.Unmarshal(raw, &d) == nil {
-				if why := wire.HealthDetail(d.Health, d.Sensors); why != d.Health || d.Health == "degraded" {
+				if u := d.Unloadable; u != nil {
+					runs := "it runs no model"
+					if d.Model != nil {
+						runs = fmt.Sprintf("it runs %s release %d instead", d.Model.ID, d.Model.Release)
+					}
+					fmt.Fprintf(e.stderr, "%s: %s; %s\n", d.ID, u.Describe(), runs)
+				}
+				if why := wire.HealthDetail(d.Health, d.Sensors); why != d.Health || d.Health == "degraded" && d.Unloadable == nil {
 					fmt.Fprintf(e.stderr, "%s: %s\n", d.ID, why)
 				}
 				if l := d.Limited; l != nil {

@@ -14,6 +14,10 @@ func TestDevicesShowHealth(t *testing.T) {
 			`{"sensor":"accel","state":"slow","since":1750000000,"last_error":"reads 1.8 kHz of the configured 20 kHz"},` +
 			`{"sensor":"env","state":"ok","since":1750000000}]}`,
 		"GET /v1/devices/gw-2": `{"id":"gw-2","online":true,"health":"ok","sensors":[{"sensor":"accel","state":"ok","since":1750000000}]}`,
+		"GET /v1/devices/gw-3": `{"id":"gw-3","online":true,"health":"degraded",` +
+			`"model":{"id":"vib","release":1,"bundle":"` + strings.Repeat("1", 64) + `","install":"committed"},` +
+			`"unloadable":{"id":"vib","release":2,"bundle":"` + strings.Repeat("2", 64) + `","install":"committed","error":"content does not match its hash"},` +
+			`"sensors":[{"sensor":"accel","state":"ok","since":1750000000}]}`,
 	})
 	stdout, stderr, code := runCtl(t, "devices", "show", "gw-1")
 	var v map[string]any
@@ -25,5 +29,11 @@ func TestDevicesShowHealth(t *testing.T) {
 	}
 	if _, stderr, code := runCtl(t, "devices", "show", "gw-2"); code != 0 || stderr != "" {
 		t.Errorf("a healthy device: %d, stderr %q, want nothing", code, stderr)
+	}
+	// A committed model that does not load: one line says which, why, and
+	// what runs instead (not a bare "degraded" too).
+	_, stderr, code = runCtl(t, "devices", "show", "gw-3")
+	if want := "gw-3: model vib release 2 (bundle 222222222222) does not load: content does not match its hash; it runs vib release 1 instead\n"; code != 0 || stderr != want {
+		t.Errorf("devices show gw-3: %d, stderr %q, want %q", code, stderr, want)
 	}
 }

@@ -1,6 +1,11 @@
 package wire
 
-import "testing"
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 // TestSlowSensorStateIsV1: a slow sensor travels in the fields every
 // receiver knows (state "slow", its rates in last_error), so the strict
@@ -34,5 +39,43 @@ func TestSlowSensorStateIsV1(t *testing.T) {
 	}
 	if got := HealthDetail("no-model", nil); got != "no-model" {
 		t.Errorf("no sensor to blame: %q", got)
+	}
+}
+
+// TestUnloadableState: a device whose committed model does not load
+// says so in its state, beside the model it runs instead; the decoder
+// takes it, checks its model reference and bounds its error.
+func TestUnloadableState(t *testing.T) {
+	h1, h2 := strings.Repeat("1", 64), strings.Repeat("2", 64)
+	s := &State{Device: "gw-1", Session: 3, Online: true, Health: "degraded",
+		Model:      &ModelRef{ID: "vib", Release: 1, Bundle: h1, Install: "committed"},
+		Unloadable: &UnloadableModel{ModelRef: ModelRef{ID: "vib", Release: 2, Bundle: h2, Install: "committed"}, Error: "content does not match its hash"}}
+	raw, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"unloadable":{"id":"vib","release":2,"bundle":"`+h2+`","install":"committed","error":"content does not match its hash"}`) {
+		t.Errorf("encoded as %s", raw)
+	}
+	back, err := DecodeState(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Unloadable, s.Unloadable) {
+		t.Errorf("decoded %+v, want %+v", back.Unloadable, s.Unloadable)
+	}
+	if got, want := back.Unloadable.Describe(), "model vib release 2 (bundle 222222222222) does not load: content does not match its hash"; got != want {
+		t.Errorf("Describe = %q, want %q", got, want)
+	}
+	for name, u := range map[string]string{
+		"no bundle":     `{"id":"vib","release":2,"error":"x"}`,
+		"no id":         `{"release":2,"bundle":"` + h2 + `","error":"x"}`,
+		"long error":    `{"id":"vib","release":2,"bundle":"` + h2 + `","error":"` + strings.Repeat("x", MaxUnloadableError+1) + `"}`,
+		"unknown field": `{"id":"vib","release":2,"bundle":"` + h2 + `","error":"x","why":1}`,
+	} {
+		raw := `{"v":1,"device":"gw-1","session":3,"online":true,"unloadable":` + u + `}`
+		if _, err := DecodeState([]byte(raw)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", name, err)
+		}
 	}
 }

@@ -15,6 +15,32 @@ type ModelRef struct {
 	Install string `json:"install,omitempty"`
 }
 
+// UnloadableModel is a device's committed model that does not run: its
+// stored bundle fails verification or decoding (a damaged SD card: its
+// bytes no longer match their hash; a release key no longer trusted) or no
+// longer fits the device's configuration. The device runs its previous
+// model instead (State.Model, health "degraded") or none ("no-model"),
+// until the same bundle is delivered again or another model is installed.
+type UnloadableModel struct {
+	ModelRef
+	// Error says why it does not load, at most MaxUnloadableError bytes.
+	Error string `json:"error"`
+}
+
+// MaxUnloadableError bounds UnloadableModel.Error, in bytes.
+const MaxUnloadableError = 512
+
+// Describe says which model does not load and why, for people: "model
+// vib release 2 (bundle 0123456789ab) does not load: store: corrupt value
+// in bucket …".
+func (u *UnloadableModel) Describe() string {
+	b := u.Bundle
+	if len(b) > 12 {
+		b = b[:12]
+	}
+	return fmt.Sprintf("model %s release %d (bundle %s) does not load: %s", u.ID, u.Release, b, u.Error)
+}
+
 // SensorHealth is one sensor's condition as a device reports it.
 type SensorHealth struct {
 	Sensor string `json:"sensor"`
@@ -106,10 +132,16 @@ type State struct {
 	Model        *ModelRef         `json:"model,omitempty"`    // active model
 	Previous     *ModelRef         `json:"previous,omitempty"` // kept for rollback
 	Shadow       *ModelRef         `json:"shadow,omitempty"`   // candidate scored in shadow
-	Sensors      []SensorHealth    `json:"sensors,omitempty"`
-	Outbox       *OutboxInfo       `json:"outbox,omitempty"`
-	// Health is "ok", "degraded" (a sensor failed or is slow) or
-	// "no-model".
+	// Unloadable is the committed model the device does not run because
+	// it does not load; Model is then what runs instead (the previous
+	// model), or nil. Absent from agents before it; a fleet older than it
+	// refuses the state of a device that has one.
+	Unloadable *UnloadableModel `json:"unloadable,omitempty"`
+	Sensors    []SensorHealth   `json:"sensors,omitempty"`
+	Outbox     *OutboxInfo      `json:"outbox,omitempty"`
+	// Health is "ok", "degraded" (a sensor failed or is slow, or the
+	// device runs its previous model because its committed one does not
+	// load: Unloadable) or "no-model".
 	Health string `json:"health,omitempty"`
 	// LabelSource names the device's label source (agent
 	// label_source.name): the fleet asks it for labelled windows
@@ -173,6 +205,14 @@ func DecodeState(data []byte) (*State, error) {
 		}
 		if err := m.check(); err != nil {
 			return nil, decodeErr(ErrMalformed, "state", "model", "%v", err)
+		}
+	}
+	if u := s.Unloadable; u != nil {
+		if err := u.check(); err != nil {
+			return nil, decodeErr(ErrMalformed, "state", "unloadable", "%v", err)
+		}
+		if len(u.Error) > MaxUnloadableError {
+			return nil, decodeErr(ErrMalformed, "state", "unloadable", "error of %d bytes, want at most %d", len(u.Error), MaxUnloadableError)
 		}
 	}
 	return &s, nil

@@ -95,8 +95,10 @@ type deviceRow struct {
 	SensorsOK int
 	Failed    []string // failed sensors
 	Slow      []string // sensors below their configured rate
-	// Why says what makes the health what it is, sensor by sensor ("accel
-	// reads 1.8 kHz of the configured 20 kHz"); empty when all are ok.
+	// Why says what makes the health what it is: a committed model that
+	// does not load ("runs release 1 instead: model vib release 2 (bundle
+	// …) does not load: …"), then sensor by sensor ("accel reads 1.8 kHz
+	// of the configured 20 kHz"); empty when all are ok.
 	Why       string
 	Last      *wire.Prediction
 	Predicted uint64
@@ -113,6 +115,13 @@ func newDeviceRow(d *inventory.Device) deviceRow {
 		Model: d.Model, Last: d.Last, Predicted: d.Predictions, Uncertain: d.Uncertain}
 	row.Unknown, row.HasUnknown = d.UnknownRate()
 	var why []string
+	if u := d.Unloadable; u != nil {
+		if d.Model != nil {
+			why = append(why, fmt.Sprintf("runs release %d instead: %s", d.Model.Release, u.Describe()))
+		} else {
+			why = append(why, u.Describe())
+		}
+	}
 	for _, s := range d.Sensors {
 		switch s.State {
 		case wire.SensorOK:

@@ -32,3 +32,23 @@ func TestDeviceHealthSaysWhy(t *testing.T) {
 		t.Errorf("the device's health %q names a sensor that is ok", health)
 	}
 }
+
+// TestDeviceUnloadableModelSaysWhy: a device whose committed model does
+// not load says so next to its health, with the release it runs instead,
+// and its page shows that release as its model.
+func TestDeviceUnloadableModelSaysWhy(t *testing.T) {
+	f := newFixture(t)
+	populate(f)
+	h1, h2 := strings.Repeat("1", 64), strings.Repeat("2", 64)
+	f.deliver(f.svc.Topics().State("gw-7"), &wire.State{Device: "gw-7", Session: 1, Online: true, Health: "degraded", AgentVersion: "0.5.0",
+		Model:      &wire.ModelRef{ID: "vib", Release: 1, Bundle: h1, Install: "committed"},
+		Unloadable: &wire.UnloadableModel{ModelRef: wire.ModelRef{ID: "vib", Release: 2, Bundle: h2, Install: "committed"}, Error: "content does not match its hash"},
+		Sensors:    []wire.SensorHealth{{Sensor: "accel", State: "ok"}}})
+	c := f.client().login()
+	page := c.get("/console/devices/gw-7").body
+	_, health, _ := strings.Cut(page, "<dt>Health</dt>")
+	health, _, _ = strings.Cut(health, "</dd>")
+	if w := "runs release 1 instead: model vib release 2 (bundle 222222222222) does not load: content does not match its hash"; !strings.Contains(health, w) {
+		t.Errorf("the device's health %q does not say %q", health, w)
+	}
+}

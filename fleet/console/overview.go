@@ -170,7 +170,7 @@ func overview(devices []inventory.Device, rs []rollout.Rollout, latest map[strin
 			plural(data.Never, "device was", "devices were"))})
 	}
 	if data.Degraded > 0 {
-		data.Alerts = append(data.Alerts, alert{Text: plural(data.Degraded, "device reports", "devices report") + " degraded health (a failed sensor or inference errors).", Link: "/console/devices?health=degraded"})
+		data.Alerts = append(data.Alerts, alert{Text: plural(data.Degraded, "device reports", "devices report") + " degraded health (a failed or slow sensor, or a committed model that does not load).", Link: "/console/devices?health=degraded"})
 	}
 	if len(gaps) > 0 {
 		data.Alerts = append(data.Alerts, alert{Text: fmt.Sprintf("%s reports missing from %s telemetry (dropped on the way: a broker's full queue, or a full outbox): %s.",

@@ -105,7 +105,7 @@ func (d *Device) ApplyState(s *wire.State, now time.Time) StateResult {
 	d.ShadowModel = s.Shadow
 	// A SUCCEEDED event stamped after this state already said what runs.
 	if s.Clock.After(d.ModelClock) {
-		d.Model, d.Previous, d.ModelClock = s.Model, s.Previous, s.Clock
+		d.Model, d.Previous, d.Unloadable, d.ModelClock = s.Model, s.Previous, s.Unloadable, s.Clock
 	}
 	return res
 }
@@ -185,7 +185,9 @@ func (d *Device) ApplyEvent(ev *wire.Event, now time.Time) bool {
 	// What now runs, unless a state stamped after the event said otherwise
 	// (a rollback, a later install): a late event does not undo it.
 	if ev.State == wire.JobSucceeded && ev.Model != nil && ev.Clock.After(d.ModelClock) {
-		d.Model, d.ModelClock = ev.Model, ev.Clock
+		// The installed model runs: a committed model that did not
+		// load (this one delivered again, or one it replaced) is gone.
+		d.Model, d.Unloadable, d.ModelClock = ev.Model, nil, ev.Clock
 	}
 	return true
 }
