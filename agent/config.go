@@ -157,7 +157,7 @@ type Duration = config.Duration
 // ConfigError names the configuration file, line and key that are wrong,
 // in trit-fleet's words too (internal/config):
 //
-//	/etc/trit/agent.toml: mqtt.broker: "tcp://127.0.0.1": want scheme://host:port …
+//	/etc/trit/agent.toml: mqtt.broker: "tcp://127.0.0.1": want scheme://host:port, e.g. …
 type ConfigError = config.Error
 
 // Bounds on the files the agent reads at start, in bytes: a wrong path (a
@@ -300,19 +300,13 @@ func (c *Config) Validate() error {
 		if m.Broker == "" || i > 0 {
 			key = "mqtt.brokers"
 		}
-		u, err := url.Parse(b)
-		if err != nil || u.Host == "" {
-			return fail(key, "%q is not a URL like tls://host:8883", b)
+		if err := wire.CheckBrokerHostPort(b); err != nil {
+			return fail(key, "%v", err)
 		}
-		switch u.Scheme {
+		switch u, _ := url.Parse(b); u.Scheme {
 		case "tcp", "mqtt", "ssl", "tls", "mqtts":
 		default:
 			return fail(key, "%q: scheme %q: want tcp, mqtt, ssl, tls or mqtts", b, u.Scheme)
-		}
-		// paho dials the host as written: without a port every
-		// connection fails ("missing port in address"), for ever.
-		if u.Port() == "" {
-			return fail(key, "%q has no port: want a URL like tls://host:8883 or tcp://host:1883", b)
 		}
 	}
 	if (m.CertFile == "") != (m.KeyFile == "") {

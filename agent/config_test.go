@@ -342,14 +342,21 @@ func TestStateDirNotADirectory(t *testing.T) {
 }
 
 // A broker URL without a port passed check-config, and the agent then
-// retried "missing port in address" for ever; it is refused naming it.
+// retried "missing port in address" for ever; it is refused naming it, in
+// trit-fleet's words (wire.CheckBrokerHostPort). So is one without a host,
+// which dialled the gateway itself, and one that is not a URL; a scheme
+// the agent does not speak is refused by the agent's own check.
 func TestBrokerNeedsPort(t *testing.T) {
 	k := newKeys(t)
-	for _, b := range []string{"tcp://127.0.0.1", "ssl://broker.example"} {
+	for _, b := range []string{"tcp://127.0.0.1", "ssl://broker.example", "tcp://:1883", "127.0.0.1:1883", "tcp://broker.example:port"} {
 		path := writeConfig(t, k, strings.Replace(goodConfig, `broker = "tcp://127.0.0.1:1884"`, `broker = "`+b+`"`, 1))
-		want := `mqtt.broker: "` + b + `" has no port: want a URL like tls://host:8883 or tcp://host:1883`
-		if _, err := LoadConfig(path); err == nil || !strings.HasSuffix(err.Error(), want) {
-			t.Errorf("broker %s: %v, want …%s", b, err, want)
+		want := path + `: mqtt.broker: "` + b + `": want scheme://host:port, e.g. tls://broker.example:8883 or tcp://127.0.0.1:1883`
+		if _, err := LoadConfig(path); err == nil || err.Error() != want {
+			t.Errorf("broker %s: %v, want %s", b, err, want)
 		}
+	}
+	path := writeConfig(t, k, strings.Replace(goodConfig, `broker = "tcp://127.0.0.1:1884"`, `broker = "http://broker.example:80"`, 1))
+	if _, err := LoadConfig(path); err == nil || !strings.HasSuffix(err.Error(), `mqtt.broker: "http://broker.example:80": scheme "http": want tcp, mqtt, ssl, tls or mqtts`) {
+		t.Errorf("an http broker: %v", err)
 	}
 }

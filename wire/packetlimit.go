@@ -107,6 +107,20 @@ func (c *limitConn) scan(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// CheckBrokerHostPort checks that broker, an MQTT broker URL, names a host
+// and a port. DialBroker dials the host as written: without a port every
+// connection fails ("missing port in address"), for ever, and without a
+// host it dials this machine. The agent's and trit-fleet's configurations
+// check every broker address with it (the schemes each accepts are theirs
+// to check), so both word the rule alike.
+func CheckBrokerHostPort(broker string) error {
+	u, err := url.Parse(broker)
+	if err != nil || u.Hostname() == "" || u.Port() == "" {
+		return fmt.Errorf("%q: want scheme://host:port, e.g. tls://broker.example:8883 or tcp://127.0.0.1:1883", broker)
+	}
+	return nil
+}
+
 // DialBroker opens the network connection to the MQTT broker at u: plain
 // TCP for the schemes tcp and mqtt, TLS with configuration t for ssl, tls
 // and mqtts, within timeout (0: none). Incoming packets are limited to

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -181,4 +182,20 @@ func FuzzLimitPackets(f *testing.F) {
 			t.Fatalf("passed on %d bytes, want %d", len(got), pass)
 		}
 	})
+}
+
+// TestCheckBrokerHostPort: the one rule for a broker address, which the
+// agent's and trit-fleet's configurations share: a host and a port.
+func TestCheckBrokerHostPort(t *testing.T) {
+	for _, ok := range []string{"tcp://127.0.0.1:1883", "tls://broker.example:8883", "mqtts://[::1]:8883", "ssl://node-2.example:8883"} {
+		if err := CheckBrokerHostPort(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"tcp://127.0.0.1", "tls://broker.example", "tcp://:1883", "tcp://", "127.0.0.1:1883", "tcp://host:port", "", "tcp://[::1]"} {
+		err := CheckBrokerHostPort(bad)
+		if want := fmt.Sprintf("%q: want scheme://host:port, e.g. tls://broker.example:8883 or tcp://127.0.0.1:1883", bad); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %s", bad, err, want)
+		}
+	}
 }

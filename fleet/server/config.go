@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -326,17 +325,6 @@ func ParseConfig(name, text string) (*Config, error) {
 	return &c, nil
 }
 
-// brokerHostPort refuses a broker URL without a host or a port: paho
-// dials the host as written, and without a port every connection fails
-// ("missing port in address"), for ever.
-func brokerHostPort(b string) error {
-	u, err := url.Parse(b)
-	if err != nil || u.Hostname() == "" || u.Port() == "" {
-		return fmt.Errorf("%q: want scheme://host:port, e.g. ssl://broker.example.com:8883 or tcp://127.0.0.1:1883", b)
-	}
-	return nil
-}
-
 // databaseName is Database for messages: a PostgreSQL URL without its
 // password.
 func (c *Config) databaseName() string {
@@ -397,7 +385,7 @@ func (c *Config) setDefaults() error {
 			return fail("mqtt.client_id", "%v (with the embedded broker it is the fleet's user name)", err)
 		}
 	case strings.HasPrefix(m.Broker, "tcp://"), strings.HasPrefix(m.Broker, "ssl://"), strings.HasPrefix(m.Broker, "tls://"):
-		if err := brokerHostPort(m.Broker); err != nil {
+		if err := wire.CheckBrokerHostPort(m.Broker); err != nil {
 			return fail("mqtt.broker", "%v", err)
 		}
 	default:
@@ -416,7 +404,7 @@ func (c *Config) setDefaults() error {
 		if strings.HasPrefix(b, "tcp://") != strings.HasPrefix(m.Broker, "tcp://") {
 			return fail("mqtt.brokers", "%q: all addresses use TLS or none does (mqtt.broker is %q)", b, m.Broker)
 		}
-		if err := brokerHostPort(b); err != nil {
+		if err := wire.CheckBrokerHostPort(b); err != nil {
 			return fail("mqtt.brokers", "%v", err)
 		}
 	}

@@ -64,6 +64,18 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 			t.Errorf("%q: %v, want an ErrConfig naming %s and the file", c.edit, err, c.key)
 		}
 	}
+	// A broker address without a host or a port is refused in the agent's
+	// words (wire.CheckBrokerHostPort), in the project's FILE: KEY: form.
+	for _, c := range []struct{ to, want string }{
+		{`broker = "ssl://broker.example"`, `fleet.toml: mqtt.broker: "ssl://broker.example": want scheme://host:port, e.g. tls://broker.example:8883 or tcp://127.0.0.1:1883`},
+		{`broker = "tcp://:1883"`, `fleet.toml: mqtt.broker: "tcp://:1883": want scheme://host:port, e.g. tls://broker.example:8883 or tcp://127.0.0.1:1883`},
+		{`broker = "ssl://broker.example:8883"` + "\n" + `brokers = ["ssl://node2.example"]`, `fleet.toml: mqtt.brokers: "ssl://node2.example": want scheme://host:port, e.g. tls://broker.example:8883 or tcp://127.0.0.1:1883`},
+	} {
+		_, err := ParseConfig("fleet.toml", strings.Replace(minimalConfig, `broker = "ssl://broker.example:8883"`, c.to, 1))
+		if !errors.Is(err, ErrConfig) || err.Error() != c.want {
+			t.Errorf("%q: %v, want %s", c.to, err, c.want)
+		}
+	}
 	for _, c := range []struct{ from, to, key string }{
 		{`broker = "ssl://broker.example:8883"`, `broker = "http://x"`, "mqtt.broker"},
 		{`broker = "ssl://broker.example:8883"`, `broker = "ssl://broker.example"`, "mqtt.broker"}, // no port: every connection fails
