@@ -27,7 +27,6 @@ import (
 	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/inference/bundle/bundletest"
-	"github.com/trit-iot/trit/internal/proc"
 	"github.com/trit-iot/trit/sensors"
 	"github.com/trit-iot/trit/wire/mqtttest"
 )
@@ -71,6 +70,12 @@ type world struct {
 
 // logTail is how many of the world's log lines a failing test prints.
 const logTail = 200
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
 
 // logger is the log of the world's fleet and agents: with TRIT_E2E_LOG
 // set, standard error; otherwise a file in the world's directory whose
@@ -132,7 +137,7 @@ func newWorldBroker(t testing.TB, brokerConf string) *world {
 		w.logFile.Close()
 		if t.Failed() {
 			if log, err := os.ReadFile(w.logFile.Name()); err == nil {
-				t.Logf("the fleet's and agents' log, its last %d lines:\n%s", logTail, proc.Tail(string(log), logTail))
+				t.Logf("the fleet's and agents' log, its last %d lines:\n%s", logTail, tail(string(log), logTail))
 			}
 		}
 	})

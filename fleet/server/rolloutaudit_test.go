@@ -108,7 +108,7 @@ func TestRolloutRecordsComplete(t *testing.T) {
 		{"timeout", "timeout 30m0s"},
 		{"retries", "retries failed=1,timed-out=2"},
 		{"shadow gates", "shadow 1 phase(s), 200 windows, gates: agreement ≥ 0.9, unknown increase ≤ 0.05"},
-		{"confidence gate", "confidence gate unknown ≤ +0.05, confidence ≥ −0.1, after 80 windows"},
+		{"confidence gate", "confidence gate unknown ≤ +0.05, confidence ≥ −0.1, on the shadow reports"},
 		{"rollback flag", "rollback no"},
 		{"creator", "created by otto"},
 	}
