@@ -12,9 +12,13 @@ type TrainRequest struct {
 	LabelColumn int    `json:"label_column,omitempty"` // CSV: numbered from 1, -1 for the last; 0: named label/class/target/y, else the last
 	// LabelColumnName chooses the label column by its header name
 	// instead (as tritctl train --label-column NAME); not with LabelColumn.
-	LabelColumnName string  `json:"label_column_name,omitempty"`
-	Sigma           float64 `json:"sigma,omitempty"`
-	C               float64 `json:"c,omitempty"`
+	LabelColumnName string `json:"label_column_name,omitempty"`
+	// Features is a LIBSVM file's number of features (as tritctl train
+	// --features); 0: its largest index, if the file holds at least one
+	// value in 64 of the dense matrix that makes (training/data).
+	Features int     `json:"features,omitempty"`
+	Sigma    float64 `json:"sigma,omitempty"`
+	C        float64 `json:"c,omitempty"`
 	// Budget is the size of the signed bundle to fill, in bytes (default
 	// 30 KiB, as `tritctl train --budget`); P fixes the number of random
 	// features instead (the paper's experiments).

@@ -57,7 +57,8 @@ const (
 	MaxTrainJobs       = 100 // jobs remembered; the oldest finished ones are pruned
 	maxActiveTrainJobs = 4   // jobs queued or running at once
 	maxLabelColumn     = 1 << 16
-	maxLabelName       = 256 // a header name
+	maxTrainFeatures   = 1 << 28 // a dataset's cap on values (training/data)
+	maxLabelName       = 256     // a header name
 	maxDatasetName     = 1024
 	maxTrainBudget     = 1 << 20 // bytes: what max_bundle_bytes allows at most
 )
@@ -269,6 +270,8 @@ func checkTrainRequest(req *api.TrainRequest) error {
 		return fault.BadRequest("c = %g: want a positive number (0: search)", req.C)
 	case req.LabelColumn < -1 || req.LabelColumn > maxLabelColumn:
 		return fault.BadRequest("label_column = %d: want -1 (the last) or 0..%d", req.LabelColumn, maxLabelColumn)
+	case req.Features < 0 || req.Features > maxTrainFeatures:
+		return fault.BadRequest("features = %d: want 1..%d (0: the largest index in the file)", req.Features, maxTrainFeatures)
 	case req.LabelColumnName != "" && req.LabelColumn != 0:
 		return fault.BadRequest("label_column and label_column_name: give the label column by number or by name, not both")
 	case len(req.LabelColumnName) > maxLabelName || !utf8.ValidString(req.LabelColumnName) || strings.ContainsFunc(req.LabelColumnName, unicode.IsControl):
@@ -599,7 +602,7 @@ func (s *Service) train(ctx context.Context, req api.TrainRequest, path, standar
 	if isStandard {
 		trainSet, testSet, err = data.LoadStandard(s.trainer.dir, standard)
 	} else if err = s.trainer.confined(path); err == nil { // again: the directory may have changed since the request
-		trainSet, err = data.Load(path, &data.Options{Format: format, LabelColumn: data.Column{Index: req.LabelColumn, Name: req.LabelColumnName}})
+		trainSet, err = data.Load(path, &data.Options{Format: format, NumFeatures: req.Features, LabelColumn: data.Column{Index: req.LabelColumn, Name: req.LabelColumnName}})
 	}
 	if err != nil {
 		return nil, &datasetError{name: req.Dataset, err: err}

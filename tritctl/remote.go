@@ -102,6 +102,7 @@ to roll it out: the fleet never holds a release key.`,
 	f.StringVar(&req.ModelID, "model-id", "", "model ID in the bundle (required)")
 	f.Uint64Var(&req.Release, "release", 0, "release counter, above every earlier release of the model (required)")
 	f.StringVar(&req.Format, "format", "auto", "data format, as tritctl train's: auto, csv (delimited text, also called dense), arff, libsvm or idx")
+	f.IntVar(&req.Features, "features", 0, "LIBSVM (--format libsvm): number of features, as tritctl train's (0: the largest index seen, if the file holds at least 1 value in 64 of its dense matrix)")
 	f.StringVar(&labelColumn, "label-column", "", "CSV: the label column, as in tritctl train: a header name, a column number counted from 1, or last\n(default: the one column named label, class, target or y, else the last column)")
 	f.Float64Var(&req.Sigma, "sigma", 0, "kernel width σ (0: search on a validation split)")
 	f.Float64Var(&req.C, "c", 0, "regularisation C (0: search)")

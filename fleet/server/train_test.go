@@ -60,6 +60,44 @@ func TestRemoteTraining(t *testing.T) {
 	}
 }
 
+// A LIBSVM file's features can be given, as tritctl train --features
+// gives them: a sparse file whose largest index would make a dense matrix
+// far larger than the file is refused without it (the API names the place;
+// trit-fleet's log, the flag), and a small file is read with as many
+// features as asked for.
+func TestRemoteTrainingLIBSVMFeatures(t *testing.T) {
+	dir := t.TempDir()
+	var sparse, small strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&sparse, "%d 1:%d %d:1\n", i%2, i, 300000-i)
+		fmt.Fprintf(&small, "%d 1:%d 2:%d\n", i%2, i%2, (i+1)%2)
+	}
+	for name, text := range map[string]string{"sparse.libsvm": sparse.String(), "small.libsvm": small.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFixture(t, func(o *fleet.Options) { o.TrainingDir = dir })
+	f.clk.t = time.Now()
+	srv := apiServer(t, f)
+	_, job := startJob(t, srv, `{"dataset":"sparse.libsvm","format":"libsvm","sigma":1,"c":10,"p":64,"model_id":"s","release":1}`)
+	if got := waitJob(t, srv, job.ID); got.State != api.TrainFailed || !strings.Contains(got.Error, "sparse.libsvm:1: column 3") {
+		t.Fatalf("a sparse file without features: %s %q", got.State, got.Error)
+	}
+	_, job = startJob(t, srv, `{"dataset":"small.libsvm","format":"libsvm","features":5,"sigma":1,"c":10,"p":64,"model_id":"s","release":2}`)
+	if got := waitJob(t, srv, job.ID); got.State != api.TrainSucceeded {
+		t.Fatalf("a small file with 5 features: %s %q", got.State, got.Error)
+	}
+	_, raw := call(t, srv, "GET", "/v1/train/"+job.ID+"/bundle", testToken, nil)
+	b, err := bundle.Decode(raw, &bundle.DecodeOptions{AllowUnsigned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := b.Spec.NumFeatures(); n != 5 {
+		t.Errorf("the model reads %d features, want 5", n)
+	}
+}
+
 func TestRemoteTrainingRefuses(t *testing.T) {
 	dir := t.TempDir()
 	f := newFixture(t, func(o *fleet.Options) { o.TrainingDir = dir })
@@ -143,6 +181,8 @@ func TestRemoteTrainingBounds(t *testing.T) {
 		{`"format":"parquet"`, "format"},
 		{`"budget":100`, "budget = 100"},
 		{`"budget":2000000000`, "budget = 2000000000"},
+		{`"features":-1`, "features = -1"},
+		{`"features":1000000000`, "features = 1000000000"},
 	} {
 		req := `{"dataset":"x.csv","model_id":"m","release":1,` + c.field + `}`
 		code, body := call(t, srv, "POST", "/v1/train", testToken, []byte(req))
