@@ -55,3 +55,39 @@ func TestRetryingReportsSlowSensor(t *testing.T) {
 		t.Fatalf("back at its rate: state %q after 20 s, want ok within 5 s", src.Health().State)
 	}
 }
+
+// TestRetryingRateByEnvClock: without a policy clock, the rate a source
+// delivers is timed by the clock that paces it (env's), as the agent opens
+// its sensors: in virtual time a 1 kHz sensor read every 2 ms is slow
+// within 5 s of that time however fast the machine runs the reads, and one
+// read at its pace is never slow however slowly.
+func TestRetryingRateByEnvClock(t *testing.T) {
+	clock := sensortest.NewFakeClock(time.Unix(1000, 0))
+	src, err := sensors.OpenRetrying(sensors.Config{Kind: "synthetic", Rate: 1000}, &sensors.Env{Clock: clock, Buses: &sensortest.Buses{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	start := clock.Now()
+	for clock.Now().Sub(start) < 10*time.Second {
+		if _, err := src.Read(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if h := src.Health(); h.State != sensors.StateOK {
+			t.Fatalf("a sensor at its rate in virtual time became %q after %v: %+v", h.State, clock.Now().Sub(start), h)
+		}
+	}
+	start = clock.Now()
+	for src.Health().State != sensors.StateSlow {
+		if clock.Now().Sub(start) > 5*time.Second {
+			t.Fatalf("a sensor at half its rate in virtual time: %+v after %v, want slow within 5 s", src.Health(), clock.Now().Sub(start))
+		}
+		clock.Advance(2 * time.Millisecond) // a reader that takes 2 ms per reading
+		if _, err := src.Read(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h := src.Health(); !strings.Contains(h.LastError, "reads 500 Hz of the configured 1 kHz") {
+		t.Fatalf("slow health %+v, want the rates in virtual time", h)
+	}
+}

@@ -22,7 +22,10 @@ type RetryPolicy struct {
 	ReopenDelay time.Duration
 	// ... up to MaxDelay (default 1 min).
 	MaxDelay time.Duration
-	// Clock paces the pauses (default SystemClock).
+	// Clock paces the pauses and times the rate a source delivers
+	// (default: the Env's clock for OpenRetrying, OpenAll and OpenInput,
+	// so a source is paced and measured by one clock; SystemClock
+	// otherwise).
 	Clock Clock
 }
 
@@ -127,7 +130,8 @@ func newRetrying(name string, channels []string, open func() (Source, error), p 
 // OpenRetrying validates cfg and returns a Retrying source for it, watching
 // the rate it delivers against cfg's rate. The error is non-nil only for an
 // invalid config (a *ConfigError); a device that does not answer shows up
-// in Health and in Read's errors instead.
+// in Health and in Read's errors instead. A policy without a Clock uses
+// env's, the clock that paces the source.
 func OpenRetrying(cfg Config, env *Env, p *RetryPolicy) (*Retrying, error) {
 	c, k, err := cfg.prepare()
 	if err != nil {
@@ -138,6 +142,16 @@ func OpenRetrying(cfg Config, env *Env, p *RetryPolicy) (*Retrying, error) {
 		return nil, withSensor(err, c.Name, c.Kind)
 	}
 	e := env.orDefaults()
+	if p == nil || p.Clock == nil {
+		// The rate is measured by the clock that paces the source: a
+		// source paced in a test's virtual time and measured by the
+		// system's would be as fast or as slow as the machine.
+		q := RetryPolicy{Clock: e.Clock}
+		if p != nil {
+			q, q.Clock = *p, e.Clock
+		}
+		p = &q
+	}
 	return newRetrying(c.Name, channels, func() (Source, error) { return k.Open(c, e) }, p, c.Rate), nil
 }
 
