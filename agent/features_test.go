@@ -187,22 +187,45 @@ func TestFeaturesPipelineSeveralSensors(t *testing.T) {
 		return false
 	})
 	// The retained state is published on its own schedule: wait for the
-	// one that reports both sensors.
+	// one that reports both sensors, none failed. The 1 kHz sensor runs in
+	// real time (two sensors share no virtual clock), so on a loaded
+	// machine it may fall short of its rate, which the state then rightly
+	// reports: slow is accepted, with health degraded for it alone.
 	ok := func() bool {
 		st := f.lastState()
-		return len(st.Sensors) == 2 && st.Sensors[0].Sensor == "accel" && st.Sensors[1].Sensor == "s" && st.Health == "ok"
+		return len(st.Sensors) == 2 && st.Sensors[0].Sensor == "accel" && st.Sensors[1].Sensor == "s" && healthyOrSlow(st)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !ok() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(15 * time.Second); !ok() && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if st := f.lastState(); !ok() {
-		t.Errorf("state sensors %+v health %q, want accel and s, ok", st.Sensors, st.Health)
+		t.Errorf("state sensors %+v health %q, want accel and s, ok (or slow: degraded)", st.Sensors, st.Health)
+	} else if st.Health != "ok" {
+		t.Logf("on this machine now a sensor is slow: %+v", st.Sensors)
 	}
 	for _, tm := range f.telemetry() {
 		if tm.Errors > 0 {
 			t.Errorf("telemetry seq %d: %d errors with healthy sensors", tm.Seq, tm.Errors)
 		}
 	}
+}
+
+// healthyOrSlow reports whether a state's health is ok, or degraded only
+// because sensors are slow: a sensor run in real time may fall short of
+// its rate on a loaded machine, and must then be reported so. No sensor
+// failed either way.
+func healthyOrSlow(st *wire.State) bool {
+	slow := false
+	for _, s := range st.Sensors {
+		switch s.State {
+		case wire.SensorOK:
+		case wire.SensorSlow:
+			slow = true
+		default:
+			return false
+		}
+	}
+	return st.Health == "ok" && !slow || st.Health == "degraded" && slow
 }
 
 // nanGlitch makes the "nantest" sensor's channel n.c3 NaN while set.

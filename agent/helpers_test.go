@@ -424,6 +424,37 @@ func (f *fleet) lastState() *wire.State {
 	return s
 }
 
+// lastBoot is the boot number of the newest agent process whose state
+// arrived so far (0: none): telemetry with a higher Boot is from a process
+// started after it.
+func (f *fleet) lastBoot() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var boot uint64
+	for _, st := range f.states {
+		boot = max(boot, st.Clock.Boot())
+	}
+	return boot
+}
+
+// waitPredictions waits until the telemetry reports that match counts at
+// least n predictions. The loop records a window's prediction before it
+// keeps the window (samples, labels), so n predictions reported mean n-1
+// windows kept at least. A loaded machine makes its windows later, never
+// fewer: tests wait for them instead of sleeping.
+func (f *fleet) waitPredictions(what string, n uint64, match func(*wire.Telemetry) bool) {
+	f.t.Helper()
+	f.waitFor(fmt.Sprintf("%d predictions %s", n, what), 30*time.Second, func() bool {
+		var got uint64
+		for _, tm := range f.telemetry {
+			if match(tm) {
+				got += tm.Predictions
+			}
+		}
+		return got >= n
+	})
+}
+
 // withRelease1 starts a broker, a test fleet and an in-process agent,
 // installs release 1 of the test model, stops the agent, and returns the
 // fleet, keys, the agent's config and release 1's hash, for tests of what

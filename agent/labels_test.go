@@ -151,7 +151,9 @@ func TestLabelSourceRequest(t *testing.T) {
 		}
 		return resp.Labels
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Five labelled windows at least (every window of the replay has a
+	// truth label): six predictions.
+	f.waitPredictions("", 6, func(*wire.Telemetry) bool { return true })
 	set := ask(0)
 	if set == nil || len(set.Windows) < 5 || set.Source != "truth" || set.Models[0].Bundle != v1 || set.Features[0] != "x1" {
 		t.Fatalf("labels %+v", set)
@@ -171,8 +173,11 @@ func TestLabelSourceRequest(t *testing.T) {
 		t.Error("no state names the label source")
 	}
 	acked := set.Windows[len(set.Windows)-1].Time
+	// A window after the acknowledged ones: two predictions in reports
+	// begun after it.
+	f.waitPredictions("after the acknowledged windows", 2, func(tm *wire.Telemetry) bool { return tm.From > acked })
 	next := ask(acked)
-	if next == nil || next.Windows[0].Time <= acked {
+	if next == nil || len(next.Windows) == 0 || next.Windows[0].Time <= acked {
 		t.Fatalf("after acknowledging %d: %+v", acked, next)
 	}
 	// Stopped and started again: the windows not acknowledged are still there.

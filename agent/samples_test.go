@@ -71,8 +71,11 @@ func TestSampleRingBound(t *testing.T) {
 func TestSamplesRequest(t *testing.T) {
 	f, k, cfg, v1 := withRelease1(t)
 	cfg.Models.SampleEvery = 1 // keep every window
+	boot := f.lastBoot()
 	startAgent(t, cfg, nil)
-	time.Sleep(time.Second) // windows to keep
+	// Windows to keep: predictions by this process (not telemetry the
+	// previous one left queued).
+	f.waitPredictions("by the restarted agent", 3, func(tm *wire.Telemetry) bool { return tm.Boot > boot })
 	send := func(id string, signer []byte) {
 		now := time.Now().Unix()
 		r := &wire.Request{Fleet: testFleet, Device: testDevice, ID: id, Kind: wire.RequestSamples, IssuedAt: now - 1, ExpiresAt: now + 60}
