@@ -21,6 +21,11 @@ import (
 // with ErrNoSpace if that fails, so that telemetry filling a full disk
 // cannot take the room the next job event needs. The first ordinary write
 // after space came back re-arms it.
+//
+// Invariant: no ordinary write runs between an essential write's release
+// of the reserve and its retry (DB.reserveMu): else it could put the
+// ballast back on the freed pages, or fill them, and the retry would fail
+// on a full disk all the same.
 
 // DefaultReserve is the default size of the reserve: room for dozens of
 // job events and their records at a few pages each.
@@ -92,14 +97,28 @@ func (db *DB) essential(fn func(tx *bolt.Tx) error) error {
 		return err
 	})
 	var dmg *DamagedError
-	if err == nil || !fnOK || errors.As(err, &dmg) || !db.releaseReserve() {
+	if err == nil || !fnOK || errors.As(err, &dmg) {
 		return err
+	}
+	db.reserveMu.Lock()
+	defer db.reserveMu.Unlock()
+	if !db.releaseReserve() {
+		return err
+	}
+	if reserveReleased != nil {
+		reserveReleased()
 	}
 	return db.update(fn)
 }
 
+// reserveReleased, when a test sets it, runs between an essential write's
+// release of the reserve and its retry.
+var reserveReleased func()
+
 // ordinary runs an ordinary write transaction: never on the reserve.
 func (db *DB) ordinary(fn func(tx *bolt.Tx) error) error {
+	db.reserveMu.Lock()
+	defer db.reserveMu.Unlock()
 	if !db.armReserve() {
 		return ErrNoSpace
 	}

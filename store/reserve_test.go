@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/trit-iot/trit/wire"
 )
@@ -164,6 +165,52 @@ func TestReserveKeepsRoomForJobEvents(t *testing.T) {
 	}
 	if err := db.Check(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An ordinary write that comes while an essential write has released the
+// reserve and not yet retried waits for the retry: else it would put the
+// ballast back on the freed pages (or fill them) and the job event would
+// fail on a full disk after all (TestDiskFull, once, on a starved CPU).
+func TestReserveKeptForTheRetry(t *testing.T) {
+	if !inChild(t) {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "agent.db")
+	db, err := Open(path, &Options{OutboxMaxBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limitFileSize(t, fi.Size())
+	fillDisk(t, db)
+	telemetry := make(chan error, 1)
+	reserveReleased = func() {
+		reserveReleased = nil
+		go func() {
+			telemetry <- db.Enqueue(OutboxMsg{Topic: "t/telemetry", Payload: []byte(strings.Repeat("t", 3000)), QoS: 1})
+		}()
+		// Time for the telemetry to run now if it could; it must not.
+		select {
+		case err := <-telemetry:
+			t.Errorf("telemetry written (%v) between the reserve's release and the job event's retry", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	defer func() { reserveReleased = nil }()
+	ev := OutboxMsg{Topic: "t/events", Payload: []byte(`{"id":"r/1/FAILED"}`), QoS: 1, Priority: true}
+	if err := db.Enqueue(ev); err != nil {
+		t.Fatalf("job event on a full disk: %v", err)
+	}
+	if reserveReleased != nil {
+		t.Fatal("the job event did not use the reserve: the disk was not full")
+	}
+	if err := <-telemetry; err == nil && db.ReserveInUse() {
+		t.Fatal("telemetry was written into the reserve")
 	}
 }
 

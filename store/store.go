@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,7 +65,10 @@ type DB struct {
 	outboxMax  uint64
 	reserve    int         // bytes of the reserve ballast; 0: none
 	reserveOut atomic.Bool // the ballast is not in the file
-	movedAside string      // where Open moved a damaged file, if it did
+	// reserveMu keeps ordinary writes out of an essential write's retry
+	// on the reserve's pages (reserve.go).
+	reserveMu  sync.Mutex
+	movedAside string // where Open moved a damaged file, if it did
 }
 
 // Open opens or creates the database at path (mode 0600), waits at most
