@@ -503,7 +503,7 @@ func (a *Agent) telemetry(ctx context.Context) {
 		// last session, whose seq 1, 2, … are already taken.
 		boot := a.clock.bootSession()
 		t := &wire.Telemetry{Device: a.cfg.DeviceID, Session: max(session, boot, 1), Boot: boot}
-		cut, counted := a.loop.stats.snapshot(time.Now(), t)
+		cut, counted := a.loop.stats.snapshot(time.Now, t)
 		// Intervals a model change cut short go first, each its own report
 		// naming the model that made its predictions.
 		for i := range cut {

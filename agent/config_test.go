@@ -128,7 +128,7 @@ func TestStatsPercentiles(t *testing.T) {
 	s.record(r, "b", time.Unix(2, 0), 1000*time.Microsecond)
 	s.fail()
 	var tm wire.Telemetry
-	s.snapshot(time.Unix(3, 0), &tm)
+	s.snapshot(at(time.Unix(3, 0)), &tm)
 	if tm.Predictions != 101 || tm.Counts["a"] != 100 || tm.Counts["b"] != 1 || tm.Errors != 1 {
 		t.Fatalf("counts: %+v", tm)
 	}
@@ -139,7 +139,7 @@ func TestStatsPercentiles(t *testing.T) {
 		t.Errorf("last %+v", tm.Last)
 	}
 	var next wire.Telemetry
-	s.snapshot(time.Unix(4, 0), &next)
+	s.snapshot(at(time.Unix(4, 0)), &next)
 	if next.Predictions != 0 || next.Latency != nil || next.From != tm.To {
 		t.Errorf("interval not reset: %+v", next)
 	}
@@ -160,7 +160,7 @@ func TestStatsCutAtModelChange(t *testing.T) {
 	s.record(v2, "b", time.Unix(3, 0), time.Microsecond)
 	s.record(v1, "a", time.Unix(4, 0), time.Microsecond) // rolled back
 	var tm wire.Telemetry
-	cut, model := s.snapshot(time.Unix(5, 0), &tm)
+	cut, model := s.snapshot(at(time.Unix(5, 0)), &tm)
 	if len(cut) != 2 {
 		t.Fatalf("%d cut intervals, want 2 (v1, then v2): %+v", len(cut), cut)
 	}
@@ -174,7 +174,7 @@ func TestStatsCutAtModelChange(t *testing.T) {
 		t.Errorf("rest: model %v, %+v; want v1's last prediction from 4 to 5 s", model, tm)
 	}
 	// The next interval starts afresh: no cut, no model until a prediction.
-	cut, model = s.snapshot(time.Unix(6, 0), &tm)
+	cut, model = s.snapshot(at(time.Unix(6, 0)), &tm)
 	if cut != nil || model != nil || tm.Predictions != 0 {
 		t.Errorf("after a snapshot: cut %v, model %v, %d predictions", cut, model, tm.Predictions)
 	}
@@ -182,7 +182,7 @@ func TestStatsCutAtModelChange(t *testing.T) {
 	for i := range maxCutIntervals + 3 {
 		s.record([]*running{v1, v2}[i%2], "a", time.Unix(int64(7+i), 0), time.Microsecond)
 	}
-	if cut, _ = s.snapshot(time.Unix(30, 0), &tm); len(cut) != maxCutIntervals {
+	if cut, _ = s.snapshot(at(time.Unix(30, 0)), &tm); len(cut) != maxCutIntervals {
 		t.Errorf("%d cut intervals kept, want %d", len(cut), maxCutIntervals)
 	}
 }
@@ -360,3 +360,6 @@ func TestBrokerNeedsPort(t *testing.T) {
 		t.Errorf("an http broker: %v", err)
 	}
 }
+
+// at is a clock that always says t (stats.snapshot's now).
+func at(t time.Time) func() time.Time { return func() time.Time { return t } }

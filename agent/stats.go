@@ -96,18 +96,19 @@ func (s *stats) fail() {
 	s.mu.Unlock()
 }
 
-// snapshot fills the interval's figures into t and starts a new interval.
-// It returns the intervals a model change cut short since the last
-// snapshot, oldest first, each naming its model, and the model whose
-// predictions t counts (nil if t counts none).
-func (s *stats) snapshot(now time.Time, t *wire.Telemetry) (cut []wire.Telemetry, model *running) {
+// snapshot fills the interval's figures into t and starts a new interval,
+// ending it at now(), read under the lock so that no prediction counted in
+// t is later than t's end. It returns the intervals a model change cut
+// short since the last snapshot, oldest first, each naming its model, and
+// the model whose predictions t counts (nil if t counts none).
+func (s *stats) snapshot(now func() time.Time, t *wire.Telemetry) (cut []wire.Telemetry, model *running) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cut, s.cut = s.cut, nil
 	if s.n > 0 {
 		model = s.model
 	}
-	s.fill(now, t)
+	s.fill(now(), t)
 	s.model = nil
 	return cut, model
 }

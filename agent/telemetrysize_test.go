@@ -34,7 +34,7 @@ func queuedTelemetry(t *testing.T, predictions map[string]uint64) *wire.Telemetr
 		}
 	}
 	tel := &wire.Telemetry{Device: "gw-1", Session: 1, Boot: 1, Seq: 1}
-	s.snapshot(now.Add(10*time.Second), tel)
+	s.snapshot(at(now.Add(10*time.Second)), tel)
 	tel.Model = &r.ref
 	a.queueTelemetry(tel, newRepeatLimiter(time.Minute))
 	queued, err := db.Peek(10)
