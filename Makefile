@@ -58,7 +58,7 @@ build:
 ## demo: the whole product on this machine, nothing to install but Go:
 ## trit-fleet with its embedded MQTT broker, three trit-agents on simulated
 ## machines, and tritctl training, signing and rolling out a model
-## (scripts/demo.sh; about 25 s on a quiet 2-core machine after the first
+## (scripts/demo.sh; about 55 s on a quiet 2-core machine after the first
 ## build, which takes about 2 minutes; a busy machine takes longer, README).
 ## The in-process version is `go run ./cmd/tritctl demo`.
 demo:
