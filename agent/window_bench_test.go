@@ -14,12 +14,13 @@ import (
 	"github.com/trit-iot/trit/sensors/sensortest"
 )
 
-// benchRunning is a model of p random features over the test features,
-// with a 256-bit drift fingerprint, bound to channels in order.
-func benchRunning(b *testing.B, seed uint64, p int) *running {
+// signedBundle makes a bundle of o signed with a new release key and
+// decodes it as an agent would, trusting that key.
+func signedBundle(b *testing.B, o bundleOpts) *bundle.Bundle {
 	b.Helper()
 	k := newKeys(b)
-	data := makeBundle(b, bundleOpts{release: 1, seed: seed, p: p, signer: k.release})
+	o.signer = k.release
+	data := makeBundle(b, o)
 	trusted, err := bundle.LoadKeySet(k.releasePub)
 	if err != nil {
 		b.Fatal(err)
@@ -28,7 +29,14 @@ func benchRunning(b *testing.B, seed uint64, p int) *running {
 	if err != nil {
 		b.Fatal(err)
 	}
-	spec := bd.Spec
+	return bd
+}
+
+// benchRunning is a model of p random features over the test features,
+// with a 256-bit drift fingerprint, bound to channels in order.
+func benchRunning(b *testing.B, seed uint64, p int) *running {
+	b.Helper()
+	spec := signedBundle(b, bundleOpts{release: 1, seed: seed, p: p}).Spec
 	n := min(256, len(spec.Kept))
 	fp := &inference.Fingerprint{Columns: make([]int32, n), Rates: make([]uint8, n)}
 	for i := range n {
@@ -96,17 +104,7 @@ func BenchmarkTwentyKHzSensor(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer in.Close()
-	k := newKeys(b)
-	data := makeBundle(b, bundleOpts{release: 1, signer: k.release, features: names})
-	trusted, err := bundle.LoadKeySet(k.releasePub)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bd, err := bundle.Decode(data, &bundle.DecodeOptions{MaxSize: len(data), Trusted: trusted})
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := inference.New(bd.Spec)
+	m, err := inference.New(signedBundle(b, bundleOpts{release: 1, features: names}).Spec)
 	if err != nil {
 		b.Fatal(err)
 	}

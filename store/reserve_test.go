@@ -68,6 +68,24 @@ func limitFileSize(t testing.TB, n int64) (restore func()) {
 	return restore
 }
 
+// fullDisk opens a new database (closed at the test's end) whose file
+// cannot grow past its size at Open (limitFileSize, lifted by restore):
+// a disk that fillDisk fills.
+func fullDisk(t *testing.T) (db *DB, size int64, restore func()) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agent.db")
+	db, err := Open(path, &Options{OutboxMaxBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, fi.Size(), limitFileSize(t, fi.Size())
+}
+
 // fillDisk enqueues ordinary messages until the file cannot grow, and
 // returns how many it enqueued.
 func fillDisk(t *testing.T, db *DB) int {
@@ -92,22 +110,12 @@ func TestReserveKeepsRoomForJobEvents(t *testing.T) {
 	if !inChild(t) {
 		return
 	}
-	path := filepath.Join(t.TempDir(), "agent.db")
-	db, err := Open(path, &Options{OutboxMaxBytes: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	restore := limitFileSize(t, fi.Size())
+	db, size, restore := fullDisk(t)
 	n := fillDisk(t, db)
 	if err := db.Enqueue(OutboxMsg{Topic: "t/telemetry", Payload: []byte("more"), QoS: 1}); err == nil {
 		t.Fatal("telemetry queued on a full disk")
 	}
-	t.Logf("disk full after %d messages (file %d bytes)", n, fi.Size())
+	t.Logf("disk full after %d messages (file %d bytes)", n, size)
 
 	for i := range 5 {
 		ev := OutboxMsg{Topic: "t/events", Payload: []byte(fmt.Sprintf(`{"id":"r/%d/FAILED"}`, i)), QoS: 1, Priority: true}
@@ -176,17 +184,7 @@ func TestReserveKeptForTheRetry(t *testing.T) {
 	if !inChild(t) {
 		return
 	}
-	path := filepath.Join(t.TempDir(), "agent.db")
-	db, err := Open(path, &Options{OutboxMaxBytes: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	limitFileSize(t, fi.Size())
+	db, _, _ := fullDisk(t)
 	fillDisk(t, db)
 	telemetry := make(chan error, 1)
 	reserveReleased = func() {
