@@ -76,6 +76,10 @@ type Agent struct {
 	notify  func(string) (bool, error)
 	now     func() time.Time
 	telSeq  uint64
+	// confusionLeftOut is the shadow command ("rollout#seq") whose
+	// confusion matrix the telemetry loop last left out, so the warning
+	// is logged once a shadow (queueTelemetry's goroutine only).
+	confusionLeftOut string
 	// requests carries fleet requests from the MQTT handler to serveRequests.
 	requests chan []byte
 	// fetches are bundles awaited by dry runs, by hash (fetchMu).
@@ -569,7 +573,14 @@ func (a *Agent) telemetry(ctx context.Context) {
 // count, and once more when it ends.
 func (a *Agent) queueTelemetry(t *wire.Telemetry, failures *repeatLimiter) {
 	msg := "telemetry not queued (is the disk full?); repeats are counted, not logged"
-	payload, err := marshalTelemetry(t)
+	payload, leftOut, err := marshalTelemetry(t)
+	if leftOut && t.Shadow != nil {
+		if k := fmt.Sprintf("%s#%d", t.Shadow.Rollout, t.Shadow.Seq); k != a.confusionLeftOut {
+			a.confusionLeftOut = k
+			a.log.Warn("shadow report sent without its confusion matrix: with it the report is above the fleet's cap; a divergence gate on this rollout cannot pass",
+				"rollout", t.Shadow.Rollout, "max_bytes", wire.MaxTelemetrySize)
+		}
+	}
 	if err == nil {
 		err = a.db.Enqueue(store.OutboxMsg{Topic: a.topics.Telemetry(a.cfg.DeviceID), Payload: payload, QoS: 1})
 	} else {

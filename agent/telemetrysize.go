@@ -16,9 +16,29 @@ import (
 // far above either bound, and the fleet would refuse it whole. Past them
 // the report names the most predicted classes that fit (ties by label)
 // and sums the rest in Other (wire.OtherCounts), so its counts still add
-// up to its predictions. Only a report too large without any class
-// counts is an error (its other parts are bounded well below the cap).
-func marshalTelemetry(t *wire.Telemetry) ([]byte, error) {
+// up to its predictions. A shadow report's confusion matrix (up to
+// wire.MaxShadowClasses² counts and twice that many labels) can fill the
+// cap on its own: when the report does not fit even without class
+// counts, the confusion matrix is left out (as for a model of more
+// classes) and confusionLeftOut is true; the fleet then judges no
+// divergence gate as passed. Only a report too large without either is
+// an error (its other parts are bounded well below the cap).
+func marshalTelemetry(t *wire.Telemetry) (p []byte, confusionLeftOut bool, err error) {
+	all := t.Counts
+	p, err = marshalCounts(t)
+	if err == nil || t.Shadow == nil || len(t.Shadow.Confusion) == 0 {
+		return p, false, err
+	}
+	sh := *t.Shadow
+	sh.ActiveClasses, sh.CandidateClasses, sh.Confusion = nil, nil, nil
+	t.Shadow, t.Counts, t.Other = &sh, all, nil
+	p, err = marshalCounts(t)
+	return p, err == nil, err
+}
+
+// marshalCounts is marshalTelemetry with the report's parts but Counts
+// as they are.
+func marshalCounts(t *wire.Telemetry) ([]byte, error) {
 	all := t.Counts
 	if len(all) <= wire.MaxTelemetryClasses {
 		if p, err := t.Marshal(); err != nil || len(p) <= wire.MaxTelemetrySize {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -122,8 +123,83 @@ func TestMarshalTelemetryTooLarge(t *testing.T) {
 	for i := range 300 {
 		tel.Counts[fmt.Sprint(i)] = 1
 	}
-	_, err := marshalTelemetry(tel)
+	_, _, err := marshalTelemetry(tel)
 	if err == nil || !strings.Contains(err.Error(), "without its 300 class counts, above the 16384 bytes the fleet accepts") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestShadowConfusionLeftOutWhenTooLarge: a shadow of two models of 32
+// classes with 64-byte labels full of '<' (six bytes each in JSON) has a
+// confusion matrix and class lists of more than 16 KiB on their own. The
+// agent logged "telemetry not queued" every interval, and the fleet saw
+// neither the shadow's windows nor the device's counts until the
+// rollout timed out. Now the report goes without the matrix (as for a
+// model of more than wire.MaxShadowClasses classes), says so once per
+// shadow command, and the fleet refuses to pass a divergence gate on it.
+func TestShadowConfusionLeftOutWhenTooLarge(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "agent.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	topics, _ := wire.NewTopics("f")
+	logs := &lockedBuffer{}
+	a := &Agent{cfg: &Config{DeviceID: "gw-1"}, log: slog.New(slog.NewTextHandler(logs, nil)), db: db, topics: topics}
+	label := func(i int) string { return strings.Repeat("<", 60) + fmt.Sprintf("%04d", i) }
+	report := func(seq uint64, bigLabels bool) *wire.Telemetry {
+		sh := &wire.ShadowReport{Rollout: "r1", Seq: 7, Bundle: strings.Repeat("b", 64), Windows: 32 * 32 * 1_000_000, LowMargin: 0.1}
+		for i := range wire.MaxShadowClasses {
+			l := fmt.Sprintf("c%d", i)
+			if bigLabels {
+				l = label(i)
+			}
+			sh.ActiveClasses = append(sh.ActiveClasses, l)
+			sh.CandidateClasses = append(sh.CandidateClasses, l)
+			row := make([]uint64, wire.MaxShadowClasses)
+			for j := range row {
+				row[j] = 1_000_000
+			}
+			sh.Confusion = append(sh.Confusion, row)
+			sh.Agree += row[i]
+		}
+		tel := &wire.Telemetry{Device: "gw-1", Session: 1, Boot: 1, Seq: seq, From: 1, To: 2, Predictions: 64,
+			Counts: map[string]uint64{}, Shadow: sh}
+		for i := range 32 {
+			tel.Counts[label(i)] = 2
+		}
+		return tel
+	}
+	limiter := newRepeatLimiter(time.Minute)
+	// Short labels: the matrix fits and is sent.
+	a.queueTelemetry(report(1, false), limiter)
+	for seq := uint64(2); seq <= 3; seq++ {
+		a.queueTelemetry(report(seq, true), limiter)
+	}
+	queued, err := db.Peek(10)
+	if err != nil || len(queued) != 3 {
+		t.Fatalf("%d reports queued, %v; want 3 (log: %s)", len(queued), err, logs.b.String())
+	}
+	for i, q := range queued {
+		back, err := wire.DecodeTelemetry(q.Payload)
+		if err != nil {
+			t.Fatalf("report %d: the fleet refuses it: %v", i+1, err)
+		}
+		sh := back.Shadow
+		if sh == nil || sh.Windows != 32*32*1_000_000 {
+			t.Fatalf("report %d: shadow %+v", i+1, sh)
+		}
+		if got, want := len(sh.Confusion) > 0, i == 0; got != want {
+			t.Fatalf("report %d: confusion sent %v, want %v", i+1, got, want)
+		}
+		if i > 0 && (len(back.Counts) == 0 || sh.ActiveClasses != nil) {
+			t.Fatalf("report %d: %d class counts, active classes %d; want the counts kept and the lists left out with the matrix", i+1, len(back.Counts), len(sh.ActiveClasses))
+		}
+	}
+	if n := logs.count("shadow report sent without its confusion matrix"); n != 1 {
+		t.Fatalf("warned %d times, want once per shadow command: %s", n, logs.b.String())
+	}
+	if n := logs.count("telemetry not queued"); n != 0 {
+		t.Fatalf("reports lost: %s", logs.b.String())
 	}
 }

@@ -22,6 +22,9 @@ type ShadowPolicy struct {
 	MinAgreement float64 `json:"min_agreement,omitempty"`
 	// MaxDivergence: the largest Jensen–Shannon divergence in bits (0 … 1)
 	// between the candidate's and the active model's class distributions.
+	// Both divergence gates need the report's confusion matrix, which
+	// devices send for models of at most wire.MaxShadowClasses classes;
+	// without it they fail.
 	MaxDivergence float64 `json:"max_divergence,omitempty"`
 	// MaxLowMargin: the largest share (0 … 1) of the candidate's
 	// predictions with a low margin.
@@ -60,9 +63,17 @@ func (p *ShadowPolicy) Windows() uint64 {
 // candidate's training class counts (for MaxTrainDivergence).
 func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64) (ok bool, verdict string) {
 	agree, div, low := rep.Agreement(), rep.Divergence(), rep.LowMarginRate()
+	// Both divergences come from the report's confusion matrix. A device
+	// leaves it out when a model has more than wire.MaxShadowClasses
+	// classes or the report would be too large with it; the divergence
+	// is then unknown, not 0, and a gate on it cannot pass.
+	counted := len(rep.Confusion) > 0
 	figures := fmt.Sprintf("%d windows, agreement %.1f%%, divergence %.3f bits, low margin %.1f%%", rep.Windows, 100*agree, div, 100*low)
+	if !counted {
+		figures = fmt.Sprintf("%d windows, agreement %.1f%%, divergence not reported, low margin %.1f%%", rep.Windows, 100*agree, 100*low)
+	}
 	var tdiv float64
-	if p.MaxTrainDivergence > 0 {
+	if p.MaxTrainDivergence > 0 && counted {
 		_, cand := rep.Histograms()
 		tdiv = wire.JensenShannon(cand, train)
 		figures += fmt.Sprintf(", divergence from training %.3f bits", tdiv)
@@ -82,13 +93,16 @@ func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64) (o
 	if p.MinAgreement > 0 && agree < p.MinAgreement {
 		failed = append(failed, fmt.Sprintf("agreement %.1f%% < %g%%", 100*agree, 100*p.MinAgreement))
 	}
-	if p.MaxDivergence > 0 && div > p.MaxDivergence {
+	if !counted && (p.MaxDivergence > 0 || p.MaxTrainDivergence > 0) {
+		failed = append(failed, fmt.Sprintf("divergence: the device reported no class counts for the shadow (a model of more than %d classes, or a report too large to carry them), so divergence cannot be judged", wire.MaxShadowClasses))
+	}
+	if counted && p.MaxDivergence > 0 && div > p.MaxDivergence {
 		failed = append(failed, fmt.Sprintf("divergence %.3f > %g bits", div, p.MaxDivergence))
 	}
 	if p.MaxLowMargin > 0 && low > p.MaxLowMargin {
 		failed = append(failed, fmt.Sprintf("low margin %.1f%% > %g%%", 100*low, 100*p.MaxLowMargin))
 	}
-	if p.MaxTrainDivergence > 0 && tdiv > p.MaxTrainDivergence {
+	if counted && p.MaxTrainDivergence > 0 && tdiv > p.MaxTrainDivergence {
 		failed = append(failed, fmt.Sprintf("divergence from training %.3f > %g bits", tdiv, p.MaxTrainDivergence))
 	}
 	if len(failed) > 0 {

@@ -166,9 +166,16 @@ func (s *Service) createRollout(req api.RolloutRequest, p access.Principal, hold
 			return nil, err
 		}
 	}
-	if req.Shadow != nil {
-		if err := r.SetShadow(req.Shadow); err != nil {
+	if sh := req.Shadow; sh != nil {
+		if err := r.SetShadow(sh); err != nil {
 			return nil, err
+		}
+		// Devices count a shadow's classes for models of at most
+		// wire.MaxShadowClasses classes: a divergence gate on a larger
+		// candidate could never pass (api.ShadowPolicy.Judge).
+		if (sh.MaxDivergence > 0 || sh.MaxTrainDivergence > 0) && len(info.Classes) > wire.MaxShadowClasses {
+			return nil, fmt.Errorf("%w: max_divergence and max_train_divergence cannot be judged for a model of %d classes: devices report a shadow's class counts for at most %d",
+				rollout.ErrInvalid, len(info.Classes), wire.MaxShadowClasses)
 		}
 	}
 	if err := s.setGate(r, &req, s.reg.Calibrated(info, data)); err != nil {

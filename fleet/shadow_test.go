@@ -1,11 +1,17 @@
 package fleet
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/inventory"
+	"github.com/trit-iot/trit/fleet/rollout"
+	"github.com/trit-iot/trit/inference"
+	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -53,6 +59,55 @@ func TestServiceShadowRollout(t *testing.T) {
 	r, _ := f.svc.GetRollout("s1")
 	if r.State != api.RolloutAborted || !strings.Contains(r.Reason, "agreement 50.0% < 70%") {
 		t.Fatalf("rollout %s %q", r.State, r.Reason)
+	}
+}
+
+// TestDivergenceGateNeedsCountedClasses: devices send a shadow's
+// confusion matrix, from which both divergences come, for models of at
+// most wire.MaxShadowClasses classes. A divergence gate on a candidate of
+// more classes was judged on a divergence of 0 and always passed; the
+// rollout is now refused when it is created, saying why, and the same
+// rollout without the gate is accepted.
+func TestDivergenceGateNeedsCountedClasses(t *testing.T) {
+	f := newFixture(t)
+	f.online(t, "gw-1", nil)
+	const d, p, k = 4, 128, wire.MaxShadowClasses + 8
+	classes := make([]string, k)
+	w := make([][]int8, k)
+	alpha := make([]float32, k)
+	for c := range classes {
+		classes[c], alpha[c] = fmt.Sprintf("c%d", c), 0.5
+		w[c] = make([]int8, p)
+		for j := range w[c] {
+			w[c][j] = int8((j+c)%3) - 1
+		}
+	}
+	spec, err := inference.NewTernarySpec(inference.TransformSpec{Generator: inference.GeneratorV1, Seed: 1, Sigma: 1, D: d, P: p},
+		inference.Scaler{Lo: []float32{-1, -1, -1, -1}, Hi: []float32{1, 1, 1, 1}}, classes, w, alpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := bundle.Encode(&bundle.Bundle{Header: bundle.Header{ModelID: "many", Release: 1, CreatedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
+		Compat: bundle.Compat{MinAgentVersion: "0.1.0"}, Spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := bundle.Sign(raw, f.release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := f.svc.Registry().Add(signed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := api.RolloutRequest{ID: "s1", Bundle: info.Hash, Devices: []string{"gw-1"}, Shadow: &api.ShadowPolicy{MaxDivergence: 0.2}}
+	_, err = f.svc.CreateRollout(req)
+	if !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), fmt.Sprintf("a model of %d classes", k)) {
+		t.Fatalf("a divergence gate on %d classes: %v, want it refused", k, err)
+	}
+	req.Shadow = &api.ShadowPolicy{MinAgreement: 0.5}
+	if _, err := f.svc.CreateRollout(req); err != nil {
+		t.Fatalf("without the divergence gate: %v", err)
 	}
 }
 

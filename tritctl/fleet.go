@@ -815,7 +815,11 @@ func printShadow(w io.Writer, r *api.Rollout) {
 	for _, id := range ids {
 		d := r.Devices[id]
 		rep := d.Shadow
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.3f\t%.1f%%\t%s\n", id, d.State, rep.Windows, 100*rep.Agreement(), rep.Divergence(), 100*rep.LowMarginRate(), orDash(d.Reason))
+		div := "-" // no confusion matrix: the device could not count it
+		if len(rep.Confusion) > 0 {
+			div = fmt.Sprintf("%.3f", rep.Divergence())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%s\t%.1f%%\t%s\n", id, d.State, rep.Windows, 100*rep.Agreement(), div, 100*rep.LowMarginRate(), orDash(d.Reason))
 	}
 	tw.Flush()
 }

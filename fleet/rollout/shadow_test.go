@@ -134,6 +134,25 @@ func TestShadowGates(t *testing.T) {
 			t.Errorf("%+v: %v %q, want %v and %q", c.p, ok, verdict, c.ok, c.want)
 		}
 	}
+	// No confusion matrix (a model of more than wire.MaxShadowClasses
+	// classes, or a report too large to carry it): the divergence is not
+	// known, so a gate on it fails and says why; the other gates judge.
+	bare := *rep
+	bare.ActiveClasses, bare.CandidateClasses, bare.Confusion = nil, nil, nil
+	for _, c := range []struct {
+		p    api.ShadowPolicy
+		ok   bool
+		want string
+	}{
+		{api.ShadowPolicy{MinAgreement: 0.9}, true, "divergence not reported"},
+		{api.ShadowPolicy{MaxDivergence: 0.9}, false, "divergence cannot be judged"},
+		{api.ShadowPolicy{MaxTrainDivergence: 0.9}, false, "divergence cannot be judged"},
+	} {
+		ok, verdict := c.p.Judge(&bare, map[string]uint64{"a": 50, "b": 50})
+		if ok != c.ok || !strings.Contains(verdict, c.want) {
+			t.Errorf("no confusion, %+v: %v %q, want %v and %q", c.p, ok, verdict, c.ok, c.want)
+		}
+	}
 	// A calibrated candidate with 12% unknown windows where the active
 	// model has 2%: a rise of 10 points.
 	cal := *rep
