@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -14,7 +15,9 @@ import (
 // first phase's devices (every device without phases) once they have
 // installed the model and reported MinWindows windows with it, against
 // what each reported with its previous model in the hour before — and a
-// failure aborts the rollout and rolls those devices back.
+// failure aborts the rollout and rolls those devices back. A figure
+// within chance of its limit is judged again on more windows, up to
+// DecideWindowsFactor times the first (Judge).
 type ConfidenceGate struct {
 	// MaxUnknownIncrease: the most (0 … 1) by which the new model's
 	// unknown share may exceed the active model's.
@@ -24,7 +27,8 @@ type ConfidenceGate struct {
 	// model's (not checked when either answered none).
 	MaxConfidenceDrop float64 `json:"max_confidence_drop"`
 	// MinWindows: the new model's windows a device reports before it is
-	// judged.
+	// first judged (and, times DecideWindowsFactor, by when it is
+	// decided).
 	MinWindows uint64 `json:"min_windows"`
 }
 
@@ -69,12 +73,53 @@ func (f ModelFigures) UnknownRate() float64 {
 // one that cannot answer most of its windows must not ship.
 const FirstUnknownLimit = 0.5
 
+// GateDecision is what a gate concludes from the windows reported so far.
+type GateDecision int
+
+const (
+	// GatePassed: the new model is within every limit.
+	GatePassed GateDecision = iota
+	// GateFailed: the new model is past a limit.
+	GateFailed
+	// GateUndecided: a figure is within chance of its limit on the windows
+	// so far; the gate is judged again on more.
+	GateUndecided
+)
+
+// DecideWindowsFactor bounds how long the confidence gate may stay
+// undecided: once the new model has reported this many times the windows
+// it is first judged on, Judge decides by the figures as counted.
+const DecideWindowsFactor = 4
+
+// gateZ is how many standard errors a figure must lie from its limit for
+// the gate to decide before DecideWindowsFactor: 1.96, the two-sided 95%
+// normal quantile (docs/FLEET.md "The confidence gate" gives the error
+// rates this makes, simulated).
+const gateZ = 1.96
+
 // Judge compares the new model's figures with the active model's, as the
-// shadow gates do: ok, and a verdict naming every figure and the limits
-// passed or failed. Against an active model without windows (no model
-// before, or an uncalibrated one) the new model's unknown share may be at
-// most FirstUnknownLimit, and confidence is not compared.
-func (g *ConfidenceGate) Judge(active, cand ModelFigures) (ok bool, verdict string) {
+// shadow gates do, and returns the decision and a verdict naming every
+// figure and the limits passed, failed or undecided. Against an active
+// model without windows (no model before, or an uncalibrated one) the new
+// model's unknown share may be at most FirstUnknownLimit, and confidence
+// is not compared.
+//
+// A share counted on a few dozen windows is noisy: a model unknown on 7%
+// of a device's windows shows anything from 3 to 11% on 40 of them. So
+// unless final is set a figure fails only when it is past its limit by
+// more than gateZ standard errors, and passes only when it is inside it
+// by as much; in between the decision is GateUndecided and the caller
+// judges again when more windows have come. With final (the caller's
+// windows have reached DecideWindowsFactor times its minimum) each
+// figure is compared with its limit as counted. The standard error of a
+// difference of two shares is √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂), each share
+// counted as (k+1)/(n+2) so that 0 of 50 is not certainty; for the mean
+// confidence, whose spread is not reported, m(1−m)/n bounds the variance
+// of a mean of values in [0, 1] (the largest it can be). On the same
+// windows (a shadow) the two shares are correlated and the unpaired error
+// is larger than the true one: the gate waits longer, it does not decide
+// more often.
+func (g *ConfidenceGate) Judge(active, cand ModelFigures, final bool) (GateDecision, string) {
 	au, cu := active.UnknownRate(), cand.UnknownRate()
 	conf := func(f ModelFigures) string {
 		if !f.ConfidenceOK {
@@ -84,21 +129,52 @@ func (g *ConfidenceGate) Judge(active, cand ModelFigures) (ok bool, verdict stri
 	}
 	figures := fmt.Sprintf("%d windows, unknown %.1f%% (active %.1f%% of %d), confidence of answered windows %s (active %s)",
 		cand.Windows, 100*cu, 100*au, active.Windows, conf(cand), conf(active))
-	var failed []string
+	share := func(k, n uint64) float64 { return (float64(k) + 1) / (float64(n) + 2) }
+	varShare := func(k, n uint64) float64 {
+		if n == 0 {
+			return 0
+		}
+		p := share(k, n)
+		return p * (1 - p) / float64(n)
+	}
+	// judge places excess (the figure less its limit) against se.
+	var failed, undecided []string
+	judge := func(excess, se float64, fail, near string) {
+		switch {
+		case final && excess > 0, !final && excess-gateZ*se > 0:
+			failed = append(failed, fail)
+		case !final && excess+gateZ*se > 0:
+			undecided = append(undecided, near+fmt.Sprintf(" (±%.1f points at this many windows)", 100*gateZ*se))
+		}
+	}
+	if active.Windows == 0 {
+		judge(cu-FirstUnknownLimit, math.Sqrt(varShare(cand.Unknown, cand.Windows)),
+			fmt.Sprintf("unknown %.1f%% exceeds %g%% with no active model to compare with", 100*cu, 100*FirstUnknownLimit),
+			fmt.Sprintf("unknown %.1f%% is within chance of %g%% with no active model to compare with", 100*cu, 100*FirstUnknownLimit))
+	} else {
+		judge(cu-au-g.MaxUnknownIncrease, math.Sqrt(varShare(active.Unknown, active.Windows)+varShare(cand.Unknown, cand.Windows)),
+			fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*g.MaxUnknownIncrease),
+			fmt.Sprintf("unknown %.1f%% is within chance of the active model's %.1f%% + %g%%", 100*cu, 100*au, 100*g.MaxUnknownIncrease))
+	}
+	if active.ConfidenceOK && cand.ConfidenceOK {
+		bound := func(m float64, answered uint64) float64 {
+			if answered == 0 {
+				return 0
+			}
+			return m * (1 - m) / float64(answered)
+		}
+		se := math.Sqrt(bound(active.Confidence, active.Windows-min(active.Unknown, active.Windows)) + bound(cand.Confidence, cand.Windows-min(cand.Unknown, cand.Windows)))
+		judge(active.Confidence-cand.Confidence-g.MaxConfidenceDrop, se,
+			fmt.Sprintf("confidence of answered windows %.1f%% is below the active model's %.1f%% by more than %g%%", 100*cand.Confidence, 100*active.Confidence, 100*g.MaxConfidenceDrop),
+			fmt.Sprintf("confidence of answered windows %.1f%% is within chance of the active model's %.1f%% − %g%%", 100*cand.Confidence, 100*active.Confidence, 100*g.MaxConfidenceDrop))
+	}
 	switch {
-	case active.Windows == 0 && cu > FirstUnknownLimit:
-		failed = append(failed, fmt.Sprintf("unknown %.1f%% exceeds %g%% with no active model to compare with", 100*cu, 100*FirstUnknownLimit))
-	case active.Windows > 0 && cu-au > g.MaxUnknownIncrease:
-		failed = append(failed, fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*g.MaxUnknownIncrease))
+	case len(failed) > 0:
+		return GateFailed, "confidence gate failed: " + strings.Join(failed, ", ") + " (" + figures + ")"
+	case len(undecided) > 0:
+		return GateUndecided, "confidence gate undecided: " + strings.Join(undecided, ", ") + "; judged again with more windows (" + figures + ")"
 	}
-	if active.ConfidenceOK && cand.ConfidenceOK && active.Confidence-cand.Confidence > g.MaxConfidenceDrop {
-		failed = append(failed, fmt.Sprintf("confidence of answered windows %.1f%% is below the active model's %.1f%% by more than %g%%",
-			100*cand.Confidence, 100*active.Confidence, 100*g.MaxConfidenceDrop))
-	}
-	if len(failed) > 0 {
-		return false, "confidence gate failed: " + strings.Join(failed, ", ") + " (" + figures + ")"
-	}
-	return true, "confidence gate passed: " + figures
+	return GatePassed, "confidence gate passed: " + figures
 }
 
 // VerifyReport is what a device reported while its new model was judged

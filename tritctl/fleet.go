@@ -408,7 +408,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 	f.Float64Var(&req.maxDiv, "max-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits (0-1) between the two models' class distributions (0: not checked)")
 	f.Float64Var(&req.maxUnknown, "max-unknown-increase", api.DefaultConfidenceGate.MaxUnknownIncrease, "the confidence gate: largest amount (0-1) by which a calibrated model's share of unknown windows may exceed the active model's (with --shadow, on the same windows, and set explicitly it fails an uncalibrated candidate)")
 	f.Float64Var(&req.maxConfDrop, "max-confidence-drop", api.DefaultConfidenceGate.MaxConfidenceDrop, "the confidence gate: largest amount (0-1) by which the mean confidence of the windows the model answered may fall below the active model's")
-	f.Uint64Var(&req.gateWindows, "gate-windows", api.DefaultConfidenceGate.MinWindows, "the confidence gate: windows a canary device reports with the new model before it is judged (without --shadow)")
+	f.Uint64Var(&req.gateWindows, "gate-windows", api.DefaultConfidenceGate.MinWindows, "the confidence gate: windows a canary device reports with the new model before it is first judged; a figure within chance of its limit is judged again on more, decided as counted at 4 times this (without --shadow)")
 	f.BoolVar(&req.noGate, "no-gate", false, "no confidence gate (the fleet records that it was turned off)")
 	f.Float64Var(&req.maxLow, "max-low-margin", 0, "with --shadow: largest share (0-1) of the candidate's low-margin predictions (0: not checked)")
 	f.Float64Var(&req.maxTrain, "max-train-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits between the candidate's class distribution on the device and its training data's (0: not checked)")
@@ -836,7 +836,7 @@ func printGate(w io.Writer, r *api.Rollout) {
 	}
 	// A shadow rollout judges the gate on each shadow report, when the
 	// shadow gates are judged (its min windows), not after g.MinWindows.
-	when := fmt.Sprintf("after %d windows", g.MinWindows)
+	when := fmt.Sprintf("from %d windows, decided by %d", g.MinWindows, api.DecideWindowsFactor*g.MinWindows)
 	if r.Shadow != nil {
 		when = "on each shadow report"
 	}

@@ -7,35 +7,40 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/trit-iot/trit/api"
 )
 
 // funcs are the templates' helpers. None of them returns a template.HTML
 // or template.URL: the templates escape everything they print.
 func (c *Console) funcs() template.FuncMap {
 	return template.FuncMap{
-		"asset":     c.assetURL,
-		"htmxURL":   func() (string, error) { return c.assetURL(htmxFile) },
-		"ago":       func(t time.Time) string { return ago(t, c.opt.Now()) },
-		"when":      when,
-		"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"unix":      func(s int64) time.Time { return time.Unix(s, 0) },
-		"unixms":    func(ms int64) time.Time { return time.UnixMilli(ms) },
-		"short":     func(h string) string { return shorten(h, 12) },
-		"pathesc":   url.PathEscape,
-		"num":       func(n any) string { return thousands(toUint(n)) },
-		"pct":       func(f float64) string { return fmt.Sprintf("%.0f%%", f) },
-		"mul100":    func(f float64) float64 { return 100 * f },
-		"f1":        func(f float64) string { return fmt.Sprintf("%.1f", f) },
-		"join":      strings.Join,
-		"hasPrefix": strings.HasPrefix,
-		"labels":    sortedLabels,
-		"list":      func(s ...string) []string { return s },
-		"plural":    func(n any, one, many string) string { return plural(int(toUint(n)), one, many) },
-		"dur":       shortDuration,
-		"add":       func(a, b any) float64 { return toFloat(a) + toFloat(b) },
-		"sub":       func(a, b any) float64 { return toFloat(a) - toFloat(b) },
-		"mul":       func(a, b any) float64 { return toFloat(a) * toFloat(b) },
-		"div":       func(a, b any) float64 { return toFloat(a) / toFloat(b) },
+		"asset":   c.assetURL,
+		"htmxURL": func() (string, error) { return c.assetURL(htmxFile) },
+		"ago":     func(t time.Time) string { return ago(t, c.opt.Now()) },
+		"when":    when,
+		"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"unix":    func(s int64) time.Time { return time.Unix(s, 0) },
+		"unixms":  func(ms int64) time.Time { return time.UnixMilli(ms) },
+		"short":   func(h string) string { return shorten(h, 12) },
+		"pathesc": url.PathEscape,
+		"num":     func(n any) string { return thousands(toUint(n)) },
+		"pct":     func(f float64) string { return fmt.Sprintf("%.0f%%", f) },
+		// The confidence gate decides as counted by these windows (api.ConfidenceGate.Judge).
+		"decideWindows": func(min uint64) uint64 { return api.DecideWindowsFactor * min },
+		"decideFactor":  func() int { return api.DecideWindowsFactor },
+		"mul100":        func(f float64) float64 { return 100 * f },
+		"f1":            func(f float64) string { return fmt.Sprintf("%.1f", f) },
+		"join":          strings.Join,
+		"hasPrefix":     strings.HasPrefix,
+		"labels":        sortedLabels,
+		"list":          func(s ...string) []string { return s },
+		"plural":        func(n any, one, many string) string { return plural(int(toUint(n)), one, many) },
+		"dur":           shortDuration,
+		"add":           func(a, b any) float64 { return toFloat(a) + toFloat(b) },
+		"sub":           func(a, b any) float64 { return toFloat(a) - toFloat(b) },
+		"mul":           func(a, b any) float64 { return toFloat(a) * toFloat(b) },
+		"div":           func(a, b any) float64 { return toFloat(a) / toFloat(b) },
 	}
 }
 

@@ -37,7 +37,9 @@
 //     devices (approval.go); a shadowing device is promoted only once every
 //     shadowing device of its phase has passed the gates (shadow.go); a
 //     canary device judged by the confidence gate succeeds only once it
-//     has reported enough windows with the new model (gate.go).
+//     has reported enough windows with the new model for the gate to
+//     decide, at most api.DecideWindowsFactor times its MinWindows
+//     (gate.go); an undecided device stays verifying or shadowing.
 //   - Successes is the number of devices whose State is Succeeded.
 //   - After Step, unless the rollout is done, no device is in progress
 //     for longer than Timeout (but one waiting to be sent again), and its

@@ -27,7 +27,10 @@ import (
 //     rollout aborts (no device beyond the canary was notified, as a
 //     phase starts only once the one before has finished) and GateFailed
 //     asks the service to roll back the devices that installed it
-//     (Service.autoRollback);
+//     (Service.autoRollback); undecided (a figure within chance of its
+//     limit), it stays verifying with the verdict as its reason and is
+//     judged again on every report, by the counted figures once it has
+//     reported api.DecideWindowsFactor × MinWindows;
 //   - a verifying device that does not report enough windows within the
 //     per-device timeout times out, as any device that does not finish.
 
@@ -79,9 +82,16 @@ func (r *Rollout) checkVerify(now time.Time) bool {
 		if d.State != api.DeviceVerifying || d.Verify == nil || d.Verify.Windows < r.Gate.MinWindows {
 			continue
 		}
-		ok, verdict := r.Gate.Judge(d.Verify.Figures())
-		if ok {
+		active, cand := d.Verify.Figures()
+		decision, verdict := r.Gate.Judge(active, cand, d.Verify.Windows >= api.DecideWindowsFactor*r.Gate.MinWindows)
+		switch decision {
+		case api.GatePassed:
 			r.finish(d, api.DeviceSucceeded, verdict, now)
+			continue
+		case api.GateUndecided:
+			if d.Reason != verdict {
+				d.Reason, d.UpdatedAt, r.Updated, r.changed = verdict, now, now, true
+			}
 			continue
 		}
 		d.State, d.Reason, d.UpdatedAt = api.DeviceGateFailed, verdict, now
@@ -94,10 +104,12 @@ func (r *Rollout) checkVerify(now time.Time) bool {
 }
 
 // judgeShadowConfidence applies r's confidence gate to a shadow report:
-// ok when passed or when r has no gate.
-func (r *Rollout) judgeShadowConfidence(rep *wire.ShadowReport) (bool, string) {
+// passed, with no verdict, when r has no gate or the candidate no
+// calibration. It decides by the counted figures once the report has
+// api.DecideWindowsFactor times the windows the shadow gates first judge.
+func (r *Rollout) judgeShadowConfidence(rep *wire.ShadowReport) (api.GateDecision, string) {
 	if r.Gate == nil || !rep.CandidateCalibrated {
-		return true, ""
+		return api.GatePassed, ""
 	}
 	ac, aok, cc, cok := rep.MeanConfidences()
 	active := api.ModelFigures{Windows: rep.Windows, Confidence: ac, ConfidenceOK: aok}
@@ -105,7 +117,7 @@ func (r *Rollout) judgeShadowConfidence(rep *wire.ShadowReport) (bool, string) {
 		active.Unknown = rep.ActiveUnknown
 	}
 	cand := api.ModelFigures{Windows: rep.Windows, Unknown: rep.CandidateUnknown, Confidence: cc, ConfidenceOK: cok}
-	return r.Gate.Judge(active, cand)
+	return r.Gate.Judge(active, cand, rep.Windows >= api.DecideWindowsFactor*r.Shadow.Windows())
 }
 
 // Installed lists the devices of a rollout whose gate failed that run its

@@ -3,6 +3,7 @@ package rollout
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/wire"
@@ -21,12 +22,82 @@ func TestConfidenceGateInShadow(t *testing.T) {
 	r.Gate = &g
 	rep := &wire.ShadowReport{Rollout: "s", Windows: 50, Agree: 50, ActiveUnknown: 1, CandidateUnknown: 50, ActiveCalibrated: true, CandidateCalibrated: true,
 		ActiveConfidence: 49 * 230, ConfidenceReported: true}
-	ok, verdict := r.judgeShadowConfidence(rep)
-	if ok || !strings.Contains(verdict, "unknown 100.0% exceeds the active model's 2.0%") || !strings.Contains(verdict, "confidence of answered windows none answered (active 90.2%)") {
-		t.Fatalf("%v %s", ok, verdict)
+	decision, verdict := r.judgeShadowConfidence(rep)
+	if decision != api.GateFailed || !strings.Contains(verdict, "unknown 100.0% exceeds the active model's 2.0%") || !strings.Contains(verdict, "confidence of answered windows none answered (active 90.2%)") {
+		t.Fatalf("%v %s", decision, verdict)
 	}
 	rep.CandidateUnknown, rep.CandidateConfidence = 1, 49*100
-	if ok, verdict := r.judgeShadowConfidence(rep); ok || !strings.Contains(verdict, "confidence of answered windows 39.2% is below the active model's 90.2% by more than 20%") {
-		t.Fatalf("a less confident candidate: %v %s", ok, verdict)
+	if decision, verdict := r.judgeShadowConfidence(rep); decision != api.GateFailed || !strings.Contains(verdict, "confidence of answered windows 39.2% is below the active model's 90.2% by more than 20%") {
+		t.Fatalf("a less confident candidate: %v %s", decision, verdict)
+	}
+}
+
+// TestShadowConfidenceUndecided: a candidate unknown on 9 of 100 shadow
+// windows where the active model is on 2 is 7 points up, within chance of
+// the 10-point limit: the device keeps shadowing with the undecided
+// verdict as its reason, nothing is promoted, and at 4 × the shadow's
+// 100 windows the counts decide. A clear pass at the first judgement is
+// not delayed.
+func TestShadowConfidenceUndecided(t *testing.T) {
+	r := shadowRollout(t, 4, &api.ShadowPolicy{MinWindows: 100, MinAgreement: 0.5})
+	g := api.DefaultConfidenceGate
+	r.Gate = &g
+	ns := r.Step(t0, seq.next)
+	report(t, r, ns, api.DeviceSucceeded, t0)
+	calibrated := func(n Notification, windows, active, cand uint64) *wire.ShadowReport {
+		rep := shadowReport(r, n, windows, windows)
+		rep.ActiveCalibrated, rep.CandidateCalibrated, rep.ActiveUnknown, rep.CandidateUnknown = true, true, active, cand
+		return rep
+	}
+	r.ApplyShadow(ns[0].Device, calibrated(ns[0], 100, 2, 9), t0)
+	r.ApplyShadow(ns[1].Device, calibrated(ns[1], 100, 2, 2), t0)
+	if out := r.Step(t0.Add(time.Second), seq.next); len(out) != 0 {
+		t.Fatalf("promoted while undecided: %+v", out)
+	}
+	d0, d1 := r.Devices[ns[0].Device], r.Devices[ns[1].Device]
+	if d0.State != api.DeviceShadowing || !strings.Contains(d0.Reason, "gates passed") || !strings.Contains(d0.Reason, "confidence gate undecided: unknown 9.0% is within chance") {
+		t.Fatalf("near the limit: %s %q", d0.State, d0.Reason)
+	}
+	if d1.State != api.DeviceShadowPassed {
+		t.Fatalf("a clear pass: %s %q", d1.State, d1.Reason)
+	}
+	// Still 9% at 390 windows: undecided; at 400 the counts decide, 7
+	// points up passes and the phase is promoted.
+	r.ApplyShadow(ns[0].Device, calibrated(ns[0], 390, 8, 35), t0)
+	if out := r.Step(t0.Add(2*time.Second), seq.next); len(out) != 0 || d0.State != api.DeviceShadowing {
+		t.Fatalf("at 390 windows: %+v %s %q", out, d0.State, d0.Reason)
+	}
+	r.ApplyShadow(ns[0].Device, calibrated(ns[0], 400, 8, 36), t0)
+	out := r.Step(t0.Add(3*time.Second), seq.next)
+	if len(out) != 2 || !strings.Contains(d0.Reason, "confidence gate passed: 400 windows, unknown 9.0% (active 2.0% of 400)") {
+		t.Fatalf("at 400 windows: %d notified, %s %q", len(out), d0.State, d0.Reason)
+	}
+}
+
+// TestCanaryUndecidedTimesOut: a canary near the limit that cannot report
+// enough windows to decide within the per-device timeout times out, and
+// the reason says it was undecided, not that it reported too few windows.
+func TestCanaryUndecidedTimesOut(t *testing.T) {
+	r := mustRollout(t, 1, api.Pace{}, api.AbortPolicy{})
+	g := api.DefaultConfidenceGate
+	r.Gate = &g
+	ns := r.Step(t0, seq.next)
+	report(t, r, ns, api.DeviceSucceeded, t0)
+	d := r.Devices[ns[0].Device]
+	if d.State != api.DeviceVerifying {
+		t.Fatalf("after the install: %s", d.State)
+	}
+	d.Verify.BaseWindows, d.Verify.BaseUnknown = 360, 7 // 1.9%
+	tel := &wire.Telemetry{Model: &wire.ModelRef{Bundle: r.Bundle}, Confidence: &wire.ConfidenceReport{Histogram: []uint64{54}, Unknown: 6}}
+	if !r.ApplyTelemetry(ns[0].Device, tel, t0) {
+		t.Fatal("telemetry not applied")
+	}
+	r.Step(t0.Add(time.Second), seq.next)
+	if d.State != api.DeviceVerifying || !strings.Contains(d.Reason, "confidence gate undecided") {
+		t.Fatalf("11%% of 54 windows against 1.9%%: %s %q", d.State, d.Reason)
+	}
+	r.Step(t0.Add(r.Timeout+time.Second), seq.next)
+	if d.State != api.DeviceTimedOut || !strings.Contains(d.Reason, "confidence gate still undecided after 54 windows within 10m0s (decided by 200 windows)") {
+		t.Fatalf("at the timeout: %s %q", d.State, d.Reason)
 	}
 }

@@ -190,6 +190,13 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 			why := fmt.Sprintf("no result within %v", r.Timeout)
 			if d.State == api.DeviceVerifying && d.Verify != nil && r.Gate != nil {
 				why = fmt.Sprintf("confidence gate: %d of the %d windows it needs reported with the new model within %v", d.Verify.Windows, r.Gate.MinWindows, r.Timeout)
+				if d.Verify.Windows >= r.Gate.MinWindows {
+					why = fmt.Sprintf("confidence gate still undecided after %d windows within %v (decided by %d windows): %s",
+						d.Verify.Windows, r.Timeout, api.DecideWindowsFactor*r.Gate.MinWindows, d.Reason)
+				}
+			}
+			if d.State == api.DeviceShadowing && d.Shadow != nil && strings.Contains(d.Reason, "confidence gate undecided") {
+				why = fmt.Sprintf("shadow still undecided after %d windows within %v: %s", d.Shadow.Windows, r.Timeout, d.Reason)
 			}
 			r.finish(d, api.DeviceTimedOut, why, now)
 		}

@@ -101,9 +101,18 @@ func (r *Rollout) checkGates(now time.Time) bool {
 			continue
 		}
 		ok, verdict := r.Shadow.Judge(d.Shadow, r.TrainCounts)
-		if cok, cverdict := r.judgeShadowConfidence(d.Shadow); !cok {
+		decision, cverdict := r.judgeShadowConfidence(d.Shadow)
+		switch {
+		case !ok:
+		case decision == api.GateFailed:
 			ok, verdict = false, cverdict
-		} else if cverdict != "" {
+		case decision == api.GateUndecided:
+			// Still shadowing: judged again on the next report.
+			if verdict += "; " + cverdict; d.Reason != verdict {
+				d.Reason, d.UpdatedAt, r.Updated, r.changed = verdict, now, now, true
+			}
+			continue
+		case cverdict != "":
 			verdict += "; " + cverdict
 		}
 		d.Reason, d.UpdatedAt = verdict, now

@@ -59,7 +59,7 @@ func Text(r *Rollout) string {
 // gateText describes a confidence gate; a shadow rollout's is judged on
 // the shadow reports, not after g.MinWindows.
 func gateText(g *api.ConfidenceGate, shadow bool) string {
-	when := fmt.Sprintf("after %d windows", g.MinWindows)
+	when := fmt.Sprintf("from %d windows, decided by %d", g.MinWindows, api.DecideWindowsFactor*g.MinWindows)
 	if shadow {
 		when = "on the shadow reports"
 	}

@@ -36,7 +36,7 @@ func TestRolloutTexts(t *testing.T) {
 	// The confidence gate: judged after its windows, or on the shadow
 	// reports of a shadow rollout.
 	r.Gate = &api.ConfidenceGate{MaxUnknownIncrease: 0.1, MaxConfidenceDrop: 0.2, MinWindows: 50}
-	if got, want := Text(r), "confidence gate unknown ≤ +0.1, confidence ≥ −0.2, after 50 windows"; !strings.Contains(got, want) {
+	if got, want := Text(r), "confidence gate unknown ≤ +0.1, confidence ≥ −0.2, from 50 windows, decided by 200"; !strings.Contains(got, want) {
 		t.Errorf("Text: %q lacks %q", got, want)
 	}
 	r.Shadow = &api.ShadowPolicy{MinWindows: 40}
