@@ -129,24 +129,8 @@ func (g *ConfidenceGate) Judge(active, cand ModelFigures, final bool) (GateDecis
 	}
 	figures := fmt.Sprintf("%d windows, unknown %.1f%% (active %.1f%% of %d), confidence of answered windows %s (active %s)",
 		cand.Windows, 100*cu, 100*au, active.Windows, conf(cand), conf(active))
-	share := func(k, n uint64) float64 { return (float64(k) + 1) / (float64(n) + 2) }
-	varShare := func(k, n uint64) float64 {
-		if n == 0 {
-			return 0
-		}
-		p := share(k, n)
-		return p * (1 - p) / float64(n)
-	}
-	// judge places excess (the figure less its limit) against se.
-	var failed, undecided []string
-	judge := func(excess, se float64, fail, near string) {
-		switch {
-		case final && excess > 0, !final && excess-gateZ*se > 0:
-			failed = append(failed, fail)
-		case !final && excess+gateZ*se > 0:
-			undecided = append(undecided, near+fmt.Sprintf(" (±%.1f points at this many windows)", 100*gateZ*se))
-		}
-	}
+	e := evidence{final: final}
+	judge := e.judge
 	if active.Windows == 0 {
 		judge(cu-FirstUnknownLimit, math.Sqrt(varShare(cand.Unknown, cand.Windows)),
 			fmt.Sprintf("unknown %.1f%% exceeds %g%% with no active model to compare with", 100*cu, 100*FirstUnknownLimit),
@@ -168,13 +152,52 @@ func (g *ConfidenceGate) Judge(active, cand ModelFigures, final bool) (GateDecis
 			fmt.Sprintf("confidence of answered windows %.1f%% is below the active model's %.1f%% by more than %g%%", 100*cand.Confidence, 100*active.Confidence, 100*g.MaxConfidenceDrop),
 			fmt.Sprintf("confidence of answered windows %.1f%% is within chance of the active model's %.1f%% − %g%%", 100*cand.Confidence, 100*active.Confidence, 100*g.MaxConfidenceDrop))
 	}
+	return e.decide("confidence gate", figures)
+}
+
+// evidence collects a gate's figures judged against their limits with
+// their chance variation (ConfidenceGate.Judge has the rule).
+type evidence struct {
+	final             bool // decide as counted
+	failed, undecided []string
+}
+
+// judge places excess, a figure less its limit (positive: past it),
+// against se, the figure's standard error; fail and near say which
+// figure, past its limit or within chance of it.
+func (e *evidence) judge(excess, se float64, fail, near string) {
 	switch {
-	case len(failed) > 0:
-		return GateFailed, "confidence gate failed: " + strings.Join(failed, ", ") + " (" + figures + ")"
-	case len(undecided) > 0:
-		return GateUndecided, "confidence gate undecided: " + strings.Join(undecided, ", ") + "; judged again with more windows (" + figures + ")"
+	case e.final && excess > 0, !e.final && excess-gateZ*se > 0:
+		e.failed = append(e.failed, fail)
+	case !e.final && excess+gateZ*se > 0:
+		e.undecided = append(e.undecided, near+fmt.Sprintf(" (±%.1f points at this many windows)", 100*gateZ*se))
 	}
-	return GatePassed, "confidence gate passed: " + figures
+}
+
+// fail records a figure that fails whatever the windows.
+func (e *evidence) fail(what string) { e.failed = append(e.failed, what) }
+
+// decide returns the decision and its verdict for gate, naming figures.
+func (e *evidence) decide(gate, figures string) (GateDecision, string) {
+	switch {
+	case len(e.failed) > 0:
+		return GateFailed, gate + " failed: " + strings.Join(e.failed, ", ") + " (" + figures + ")"
+	case len(e.undecided) > 0:
+		return GateUndecided, gate + " undecided: " + strings.Join(e.undecided, ", ") + "; judged again with more windows (" + figures + ")"
+	}
+	return GatePassed, gate + " passed: " + figures
+}
+
+// share is k of n counted as (k+1)/(n+2), so that 0 of 50 is not
+// certainty; varShare is its variance as a share of n.
+func share(k, n uint64) float64 { return (float64(k) + 1) / (float64(n) + 2) }
+
+func varShare(k, n uint64) float64 {
+	if n == 0 {
+		return 0
+	}
+	p := share(k, n)
+	return p * (1 - p) / float64(n)
 }
 
 // VerifyReport is what a device reported while its new model was judged

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -58,10 +59,16 @@ func (p *ShadowPolicy) Windows() uint64 {
 	return p.MinWindows
 }
 
-// Judge applies the gates to a report of at least MinWindows windows: ok,
-// and a verdict naming every figure and the gates failed. train is the
-// candidate's training class counts (for MaxTrainDivergence).
-func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64) (ok bool, verdict string) {
+// Judge applies the gates to a report of at least MinWindows windows and
+// returns the decision and a verdict naming every figure and the gates
+// failed or undecided. train is the candidate's training class counts
+// (for MaxTrainDivergence). The shares (agreement, low margin, unknown)
+// are judged on evidence as ConfidenceGate.Judge judges its figures:
+// within chance of their limits they are undecided until final (the
+// caller's windows have reached DecideWindowsFactor times MinWindows),
+// then compared as counted. The divergences, whose chance variation is
+// not a share's, are compared as counted.
+func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64, final bool) (GateDecision, string) {
 	agree, div, low := rep.Agreement(), rep.Divergence(), rep.LowMarginRate()
 	// Both divergences come from the report's confusion matrix. A device
 	// leaves it out when a model has more than wire.MaxShadowClasses
@@ -82,33 +89,43 @@ func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64) (o
 	if p.MaxUnknownIncrease > 0 {
 		figures += fmt.Sprintf(", unknown %.1f%% (active %.1f%%)", 100*cu, 100*au)
 	}
-	var failed []string
+	e := evidence{final: final}
+	se := func(k uint64) float64 { return math.Sqrt(varShare(k, rep.Windows)) }
 	switch {
 	case p.MaxUnknownIncrease <= 0:
 	case !rep.CandidateCalibrated:
-		failed = append(failed, "unknown rate: the candidate has no calibration (a format-5 bundle), so its unknown rate cannot be judged")
-	case cu-au > p.MaxUnknownIncrease:
-		failed = append(failed, fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*p.MaxUnknownIncrease))
+		e.fail("unknown rate: the candidate has no calibration (a format-5 bundle), so its unknown rate cannot be judged")
+	default:
+		e.judge(cu-au-p.MaxUnknownIncrease, math.Sqrt(varShare(rep.ActiveUnknown, rep.Windows)+varShare(rep.CandidateUnknown, rep.Windows)),
+			fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*p.MaxUnknownIncrease),
+			fmt.Sprintf("unknown %.1f%% is within chance of the active model's %.1f%% + %g%%", 100*cu, 100*au, 100*p.MaxUnknownIncrease))
 	}
-	if p.MinAgreement > 0 && agree < p.MinAgreement {
-		failed = append(failed, fmt.Sprintf("agreement %.1f%% < %g%%", 100*agree, 100*p.MinAgreement))
+	if p.MinAgreement > 0 {
+		e.judge(p.MinAgreement-agree, se(rep.Agree),
+			fmt.Sprintf("agreement %.1f%% < %g%%", 100*agree, 100*p.MinAgreement),
+			fmt.Sprintf("agreement %.1f%% is within chance of %g%%", 100*agree, 100*p.MinAgreement))
 	}
 	if !counted && (p.MaxDivergence > 0 || p.MaxTrainDivergence > 0) {
-		failed = append(failed, fmt.Sprintf("divergence: the device reported no class counts for the shadow (a model of more than %d classes, or a report too large to carry them), so divergence cannot be judged", wire.MaxShadowClasses))
+		e.fail(fmt.Sprintf("divergence: the device reported no class counts for the shadow (a model of more than %d classes, or a report too large to carry them), so divergence cannot be judged", wire.MaxShadowClasses))
 	}
 	if counted && p.MaxDivergence > 0 && div > p.MaxDivergence {
-		failed = append(failed, fmt.Sprintf("divergence %.3f > %g bits", div, p.MaxDivergence))
+		e.fail(fmt.Sprintf("divergence %.3f > %g bits", div, p.MaxDivergence))
 	}
-	if p.MaxLowMargin > 0 && low > p.MaxLowMargin {
-		failed = append(failed, fmt.Sprintf("low margin %.1f%% > %g%%", 100*low, 100*p.MaxLowMargin))
+	if p.MaxLowMargin > 0 {
+		e.judge(low-p.MaxLowMargin, se(rep.CandidateLowMargin),
+			fmt.Sprintf("low margin %.1f%% > %g%%", 100*low, 100*p.MaxLowMargin),
+			fmt.Sprintf("low margin %.1f%% is within chance of %g%%", 100*low, 100*p.MaxLowMargin))
 	}
 	if counted && p.MaxTrainDivergence > 0 && tdiv > p.MaxTrainDivergence {
-		failed = append(failed, fmt.Sprintf("divergence from training %.3f > %g bits", tdiv, p.MaxTrainDivergence))
+		e.fail(fmt.Sprintf("divergence from training %.3f > %g bits", tdiv, p.MaxTrainDivergence))
 	}
-	if len(failed) > 0 {
-		return false, "gate failed: " + strings.Join(failed, ", ") + " (" + figures + ")"
+	switch {
+	case len(e.failed) > 0:
+		return GateFailed, "gate failed: " + strings.Join(e.failed, ", ") + " (" + figures + ")"
+	case len(e.undecided) > 0:
+		return GateUndecided, "gates undecided: " + strings.Join(e.undecided, ", ") + "; judged again with more windows (" + figures + ")"
 	}
-	return true, "gates passed: " + figures
+	return GatePassed, "gates passed: " + figures
 }
 
 // PlanRequest asks devices to score a candidate bundle on their window

@@ -105,9 +105,9 @@ func (r *Rollout) checkVerify(now time.Time) bool {
 
 // judgeShadowConfidence applies r's confidence gate to a shadow report:
 // passed, with no verdict, when r has no gate or the candidate no
-// calibration. It decides by the counted figures once the report has
-// api.DecideWindowsFactor times the windows the shadow gates first judge.
-func (r *Rollout) judgeShadowConfidence(rep *wire.ShadowReport) (api.GateDecision, string) {
+// calibration. With final (the report has api.DecideWindowsFactor times
+// the windows the shadow gates first judge) it decides as counted.
+func (r *Rollout) judgeShadowConfidence(rep *wire.ShadowReport, final bool) (api.GateDecision, string) {
 	if r.Gate == nil || !rep.CandidateCalibrated {
 		return api.GatePassed, ""
 	}
@@ -117,7 +117,7 @@ func (r *Rollout) judgeShadowConfidence(rep *wire.ShadowReport) (api.GateDecisio
 		active.Unknown = rep.ActiveUnknown
 	}
 	cand := api.ModelFigures{Windows: rep.Windows, Unknown: rep.CandidateUnknown, Confidence: cc, ConfidenceOK: cok}
-	return r.Gate.Judge(active, cand, rep.Windows >= api.DecideWindowsFactor*r.Shadow.Windows())
+	return r.Gate.Judge(active, cand, final)
 }
 
 // Installed lists the devices of a rollout whose gate failed that run its

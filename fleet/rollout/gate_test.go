@@ -22,12 +22,12 @@ func TestConfidenceGateInShadow(t *testing.T) {
 	r.Gate = &g
 	rep := &wire.ShadowReport{Rollout: "s", Windows: 50, Agree: 50, ActiveUnknown: 1, CandidateUnknown: 50, ActiveCalibrated: true, CandidateCalibrated: true,
 		ActiveConfidence: 49 * 230, ConfidenceReported: true}
-	decision, verdict := r.judgeShadowConfidence(rep)
+	decision, verdict := r.judgeShadowConfidence(rep, false)
 	if decision != api.GateFailed || !strings.Contains(verdict, "unknown 100.0% exceeds the active model's 2.0%") || !strings.Contains(verdict, "confidence of answered windows none answered (active 90.2%)") {
 		t.Fatalf("%v %s", decision, verdict)
 	}
 	rep.CandidateUnknown, rep.CandidateConfidence = 1, 49*100
-	if decision, verdict := r.judgeShadowConfidence(rep); decision != api.GateFailed || !strings.Contains(verdict, "confidence of answered windows 39.2% is below the active model's 90.2% by more than 20%") {
+	if decision, verdict := r.judgeShadowConfidence(rep, false); decision != api.GateFailed || !strings.Contains(verdict, "confidence of answered windows 39.2% is below the active model's 90.2% by more than 20%") {
 		t.Fatalf("a less confident candidate: %v %s", decision, verdict)
 	}
 }

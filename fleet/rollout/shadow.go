@@ -100,21 +100,24 @@ func (r *Rollout) checkGates(now time.Time) bool {
 		if d.State != api.DeviceShadowing || d.Shadow == nil || d.Shadow.Windows < r.Shadow.Windows() {
 			continue
 		}
-		ok, verdict := r.Shadow.Judge(d.Shadow, r.TrainCounts)
-		decision, cverdict := r.judgeShadowConfidence(d.Shadow)
+		final := d.Shadow.Windows >= api.DecideWindowsFactor*r.Shadow.Windows()
+		decision, verdict := r.Shadow.Judge(d.Shadow, r.TrainCounts, final)
+		cdecision, cverdict := r.judgeShadowConfidence(d.Shadow, final)
 		switch {
-		case !ok:
 		case decision == api.GateFailed:
-			ok, verdict = false, cverdict
-		case decision == api.GateUndecided:
-			// Still shadowing: judged again on the next report.
-			if verdict += "; " + cverdict; d.Reason != verdict {
-				d.Reason, d.UpdatedAt, r.Updated, r.changed = verdict, now, now, true
-			}
-			continue
+		case cdecision == api.GateFailed:
+			decision, verdict = api.GateFailed, cverdict
 		case cverdict != "":
 			verdict += "; " + cverdict
 		}
+		if decision != api.GateFailed && (decision == api.GateUndecided || cdecision == api.GateUndecided) {
+			// Still shadowing: judged again on the next report.
+			if d.Reason != verdict {
+				d.Reason, d.UpdatedAt, r.Updated, r.changed = verdict, now, now, true
+			}
+			continue
+		}
+		ok := decision == api.GatePassed
 		d.Reason, d.UpdatedAt = verdict, now
 		r.Updated, r.changed = now, true
 		if ok {

@@ -129,9 +129,30 @@ func TestShadowGates(t *testing.T) {
 		// Not calibrated: the unknown gate cannot pass.
 		{api.ShadowPolicy{MaxUnknownIncrease: 0.5}, false, "the candidate has no calibration"},
 	} {
-		ok, verdict := c.p.Judge(rep, map[string]uint64{"a": 50, "b": 50})
-		if ok != c.ok || !strings.Contains(verdict, c.want) {
-			t.Errorf("%+v: %v %q, want %v and %q", c.p, ok, verdict, c.ok, c.want)
+		decision, verdict := c.p.Judge(rep, map[string]uint64{"a": 50, "b": 50}, true)
+		if ok := decision == api.GatePassed; ok != c.ok || !strings.Contains(verdict, c.want) {
+			t.Errorf("%+v: %v %q, want %v and %q", c.p, decision, verdict, c.ok, c.want)
+		}
+	}
+	// Before the decisive windows the shares are judged on evidence: 95
+	// of 100 agreeing is within chance of 96% and of 92% (undecided), far
+	// from 60% (passed); a low-margin share of 30% is past 10% by more
+	// than chance (failed).
+	for _, c := range []struct {
+		p    api.ShadowPolicy
+		want api.GateDecision
+		text string
+	}{
+		{api.ShadowPolicy{MinAgreement: 0.96}, api.GateUndecided, "gates undecided: agreement 95.0% is within chance of 96%"},
+		{api.ShadowPolicy{MinAgreement: 0.92}, api.GateUndecided, "judged again with more windows"},
+		{api.ShadowPolicy{MinAgreement: 0.6}, api.GatePassed, "gates passed"},
+		{api.ShadowPolicy{MaxLowMargin: 0.1}, api.GateFailed, "low margin 30.0% > 10%"},
+		{api.ShadowPolicy{MaxLowMargin: 0.25}, api.GateUndecided, "low margin 30.0% is within chance of 25%"},
+		{api.ShadowPolicy{MinAgreement: 0.96, MaxDivergence: 0.001}, api.GateFailed, "divergence"},
+	} {
+		decision, verdict := c.p.Judge(rep, nil, false)
+		if decision != c.want || !strings.Contains(verdict, c.text) {
+			t.Errorf("before the decisive windows, %+v: %v %q, want %v and %q", c.p, decision, verdict, c.want, c.text)
 		}
 	}
 	// No confusion matrix (a model of more than wire.MaxShadowClasses
@@ -148,9 +169,9 @@ func TestShadowGates(t *testing.T) {
 		{api.ShadowPolicy{MaxDivergence: 0.9}, false, "divergence cannot be judged"},
 		{api.ShadowPolicy{MaxTrainDivergence: 0.9}, false, "divergence cannot be judged"},
 	} {
-		ok, verdict := c.p.Judge(&bare, map[string]uint64{"a": 50, "b": 50})
-		if ok != c.ok || !strings.Contains(verdict, c.want) {
-			t.Errorf("no confusion, %+v: %v %q, want %v and %q", c.p, ok, verdict, c.ok, c.want)
+		decision, verdict := c.p.Judge(&bare, map[string]uint64{"a": 50, "b": 50}, true)
+		if ok := decision == api.GatePassed; ok != c.ok || !strings.Contains(verdict, c.want) {
+			t.Errorf("no confusion, %+v: %v %q, want %v and %q", c.p, decision, verdict, c.ok, c.want)
 		}
 	}
 	// A calibrated candidate with 12% unknown windows where the active
@@ -165,9 +186,9 @@ func TestShadowGates(t *testing.T) {
 		{0.05, false, "unknown 12.0% exceeds the active model's 2.0% by more than 5%"},
 		{0.1, true, "unknown 12.0% (active 2.0%)"},
 	} {
-		ok, verdict := (&api.ShadowPolicy{MaxUnknownIncrease: c.max}).Judge(&cal, nil)
-		if ok != c.ok || !strings.Contains(verdict, c.want) {
-			t.Errorf("max unknown increase %g: %v %q, want %v and %q", c.max, ok, verdict, c.ok, c.want)
+		decision, verdict := (&api.ShadowPolicy{MaxUnknownIncrease: c.max}).Judge(&cal, nil, true)
+		if ok := decision == api.GatePassed; ok != c.ok || !strings.Contains(verdict, c.want) {
+			t.Errorf("max unknown increase %g: %v %q, want %v and %q", c.max, decision, verdict, c.ok, c.want)
 		}
 	}
 }
