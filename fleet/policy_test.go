@@ -7,7 +7,6 @@ import (
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fleettest"
-	"github.com/trit-iot/trit/inference/bundle"
 	"github.com/trit-iot/trit/wire"
 )
 
@@ -68,14 +67,7 @@ func TestPolicyLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := bundle.Sign(raw, f.release)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Registry().Add(signed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	info, _ := f.publish(t, raw)
 	st = step()
 	if st.Stage != PolicyShadowing || st.Rollout != "retrain-m-r2" || !strings.Contains(st.Why, "approves") {
 		t.Fatalf("published: %+v", st)

@@ -128,14 +128,7 @@ func setupRetrain(t *testing.T, f *fixture, dir string) retrainSetup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := bundle.Sign(raw, f.release)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := f.svc.Registry().Add(signed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	info, signed := f.publish(t, raw)
 	return retrainSetup{stream, b.String(), signed, info, res}
 }
 

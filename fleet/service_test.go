@@ -115,6 +115,22 @@ func (f *fixture) addBundle(t *testing.T, release uint64) string {
 	return info.Hash
 }
 
+// publish signs raw with the fixture's release key and adds it to the
+// registry, as an operator publishing a release does; it returns the
+// registry's record and the signed bundle.
+func (f *fixture) publish(t *testing.T, raw []byte) (*api.BundleInfo, []byte) {
+	t.Helper()
+	signed, err := bundle.Sign(raw, f.release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := f.svc.Registry().Add(signed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info, signed
+}
+
 func (f *fixture) online(t *testing.T, id string, labels map[string]string) {
 	t.Helper()
 	f.state(t, &wire.State{Device: id, Session: 1, Online: true, Labels: labels, Health: "ok"})

@@ -92,14 +92,7 @@ func TestDivergenceGateNeedsCountedClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := bundle.Sign(raw, f.release)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := f.svc.Registry().Add(signed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	info, _ := f.publish(t, raw)
 	req := api.RolloutRequest{ID: "s1", Bundle: info.Hash, Devices: []string{"gw-1"}, Shadow: &api.ShadowPolicy{MaxDivergence: 0.2}}
 	_, err = f.svc.CreateRollout(req)
 	if !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), fmt.Sprintf("a model of %d classes", k)) {
