@@ -63,9 +63,10 @@ func TestConfidenceGateErrorRates(t *testing.T) {
 		}
 		return k
 	}
-	failRate := func(au, cu float64) (sequential, counted float64) {
+	failRate := func(au, cu float64) (sequential, counted, windows float64) {
 		const trials = 1000
 		var seqFails, countFails int
+		var judged uint64
 		for range trials {
 			active := ModelFigures{Windows: 360, Unknown: binomial(360, au)}
 			stream := make([]bool, DecideWindowsFactor*g.MinWindows)
@@ -89,13 +90,14 @@ func TestConfidenceGateErrorRates(t *testing.T) {
 				if d == GateUndecided {
 					continue
 				}
+				judged += n
 				if d == GateFailed {
 					seqFails++
 				}
 				break
 			}
 		}
-		return float64(seqFails) / trials, float64(countFails) / trials
+		return float64(seqFails) / trials, float64(countFails) / trials, float64(judged) / trials
 	}
 	for _, c := range []struct {
 		cu      float64
@@ -107,8 +109,8 @@ func TestConfidenceGateErrorRates(t *testing.T) {
 		{0.17, 1, 0.90},  // 15 points: about 84%
 		{0.30, 1, 0.995}, // 28 points
 	} {
-		seq, counted := failRate(0.02, c.cu)
-		t.Logf("unknown 2%% → %.0f%%: fails %.1f%% of rollouts (counted at %d windows: %.1f%%)", 100*c.cu, 100*seq, g.MinWindows, 100*counted)
+		seq, counted, windows := failRate(0.02, c.cu)
+		t.Logf("unknown 2%% → %.0f%%: fails %.1f%% of rollouts, decided after %.0f windows on average (counted at %d windows: %.1f%%)", 100*c.cu, 100*seq, windows, g.MinWindows, 100*counted)
 		if seq > c.maxFail || seq < c.minFail {
 			t.Errorf("unknown 2%% → %.0f%%: fails %.1f%% of rollouts, want %.1f%% … %.1f%%", 100*c.cu, 100*seq, 100*c.minFail, 100*c.maxFail)
 		}
