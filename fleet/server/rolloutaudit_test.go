@@ -143,7 +143,7 @@ func TestRolloutRecordsComplete(t *testing.T) {
 		with(r2back, field{"new rollout", "new rollout r2-back: "}, field{"approval", "approval waiting for a second person"}),
 		with(r2back, field{"approval", "approval by olga"}),
 		{{"request", "requested: bundle " + next[:16]}, {"targets", "targets 2 devices (gw-1, gw-404)"}, {"phases", "phases 1,100%"},
-			{"abort criterion", "abort on rejected > 10% after 1"}, {"confidence gate", "confidence gate unknown ≤ +0.02, confidence ≥ −0.05, after 60 windows"},
+			{"abort criterion", "abort on rejected > 10% after 1"}, {"confidence gate", "confidence gate unknown ≤ +0.02, confidence ≥ −0.05, from 60 windows, decided by 240"},
 			{"rollback flag", "rollback no"}, {"why it failed", "not in the inventory"}},
 	} {
 		for _, fl := range fs {
