@@ -2,6 +2,7 @@ package agent
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -26,7 +27,8 @@ import (
 func marshalTelemetry(t *wire.Telemetry) (p []byte, confusionLeftOut bool, err error) {
 	all := t.Counts
 	p, err = marshalCounts(t)
-	if err == nil || t.Shadow == nil || len(t.Shadow.Confusion) == 0 {
+	var tooLarge *telemetryTooLarge
+	if !errors.As(err, &tooLarge) || t.Shadow == nil || len(t.Shadow.Confusion) == 0 {
 		return p, false, err
 	}
 	sh := *t.Shadow
@@ -81,7 +83,7 @@ func marshalCounts(t *wire.Telemetry) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			return nil, fmt.Errorf("telemetry report of %d bytes without its %d class counts, above the %d bytes the fleet accepts", len(p), len(classes), wire.MaxTelemetrySize)
+			return nil, &telemetryTooLarge{fmt.Sprintf("telemetry report of %d bytes without its %d class counts, above the %d bytes the fleet accepts", len(p), len(classes), wire.MaxTelemetrySize)}
 		}
 		for hi-lo > 1 {
 			if mid := (lo + hi) / 2; fits(mid) {
@@ -93,3 +95,9 @@ func marshalCounts(t *wire.Telemetry) ([]byte, error) {
 	}
 	return keep(lo)
 }
+
+// telemetryTooLarge: a report above wire.MaxTelemetrySize without any
+// class counts (marshalCounts).
+type telemetryTooLarge struct{ msg string }
+
+func (e *telemetryTooLarge) Error() string { return e.msg }

@@ -17,7 +17,7 @@ import (
 // what each reported with its previous model in the hour before — and a
 // failure aborts the rollout and rolls those devices back. A figure
 // within chance of its limit is judged again on more windows, up to
-// DecideWindowsFactor times the first (Judge).
+// DecideWindowsFactor times MinWindows (Judge).
 type ConfidenceGate struct {
 	// MaxUnknownIncrease: the most (0 … 1) by which the new model's
 	// unknown share may exceed the active model's.
@@ -86,10 +86,17 @@ const (
 	GateUndecided
 )
 
-// DecideWindowsFactor bounds how long the confidence gate may stay
-// undecided: once the new model has reported this many times the windows
-// it is first judged on, Judge decides by the figures as counted.
+// DecideWindowsFactor bounds how long a gate may stay undecided: once a
+// device has reported this many times the gate's minimum windows
+// (ConfidenceGate.MinWindows; a shadow's ShadowPolicy.Windows), or its
+// per-device timeout has passed, the figures as counted decide.
 const DecideWindowsFactor = 4
+
+// IsUndecided reports whether verdict, a gate's (ConfidenceGate.Judge,
+// ShadowPolicy.Judge or both joined), says a figure is still undecided.
+func IsUndecided(verdict string) bool { return strings.Contains(verdict, undecidedMark) }
+
+const undecidedMark = " undecided: "
 
 // gateZ is how many standard errors a figure must lie from its limit for
 // the gate to decide before DecideWindowsFactor: 1.96, the two-sided 95%
@@ -110,8 +117,8 @@ const gateZ = 1.96
 // more than gateZ standard errors, and passes only when it is inside it
 // by as much; in between the decision is GateUndecided and the caller
 // judges again when more windows have come. With final (the caller's
-// windows have reached DecideWindowsFactor times its minimum) each
-// figure is compared with its limit as counted. The standard error of a
+// windows have reached DecideWindowsFactor times its minimum, or its
+// time is up) each figure is compared with its limit as counted. The standard error of a
 // difference of two shares is √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂), each share
 // counted as (k+1)/(n+2) so that 0 of 50 is not certainty; for the mean
 // confidence, whose spread is not reported, m(1−m)/n bounds the variance
@@ -166,6 +173,10 @@ type evidence struct {
 // against se, the figure's standard error; fail and near say which
 // figure, past its limit or within chance of it.
 func (e *evidence) judge(excess, se float64, fail, near string) {
+	if math.IsNaN(excess) || math.IsNaN(se) {
+		e.failed = append(e.failed, fail+" (a figure the report cannot have)")
+		return
+	}
 	switch {
 	case e.final && excess > 0, !e.final && excess-gateZ*se > 0:
 		e.failed = append(e.failed, fail)
@@ -183,14 +194,17 @@ func (e *evidence) decide(gate, figures string) (GateDecision, string) {
 	case len(e.failed) > 0:
 		return GateFailed, gate + " failed: " + strings.Join(e.failed, ", ") + " (" + figures + ")"
 	case len(e.undecided) > 0:
-		return GateUndecided, gate + " undecided: " + strings.Join(e.undecided, ", ") + "; judged again with more windows (" + figures + ")"
+		return GateUndecided, gate + undecidedMark + strings.Join(e.undecided, ", ") + "; judged again with more windows (" + figures + ")"
 	}
 	return GatePassed, gate + " passed: " + figures
 }
 
 // share is k of n counted as (k+1)/(n+2), so that 0 of 50 is not
-// certainty; varShare is its variance as a share of n.
-func share(k, n uint64) float64 { return (float64(k) + 1) / (float64(n) + 2) }
+// certainty; varShare is its variance as a share of n. k above n (a
+// report whose unknown windows exceed its windows) counts as n: a share
+// above 1 would make the variance negative, its root NaN, and every
+// comparison with it false — a pass.
+func share(k, n uint64) float64 { return (float64(min(k, n)) + 1) / (float64(n) + 2) }
 
 func varShare(k, n uint64) float64 {
 	if n == 0 {

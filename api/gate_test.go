@@ -32,6 +32,11 @@ func TestConfidenceGateJudge(t *testing.T) {
 		{ModelFigures{}, ModelFigures{Windows: 100, Unknown: 51}, false, GateUndecided, "within chance of 50% with no active model to compare with"},
 		{ModelFigures{}, ModelFigures{Windows: 100, Unknown: 51}, true, GateFailed, "exceeds 50% with no active model to compare with"},
 		{ModelFigures{}, ModelFigures{Windows: 1548, Unknown: 1548}, false, GateFailed, "unknown 100.0% exceeds 50%"},
+		// More unknown windows than windows (the wire bounds unknown by
+		// predictions, not by the histogram): a share above 1 made the
+		// standard error NaN, and every comparison with NaN false — a pass.
+		{ModelFigures{Windows: 360, Unknown: 7}, ModelFigures{Windows: 50, Unknown: 60}, false, GateFailed, "unknown 120.0% exceeds"},
+		{ModelFigures{}, ModelFigures{Windows: 50, Unknown: 60}, false, GateFailed, "unknown 120.0% exceeds 50%"},
 		// Confidence 39.2% against 90.2% over 49 answered windows each.
 		{ModelFigures{Windows: 50, Unknown: 1, Confidence: 0.902, ConfidenceOK: true}, ModelFigures{Windows: 50, Unknown: 1, Confidence: 0.392, ConfidenceOK: true}, false, GateFailed, "below the active model's 90.2% by more than 20%"},
 		{ModelFigures{Windows: 50, Unknown: 1, Confidence: 0.902, ConfidenceOK: true}, ModelFigures{Windows: 50, Unknown: 1, Confidence: 0.75, ConfidenceOK: true}, false, GateUndecided, "confidence of answered windows 75.0% is within chance"},

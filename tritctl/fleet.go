@@ -403,7 +403,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 	f.BoolVar(&req.allowUnknown, "allow-unknown", false, "accept --device IDs not in the inventory (devices that have not reported yet)")
 	f.BoolVar(&req.shadow, "shadow", false, "shadow the bundle on the first phase's devices first; promote it only if every one passes the gates")
 	f.IntVar(&req.shadowPhases, "shadow-phases", 1, "with --shadow: how many leading phases shadow first")
-	f.Uint64Var(&req.minWindows, "min-windows", 100, "with --shadow: windows a device scores before its gates are judged")
+	f.Uint64Var(&req.minWindows, "min-windows", 100, "with --shadow: windows a device scores before its gates are first judged; a share within chance of its limit is judged again on more, decided as counted at 4 times this")
 	f.Float64Var(&req.minAgree, "min-agreement", 0, "with --shadow: least share (0-1) of windows on which the candidate agrees with the active model (0: not checked)")
 	f.Float64Var(&req.maxDiv, "max-divergence", 0, "with --shadow: largest Jensen-Shannon divergence in bits (0-1) between the two models' class distributions (0: not checked)")
 	f.Float64Var(&req.maxUnknown, "max-unknown-increase", api.DefaultConfidenceGate.MaxUnknownIncrease, "the confidence gate: largest amount (0-1) by which a calibrated model's share of unknown windows may exceed the active model's (with --shadow, on the same windows, and set explicitly it fails an uncalibrated candidate)")

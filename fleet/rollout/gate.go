@@ -30,9 +30,11 @@ import (
 //     (Service.autoRollback); undecided (a figure within chance of its
 //     limit), it stays verifying with the verdict as its reason and is
 //     judged again on every report, by the counted figures once it has
-//     reported api.DecideWindowsFactor × MinWindows;
-//   - a verifying device that does not report enough windows within the
-//     per-device timeout times out, as any device that does not finish.
+//     reported api.DecideWindowsFactor × MinWindows or its per-device
+//     timeout has passed;
+//   - a verifying device that does not report MinWindows windows within
+//     the per-device timeout times out, as any device that does not
+//     finish.
 
 // Gated reports whether device id of r is judged by the confidence gate
 // after its install: the rollout has a gate and no shadow, and the device
@@ -83,7 +85,8 @@ func (r *Rollout) checkVerify(now time.Time) bool {
 			continue
 		}
 		active, cand := d.Verify.Figures()
-		decision, verdict := r.Gate.Judge(active, cand, d.Verify.Windows >= api.DecideWindowsFactor*r.Gate.MinWindows)
+		final := d.Verify.Windows >= api.DecideWindowsFactor*r.Gate.MinWindows || r.timedOut(d, now)
+		decision, verdict := r.Gate.Judge(active, cand, final)
 		switch decision {
 		case api.GatePassed:
 			r.finish(d, api.DeviceSucceeded, verdict, now)

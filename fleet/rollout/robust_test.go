@@ -71,6 +71,7 @@ type sim struct {
 	windows map[string]uint64 // shadow windows a device has scored for its command
 	late    map[string]bool   // devices whose success came after they timed out
 	bad     map[string]bool   // devices whose current command's model reports figures that fail the gates
+	near    map[string]bool   // devices whose current command's model reports figures near the gates' limits (undecided)
 
 	maxRetries int
 	original   []string // the devices the rollout was created with
@@ -161,7 +162,7 @@ func runRobust(seed uint64) (err error) {
 		return fmt.Errorf("a random rollout did not pass New: %v", err)
 	}
 	s := &sim{rng: rng, r: r, now: t0, ids: slices.Clone(r.Order), counter: map[string]uint64{}, highest: map[string]uint64{},
-		windows: map[string]uint64{}, late: map[string]bool{}, bad: map[string]bool{}, original: slices.Clone(r.Order)}
+		windows: map[string]uint64{}, late: map[string]bool{}, bad: map[string]bool{}, near: map[string]bool{}, original: slices.Clone(r.Order)}
 	for _, n := range r.Retries {
 		s.maxRetries = max(s.maxRetries, n)
 	}
@@ -438,6 +439,7 @@ func (s *sim) deliverDown(dup bool) {
 	s.highest[c.device] = c.seq
 	s.windows[c.device] = 0
 	s.bad[c.device] = s.rng.IntN(4) == 0
+	s.near[c.device] = !s.bad[c.device] && s.rng.IntN(3) == 0
 	for _, st := range []api.DeviceState{api.DeviceQueued, api.DeviceDownloading, api.DeviceInstalling} {
 		if s.rng.IntN(3) > 0 {
 			s.up = append(s.up, uplink{device: c.device, rep: &Report{Device: c.device, Seq: c.seq, State: st}})
@@ -502,7 +504,9 @@ func (s *sim) deliverUp(dup bool) error {
 // deviceReports makes a random device that runs (or shadows) the bundle
 // report on its windows: a shadow report of its command, or telemetry
 // with the bundle's confidence; good figures or, from a device that drew
-// a bad model, bad ones.
+// a bad model, bad ones; from one that drew a model near the limits,
+// figures within chance of them, which leave the gates undecided until
+// the windows or the time decide.
 func (s *sim) deviceReports() {
 	var running []string
 	for _, id := range s.ids {
@@ -521,8 +525,11 @@ func (s *sim) deviceReports() {
 		s.windows[id] += n
 		w := s.windows[id]
 		agree := w
-		if !good {
+		switch {
+		case !good:
 			agree = w / 2
+		case s.near[id]:
+			agree = w * 82 / 100 // MinAgreement 0.8
 		}
 		rep := shadowReport(s.r, Notification{Seq: seq}, w, agree)
 		rep.LowMargin = 0
@@ -531,8 +538,11 @@ func (s *sim) deviceReports() {
 	}
 	c := &wire.ConfidenceReport{Histogram: make([]uint64, wire.ConfidenceBins)}
 	c.Histogram[9] = n
-	if !good {
+	switch {
+	case !good:
 		c.Unknown = n
+	case s.near[id]:
+		c.Unknown = n * 46 / 100 // against no active model: FirstUnknownLimit, 50%
 	}
 	s.up = append(s.up, uplink{device: id, telem: &wire.Telemetry{Device: id, Model: &wire.ModelRef{Bundle: hashB}, Confidence: c}})
 }

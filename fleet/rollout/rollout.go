@@ -184,24 +184,22 @@ func (r *Rollout) Step(now time.Time, nextSeq func(device string) uint64) []Noti
 	if r.State.Done() {
 		return nil
 	}
+	// The gates first: a device whose time is up with enough windows is
+	// judged as counted (checkGates, checkVerify), not timed out.
+	if r.checkGates(now) || r.checkVerify(now) {
+		return nil
+	}
 	for _, id := range r.Order {
 		d := r.Devices[id]
-		if d.State.InProgress() && !d.Resend && now.Sub(d.NotifiedAt) > r.Timeout {
+		if r.timedOut(d, now) {
 			why := fmt.Sprintf("no result within %v", r.Timeout)
 			if d.State == api.DeviceVerifying && d.Verify != nil && r.Gate != nil {
 				why = fmt.Sprintf("confidence gate: %d of the %d windows it needs reported with the new model within %v", d.Verify.Windows, r.Gate.MinWindows, r.Timeout)
-				if d.Verify.Windows >= r.Gate.MinWindows {
-					why = fmt.Sprintf("confidence gate still undecided after %d windows within %v (decided by %d windows): %s",
-						d.Verify.Windows, r.Timeout, api.DecideWindowsFactor*r.Gate.MinWindows, d.Reason)
-				}
-			}
-			if d.State == api.DeviceShadowing && d.Shadow != nil && strings.Contains(d.Reason, "confidence gate undecided") {
-				why = fmt.Sprintf("shadow still undecided after %d windows within %v: %s", d.Shadow.Windows, r.Timeout, d.Reason)
 			}
 			r.finish(d, api.DeviceTimedOut, why, now)
 		}
 	}
-	if r.checkGates(now) || r.checkVerify(now) || r.checkAbort(now) || r.State == api.RolloutPaused {
+	if r.checkAbort(now) || r.State == api.RolloutPaused {
 		return nil
 	}
 	var out []Notification
@@ -525,3 +523,9 @@ func (r *Rollout) Failing() []string {
 // PhaseTarget is the number of devices notified once phase i of the
 // rollout's phases has started (the web console draws phases with it).
 func (r *Rollout) PhaseTarget(i int) int { return r.phaseTarget(i) }
+
+// timedOut reports whether device d has been in progress for longer than
+// the rollout's timeout (a device waiting to be sent again is not).
+func (r *Rollout) timedOut(d *api.DeviceProgress, now time.Time) bool {
+	return d.State.InProgress() && !d.Resend && now.Sub(d.NotifiedAt) > r.Timeout
+}

@@ -16,7 +16,10 @@ import (
 // scores it beside its active model on every window and reports the
 // comparison in telemetry (wire.ShadowReport), without ever letting it
 // change an output. Once a device has scored MinWindows windows its
-// report is judged by the gates:
+// report is judged by the gates — the shares on evidence, undecided
+// within chance of their limits until api.DecideWindowsFactor ×
+// MinWindows or the per-device timeout, then as counted
+// (api.ShadowPolicy.Judge):
 //
 //   - agreement with the active model ≥ MinAgreement;
 //   - Jensen–Shannon divergence, in bits, between the two models' class
@@ -100,7 +103,7 @@ func (r *Rollout) checkGates(now time.Time) bool {
 		if d.State != api.DeviceShadowing || d.Shadow == nil || d.Shadow.Windows < r.Shadow.Windows() {
 			continue
 		}
-		final := d.Shadow.Windows >= api.DecideWindowsFactor*r.Shadow.Windows()
+		final := d.Shadow.Windows >= api.DecideWindowsFactor*r.Shadow.Windows() || r.timedOut(d, now)
 		decision, verdict := r.Shadow.Judge(d.Shadow, r.TrainCounts, final)
 		cdecision, cverdict := r.judgeShadowConfidence(d.Shadow, final)
 		switch {
@@ -174,7 +177,9 @@ func (r *Rollout) ShadowSummary() *ShadowSummary {
 		s.Devices++
 		s.Windows += rep.Windows
 		agree += rep.Agree
-		s.MaxDivergence = math.Max(s.MaxDivergence, rep.Divergence())
+		if len(rep.Confusion) > 0 { // not reported: no divergence to take
+			s.MaxDivergence = math.Max(s.MaxDivergence, rep.Divergence())
+		}
 		s.MaxLowMargin = math.Max(s.MaxLowMargin, rep.LowMarginRate())
 	}
 	if s.Devices == 0 {
