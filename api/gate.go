@@ -92,10 +92,7 @@ const (
 // per-device timeout has passed, the figures as counted decide.
 const DecideWindowsFactor = 4
 
-// IsUndecided reports whether verdict, a gate's (ConfidenceGate.Judge,
-// ShadowPolicy.Judge or both joined), says a figure is still undecided.
-func IsUndecided(verdict string) bool { return strings.Contains(verdict, undecidedMark) }
-
+// undecidedMark follows the gate's name in an undecided verdict.
 const undecidedMark = " undecided: "
 
 // gateZ is how many standard errors a figure must lie from its limit for
@@ -118,9 +115,10 @@ const gateZ = 1.96
 // by as much; in between the decision is GateUndecided and the caller
 // judges again when more windows have come. With final (the caller's
 // windows have reached DecideWindowsFactor times its minimum, or its
-// time is up) each figure is compared with its limit as counted. The standard error of a
-// difference of two shares is √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂), each share
-// counted as (k+1)/(n+2) so that 0 of 50 is not certainty; for the mean
+// time is up) each figure is compared with its limit as counted. The
+// standard error of a difference of two shares is
+// √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂), each share counted as (k+1)/(n+2) so
+// that 0 of 50 is not certainty; for the mean
 // confidence, whose spread is not reported, m(1−m)/n bounds the variance
 // of a mean of values in [0, 1] (the largest it can be). On the same
 // windows (a shadow) the two shares are correlated and the unpaired error
@@ -152,6 +150,7 @@ func (g *ConfidenceGate) Judge(active, cand ModelFigures, final bool) (GateDecis
 			if answered == 0 {
 				return 0
 			}
+			m = min(max(m, 0), 1) // a mean summed in floating point may stray past 1
 			return m * (1 - m) / float64(answered)
 		}
 		se := math.Sqrt(bound(active.Confidence, active.Windows-min(active.Unknown, active.Windows)) + bound(cand.Confidence, cand.Windows-min(cand.Unknown, cand.Windows)))
