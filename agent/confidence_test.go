@@ -151,17 +151,21 @@ func TestShadowCountsUnknown(t *testing.T) {
 	cand.calibrated = true
 	s := &shadowRun{r: cand, rollout: "r", seq: 1, bundle: "c", lowMin: 0.1}
 	for i := range 10 {
-		s.record(act, 0, 0.5, i < 1, 200, 0, 0.5, i < 4, 100)
+		s.record(act, 0, 0.5, i < 1 || i == 9, 200, 0, 0.5, i < 4, 100)
 	}
 	rep := s.report()
-	if rep.Windows != 10 || rep.ActiveUnknown != 1 || rep.CandidateUnknown != 4 || !rep.ActiveCalibrated || !rep.CandidateCalibrated {
+	if rep.Windows != 10 || rep.ActiveUnknown != 2 || rep.CandidateUnknown != 4 || !rep.ActiveCalibrated || !rep.CandidateCalibrated {
 		t.Errorf("report %+v", rep)
 	}
-	if a, c := rep.UnknownRates(); a != 0.1 || c != 0.4 {
+	// Window 0 both unknown; 9 the active model's alone; 1–3 the candidate's.
+	if !rep.UnknownPaired || rep.ActiveOnlyUnknown != 1 || rep.CandidateOnlyUnknown != 3 {
+		t.Errorf("paired counts %+v", rep)
+	}
+	if a, c := rep.UnknownRates(); a != 0.2 || c != 0.4 {
 		t.Errorf("unknown rates %v %v", a, c)
 	}
-	// Confidence over the answered windows only: 9 × 200 and 6 × 100.
-	if a, aok, c, cok := rep.MeanConfidences(); !aok || !cok || a != 200.0/255 || c != 100.0/255 || rep.ActiveConfidence != 1800 || rep.CandidateConfidence != 600 {
+	// Confidence over the answered windows only: 8 × 200 and 6 × 100.
+	if a, aok, c, cok := rep.MeanConfidences(); !aok || !cok || a != 200.0/255 || c != 100.0/255 || rep.ActiveConfidence != 1600 || rep.CandidateConfidence != 600 {
 		t.Errorf("mean confidences %v %v %v %v (%+v)", a, aok, c, cok, rep)
 	}
 }

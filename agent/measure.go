@@ -151,16 +151,17 @@ type shadowRun struct {
 	// follows (the loop goroutine only): see loop.window.
 	alignedTo *running
 
-	mu              sync.Mutex
-	active          *running // the active model the counts compare with
-	windows, agree  uint64
-	actLow, candLow uint64
-	actUnk, candUnk uint64
-	actConf         uint64 // confidences ×255 of the windows each model answered
-	candConf        uint64
-	actCal          bool
-	actCls, candCls []string
-	conf            [][]uint64 // nil when a model has more than wire.MaxShadowClasses classes
+	mu                sync.Mutex
+	active            *running // the active model the counts compare with
+	windows, agree    uint64
+	actLow, candLow   uint64
+	actUnk, candUnk   uint64
+	actOnly, candOnly uint64 // windows only one of the two reported unknown
+	actConf           uint64 // confidences ×255 of the windows each model answered
+	candConf          uint64
+	actCal            bool
+	actCls, candCls   []string
+	conf              [][]uint64 // nil when a model has more than wire.MaxShadowClasses classes
 }
 
 // record counts one window both models classified: classes ac and cc,
@@ -173,6 +174,7 @@ func (s *shadowRun) record(act *running, ac int, am float64, au bool, aconf uint
 		// A new active model: what was counted compared another one.
 		s.active, s.windows, s.agree, s.actLow, s.candLow = act, 0, 0, 0, 0
 		s.actUnk, s.candUnk, s.actCal = 0, 0, act.calibrated
+		s.actOnly, s.candOnly = 0, 0
 		s.actConf, s.candConf = 0, 0
 		s.actCls, s.candCls, s.conf = act.model.Classes(), s.r.model.Classes(), nil
 		if len(s.actCls) <= wire.MaxShadowClasses && len(s.candCls) <= wire.MaxShadowClasses {
@@ -202,6 +204,12 @@ func (s *shadowRun) record(act *running, ac int, am float64, au bool, aconf uint
 	} else {
 		s.candConf += uint64(cconf)
 	}
+	switch {
+	case au && !cu:
+		s.actOnly++
+	case cu && !au:
+		s.candOnly++
+	}
 	if s.conf != nil {
 		s.conf[ac][cc]++
 	}
@@ -214,7 +222,8 @@ func (s *shadowRun) report() *wire.ShadowReport {
 	r := &wire.ShadowReport{Rollout: s.rollout, Seq: s.seq, Bundle: s.bundle, Windows: s.windows, Agree: s.agree,
 		ActiveLowMargin: s.actLow, CandidateLowMargin: s.candLow, LowMargin: s.lowMin,
 		ActiveUnknown: s.actUnk, CandidateUnknown: s.candUnk, ActiveCalibrated: s.actCal, CandidateCalibrated: s.r.calibrated,
-		ActiveConfidence: s.actConf, CandidateConfidence: s.candConf, ConfidenceReported: true}
+		ActiveConfidence: s.actConf, CandidateConfidence: s.candConf, ConfidenceReported: true,
+		ActiveOnlyUnknown: s.actOnly, CandidateOnlyUnknown: s.candOnly, UnknownPaired: true}
 	if s.conf != nil {
 		r.ActiveClasses, r.CandidateClasses = s.actCls, s.candCls
 		r.Confusion = make([][]uint64, len(s.conf))

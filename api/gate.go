@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/trit-iot/trit/wire"
 )
 
 // ConfidenceGate is the gate every rollout applies by default, shadowed
@@ -55,6 +57,45 @@ type ModelFigures struct {
 	Unknown      uint64
 	Confidence   float64
 	ConfidenceOK bool
+	// Paired: the two models' figures are of the same windows (a shadow),
+	// and OnlyUnknown counts those of Unknown the other model answered.
+	Paired      bool
+	OnlyUnknown uint64
+}
+
+// ShadowFigures are the active model's and the candidate's figures on a
+// shadow report's windows, paired when the agent counted the windows
+// only one of them reported unknown. An uncalibrated active model counts
+// as reporting nothing unknown.
+func ShadowFigures(rep *wire.ShadowReport) (active, cand ModelFigures) {
+	ac, aok, cc, cok := rep.MeanConfidences()
+	active = ModelFigures{Windows: rep.Windows, Confidence: ac, ConfidenceOK: aok}
+	cand = ModelFigures{Windows: rep.Windows, Unknown: rep.CandidateUnknown, Confidence: cc, ConfidenceOK: cok}
+	if rep.ActiveCalibrated {
+		active.Unknown = rep.ActiveUnknown
+	}
+	if rep.UnknownPaired {
+		active.Paired, active.OnlyUnknown = true, rep.ActiveOnlyUnknown
+		cand.Paired, cand.OnlyUnknown = true, rep.CandidateOnlyUnknown
+	}
+	return active, cand
+}
+
+// unknownRiseSE is the standard error of the new model's unknown share
+// less the active model's. On the same windows (Paired) it is a paired
+// difference's: of the windows only one model reported unknown, b the
+// active's and c the new model's, with shares p_b and p_c of the n
+// windows, √((p_b + p_c − (p_c − p_b)²)/n) — the windows both models
+// find ambiguous add nothing to it. Otherwise the two shares are
+// independent: √(var₁ + var₂).
+func unknownRiseSE(active, cand ModelFigures) float64 {
+	if active.Paired && cand.Paired && active.Windows == cand.Windows && active.Windows > 0 {
+		n := float64(active.Windows)
+		pb := (float64(min(active.OnlyUnknown, active.Windows)) + 0.5) / (n + 1)
+		pc := (float64(min(cand.OnlyUnknown, cand.Windows)) + 0.5) / (n + 1)
+		return math.Sqrt(max(pb+pc-(pc-pb)*(pc-pb), 0) / n)
+	}
+	return math.Sqrt(varShare(active.Unknown, active.Windows) + varShare(cand.Unknown, cand.Windows))
 }
 
 // UnknownRate is Unknown/Windows, 0 without windows.
@@ -121,9 +162,11 @@ const gateZ = 1.96
 // that 0 of 50 is not certainty; for the mean
 // confidence, whose spread is not reported, m(1−m)/n bounds the variance
 // of a mean of values in [0, 1] (the largest it can be). On the same
-// windows (a shadow) the two shares are correlated and the unpaired error
-// is larger than the true one: the gate waits longer, it does not decide
-// more often.
+// windows (a shadow) the unknown shares are compared as a paired
+// difference when the agent counted the windows only one model reported
+// unknown (unknownRiseSE); the confidences, and shares from agents that
+// did not count them, as independent — an error larger than the true
+// one, so the gate waits longer rather than deciding more often.
 func (g *ConfidenceGate) Judge(active, cand ModelFigures, final bool) (GateDecision, string) {
 	au, cu := active.UnknownRate(), cand.UnknownRate()
 	conf := func(f ModelFigures) string {
@@ -141,7 +184,7 @@ func (g *ConfidenceGate) Judge(active, cand ModelFigures, final bool) (GateDecis
 			fmt.Sprintf("unknown %.1f%% exceeds %g%% with no active model to compare with", 100*cu, 100*FirstUnknownLimit),
 			fmt.Sprintf("unknown %.1f%% is within chance of %g%% with no active model to compare with", 100*cu, 100*FirstUnknownLimit))
 	} else {
-		judge(cu-au-g.MaxUnknownIncrease, math.Sqrt(varShare(active.Unknown, active.Windows)+varShare(cand.Unknown, cand.Windows)),
+		judge(cu-au-g.MaxUnknownIncrease, unknownRiseSE(active, cand),
 			fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*g.MaxUnknownIncrease),
 			fmt.Sprintf("unknown %.1f%% is within chance of the active model's %.1f%% + %g%%", 100*cu, 100*au, 100*g.MaxUnknownIncrease))
 	}

@@ -121,3 +121,74 @@ func TestConfidenceGateErrorRates(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowPairedDecidesSooner: on a shadow both models score the same
+// windows, and the windows one finds ambiguous the other mostly does too.
+// Judged on the windows only one of them reported unknown (the agent's
+// paired counts), the gate decides on fewer windows than with the two
+// shares taken as independent, and no less correctly. Simulated: the
+// active model unknown on 4% of windows, the candidate on 90% of those
+// and on a share q of the others; from 100 windows, again every 10,
+// decided as counted at 400; 1,000 shadows a case.
+func TestShadowPairedDecidesSooner(t *testing.T) {
+	g := DefaultConfidenceGate
+	rng := rand.New(rand.NewPCG(3, 4))
+	const first = 100
+	run := func(q float64, paired bool) (fails float64, windows float64) {
+		const trials = 1000
+		var failed int
+		var judged uint64
+		for range trials {
+			var act, cand ModelFigures
+			for n := uint64(1); ; n++ {
+				au := rng.Float64() < 0.04
+				cu := au && rng.Float64() < 0.9 || !au && rng.Float64() < q
+				act.Windows, cand.Windows = n, n
+				if au {
+					act.Unknown++
+				}
+				if cu {
+					cand.Unknown++
+				}
+				if au && !cu {
+					act.OnlyUnknown++
+				}
+				if cu && !au {
+					cand.OnlyUnknown++
+				}
+				act.Paired, cand.Paired = paired, paired
+				if n < first || n%10 != 0 {
+					continue
+				}
+				d, _ := g.Judge(act, cand, n >= DecideWindowsFactor*first)
+				if d == GateUndecided {
+					continue
+				}
+				if d == GateFailed {
+					failed++
+				}
+				judged += n
+				break
+			}
+		}
+		return float64(failed) / trials, float64(judged) / trials
+	}
+	for _, c := range []struct {
+		q                float64
+		rise             string
+		maxFail, minFail float64
+	}{
+		{0.06, "+5 points", 0.03, 0},
+		{0.165, "+15 points", 1, 0.9},
+	} {
+		pf, pw := run(c.q, true)
+		uf, uw := run(c.q, false)
+		t.Logf("unknown %s: paired fails %.1f%% after %.0f windows on average; unpaired %.1f%% after %.0f", c.rise, 100*pf, pw, 100*uf, uw)
+		if pf > c.maxFail || pf < c.minFail {
+			t.Errorf("unknown %s: paired fails %.1f%%, want %.1f%% … %.1f%%", c.rise, 100*pf, 100*c.minFail, 100*c.maxFail)
+		}
+		if pw >= uw {
+			t.Errorf("unknown %s: paired decided after %.0f windows on average, unpaired after %.0f", c.rise, pw, uw)
+		}
+	}
+}

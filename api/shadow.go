@@ -96,7 +96,8 @@ func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64, fi
 	case !rep.CandidateCalibrated:
 		e.fail("unknown rate: the candidate has no calibration (a format-5 bundle), so its unknown rate cannot be judged")
 	default:
-		e.judge(cu-au-p.MaxUnknownIncrease, math.Sqrt(varShare(rep.ActiveUnknown, rep.Windows)+varShare(rep.CandidateUnknown, rep.Windows)),
+		active, cand := ShadowFigures(rep)
+		e.judge(cu-au-p.MaxUnknownIncrease, unknownRiseSE(active, cand),
 			fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*p.MaxUnknownIncrease),
 			fmt.Sprintf("unknown %.1f%% is within chance of the active model's %.1f%% + %g%%", 100*cu, 100*au, 100*p.MaxUnknownIncrease))
 	}

@@ -43,6 +43,15 @@ type ShadowReport struct {
 	ActiveConfidence    uint64 `json:"active_confidence,omitempty"`
 	CandidateConfidence uint64 `json:"candidate_confidence,omitempty"`
 	ConfidenceReported  bool   `json:"confidence_reported,omitempty"`
+	// Of the windows reported unknown, those only the active model and
+	// those only the candidate reported unknown (with UnknownPaired; absent
+	// from earlier agents). The two unknown shares are of the same
+	// windows, so their difference is judged on these discordant windows
+	// alone, as a paired test does: most windows one model finds
+	// ambiguous the other does too.
+	ActiveOnlyUnknown    uint64 `json:"active_only_unknown,omitempty"`
+	CandidateOnlyUnknown uint64 `json:"candidate_only_unknown,omitempty"`
+	UnknownPaired        bool   `json:"unknown_paired,omitempty"`
 }
 
 // MeanConfidences are each model's mean confidence over the windows it
@@ -168,6 +177,17 @@ func (r *ShadowReport) check() error {
 	}
 	if r.ActiveUnknown > r.Windows || r.CandidateUnknown > r.Windows {
 		return fmt.Errorf("%d and %d unknown windows of %d", r.ActiveUnknown, r.CandidateUnknown, r.Windows)
+	}
+	switch {
+	case !r.UnknownPaired && (r.ActiveOnlyUnknown > 0 || r.CandidateOnlyUnknown > 0):
+		return fmt.Errorf("active_only_unknown and candidate_only_unknown without unknown_paired")
+	case !r.UnknownPaired:
+	// Both models unknown on the same windows: what is left of each
+	// model's unknown windows once its own are taken out.
+	case r.ActiveOnlyUnknown > r.ActiveUnknown || r.CandidateOnlyUnknown > r.CandidateUnknown ||
+		r.ActiveUnknown-r.ActiveOnlyUnknown != r.CandidateUnknown-r.CandidateOnlyUnknown:
+		return fmt.Errorf("%d and %d windows only one model reported unknown, of %d and %d unknown: the rest must be the same windows",
+			r.ActiveOnlyUnknown, r.CandidateOnlyUnknown, r.ActiveUnknown, r.CandidateUnknown)
 	}
 	if above255Times(r.ActiveConfidence, r.Windows) || above255Times(r.CandidateConfidence, r.Windows) {
 		return fmt.Errorf("confidence sums above 255 × the %d windows", r.Windows)

@@ -70,6 +70,22 @@ func TestShadowReportDecode(t *testing.T) {
 		"rows without classes": func(r *ShadowReport) { r.ActiveClasses = r.ActiveClasses[:1] },
 		"bad bundle":           func(r *ShadowReport) { r.Bundle = "x" },
 		"low margin above 1":   func(r *ShadowReport) { r.LowMargin = 2 },
+		// Paired unknown counts: of 3 and 5 unknown windows, 1 and 3 only
+		// one model's leave 2 both models', the same windows.
+		"paired counts that do not pair": func(r *ShadowReport) {
+			r.ActiveUnknown, r.CandidateUnknown, r.ActiveOnlyUnknown, r.CandidateOnlyUnknown, r.UnknownPaired = 3, 5, 1, 2, true
+		},
+		"only-unknown above unknown": func(r *ShadowReport) {
+			r.ActiveUnknown, r.CandidateUnknown, r.ActiveOnlyUnknown, r.CandidateOnlyUnknown, r.UnknownPaired = 3, 5, 4, 6, true
+		},
+		"paired counts without the flag": func(r *ShadowReport) {
+			r.ActiveUnknown, r.CandidateUnknown, r.ActiveOnlyUnknown, r.CandidateOnlyUnknown = 3, 5, 1, 3
+		},
+	}
+	paired := good()
+	paired.Shadow.ActiveUnknown, paired.Shadow.CandidateUnknown, paired.Shadow.ActiveOnlyUnknown, paired.Shadow.CandidateOnlyUnknown, paired.Shadow.UnknownPaired = 3, 5, 1, 3, true
+	if b, _ := paired.Marshal(); func() error { _, err := DecodeTelemetry(b); return err }() != nil {
+		t.Errorf("paired counts refused: %s", b)
 	}
 	for name, mut := range bad {
 		tm := good()

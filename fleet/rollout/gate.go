@@ -114,12 +114,7 @@ func (r *Rollout) judgeShadowConfidence(rep *wire.ShadowReport, final bool) (api
 	if r.Gate == nil || !rep.CandidateCalibrated {
 		return api.GatePassed, ""
 	}
-	ac, aok, cc, cok := rep.MeanConfidences()
-	active := api.ModelFigures{Windows: rep.Windows, Confidence: ac, ConfidenceOK: aok}
-	if rep.ActiveCalibrated {
-		active.Unknown = rep.ActiveUnknown
-	}
-	cand := api.ModelFigures{Windows: rep.Windows, Unknown: rep.CandidateUnknown, Confidence: cc, ConfidenceOK: cok}
+	active, cand := api.ShadowFigures(rep)
 	return r.Gate.Judge(active, cand, final)
 }
 
