@@ -65,8 +65,8 @@ func (p *ShadowPolicy) Windows() uint64 {
 // (for MaxTrainDivergence). The shares (agreement, low margin, unknown)
 // are judged on evidence as ConfidenceGate.Judge judges its figures:
 // within chance of their limits they are undecided until final (the
-// caller's windows have reached DecideWindowsFactor times MinWindows),
-// then compared as counted. The divergences, whose chance variation is
+// caller's windows have reached DecideWindowsFactor times MinWindows, or
+// its time is up), then compared as counted. The divergences, whose chance variation is
 // not a share's, are compared as counted.
 func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64, final bool) (GateDecision, string) {
 	agree, div, low := rep.Agreement(), rep.Divergence(), rep.LowMarginRate()
