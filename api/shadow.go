@@ -70,11 +70,9 @@ func (p *ShadowPolicy) Windows() uint64 {
 // not a share's, are compared as counted.
 func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64, final bool) (GateDecision, string) {
 	agree, div, low := rep.Agreement(), rep.Divergence(), rep.LowMarginRate()
-	// Both divergences come from the report's confusion matrix. A device
-	// leaves it out when a model has more than wire.MaxShadowClasses
-	// classes or the report would be too large with it; the divergence
-	// is then unknown, not 0, and a gate on it cannot pass.
-	counted := len(rep.Confusion) > 0
+	// Without the confusion matrix the divergences are not known, and a
+	// gate on them cannot pass.
+	counted := rep.ClassesCounted()
 	figures := fmt.Sprintf("%d windows, agreement %.1f%%, divergence %.3f bits, low margin %.1f%%", rep.Windows, 100*agree, div, 100*low)
 	if !counted {
 		figures = fmt.Sprintf("%d windows, agreement %.1f%%, divergence not reported, low margin %.1f%%", rep.Windows, 100*agree, 100*low)

@@ -193,7 +193,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				}
 				ch <- prometheus.MustNewConstMetric(descShadowWin, prometheus.GaugeValue, float64(rep.Windows), r.ID, id)
 				ch <- prometheus.MustNewConstMetric(descShadowAgree, prometheus.GaugeValue, rep.Agreement(), r.ID, id)
-				if len(rep.Confusion) > 0 { // not reported: no series, rather than a 0
+				if rep.ClassesCounted() { // not reported: no series, rather than a 0
 					ch <- prometheus.MustNewConstMetric(descShadowDiv, prometheus.GaugeValue, rep.Divergence(), r.ID, id)
 				}
 				ch <- prometheus.MustNewConstMetric(descShadowLow, prometheus.GaugeValue, rep.LowMarginRate(), r.ID, id)

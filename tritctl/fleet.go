@@ -816,7 +816,7 @@ func printShadow(w io.Writer, r *api.Rollout) {
 		d := r.Devices[id]
 		rep := d.Shadow
 		div := "-" // no confusion matrix: the device could not count it
-		if len(rep.Confusion) > 0 {
+		if rep.ClassesCounted() {
 			div = fmt.Sprintf("%.3f", rep.Divergence())
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%s\t%.1f%%\t%s\n", id, d.State, rep.Windows, 100*rep.Agreement(), div, 100*rep.LowMarginRate(), orDash(d.Reason))

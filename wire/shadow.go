@@ -105,10 +105,17 @@ func (r *ShadowReport) ActiveLowMarginRate() float64 {
 	return float64(r.ActiveLowMargin) / float64(r.Windows)
 }
 
+// ClassesCounted reports whether the report carries its confusion matrix,
+// from which the class histograms and both divergences come. A device
+// leaves it out when a model has more than MaxShadowClasses classes or
+// the report would be above its cap with it: the divergence is then not
+// known, not 0.
+func (r *ShadowReport) ClassesCounted() bool { return len(r.Confusion) > 0 }
+
 // Histograms returns each model's windows per class label, from the
 // confusion matrix (nil without one).
 func (r *ShadowReport) Histograms() (active, candidate map[string]uint64) {
-	if len(r.Confusion) == 0 {
+	if !r.ClassesCounted() {
 		return nil, nil
 	}
 	active, candidate = map[string]uint64{}, map[string]uint64{}

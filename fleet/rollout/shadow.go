@@ -106,24 +106,30 @@ func (r *Rollout) checkGates(now time.Time) bool {
 		final := d.Shadow.Windows >= api.DecideWindowsFactor*r.Shadow.Windows() || r.timedOut(d, now)
 		decision, verdict := r.Shadow.Judge(d.Shadow, r.TrainCounts, final)
 		cdecision, cverdict := r.judgeShadowConfidence(d.Shadow, final)
+		// One decision of the two: a failure names what failed; otherwise
+		// both verdicts, undecided if either is.
 		switch {
 		case decision == api.GateFailed:
 		case cdecision == api.GateFailed:
-			decision, verdict = api.GateFailed, cverdict
-		case cverdict != "":
-			verdict += "; " + cverdict
+			decision, verdict = cdecision, cverdict
+		default:
+			if cverdict != "" {
+				verdict += "; " + cverdict
+			}
+			if cdecision == api.GateUndecided {
+				decision = api.GateUndecided
+			}
 		}
-		if decision != api.GateFailed && (decision == api.GateUndecided || cdecision == api.GateUndecided) {
+		if decision == api.GateUndecided {
 			// Still shadowing: judged again on the next report.
 			if d.Reason != verdict {
 				d.Reason, d.UpdatedAt, r.Updated, r.changed = verdict, now, now, true
 			}
 			continue
 		}
-		ok := decision == api.GatePassed
 		d.Reason, d.UpdatedAt = verdict, now
 		r.Updated, r.changed = now, true
-		if ok {
+		if decision == api.GatePassed {
 			d.State = api.DeviceShadowPassed
 			continue
 		}
@@ -177,7 +183,7 @@ func (r *Rollout) ShadowSummary() *ShadowSummary {
 		s.Devices++
 		s.Windows += rep.Windows
 		agree += rep.Agree
-		if len(rep.Confusion) > 0 { // not reported: no divergence to take
+		if rep.ClassesCounted() { // not reported: no divergence to take
 			s.MaxDivergence = math.Max(s.MaxDivergence, rep.Divergence())
 		}
 		s.MaxLowMargin = math.Max(s.MaxLowMargin, rep.LowMarginRate())
