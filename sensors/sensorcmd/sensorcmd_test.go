@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,14 +142,47 @@ window = 64
 stats = ["mean"]
 `
 
+// bmeFirstClock is the real clock, except that the 1 kHz primary's
+// sleeps (1 ms or less) wait until the BME280 read in the background holds
+// its first measurement: on a loaded machine the primary's 200 samples
+// (200 ms) could otherwise all be read before the background goroutine
+// ran. The value is in the merged reading once that goroutine, having
+// made the data transfer (the playback's fifth), sleeps towards its next
+// sample at 1 Hz.
+type bmeFirstClock struct {
+	bus   *i2ctest.Playback
+	once  sync.Once
+	ready chan struct{}
+}
+
+func (c *bmeFirstClock) Now() time.Time { return time.Now() }
+
+func (c *bmeFirstClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.bus.Lock()
+	measured := c.bus.Count >= 5
+	c.bus.Unlock()
+	switch {
+	case d <= time.Millisecond:
+		select {
+		case <-c.ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	case d >= 100*time.Millisecond && measured:
+		c.once.Do(func() { close(c.ready) })
+	}
+	return sensors.SystemClock.Sleep(ctx, d)
+}
+
 func TestReadConfigMergesSensors(t *testing.T) {
 	// Real time here: the synthetic machine at 1 kHz paces the output and
 	// the BME280 (at 1 Hz) and the missing BMP280 are read in the
 	// background, as on a gateway.
 	bus := &i2ctest.Playback{Ops: bme280Ops(), DontPanic: true}
+	clock := &bmeFirstClock{bus: bus, ready: make(chan struct{})}
 	d := &deps{
-		env:    &sensors.Env{Buses: &sensortest.Buses{I2C: map[string]i2c.Bus{"I2C1": bus}}},
-		policy: &sensors.RetryPolicy{ReopenDelay: time.Hour},
+		env:    &sensors.Env{Buses: &sensortest.Buses{I2C: map[string]i2c.Bus{"I2C1": bus}}, Clock: clock},
+		policy: &sensors.RetryPolicy{ReopenDelay: time.Hour, Clock: clock},
 	}
 	cfg := writeFile(t, "agent.toml", twoSensors)
 	out, err := run(t, d, "read", "--config", cfg, "--count", "200", "--every", "199")
