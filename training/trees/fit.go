@@ -558,9 +558,10 @@ func (b *booster[T]) levelSide(l int, buf []int32) side {
 	return side{rows: buf, delta: true, right: right}
 }
 
-// histogram fills feature f's histogram h for a level of the given leaves
-// and returns the stride.
-func (b *booster[T]) histogram(f, leaves int, sd side, h []float64) int {
+// histogram fills feature f's histogram h for a level of the given leaves,
+// sets tot (leaves·2k cells) to its sums over the bins (each leaf's
+// totals, summed bin by bin in order), and returns the stride.
+func (b *booster[T]) histogram(f, leaves int, sd side, h, tot []float64) int {
 	nb := len(b.cuts[f]) + 1
 	k2 := 2 * b.k
 	stride := leaves
@@ -594,23 +595,48 @@ func (b *booster[T]) histogram(f, leaves int, sd side, h []float64) int {
 			}
 		}
 	}
-	if sd.delta {
-		half := lo * k2
+	clear(tot)
+	switch {
+	case sd.delta && useAVX2 && !b.o.goLoops:
+		subTotal(h, tot, nb, stride*k2, lo*k2, sd.right)
+	case sd.delta:
+		subTotalGo(h, tot, nb, stride*k2, lo*k2, sd.right)
+	default:
 		for bn := range nb {
-			par := h[bn*stride*k2 : bn*stride*k2+half]
-			sub := h[bn*stride*k2+half : bn*stride*k2+2*half]
-			if sd.right {
-				for j, v := range sub {
-					par[j] -= v
-				}
-			} else {
-				for j, v := range sub {
-					par[j], sub[j] = v, par[j]-v
-				}
+			for j, v := range h[bn*stride*k2 : bn*stride*k2+len(tot)] {
+				tot[j] += v
 			}
 		}
 	}
 	return stride
+}
+
+// subTotalGo completes a delta level's histogram by subtraction and sums
+// its cells over the bins into tot (see histogram): for each of bins bins,
+// at h[bn·pitch:], the parent cells par = [0, half) and the summed side's
+// sub = [half, 2·half) become the left and right children's,
+//
+//	right side summed: par[j] −= sub[j]
+//	left side summed:  par[j], sub[j] = sub[j], par[j] − sub[j]
+//
+// and tot[j] += cell j of the bin's 2·half cells, bins in order.
+func subTotalGo(h, tot []float64, bins, pitch, half int, right bool) {
+	for bn := range bins {
+		par := h[bn*pitch : bn*pitch+half]
+		sub := h[bn*pitch+half : bn*pitch+2*half]
+		if right {
+			for j, v := range sub {
+				par[j] -= v
+			}
+		} else {
+			for j, v := range sub {
+				par[j], sub[j] = v, par[j]-v
+			}
+		}
+		for j, v := range h[bn*pitch : bn*pitch+2*half] {
+			tot[j] += v
+		}
+	}
 }
 
 // bestSplit returns feature f's best cut for a level of the given leaves,
@@ -630,20 +656,14 @@ func (b *booster[T]) bestSplit(w, f, leaves int, sd side) split {
 		}
 		h = b.hist[w]
 	}
-	stride := b.histogram(f, leaves, sd, h)
 	// Totals and running left sums per (leaf, score).
 	width := leaves * k2
 	if cap(b.scratch[w]) < 2*width {
 		b.scratch[w] = make([]float64, 2<<(b.o.Depth-1)*k2)
 	}
 	tot, cum := b.scratch[w][:width], b.scratch[w][width:2*width]
-	clear(tot)
+	stride := b.histogram(f, leaves, sd, h, tot)
 	clear(cum)
-	for bn := range nb {
-		for j, v := range h[bn*stride*k2 : bn*stride*k2+width] {
-			tot[j] += v
-		}
-	}
 	lambda, minLeaf := b.o.Lambda, int32(b.o.MinLeaf)
 	cnt := b.counts[f]
 	total := int32(len(b.rows))
@@ -656,14 +676,28 @@ func (b *booster[T]) bestSplit(w, f, leaves int, sd side) split {
 		b.batch[w] = make([]float64, lanes<<(b.o.Depth-1)*k2)
 	}
 	batch := b.batch[w][:lanes*width]
-	var at [lanes]int // the cut of each lane
+	fast := useAVX2 && !b.o.goLoops
+	var at [lanes]int  // the cut of each lane
+	var off [lanes]int // the offset in h of each lane's bin cells
 	var score [lanes]float64
-	used := 0
+	// Lanes [0, used) are in batch; [used, used+pend) are only noted, to
+	// be summed four at a time by cumLanes.
+	used, pend := 0, 0
+	sum := func() { // the noted lanes into batch, one at a time
+		for l := used; l < used+pend; l++ {
+			for j, v := range h[off[l] : off[l]+width] {
+				c := cum[j] + v
+				cum[j] = c
+				batch[j*lanes+l] = c
+			}
+		}
+		used, pend = used+pend, 0
+	}
 	flush := func() {
-		if b.o.goLoops || !useAVX2 {
-			splitScoresGo(&score, batch, tot, used, lambda)
-		} else {
+		if fast {
 			splitScores(&score, batch, tot, used, lambda)
+		} else {
+			splitScoresGo(&score, batch, tot, used, lambda)
 		}
 		for l := range used { // in cut order: the first of equal scores wins
 			if score[l] > best.score {
@@ -677,23 +711,28 @@ func (b *booster[T]) bestSplit(w, f, leaves int, sd side) split {
 		if cnt[bn] == 0 {
 			continue // same sums as the previous cut
 		}
-		cells := h[bn*stride*k2 : bn*stride*k2+width]
+		o := bn * stride * k2
+		cells := h[o : o+width]
 		if left < minLeaf || total-left < minLeaf {
+			sum() // the lanes before this cut first
 			for j, v := range cells {
 				cum[j] += v
 			}
 			continue
 		}
-		for j, v := range cells {
-			c := cum[j] + v
-			cum[j] = c
-			batch[j*lanes+used] = c
-		}
-		at[used] = bn
-		if used++; used == lanes {
+		l := used + pend
+		at[l], off[l] = bn, o
+		if pend++; l+1 == lanes {
+			if used == 0 && fast {
+				cumLanes(batch, cum, h, &off, width)
+				used, pend = lanes, 0
+			} else {
+				sum()
+			}
 			flush()
 		}
 	}
+	sum()
 	if used > 0 {
 		flush()
 	}

@@ -34,3 +34,23 @@ func histAVX2(h, gh []float64, rows []int32, col, leaf []uint8, slot, stride, k2
 //
 //go:noescape
 func splitScores(s *[lanes]float64, batch, tot []float64, used int, lambda float64)
+
+// cumLanes is the scan of four cuts at once (see bestSplit), in AVX2:
+// lane l's cells are h[off[l] : off[l]+width], and for each j in [0,
+// width), in order of the lanes,
+//
+//	s := cum[j]; for l := range lanes { s += h[off[l]+j]; batch[j·lanes+l] = s }; cum[j] = s
+//
+// The same IEEE additions in the same order as cumLanesGo, so the same
+// bits (TestCumLanes). width must be even; the caller guarantees every
+// index. No bounds checks.
+//
+//go:noescape
+func cumLanes(batch, cum, h []float64, off *[lanes]int, width int)
+
+// subTotal is subTotalGo in AVX2: the same operations on the same
+// operands in the same order, so the same bits (TestSubTotal). half must
+// be even; the caller guarantees every index. No bounds checks.
+//
+//go:noescape
+func subTotal(h, tot []float64, bins, pitch, half int, right bool)

@@ -195,3 +195,174 @@ scored:
 	VMOVUPD Y0, (DI)
 	VZEROUPPER
 	RET
+
+// func cumLanes(batch, cum, h []float64, off *[4]int, width int)
+TEXT ·cumLanes(SB), NOSPLIT, $0-88
+	MOVQ batch_base+0(FP), DI
+	MOVQ cum_base+24(FP), SI
+	MOVQ h_base+48(FP), DX
+	MOVQ off+72(FP), AX
+	MOVQ width+80(FP), CX
+	MOVQ 0(AX), R8
+	LEAQ (DX)(R8*8), R8        // &h[off[0]]
+	MOVQ 8(AX), R9
+	LEAQ (DX)(R9*8), R9
+	MOVQ 16(AX), R10
+	LEAQ (DX)(R10*8), R10
+	MOVQ 24(AX), R11
+	LEAQ (DX)(R11*8), R11
+
+cum4:
+	CMPQ       CX, $4
+	JB         cum2
+	VMOVUPD    (SI), Y0
+	VADDPD     (R8), Y0, Y0    // lane 0: cum + its cells (IEEE addition commutes, bit for bit)
+	VADDPD     (R9), Y0, Y1    // lane 1: lane 0 + its cells
+	VADDPD     (R10), Y1, Y2
+	VADDPD     (R11), Y2, Y3
+	VMOVUPD    Y3, (SI)
+	VUNPCKLPD  Y1, Y0, Y4      // l0[0] l1[0] l0[2] l1[2]
+	VUNPCKHPD  Y1, Y0, Y5      // l0[1] l1[1] l0[3] l1[3]
+	VUNPCKLPD  Y3, Y2, Y6      // l2[0] l3[0] l2[2] l3[2]
+	VUNPCKHPD  Y3, Y2, Y7      // l2[1] l3[1] l2[3] l3[3]
+	VPERM2F128 $0x20, Y6, Y4, Y8  // cell j:   l0 l1 l2 l3
+	VPERM2F128 $0x20, Y7, Y5, Y9  // cell j+1
+	VPERM2F128 $0x31, Y6, Y4, Y10 // cell j+2
+	VPERM2F128 $0x31, Y7, Y5, Y11 // cell j+3
+	VMOVUPD    Y8, (DI)
+	VMOVUPD    Y9, 32(DI)
+	VMOVUPD    Y10, 64(DI)
+	VMOVUPD    Y11, 96(DI)
+	ADDQ       $32, SI
+	ADDQ       $32, R8
+	ADDQ       $32, R9
+	ADDQ       $32, R10
+	ADDQ       $32, R11
+	ADDQ       $128, DI
+	SUBQ       $4, CX
+	JMP        cum4
+
+cum2:
+	TESTQ     CX, CX
+	JZ        cumdone
+	VMOVUPD   (SI), X0
+	VADDPD    (R8), X0, X0
+	VADDPD    (R9), X0, X1
+	VADDPD    (R10), X1, X2
+	VADDPD    (R11), X2, X3
+	VMOVUPD   X3, (SI)
+	VUNPCKLPD X1, X0, X4       // cell j: l0 l1
+	VUNPCKLPD X3, X2, X5       //         l2 l3
+	VUNPCKHPD X1, X0, X6       // cell j+1
+	VUNPCKHPD X3, X2, X7
+	VMOVUPD   X4, (DI)
+	VMOVUPD   X5, 16(DI)
+	VMOVUPD   X6, 32(DI)
+	VMOVUPD   X7, 48(DI)
+
+cumdone:
+	VZEROUPPER
+	RET
+
+// func subTotal(h, tot []float64, bins, pitch, half int, right bool)
+TEXT ·subTotal(SB), NOSPLIT, $0-73
+	MOVQ  h_base+0(FP), DI
+	MOVQ  tot_base+24(FP), DX
+	MOVQ  bins+48(FP), R8
+	MOVQ  pitch+56(FP), R9
+	SHLQ  $3, R9               // bytes from one bin to the next
+	MOVQ  half+64(FP), R10
+	MOVBQZX right+72(FP), R11
+	LEAQ  (DI)(R10*8), R12     // &sub of bin 0
+
+bin:
+	TESTQ R8, R8
+	JZ    subdone
+	MOVQ  DI, AX               // par
+	MOVQ  R12, BX              // sub
+	MOVQ  DX, SI               // tot[0:half]
+	LEAQ  (DX)(R10*8), R13     // tot[half:2·half]
+	MOVQ  R10, CX
+	TESTQ R11, R11
+	JZ    left4
+
+right4: // par −= sub; the totals gain par and sub
+	CMPQ    CX, $4
+	JB      right2
+	VMOVUPD (AX), Y0
+	VMOVUPD (BX), Y1
+	VSUBPD  Y1, Y0, Y0
+	VMOVUPD Y0, (AX)
+	VMOVUPD (SI), Y2
+	VADDPD  Y0, Y2, Y2
+	VMOVUPD Y2, (SI)
+	VMOVUPD (R13), Y3
+	VADDPD  Y1, Y3, Y3
+	VMOVUPD Y3, (R13)
+	ADDQ    $32, AX
+	ADDQ    $32, BX
+	ADDQ    $32, SI
+	ADDQ    $32, R13
+	SUBQ    $4, CX
+	JMP     right4
+
+right2:
+	TESTQ   CX, CX
+	JZ      nextbin
+	VMOVUPD (AX), X0
+	VMOVUPD (BX), X1
+	VSUBPD  X1, X0, X0
+	VMOVUPD X0, (AX)
+	VMOVUPD (SI), X2
+	VADDPD  X0, X2, X2
+	VMOVUPD X2, (SI)
+	VMOVUPD (R13), X3
+	VADDPD  X1, X3, X3
+	VMOVUPD X3, (R13)
+	JMP     nextbin
+
+left4: // (par, sub) = (sub, par − sub); the totals gain both
+	CMPQ    CX, $4
+	JB      left2
+	VMOVUPD (AX), Y0
+	VMOVUPD (BX), Y1
+	VSUBPD  Y1, Y0, Y0         // par − sub
+	VMOVUPD Y1, (AX)
+	VMOVUPD Y0, (BX)
+	VMOVUPD (SI), Y2
+	VADDPD  Y1, Y2, Y2
+	VMOVUPD Y2, (SI)
+	VMOVUPD (R13), Y3
+	VADDPD  Y0, Y3, Y3
+	VMOVUPD Y3, (R13)
+	ADDQ    $32, AX
+	ADDQ    $32, BX
+	ADDQ    $32, SI
+	ADDQ    $32, R13
+	SUBQ    $4, CX
+	JMP     left4
+
+left2:
+	TESTQ   CX, CX
+	JZ      nextbin
+	VMOVUPD (AX), X0
+	VMOVUPD (BX), X1
+	VSUBPD  X1, X0, X0
+	VMOVUPD X1, (AX)
+	VMOVUPD X0, (BX)
+	VMOVUPD (SI), X2
+	VADDPD  X1, X2, X2
+	VMOVUPD X2, (SI)
+	VMOVUPD (R13), X3
+	VADDPD  X0, X3, X3
+	VMOVUPD X3, (R13)
+
+nextbin:
+	ADDQ R9, DI
+	ADDQ R9, R12
+	DECQ R8
+	JMP  bin
+
+subdone:
+	VZEROUPPER
+	RET

@@ -12,3 +12,11 @@ func histAVX2(h, gh []float64, rows []int32, col, leaf []uint8, slot, stride, k2
 func splitScores(s *[lanes]float64, batch, tot []float64, used int, lambda float64) {
 	panic("trees: splitScores without AVX2")
 }
+
+func cumLanes(batch, cum, h []float64, off *[lanes]int, width int) {
+	panic("trees: cumLanes without AVX2")
+}
+
+func subTotal(h, tot []float64, bins, pitch, half int, right bool) {
+	panic("trees: subTotal without AVX2")
+}

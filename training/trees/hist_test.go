@@ -190,7 +190,7 @@ func bestSplitOneByOne(b *booster[uint8], f, leaves int) split {
 	nb := len(b.cuts[f]) + 1
 	k2 := 2 * b.k
 	h := make([]float64, nb*leaves*k2)
-	stride := b.histogram(f, leaves, side{rows: b.rows}, h)
+	stride := b.histogram(f, leaves, side{rows: b.rows}, h, make([]float64, leaves*k2))
 	width := leaves * k2
 	tot, cum := make([]float64, width), make([]float64, width)
 	for bn := range nb {
@@ -223,4 +223,80 @@ func bestSplitOneByOne(b *booster[uint8], f, leaves int) split {
 		}
 	}
 	return best
+}
+
+// cumLanes and subTotal compute exactly what their Go loops compute: the
+// same bits in every cell, for every even width, with cells of any sign
+// and magnitude.
+func TestCumLanes(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU")
+	}
+	r := splitmix.New(11)
+	val := func() float64 { return (2*r.Float64() - 1) * math.Pow(10, float64(r.Intn(12)-6)) }
+	for _, width := range []int{2, 4, 6, 12, 14, 24, 96, 384} {
+		h := make([]float64, 7*width+5)
+		for i := range h {
+			h[i] = val()
+		}
+		off := [lanes]int{r.Intn(width), width + 3, 3*width + 1, 6 * width}
+		cum := make([]float64, width)
+		for i := range cum {
+			cum[i] = val()
+		}
+		wantCum, wantBatch := append([]float64(nil), cum...), make([]float64, lanes*width)
+		for l := range lanes {
+			for j := range width {
+				wantCum[j] += h[off[l]+j]
+				wantBatch[j*lanes+l] = wantCum[j]
+			}
+		}
+		batch := make([]float64, lanes*width)
+		cumLanes(batch, cum, h, &off, width)
+		for j := range width {
+			if math.Float64bits(cum[j]) != math.Float64bits(wantCum[j]) {
+				t.Fatalf("width %d: cum[%d] = %v, want %v", width, j, cum[j], wantCum[j])
+			}
+		}
+		for i := range batch {
+			if math.Float64bits(batch[i]) != math.Float64bits(wantBatch[i]) {
+				t.Fatalf("width %d: batch[%d] = %v, want %v", width, i, batch[i], wantBatch[i])
+			}
+		}
+	}
+}
+
+func TestSubTotal(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU")
+	}
+	r := splitmix.New(12)
+	for _, half := range []int{2, 4, 6, 12, 18, 48, 192} {
+		for _, right := range []bool{false, true} {
+			const bins = 9
+			pitch := 2*half + 2*r.Intn(3)
+			want := make([]float64, bins*pitch)
+			for i := range want {
+				want[i] = (2*r.Float64() - 1) * math.Pow(10, float64(r.Intn(12)-6))
+			}
+			got := append([]float64(nil), want...)
+			wantTot, gotTot := make([]float64, 2*half), make([]float64, 2*half)
+			for i := range wantTot {
+				wantTot[i] = r.Float64()
+				gotTot[i] = wantTot[i]
+			}
+			subTotalGo(want, wantTot, bins, pitch, half, right)
+			subTotal(got, gotTot, bins, pitch, half, right)
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("half %d, right %v: cell %d is %v, the Go loop's %v", half, right, i, got[i], want[i])
+				}
+			}
+			for i := range wantTot {
+				if math.Float64bits(gotTot[i]) != math.Float64bits(wantTot[i]) {
+					t.Fatalf("half %d, right %v: tot[%d] is %v, the Go loop's %v", half, right, i, gotTot[i], wantTot[i])
+				}
+			}
+		}
+	}
 }
