@@ -184,9 +184,7 @@ func (g *ConfidenceGate) Judge(active, cand ModelFigures, final bool) (GateDecis
 			fmt.Sprintf("unknown %.1f%% exceeds %g%% with no active model to compare with", 100*cu, 100*FirstUnknownLimit),
 			fmt.Sprintf("unknown %.1f%% is within chance of %g%% with no active model to compare with", 100*cu, 100*FirstUnknownLimit))
 	} else {
-		judge(cu-au-g.MaxUnknownIncrease, unknownRiseSE(active, cand),
-			fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*g.MaxUnknownIncrease),
-			fmt.Sprintf("unknown %.1f%% is within chance of the active model's %.1f%% + %g%%", 100*cu, 100*au, 100*g.MaxUnknownIncrease))
+		e.unknownRise(active, cand, g.MaxUnknownIncrease)
 	}
 	if active.ConfidenceOK && cand.ConfidenceOK {
 		bound := func(m float64, answered uint64) float64 {
@@ -225,6 +223,18 @@ func (e *evidence) judge(excess, se float64, fail, near string) {
 	case !e.final && excess+gateZ*se > 0:
 		e.undecided = append(e.undecided, near+fmt.Sprintf(" (±%.1f points at this many windows)", 100*gateZ*se))
 	}
+}
+
+// unknownRise judges the new model's unknown share against the active
+// model's plus limit: the one rule of both gates that compare them
+// (ConfidenceGate.Judge, and ShadowPolicy.Judge's MaxUnknownIncrease),
+// paired on a shadow's windows when the agent counted them
+// (unknownRiseSE).
+func (e *evidence) unknownRise(active, cand ModelFigures, limit float64) {
+	au, cu := active.UnknownRate(), cand.UnknownRate()
+	e.judge(cu-au-limit, unknownRiseSE(active, cand),
+		fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*limit),
+		fmt.Sprintf("unknown %.1f%% is within chance of the active model's %.1f%% + %g%%", 100*cu, 100*au, 100*limit))
 }
 
 // fail records a figure that fails whatever the windows.

@@ -83,7 +83,8 @@ func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64, fi
 		tdiv = wire.JensenShannon(cand, train)
 		figures += fmt.Sprintf(", divergence from training %.3f bits", tdiv)
 	}
-	au, cu := rep.UnknownRates()
+	active, cand := ShadowFigures(rep)
+	au, cu := active.UnknownRate(), cand.UnknownRate()
 	if p.MaxUnknownIncrease > 0 {
 		figures += fmt.Sprintf(", unknown %.1f%% (active %.1f%%)", 100*cu, 100*au)
 	}
@@ -94,10 +95,7 @@ func (p *ShadowPolicy) Judge(rep *wire.ShadowReport, train map[string]uint64, fi
 	case !rep.CandidateCalibrated:
 		e.fail("unknown rate: the candidate has no calibration (a format-5 bundle), so its unknown rate cannot be judged")
 	default:
-		active, cand := ShadowFigures(rep)
-		e.judge(cu-au-p.MaxUnknownIncrease, unknownRiseSE(active, cand),
-			fmt.Sprintf("unknown %.1f%% exceeds the active model's %.1f%% by more than %g%%", 100*cu, 100*au, 100*p.MaxUnknownIncrease),
-			fmt.Sprintf("unknown %.1f%% is within chance of the active model's %.1f%% + %g%%", 100*cu, 100*au, 100*p.MaxUnknownIncrease))
+		e.unknownRise(active, cand, p.MaxUnknownIncrease)
 	}
 	if p.MinAgreement > 0 {
 		e.judge(p.MinAgreement-agree, se(rep.Agree),
