@@ -1,7 +1,6 @@
 package training
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -287,53 +286,5 @@ func TestCalibrationNeverCertain(t *testing.T) {
 	cal := fitCalibration(held, 0.02)
 	if top := cal.Confidence[len(cal.Confidence)-1]; top == 255 || top < 250 {
 		t.Errorf("top bin %d/255: want below 255, near it", top)
-	}
-}
-
-// TestGroupedCalibrationOnMoreFolds: on grouped rows the calibration is
-// fitted on the chosen model fitted again on calibrationGroupFolds folds
-// of whole groups (the search keeps its 3), and says so; when the search's
-// folds are as many already, on those.
-func TestGroupedCalibrationOnMoreFolds(t *testing.T) {
-	rnd := rand.New(rand.NewPCG(5, 5))
-	const groups, per = 12, 60
-	ds := &data.Dataset{Name: "sites", D: 2, N: groups * per, Y: make([]int32, groups*per), Classes: []string{"off", "on"},
-		Groups: make([]int32, groups*per)}
-	for g := range groups {
-		ds.GroupNames = append(ds.GroupNames, fmt.Sprintf("site-%d", g))
-		shift := rnd.NormFloat64() / 2 // each site's sensors read a little off
-		for i := range per {
-			r := g*per + i
-			x0, x1 := rnd.NormFloat64(), rnd.NormFloat64()
-			if x0+0.5*x1+0.3*rnd.NormFloat64() > 0 {
-				ds.Y[r] = 1
-			}
-			ds.Groups[r] = int32(g)
-			ds.X = append(ds.X, float32(x0+shift), float32(x1))
-		}
-	}
-	note := func(res *Result) string {
-		for _, n := range res.Notes {
-			if strings.HasPrefix(n, "confidence: calibrated on") {
-				return n
-			}
-		}
-		return ""
-	}
-	// Threshold bits alone: the rule is the same for every kind.
-	res, err := Train(ds, &Config{Seed: 1, Embedding: "thresholds"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "confidence: calibrated on the chosen model fitted again on 5 folds of whole groups (each fit on 4/5 of the groups, nearer the final model on all of them than the search's 3 folds)"
-	if got := note(res); got != want || res.Spec.Calibration == nil || res.CalibrationError <= 0 || res.Validation != "3 folds of whole groups (12 groups)" {
-		t.Fatalf("note %q, calibration %v, stated %.2f%%, validation %q", got, res.Spec.Calibration != nil, res.CalibrationError, res.Validation)
-	}
-	res, err = Train(ds, &Config{Seed: 1, Embedding: "thresholds", Folds: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := note(res); got != "" || res.Spec.Calibration == nil {
-		t.Fatalf("search on 5 folds: note %q, calibration %v", got, res.Spec.Calibration != nil)
 	}
 }

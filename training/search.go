@@ -214,12 +214,6 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	for _, f := range folds {
 		res.valSets = append(res.valSets, f.val)
 	}
-	if pl.kind == groupFolds && c.Search != "grid" {
-		sr.preps = nil // the search's folds are done with
-		if err := sr.calibrationFits(best, full); err != nil {
-			return err
-		}
-	}
 	valRows := make([]int, len(ds.Classes))
 	for _, f := range folds {
 		for _, y := range f.val.Y {
@@ -227,58 +221,6 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		}
 	}
 	res.Warnings = append(res.Warnings, validationWarnings(best.sel, ds.Classes, valRows)...)
-	return nil
-}
-
-// calibrationGroupFolds is how many folds of whole groups the chosen
-// candidate is fitted on again, for grouped rows, to give the held-out
-// predictions its calibration is fitted on (res.calHeld). A fold fit sees
-// (k−1)/k of the groups and the final model all of them, so the fold
-// fits' answers at a margin are less often right than the final model's
-// on new groups: on weather-aus's 17 new stations, bins fitted on the
-// search's 3 folds said 86.7% where the final model was right on 91.3%
-// (test ECE 3.99%); fitted on 5 folds of stations, 1.42%
-// (docs/TRAINING.md "Confidence and unknown"). The search keeps its
-// folds: 5 of them for every candidate took the search 4.4 times as long.
-const calibrationGroupFolds = 5
-
-// calibrationFits fits best again at size sz on calibrationGroupFolds
-// folds of whole groups and keeps their held-out predictions and rows in
-// res.calHeld and res.calVal; nothing when the search's folds are as
-// many (--folds, or fewer groups).
-func (sr *searcher) calibrationFits(best *candidate, sz size) error {
-	c := *sr.c
-	c.Folds = calibrationGroupFolds
-	folds, pl, err := c.validationPlan(sr.ds)
-	if err != nil {
-		return err
-	}
-	if pl.kind != groupFolds || len(folds) <= len(sr.folds) {
-		return nil
-	}
-	cs := &searcher{c: sr.c, ds: sr.ds, folds: folds, res: &Result{}, preps: make([]*prepared, len(folds)), pmax: sr.pmax,
-		done: sr.done, total: max(sr.total, sr.done) + len(folds)}
-	sz.rows = 0
-	for i, f := range folds {
-		if cs.preps[i], err = prepare(f.train, sr.c.fitScaler(f.train)); err != nil {
-			return err
-		}
-		cs.all = append(cs.all, i)
-		sz.rows = max(sz.rows, f.train.N)
-	}
-	if sr.c.MaxFitRows > 0 {
-		sz.rows = min(sz.rows, sr.c.MaxFitRows)
-	}
-	cd := &candidate{s: best.s, sigma: best.sigma, c: best.c}
-	if err := cs.evaluate([]*candidate{cd}, sz, cs.all); err != nil {
-		return err
-	}
-	sr.res.calHeld = cd.held
-	for _, f := range folds {
-		sr.res.calVal = append(sr.res.calVal, f.val)
-	}
-	sr.res.Notes = append(sr.res.Notes, fmt.Sprintf("confidence: calibrated on the chosen model fitted again on %d folds of whole groups (each fit on %d/%d of the groups, nearer the final model on all of them than the search's %d folds)",
-		len(folds), len(folds)-1, len(folds), len(sr.folds)))
 	return nil
 }
 

@@ -50,11 +50,6 @@ type Result struct {
 	heldKind foldKind        // what the folds are: later periods, other groups or a sample
 	majority majority        // always answering the most common class, on the validation folds
 	valSets  []*data.Dataset // the search's validation rows, for the novelty threshold
-	// calHeld and calVal replace held and valSets for the calibration
-	// when the chosen candidate was fitted on folds of its own for it
-	// (grouped rows: calibrationFits); nil otherwise.
-	calHeld [][]heldOut
-	calVal  []*data.Dataset
 }
 
 // Structure is the shape of a model's embedding besides σ: threshold bits
@@ -358,7 +353,6 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 			if beta != nil {
 				if offsets = rawOffsets(beta, spec.Alpha); offsets != nil {
 					applyOffsets(res.held, beta)
-					applyOffsets(res.calHeld, beta)
 					if fallback {
 						res.Notes = append(res.Notes, fallbackNote(res.majority, offsets, res.held))
 					} else {
@@ -367,14 +361,11 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 				}
 			}
 		}
-		if res.calHeld != nil {
-			res.held, res.valSets = res.calHeld, res.calVal
-		}
 		if err := calibrateResult(res, c.UnknownTarget, c.Workers, offsets); err != nil {
 			return nil, fmt.Errorf("training: calibrating the model: %w", err)
 		}
 	}
-	res.held, res.valSets, res.calHeld, res.calVal = nil, nil, nil, nil
+	res.held, res.valSets = nil, nil
 	if res.C > 0 {
 		res.Lambda = 1 / (2 * float64(ds.N) * res.C)
 	}
