@@ -598,6 +598,7 @@ func (b *booster[T]) histogram(f, leaves int, sd side, h, tot []float64) int {
 	clear(tot)
 	switch {
 	case sd.delta && useAVX2 && !b.o.goLoops:
+		_ = h[nb*stride*k2-1] // the bound subTotal relies on
 		subTotal(h, tot, nb, stride*k2, lo*k2, sd.right)
 	case sd.delta:
 		subTotalGo(h, tot, nb, stride*k2, lo*k2, sd.right)
@@ -712,7 +713,7 @@ func (b *booster[T]) bestSplit(w, f, leaves int, sd side) split {
 			continue // same sums as the previous cut
 		}
 		o := bn * stride * k2
-		cells := h[o : o+width]
+		cells := h[o : o+width] // also the bound cumLanes relies on
 		if left < minLeaf || total-left < minLeaf {
 			sum() // the lanes before this cut first
 			for j, v := range cells {
