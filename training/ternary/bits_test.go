@@ -149,3 +149,74 @@ func TestNewSharedColumnsRefusesGaps(t *testing.T) {
 		t.Fatalf("Solve of a truncated shared matrix = %v, want ErrInput", err)
 	}
 }
+
+// SetRows64 stores exactly what its reference loop, one bit at a time,
+// stores: for every column, full and partial stripes, plain and shared
+// storage, and after Select (stored columns in another order).
+func TestSetRows64MatchesReference(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 3))
+	for _, c := range []struct{ n, p int }{{64, 64}, {200, 130}, {1, 7}, {130, 1}, {333, 500}} {
+		words := (c.p + 63) / 64
+		all := make([][]uint64, c.n)
+		for i := range all {
+			all[i] = make([]uint64, words)
+			for w := range all[i] {
+				all[i][w] = rnd.Uint64()
+			}
+			if rem := c.p % 64; rem != 0 {
+				all[i][words-1] &= 1<<rem - 1
+			}
+		}
+		plain := NewColumns(c.n, c.p)
+		for base := 0; base < c.n; base += 64 {
+			plain.SetRows64(base, all[base:min(base+64, c.n)])
+		}
+		// Columns in another order, sharing nothing: stored column s
+		// filled from column p−1−s.
+		cols := make([]int, c.p)
+		for j := range cols {
+			cols[j] = c.p - 1 - j
+		}
+		sel := NewColumns(c.n, c.p).Select(cols)
+		perm := make([][]uint64, c.n) // the rows in sel's column order
+		for i := range perm {
+			perm[i] = make([]uint64, words)
+			for k, j := range cols {
+				perm[i][k>>6] |= (all[i][j>>6] >> (j & 63) & 1) << (k & 63)
+			}
+		}
+		for base := 0; base < c.n; base += 64 {
+			sel.SetRows64(base, perm[base:min(base+64, c.n)])
+		}
+		for j := range c.p {
+			want := make([]uint64, plain.Words)
+			for i := range c.n {
+				want[i>>6] |= (all[i][j>>6] >> (j & 63) & 1) << (i & 63)
+			}
+			if !reflect.DeepEqual(plain.Col(j), want) {
+				t.Fatalf("n %d, p %d: column %d is %x, want %x", c.n, c.p, j, plain.Col(j), want)
+			}
+		}
+		for k, j := range cols {
+			if !reflect.DeepEqual(sel.Col(k), plain.Col(j)) {
+				t.Fatalf("n %d, p %d: selected column %d (column %d) differs", c.n, c.p, k, j)
+			}
+		}
+	}
+}
+
+func BenchmarkSetRows64(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(4, 4))
+	const p = 10496
+	rows := make([][]uint64, 64)
+	for r := range rows {
+		rows[r] = make([]uint64, p/64)
+		for w := range rows[r] {
+			rows[r][w] = rnd.Uint64()
+		}
+	}
+	c := NewColumns(64, p)
+	for b.Loop() {
+		c.SetRows64(0, rows)
+	}
+}
