@@ -264,6 +264,17 @@ cumdone:
 	VZEROUPPER
 	RET
 
+// TOTALS adds a bin's new left cells lo to tot[0:half] (at SI) and its
+// right cells hi to tot[half:2·half] (at R13), with t0 and t1 as scratch
+// registers of the same width.
+#define TOTALS(lo, hi, t0, t1) \
+	VMOVUPD (SI), t0; \
+	VADDPD  lo, t0, t0; \
+	VMOVUPD t0, (SI); \
+	VMOVUPD (R13), t1; \
+	VADDPD  hi, t1, t1; \
+	VMOVUPD t1, (R13)
+
 // func subTotal(h, tot []float64, bins, pitch, half int, right bool)
 TEXT ·subTotal(SB), NOSPLIT, $0-73
 	MOVQ  h_base+0(FP), DI
@@ -293,12 +304,7 @@ right4: // par −= sub; the totals gain par and sub
 	VMOVUPD (BX), Y1
 	VSUBPD  Y1, Y0, Y0
 	VMOVUPD Y0, (AX)
-	VMOVUPD (SI), Y2
-	VADDPD  Y0, Y2, Y2
-	VMOVUPD Y2, (SI)
-	VMOVUPD (R13), Y3
-	VADDPD  Y1, Y3, Y3
-	VMOVUPD Y3, (R13)
+	TOTALS(Y0, Y1, Y2, Y3)
 	ADDQ    $32, AX
 	ADDQ    $32, BX
 	ADDQ    $32, SI
@@ -313,12 +319,7 @@ right2:
 	VMOVUPD (BX), X1
 	VSUBPD  X1, X0, X0
 	VMOVUPD X0, (AX)
-	VMOVUPD (SI), X2
-	VADDPD  X0, X2, X2
-	VMOVUPD X2, (SI)
-	VMOVUPD (R13), X3
-	VADDPD  X1, X3, X3
-	VMOVUPD X3, (R13)
+	TOTALS(X0, X1, X2, X3)
 	JMP     nextbin
 
 left4: // (par, sub) = (sub, par − sub); the totals gain both
@@ -329,12 +330,7 @@ left4: // (par, sub) = (sub, par − sub); the totals gain both
 	VSUBPD  Y1, Y0, Y0         // par − sub
 	VMOVUPD Y1, (AX)
 	VMOVUPD Y0, (BX)
-	VMOVUPD (SI), Y2
-	VADDPD  Y1, Y2, Y2
-	VMOVUPD Y2, (SI)
-	VMOVUPD (R13), Y3
-	VADDPD  Y0, Y3, Y3
-	VMOVUPD Y3, (R13)
+	TOTALS(Y1, Y0, Y2, Y3)
 	ADDQ    $32, AX
 	ADDQ    $32, BX
 	ADDQ    $32, SI
@@ -350,12 +346,7 @@ left2:
 	VSUBPD  X1, X0, X0
 	VMOVUPD X1, (AX)
 	VMOVUPD X0, (BX)
-	VMOVUPD (SI), X2
-	VADDPD  X1, X2, X2
-	VMOVUPD X2, (SI)
-	VMOVUPD (R13), X3
-	VADDPD  X0, X3, X3
-	VMOVUPD X3, (R13)
+	TOTALS(X1, X0, X2, X3)
 
 nextbin:
 	ADDQ R9, DI
