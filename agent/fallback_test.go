@@ -94,9 +94,17 @@ func (r *rig) waitState(what string, ok func(*wire.State) bool) *wire.State {
 
 // predicted reports whether the current agent's telemetry carries
 // predictions by bundle.
+//
+// Only reports of the current agent's boot count: the outbox keeps what
+// an earlier agent had not yet sent, and the current one sends it first.
 func (r *rig) predicted(bundle string) bool {
+	st := r.state()
+	if st == nil {
+		return false
+	}
 	for _, m := range r.since(wire.KindTelemetry) {
-		if tm, err := wire.DecodeTelemetry(m.Payload); err == nil && tm.Model != nil && tm.Model.Bundle == bundle && tm.Predictions > 0 {
+		if tm, err := wire.DecodeTelemetry(m.Payload); err == nil && tm.Boot == st.Clock.Boot() &&
+			tm.Model != nil && tm.Model.Bundle == bundle && tm.Predictions > 0 {
 			return true
 		}
 	}
