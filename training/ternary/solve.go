@@ -182,8 +182,10 @@ type solver struct {
 }
 
 // bandPairs are the band samples' loss table entries for a move of size
-// d > 0: p[2t+b] = table[m_i + bound + (2b-1)·d] for the t-th sample i of
-// bandList, b = 1 where y_i z_ij = +1.
+// d > 0, indexed by the column's bit: p[2t+b] = table[m_i + bound +
+// (2b-1)·d·y_i] for the t-th sample i of bandList, where b is z_ij's bit
+// and y_i = ±1 its label. The label is folded in when the pairs are made,
+// so bandSum reads one bit of the column per band sample and nothing else.
 type bandPairs struct {
 	d     int32
 	valid bool
@@ -742,46 +744,34 @@ func (s *solver) lowerTrial(j int, d1, d2 int32) (float64, float64) {
 //
 //	Σ_i table[m_i + bound + d·y_i z_ij]   over i in bandList
 //
-// It reads the terms from the band's pairs for |d| (pairsFor), so a
-// column costs a bit and a load per band sample instead of a margin and
-// a table entry, and adds them in four running sums, so that the
-// additions do not wait on one another. The terms are positive and
-// lowerBound allows for any order of their summation (γ_n times the
-// sum), so the bound holds and the solver takes the same steps.
+// It reads the terms from the band's pairs for |d| (pairsFor), indexed by
+// the column's bit (flipped for d < 0), so a band sample costs a bit and a
+// load, with no branch on how the band falls in the words, and adds them
+// in four running sums, so that the additions do not wait on one another.
+// The terms are positive and lowerBound allows for any order of their
+// summation (γ_n times the sum), so the bound holds and the solver takes
+// the same steps.
 func (s *solver) bandSum(col []uint64, d int32) float64 {
 	flip := uint64(0)
 	if d < 0 {
-		// table[k - |d|·sign] is the pair's other entry.
-		d, flip = -d, ^uint64(0)
+		// table[k - |d|·y_i z_ij] is the pair's other entry.
+		d, flip = -d, 1
 	}
 	p := s.pairsFor(d)
-	y := s.y
+	list := s.bandList
+	p = p[:2*len(list)]
+	bit := func(i int32) int { return int((col[uint32(i)>>6]>>(uint32(i)&63) ^ flip) & 1) }
 	var s0, s1, s2, s3 float64
-	t := 0 // the band sample's index in bandList: p[2t], p[2t+1] are its pair
-	for w, bw := range s.band {
-		if bw == 0 {
-			continue
-		}
-		c := ^(col[w] ^ y[w]) ^ flip // bit set: y_i z_ij = +1 (flipped for d < 0)
-		for ; bw != 0; bw &= bw - 1 {
-			s0 += p[2*t+int(c>>bits.TrailingZeros64(bw)&1)]
-			t++
-			if bw &= bw - 1; bw == 0 {
-				break
-			}
-			s1 += p[2*t+int(c>>bits.TrailingZeros64(bw)&1)]
-			t++
-			if bw &= bw - 1; bw == 0 {
-				break
-			}
-			s2 += p[2*t+int(c>>bits.TrailingZeros64(bw)&1)]
-			t++
-			if bw &= bw - 1; bw == 0 {
-				break
-			}
-			s3 += p[2*t+int(c>>bits.TrailingZeros64(bw)&1)]
-			t++
-		}
+	t := 0
+	for ; t+4 <= len(list); t += 4 {
+		q := p[2*t : 2*t+8 : 2*t+8]
+		s0 += q[bit(list[t])]
+		s1 += q[2+bit(list[t+1])]
+		s2 += q[4+bit(list[t+2])]
+		s3 += q[6+bit(list[t+3])]
+	}
+	for ; t < len(list); t++ {
+		s0 += p[2*t+bit(list[t])]
 	}
 	return (s0 + s1) + (s2 + s3)
 }
@@ -805,8 +795,9 @@ func (s *solver) pairsFor(d int32) []float64 {
 		off := int32(s.bound)
 		for t, i := range s.bandList {
 			k := s.m[i] + off
-			bp.p[2*t] = s.table[min(max(k-d, 0), last)]
-			bp.p[2*t+1] = s.table[min(max(k+d, 0), last)]
+			yb := int(s.y[i>>6] >> (i & 63) & 1) // y_i = +1: z_ij's bit 1 moves the margin up
+			bp.p[2*t+1-yb] = s.table[min(max(k-d, 0), last)]
+			bp.p[2*t+yb] = s.table[min(max(k+d, 0), last)]
 		}
 		bp.valid = true
 	}

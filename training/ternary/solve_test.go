@@ -532,3 +532,34 @@ func randomPlanes(tb testing.TB, rnd *rand.Rand, n, stored, planes int) *Columns
 	}
 	return z
 }
+
+// BenchmarkBandSum times lowerTrial's band sums: every column, both
+// moves, with a band of about 250 of 8,000 samples spread over the words,
+// as a boosted model's leaf columns meet it (drift128's search: 260 a
+// call, in 117 of 125 words).
+func BenchmarkBandSum(b *testing.B) {
+	z, yb, y := featureProblem(22, 8000, 256, 3)
+	o := Options{Lambda: 1e-3}
+	od := o.withDefaults()
+	s := newSolver(z, yb, centroidStart(z, y), 0.01, &od, z.P)
+	s.setAlpha(s.alpha)
+	s.alphaStep()
+	s.sweep()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for w := range s.band {
+		s.band[w] = rnd.Uint64() & rnd.Uint64() & rnd.Uint64() & rnd.Uint64() & rnd.Uint64() // 1 bit in 32
+	}
+	s.bandStale = true
+	s.lowerTrial(0, 1, -1) // rebuilds bandList
+	b.Logf("band %d of %d samples", len(s.bandList), z.N)
+	var sink float64
+	for b.Loop() {
+		for j := range z.P {
+			col := z.Col(j)
+			sink += s.bandSum(col, 1) + s.bandSum(col, -1)
+		}
+	}
+	if math.IsNaN(sink) {
+		b.Fatal("NaN")
+	}
+}
