@@ -201,7 +201,18 @@ func TestDamagedActiveRunsPrevious(t *testing.T) {
 			t.Fatalf("install: %+v", ev)
 		}
 	}
+	// Release 2's last reports stay in the outbox (the broker is down),
+	// so the next agent sends them first: they are the previous boot's,
+	// not predictions of the next agent.
+	r.wait("predictions by release 2", func() bool { return r.predicted(v2) })
+	r.b.mu.Lock()
+	r.b.down = true
+	r.b.mu.Unlock()
+	time.Sleep(3 * r.cfg.Telemetry.Interval.Duration)
 	stop()
+	r.b.mu.Lock()
+	r.b.down = false
+	r.b.mu.Unlock()
 	damageOnDisk(t, r.cfg, v2data)
 
 	logs := &lockedBuffer{}
