@@ -295,8 +295,6 @@ func (sr *searcher) evaluate(cands []*candidate, sz size, folds []int) error {
 	if biggest <= parallelEmbedBytes {
 		par = min(c.Workers, len(tasks))
 	}
-	inner := *c
-	inner.Workers = max(1, c.Workers/par)
 	type result struct {
 		bytes, nonzero int
 		seconds        float64
@@ -306,7 +304,9 @@ func (sr *searcher) evaluate(cands []*candidate, sz size, folds []int) error {
 		results[cd] = make([]result, len(folds))
 	}
 	var mu sync.Mutex
-	run := func(t task) error {
+	run := func(t task, workers int) error {
+		inner := *c
+		inner.Workers = workers
 		s := t.g.s
 		s.P = roundP(s, sz, sr.pmax)
 		s.Trees = roundTrees(s, sz)
@@ -350,19 +350,32 @@ func (sr *searcher) evaluate(cands []*candidate, sz size, folds []int) error {
 		}
 		return nil
 	}
-	work := run
 	if par == 1 && biggest > parallelEmbedBytes {
 		// Large fits one at a time: collect each one's embedding and dense
 		// start before the next allocates its own, so the peak is one fit's
 		// memory, not the two or three the collector's default pacing lets
 		// pile up (mnist: 1.46 GB peak without).
-		work = func(t task) error {
+		if err := parallel(tasks, 1, func(t task) error {
 			defer runtime.GC()
-			return run(t)
+			return run(t, c.Workers)
+		}); err != nil {
+			return err
 		}
-	}
-	if err := parallel(tasks, par, work); err != nil {
-		return err
+	} else {
+		// par tasks at a time, each on its share of the cores; the tasks
+		// left over when they do not divide evenly (3 folds on 2 cores)
+		// then share all the cores, rather than one running while the
+		// others' cores idle. The fits do not depend on their workers.
+		even := len(tasks) - len(tasks)%par
+		for _, batch := range [][]task{tasks[:even], tasks[even:]} {
+			if len(batch) == 0 {
+				continue
+			}
+			n := min(par, len(batch))
+			if err := parallel(batch, n, func(t task) error { return run(t, max(1, c.Workers/n)) }); err != nil {
+				return err
+			}
+		}
 	}
 	for _, cd := range cands {
 		for slot, r := range results[cd] {

@@ -248,16 +248,37 @@ func grow[T uint8 | uint16](xs []float32, n, d int, y []int32, classes int, cuts
 	rng := splitmix.New(o.Seed)
 	stop := newStopper(o, e, classes)
 	count := o.Trees
+	loss, ready := 0.0, false // the next tree's gradients' loss, when computed already
 	for t := range o.Trees {
-		e.loss[t] = b.gradients()
+		if !ready {
+			loss = b.gradients()
+		}
+		e.loss[t], ready = loss, false
 		b.sample(rng)
 		b.tree(t, e)
-		if stop != nil && stop.after(t) {
+		if stop == nil {
+			continue
+		}
+		if b.workers > 1 {
+			// The held-out rows are scored beside the next tree's
+			// gradients, which do not depend on them (and are the final
+			// loss if boosting stops here).
+			stopped := make(chan bool, 1)
+			go func() { stopped <- stop.after(t) }()
+			loss, ready = b.gradients(), true
+			if <-stopped {
+				count = t + 1
+				break
+			}
+		} else if stop.after(t) {
 			count = t + 1
 			break
 		}
 	}
-	e.loss[count] = b.gradients()
+	if !ready {
+		loss = b.gradients()
+	}
+	e.loss[count] = loss
 	e.train = b.scores
 	e.best = count
 	if stop != nil {
@@ -439,16 +460,29 @@ func (b *booster[T]) tree(t int, e *ensemble) {
 		leaves := 1 << l
 		// The current leaves' score, the baseline of every split's gain.
 		sums := leafSum[:leaves*2*k]
-		clear(sums)
-		b.sumLeaves(sums)
 		parent := 0.0
-		for j := 0; j < len(sums); j += 2 {
-			parent += sums[j] * sums[j] / (sums[j+1] + lambda)
+		score := func() {
+			clear(sums)
+			b.sumLeaves(sums)
+			for j := 0; j < len(sums); j += 2 {
+				parent += sums[j] * sums[j] / (sums[j+1] + lambda)
+			}
+		}
+		// The parent's score is needed only after the splits are scored:
+		// with more than one worker it is summed beside them, so that its
+		// pass over the rows does not leave the other cores idle.
+		scored := make(chan struct{})
+		if b.workers > 1 {
+			go func() { score(); close(scored) }()
+		} else {
+			score()
+			close(scored)
 		}
 		sd := b.levelSide(l, b.sideBuf)
 		parallel(b.workers, b.d, func(w, f int) {
 			best[f] = b.bestSplit(w, f, leaves, sd)
 		})
+		<-scored
 		bf, bs := -1, split{score: math.Inf(-1)}
 		for f, s := range best {
 			if s.cut >= 0 && s.score > bs.score {
@@ -473,11 +507,14 @@ func (b *booster[T]) tree(t int, e *ensemble) {
 		e.trees.Value[i] = b.cuts[bf][bs.cut]
 		col := b.bins[bf*n : (bf+1)*n]
 		cut, bit := T(bs.cut), uint8(1)<<l
-		for r, c := range col {
-			if c > cut {
-				b.leaf[r] |= bit
+		parallel(b.workers, len(b.chunkSum), func(_, ch int) {
+			lo, hi := ch*chunk, min((ch+1)*chunk, n)
+			for r, c := range col[lo:hi] {
+				if c > cut {
+					b.leaf[lo+r] |= bit
+				}
 			}
-		}
+		})
 	}
 	// Leaf values: Newton steps on the sampled rows, shrunk by η.
 	sums := leafSum

@@ -141,25 +141,45 @@ func TestLossFalls(t *testing.T) {
 	}
 }
 
+// The trees do not depend on Workers: with and without held-out rows
+// (which are scored beside the next tree's gradients when there are
+// workers to spare), boosting to the end and stopping early.
 func TestWorkersIdentical(t *testing.T) {
 	const n, d = 9000, 7 // more rows than one chunk
 	xs, y := checkerboard(n, d, 3, 0.1, 6, func(x []float32) int { return xor4(x) % 3 })
+	vx, vy := checkerboard(1500, d, 3, 0.1, 7, func(x []float32) int { return xor4(x) % 3 })
 	cuts := grid(d, 40)
-	opt := Options{Trees: 20, Depth: 5, Subsample: 0.7, Seed: 9}
-	var ref *ensemble
-	for _, w := range []int{1, 4, 3} {
-		opt.Workers = w
-		e, err := fit(xs, n, d, y, 3, cuts, &opt)
-		if err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		name  string
+		opt   Options
+		valid bool
+	}{
+		{"no held-out rows", Options{Trees: 20, Depth: 5, Subsample: 0.7, Seed: 9}, false},
+		{"held-out rows", Options{Trees: 20, Depth: 5, Subsample: 0.7, Seed: 9}, true},
+		{"stopping early", Options{Trees: 400, Depth: 5, Subsample: 0.7, Seed: 9, Patience: 3, LearningRate: 1}, true},
+	} {
+		opt := c.opt
+		if c.valid {
+			opt.Valid = &Rows{X: vx, N: 1500, Y: vy}
 		}
-		if ref == nil {
-			ref = e
-			continue
-		}
-		if !slices.Equal(e.trees.Feature, ref.trees.Feature) || !slices.Equal(e.trees.Value, ref.trees.Value) ||
-			!slices.Equal(e.values, ref.values) || !slices.Equal(e.loss, ref.loss) || !slices.Equal(e.train, ref.train) {
-			t.Errorf("Workers = %d differs from Workers = 1", w)
+		var ref *ensemble
+		for _, w := range []int{1, 4, 3} {
+			opt.Workers = w
+			e, err := fit(xs, n, d, y, 3, cuts, &opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ref == nil {
+				ref = e
+				if c.name == "stopping early" && e.trees.Count() == opt.Trees {
+					t.Fatalf("%s: boosting did not stop (%d trees): the case tests nothing", c.name, e.trees.Count())
+				}
+				continue
+			}
+			if !slices.Equal(e.trees.Feature, ref.trees.Feature) || !slices.Equal(e.trees.Value, ref.trees.Value) ||
+				!slices.Equal(e.values, ref.values) || !slices.Equal(e.loss, ref.loss) || !slices.Equal(e.train, ref.train) || e.best != ref.best {
+				t.Errorf("%s: Workers = %d differs from Workers = 1", c.name, w)
+			}
 		}
 	}
 }
