@@ -246,11 +246,13 @@ const (
 // trees returns the first count boosted trees of the given depth, fitting
 // them (or more of them) when not cached. Boosting is sequential and
 // deterministic, so the first k trees of a longer run are the trees of a
-// run of k: the search's smaller rounds use a prefix.
+// run of k: the search's smaller rounds use a prefix, and a larger one
+// boosts on from the last tree (trees.Options.From).
 func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error) {
 	m := p.forest[depth]
 	// A fold that stopped early (stopOn) has all the trees worth having.
-	if m == nil || m.Trees.Count() < count && p.stopOn == nil {
+	stopped := m != nil && m.Trees.Count() < p.asked[depth]
+	if m == nil || m.Trees.Count() < count && !stopped {
 		ds := p.ds
 		rows, xs, err := p.scaledRows(treeRows, seed^seedTreeRows)
 		if err != nil {
@@ -260,12 +262,17 @@ func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error
 		for k, i := range rows {
 			y[k] = ds.Y[i]
 		}
-		sample, n, err := p.scaledSample(seed)
-		if err != nil {
-			return nil, err
+		if p.treeCuts == nil || p.treeCutsSeed != seed {
+			// The same for every depth and every run boosted on from
+			// another: fitted once.
+			sample, n, err := p.scaledSample(seed)
+			if err != nil {
+				return nil, err
+			}
+			p.treeCuts, p.treeCutsSeed = fitThresholds(sample, n, ds.D, treeCuts), seed
 		}
-		cuts := fitThresholds(sample, n, ds.D, treeCuts)
-		opt := &trees.Options{Trees: count, Depth: depth, Seed: seed}
+		cuts := p.treeCuts
+		opt := &trees.Options{Trees: count, Depth: depth, Seed: seed, From: m}
 		if v := p.stopOn; v != nil {
 			// A validation fold's boosting stops early on the fold's own
 			// held-out rows: trees that no longer lower their loss are not
@@ -284,7 +291,7 @@ func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error
 		}
 		// The cuts are float16 already; snapping only makes −0 +0.
 		m.Trees = bundle.CompactTrees(m.Trees)
-		p.forest[depth] = m
+		p.forest[depth], p.asked[depth] = m, count
 	}
 	d := m.Trees.Depth
 	count = min(count, m.Trees.Count()) // boosting may have stopped early (stopOn)

@@ -87,26 +87,35 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	for _, s := range structures {
 		sr.pmax = max(sr.pmax, s.P)
 	}
-	// Boost each fold's trees once, as many as any structure of that depth
-	// asks for, stopping early on the fold's held-out rows: the others and
-	// smaller rounds use the first ones, and no structure asks for more
-	// trees than the folds found worth boosting.
-	most := map[int]int{}
-	for _, s := range structures {
-		most[s.Depth] = max(most[s.Depth], s.Trees)
-	}
-	boosted := map[int]int{}
 	for i, f := range folds {
 		if sr.preps[i], err = prepare(f.train, c.fitScaler(f.train)); err != nil {
 			return err
 		}
 		sr.preps[i].stopOn = f.val
-		for depth, n := range most {
-			if n > 0 {
-				if _, err := sr.preps[i].trees(depth, n, c.Seed); err != nil {
-					return err
-				}
-				boosted[depth] = max(boosted[depth], sr.preps[i].boosted(depth))
+	}
+	// No structure asks for more trees than some fold found worth
+	// boosting (stopping early on its held-out rows): boosted[depth] is
+	// the most trees of that depth any fold boosts, up to the most any
+	// structure asks for. The latest fold is boosted that far first; if it
+	// gets there, so does the most, and the other folds boost only as
+	// many trees as the rounds use (each round on from the last, so the
+	// trees are those of one run). Otherwise every fold is boosted as far.
+	most := map[int]int{}
+	for _, s := range structures {
+		most[s.Depth] = max(most[s.Depth], s.Trees)
+	}
+	boosted := map[int]int{}
+	for depth, n := range most {
+		if n == 0 {
+			continue
+		}
+		for k := len(folds) - 1; k >= 0; k-- {
+			if _, err := sr.preps[k].trees(depth, n, c.Seed); err != nil {
+				return err
+			}
+			boosted[depth] = max(boosted[depth], sr.preps[k].boosted(depth))
+			if boosted[depth] == n {
+				break
 			}
 		}
 	}

@@ -122,6 +122,11 @@ type prepared struct {
 	rows   int                                // rows in sample
 	cache  map[Structure]*inference.ModelSpec // learned parts by structure (P = 0)
 	forest map[int]*trees.Model               // boosted trees by depth (the most asked for so far)
+	asked  map[int]int                        // the trees asked of each depth's last boosting
+	// treeCuts are the boosting's cuts, fitted on the sample of seed
+	// treeCutsSeed.
+	treeCuts     [][]float32
+	treeCutsSeed uint64
 	// stopOn, for a validation fold, is its held-out rows: boosting stops
 	// early on them (see trees).
 	stopOn *data.Dataset
@@ -140,7 +145,7 @@ const (
 )
 
 func prepare(ds *data.Dataset, sc inference.Scaler) (*prepared, error) {
-	return &prepared{ds: ds, sc: sc, cache: map[Structure]*inference.ModelSpec{}, forest: map[int]*trees.Model{}}, nil
+	return &prepared{ds: ds, sc: sc, cache: map[Structure]*inference.ModelSpec{}, forest: map[int]*trees.Model{}, asked: map[int]int{}}, nil
 }
 
 // scaledSample returns the scaled rows of a seeded subset of at most

@@ -50,6 +50,8 @@ type Model struct {
 	// Best is the number of trees at which Options.Valid's log-loss was
 	// lowest; the count fitted without Valid.
 	Best int
+
+	loss []float64 // the training loss before each tree and after the last (Options.From)
 }
 
 // FitModel is Fit that also returns the leaf values.
@@ -58,7 +60,7 @@ func FitModel(xs []float32, n, d int, y []int32, classes int, cuts [][]float32, 
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Trees: e.trees, K: e.k, Values: e.values, Base: e.base, Best: e.best}, nil
+	return &Model{Trees: e.trees, K: e.k, Values: e.values, Base: e.base, Best: e.best, loss: e.loss}, nil
 }
 
 // ensemble is the boosted model itself: the trees with their leaf values,
@@ -70,7 +72,7 @@ type ensemble struct {
 	// values[(t<<Depth+leaf)*k+c] is tree t's leaf value for score c.
 	values []float64
 	// loss[r] is the mean training log-loss before round r; loss[Trees]
-	// after the last.
+	// after the last (zeros unless Options.trackLoss).
 	loss []float64
 	// train holds the training rows' final scores (n×k) as boosting
 	// computed them from its own leaf assignment.
@@ -179,6 +181,12 @@ type booster[T uint8 | uint16] struct {
 // per block and then in block order, so they do not depend on Workers.
 const chunk = 4096
 
+// overlapRows is the least work (rows, or held-out rows × scores) for
+// which a serial pass runs beside the parallel ones, or a pass of bit
+// operations is split among the workers: below it a goroutine costs more
+// than it saves.
+const overlapRows = 2 * chunk
+
 func grow[T uint8 | uint16](xs []float32, n, d int, y []int32, classes int, cuts [][]float32, o *Options) (*ensemble, error) {
 	k := classes
 	if classes == 2 {
@@ -248,8 +256,19 @@ func grow[T uint8 | uint16](xs []float32, n, d int, y []int32, classes int, cuts
 	rng := splitmix.New(o.Seed)
 	stop := newStopper(o, e, classes)
 	count := o.Trees
+	start := 0
+	if m := o.From; m != nil {
+		var stopped bool
+		var err error
+		if start, stopped, err = b.resume(m, e, stop, rng); err != nil {
+			return nil, err
+		}
+		if stopped {
+			count = start
+		}
+	}
 	loss, ready := 0.0, false // the next tree's gradients' loss, when computed already
-	for t := range o.Trees {
+	for t := start; t < count; t++ {
 		if !ready {
 			loss = b.gradients()
 		}
@@ -259,7 +278,7 @@ func grow[T uint8 | uint16](xs []float32, n, d int, y []int32, classes int, cuts
 		if stop == nil {
 			continue
 		}
-		if b.workers > 1 {
+		if b.workers > 1 && o.Valid.N*k >= overlapRows {
 			// The held-out rows are scored beside the next tree's
 			// gradients, which do not depend on them (and are the final
 			// loss if boosting stops here).
@@ -288,6 +307,74 @@ func grow[T uint8 | uint16](xs []float32, n, d int, y []int32, classes int, cuts
 		e.loss = e.loss[:count+1]
 	}
 	return e, nil
+}
+
+// resume takes m's trees as the first ones of e (Options.From) and
+// replays what boosting them changed: the rows' scores, tree by tree in
+// boosting's order; the subsampling's draws; the held-out rows' scores
+// and the early stopping's decisions. It returns the count of m's trees,
+// and whether the early stopping stops there.
+func (b *booster[T]) resume(m *Model, e *ensemble, stop *stopper, rng *splitmix.Source) (int, bool, error) {
+	c := m.Trees.Count()
+	for j := range e.base {
+		if math.Float64bits(m.Base[j]) != math.Float64bits(e.base[j]) {
+			return 0, false, fmt.Errorf("%w: From was fitted on other labels (its initial scores differ)", ErrOptions)
+		}
+	}
+	depth, k := b.o.Depth, b.k
+	copy(e.trees.Feature, m.Trees.Feature)
+	copy(e.trees.Value, m.Trees.Value)
+	copy(e.values, m.Values)
+	copy(e.loss, m.loss)
+	// A test x > Value is bin > the cut's index, whatever the float form
+	// of the cut (bin's contract).
+	feat := make([]int, c*depth)
+	cut := make([]T, c*depth)
+	for i := range feat {
+		f := int(m.Trees.Feature[i])
+		if f >= b.d {
+			return 0, false, fmt.Errorf("%w: From tests feature %d of %d", ErrOptions, f, b.d)
+		}
+		feat[i], cut[i] = f, T(b.cutIndex(f, m.Trees.Value[i]))
+	}
+	parallel(b.workers, len(b.chunkSum), func(_, ch int) {
+		for i := ch * chunk; i < min((ch+1)*chunk, b.n); i++ {
+			s := b.scores[i*k : (i+1)*k]
+			for t := range c {
+				leaf := 0
+				for l := range depth {
+					if b.bins[feat[t*depth+l]*b.n+i] > cut[t*depth+l] {
+						leaf |= 1 << l
+					}
+				}
+				v := m.Values[(t<<depth+leaf)*k : (t<<depth+leaf+1)*k]
+				for j := range s {
+					s[j] += v[j]
+				}
+			}
+		}
+	})
+	if b.o.Subsample < 1 {
+		for range c {
+			drawn := false
+			for range b.n {
+				if rng.Float64() < b.o.Subsample {
+					drawn = true
+				}
+			}
+			if !drawn {
+				rng.Intn(b.n)
+			}
+		}
+	}
+	if stop != nil {
+		for t := range c {
+			if stop.after(t) {
+				return t + 1, true, nil
+			}
+		}
+	}
+	return c, false, nil
 }
 
 // stopper scores the held-out rows of Options.Valid after every tree and
@@ -359,9 +446,9 @@ func logLoss(s []float64, y int) float64 {
 }
 
 // gradients sets gh from the current scores and returns the mean
-// log-loss.
+// log-loss (0 unless Options.trackLoss).
 func (b *booster[T]) gradients() float64 {
-	k := b.k
+	k, track := b.k, b.o.trackLoss
 	parallel(b.workers, len(b.chunkSum), func(_, ch int) {
 		lo, hi := ch*chunk, min((ch+1)*chunk, b.n)
 		p := make([]float64, k)
@@ -375,11 +462,13 @@ func (b *booster[T]) gradients() float64 {
 				pr := 1 / (1 + math.Exp(-s[0]))
 				g[0] = pr - float64(yi)
 				g[1] = max(pr*(1-pr), 1e-16)
-				m := s[0]
-				if yi == 1 {
-					m = -m
+				if track {
+					m := s[0]
+					if yi == 1 {
+						m = -m
+					}
+					loss += softplus(m)
 				}
-				loss += softplus(m)
 				continue
 			}
 			m := slices.Max(s)
@@ -394,7 +483,9 @@ func (b *booster[T]) gradients() float64 {
 				g[2*c+1] = max(pc*(1-pc), 1e-16)
 			}
 			g[2*yi]--
-			loss += m + math.Log(z) - s[yi]
+			if track {
+				loss += m + math.Log(z) - s[yi]
+			}
 		}
 		b.chunkSum[ch] = loss
 	})
@@ -472,7 +563,7 @@ func (b *booster[T]) tree(t int, e *ensemble) {
 		// with more than one worker it is summed beside them, so that its
 		// pass over the rows does not leave the other cores idle.
 		scored := make(chan struct{})
-		if b.workers > 1 {
+		if b.workers > 1 && len(b.rows) >= overlapRows {
 			go func() { score(); close(scored) }()
 		} else {
 			score()
@@ -507,7 +598,11 @@ func (b *booster[T]) tree(t int, e *ensemble) {
 		e.trees.Value[i] = b.cuts[bf][bs.cut]
 		col := b.bins[bf*n : (bf+1)*n]
 		cut, bit := T(bs.cut), uint8(1)<<l
-		parallel(b.workers, len(b.chunkSum), func(_, ch int) {
+		workers := b.workers
+		if n < overlapRows {
+			workers = 1
+		}
+		parallel(workers, len(b.chunkSum), func(_, ch int) {
 			lo, hi := ch*chunk, min((ch+1)*chunk, n)
 			for r, c := range col[lo:hi] {
 				if c > cut {
@@ -609,8 +704,13 @@ func (b *booster[T]) histogram(f, leaves int, sd side, h, tot []float64) int {
 	if sd.delta {
 		lo = leaves / 2
 	}
-	for bn := range nb {
-		clear(h[(bn*stride+lo)*k2 : (bn*stride+hi)*k2])
+	if useAVX2 && !b.o.goLoops {
+		_ = h[((nb-1)*stride+hi)*k2-1] // the bound clearCells relies on
+		clearCells(h, nb, stride*k2, lo*k2, (hi-lo)*k2)
+	} else {
+		for bn := range nb {
+			clear(h[(bn*stride+lo)*k2 : (bn*stride+hi)*k2])
+		}
 	}
 	col := b.bins[f*b.n : (f+1)*b.n]
 	slot := uint8(lo) // delta rows of either side go to the upper slots

@@ -124,7 +124,7 @@ func TestLossFalls(t *testing.T) {
 	for _, classes := range []int{2, 3} {
 		label := func(x []float32) int { return xor4(x) % classes }
 		xs, y := checkerboard(n, d, classes, 0.1, 5, label)
-		e, err := fit(xs, n, d, y, classes, grid(d, 15), &Options{Trees: 50, Depth: 3})
+		e, err := fit(xs, n, d, y, classes, grid(d, 15), &Options{Trees: 50, Depth: 3, trackLoss: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,9 +145,15 @@ func TestLossFalls(t *testing.T) {
 // (which are scored beside the next tree's gradients when there are
 // workers to spare), boosting to the end and stopping early.
 func TestWorkersIdentical(t *testing.T) {
-	const n, d = 9000, 7 // more rows than one chunk
+	// More rows than one chunk, and enough sampled rows and held-out rows
+	// × scores for the serial passes to run beside the parallel ones
+	// (overlapRows).
+	const n, d, nv = 14000, 7, 3000
 	xs, y := checkerboard(n, d, 3, 0.1, 6, func(x []float32) int { return xor4(x) % 3 })
-	vx, vy := checkerboard(1500, d, 3, 0.1, 7, func(x []float32) int { return xor4(x) % 3 })
+	vx, vy := checkerboard(nv, d, 3, 0.1, 7, func(x []float32) int { return xor4(x) % 3 })
+	if n*7/10 < overlapRows*11/10 || nv*3 < overlapRows {
+		t.Fatalf("the rows no longer reach overlapRows = %d", overlapRows)
+	}
 	cuts := grid(d, 40)
 	for _, c := range []struct {
 		name  string
@@ -159,8 +165,9 @@ func TestWorkersIdentical(t *testing.T) {
 		{"stopping early", Options{Trees: 400, Depth: 5, Subsample: 0.7, Seed: 9, Patience: 3, LearningRate: 1}, true},
 	} {
 		opt := c.opt
+		opt.trackLoss = true
 		if c.valid {
-			opt.Valid = &Rows{X: vx, N: 1500, Y: vy}
+			opt.Valid = &Rows{X: vx, N: nv, Y: vy}
 		}
 		var ref *ensemble
 		for _, w := range []int{1, 4, 3} {

@@ -54,3 +54,11 @@ func cumLanes(batch, cum, h []float64, off *[lanes]int, width int)
 //
 //go:noescape
 func subTotal(h, tot []float64, bins, pitch, half int, right bool)
+
+// clearCells zeroes width cells at h[bn·pitch+off:] for each of bins bins,
+// in AVX2 stores: a level's slots of every bin (see histogram), without a
+// call per bin. width must be even; the caller guarantees every index. No
+// bounds checks.
+//
+//go:noescape
+func clearCells(h []float64, bins, pitch, off, width int)

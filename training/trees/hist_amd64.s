@@ -357,3 +357,45 @@ nextbin:
 subdone:
 	VZEROUPPER
 	RET
+
+// func clearCells(h []float64, bins, pitch, off, width int)
+TEXT ·clearCells(SB), NOSPLIT, $0-56
+	MOVQ   h_base+0(FP), DI
+	MOVQ   bins+24(FP), R8
+	MOVQ   pitch+32(FP), R9
+	MOVQ   off+40(FP), AX
+	MOVQ   width+48(FP), R10
+	SHLQ   $3, R9             // bytes
+	LEAQ   (DI)(AX*8), DI     // &h[off]
+	VXORPD Y0, Y0, Y0
+
+clearBin:
+	TESTQ R8, R8
+	JZ    cleared
+	MOVQ  DI, BX
+	MOVQ  R10, CX
+
+clearFour:
+	CMPQ    CX, $4
+	JB      clearTwo
+	VMOVUPD Y0, (BX)
+	ADDQ    $32, BX
+	SUBQ    $4, CX
+	JMP     clearFour
+
+clearTwo:
+	TESTQ   CX, CX
+	JZ      clearNext
+	VMOVUPD X0, (BX)
+	ADDQ    $16, BX
+	SUBQ    $2, CX
+	JMP     clearTwo
+
+clearNext:
+	ADDQ R9, DI
+	DECQ R8
+	JMP  clearBin
+
+cleared:
+	VZEROUPPER
+	RET

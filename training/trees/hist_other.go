@@ -20,3 +20,7 @@ func cumLanes(batch, cum, h []float64, off *[lanes]int, width int) {
 func subTotal(h, tot []float64, bins, pitch, half int, right bool) {
 	panic("trees: subTotal without AVX2")
 }
+
+func clearCells(h []float64, bins, pitch, off, width int) {
+	panic("trees: clearCells without AVX2")
+}

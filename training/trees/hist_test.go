@@ -2,6 +2,7 @@ package trees
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/trit-iot/trit/training/internal/splitmix"
@@ -295,6 +296,39 @@ func TestSubTotal(t *testing.T) {
 			for i := range wantTot {
 				if math.Float64bits(gotTot[i]) != math.Float64bits(wantTot[i]) {
 					t.Fatalf("half %d, right %v: tot[%d] is %v, the Go loop's %v", half, right, i, gotTot[i], wantTot[i])
+				}
+			}
+		}
+	}
+}
+
+// clearCells zeroes exactly the cells a level's histogram clears, and
+// nothing else: every width, offset and pitch the histograms use.
+func TestClearCells(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU")
+	}
+	r := splitmix.New(5)
+	for _, k2 := range []int{2, 4, 6, 8, 12, 20, 26} {
+		for _, stride := range []int{1, 2, 8, 32} {
+			for _, lo := range []int{0, stride / 2} {
+				for _, hi := range []int{stride / 2, stride} {
+					if hi <= lo {
+						continue
+					}
+					const nb = 37
+					want := make([]float64, nb*stride*k2+5)
+					for i := range want {
+						want[i] = r.Float64() + 1
+					}
+					got := slices.Clone(want)
+					for bn := range nb {
+						clear(want[(bn*stride+lo)*k2 : (bn*stride+hi)*k2])
+					}
+					clearCells(got, nb, stride*k2, lo*k2, (hi-lo)*k2)
+					if !slices.Equal(got, want) {
+						t.Fatalf("k2 %d, stride %d, slots [%d, %d): clearCells differs from clear per bin", k2, stride, lo, hi)
+					}
 				}
 			}
 		}

@@ -55,11 +55,24 @@ type Options struct {
 	// Patience is how many trees without a lower held-out loss stop the
 	// boosting (default max(20, half the best count so far)).
 	Patience int
+	// From, if set, is an earlier FitModel's result on the same rows,
+	// labels, cuts and options but for Trees (at most Trees of them):
+	// boosting goes on from its last tree instead of starting again. The
+	// result is the model a fit of Trees from scratch returns, bit for bit
+	// (boosting is sequential and deterministic; the rows' scores, the
+	// subsampling's draws and the held-out rows' scores are replayed from
+	// From's trees). Its trees' tests may be snapped to another float
+	// form of the same cut (−0 for +0): the rows take the same leaves.
+	From *Model
 
 	// goLoops turns the AVX2 loops (histogram, split scores) off, for the
 	// tests that compare them with the Go loops (the trees are the same
 	// either way).
 	goLoops bool
+	// trackLoss records the training log-loss before every tree (the
+	// ensemble's loss), for the tests; the trees do not depend on it, and
+	// its logarithm per row and tree is not worth computing otherwise.
+	trackLoss bool
 }
 
 // Rows are scaled rows with their labels (see Fit).
@@ -125,6 +138,17 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if v.Patience < 0 {
 		return v, fmt.Errorf("%w: Patience = %d, want ≥ 0", ErrOptions, v.Patience)
+	}
+	if m := v.From; m != nil {
+		c := m.Trees.Count()
+		switch {
+		case m.Trees.Depth != v.Depth:
+			return v, fmt.Errorf("%w: From has trees of depth %d, want %d", ErrOptions, m.Trees.Depth, v.Depth)
+		case c > v.Trees:
+			return v, fmt.Errorf("%w: From has %d trees, more than Trees = %d", ErrOptions, c, v.Trees)
+		case len(m.loss) != c+1 || len(m.Values) != (c<<v.Depth)*m.K || len(m.Base) != m.K:
+			return v, fmt.Errorf("%w: From is not a model FitModel returned", ErrOptions)
+		}
 	}
 	return v, nil
 }
