@@ -713,8 +713,12 @@ func (s *solver) lowerTrial(j int, d1, d2 int32) (float64, float64) {
 	y := s.y[:len(col)]
 	deep := s.deep[:len(col)]
 	pos := 0
-	for w, zw := range col {
-		pos += bits.OnesCount64(deep[w] &^ (zw ^ y[w])) // deep, y_i z_ij = +1
+	if useAVX2 && len(col) > 0 {
+		pos = deepAgreeAVX2(&deep[0], &col[0], &y[0], len(col))
+	} else {
+		for w, zw := range col {
+			pos += bits.OnesCount64(deep[w] &^ (zw ^ y[w])) // deep, y_i z_ij = +1
+		}
 	}
 	sumS := 2*int64(pos) - s.nDeep // Σ_deep y_i z_ij
 	if s.bandStale {

@@ -40,3 +40,70 @@ loop:
 	VZEROUPPER
 	MOVQ R8, ret+32(FP)
 	RET
+
+// The popcount of each nibble, twice (one table per 128-bit lane).
+DATA nibbleCount<>+0(SB)/8, $0x0302020102010100
+DATA nibbleCount<>+8(SB)/8, $0x0403030203020201
+DATA nibbleCount<>+16(SB)/8, $0x0302020102010100
+DATA nibbleCount<>+24(SB)/8, $0x0403030203020201
+GLOBL nibbleCount<>(SB), RODATA|NOPTR, $32
+
+// func deepAgreeAVX2(deep, col, y *uint64, n int) int
+TEXT ·deepAgreeAVX2(SB), NOSPLIT, $0-40
+	MOVQ         deep+0(FP), SI
+	MOVQ         col+8(FP), DI
+	MOVQ         y+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VMOVDQU      nibbleCount<>(SB), Y6
+	MOVL         $0x0f0f0f0f, AX
+	MOVL         AX, X7
+	VPBROADCASTD X7, Y7        // low nibble mask
+	VPXOR        Y5, Y5, Y5    // zero
+	VPXOR        Y0, Y0, Y0    // four running counts
+	XORQ         AX, AX        // the leftover words' count
+
+four:
+	CMPQ      CX, $4
+	JB        left
+	VMOVDQU   (DI), Y1
+	VPXOR     (DX), Y1, Y1     // col ^ y
+	VPANDN    (SI), Y1, Y1     // deep &^ (col ^ y)
+	VPAND     Y7, Y1, Y2       // low nibbles
+	VPSRLW    $4, Y1, Y3
+	VPAND     Y7, Y3, Y3       // high nibbles
+	VPSHUFB   Y2, Y6, Y2
+	VPSHUFB   Y3, Y6, Y3
+	VPADDB    Y2, Y3, Y2       // each byte's count
+	VPSADBW   Y5, Y2, Y2       // summed per word
+	VPADDQ    Y2, Y0, Y0
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $32, DX
+	SUBQ      $4, CX
+	JMP       four
+
+left:
+	TESTQ   CX, CX
+	JZ      total
+	MOVQ    (DI), BX
+	XORQ    (DX), BX
+	NOTQ    BX
+	ANDQ    (SI), BX
+	POPCNTQ BX, BX
+	ADDQ    BX, AX
+	ADDQ    $8, SI
+	ADDQ    $8, DI
+	ADDQ    $8, DX
+	DECQ    CX
+	JMP     left
+
+total:
+	VEXTRACTI128 $1, Y0, X1
+	VPADDQ       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	MOVQ         X0, BX
+	ADDQ         BX, AX
+	VZEROUPPER
+	MOVQ         AX, ret+32(FP)
+	RET

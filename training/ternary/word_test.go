@@ -2,6 +2,7 @@ package ternary
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
@@ -40,6 +41,31 @@ func TestAddWordAVX2(t *testing.T) {
 		gm := addWord64AVX2(&got, c, tab, zlo, zw)
 		if wm != gm || want != got {
 			t.Fatalf("trial %d (delta %d, zone %d+%d): AVX2 mask %064b margins %v, Go %064b %v", trial, delta, zlo, zw, gm, got, wm, want)
+		}
+	}
+}
+
+// deepAgreeAVX2 counts what lowerTrial's Go loop counts, for every length
+// (the four-word loop and the words left over).
+func TestDeepAgreeAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU: lowerTrial's Go loop is the only one")
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for n := 1; n <= 70; n++ {
+		deep, col, y := make([]uint64, n), make([]uint64, n), make([]uint64, n)
+		for w := range n {
+			deep[w], col[w], y[w] = rnd.Uint64(), rnd.Uint64(), rnd.Uint64()
+			if w%7 == 3 {
+				deep[w] = ^uint64(0)
+			}
+		}
+		want := 0
+		for w := range n {
+			want += bits.OnesCount64(deep[w] &^ (col[w] ^ y[w]))
+		}
+		if got := deepAgreeAVX2(&deep[0], &col[0], &y[0], n); got != want {
+			t.Fatalf("%d words: %d, the Go loop %d", n, got, want)
 		}
 	}
 }
