@@ -316,6 +316,9 @@ func grow[T uint8 | uint16](xs []float32, n, d int, y []int32, classes int, cuts
 // and whether the early stopping stops there.
 func (b *booster[T]) resume(m *Model, e *ensemble, stop *stopper, rng *splitmix.Source) (int, bool, error) {
 	c := m.Trees.Count()
+	if m.K != b.k {
+		return 0, false, fmt.Errorf("%w: From has %d scores a row, want %d (other classes)", ErrOptions, m.K, b.k)
+	}
 	for j := range e.base {
 		if math.Float64bits(m.Base[j]) != math.Float64bits(e.base[j]) {
 			return 0, false, fmt.Errorf("%w: From was fitted on other labels (its initial scores differ)", ErrOptions)
@@ -335,7 +338,11 @@ func (b *booster[T]) resume(m *Model, e *ensemble, stop *stopper, rng *splitmix.
 		if f >= b.d {
 			return 0, false, fmt.Errorf("%w: From tests feature %d of %d", ErrOptions, f, b.d)
 		}
-		feat[i], cut[i] = f, T(b.cutIndex(f, m.Trees.Value[i]))
+		k, ok := slices.BinarySearch(b.cuts[f], m.Trees.Value[i])
+		if !ok {
+			return 0, false, fmt.Errorf("%w: From tests feature %d at %g, not one of its cuts", ErrOptions, f, m.Trees.Value[i])
+		}
+		feat[i], cut[i] = f, T(k)
 	}
 	parallel(b.workers, len(b.chunkSum), func(_, ch int) {
 		for i := ch * chunk; i < min((ch+1)*chunk, b.n); i++ {

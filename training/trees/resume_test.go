@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/trit-iot/trit/inference"
 )
 
 // modelOf is FitModel's result for an ensemble.
@@ -95,6 +97,14 @@ func TestResumeRefusesOtherModels(t *testing.T) {
 	bare.loss = nil
 	other := *m
 	other.Base = []float64{math.Pi}
+	offCuts := *m
+	offCuts.Trees = &inference.Trees{Depth: m.Trees.Depth, Feature: m.Trees.Feature, Value: slices.Clone(m.Trees.Value)}
+	offCuts.Trees.Value[0] += 0.001
+	e3, err := fit(xs, n, d, y, 2, cuts, &Options{Trees: 5, Depth: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs3, y3 := checkerboard(n, d, 3, 0.1, 1, func(x []float32) int { return xor4(x) % 3 })
 	for name, o := range map[string]Options{
 		"another depth":  {Trees: 10, Depth: 4, From: m},
 		"more trees":     {Trees: 4, Depth: 3, From: m},
@@ -104,5 +114,9 @@ func TestResumeRefusesOtherModels(t *testing.T) {
 		if _, err := fit(xs, n, d, y, 2, cuts, &o); !errors.Is(err, ErrOptions) {
 			t.Errorf("%s: %v, want ErrOptions", name, err)
 		}
+	}
+	// A two-class model (one score) for three classes.
+	if _, err := fit(xs3, n, d, y3, 3, cuts, &Options{Trees: 10, Depth: 3, From: modelOf(e3)}); !errors.Is(err, ErrOptions) {
+		t.Errorf("other classes: %v, want ErrOptions", err)
 	}
 }
