@@ -338,7 +338,7 @@ func (b *booster[T]) resume(m *Model, e *ensemble, stop *stopper, rng *splitmix.
 		if f >= b.d {
 			return 0, false, fmt.Errorf("%w: From tests feature %d of %d", ErrOptions, f, b.d)
 		}
-		k, ok := slices.BinarySearch(b.cuts[f], m.Trees.Value[i])
+		k, ok := b.cutIndex(f, m.Trees.Value[i])
 		if !ok {
 			return 0, false, fmt.Errorf("%w: From tests feature %d at %g, not one of its cuts", ErrOptions, f, m.Trees.Value[i])
 		}
@@ -362,16 +362,9 @@ func (b *booster[T]) resume(m *Model, e *ensemble, stop *stopper, rng *splitmix.
 		}
 	})
 	if b.o.Subsample < 1 {
+		// The same draws as the c trees' (sample then counts their rows).
 		for range c {
-			drawn := false
-			for range b.n {
-				if rng.Float64() < b.o.Subsample {
-					drawn = true
-				}
-			}
-			if !drawn {
-				rng.Intn(b.n)
-			}
+			b.drawRows(rng)
 		}
 	}
 	if stop != nil {
@@ -517,21 +510,7 @@ func (b *booster[T]) sample(rng *splitmix.Source) {
 	if b.o.Subsample >= 1 && len(b.rows) == b.n {
 		return
 	}
-	b.rows = b.rows[:0]
-	if b.o.Subsample >= 1 {
-		for i := range b.n {
-			b.rows = append(b.rows, int32(i))
-		}
-	} else {
-		for i := range b.n {
-			if rng.Float64() < b.o.Subsample {
-				b.rows = append(b.rows, int32(i))
-			}
-		}
-		if len(b.rows) == 0 {
-			b.rows = append(b.rows, int32(rng.Intn(b.n)))
-		}
-	}
+	b.drawRows(rng)
 	parallel(b.workers, b.d, func(_, f int) {
 		cnt := b.counts[f]
 		clear(cnt)
@@ -540,6 +519,27 @@ func (b *booster[T]) sample(rng *splitmix.Source) {
 			cnt[col[i]]++
 		}
 	})
+}
+
+// drawRows sets rows to this tree's rows, drawn from rng: every row
+// without subsampling (no draw), else each row with probability
+// Subsample, and one at random if none was drawn.
+func (b *booster[T]) drawRows(rng *splitmix.Source) {
+	b.rows = b.rows[:0]
+	if b.o.Subsample >= 1 {
+		for i := range b.n {
+			b.rows = append(b.rows, int32(i))
+		}
+		return
+	}
+	for i := range b.n {
+		if rng.Float64() < b.o.Subsample {
+			b.rows = append(b.rows, int32(i))
+		}
+	}
+	if len(b.rows) == 0 {
+		b.rows = append(b.rows, int32(rng.Intn(b.n)))
+	}
 }
 
 // split is one feature's best cut at a level.
@@ -591,7 +591,8 @@ func (b *booster[T]) tree(t int, e *ensemble) {
 		if bf < 0 || !(bs.score-parent > 1e-9*parent) {
 			// No gain: a harmless test (see Fit).
 			if l > 0 {
-				bf, bs.cut = int(e.trees.Feature[i-1]), b.cutIndex(int(e.trees.Feature[i-1]), e.trees.Value[i-1])
+				bf = int(e.trees.Feature[i-1])
+				bs.cut, _ = b.cutIndex(bf, e.trees.Value[i-1])
 			} else {
 				for f := range b.cuts {
 					if len(b.cuts[f]) > 0 {
@@ -638,10 +639,9 @@ func (b *booster[T]) tree(t int, e *ensemble) {
 }
 
 // cutIndex returns the index of value v in feature f's cuts (the first, if
-// repeated).
-func (b *booster[T]) cutIndex(f int, v float32) int {
-	k, _ := slices.BinarySearch(b.cuts[f], v)
-	return k
+// repeated), and whether v is one of them.
+func (b *booster[T]) cutIndex(f int, v float32) (int, bool) {
+	return slices.BinarySearch(b.cuts[f], v)
 }
 
 // sumLeaves adds the sampled rows' gradients and Hessians into sums, per
