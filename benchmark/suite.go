@@ -119,6 +119,10 @@ type SuiteSummary struct {
 	// Sets where trit is below the majority class in accuracy without
 	// being above it in balanced accuracy by 10 points or more.
 	BelowMajority []string `json:"below_majority,omitempty"`
+	// WorstVsPicked is the worst of the sets' PickedAccuracy and
+	// PickedBalanced (0 when no set has a pick).
+	WorstVsPicked         float64 `json:"worst_vs_picked"`
+	WorstVsPickedBalanced float64 `json:"worst_vs_picked_balanced"`
 }
 
 // SetDeficit is trit's standing on one set.
@@ -130,6 +134,15 @@ type SetDeficit struct {
 	// Rank is trit's rank among the ranked methods in accuracy and
 	// balanced accuracy.
 	Rank, RankBalanced float64
+	// Picked is the other ranked method that the validation folds rank
+	// first (the best validation balanced accuracy; the first in the
+	// methods' order among equals): what a user choosing among the
+	// peers on the same folds would ship. "" when no other method states
+	// a validation score. PickedAccuracy and PickedBalanced are trit
+	// minus it on the test rows, points.
+	Picked         string  `json:"picked,omitempty"`
+	PickedAccuracy float64 `json:"picked_accuracy"`
+	PickedBalanced float64 `json:"picked_balanced"`
 }
 
 func newSuiteCmd(e *env) *cobra.Command {
@@ -502,7 +515,7 @@ func summarise(sets []*PeersReport, methods []string) SuiteSummary {
 		return s // trit alone: nothing to rank it against
 	}
 	s.WorstDeficit, s.WorstDeficitBalanced = math.Inf(1), math.Inf(1)
-	counted := 0
+	counted, picked := 0, false
 	for _, r := range sets {
 		var acc, bal []float64
 		for _, m := range methods {
@@ -530,6 +543,14 @@ func summarise(sets []*PeersReport, methods []string) SuiteSummary {
 			}
 			d.Balanced = min(d.Balanced, bal[0]-bal[i])
 		}
+		if i, ok := pickedByValidation(r, methods); ok {
+			d.Picked, d.PickedAccuracy, d.PickedBalanced = methods[i], acc[0]-acc[i], bal[0]-bal[i]
+			if !picked {
+				s.WorstVsPicked, s.WorstVsPickedBalanced = d.PickedAccuracy, d.PickedBalanced
+				picked = true
+			}
+			s.WorstVsPicked, s.WorstVsPickedBalanced = min(s.WorstVsPicked, d.PickedAccuracy), min(s.WorstVsPickedBalanced, d.PickedBalanced)
+		}
 		s.Deficits = append(s.Deficits, d)
 		s.WorstDeficit = min(s.WorstDeficit, d.Accuracy)
 		s.WorstDeficitBalanced = min(s.WorstDeficitBalanced, d.Balanced)
@@ -550,6 +571,22 @@ func summarise(sets []*PeersReport, methods []string) SuiteSummary {
 	return s
 }
 
+// pickedByValidation returns the index in methods of the method other
+// than trit (methods[0]) whose validation balanced accuracy on r is the
+// highest, the first among equals; ok is false when none states one.
+func pickedByValidation(r *PeersReport, methods []string) (int, bool) {
+	best, bestVal := -1, math.Inf(-1)
+	for i, m := range methods {
+		if m == "trit" {
+			continue
+		}
+		if p := resultOf(r, m); p != nil && p.Validation != nil && *p.Validation > bestVal+sameScore {
+			best, bestVal = i, *p.Validation
+		}
+	}
+	return best, best >= 0
+}
+
 // writeSuiteTable writes the suite's tables in Markdown: accuracy ·
 // balanced accuracy per set and method, trit's confidence and unknown,
 // and the summary.
@@ -565,8 +602,8 @@ func writeSuiteTable(w io.Writer, rep *SuiteReport) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "| dataset | %s | trit vs best |\n", strings.Join(methods, " | "))
-	fmt.Fprintf(w, "|---|%s--:|\n", strings.Repeat("---|", len(methods)))
+	fmt.Fprintf(w, "| dataset | %s | trit vs best | trit vs the folds' pick |\n", strings.Join(methods, " | "))
+	fmt.Fprintf(w, "|---|%s--:|--:|\n", strings.Repeat("---|", len(methods)))
 	for _, r := range rep.Sets {
 		fmt.Fprintf(w, "| %s |", r.Dataset)
 		for _, m := range methods {
@@ -577,13 +614,16 @@ func writeSuiteTable(w io.Writer, rep *SuiteReport) {
 			}
 			fmt.Fprintf(w, " %.2f · %.2f |", p.Accuracy, p.Balanced)
 		}
-		d := "–"
+		d, pick := "–", "–"
 		for _, x := range rep.Summary.Deficits {
 			if x.Dataset == r.Dataset {
 				d = fmt.Sprintf("%+.2f · %+.2f (%s)", x.Accuracy, x.Balanced, x.Best)
+				if x.Picked != "" {
+					pick = fmt.Sprintf("%+.2f · %+.2f (%s)", x.PickedAccuracy, x.PickedBalanced, x.Picked)
+				}
 			}
 		}
-		fmt.Fprintf(w, " %s |\n", d)
+		fmt.Fprintf(w, " %s | %s |\n", d, pick)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| dataset | method | bytes | train s | validation % | gap | ECE % on test | trit: stated ECE % | unknown % | unknown ~ errors (r) | accuracy unknown / answered % |")
@@ -630,6 +670,9 @@ func writeSuiteTable(w io.Writer, rep *SuiteReport) {
 			fmt.Fprintf(w, "%s %.2f / %.2f", m, s.MeanRank[m], s.MeanRankBalanced[m])
 		}
 		fmt.Fprintf(w, ".\nWorst deficit of trit to the best other method: %+.2f accuracy, %+.2f balanced accuracy.\n", s.WorstDeficit, s.WorstDeficitBalanced)
+		if slices.ContainsFunc(s.Deficits, func(d SetDeficit) bool { return d.Picked != "" }) {
+			fmt.Fprintf(w, "Worst deficit of trit to the other method its validation folds rank first: %+.2f accuracy, %+.2f balanced accuracy.\n", s.WorstVsPicked, s.WorstVsPickedBalanced)
+		}
 	}
 	if len(s.BelowMajority) > 0 {
 		fmt.Fprintf(w, "Below the majority class (and not 10 points above it in balanced accuracy): %s.\n", strings.Join(s.BelowMajority, ", "))

@@ -226,3 +226,50 @@ func TestSummariseAmongThoseRun(t *testing.T) {
 		t.Errorf("trit alone:\n%s", out.String())
 	}
 }
+
+// TestPickedByValidation: beside the best peer on the test rows, trit is
+// measured against the peer its validation folds rank first — the one a
+// user choosing on those folds would ship (electricity, 2026-11-30: the
+// stump is best on the test rows and last on the folds). Ties go to the
+// first in the methods' order; trit is never its own pick; a set whose
+// peers state no validation score has no pick.
+func TestPickedByValidation(t *testing.T) {
+	val := func(r *PeersReport, v map[string]float64) *PeersReport {
+		for i := range r.Results {
+			if x, ok := v[r.Results[i].Method]; ok {
+				r.Results[i].Validation = &x
+			}
+		}
+		return r
+	}
+	sets := []*PeersReport{
+		val(set("a", map[string][2]float64{"trit": {71, 72}, "mlp-int8": {70.5, 71.4}, "xgboost": {72.2, 73.3}, "logreg": {74.7, 73.4}, "stump": {77.3, 75.1}}),
+			map[string]float64{"trit": 99, "mlp-int8": 64.6, "xgboost": 65.1, "logreg": 58.6, "stump": 56.1}),
+		// mlp-int8 and logreg tie on the folds: the first listed is the pick.
+		val(set("b", map[string][2]float64{"trit": {92, 52}, "mlp-int8": {91, 36}, "xgboost": {91.5, 41.5}, "logreg": {92.5, 50}, "stump": {93.5, 66.5}}),
+			map[string]float64{"mlp-int8": 98, "xgboost": 95, "logreg": 98, "stump": 72}),
+		// No validation scores: no pick.
+		set("c", map[string][2]float64{"trit": {80, 80}, "mlp-int8": {70, 70}, "xgboost": {70, 70}, "logreg": {70, 70}, "stump": {70, 70}}),
+	}
+	s := summarise(sets, rankedMethods)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if d := s.Deficits[0]; d.Picked != "xgboost" || !near(d.PickedAccuracy, -1.2) || !near(d.PickedBalanced, -1.3) || d.Best != "stump" {
+		t.Errorf("set a: %+v", d)
+	}
+	if d := s.Deficits[1]; d.Picked != "mlp-int8" || !near(d.PickedAccuracy, 1) || !near(d.PickedBalanced, 16) {
+		t.Errorf("set b: %+v", d)
+	}
+	if d := s.Deficits[2]; d.Picked != "" {
+		t.Errorf("set c has a pick: %+v", d)
+	}
+	if !near(s.WorstVsPicked, -1.2) || !near(s.WorstVsPickedBalanced, -1.3) {
+		t.Errorf("worst against the pick %v / %v", s.WorstVsPicked, s.WorstVsPickedBalanced)
+	}
+	var out strings.Builder
+	writeSuiteTable(&out, &SuiteReport{Sets: sets, Summary: s})
+	for _, want := range []string{"| -1.20 · -1.30 (xgboost) |", "| +1.00 · +16.00 (mlp-int8) |", "| – |\n", "validation folds rank first: -1.20 accuracy, -1.30 balanced"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table does not say %q:\n%s", want, out.String())
+		}
+	}
+}
