@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -297,19 +298,19 @@ type prefetcher interface {
 }
 
 // prefetchBatch reads, where the store can (prefetcher), the batch's
-// device records and the health documents its telemetry adds to in two
+// device records and the health documents its telemetry writes (those a
+// record's finished minute or hour moves to, inventory.FlushKeys) in two
 // round trips, not three a message.
 func prefetchBatch(tx store.Tx, msgs []*decoded, limited map[string]api.Limited, now time.Time) error {
 	p, ok := tx.(prefetcher)
 	if !ok {
 		return nil
 	}
-	var ids, health []string
+	var ids, reporting []string
 	for _, m := range msgs {
 		ids = append(ids, m.device)
 		if m.telemetry != nil {
-			hour, day := inventory.HealthKeys(m.device, now)
-			health = append(health, hour, day)
+			reporting = append(reporting, m.device)
 		}
 	}
 	for id := range limited {
@@ -319,6 +320,18 @@ func prefetchBatch(tx store.Tx, msgs []*decoded, limited map[string]api.Limited,
 	}
 	if err := p.Prefetch(store.FleetDevices, ids); err != nil {
 		return err
+	}
+	var health []string
+	slices.Sort(reporting)
+	for _, id := range slices.Compact(reporting) {
+		d, err := inventory.Get(tx, id) // from the prefetched records
+		if err != nil {
+			continue // applying its messages says why
+		}
+		health = append(health, inventory.FlushKeys(d, now)...)
+	}
+	if len(health) == 0 {
+		return nil
 	}
 	return p.Prefetch(store.FleetHealth, health)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,125 @@ func TestHealthHistory(t *testing.T) {
 	}
 }
 
+// TestHealthPointsInRecord: the points of the latest report's minute and
+// hour are in the device's record, and no health document is written
+// while that minute lasts; a report in a later minute moves the finished
+// minute to its hour's document, one in a later hour the finished hour to
+// its day's. Every reader — the device's history, the group's recent
+// health by minute and by hour, the confidence gate's hour points — sees
+// the record's points beside the documents' (it fails if any leaves them
+// out). A clock that goes back starts the earlier minute again, and moving
+// it merges it into the document's point of that minute.
+func TestHealthPointsInRecord(t *testing.T) {
+	f := newFixture(t)
+	history := func() *api.DeviceHealth {
+		t.Helper()
+		h, err := inventory.DeviceHealthHistory(f.db, "gw-1", f.clk.t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	recent := func(byMinute bool) []api.HealthPoint {
+		t.Helper()
+		pts, err := inventory.RecentHealth(f.db, []string{"gw-1"}, f.clk.t, byMinute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pts
+	}
+	hourPoints := func(h time.Time) []api.HealthPoint {
+		t.Helper()
+		var pts []api.HealthPoint
+		if err := f.db.View(func(tx store.Tx) (err error) { pts, err = inventory.HourPoints(tx, "gw-1", h); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return pts
+	}
+	f.clk.t = t0.Add(5 * time.Second)
+	f.telemetry(t, healthReport(1))
+	f.clk.t = t0.Add(50 * time.Second)
+	f.telemetry(t, healthReport(2))
+	if keys, _ := healthKeys(t, f.db); len(keys) != 0 {
+		t.Fatalf("documents written within the first minute: %v", keys)
+	}
+	if h := history(); len(h.Minutes) != 1 || h.Minutes[0].Predictions != 1200 || len(h.Hours) != 1 || h.Hours[0].Predictions != 1200 {
+		t.Fatalf("history of the record's points: %+v", h)
+	}
+	if m, hr, pts := recent(true), recent(false), hourPoints(t0); len(m) != 1 || m[0].Predictions != 1200 || len(hr) != 1 || hr[0].Predictions != 1200 || len(pts) != 1 || pts[0].Windows != 1200 {
+		t.Fatalf("recent by minute %+v, by hour %+v, the gate's hour points %+v", m, hr, pts)
+	}
+
+	// The next minute: the first moves to the hour's document.
+	f.clk.t = t0.Add(70 * time.Second)
+	f.telemetry(t, healthReport(3))
+	keys, _ := healthKeys(t, f.db)
+	if !slices.Equal(keys, []string{store.HealthHourKey("gw-1", "2026112112")}) {
+		t.Fatalf("documents after the second minute: %v", keys)
+	}
+	if h := history(); len(h.Minutes) != 2 || h.Minutes[0].Predictions != 1200 || h.Minutes[1].Predictions != 600 || h.Hours[0].Predictions != 1800 {
+		t.Fatalf("history after the second minute: %+v", h)
+	}
+
+	// The clock goes back to the first minute, then on again: one point
+	// of that minute, in its document.
+	f.clk.t = t0.Add(30 * time.Second)
+	f.telemetry(t, healthReport(4))
+	if h := history(); len(h.Minutes) != 2 || h.Minutes[0].Predictions != 1800 {
+		t.Fatalf("history with the clock back: %+v", h.Minutes)
+	}
+	f.clk.t = t0.Add(2 * time.Minute)
+	f.telemetry(t, healthReport(5))
+	if pts := hourPoints(t0); len(pts) != 3 || pts[0].Predictions != 1800 || pts[1].Predictions != 600 || pts[2].Predictions != 600 {
+		t.Fatalf("the hour's points: %+v", pts)
+	}
+
+	// The next hour: the first hour moves to the day's document.
+	f.clk.t = t0.Add(time.Hour + time.Second)
+	f.telemetry(t, healthReport(6))
+	keys, _ = healthKeys(t, f.db)
+	if !slices.Equal(keys, []string{store.HealthDayKey("gw-1", "20261121"), store.HealthHourKey("gw-1", "2026112112")}) {
+		t.Fatalf("documents in the next hour: %v", keys)
+	}
+	if h := history(); len(h.Hours) != 2 || h.Hours[0].Predictions != 3000 || h.Hours[1].Predictions != 600 || len(h.Minutes) != 4 {
+		t.Fatalf("history in the next hour: %d minutes, hours %+v", len(h.Minutes), h.Hours)
+	}
+	if hr := recent(false); len(hr) != 2 || hr[0].Predictions != 3000 || hr[1].Predictions != 600 {
+		t.Fatalf("recent by hour in the next hour: %+v", hr)
+	}
+}
+
+// TestHealthDocumentBeforeUpgrade: a document that already holds the
+// current minute's point (written when every report went to the
+// documents) and a record without points: the history counts both once,
+// and moving the record's point adds it to the document's.
+func TestHealthDocumentBeforeUpgrade(t *testing.T) {
+	f := newFixture(t)
+	f.clk.t = t0.Add(5 * time.Second)
+	if err := f.db.Update(func(tx store.Tx) error {
+		return tx.Put(store.FleetHealth, store.HealthHourKey("gw-1", "2026112112"), map[string]any{"points": []api.HealthPoint{{Time: t0.Unix(), Predictions: 7}}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.telemetry(t, healthReport(1))
+	h, err := inventory.DeviceHealthHistory(f.db, "gw-1", f.clk.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Minutes) != 1 || h.Minutes[0].Predictions != 607 {
+		t.Fatalf("minutes %+v, want one point of 607 predictions", h.Minutes)
+	}
+	f.clk.t = t0.Add(time.Minute)
+	f.telemetry(t, healthReport(2))
+	var pts []api.HealthPoint
+	if err := f.db.View(func(tx store.Tx) (err error) { pts, err = inventory.HourPoints(tx, "gw-1", t0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 2 || pts[0].Predictions != 607 || pts[1].Predictions != 600 {
+		t.Fatalf("the hour's points %+v", pts)
+	}
+}
+
 // TestHealthHistoryBounds: a report every minute for 26 hours keeps the
 // last 24 hours of minutes (older hour documents deleted as new ones are
 // written), every hour, and at most 25 + 2 documents; 40 days later the
@@ -98,8 +218,8 @@ func TestHealthHistoryBounds(t *testing.T) {
 	f.clk.t = start.AddDate(0, 0, 40)
 	f.telemetry(t, healthReport(9999))
 	keys, _ = healthKeys(t, f.db)
-	if len(keys) != 2 {
-		t.Errorf("40 days later: %v, want the new hour and day documents only", keys)
+	if len(keys) != 0 {
+		t.Errorf("40 days later: %v, want none (the new minute and hour are in the record)", keys)
 	}
 	if h, _ := inventory.DeviceHealthHistory(f.db, "gw-1", f.clk.t); len(h.Minutes) != 1 || len(h.Hours) != 1 {
 		t.Errorf("40 days later: %d minutes, %d hours, want 1 and 1", len(h.Minutes), len(h.Hours))

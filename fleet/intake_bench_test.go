@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/trit-iot/trit/fleet/inventory"
+	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/store/postgres"
 	"github.com/trit-iot/trit/store/postgres/pgtest"
 	"github.com/trit-iot/trit/wire"
@@ -21,10 +22,20 @@ import (
 // health documents) and PostgreSQL's work, with one replica and with two
 // sharing the devices (each report to one replica, as the NATS feed gives
 // them). 2,000 devices report in turn, each report a new interval 10 s
-// after the device's last (the health documents grow as in a fleet at the
-// default interval). Reports are handed to the services directly: no
+// after the device's last. Reports are handed to the services directly: no
 // broker. Reported: reports/s, and the CPU PostgreSQL (the postmaster and
 // its backends) spent per 1,000 reports.
+//
+// The health history is as large as a fleet's is on average: before the
+// clock starts, every device reports once an hour for twelve hours and
+// then once a minute for thirty minutes (the fleet's clock moved on each
+// time), so its day document holds 12 hour points and its hour document
+// 29 minute points (the latest minute and hour are in its record) — half
+// of what they hold at the end of a day and of an hour. The timed reports
+// then come at the default interval, the clock 10 s on at each round of
+// the devices, so every sixth report of a device moves its finished
+// minute to the hour's document. (With the clock standing still no
+// report would.)
 //
 //	go test -run '^$' -bench BenchmarkIntakePostgres -benchtime 20000x ./fleet
 func BenchmarkIntakePostgres(b *testing.B) {
@@ -57,25 +68,61 @@ func benchIntake(b *testing.B, srv *pgtest.Server, replicas int) {
 		b.Cleanup(func() { db.Close() })
 		fs = append(fs, newFixtureOn(b, db, func(o *Options) { o.Replica = fmt.Sprint("r", i) }))
 	}
+	topics := fs[0].svc.Topics()
+	report := func(dev int, seq uint64, from time.Time) (topic string, raw []byte) {
+		id := fmt.Sprintf("gw-%05d", dev)
+		raw, err := (&wire.Telemetry{Device: id, Session: 1, Boot: 1, Seq: seq, From: from.UnixMilli(), To: from.UnixMilli() + 10000, Predictions: 10,
+			Counts: map[string]uint64{"normal": 9, "fault": 1}, Latency: &wire.Latency{P50: 40, P90: 55, P99: 80, Max: 120}}).Marshal()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return topics.Telemetry(id), raw
+	}
+	// The health history, before the clock starts: hours 0–11 of the day,
+	// then minutes 0–29 of hour 12 (t0), one report from every device at
+	// each.
+	var at []time.Time
+	for h := 12; h > 0; h-- {
+		at = append(at, t0.Add(-time.Duration(h)*time.Hour))
+	}
+	for m := range 30 {
+		at = append(at, t0.Add(time.Duration(m)*time.Minute))
+	}
+	for k, now := range at {
+		for _, f := range fs {
+			f.clk.t = now
+		}
+		for dev := range devices {
+			topic, raw := report(dev, uint64(k)+1, now)
+			fs[dev%replicas].svc.Deliver(topic, raw)
+		}
+		for _, f := range fs {
+			f.svc.Drain()
+		}
+	}
+	warm := uint64(len(at))
+	last := at[len(at)-1]
+	if err := fs[0].db.View(func(tx store.Tx) error {
+		points, err := inventory.HourPoints(tx, "gw-00000", t0)
+		if err == nil && len(points) != 30 {
+			err = fmt.Errorf("the hour holds %d minute points, want 30", len(points))
+		}
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
 	// The reports, made before the clock starts: device i%devices, its
 	// k-th report one interval after the last.
 	type msg struct {
 		topic   string
 		payload []byte
 	}
-	topics := fs[0].svc.Topics()
 	msgs := make([][]msg, replicas)
 	for i := range b.N {
 		dev, k := i%devices, uint64(i/devices)+1
-		id := fmt.Sprintf("gw-%05d", dev)
-		from := t0.Add(time.Duration(k-1) * 10 * time.Second).UnixMilli()
-		raw, err := (&wire.Telemetry{Device: id, Session: 1, Boot: 1, Seq: k, From: from, To: from + 10000, Predictions: 10,
-			Counts: map[string]uint64{"normal": 9, "fault": 1}, Latency: &wire.Latency{P50: 40, P90: 55, P99: 80, Max: 120}}).Marshal()
-		if err != nil {
-			b.Fatal(err)
-		}
+		topic, raw := report(dev, warm+k, last.Add(time.Duration(k)*10*time.Second))
 		r := dev % replicas
-		msgs[r] = append(msgs[r], msg{topics.Telemetry(id), raw})
+		msgs[r] = append(msgs[r], msg{topic, raw})
 	}
 	cpu0, self0 := procTreeCPU(srv.Pid()), selfCPU()
 	load0 := loadAvg()
@@ -86,9 +133,14 @@ func benchIntake(b *testing.B, srv *pgtest.Server, replicas int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			const chunk = 8192 // below the queue's bound
-			for lo := 0; lo < len(msgs[r]); lo += chunk {
-				for _, m := range msgs[r][lo:min(lo+chunk, len(msgs[r]))] {
+			// A round is one report from each of the replica's devices,
+			// the interval's; the fleet's clock moves on 10 s a round, so
+			// a device's minute ends every sixth (and its point moves to
+			// the hour's document, as in a fleet).
+			round := devices / replicas
+			for lo, k := 0, 1; lo < len(msgs[r]); lo, k = lo+round, k+1 {
+				f.clk.t = last.Add(time.Duration(k) * 10 * time.Second)
+				for _, m := range msgs[r][lo:min(lo+round, len(msgs[r]))] {
 					f.svc.Deliver(m.topic, m.payload)
 				}
 				f.svc.Drain()
@@ -110,6 +162,7 @@ func benchIntake(b *testing.B, srv *pgtest.Server, replicas int) {
 	for _, d := range ds {
 		applied += d.Predictions / 10
 	}
+	applied -= warm * devices
 	if applied != uint64(b.N) {
 		b.Fatalf("%d reports applied of %d", applied, b.N)
 	}

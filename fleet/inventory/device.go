@@ -34,6 +34,14 @@ import (
 // applies what the device reports.
 type Device struct {
 	api.Device
+	// MinutePoint and HourPoint are the health points (health.go) of the
+	// minute and the hour of the device's latest telemetry report. They
+	// live in the record, which every report rewrites anyway, and move to
+	// the device's health history documents when a report arrives in a
+	// later minute (hour): a report rewrites one document of its own
+	// rather than two of up to 60 and 24 points.
+	MinutePoint *api.HealthPoint `json:"health_minute_point,omitempty"`
+	HourPoint   *api.HealthPoint `json:"health_hour_point,omitempty"`
 }
 
 // Get reads a device record in tx; a device never seen gets a new, empty

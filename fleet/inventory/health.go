@@ -15,19 +15,28 @@ import (
 )
 
 // Model health over time. Every telemetry report a device sends is added
-// to two points of its health history (api.HealthPoint), in the store's
-// FleetHealth collection (store/health.go): the current UTC minute's, in
-// the document of that hour, and the current UTC hour's, in the document
-// of that day. A device's history is its last 24 hours by minute and its
-// last 31 days by hour; writing a new hour (day) document deletes the
-// device's hour (day) documents that fell out of that window, so the
-// history is bounded whatever the device does:
+// to two points of its health history (api.HealthPoint): the current UTC
+// minute's and the current UTC hour's. The two points of the latest
+// report's minute and hour are kept in the device's record
+// (Device.MinutePoint, Device.HourPoint); when a report arrives in a later
+// minute (hour), the finished point moves to the store's FleetHealth
+// collection (store/health.go): a minute point into the document of its
+// hour, an hour point into the document of its day. A device's history
+// is its last 24 hours by minute and its last 31 days by hour, the
+// documents and the record's two points together; writing a new hour
+// (day) document deletes the device's hour (day) documents that fell out
+// of that window, so the history is bounded whatever the device does:
 //
 //	≤ 1,440 minute points + ≤ 744 hour points per device,
 //
 // each a few dozen bytes of JSON plus its class counts (docs/FLEET.md
 // "Model health over time" has the measured size). Points are stamped
-// with the fleet's clock when the report arrives.
+// with the fleet's clock when the report arrives. Why the record keeps
+// the current points: a document is rewritten whole, so adding each
+// report to its hour's document rewrote up to 60 minute points (and 24
+// hour points) a report — three times the PostgreSQL intake's cost at the
+// default 10 s interval (docs/BENCHMARKS.md "Intake on PostgreSQL").
+// A document is now rewritten once a minute (a day's once an hour).
 
 // Health windows.
 const (
@@ -85,81 +94,156 @@ func addToPoint(p *api.HealthPoint, m *wire.Telemetry) {
 	}
 }
 
-// addToDoc adds m to the point of period start in the document under key,
-// creating either as needed.
-func addToDoc(tx store.Tx, key string, start int64, m *wire.Telemetry) error {
+// withPoint returns pts (oldest first) with p added: merged into the
+// point of the same period, or inserted in order. Merged, the agreement
+// is p's when p has one (the later shadow report's).
+func withPoint(pts []api.HealthPoint, p *api.HealthPoint) []api.HealthPoint {
+	i, found := slices.BinarySearchFunc(pts, p.Time, func(q api.HealthPoint, t int64) int { return cmp.Compare(q.Time, t) })
+	if !found {
+		q := api.HealthPoint{Time: p.Time}
+		q.AddPoint(p)
+		q.Agreement = p.Agreement
+		return slices.Insert(pts, i, q)
+	}
+	a := pts[i].Agreement
+	if p.Agreement != nil {
+		a = p.Agreement
+	}
+	pts[i].AddPoint(p)
+	pts[i].Agreement = a
+	return pts
+}
+
+// addToDoc adds point p to the document under key, creating it as
+// needed.
+func addToDoc(tx store.Tx, key string, p *api.HealthPoint) error {
 	var doc healthDoc
 	if _, err := tx.Get(store.FleetHealth, key, &doc); err != nil {
 		return err
 	}
-	n := len(doc.Points)
-	if n == 0 || doc.Points[n-1].Time != start {
-		if n > 0 && doc.Points[n-1].Time > start {
-			// The clock went back: find the period's point, or insert it.
-			i := 0
-			for i < n && doc.Points[i].Time < start {
-				i++
-			}
-			if i == n || doc.Points[i].Time != start {
-				doc.Points = append(doc.Points[:i], append([]api.HealthPoint{{Time: start}}, doc.Points[i:]...)...)
-			}
-			addToPoint(&doc.Points[i], m)
-			return tx.Put(store.FleetHealth, key, &doc)
-		}
-		doc.Points = append(doc.Points, api.HealthPoint{Time: start})
-	}
-	addToPoint(&doc.Points[len(doc.Points)-1], m)
+	doc.Points = withPoint(doc.Points, p)
 	return tx.Put(store.FleetHealth, key, &doc)
 }
 
 // RecordHealth adds telemetry m of device d, received at now, to its
-// health history, and deletes what fell out of the history's windows.
+// health history: to the record's points of now's minute and hour, after
+// moving the record's points of an earlier minute or hour to their
+// documents (flushHealth).
 func RecordHealth(tx store.Tx, d *Device, m *wire.Telemetry, now time.Time) error {
 	now = now.UTC()
-	hour, minute := now.Truncate(time.Hour), now.Truncate(time.Minute)
-	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	if err := addToDoc(tx, store.HealthHourKey(d.ID, hourName(hour)), minute.Unix(), m); err != nil {
+	if err := flushHealth(tx, d, now); err != nil {
 		return err
 	}
-	if err := addToDoc(tx, store.HealthDayKey(d.ID, dayName(day)), hour.Unix(), m); err != nil {
-		return err
+	if d.MinutePoint == nil {
+		d.MinutePoint = &api.HealthPoint{Time: now.Truncate(time.Minute).Unix()}
 	}
-	// The documents written before (the device's last hour and day)
-	// hold the oldest ones that may remain: delete those out of the window.
-	if last := d.HealthHour; last != 0 && last < hour.Unix() {
-		for h := time.Unix(last, 0).UTC().Add(-(healthHours - 1) * time.Hour); !h.After(hour.Add(-healthHours*time.Hour)) && h.Unix() <= last; h = h.Add(time.Hour) {
-			if err := tx.Delete(store.FleetHealth, store.HealthHourKey(d.ID, hourName(h))); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-		}
+	if d.HourPoint == nil {
+		d.HourPoint = &api.HealthPoint{Time: now.Truncate(time.Hour).Unix()}
 	}
-	if last := d.HealthDay; last != 0 && last < day.Unix() {
-		for t := time.Unix(last, 0).UTC().AddDate(0, 0, -(healthDays - 1)); !t.After(day.AddDate(0, 0, -healthDays)) && t.Unix() <= last; t = t.AddDate(0, 0, 1) {
-			if err := tx.Delete(store.FleetHealth, store.HealthDayKey(d.ID, dayName(t))); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-		}
-	}
-	d.HealthHour, d.HealthDay = max(d.HealthHour, hour.Unix()), max(d.HealthDay, day.Unix())
+	addToPoint(d.MinutePoint, m)
+	addToPoint(d.HourPoint, m)
 	return nil
 }
 
-// HealthKeys are the keys of the two health documents of device id a
-// telemetry report received at now adds to (RecordHealth): for a store
-// that reads many documents in one round trip.
-func HealthKeys(id string, now time.Time) (hour, day string) {
+// flushHealth moves d's points of a minute or hour other than now's to
+// their documents — a minute point into its hour's, an hour point into
+// its day's — and deletes the documents that fell out of the history's
+// windows. A point already out of its window is dropped, not written.
+func flushHealth(tx store.Tx, d *Device, now time.Time) error {
+	nowHour := now.Truncate(time.Hour)
+	if p := d.MinutePoint; p != nil && p.Time != now.Truncate(time.Minute).Unix() {
+		hour := time.Unix(p.Time, 0).UTC().Truncate(time.Hour)
+		// The documents written before (up to the device's last hour)
+		// hold the oldest ones that may remain: delete those out of the
+		// window.
+		if last := d.HealthHour; last != 0 && last < nowHour.Unix() {
+			for h := time.Unix(last, 0).UTC().Add(-(healthHours - 1) * time.Hour); !h.After(nowHour.Add(-healthHours*time.Hour)) && h.Unix() <= last; h = h.Add(time.Hour) {
+				if err := tx.Delete(store.FleetHealth, store.HealthHourKey(d.ID, hourName(h))); err != nil && !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+			}
+		}
+		if hour.After(nowHour.Add(-healthHours * time.Hour)) {
+			if err := addToDoc(tx, store.HealthHourKey(d.ID, hourName(hour)), p); err != nil {
+				return err
+			}
+			d.HealthHour = max(d.HealthHour, hour.Unix())
+		}
+		d.MinutePoint = nil
+	}
+	if p := d.HourPoint; p != nil && p.Time != nowHour.Unix() {
+		t := time.Unix(p.Time, 0).UTC()
+		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+		if last := d.HealthDay; last != 0 && last < today.Unix() {
+			for t := time.Unix(last, 0).UTC().AddDate(0, 0, -(healthDays - 1)); !t.After(today.AddDate(0, 0, -healthDays)) && t.Unix() <= last; t = t.AddDate(0, 0, 1) {
+				if err := tx.Delete(store.FleetHealth, store.HealthDayKey(d.ID, dayName(t))); err != nil && !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+			}
+		}
+		if day.After(today.AddDate(0, 0, -healthDays)) {
+			if err := addToDoc(tx, store.HealthDayKey(d.ID, dayName(day)), p); err != nil {
+				return err
+			}
+			d.HealthDay = max(d.HealthDay, day.Unix())
+		}
+		d.HourPoint = nil
+	}
+	return nil
+}
+
+// FlushKeys are the keys of the health documents a telemetry report from
+// device d received at now writes (RecordHealth moves d's earlier points
+// there): for a store that reads many documents in one round trip.
+func FlushKeys(d *Device, now time.Time) []string {
 	now = now.UTC()
-	return store.HealthHourKey(id, hourName(now.Truncate(time.Hour))),
-		store.HealthDayKey(id, dayName(time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)))
+	var keys []string
+	if p := d.MinutePoint; p != nil && p.Time != now.Truncate(time.Minute).Unix() {
+		keys = append(keys, store.HealthHourKey(d.ID, hourName(time.Unix(p.Time, 0).Truncate(time.Hour))))
+	}
+	if p := d.HourPoint; p != nil && p.Time != now.Truncate(time.Hour).Unix() {
+		t := time.Unix(p.Time, 0).UTC()
+		keys = append(keys, store.HealthDayKey(d.ID, dayName(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC))))
+	}
+	return keys
+}
+
+// pending returns device id's record's minute and hour points in tx, or
+// none when the device has no record or its record does not decode (the
+// documents are then the whole history).
+func pending(tx store.Tx, id string) (minute, hour *api.HealthPoint, err error) {
+	var d Device
+	ok, err := tx.Get(store.FleetDevices, id, &d)
+	if err != nil {
+		if fault.IsDamaged(err) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, nil, nil
+	}
+	return d.MinutePoint, d.HourPoint, nil
 }
 
 // HourPoints reads in tx device id's minute points of the hour that
-// starts at h (its hour document), oldest first; a document that does
-// not decode is the decoder's error.
+// starts at h (its hour document, and its record's minute point when it
+// is of that hour), oldest first; a document that does not decode is the
+// decoder's error.
 func HourPoints(tx store.Tx, id string, h time.Time) ([]api.HealthPoint, error) {
 	var doc healthDoc
-	_, err := tx.Get(store.FleetHealth, store.HealthHourKey(id, hourName(h)), &doc)
-	return doc.Points, err
+	if _, err := tx.Get(store.FleetHealth, store.HealthHourKey(id, hourName(h)), &doc); err != nil {
+		return nil, err
+	}
+	minute, _, err := pending(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if minute != nil && time.Unix(minute.Time, 0).UTC().Truncate(time.Hour).Equal(h.UTC()) {
+		doc.Points = withPoint(doc.Points, minute)
+	}
+	return doc.Points, nil
 }
 
 func hourName(t time.Time) string { return t.UTC().Format("2006010215") }
@@ -195,6 +279,16 @@ func DeviceHealthHistory(db store.Database, id string, now time.Time) (*api.Devi
 					out.Hours = append(out.Hours, p)
 				}
 			}
+		}
+		minute, hour, err := pending(tx, id)
+		if err != nil {
+			return err
+		}
+		if minute != nil && minute.Time > minFrom {
+			out.Minutes = withPoint(out.Minutes, minute)
+		}
+		if hour != nil && hour.Time > hourFrom {
+			out.Hours = withPoint(out.Hours, hour)
 		}
 		return nil
 	})
@@ -302,7 +396,8 @@ func SumHealthHistory(db store.Database, ids []string, now time.Time) (*api.Grou
 // ids (at most api.MaxGroupHealthDevices, more is an fault.ErrBadRequest) as
 // SumHealthHistory does, by minute or by hour, reading only what that
 // needs: by minute the 25 hour documents of each device (up to 8.5 KB
-// each), by hour its 2 day documents (up to 3.6 KB each).
+// each), by hour its 2 day documents (up to 3.6 KB each), and its record
+// for the current minute's or hour's point.
 func RecentHealth(db store.Database, ids []string, now time.Time, byMinute bool) ([]api.HealthPoint, error) {
 	if len(ids) > api.MaxGroupHealthDevices {
 		return nil, fmt.Errorf("%w: %d devices, at most %d", fault.ErrBadRequest, len(ids), api.MaxGroupHealthDevices)
@@ -328,6 +423,7 @@ func RecentHealth(db store.Database, ids []string, now time.Time, byMinute bool)
 	var sum healthSum
 	err := db.View(func(tx store.Tx) error {
 		for _, id := range ids {
+			var pts []api.HealthPoint
 			for _, key := range keys(id) {
 				var doc healthDoc
 				if _, err := tx.Get(store.FleetHealth, key, &doc); err != nil {
@@ -337,8 +433,20 @@ func RecentHealth(db store.Database, ids []string, now time.Time, byMinute bool)
 				for i < len(doc.Points) && doc.Points[i].Time < from {
 					i++
 				}
-				sum.add(doc.Points[i:])
+				pts = append(pts, doc.Points[i:]...)
 			}
+			minute, hour, err := pending(tx, id)
+			if err != nil {
+				return err
+			}
+			p := minute
+			if !byMinute {
+				p = hour
+			}
+			if p != nil && p.Time >= from {
+				pts = withPoint(pts, p)
+			}
+			sum.add(pts)
 		}
 		return nil
 	})

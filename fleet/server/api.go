@@ -227,13 +227,27 @@ func apiMux(s *fleet.Service, auth *access.Auth) (*http.ServeMux, []string, erro
 	guarded("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, api.Error{Error: "no such API route: " + r.Method + " " + fault.Clip(r.URL.Path, 64)})
 	})
-	route("GET /v1/devices", func(*http.Request) (any, error) { return inventory.DeviceList(s.Store()) })
+	// The API's device is api.Device: the record's working parts (its
+	// current health points, which GET /v1/devices/{id}/health returns
+	// in the history) stay in the store.
+	route("GET /v1/devices", func(*http.Request) (any, error) {
+		ds, err := inventory.DeviceList(s.Store())
+		out := make([]api.Device, len(ds))
+		for i := range ds {
+			out[i] = ds[i].Device
+		}
+		return out, err
+	})
 	route("GET /v1/devices/{id}", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
 		if err != nil {
 			return nil, err
 		}
-		return inventory.DeviceByID(s.Store(), id)
+		d, err := inventory.DeviceByID(s.Store(), id)
+		if err != nil {
+			return nil, err
+		}
+		return &d.Device, nil
 	})
 	route("GET /v1/devices/{id}/health", func(r *http.Request) (any, error) {
 		id, err := deviceID(r)
