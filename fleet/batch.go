@@ -80,7 +80,7 @@ func newBatch(env batchEnv, tx store.Tx, now time.Time) *batch {
 // apply is the batch's transaction: msgs and the limited counts applied,
 // the records written back.
 func (b *batch) apply(msgs []*decoded, limited map[string]api.Limited) error {
-	if err := prefetchBatch(b.tx, msgs, limited, b.now); err != nil {
+	if err := b.prefetch(msgs, limited); err != nil {
 		return err
 	}
 	for _, m := range msgs {
@@ -297,12 +297,13 @@ type prefetcher interface {
 	Prefetch(coll store.Collection, keys []string) error
 }
 
-// prefetchBatch reads, where the store can (prefetcher), the batch's
-// device records and the health documents its telemetry writes (those a
-// record's finished minute or hour moves to, inventory.FlushKeys) in two
-// round trips, not three a message.
-func prefetchBatch(tx store.Tx, msgs []*decoded, limited map[string]api.Limited, now time.Time) error {
-	p, ok := tx.(prefetcher)
+// prefetch reads, where the store can (prefetcher), the batch's device
+// records and the health documents its telemetry writes (those a record's
+// finished minute or hour moves to, inventory.FlushKeys) in two round
+// trips, not three a message. The records it decodes for that are the
+// batch's (b.device): each is decoded once.
+func (b *batch) prefetch(msgs []*decoded, limited map[string]api.Limited) error {
+	p, ok := b.tx.(prefetcher)
 	if !ok {
 		return nil
 	}
@@ -324,11 +325,13 @@ func prefetchBatch(tx store.Tx, msgs []*decoded, limited map[string]api.Limited,
 	var health []string
 	slices.Sort(reporting)
 	for _, id := range slices.Compact(reporting) {
-		d, err := inventory.Get(tx, id) // from the prefetched records
+		d, err := b.device(id) // from the prefetched records
 		if err != nil {
-			continue // applying its messages says why
+			return err
 		}
-		health = append(health, inventory.FlushKeys(d, now)...)
+		if d != nil { // nil: damaged, its messages are dropped
+			health = append(health, inventory.FlushKeys(d, b.now)...)
+		}
 	}
 	if len(health) == 0 {
 		return nil
