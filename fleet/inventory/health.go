@@ -152,7 +152,7 @@ func RecordHealth(tx store.Tx, d *Device, m *wire.Telemetry, now time.Time) erro
 func flushHealth(tx store.Tx, d *Device, now time.Time) error {
 	nowHour := now.Truncate(time.Hour)
 	if p := d.MinutePoint; p != nil && p.Time != now.Truncate(time.Minute).Unix() {
-		hour := time.Unix(p.Time, 0).UTC().Truncate(time.Hour)
+		hour := hourOf(p)
 		// The documents written before (up to the device's last hour)
 		// hold the oldest ones that may remain: delete those out of the
 		// window.
@@ -172,9 +172,7 @@ func flushHealth(tx store.Tx, d *Device, now time.Time) error {
 		d.MinutePoint = nil
 	}
 	if p := d.HourPoint; p != nil && p.Time != nowHour.Unix() {
-		t := time.Unix(p.Time, 0).UTC()
-		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-		today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+		day, today := dayOf(time.Unix(p.Time, 0)), dayOf(now)
 		if last := d.HealthDay; last != 0 && last < today.Unix() {
 			for t := time.Unix(last, 0).UTC().AddDate(0, 0, -(healthDays - 1)); !t.After(today.AddDate(0, 0, -healthDays)) && t.Unix() <= last; t = t.AddDate(0, 0, 1) {
 				if err := tx.Delete(store.FleetHealth, store.HealthDayKey(d.ID, dayName(t))); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -194,19 +192,27 @@ func flushHealth(tx store.Tx, d *Device, now time.Time) error {
 }
 
 // FlushKeys are the keys of the health documents a telemetry report from
-// device d received at now writes (RecordHealth moves d's earlier points
-// there): for a store that reads many documents in one round trip.
+// device d received at now may write (flushHealth moves d's earlier
+// points there): for a store that reads many documents in one round trip.
 func FlushKeys(d *Device, now time.Time) []string {
 	now = now.UTC()
 	var keys []string
 	if p := d.MinutePoint; p != nil && p.Time != now.Truncate(time.Minute).Unix() {
-		keys = append(keys, store.HealthHourKey(d.ID, hourName(time.Unix(p.Time, 0).Truncate(time.Hour))))
+		keys = append(keys, store.HealthHourKey(d.ID, hourName(hourOf(p))))
 	}
 	if p := d.HourPoint; p != nil && p.Time != now.Truncate(time.Hour).Unix() {
-		t := time.Unix(p.Time, 0).UTC()
-		keys = append(keys, store.HealthDayKey(d.ID, dayName(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC))))
+		keys = append(keys, store.HealthDayKey(d.ID, dayName(dayOf(time.Unix(p.Time, 0)))))
 	}
 	return keys
+}
+
+// hourOf is the hour a minute point is of: its document's.
+func hourOf(p *api.HealthPoint) time.Time { return time.Unix(p.Time, 0).UTC().Truncate(time.Hour) }
+
+// dayOf is the start of t's UTC day.
+func dayOf(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
 // pending returns device id's record's minute and hour points in tx, or
@@ -240,7 +246,7 @@ func HourPoints(tx store.Tx, id string, h time.Time) ([]api.HealthPoint, error) 
 	if err != nil {
 		return nil, err
 	}
-	if minute != nil && time.Unix(minute.Time, 0).UTC().Truncate(time.Hour).Equal(h.UTC()) {
+	if minute != nil && hourOf(minute).Equal(h.UTC()) {
 		doc.Points = withPoint(doc.Points, minute)
 	}
 	return doc.Points, nil
