@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,7 +32,12 @@ const MaxPacket = 64 * 1024
 // that does not enforce one (or a client allowed to publish to a device's
 // topics) could otherwise make a gateway allocate up to 256 MB per message.
 // A malformed remaining length fails with ErrMalformed. After an error the
-// connection is closed and every later Read returns the same error.
+// connection is closed and every later Read returns the same error, as
+// does a Write that fails once it is closed: the client's writer (an
+// acknowledgement, a ping) meets the closed connection as its reader
+// meets the limit, and whichever the client hears first is what it says
+// the connection was lost to — the limit, not "use of closed network
+// connection" (TestLimitPacketsWriteSaysWhy).
 //
 // Bytes are passed through unchanged; writes are not inspected.
 func LimitPackets(conn net.Conn, max int) net.Conn {
@@ -40,8 +46,9 @@ func LimitPackets(conn net.Conn, max int) net.Conn {
 
 type limitConn struct {
 	net.Conn
-	max int
-	err error // sticky read error
+	max    int
+	err    error                 // sticky read error
+	closed atomic.Pointer[error] // err, once it closed the connection: for Write, on another goroutine
 
 	// The fixed header being read, or the body being passed through.
 	inBody bool
@@ -59,11 +66,22 @@ func (c *limitConn) Read(p []byte) (int, error) {
 	ok, serr := c.scan(p[:n])
 	if serr != nil {
 		c.err = serr
+		c.closed.Store(&serr) // before Close: a Write failing on it sees why
 		c.Conn.Close()
 		if ok > 0 {
 			return ok, nil // what came before; the error on the next Read
 		}
 		return 0, serr
+	}
+	return n, err
+}
+
+func (c *limitConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		if why := c.closed.Load(); why != nil {
+			return n, *why
+		}
 	}
 	return n, err
 }

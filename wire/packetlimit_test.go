@@ -199,3 +199,27 @@ func TestCheckBrokerHostPort(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitPacketsWriteSaysWhy: once a packet over the limit has closed
+// the connection, a write fails with that reason, not with the closed
+// connection's (paho reports whichever of its reader's and writer's
+// errors comes first: TestPahoPacketLimit saw "use of closed network
+// connection"); a write that fails for any other reason says its own.
+func TestLimitPacketsWriteSaysWhy(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	c := LimitPackets(a, 300)
+	go b.Write(withBody(400))
+	if _, err := readAll(c, 64); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("read: %v, want ErrTooLarge", err)
+	}
+	if _, err := c.Write([]byte{0x40, 2, 0, 1}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("write after the limit: %v, want ErrTooLarge", err)
+	}
+
+	x, y := net.Pipe()
+	y.Close()
+	if _, err := LimitPackets(x, 300).Write([]byte{0xc0, 0}); !errors.Is(err, io.ErrClosedPipe) {
+		t.Fatalf("write to a closed pipe: %v, want its own error", err)
+	}
+}
