@@ -254,6 +254,10 @@ func (p *prepared) trees(depth, count int, seed uint64) (*inference.Trees, error
 	stopped := m != nil && m.Trees.Count() < p.asked[depth]
 	if m == nil || m.Trees.Count() < count && !stopped {
 		ds := p.ds
+		// The rows (and the held-out rows below) are scaled again each
+		// time boosting goes on, a few milliseconds against the boosting's
+		// seconds, rather than kept for the search: on w8a they are about 50 MB
+		// a fold, the peak memory's margin.
 		rows, xs, err := p.scaledRows(treeRows, seed^seedTreeRows)
 		if err != nil {
 			return nil, err
