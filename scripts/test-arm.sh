@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Cross-compiles the gateway-side tests (inference and its bundle package)
-# for linux/arm64, linux/arm GOARM=6 (Pi Zero/1) and GOARM=7, and runs them
-# under qemu-user. The golden tests in them pin the embeddings and
-# predictions recorded on amd64, so a pass means bit-identical results.
+# Cross-compiles the gateway-side tests (inference and its bundle package,
+# and store, which keeps the agent's state) for linux/arm64, linux/arm
+# GOARM=6 (Pi Zero/1) and GOARM=7, and runs them under qemu-user. The
+# golden tests in them pin the embeddings and predictions recorded on
+# amd64, so a pass means bit-identical results; store's run its document
+# codec and bbolt on 32- and 64-bit ARM. TRIT_TEST_EXEC tells the tests
+# that start the test binary again (store's crash tests) to start it under
+# the emulator as well.
 set -euo pipefail
-pkgs=${ARM_PKGS:-./inference/...}
+pkgs=${ARM_PKGS:-./inference/... ./store}
 status=0
 for target in arm64: arm:6 arm:7; do
   arch=${target%%:*} goarm=${target#*:}
@@ -12,7 +16,7 @@ for target in arm64: arm:6 arm:7; do
   [ "$arch" = arm ] && qemu=qemu-arm-static
   label="linux/$arch${goarm:+ GOARM=$goarm}"
   echo "== $label (under $qemu)"
-  if ! GOOS=linux GOARCH=$arch GOARM=$goarm go test -count=1 -exec "$qemu" $pkgs; then
+  if ! TRIT_TEST_EXEC=$qemu GOOS=linux GOARCH=$arch GOARM=$goarm go test -count=1 -exec "$qemu" $pkgs; then
     echo "FAILED on $label" >&2
     status=1
   fi

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -167,9 +166,9 @@ func (tx *boltTx) Put(coll Collection, key string, v any) error {
 	if err != nil {
 		return err
 	}
-	raw, err := json.Marshal(v)
+	raw, err := EncodeDoc(coll, key, v)
 	if err != nil {
-		return fmt.Errorf("store: put %s %q: %w", coll, key, err)
+		return err
 	}
 	if err := b.Put([]byte(key), raw); err != nil {
 		return fmt.Errorf("store: put %s %q: %w", coll, key, err)
@@ -221,18 +220,6 @@ func (tx *boltTx) ForEach(coll Collection, fn func(key string, raw []byte) error
 
 // decodeDoc unmarshals a stored document; a JSON syntax error means the
 // stored bytes are damaged, any other error is the caller's type mismatch.
-func decodeDoc(coll Collection, key string, raw []byte, v any) error {
-	err := json.Unmarshal(raw, v)
-	var syn *json.SyntaxError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &syn):
-		return corrupt(collectionBuckets[coll], key, err)
-	default:
-		return fmt.Errorf("store: decode %s %q: %w", coll, key, err)
-	}
-}
 
 // Put stores v, encoded as JSON, under key in coll in its own transaction.
 func (db *DB) Put(coll Collection, key string, v any) error {

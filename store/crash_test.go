@@ -64,7 +64,7 @@ func TestCrashConsistency(t *testing.T) {
 	total := 0
 	for i := range kills {
 		seed := rng.Uint64()
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashConsistency$", "-test.count=1")
+		cmd := selfCommand("-test.run=^TestCrashConsistency$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashSeedEnv+"="+strconv.FormatUint(seed, 10))
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {

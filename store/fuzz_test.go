@@ -142,6 +142,7 @@ type fuzzDoc struct {
 	Percent  float64           `json:"percent,omitempty"`
 	Online   bool              `json:"online,omitempty"`
 	Seen     time.Time         `json:"seen,omitzero"`
+	Timeout  time.Duration     `json:"timeout,omitempty"`
 	Expires  *time.Time        `json:"expires,omitempty"`
 	Labels   map[string]string `json:"labels,omitempty"`
 	Counts   map[string]uint64 `json:"counts,omitempty"`
@@ -150,14 +151,15 @@ type fuzzDoc struct {
 	Next     *fuzzDoc          `json:"next,omitempty"`
 }
 
-// FuzzDecodeDoc: a stored document either decodes, re-encodes and decodes
-// to the same value, or fails with an error naming its collection and key
+// FuzzDecodeDoc: a stored document either decodes (to the value
+// encoding/json gives), re-encodes (to encoding/json's bytes) and decodes
+// to the same value, or fails (where encoding/json fails) with an error naming its collection and key
 // that is a *CorruptError exactly when the bytes are not JSON (anything
 // else is the caller's type mismatch, as DecodeDoc documents); given an
 // unknown collection it is ErrInvalid, never a panic.
 func FuzzDecodeDoc(f *testing.F) {
 	seen := time.Date(2026, 11, 21, 3, 4, 5, 6, time.FixedZone("", 3600))
-	good, err := json.Marshal(fuzzDoc{ID: "d1", Release: 3, Attempts: 1, Percent: 12.5, Online: true, Seen: seen, Expires: &seen,
+	good, err := json.Marshal(fuzzDoc{ID: "d1", Release: 3, Attempts: 1, Percent: 12.5, Online: true, Seen: seen, Timeout: time.Minute, Expires: &seen,
 		Labels: map[string]string{"site": "north"}, Counts: map[string]uint64{"a": 1}, X: []float32{0.5, -1e-7}, Raw: []byte{0, 0xff},
 		Next: &fuzzDoc{ID: "d2"}})
 	if err != nil {
@@ -165,7 +167,7 @@ func FuzzDecodeDoc(f *testing.F) {
 	}
 	for _, seed := range []string{
 		string(good), `{"id":"r1",`, `{"id":"r1"}x`, `{"release":"3"}`, `{"release":-1}`, `{"seen":"2026-11-21T03:0$:05Z"}`,
-		`{"seen":1}`, `{"x":[1e40]}`, `{"raw":"not base64"}`, `{"id":"\ud800"}`, `{"next":{"next":{"next":null}}}`,
+		`{"seen":1}`, `{"timeout":60000000000}`, `{"timeout":"1m0s"}`, `{"x":[1e40]}`, `{"raw":"not base64"}`, `{"id":"\ud800"}`, `{"next":{"next":{"next":null}}}`,
 		`null`, `[]`, `"a string"`, ``, ` `, "{\"id\":\"\xff\"}",
 	} {
 		f.Add(uint8(FleetDevices), "d1", []byte(seed))
@@ -200,9 +202,11 @@ func FuzzDecodeDoc(f *testing.F) {
 		} else if !json.Valid(raw) {
 			t.Fatalf("%q is not JSON but decoded", raw)
 		}
-		var any1 any
+		var any1, stdAny any
 		if err := DecodeDoc(coll, key, raw, &any1); err != nil {
 			named(err)
+		} else if json.Unmarshal(raw, &stdAny); !reflect.DeepEqual(any1, stdAny) {
+			t.Fatalf("%q: the codec decodes %v, encoding/json %v", raw, any1, stdAny)
 		} else {
 			again, err := json.Marshal(any1)
 			if err != nil {
@@ -213,14 +217,28 @@ func FuzzDecodeDoc(f *testing.F) {
 				t.Fatalf("round trip of %q: %v -> %s -> %v, %v", raw, any1, again, any2, err)
 			}
 		}
-		var d fuzzDoc
-		if err := DecodeDoc(coll, key, raw, &d); err != nil {
+		var d, std fuzzDoc
+		err := DecodeDoc(coll, key, raw, &d)
+		// The codec (codec.go) reads what encoding/json reads, to the same
+		// value, and writes the same bytes. It may read more: a duration
+		// written as a string.
+		stdErr := json.Unmarshal(raw, &std)
+		if stdErr == nil && err != nil {
+			t.Fatalf("%q: the codec says %v, encoding/json reads it", raw, err)
+		}
+		if err != nil {
 			named(err)
 			return
 		}
-		again, err := json.Marshal(d)
+		if stdErr == nil && !reflect.DeepEqual(d, std) {
+			t.Fatalf("%q: the codec decodes %+v, encoding/json %+v", raw, d, std)
+		}
+		again, err := EncodeDoc(coll, key, d)
 		if err != nil {
 			t.Fatalf("decoded %q does not re-encode: %v", raw, err)
+		}
+		if stdAgain, _ := json.Marshal(d); !bytes.Equal(again, stdAgain) {
+			t.Fatalf("%q: the codec encodes %s, encoding/json %s", raw, again, stdAgain)
 		}
 		var d2 fuzzDoc
 		if err := DecodeDoc(coll, key, again, &d2); err != nil {

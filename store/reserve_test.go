@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -29,7 +28,7 @@ func inChild(t *testing.T) bool {
 	if os.Getenv(env) == t.Name() {
 		return true
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd := selfCommand("-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), env+"="+t.Name())
 	out, err := cmd.CombinedOutput()
 	t.Logf("child process:\n%s", out)

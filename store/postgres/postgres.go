@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -157,9 +156,9 @@ func (tx *pgTx) Put(coll store.Collection, key string, v any) error {
 	if err := tx.check(coll, key, true, true); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(v)
+	raw, err := store.EncodeDoc(coll, key, v)
 	if err != nil {
-		return fmt.Errorf("store/postgres: put %s %q: %w", coll, key, err)
+		return err
 	}
 	k := docKey{coll.String(), key}
 	tx.cache[k] = cachedDoc{raw: raw, exists: true}
