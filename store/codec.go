@@ -29,7 +29,9 @@ func EncodeDoc(coll Collection, key string, v any) ([]byte, error) {
 	return raw, nil
 }
 
-// decodeDoc is DecodeDoc for a known collection.
+// decodeDoc is DecodeDoc for a known collection: a JSON syntax error means
+// the stored bytes are damaged, any other error is the caller's type
+// mismatch.
 func decodeDoc(coll Collection, key string, raw []byte, v any) error {
 	err := json.Unmarshal(raw, v)
 	var syn *json.SyntaxError

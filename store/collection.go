@@ -218,9 +218,6 @@ func (tx *boltTx) ForEach(coll Collection, fn func(key string, raw []byte) error
 	})
 }
 
-// decodeDoc unmarshals a stored document; a JSON syntax error means the
-// stored bytes are damaged, any other error is the caller's type mismatch.
-
 // Put stores v, encoded as JSON, under key in coll in its own transaction.
 func (db *DB) Put(coll Collection, key string, v any) error {
 	return db.Update(func(tx Tx) error { return tx.Put(coll, key, v) })

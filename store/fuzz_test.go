@@ -153,7 +153,7 @@ type fuzzDoc struct {
 
 // FuzzDecodeDoc: a stored document either decodes (to the value
 // encoding/json gives), re-encodes (to encoding/json's bytes) and decodes
-// to the same value, or fails (where encoding/json fails) with an error naming its collection and key
+// to the same value, or fails with an error naming its collection and key
 // that is a *CorruptError exactly when the bytes are not JSON (anything
 // else is the caller's type mismatch, as DecodeDoc documents); given an
 // unknown collection it is ErrInvalid, never a panic.
@@ -223,8 +223,11 @@ func FuzzDecodeDoc(f *testing.F) {
 		// value, and writes the same bytes. It may read more: a duration
 		// written as a string.
 		stdErr := json.Unmarshal(raw, &std)
-		if stdErr == nil && err != nil {
+		switch {
+		case stdErr == nil && err != nil:
 			t.Fatalf("%q: the codec says %v, encoding/json reads it", raw, err)
+		case err == nil && !json.Valid(raw):
+			t.Fatalf("%q is not JSON but decoded", raw)
 		}
 		if err != nil {
 			named(err)
