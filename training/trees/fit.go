@@ -577,9 +577,15 @@ func (b *booster[T]) tree(t int, e *ensemble) {
 			close(scored)
 		}
 		sd := b.levelSide(l, b.sideBuf)
-		parallel(b.workers, b.d, func(w, f int) {
-			best[f] = b.bestSplit(w, f, leaves, sd)
-		})
+		if b.blocked() {
+			parallel(b.workers, (b.d+3)/4, func(w, blk int) {
+				b.bestSplits(w, 4*blk, min(4*blk+4, b.d), leaves, sd, best)
+			})
+		} else {
+			parallel(b.workers, b.d, func(w, f int) {
+				best[f] = b.bestSplit(w, f, leaves, sd)
+			})
+		}
 		<-scored
 		bf, bs := -1, split{score: math.Inf(-1)}
 		for f, s := range best {
@@ -701,26 +707,48 @@ func (b *booster[T]) levelSide(l int, buf []int32) side {
 // sets tot (leaves·2k cells) to its sums over the bins (each leaf's
 // totals, summed bin by bin in order), and returns the stride.
 func (b *booster[T]) histogram(f, leaves int, sd side, h, tot []float64) int {
-	nb := len(b.cuts[f]) + 1
-	k2 := 2 * b.k
-	stride := leaves
+	stride, lo, hi := b.slots(leaves, sd)
+	b.clearHist(f, h, stride, lo, hi)
+	b.addRows(f, h, sd, stride, lo)
+	b.totals(f, h, tot, sd, stride, lo)
+	return stride
+}
+
+// slots returns the stride of a level's histograms and the slots [lo,
+// hi) of each bin its rows are summed into.
+func (b *booster[T]) slots(leaves int, sd side) (stride, lo, hi int) {
+	stride = leaves
 	if b.hists != nil {
 		stride = 1 << (b.o.Depth - 1)
 	}
-	lo, hi := 0, leaves // the slots summed into
+	lo, hi = 0, leaves
 	if sd.delta {
 		lo = leaves / 2
 	}
+	return stride, lo, hi
+}
+
+// clearHist zeroes slots [lo, hi) of every bin of feature f's histogram.
+func (b *booster[T]) clearHist(f int, h []float64, stride, lo, hi int) {
+	nb := len(b.cuts[f]) + 1
+	k2 := 2 * b.k
 	if useAVX2 && !b.o.goLoops {
 		_ = h[((nb-1)*stride+hi)*k2-1] // the bound clearCells relies on
 		clearCells(h, nb, stride*k2, lo*k2, (hi-lo)*k2)
-	} else {
-		for bn := range nb {
-			clear(h[(bn*stride+lo)*k2 : (bn*stride+hi)*k2])
-		}
+		return
 	}
+	for bn := range nb {
+		clear(h[(bn*stride+lo)*k2 : (bn*stride+hi)*k2])
+	}
+}
+
+// addRows adds the rows of sd into feature f's histogram, at slot
+// leaf | lo of each row's bin (delta rows of either side go to the upper
+// slots). This is the reference loop of histAVX2 and histAVX2x4.
+func (b *booster[T]) addRows(f int, h []float64, sd side, stride, lo int) {
+	k2 := 2 * b.k
 	col := b.bins[f*b.n : (f+1)*b.n]
-	slot := uint8(lo) // delta rows of either side go to the upper slots
+	slot := uint8(lo)
 	if c8, ok := any(col).([]uint8); ok && useAVX2 && !b.o.goLoops {
 		histAVX2(h, b.gh, sd.rows, c8, b.leaf, int(slot), stride, k2)
 	} else if k2 == 2 {
@@ -739,6 +767,13 @@ func (b *booster[T]) histogram(f, leaves int, sd side, h, tot []float64) int {
 			}
 		}
 	}
+}
+
+// totals completes a delta level's histogram by subtraction and sets tot
+// to the sums of its cells over the bins.
+func (b *booster[T]) totals(f int, h, tot []float64, sd side, stride, lo int) {
+	nb := len(b.cuts[f]) + 1
+	k2 := 2 * b.k
 	clear(tot)
 	switch {
 	case sd.delta && useAVX2 && !b.o.goLoops:
@@ -753,7 +788,57 @@ func (b *booster[T]) histogram(f, leaves int, sd side, h, tot []float64) int {
 			}
 		}
 	}
-	return stride
+}
+
+// blocked reports whether a level's histograms are summed four features
+// at a time (histAVX2x4): kept histograms of byte bins, in AVX2, for the
+// widths the kernel has.
+func (b *booster[T]) blocked() bool {
+	if b.hists == nil || !useAVX2 || b.o.goLoops {
+		return false
+	}
+	if _, ok := any(b.bins).([]uint8); !ok {
+		return false
+	}
+	switch 2 * b.k {
+	case 2, 4, 6, 8, 12, 20:
+		return true
+	}
+	return false
+}
+
+// bestSplits sets best[f] to bestSplit(w, f, leaves, sd) for the features
+// f in [lo, hi) (at most 4), their histograms summed in one pass over the
+// rows: the same sums, so the same splits.
+func (b *booster[T]) bestSplits(w, lo, hi, leaves int, sd side, best []split) {
+	var hs [4][]float64
+	var cols [4][]uint8
+	var fs [4]int
+	n := 0
+	for f := lo; f < hi; f++ {
+		if len(b.cuts[f]) == 0 {
+			best[f] = split{cut: -1}
+			continue
+		}
+		fs[n], hs[n], cols[n] = f, b.hists[f], any(b.bins[f*b.n:(f+1)*b.n]).([]uint8)
+		n++
+	}
+	stride, slo, shi := b.slots(leaves, sd)
+	for _, f := range fs[:n] {
+		b.clearHist(f, b.hists[f], stride, slo, shi)
+	}
+	if n == 4 {
+		histAVX2x4(&hs, b.gh, sd.rows, &cols, b.leaf, slo, stride, 2*b.k)
+	} else {
+		for _, f := range fs[:n] {
+			b.addRows(f, b.hists[f], sd, stride, slo)
+		}
+	}
+	tot, cum := b.sums(w, leaves)
+	for _, f := range fs[:n] {
+		b.totals(f, b.hists[f], tot, sd, stride, slo)
+		best[f] = b.scan(w, f, leaves, b.hists[f], tot, cum, stride)
+	}
 }
 
 // subTotalGo completes a delta level's histogram by subtraction and sums
@@ -801,13 +886,28 @@ func (b *booster[T]) bestSplit(w, f, leaves int, sd side) split {
 		}
 		h = b.hist[w]
 	}
-	// Totals and running left sums per (leaf, score).
+	tot, cum := b.sums(w, leaves)
+	stride := b.histogram(f, leaves, sd, h, tot)
+	return b.scan(w, f, leaves, h, tot, cum, stride)
+}
+
+// sums returns worker w's buffers for a level's totals and running left
+// sums per (leaf, score).
+func (b *booster[T]) sums(w, leaves int) (tot, cum []float64) {
+	k2 := 2 * b.k
 	width := leaves * k2
 	if cap(b.scratch[w]) < 2*width {
 		b.scratch[w] = make([]float64, 2<<(b.o.Depth-1)*k2)
 	}
-	tot, cum := b.scratch[w][:width], b.scratch[w][width:2*width]
-	stride := b.histogram(f, leaves, sd, h, tot)
+	return b.scratch[w][:width], b.scratch[w][width : 2*width]
+}
+
+// scan returns feature f's best cut from its level histogram h (with the
+// given stride) and the level's totals tot; cum is scratch.
+func (b *booster[T]) scan(w, f, leaves int, h, tot, cum []float64, stride int) split {
+	nb := len(b.cuts[f]) + 1
+	k2 := 2 * b.k
+	width := leaves * k2
 	clear(cum)
 	lambda, minLeaf := b.o.Lambda, int32(b.o.MinLeaf)
 	cnt := b.counts[f]

@@ -62,3 +62,20 @@ func subTotal(h, tot []float64, bins, pitch, half int, right bool)
 //
 //go:noescape
 func clearCells(h []float64, bins, pitch, off, width int)
+
+// histAVX2x4 is histAVX2 for four features at once, one pass over the
+// rows: for each row i of rows, in order, and each feature j in 0..3,
+//
+//	o := (int(cols[j][i])*stride + int(leaf[i]|slot)) * k2
+//	hs[j][o+c] += gh[i*k2+c]   for c in [0, k2)
+//
+// Each histogram gets the same IEEE additions in the same order as
+// histAVX2 gives it alone, so the same bits (TestHistAVX2x4); the four
+// features' additions interleave, so a run of rows in one cell (sorted or
+// slowly varying inputs), a chain of dependent additions, overlaps the
+// other features' chains, and each row's gradients are loaded once. Only
+// for k2 = 2, 4, 6, 8, 12 and 20 (hasHistX4); no bounds checks: as
+// histAVX2, for every histogram and column.
+//
+//go:noescape
+func histAVX2x4(hs *[4][]float64, gh []float64, rows []int32, cols *[4][]uint8, leaf []uint8, slot, stride, k2 int)

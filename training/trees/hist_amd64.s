@@ -399,3 +399,134 @@ clearNext:
 cleared:
 	VZEROUPPER
 	RET
+
+// The block kernel: four features' histograms from one pass over the rows
+// (histAVX2x4). DI points at the four histograms' slice headers, R10 at
+// the four columns', DX at the row's gradients, CX is leaf[i] | slot.
+// FCELL(f) sets BX to the address of feature f's cell for row AX.
+#define FCELL(f) \
+	MOVQ    (f*24)(R10), BX; \
+	MOVBQZX (BX)(AX*1), BX; \
+	IMULQ   R13, BX; \
+	ADDQ    CX, BX; \
+	IMULQ   R14, BX; \
+	SHLQ    $3, BX; \
+	ADDQ    (f*24)(DI), BX
+
+// FADDY and FADDX add a vector of the row's gradients, held in a register,
+// to the cell's: h + g, as histAVX2 does.
+#define FADDY(off, reg) \
+	VADDPD  off(BX), reg, Y0; \
+	VMOVUPD Y0, off(BX)
+
+#define FADDX(off, reg) \
+	VADDPD  off(BX), reg, X0; \
+	VMOVUPD X0, off(BX)
+
+// BROW starts a row: AX = i, CX = leaf[i] | slot, DX = &gh[i·k2]; leaves
+// the loop when no row is left.
+#define BROW \
+	TESTQ   R9, R9; \
+	JZ      bdone; \
+	MOVLQSX (R8), AX; \
+	MOVBQZX (R11)(AX*1), CX; \
+	ORQ     R12, CX; \
+	MOVQ    AX, DX; \
+	IMULQ   R14, DX; \
+	LEAQ    (SI)(DX*8), DX
+
+#define BNEXT(again) \
+	ADDQ $4, R8; \
+	DECQ R9; \
+	JMP  again
+
+// func histAVX2x4(hs *[4][]float64, gh []float64, rows []int32, cols *[4][]uint8, leaf []uint8, slot, stride, k2 int)
+TEXT ·histAVX2x4(SB), NOSPLIT, $0-112
+	MOVQ hs+0(FP), DI
+	MOVQ gh_base+8(FP), SI
+	MOVQ rows_base+32(FP), R8
+	MOVQ rows_len+40(FP), R9
+	MOVQ cols+56(FP), R10
+	MOVQ leaf_base+64(FP), R11
+	MOVQ slot+88(FP), R12
+	MOVQ stride+96(FP), R13
+	MOVQ k2+104(FP), R14
+	CMPQ R14, $2
+	JEQ  brow2
+	CMPQ R14, $4
+	JEQ  brow4
+	CMPQ R14, $6
+	JEQ  brow6
+	CMPQ R14, $8
+	JEQ  brow8
+	CMPQ R14, $12
+	JEQ  brow12
+	CMPQ R14, $20
+	JEQ  brow20
+	JMP  bdone // the caller uses histAVX2 for other widths
+
+brow2:
+	BROW
+	VMOVUPD (DX), X1
+	FCELL(0); FADDX(0, X1)
+	FCELL(1); FADDX(0, X1)
+	FCELL(2); FADDX(0, X1)
+	FCELL(3); FADDX(0, X1)
+	BNEXT(brow2)
+
+brow4:
+	BROW
+	VMOVUPD (DX), Y1
+	FCELL(0); FADDY(0, Y1)
+	FCELL(1); FADDY(0, Y1)
+	FCELL(2); FADDY(0, Y1)
+	FCELL(3); FADDY(0, Y1)
+	BNEXT(brow4)
+
+brow6:
+	BROW
+	VMOVUPD (DX), Y1
+	VMOVUPD 32(DX), X2
+	FCELL(0); FADDY(0, Y1); FADDX(32, X2)
+	FCELL(1); FADDY(0, Y1); FADDX(32, X2)
+	FCELL(2); FADDY(0, Y1); FADDX(32, X2)
+	FCELL(3); FADDY(0, Y1); FADDX(32, X2)
+	BNEXT(brow6)
+
+brow8:
+	BROW
+	VMOVUPD (DX), Y1
+	VMOVUPD 32(DX), Y2
+	FCELL(0); FADDY(0, Y1); FADDY(32, Y2)
+	FCELL(1); FADDY(0, Y1); FADDY(32, Y2)
+	FCELL(2); FADDY(0, Y1); FADDY(32, Y2)
+	FCELL(3); FADDY(0, Y1); FADDY(32, Y2)
+	BNEXT(brow8)
+
+brow12:
+	BROW
+	VMOVUPD (DX), Y1
+	VMOVUPD 32(DX), Y2
+	VMOVUPD 64(DX), Y3
+	FCELL(0); FADDY(0, Y1); FADDY(32, Y2); FADDY(64, Y3)
+	FCELL(1); FADDY(0, Y1); FADDY(32, Y2); FADDY(64, Y3)
+	FCELL(2); FADDY(0, Y1); FADDY(32, Y2); FADDY(64, Y3)
+	FCELL(3); FADDY(0, Y1); FADDY(32, Y2); FADDY(64, Y3)
+	BNEXT(brow12)
+
+brow20:
+	BROW
+	VMOVUPD (DX), Y1
+	VMOVUPD 32(DX), Y2
+	VMOVUPD 64(DX), Y3
+	VMOVUPD 96(DX), Y4
+	VMOVUPD 128(DX), Y5
+	FCELL(0); FADDY(0, Y1); FADDY(32, Y2); FADDY(64, Y3); FADDY(96, Y4); FADDY(128, Y5)
+	FCELL(1); FADDY(0, Y1); FADDY(32, Y2); FADDY(64, Y3); FADDY(96, Y4); FADDY(128, Y5)
+	FCELL(2); FADDY(0, Y1); FADDY(32, Y2); FADDY(64, Y3); FADDY(96, Y4); FADDY(128, Y5)
+	FCELL(3); FADDY(0, Y1); FADDY(32, Y2); FADDY(64, Y3); FADDY(96, Y4); FADDY(128, Y5)
+	BNEXT(brow20)
+
+bdone:
+	VZEROUPPER
+	RET

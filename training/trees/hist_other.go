@@ -24,3 +24,7 @@ func subTotal(h, tot []float64, bins, pitch, half int, right bool) {
 func clearCells(h []float64, bins, pitch, off, width int) {
 	panic("trees: clearCells without AVX2")
 }
+
+func histAVX2x4(hs *[4][]float64, gh []float64, rows []int32, cols *[4][]uint8, leaf []uint8, slot, stride, k2 int) {
+	panic("trees: histAVX2x4 without AVX2")
+}
