@@ -70,9 +70,12 @@ type searcher struct {
 	all   []int // every fold's index
 	res   *Result
 	pmax  int // the largest structure's P
-	round int
-	done  int
-	total int
+	// shifted: the folds are later periods or unseen groups (choose's
+	// one-standard-error rule applies).
+	shifted bool
+	round   int
+	done    int
+	total   int
 }
 
 // search fills res.Structure, res.Sigma, res.C and the search record.
@@ -83,7 +86,7 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	}
 	how, notes, shifted := pl.how, pl.notes, pl.shifted
 	res.Validation, res.Notes = how, append(res.Notes, notes...)
-	sr := &searcher{c: c, ds: ds, folds: folds, res: res, preps: make([]*prepared, len(folds))}
+	sr := &searcher{c: c, ds: ds, folds: folds, res: res, preps: make([]*prepared, len(folds)), shifted: shifted}
 	for _, s := range structures {
 		sr.pmax = max(sr.pmax, s.P)
 	}

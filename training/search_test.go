@@ -167,3 +167,49 @@ func TestSteadilyAhead(t *testing.T) {
 		t.Error("folds that do not match: steadily ahead")
 	}
 }
+
+// TestWorthFullCount: on shifted folds a tree finalist is fitted at its
+// full count only while doubling its trees helped: its largest prefix beat
+// the one before it by more than choose's tolerance (choose would ship the
+// smaller of two models within it). On shuffled rows, where choose ships
+// the best outright, always.
+func TestWorthFullCount(t *testing.T) {
+	s := Structure{Trees: 1024, Depth: 2, Binary: true}
+	at := func(trees int, score, se float64) candidate {
+		return candidate{s: s, c: 1, sel: selection{Score: score, SE: se}, point: SearchPoint{Structure: Structure{Trees: trees}}}
+	}
+	finalist := &candidate{s: s, c: 1}
+	cases := []struct {
+		name    string
+		shifted bool
+		fitted  []candidate
+		want    bool
+	}{
+		{"no prefixes fitted", true, nil, true},
+		{"one prefix fitted", true, []candidate{at(512, 80, 0.5)}, true},
+		{"rising beyond the tolerance", true, []candidate{at(128, 70, 0.5), at(256, 74, 0.5), at(512, 76, 0.5)}, true},
+		{"rising within one point (the floor)", true, []candidate{at(128, 70, 0.5), at(256, 74, 0.5), at(512, 74.8, 0.5)}, false},
+		{"rising within one SE", true, []candidate{at(256, 74, 2), at(512, 75.5, 2)}, false},
+		{"falling", true, []candidate{at(256, 74, 0.5), at(512, 73, 0.5)}, false},
+		{"shuffled: rising a little", false, []candidate{at(256, 74, 0.5), at(512, 74.2, 0.5)}, true},
+		{"shuffled: falling", false, []candidate{at(256, 74, 0.5), at(512, 73, 0.5)}, true},
+		// Other candidates' fits do not count: another C, another depth,
+		// or the full count itself.
+		{"others' prefixes", true, []candidate{
+			at(256, 70, 0.5), at(512, 80, 0.5),
+			{s: s, c: 2, sel: selection{Score: 60}, point: SearchPoint{Structure: Structure{Trees: 512}}},
+			{s: Structure{Trees: 1024, Depth: 6, Binary: true}, c: 1, sel: selection{Score: 90}, point: SearchPoint{Structure: Structure{Trees: 128}}},
+			at(1024, 60, 0.5),
+		}, true},
+	}
+	for _, tc := range cases {
+		sr := &searcher{c: &Config{Selection: DefaultSelection}, shifted: tc.shifted}
+		if got := sr.worthFullCount(finalist, tc.fitted); got != tc.want {
+			t.Errorf("%s: worthFullCount = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	sr := &searcher{c: &Config{Selection: DefaultSelection}, shifted: true}
+	if !sr.worthFullCount(&candidate{s: Structure{P: 512}}, []candidate{at(256, 74, 0.5), at(512, 73, 0.5)}) {
+		t.Error("a candidate without trees is always worth its full size")
+	}
+}

@@ -306,8 +306,22 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 	prev := st
 	var simple []*candidate // the best of every kind that did not go on (stage.simple)
 	var simpleSize size
+	fitted := map[candidateKey]bool{}
 	for _, st := range schedule[2:] {
 		sz := clamp(st.size)
+		if sz.rows == full.rows && sz.trees >= 1 && len(foldsOf(st)) == len(sr.all) {
+			// The finalists' tree prefixes first: whether a tree
+			// finalist is fitted at its full count depends on them
+			// (worthFullCount).
+			for _, cd := range onAll {
+				fitted[cd.key()] = true
+			}
+			more, err := sr.treePrefixes(pool, fitted, full)
+			if err != nil {
+				return nil, err
+			}
+			onAll = append(onAll, more...)
+		}
 		var twins []*candidate
 		if prev.twins && c.Weights == "auto" {
 			for _, cd := range pool[:min(finalistTwins, len(pool))] {
@@ -326,6 +340,9 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 					fits = append(fits, cd)
 				}
 			}
+		}
+		if sz.trees >= 1 {
+			fits = slices.DeleteFunc(fits, func(cd *candidate) bool { return !sr.worthFullCount(cd, onAll) })
 		}
 		if len(fits) > 0 {
 			if err := sr.evaluate(fits, sz, foldsOf(st)); err != nil {
@@ -351,7 +368,6 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 		pool = kept
 		last, lastFolds, prev = sz, len(foldsOf(st)), st
 	}
-	fitted := map[candidateKey]bool{}
 	for _, cd := range onAll {
 		fitted[cd.key()] = true
 	}
@@ -375,6 +391,14 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 			}
 		}
 	}
+	return onAll, nil
+}
+
+// treePrefixes fits the tree candidates of pool with the treePrefixes
+// shares of their trees, on all the rows and every fold, but for the
+// counts in fitted (which it adds to), and returns them.
+func (sr *searcher) treePrefixes(pool []*candidate, fitted map[candidateKey]bool, full size) ([]candidate, error) {
+	var out []candidate
 	for _, f := range treePrefixes {
 		var fits []*candidate
 		for _, cd := range pool {
@@ -382,23 +406,59 @@ func (sr *searcher) halving(structures []Structure, sigmas, cs []float64, full s
 				continue
 			}
 			p := &candidate{s: cd.s, sigma: cd.sigma, c: cd.c}
-			p.s.Trees = roundTrees(cd.s, size{trees: f})
-			if k := p.key(); !fitted[k] { // small counts round to the same
+			p.point.Trees = roundTrees(cd.s, size{trees: f})
+			// Small counts round to the same, or to the full count
+			// (the final stage's fit).
+			if k := p.key(); !fitted[k] && p.point.Trees < cd.s.Trees {
 				fitted[k] = true
 				fits = append(fits, &candidate{s: cd.s, sigma: cd.sigma, c: cd.c})
 			}
 		}
-		if len(fits) == 0 || last.rows != full.rows {
+		if len(fits) == 0 {
 			break
 		}
 		if err := sr.evaluate(fits, size{p: full.p, rows: full.rows, trees: f}, sr.all); err != nil {
 			return nil, err
 		}
 		for _, cd := range fits {
-			onAll = append(onAll, *cd)
+			out = append(out, *cd)
 		}
 	}
-	return onAll, nil
+	return out, nil
+}
+
+// worthFullCount reports whether cd's trees are worth fitting at their
+// full count, given the candidates fitted on all the rows and folds so
+// far: on shifted folds only if the largest count fitted (half the
+// trees) beat the one before it (a quarter) by more than choose's
+// tolerance; always if cd has no trees, fewer than two smaller counts
+// were fitted, or the rows are shuffled. Where the last doubling of the
+// trees did not help by more than noise, the next doubling, with the
+// diminishing returns of boosting, is unlikely to help by more than the
+// tolerance either, and choose ships the smaller of two models within
+// it: the full count would take the search's longest fits (drift128: 6
+// of 40 s) for a model that is not shipped. On shuffled rows choose ships
+// the best score outright, and a full count can beat prefixes that fell
+// (a9a: depth-6 trees at 17, 35 and 70 trees validated at 75.7, 76.2 and
+// 76.0%, at 141 at 78.4%), so there every finalist gets its full count.
+func (sr *searcher) worthFullCount(cd *candidate, fitted []candidate) bool {
+	if cd.s.Trees == 0 || !sr.shifted {
+		return true
+	}
+	var a, b *candidate // the largest count fitted, and the next
+	for i := range fitted {
+		p := &fitted[i]
+		if p.s != cd.s || p.sigma != cd.sigma || p.c != cd.c || p.point.Trees >= cd.s.Trees {
+			continue
+		}
+		switch {
+		case a == nil || p.point.Trees > a.point.Trees:
+			a, b = p, a
+		case p.point.Trees < a.point.Trees && (b == nil || p.point.Trees > b.point.Trees):
+			b = p
+		}
+	}
+	return b == nil || a.sel.better(b.sel) && a.sel.Score-b.sel.Score > sr.c.Selection.tolerance(a.sel.SE)
 }
 
 // candidateKey identifies a fit: its structure at its size, σ and C.

@@ -2,8 +2,11 @@ package training
 
 import (
 	"cmp"
+	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,7 +270,8 @@ func leafStartsAgree(t *testing.T, ds *data.Dataset) {
 // The search fits tree finalists on all the validation fold's training
 // rows with fewer trees too (the first 1/8, 1/4 and 1/2), so the number of
 // trees is chosen on all the rows, where boosting's later trees may fit
-// noise.
+// noise. (The full count itself is fitted only while the prefixes rise:
+// worthFullCount.)
 func TestSearchTriesTreePrefixesOnAllRows(t *testing.T) {
 	ds := corners(3000, 8, 5)
 	res, err := Train(ds, &Config{Budget: 8192, Embedding: "trees", Seed: 4})
@@ -278,8 +282,8 @@ func TestSearchTriesTreePrefixesOnAllRows(t *testing.T) {
 	for _, p := range res.Search {
 		rows = max(rows, p.Rows)
 	}
-	// Some tree finalist: a count fitted on all rows whose 1/8, 1/4 and
-	// 1/2 (at least 16) were fitted there too, at the same depth.
+	// Some tree finalist of m trees: its 1/8, 1/4 and 1/2 (at least 16)
+	// fitted on all rows, at the same depth; m itself need not be.
 	counts := map[int]map[int]bool{}
 	for _, p := range res.Search {
 		if p.Rows == rows && p.Trees > 0 {
@@ -291,7 +295,8 @@ func TestSearchTriesTreePrefixesOnAllRows(t *testing.T) {
 	}
 	found := false
 	for _, cs := range counts {
-		for m := range cs {
+		for half := range cs {
+			m := 2 * half
 			all := true
 			for _, f := range []int{8, 4, 2} {
 				all = all && cs[min(max(m/f, 16), m)]
@@ -430,4 +435,90 @@ func prepareTest(t *testing.T, ds *data.Dataset, cfg *Config) (Config, *prepared
 		t.Fatal(err)
 	}
 	return c, p
+}
+
+// additiveSeries is a recording of d slowly wandering sensors whose
+// label is the sign of a sum of their squashed values, 15% of labels
+// flipped: many shallow trees keep lowering the log-loss (boosting does not
+// stop early), while the accuracy they reach levels off early.
+func additiveSeries(n, d int, seed uint64) *data.Dataset {
+	r := splitmix.New(seed)
+	gauss := func() float64 {
+		return math.Sqrt(-2*math.Log(1-r.Float64())) * math.Cos(2*math.Pi*r.Float64())
+	}
+	ds := &data.Dataset{Name: "additive", N: n, D: d, Classes: []string{"a", "b"}, Y: make([]int32, n)}
+	for j := range d {
+		ds.Features = append(ds.Features, fmt.Sprintf("s%d", j))
+	}
+	x := make([]float64, d)
+	for i := range n {
+		sum := 0.0
+		for j := range x {
+			x[j] = 0.9*x[j] + 0.45*gauss()
+			ds.X = append(ds.X, float32(x[j]))
+			sum += math.Tanh(2 * x[j])
+		}
+		if (sum > 0) != (r.Float64() < 0.15) {
+			ds.Y[i] = 1
+		}
+	}
+	return ds
+}
+
+// On a recording, a tree finalist's full count is fitted on all the rows
+// exactly when its half count beat its quarter count there by more than
+// the choice's tolerance (worthFullCount): the search skips the full count
+// where its prefixes level off.
+func TestSearchSkipsFullCountWhenPrefixesLevel(t *testing.T) {
+	ds := additiveSeries(4000, 12, 5)
+	res, err := Train(ds, &Config{Budget: 8192, Embedding: "trees", Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Validation, "forward") {
+		t.Fatalf("validation %q: want forward folds of a recording", res.Validation)
+	}
+	rows := 0
+	for _, p := range res.Search {
+		rows = max(rows, p.Rows)
+	}
+	type finalist struct {
+		depth  int
+		binary bool
+		c      float64
+	}
+	byCount := map[finalist]map[int]SearchPoint{}
+	for _, p := range res.Search {
+		if p.Rows == rows && p.Trees > 0 && len(p.Folds) > 1 {
+			f := finalist{p.Depth, p.Binary, p.C}
+			if byCount[f] == nil {
+				byCount[f] = map[int]SearchPoint{}
+			}
+			byCount[f][p.Trees] = p
+		}
+	}
+	skipped, fitted := 0, 0
+	for f, pts := range byCount {
+		counts := slices.Sorted(maps.Keys(pts))
+		if len(counts) < 3 {
+			continue // counts too small to have three prefixes
+		}
+		// The prefixes are the first three counts; a fourth is the full count.
+		quarter, half := pts[counts[1]], pts[counts[2]]
+		rising := half.Score-quarter.Score > DefaultSelection.tolerance(half.SE)
+		t.Logf("%+v: counts %v, quarter %.2f, half %.2f (SE %.2f): rising %v", f, counts, quarter.Score, half.Score, half.SE, rising)
+		switch {
+		case len(counts) == 4 && !rising:
+			t.Errorf("%+v: the full count %d was fitted though the half count scored %.2f against the quarter's %.2f (SE %.2f)", f, counts[3], half.Score, quarter.Score, half.SE)
+		case len(counts) == 3 && rising:
+			t.Errorf("%+v: the half count rose %.2f points past the quarter's, yet the full count was not fitted", f, half.Score-quarter.Score)
+		case len(counts) == 4:
+			fitted++
+		default:
+			skipped++
+		}
+	}
+	if skipped == 0 {
+		t.Errorf("no finalist's full count was skipped (%d fitted): the data no longer exercise the rule", fitted)
+	}
 }
