@@ -74,7 +74,7 @@ func clearCells(h []float64, bins, pitch, off, width int)
 // features' additions interleave, so a run of rows in one cell (sorted or
 // slowly varying inputs), a chain of dependent additions, overlaps the
 // other features' chains, and each row's gradients are loaded once. Only
-// for k2 = 2, 4, 6, 8, 12 and 20 (hasHistX4); no bounds checks: as
+// for k2 = 2, 4, 6, 8, 12 and 20 (booster.blocked); no bounds checks: as
 // histAVX2, for every histogram and column.
 //
 //go:noescape
