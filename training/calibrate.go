@@ -28,9 +28,9 @@ import (
 //     adjacent violators (isotonic regression, weighted by rows), as
 //     (right + 1)/(rows + 2) — Laplace's rule of succession, so no bin
 //     claims certainty (or its absence) that a finite count cannot show
-//     — rounded to a byte, at most 254 (a byte of 255 would say 100%);
-//     adjacent bins with equal bytes merged (the
-//     bundle wants them strictly ascending);
+//     — rounded to a byte, at most 254 (a byte of 255 would say 100%)
+//     and at least chance, 1/classes (chanceByte); adjacent bins with
+//     equal bytes merged (the bundle wants them strictly ascending);
 //  3. the minimum confidence: the largest bin confidence such that the
 //     held-out rows in the bins below it are at most the confidence's
 //     share of the target (1 − noveltyShare);
@@ -83,10 +83,10 @@ const noveltyShare = 0.125
 var calibrationQuantiles = []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}
 
 // fitCalibration fits the margin bins and the minimum confidence on held
-// (see above), target being the share of windows to be unknown on low
-// confidence; nil when there are too few rows to calibrate (fewer than
-// minCalibrationRows).
-func fitCalibration(held []heldOut, target float64) *inference.Calibration {
+// (see above) for a model of the given number of classes, target being
+// the share of windows to be unknown on low confidence; nil when there are
+// too few rows to calibrate (fewer than minCalibrationRows).
+func fitCalibration(held []heldOut, target float64, classes int) *inference.Calibration {
 	if len(held) < minCalibrationRows {
 		return nil
 	}
@@ -146,8 +146,9 @@ func fitCalibration(held []heldOut, target float64) *inference.Calibration {
 	var conf []uint8
 	var rows []float64
 	b := 0
+	floor := chanceByte(classes)
 	for i, bl := range blocks {
-		c := uint8(min(254, math.Round(255*(bl.right+1)/(bl.n+2))))
+		c := uint8(min(254, max(floor, math.Round(255*(bl.right+1)/(bl.n+2)))))
 		if i > 0 && c <= conf[len(conf)-1] {
 			rows[len(rows)-1] += bl.n
 		} else {
@@ -192,6 +193,21 @@ func fitCalibration(held []heldOut, target float64) *inference.Calibration {
 		cal.MinConfidence = conf[k]
 	}
 	return cal
+}
+
+// chanceByte is the confidence byte of chance among classes, 255/classes
+// rounded up: the floor of every bin but the lowest margins' own (step 2).
+// The model answers the class it scores highest; if its scores order the
+// classes as their probabilities do, that class's probability is at least
+// 1/classes at every margin. A bin the held-out rows put below chance says
+// the model's answers there were worse than a guess — on a recording, a
+// period where its ranking was wrong (eeg-eye-state's latest fold, 100% of
+// one class where the earlier minutes had 0%) — and a wrong ranking is not
+// a rate that carries forward: the next period's answers there were at
+// chance (eeg-eye-state's test minutes: 50.3% right in a bin the folds
+// put at 46.3%).
+func chanceByte(classes int) float64 {
+	return math.Ceil(255 / float64(max(classes, 1)))
 }
 
 // A calibration adds at most 63 bytes to a bundle (12 bins: 1 + 4·11 +
@@ -263,11 +279,12 @@ func calibrateResult(res *Result, target float64, workers int, offsets []int32) 
 		res.Notes = append(res.Notes, fmt.Sprintf("unknown: low confidence alone; novelty did not mark the held-out errors (the most novel tenth of the held-out rows was %.1f%% right, the rest %.1f%%), so it is reported (and feeds the drift alerts) but decides nothing", top, rest))
 	}
 	confTarget := target * (1 - share)
-	cal := fitCalibration(rows, confTarget)
+	classes := len(res.Spec.Classes)
+	cal := fitCalibration(rows, confTarget, classes)
 	if cal == nil {
 		return nil
 	}
-	if shipped, raw, how, ok := statedECE(res.held, res.heldKind, confTarget); ok {
+	if shipped, raw, how, ok := statedECE(res.held, res.heldKind, confTarget, classes); ok {
 		res.CalibrationError = shipped
 		res.Notes = append(res.Notes, fmt.Sprintf("confidence: calibration error %.2f%% on held-out rows the calibration was not fitted on (%s), the raw softmax's %.2f%%", shipped, how, raw))
 		if shipped >= raw {
@@ -349,7 +366,7 @@ func noveltyTells(nov [][]uint32, held [][]heldOut) (top, rest float64, ok bool)
 // Returned as expected calibration errors (percent) of the calibrated
 // confidence and of the raw softmax on the same rows; ok is false when
 // there are too few rows to calibrate.
-func statedECE(held [][]heldOut, kind foldKind, target float64) (shipped, raw float64, how string, ok bool) {
+func statedECE(held [][]heldOut, kind foldKind, target float64, classes int) (shipped, raw float64, how string, ok bool) {
 	var parts [][2][]heldOut // (fit on, measure on)
 	switch {
 	case kind == forwardFolds && len(held) > 1:
@@ -361,14 +378,14 @@ func statedECE(held [][]heldOut, kind foldKind, target float64) (shipped, raw fl
 		}
 		how = "each fold's groups under a calibration of the other folds'"
 	}
-	if shipped, raw, ok = crossECE(parts, target); ok {
+	if shipped, raw, ok = crossECE(parts, target, classes); ok {
 		return shipped, raw, how, true
 	}
 	var half [2][]heldOut
 	for i, h := range slices.Concat(held...) {
 		half[i%2] = append(half[i%2], h)
 	}
-	shipped, raw, ok = crossECE([][2][]heldOut{{half[1], half[0]}, {half[0], half[1]}}, target)
+	shipped, raw, ok = crossECE([][2][]heldOut{{half[1], half[0]}, {half[0], half[1]}}, target, classes)
 	return shipped, raw, "each half's rows under the other half's fit", ok
 }
 
@@ -376,11 +393,11 @@ func statedECE(held [][]heldOut, kind foldKind, target float64) (shipped, raw fl
 // confidences on the second's; the expected calibration errors, percent,
 // of all those confidences and of the raw softmax on the same rows. ok is
 // false without parts, or when one is too small to calibrate.
-func crossECE(parts [][2][]heldOut, target float64) (shipped, raw float64, ok bool) {
+func crossECE(parts [][2][]heldOut, target float64, classes int) (shipped, raw float64, ok bool) {
 	var conf, soft []float64
 	var correct []bool
 	for _, p := range parts {
-		cal := fitCalibration(p[0], target)
+		cal := fitCalibration(p[0], target, classes)
 		if cal == nil || len(p[1]) == 0 {
 			return 0, 0, false
 		}

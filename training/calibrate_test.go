@@ -29,7 +29,7 @@ func heldFrom(seed uint64, n int, acc func(float32) float64) []heldOut {
 func TestFitCalibration(t *testing.T) {
 	acc := func(m float32) float64 { return 0.5 + 0.5*(1-math.Exp(-2*float64(m))) }
 	held := heldFrom(3, 20000, acc)
-	cal := fitCalibration(held, 0.02)
+	cal := fitCalibration(held, 0.02, 2)
 	if cal == nil {
 		t.Fatal("no calibration")
 	}
@@ -73,14 +73,14 @@ func TestFitCalibrationIsotonic(t *testing.T) {
 		}
 		return 0.5 + 0.4*math.Min(1, float64(m))
 	}
-	cal := fitCalibration(heldFrom(4, 5000, acc), 0.02)
+	cal := fitCalibration(heldFrom(4, 5000, acc), 0.02, 2)
 	if cal == nil {
 		t.Fatal("no calibration")
 	}
 	if err := cal.Validate(false); err != nil {
 		t.Fatalf("not isotonic: %v (%+v)", err, cal)
 	}
-	if fitCalibration(heldFrom(5, minCalibrationRows-1, acc), 0.02) != nil {
+	if fitCalibration(heldFrom(5, minCalibrationRows-1, acc), 0.02, 2) != nil {
 		t.Error("calibrated on too few rows")
 	}
 	// All margins equal: one bin.
@@ -88,9 +88,51 @@ func TestFitCalibrationIsotonic(t *testing.T) {
 	for i := range same {
 		same[i] = heldOut{margin: 1, correct: i%4 != 0}
 	}
-	cal = fitCalibration(same, 0.02)
+	cal = fitCalibration(same, 0.02, 2)
 	if cal == nil || len(cal.Confidence) != 1 || cal.Confidence[0] != 191 || cal.MinConfidence != 0 {
 		t.Errorf("equal margins: %+v, want one bin of 191 (75%%), no threshold", cal)
+	}
+}
+
+// TestFitCalibrationChanceFloor: held-out rows whose low margins were
+// right less often than chance (a period where the model ranked the
+// classes wrongly) get chance, not their rate, in every bin but the lowest
+// margins' own; with more classes chance is lower and the rate stands.
+func TestFitCalibrationChanceFloor(t *testing.T) {
+	acc := func(m float32) float64 {
+		if m < 1 {
+			return 0.3
+		}
+		return 0.9
+	}
+	held := heldFrom(6, 20000, acc)
+	for _, tc := range []struct {
+		classes int
+		floor   uint8
+	}{{2, 128}, {4, 64}} {
+		cal := fitCalibration(held, 0.02, tc.classes)
+		if cal == nil {
+			t.Fatal("no calibration")
+		}
+		if err := cal.Validate(false); err != nil {
+			t.Fatal(err)
+		}
+		if got := uint8(chanceByte(tc.classes)); got != tc.floor {
+			t.Errorf("%d classes: chance byte %d, want %d", tc.classes, got, tc.floor)
+		}
+		// The rows below margin 1 were right 30% of the time.
+		low := cal.Confidence[cal.Bin(0.5)]
+		if want := max(tc.floor, 77); low < want-3 || low > want+3 {
+			t.Errorf("%d classes: margin 0.5 at %d/255, want about %d (chance %d, the rows' 30%% 77)", tc.classes, low, want, tc.floor)
+		}
+		for b, c := range cal.Confidence[1:] {
+			if c < tc.floor {
+				t.Errorf("%d classes: bin %d at %d/255, below chance %d", tc.classes, b+1, c, tc.floor)
+			}
+		}
+		if hi := cal.Confidence[cal.Bin(3)]; hi < 225 || hi > 235 {
+			t.Errorf("%d classes: margin 3 at %d/255, want about 230 (90%%)", tc.classes, hi)
+		}
 	}
 }
 
@@ -223,11 +265,11 @@ func TestHeldOutECE(t *testing.T) {
 	for i := range held {
 		held[i].soft = 0.99
 	}
-	shipped, raw, how, ok := statedECE([][]heldOut{held}, sampleFolds, 0.02)
+	shipped, raw, how, ok := statedECE([][]heldOut{held}, sampleFolds, 0.02, 2)
 	if !ok || shipped > 3 || raw < 15 || how != "each half's rows under the other half's fit" {
 		t.Errorf("held-out ECE %.2f%% (want ≤ 3), softmax %.2f%% (want ≥ 15), ok %v, %s", shipped, raw, ok, how)
 	}
-	if _, _, _, ok := statedECE([][]heldOut{held[:2*minCalibrationRows-2]}, sampleFolds, 0.02); ok {
+	if _, _, _, ok := statedECE([][]heldOut{held[:2*minCalibrationRows-2]}, sampleFolds, 0.02, 2); ok {
 		t.Error("a figure from halves too small to calibrate")
 	}
 }
@@ -241,15 +283,15 @@ func TestCalibrationStatedForward(t *testing.T) {
 	sure := func(float32) float64 { return 0.97 }
 	unsure := func(float32) float64 { return 0.70 }
 	held := [][]heldOut{heldFrom(7, 1500, sure), heldFrom(8, 1500, sure), heldFrom(9, 1500, unsure)}
-	shipped, _, how, ok := statedECE(held, forwardFolds, 0.02)
+	shipped, _, how, ok := statedECE(held, forwardFolds, 0.02, 2)
 	if !ok || shipped < 20 || how != "the latest fold under a calibration of the earlier ones" {
 		t.Errorf("forward stated ECE %.2f%% (%s), want ≥ 20: the earlier folds' 97%% on a 70%% period", shipped, how)
 	}
-	halves, _, _, _ := statedECE([][]heldOut{slices.Concat(held...)}, sampleFolds, 0.02)
+	halves, _, _, _ := statedECE([][]heldOut{slices.Concat(held...)}, sampleFolds, 0.02, 2)
 	if halves > 5 {
 		t.Errorf("halves of the same rows: %.2f%%, expected small (that is what hides drift)", halves)
 	}
-	if _, _, how, ok := statedECE(held, groupFolds, 0.02); !ok || how != "each fold's groups under a calibration of the other folds'" {
+	if _, _, how, ok := statedECE(held, groupFolds, 0.02, 2); !ok || how != "each fold's groups under a calibration of the other folds'" {
 		t.Errorf("grouped: %s %v", how, ok)
 	}
 }
@@ -259,7 +301,7 @@ func TestCalibrationStatedForward(t *testing.T) {
 // (Laplace's rule on their fewer rows, and at least a byte below), so that
 // the minimum confidence can still make them unknown.
 func TestCalibrationKeepsLowestBin(t *testing.T) {
-	cal := fitCalibration(heldFrom(11, 2000, func(float32) float64 { return 1 }), 0.02)
+	cal := fitCalibration(heldFrom(11, 2000, func(float32) float64 { return 1 }), 0.02, 2)
 	if len(cal.Confidence) != 2 || cal.Confidence[0] >= cal.Confidence[1] || cal.MinConfidence != cal.Confidence[1] {
 		t.Fatalf("calibration %+v: want two bins, the lowest below, and the minimum confidence at the second", cal)
 	}
@@ -283,7 +325,7 @@ func TestCalibrationNeverCertain(t *testing.T) {
 		}
 		return 0.6
 	})
-	cal := fitCalibration(held, 0.02)
+	cal := fitCalibration(held, 0.02, 2)
 	if top := cal.Confidence[len(cal.Confidence)-1]; top == 255 || top < 250 {
 		t.Errorf("top bin %d/255: want below 255, near it", top)
 	}
