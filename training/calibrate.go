@@ -201,11 +201,11 @@ func fitCalibration(held []heldOut, target float64, classes int) *inference.Cali
 // classes as their probabilities do, that class's probability is at least
 // 1/classes at every margin. A bin the held-out rows put below chance says
 // the model's answers there were worse than a guess — on a recording, a
-// period where its ranking was wrong (eeg-eye-state's latest fold, 100% of
-// one class where the earlier minutes had 0%) — and a wrong ranking is not
-// a rate that carries forward: the next period's answers there were at
-// chance (eeg-eye-state's test minutes: 50.3% right in a bin the folds
-// put at 46.3%).
+// period where its ranking was wrong (eeg-eye-state: the training rows'
+// common class is every row of its first fold and none of its latest) —
+// and a wrong ranking is not a rate that carries forward: the next
+// period's answers there were at chance (eeg-eye-state's test minutes:
+// 50.3% right in a bin the folds put at 46.3%).
 func chanceByte(classes int) float64 {
 	return math.Ceil(255 / float64(max(classes, 1)))
 }
