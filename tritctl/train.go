@@ -64,6 +64,7 @@ type trainFlags struct {
 	synth      syntheticFlags
 	out        string
 	force      bool
+	cpuProfile string
 	test       string
 	p          int
 	budget     int
@@ -158,6 +159,7 @@ bundle predicts what was evaluated here.`,
 	fl.IntVar(&f.workers, "workers", 0, "goroutines (0: all cores)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of text")
 	fl.BoolVar(&f.verbose, "verbose", false, "also list every candidate the search scored (in --json, the search array)")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file, for 'go tool pprof' (where the search spends its time: docs/BENCHMARKS.md)")
 	return cmd
 }
 
@@ -172,7 +174,22 @@ const minAgentHelp = "oldest agent version (major.minor.patch) that may run the 
 // of live data.
 const trainGCPercent = 50
 
-func runTrain(e *env, f *trainFlags, args []string) error {
+func runTrain(e *env, f *trainFlags, args []string) (err error) {
+	if f.cpuProfile != "" {
+		stop, perr := startCPUProfile(f.cpuProfile)
+		if perr != nil {
+			return perr
+		}
+		defer func() {
+			if serr := stop(); err == nil {
+				err = serr
+			}
+		}()
+	}
+	return train(e, f, args)
+}
+
+func train(e *env, f *trainFlags, args []string) error {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(trainGCPercent))
 	}
