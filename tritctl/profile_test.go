@@ -2,6 +2,7 @@ package tritctl
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,9 @@ import (
 // not the training succeeds, and a file that cannot be created is a clear
 // error before any work.
 func TestTrainCPUProfile(t *testing.T) {
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		t.Skip("go test -cpuprofile profiles this process already; a process has one CPU profile")
+	}
 	dir := t.TempDir()
 	train, model, prof := filepath.Join(dir, "train.csv"), filepath.Join(dir, "m.trit"), filepath.Join(dir, "cpu.pprof")
 	writeCSV(t, train, 600, 1)
