@@ -96,31 +96,13 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 		}
 		sr.preps[i].stopOn = f.val
 	}
-	// No structure asks for more trees than some fold found worth
-	// boosting (stopping early on its held-out rows): boosted[depth] is
-	// the most trees of that depth any fold boosts, up to the most any
-	// structure asks for. The latest fold is boosted that far first; if it
-	// gets there, so does the most, and the other folds boost only as
-	// many trees as the rounds use (each round on from the last, so the
-	// trees are those of one run). Otherwise every fold is boosted as far.
 	most := map[int]int{}
 	for _, s := range structures {
 		most[s.Depth] = max(most[s.Depth], s.Trees)
 	}
-	boosted := map[int]int{}
-	for depth, n := range most {
-		if n == 0 {
-			continue
-		}
-		for k := len(folds) - 1; k >= 0; k-- {
-			if _, err := sr.preps[k].trees(depth, n, c.Seed); err != nil {
-				return err
-			}
-			boosted[depth] = max(boosted[depth], sr.preps[k].boosted(depth))
-			if boosted[depth] == n {
-				break
-			}
-		}
+	boosted, err := sr.treeCaps(most)
+	if err != nil {
+		return err
 	}
 	noted := map[int]bool{}
 	for i, s := range structures {
@@ -234,6 +216,45 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 	}
 	res.Warnings = append(res.Warnings, validationWarnings(best.sel, ds.Classes, valRows)...)
 	return nil
+}
+
+// treeCaps boosts the folds' trees of each depth far enough to know the
+// most trees any structure may ask for: no structure asks for more trees
+// than some fold found worth boosting (stopping early on its held-out
+// rows). most[depth] is the most trees of that depth any structure asks
+// for; the cap is the most any fold boosts, up to that.
+//
+// The cap is the same whichever fold is boosted first, and once one gets
+// to most[depth] no other fold can raise it: the folds are boosted in
+// order of their training rows, fewest first, each only if every one
+// before it stopped early. The others then boost only as many trees as the rounds
+// use (each round on from the last, so the trees are those of one run).
+// The fold with the fewest rows is the cheapest to boost trees the rounds
+// may never fit (drift128: the earliest fold's 14,000 rows, not the
+// latest's 18,000; weather-aus: one fold to 1,024 depth-2 trees where the
+// latest, boosted first, stopped at 174 and the next at 406).
+func (sr *searcher) treeCaps(most map[int]int) (map[int]int, error) {
+	order := make([]int, len(sr.folds))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return sr.folds[a].train.N - sr.folds[b].train.N })
+	caps := map[int]int{}
+	for depth, n := range most {
+		if n == 0 {
+			continue
+		}
+		for _, k := range order {
+			if _, err := sr.preps[k].trees(depth, n, sr.c.Seed); err != nil {
+				return nil, err
+			}
+			caps[depth] = max(caps[depth], sr.preps[k].boosted(depth))
+			if caps[depth] == n {
+				break
+			}
+		}
+	}
+	return caps, nil
 }
 
 // evaluate fits every candidate at size sz on each fold, scores it on the

@@ -522,3 +522,77 @@ func TestSearchSkipsFullCountWhenPrefixesLevel(t *testing.T) {
 		t.Errorf("no finalist's full count was skipped (%d fitted): the data no longer exercise the rule", fitted)
 	}
 }
+
+// The search's tree caps are what every fold boosted alone to the most
+// trees asked for would give (the most any fold boosts), and they are found
+// by boosting the fold with the fewest training rows first: when it gets to
+// the count asked for, no other fold is boosted before the rounds.
+func TestTreeCapsFewestRowsFirst(t *testing.T) {
+	ds := additiveSeries(3000, 8, 7)
+	c, err := (&Config{Seed: 3}).withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds, _, err := c.validationPlan(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(folds) < 2 {
+		t.Fatalf("%d folds: want several", len(folds))
+	}
+	fewest := 0
+	for k, f := range folds {
+		if f.train.N < folds[fewest].train.N {
+			fewest = k
+		}
+	}
+	prepared := func() []*prepared {
+		preps := make([]*prepared, len(folds))
+		for k, f := range folds {
+			if preps[k], err = prepare(f.train, c.fitScaler(f.train)); err != nil {
+				t.Fatal(err)
+			}
+			preps[k].stopOn = f.val
+		}
+		return preps
+	}
+	reachedAll, stoppedFirst := false, false
+	for _, n := range []int{32, 2048} {
+		for _, depth := range []int{2, 6} {
+			// Every fold boosted alone as far as n.
+			alone, want := prepared(), 0
+			for k := range folds {
+				if _, err := alone[k].trees(depth, n, c.Seed); err != nil {
+					t.Fatal(err)
+				}
+				want = max(want, alone[k].boosted(depth))
+			}
+			sr := &searcher{c: &c, ds: ds, folds: folds, preps: prepared()}
+			caps, err := sr.treeCaps(map[int]int{depth: n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if caps[depth] != want {
+				t.Errorf("depth %d, n %d: cap %d, want %d (the most any fold boosts alone)", depth, n, caps[depth], want)
+			}
+			first := alone[fewest].boosted(depth)
+			t.Logf("depth %d, n %d: the fewest rows' fold boosts %d, cap %d", depth, n, first, caps[depth])
+			for k := range folds {
+				got := sr.preps[k].boosted(depth)
+				switch {
+				case k == fewest && got != first:
+					t.Errorf("depth %d, n %d: fold %d (the fewest rows) boosted %d trees, want %d", depth, n, k, got, first)
+				case k != fewest && first == n && got != 0:
+					t.Errorf("depth %d, n %d: fold %d boosted %d trees, though the fold with the fewest rows got to %d", depth, n, k, got, n)
+				case k != fewest && first < n && got != alone[k].boosted(depth) && caps[depth] < n:
+					t.Errorf("depth %d, n %d: fold %d boosted %d trees, want %d (no fold got to %d)", depth, n, k, got, alone[k].boosted(depth), n)
+				}
+			}
+			reachedAll = reachedAll || first == n
+			stoppedFirst = stoppedFirst || first < n
+		}
+	}
+	if !reachedAll || !stoppedFirst {
+		t.Errorf("the fewest rows' fold reached the count asked for: %v, stopped early: %v; want both cases", reachedAll, stoppedFirst)
+	}
+}
