@@ -227,12 +227,12 @@ func search(ds *data.Dataset, c *Config, structures []Structure, res *Result) er
 // The cap is the same whichever fold is boosted first, and once one gets
 // to most[depth] no other fold can raise it: the folds are boosted in
 // order of their training rows, fewest first, each only if every one
-// before it stopped early. The others then boost only as many trees as the rounds
-// use (each round on from the last, so the trees are those of one run).
-// The fold with the fewest rows is the cheapest to boost trees the rounds
-// may never fit (drift128: the earliest fold's 14,000 rows, not the
-// latest's 18,000; weather-aus: one fold to 1,024 depth-2 trees where the
-// latest, boosted first, stopped at 174 and the next at 406).
+// before it stopped early. The others then boost only as many trees as
+// the rounds use (each round on from the last, so the trees are those of
+// one run). The fold with the fewest rows is the cheapest to boost trees
+// the rounds may never fit (drift128: the earliest fold's 14,000 rows,
+// not the latest's 18,000; weather-aus: its smallest fold gets to 1,024
+// depth-2 trees, where the latest stops at 174 and the next at 406).
 func (sr *searcher) treeCaps(most map[int]int) (map[int]int, error) {
 	order := make([]int, len(sr.folds))
 	for k := range order {
