@@ -546,7 +546,7 @@ func TestTreeCapsFewestRowsFirst(t *testing.T) {
 			fewest = k
 		}
 	}
-	prepared := func() []*prepared {
+	newPreps := func() []*prepared {
 		preps := make([]*prepared, len(folds))
 		for k, f := range folds {
 			if preps[k], err = prepare(f.train, c.fitScaler(f.train)); err != nil {
@@ -560,14 +560,14 @@ func TestTreeCapsFewestRowsFirst(t *testing.T) {
 	for _, n := range []int{32, 2048} {
 		for _, depth := range []int{2, 6} {
 			// Every fold boosted alone as far as n.
-			alone, want := prepared(), 0
+			alone, want := newPreps(), 0
 			for k := range folds {
 				if _, err := alone[k].trees(depth, n, c.Seed); err != nil {
 					t.Fatal(err)
 				}
 				want = max(want, alone[k].boosted(depth))
 			}
-			sr := &searcher{c: &c, ds: ds, folds: folds, preps: prepared()}
+			sr := &searcher{c: &c, ds: ds, folds: folds, preps: newPreps()}
 			caps, err := sr.treeCaps(map[int]int{depth: n})
 			if err != nil {
 				t.Fatal(err)
