@@ -77,10 +77,13 @@ test-deps:
 test-scripts:
 	@scripts/test-scripts.sh
 
+# vet: gofmt, go vet and staticcheck (the version go.mod's tool directive
+# pins; its default checks, none turned off).
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 # Unit tests never read the real datasets (TRIT_DATA empty): those runs
 # take many minutes and are test-accuracy's. Four packages' tests at once

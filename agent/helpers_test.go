@@ -410,20 +410,6 @@ func (f *fleet) terminal(c *wire.Command, d time.Duration) *wire.Event {
 	return got
 }
 
-// lastState returns the newest state received: highest session, and within
-// a session the last one (an offline state ends a session).
-func (f *fleet) lastState() *wire.State {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var s *wire.State
-	for _, st := range f.states {
-		if s == nil || st.Session > s.Session || (st.Session == s.Session && (st.Online == s.Online || !st.Online)) {
-			s = st
-		}
-	}
-	return s
-}
-
 // lastBoot is the boot number of the newest agent process whose state
 // arrived so far (0: none): telemetry with a higher Boot is from a process
 // started after it.

@@ -188,18 +188,17 @@ func AuditCheckpoints(tx Tx) ([]AuditHead, error) {
 
 // AuditReport is what VerifyAudit found.
 type AuditReport struct {
-	Head        AuditHead   `json:"head"`
-	Records     uint64      `json:"records"`
-	Checkpoints int         `json:"checkpoints"`
-	Latest      *AuditHead  `json:"latest_checkpoint,omitempty"`
-	Given       int         `json:"given_checkpoints,omitempty"` // checkpoints from outside the store checked too
-	Broken      uint64      `json:"broken,omitempty"`            // the first broken record's sequence; 0: none named
-	Problems    []string    `json:"problems,omitempty"`          // what is wrong, at most maxAuditProblems
-	Notes       []string    `json:"notes,omitempty"`             // what is not covered, and why
-	Checked     time.Time   `json:"checked"`
-	Keys        []string    `json:"keys,omitempty"` // the public keys checked against (hex)
-	more        int         // problems beyond the bound
-	checkpoints []AuditHead // stored and given, oldest first
+	Head        AuditHead  `json:"head"`
+	Records     uint64     `json:"records"`
+	Checkpoints int        `json:"checkpoints"`
+	Latest      *AuditHead `json:"latest_checkpoint,omitempty"`
+	Given       int        `json:"given_checkpoints,omitempty"` // checkpoints from outside the store checked too
+	Broken      uint64     `json:"broken,omitempty"`            // the first broken record's sequence; 0: none named
+	Problems    []string   `json:"problems,omitempty"`          // what is wrong, at most maxAuditProblems
+	Notes       []string   `json:"notes,omitempty"`             // what is not covered, and why
+	Checked     time.Time  `json:"checked"`
+	Keys        []string   `json:"keys,omitempty"` // the public keys checked against (hex)
+	more        int        // problems beyond the bound
 }
 
 // OK reports whether nothing is wrong.

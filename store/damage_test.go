@@ -28,7 +28,6 @@ func realDB(t *testing.T) (string, string) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	var hashes []string
 	for i := range 12 {
 		data := make([]byte, 1000+rng.IntN(9000))
 		for j := range data {
@@ -38,7 +37,6 @@ func realDB(t *testing.T) (string, string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hashes = append(hashes, h)
 		if err := db.Activate(h, SlotMeta{ModelID: "vib", Release: uint64(i + 1), RolloutID: "r", Seq: uint64(i + 1)}); err != nil {
 			t.Fatal(err)
 		}

@@ -412,20 +412,3 @@ func crossECE(parts [][2][]heldOut, target float64, classes int) (shipped, raw f
 	}
 	return ece(conf, correct), ece(soft, correct), true
 }
-
-// sortHeld orders held-out predictions by margin (ties: wrong first), for
-// tests and reports.
-func sortHeld(h []heldOut) {
-	slices.SortFunc(h, func(a, b heldOut) int {
-		if c := cmp.Compare(a.margin, b.margin); c != 0 {
-			return c
-		}
-		switch {
-		case a.correct == b.correct:
-			return 0
-		case !a.correct:
-			return -1
-		}
-		return 1
-	})
-}

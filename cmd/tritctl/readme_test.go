@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -147,7 +146,7 @@ func logTimes(t *testing.T, out string) {
 	for i := 0; i+1 < len(ms); i++ {
 		a, _ := strconv.ParseFloat(ms[i][1], 64)
 		b, _ := strconv.ParseFloat(ms[i+1][1], 64)
-		t.Log(fmt.Sprintf("%6.1f s  %s", b-a, ms[i][2]))
+		t.Logf("%6.1f s  %s", b-a, ms[i][2])
 	}
 }
 

@@ -69,7 +69,6 @@ func (r *reader) u64(what string) uint64 {
 }
 
 func (r *reader) f32(what string) float32 { return math.Float32frombits(r.u32(what)) }
-func (r *reader) f64(what string) float64 { return math.Float64frombits(r.u64(what)) }
 
 // uvarint reads a minimally encoded uvarint (at most 10 bytes, no trailing
 // zero group), so every value has exactly one encoding.

@@ -48,7 +48,10 @@ func (e *Error) Error() string {
 func DecodeError(file string, err error) *Error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return &Error{File: file, Line: max(pe.Position.Line, pe.Line), Key: pe.LastKey, Msg: pe.Message}
+		// Position.Line, not the deprecated ParseError.Line: toml sets
+		// that to the item's length for some errors (a number out of
+		// range on line 4 read as line 35).
+		return &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
 	}
 	// Type mismatches come as text: toml: line N (last key "K"): message.
 	e := &Error{File: file, Msg: strings.TrimPrefix(err.Error(), "toml: ")}

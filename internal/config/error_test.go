@@ -23,6 +23,8 @@ func TestDecodeError(t *testing.T) {
 		{"x = 1\n[models\n", `f.toml:3: expected '.' or ']' to end table name, but got '\n' instead`},
 		{"tick = \"1s\"\nmodels = 5\n", `f.toml:2: models: type mismatch for struct { Dir string "toml:\"dir\"" }: expected table but found int64`},
 		{"a = \"x\\", `f.toml: a: invalid escape in string …`}, // no line from toml; no panic
+		// toml's deprecated ParseError.Line holds the number's length here.
+		{"tick = \"1s\"\n\n\nx = 99999999999999999999999999999999999\n", `f.toml:4: x: 99999999999999999999999999999999999 is out of range for int64`},
 	} {
 		var v conf
 		_, err := toml.Decode(c.text, &v)

@@ -313,7 +313,7 @@ func testUpdateAtomic(t *testing.T, db store.Database) {
 	// ignores does not spoil the rest of it.
 	err = db.Update(func(tx store.Tx) error {
 		if err := tx.Delete(store.FleetDevices, "missing"); !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("Delete of a missing key in a tx = %v, want ErrNotFound", err)
+			return fmt.Errorf("tx.Delete of a missing key = %v, want ErrNotFound", err)
 		}
 		return tx.Put(store.FleetDevices, "c", doc{N: 3})
 	})
@@ -332,7 +332,7 @@ func testUpdateReadsOwnWrites(t *testing.T, db store.Database) {
 		}
 		var d doc
 		if ok, err := tx.Get(store.FleetDevices, "x", &d); err != nil || !ok || d.N != 5 {
-			return fmt.Errorf("Get inside the writing tx = %+v, %v, %v", d, ok, err)
+			return fmt.Errorf("tx.Get inside the writing tx = %+v, %v, %v", d, ok, err)
 		}
 		var seen []string
 		if err := tx.ForEach(store.FleetDevices, func(k string, _ []byte) error { seen = append(seen, k); return nil }); err != nil {
@@ -345,7 +345,7 @@ func testUpdateReadsOwnWrites(t *testing.T, db store.Database) {
 			return err
 		}
 		if ok, err := tx.Get(store.FleetDevices, "x", &d); ok || err != nil {
-			return fmt.Errorf("Get after Delete in the tx = %v, %v", ok, err)
+			return fmt.Errorf("tx.Get after tx.Delete = %v, %v", ok, err)
 		}
 		return tx.Put(store.FleetDevices, "y", doc{N: 6})
 	})
@@ -499,7 +499,7 @@ func testViewSnapshot(t *testing.T, db store.Database) {
 			return err
 		}
 		if a.N != 1 || b.N != 1 {
-			return fmt.Errorf("View saw a %d, b %d; want 1, 1 (a snapshot from before the write)", a.N, b.N)
+			return fmt.Errorf("a View saw a %d, b %d; want 1, 1 (a snapshot from before the write)", a.N, b.N)
 		}
 		return nil
 	})

@@ -89,7 +89,7 @@ type ternaryModel struct{ m *inference.Model }
 func (t ternaryModel) Classes() []string { return t.m.Classes() }
 func (t ternaryModel) NumFeatures() int  { return t.m.NumFeatures() }
 func (t ternaryModel) NewPredictor() Predictor {
-	return ternaryPredictor{t.m}
+	return ternaryPredictor(t)
 }
 
 // ternaryPredictor needs no scratch of its own: inference.Model pools its

@@ -109,16 +109,3 @@ func fields(dst [][]byte, line []byte) [][]byte {
 		i = j
 	}
 }
-
-// splitFields appends the sep-separated fields of line to dst, each trimmed
-// of surrounding white space.
-func splitFields(dst [][]byte, line, sep []byte) [][]byte {
-	for {
-		i := bytes.Index(line, sep)
-		if i < 0 {
-			return append(dst, trimSpace(line))
-		}
-		dst = append(dst, trimSpace(line[:i]))
-		line = line[i+len(sep):]
-	}
-}

@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,12 +58,10 @@ func findBinary() (string, error) {
 		}
 		return p, nil
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
+	// go test puts its own GOROOT/bin first on the PATH of the tests it
+	// runs (since Go 1.19), so "go" is the go that runs them.
 	var stderr strings.Builder
-	cmd := exec.Command(goBin, "tool", "-n", "nats-server")
+	cmd := exec.Command("go", "tool", "-n", "nats-server")
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
