@@ -42,9 +42,10 @@ FUZZ_TARGETS ?= \
 # not durations, so a loaded machine does the same work (and with
 # GOTOOLCHAIN=local, Go 1.26's coordinator can report a spurious "context
 # deadline exceeded" when a -fuzztime duration expires: golang/go#75804,
-# fixed in the Go 1.27 make uses). Go counts the executions spent minimising new inputs
-# against the budget, so minimising is capped by a count too (100 calls an
-# input): with 1 s an input, FuzzDecode spent 10 of its 14 s minimising.
+# fixed in the Go 1.27 make uses). Go counts the executions spent
+# minimising new inputs against the budget, so minimising is capped by a
+# count too (100 calls an input): with 1 s an input, FuzzDecode spent 10
+# of its 14 s minimising.
 # 20,000 executions a target keep the whole fuzz step to a few minutes on 2
 # cores (README); fuzz longer with e.g. `make fuzz FUZZTIME=1000000x`, and
 # minimise a crasher further with FUZZMINIMIZETIME=10000x. The seed corpora

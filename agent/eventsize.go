@@ -10,11 +10,12 @@ import (
 const maxReason = 1024
 
 // marshalEvent encodes ev within wire.MaxEventSize, shortening its reason
-// as far as needed. JSON writes '<', '>' and '&' and a byte that is not
-// UTF-8 as six bytes each (\u003c, \ufffd), so a reason of maxReason bytes
-// can encode to 6 KiB; the fleet refuses an event above the cap, and
-// the publisher, whose own DecodeEvent then fails too, would send it once
-// as a plain message and delete it unacknowledged: the job's event lost.
+// as far as needed. JSON writes '<', '>' and '&' as six bytes each
+// (\u003c), and a byte that is not UTF-8 as three (U+FFFD) or, before Go
+// 1.27, six (\ufffd), so a reason of maxReason bytes can encode to 6 KiB;
+// the fleet refuses an event above the cap, and the publisher, whose own
+// DecodeEvent then fails too, would send it once as a plain message and
+// delete it unacknowledged: the job's event lost.
 func marshalEvent(ev *wire.Event) ([]byte, error) {
 	ev.Reason = cutText(ev.Reason, maxReason)
 	payload, err := ev.Marshal()
