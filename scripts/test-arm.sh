@@ -6,7 +6,10 @@
 # amd64, so a pass means bit-identical results; store's run its document
 # codec and bbolt on 32- and 64-bit ARM. TRIT_TEST_EXEC tells the tests
 # that start the test binary again (store's crash tests) to start it under
-# the emulator as well.
+# the emulator as well. CGO_ENABLED=0 and -trimpath are scripts/dist.sh's
+# flags: the standard library and the dependencies compiled here for each
+# ARM target are then the ones the Debian packages' builds reuse (a cold
+# build of trit-agent for arm64 after this step: 15 s instead of 51 s).
 set -euo pipefail
 pkgs=${ARM_PKGS:-./inference/... ./store}
 status=0
@@ -16,7 +19,7 @@ for target in arm64: arm:6 arm:7; do
   [ "$arch" = arm ] && qemu=qemu-arm-static
   label="linux/$arch${goarm:+ GOARM=$goarm}"
   echo "== $label (under $qemu)"
-  if ! TRIT_TEST_EXEC=$qemu GOOS=linux GOARCH=$arch GOARM=$goarm go test -count=1 -exec "$qemu" $pkgs; then
+  if ! TRIT_TEST_EXEC=$qemu CGO_ENABLED=0 GOOS=linux GOARCH=$arch GOARM=$goarm go test -count=1 -trimpath -exec "$qemu" $pkgs; then
     echo "FAILED on $label" >&2
     status=1
   fi
