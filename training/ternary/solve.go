@@ -178,7 +178,8 @@ type solver struct {
 	// changed, and the buffer is reused.
 	bandPairs []bandPairs
 
-	inc []incTable // addColumn's increment tables, by delta
+	inc  []incTable // addColumn's increment tables, by delta
+	hits []uint64   // addColumn512's zone masks, a word each
 }
 
 // bandPairs are the band samples' loss table entries for a move of size
@@ -328,6 +329,10 @@ func (s *solver) addColumn(j int, delta int32) {
 	col := s.z.Col(j)
 	m := s.m
 	y := s.y[:len(col)]
+	if useAVX512 && len(m) >= 64 {
+		s.addColumnBatched(col, y, delta)
+		return
+	}
 	if !s.useActive || s.active == nil {
 		var tab *[256][8]int32
 		if useAVX2 {
@@ -381,6 +386,61 @@ func (s *solver) addColumn(j int, delta int32) {
 		for ; hit != 0; hit &= hit - 1 {
 			b := bits.TrailingZeros64(hit)
 			nw := mm[b]
+			old := nw + delta
+			if c>>b&1 == 1 {
+				old = nw - delta
+			}
+			s.cross(base+b, old, nw)
+		}
+	}
+}
+
+// addColumnBatched is addColumn's loops with addColumn512 (AVX-512) for
+// the full words: first every word's change to sumDeep, then the margins and
+// zone masks of all full words in one call, then the last word's in Go,
+// then the zone's samples word by word, in the order addColumn's loop
+// takes them. A word's deep bits change only when its own zone samples
+// cross, so counting them first sees what the loop saw; sumDeep is an
+// integer sum. The same margins, sets and sums (TestSolveMatchesReference
+// runs whichever path the CPU takes; TestAddColumn512 compares the two).
+func (s *solver) addColumnBatched(col, y []uint64, delta int32) {
+	m := s.m
+	full := len(m) / 64
+	if cap(s.hits) < len(col) {
+		s.hits = make([]uint64, len(col))
+	}
+	hits := s.hits[:len(col)]
+	var zlo int32
+	var zw uint32
+	if s.useActive && s.active != nil {
+		ad := max(delta, -delta)
+		zlo = s.zeroFrom - 2*s.maxMult - ad
+		zw = uint32(4*s.maxMult + 2*ad)
+		if s.deep != nil {
+			deep := s.deep[:len(col)]
+			s.bandStale = true
+			for wi, dw := range deep {
+				if dw != 0 {
+					c := ^(col[wi] ^ y[wi])
+					s.sumDeep += int64(delta) * int64(2*bits.OnesCount64(dw&c)-bits.OnesCount64(dw))
+				}
+			}
+		}
+	}
+	addColumn512(&m[0], &col[0], &y[0], full, delta, zlo, zw, &hits[0])
+	if full < len(col) {
+		c := ^(col[full] ^ y[full])
+		hits[full] = addWord(m[full*64:], c, s.incTable(delta), zlo, zw)
+	}
+	if zw == 0 {
+		return
+	}
+	for wi, hit := range hits {
+		base := wi * 64
+		c := ^(col[wi] ^ y[wi])
+		for ; hit != 0; hit &= hit - 1 {
+			b := bits.TrailingZeros64(hit)
+			nw := m[base+b]
 			old := nw + delta
 			if c>>b&1 == 1 {
 				old = nw - delta
@@ -713,9 +773,12 @@ func (s *solver) lowerTrial(j int, d1, d2 int32) (float64, float64) {
 	y := s.y[:len(col)]
 	deep := s.deep[:len(col)]
 	pos := 0
-	if useAVX2 && len(col) > 0 {
+	switch {
+	case usePopcnt512 && len(col) > 0:
+		pos = deepAgree512(&deep[0], &col[0], &y[0], len(col))
+	case useAVX2 && len(col) > 0:
 		pos = deepAgreeAVX2(&deep[0], &col[0], &y[0], len(col))
-	} else {
+	default:
 		for w, zw := range col {
 			pos += bits.OnesCount64(deep[w] &^ (zw ^ y[w])) // deep, y_i z_ij = +1
 		}

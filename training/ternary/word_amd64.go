@@ -6,6 +6,15 @@ import "golang.org/x/sys/cpu"
 // (nothing assigns it).
 var useAVX2 = cpu.X86.HasAVX2
 
+// useAVX512 selects addColumn512 for addColumn's full words, and
+// usePopcnt512 deepAgree512 for lowerTrial's count, once at start
+// (nothing assigns them). x/sys/cpu reports AVX-512 only where the
+// operating system saves its registers.
+var (
+	useAVX512    = cpu.X86.HasAVX512F
+	usePopcnt512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VPOPCNTDQ
+)
+
 // addWord64AVX2 is addWord for a full word of 64 margins, in AVX2 (eight
 // int32 additions and zone tests at a time): the same integers, so the
 // same margins and mask (TestAddWordAVX2).
@@ -21,3 +30,19 @@ func addWord64AVX2(mm *[64]int32, c uint64, tab *[256][8]int32, zlo int32, zw ui
 //
 //go:noescape
 func deepAgreeAVX2(deep, col, y *uint64, n int) int
+
+// addColumn512 is addWord over words full words of 64 margins at m, the
+// sign bits ^(col[w] ^ y[w]) and the increments ±delta computed in
+// AVX-512 (sixteen margins at a time) instead of read from a table; the
+// zone mask of word w goes to hits[w]. The same integers, so the same
+// margins and masks (TestAddColumn512). The caller guarantees words
+// words of col, y and hits and 64·words margins. No bounds checks.
+//
+//go:noescape
+func addColumn512(m *int32, col, y *uint64, words int, delta, zlo int32, zw uint32, hits *uint64)
+
+// deepAgree512 is deepAgreeAVX2 eight words at a time with AVX-512's
+// VPOPCNTQ: the same count (TestDeepAgree512).
+//
+//go:noescape
+func deepAgree512(deep, col, y *uint64, n int) int

@@ -107,3 +107,121 @@ total:
 	VZEROUPPER
 	MOVQ         AX, ret+32(FP)
 	RET
+
+// One 16-margin chunk of addColumn512: the margins at off(DI), the sign
+// bits in R10's low 16 (shifted out after), the zone mask ORed into R12
+// at bit sh.
+#define ADDCHUNK(off, sh) \
+	KMOVW     R10, K1; \
+	VMOVDQU32 off(DI), Z0; \
+	VPBLENDMD Z1, Z2, K1, Z5; \
+	VPADDD    Z5, Z0, Z6; \
+	VMOVDQU32 Z6, off(DI); \
+	VPSUBD    Z3, Z0, Z7; \
+	VPCMPUD   $1, Z4, Z7, K2; \
+	KMOVW     K2, R11; \
+	SHLQ      $sh, R11; \
+	ORQ       R11, R12; \
+	SHRQ      $16, R10
+
+// func addColumn512(m *int32, col, y *uint64, words int, delta, zlo int32, zw uint32, hits *uint64)
+//
+// addWord for words full words of 64 margins, sixteen at a time in
+// AVX-512: margin i += delta where bit i of ^(col ^ y) is set, else
+// −delta, and hits[w] gets the mask of word w's samples whose old margin
+// was in the zone [zlo, zlo+zw) (the unsigned distance, as addWord).
+TEXT ·addColumn512(SB), NOSPLIT, $0-56
+	MOVQ         m+0(FP), DI
+	MOVQ         col+8(FP), SI
+	MOVQ         y+16(FP), DX
+	MOVQ         words+24(FP), CX
+	MOVL         delta+32(FP), AX
+	MOVL         zlo+36(FP), BX
+	MOVL         zw+40(FP), R8
+	MOVQ         hits+48(FP), R9
+	MOVL         AX, X1
+	VPBROADCASTD X1, Z1        // +delta
+	NEGL         AX
+	MOVL         AX, X2
+	VPBROADCASTD X2, Z2        // −delta
+	MOVL         BX, X3
+	VPBROADCASTD X3, Z3        // zlo
+	MOVL         R8, X4
+	VPBROADCASTD X4, Z4        // zw
+
+word:
+	TESTQ CX, CX
+	JZ    done
+	MOVQ  (SI), R10
+	XORQ  (DX), R10
+	NOTQ  R10                  // c: bit set where y_i z_ij = +1
+	XORQ  R12, R12             // this word's zone mask
+	ADDCHUNK(0, 0)
+	ADDCHUNK(64, 16)
+	ADDCHUNK(128, 32)
+	ADDCHUNK(192, 48)
+	MOVQ  R12, (R9)
+	ADDQ  $256, DI
+	ADDQ  $8, SI
+	ADDQ  $8, DX
+	ADDQ  $8, R9
+	DECQ  CX
+	JMP   word
+
+done:
+	VZEROUPPER
+	RET
+
+// func deepAgree512(deep, col, y *uint64, n int) int
+//
+// deepAgreeAVX2 eight words at a time with VPOPCNTQ (AVX-512
+// VPOPCNTDQ); the words left over one at a time.
+TEXT ·deepAgree512(SB), NOSPLIT, $0-40
+	MOVQ   deep+0(FP), SI
+	MOVQ   col+8(FP), DI
+	MOVQ   y+16(FP), DX
+	MOVQ   n+24(FP), CX
+	VPXORQ Z0, Z0, Z0          // eight running counts
+	XORQ   AX, AX              // the leftover words' count
+
+eight:
+	CMPQ      CX, $8
+	JB        rest
+	VMOVDQU64 (DI), Z1
+	VPXORQ    (DX), Z1, Z1     // col ^ y
+	VPANDNQ   (SI), Z1, Z1     // deep &^ (col ^ y)
+	VPOPCNTQ  Z1, Z1
+	VPADDQ    Z1, Z0, Z0
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	ADDQ      $64, DX
+	SUBQ      $8, CX
+	JMP       eight
+
+rest:
+	TESTQ   CX, CX
+	JZ      sum
+	MOVQ    (DI), BX
+	XORQ    (DX), BX
+	NOTQ    BX
+	ANDQ    (SI), BX
+	POPCNTQ BX, BX
+	ADDQ    BX, AX
+	ADDQ    $8, SI
+	ADDQ    $8, DI
+	ADDQ    $8, DX
+	DECQ    CX
+	JMP     rest
+
+sum:
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDQ        Y1, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDQ        X1, X0, X0
+	VPSHUFD       $0x4e, X0, X1
+	VPADDQ        X1, X0, X0
+	MOVQ          X0, BX
+	ADDQ          BX, AX
+	VZEROUPPER
+	MOVQ          AX, ret+32(FP)
+	RET

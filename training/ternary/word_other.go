@@ -2,8 +2,12 @@
 
 package ternary
 
-// useAVX2 is false off amd64: addWord's Go loop runs.
-const useAVX2 = false
+// No SIMD off amd64: addWord's and lowerTrial's Go loops run.
+const (
+	useAVX2      = false
+	useAVX512    = false
+	usePopcnt512 = false
+)
 
 func addWord64AVX2(mm *[64]int32, c uint64, tab *[256][8]int32, zlo int32, zw uint32) uint64 {
 	panic("ternary: addWord64AVX2 without AVX2")
@@ -11,4 +15,12 @@ func addWord64AVX2(mm *[64]int32, c uint64, tab *[256][8]int32, zlo int32, zw ui
 
 func deepAgreeAVX2(deep, col, y *uint64, n int) int {
 	panic("ternary: deepAgreeAVX2 without AVX2")
+}
+
+func addColumn512(m *int32, col, y *uint64, words int, delta, zlo int32, zw uint32, hits *uint64) {
+	panic("ternary: addColumn512 without AVX-512")
+}
+
+func deepAgree512(deep, col, y *uint64, n int) int {
+	panic("ternary: deepAgree512 without AVX-512")
 }
