@@ -329,23 +329,15 @@ func (s *solver) addColumn(j int, delta int32) {
 	col := s.z.Col(j)
 	m := s.m
 	y := s.y[:len(col)]
-	if useAVX512 && len(m) >= 64 {
+	if (useAVX512 || useAVX2) && len(m) >= 64 {
 		s.addColumnBatched(col, y, delta)
 		return
 	}
 	if !s.useActive || s.active == nil {
-		var tab *[256][8]int32
-		if useAVX2 {
-			tab = s.incTable(delta)
-		}
 		for wi, zw := range col {
 			c := ^(zw ^ y[wi]) // bit set: y_i z_ij = +1
 			base := wi * 64
 			mm := m[base:min(base+64, len(m))]
-			if len(mm) == 64 && useAVX2 {
-				addWord64AVX2((*[64]int32)(mm), c, tab, 0, 0) // an empty zone: no mask wanted
-				continue
-			}
 			for b := range mm {
 				mm[b] += (int32(c>>b&1)*2 - 1) * delta
 			}
@@ -377,12 +369,7 @@ func (s *solver) addColumn(j int, delta int32) {
 		mm := m[base:min(base+64, len(m))]
 		// The samples in the zone are handled after the word, so that
 		// addWord makes no call and keeps its state in registers.
-		var hit uint64
-		if len(mm) == 64 && useAVX2 {
-			hit = addWord64AVX2((*[64]int32)(mm), c, tab, zlo, zw)
-		} else {
-			hit = addWord(mm, c, tab, zlo, zw)
-		}
+		hit := addWord(mm, c, tab, zlo, zw)
 		for ; hit != 0; hit &= hit - 1 {
 			b := bits.TrailingZeros64(hit)
 			nw := mm[b]
@@ -395,14 +382,16 @@ func (s *solver) addColumn(j int, delta int32) {
 	}
 }
 
-// addColumnBatched is addColumn's loops with addColumn512 (AVX-512) for
-// the full words: first every word's change to sumDeep, then the margins and
-// zone masks of all full words in one call, then the last word's in Go,
+// addColumnBatched is addColumn's loops with addColumn512 (AVX-512) or
+// addColumnAVX2 for the full words: first every word's change to sumDeep,
+// then the margins and zone masks of all full words in one call, then the
+// last word's in Go,
 // then the zone's samples word by word, in the order addColumn's loop
 // takes them. A word's deep bits change only when its own zone samples
 // cross, so counting them first sees what the loop saw; sumDeep is an
 // integer sum. The same margins, sets and sums (TestSolveMatchesReference
-// runs whichever path the CPU takes; TestAddColumn512 compares the two).
+// runs whichever path the CPU takes; TestAddColumn512 and
+// TestAddColumnAVX2 compare each kernel with addWord).
 func (s *solver) addColumnBatched(col, y []uint64, delta int32) {
 	m := s.m
 	full := len(m) / 64
@@ -427,7 +416,11 @@ func (s *solver) addColumnBatched(col, y []uint64, delta int32) {
 			}
 		}
 	}
-	addColumn512(&m[0], &col[0], &y[0], full, delta, zlo, zw, &hits[0])
+	if useAVX512 {
+		addColumn512(&m[0], &col[0], &y[0], full, delta, zlo, zw, &hits[0])
+	} else {
+		addColumnAVX2(&m[0], &col[0], &y[0], full, delta, zlo, zw, &hits[0])
+	}
 	if full < len(col) {
 		c := ^(col[full] ^ y[full])
 		hits[full] = addWord(m[full*64:], c, s.incTable(delta), zlo, zw)

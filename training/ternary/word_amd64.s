@@ -1,46 +1,5 @@
 #include "textflag.h"
 
-// func addWord64AVX2(mm *[64]int32, c uint64, tab *[256][8]int32, zlo int32, zw uint32) uint64
-TEXT ·addWord64AVX2(SB), NOSPLIT, $0-40
-	MOVQ mm+0(FP), DI
-	MOVQ c+8(FP), SI
-	MOVQ tab+16(FP), DX
-	MOVL zlo+24(FP), AX
-	MOVL zw+28(FP), BX
-	MOVL AX, X1
-	VPBROADCASTD X1, Y1        // zlo
-	XORL $0x80000000, BX
-	MOVL BX, X2
-	VPBROADCASTD X2, Y2        // zw with its sign bit flipped
-	MOVL $0x80000000, AX
-	MOVL AX, X3
-	VPBROADCASTD X3, Y3        // the sign bit
-	XORQ R8, R8                // hit
-	XORQ CX, CX                // q
-
-loop:
-	MOVQ      SI, R9
-	SHRQ      CX, R9
-	ANDQ      $0xff, R9
-	SHLQ      $5, R9           // byte(c>>q) · 32 bytes: its tab row
-	VMOVDQU   (DI), Y0         // old
-	VPADDD    (DX)(R9*1), Y0, Y4
-	VMOVDQU   Y4, (DI)         // old + tab
-	VPSUBD    Y1, Y0, Y5       // old − zlo
-	VPXOR     Y3, Y5, Y5       // unsigned order as signed: flip the sign bits
-	VPCMPGTD  Y5, Y2, Y6       // zw > old − zlo (unsigned)
-	VMOVMSKPS Y6, R10
-	SHLQ      CX, R10
-	ORQ       R10, R8
-	ADDQ      $32, DI
-	ADDQ      $8, CX
-	CMPQ      CX, $64
-	JB        loop
-
-	VZEROUPPER
-	MOVQ R8, ret+32(FP)
-	RET
-
 // The popcount of each nibble, twice (one table per 128-bit lane).
 DATA nibbleCount<>+0(SB)/8, $0x0302020102010100
 DATA nibbleCount<>+8(SB)/8, $0x0403030203020201
@@ -56,7 +15,7 @@ TEXT ·deepAgreeAVX2(SB), NOSPLIT, $0-40
 	MOVQ         n+24(FP), CX
 	VMOVDQU      nibbleCount<>(SB), Y6
 	MOVL         $0x0f0f0f0f, AX
-	MOVL         AX, X7
+	VMOVD        AX, X7
 	VPBROADCASTD X7, Y7        // low nibble mask
 	VPXOR        Y5, Y5, Y5    // zero
 	VPXOR        Y0, Y0, Y0    // four running counts
@@ -139,14 +98,14 @@ TEXT ·addColumn512(SB), NOSPLIT, $0-56
 	MOVL         zlo+36(FP), BX
 	MOVL         zw+40(FP), R8
 	MOVQ         hits+48(FP), R9
-	MOVL         AX, X1
+	VMOVD        AX, X1
 	VPBROADCASTD X1, Z1        // +delta
 	NEGL         AX
-	MOVL         AX, X2
+	VMOVD        AX, X2
 	VPBROADCASTD X2, Z2        // −delta
-	MOVL         BX, X3
+	VMOVD        BX, X3
 	VPBROADCASTD X3, Z3        // zlo
-	MOVL         R8, X4
+	VMOVD        R8, X4
 	VPBROADCASTD X4, Z4        // zw
 
 word:
@@ -224,4 +183,91 @@ sum:
 	ADDQ          BX, AX
 	VZEROUPPER
 	MOVQ          AX, ret+32(FP)
+	RET
+
+DATA laneBits<>+0(SB)/4, $1
+DATA laneBits<>+4(SB)/4, $2
+DATA laneBits<>+8(SB)/4, $4
+DATA laneBits<>+12(SB)/4, $8
+DATA laneBits<>+16(SB)/4, $16
+DATA laneBits<>+20(SB)/4, $32
+DATA laneBits<>+24(SB)/4, $64
+DATA laneBits<>+28(SB)/4, $128
+GLOBL laneBits<>(SB), RODATA|NOPTR, $32
+
+// One 8-margin chunk of addColumnAVX2: the sign bits in R10's low byte
+// (shifted out after), the zone mask ORed into R12 at bit sh.
+#define ADDCHUNK8(off, sh) \
+	VMOVD        R10, X7; \
+	VPBROADCASTD X7, Y7; \
+	VPAND        Y6, Y7, Y7; \
+	VPCMPEQD     Y6, Y7, Y7; \
+	VPAND        Y1, Y7, Y7; \
+	VPADDD       Y2, Y7, Y7; \
+	VMOVDQU      off(DI), Y0; \
+	VPADDD       Y7, Y0, Y8; \
+	VMOVDQU      Y8, off(DI); \
+	VPSUBD       Y3, Y0, Y9; \
+	VPXOR        Y5, Y9, Y9; \
+	VPCMPGTD     Y9, Y4, Y9; \
+	VMOVMSKPS    Y9, R11; \
+	SHLQ         $sh, R11; \
+	ORQ          R11, R12; \
+	SHRQ         $8, R10
+
+// func addColumnAVX2(m *int32, col, y *uint64, words int, delta, zlo int32, zw uint32, hits *uint64)
+//
+// addColumn512 in AVX2, eight margins at a time: ±delta from the sign
+// bits expanded to lanes (2·delta where set, plus −delta, wrapping), not
+// read from a table.
+TEXT ·addColumnAVX2(SB), NOSPLIT, $0-56
+	MOVQ         m+0(FP), DI
+	MOVQ         col+8(FP), SI
+	MOVQ         y+16(FP), DX
+	MOVQ         words+24(FP), CX
+	MOVL         delta+32(FP), AX
+	MOVL         zlo+36(FP), BX
+	MOVL         zw+40(FP), R8
+	MOVQ         hits+48(FP), R9
+	LEAL         (AX)(AX*1), R13
+	VMOVD        R13, X1
+	VPBROADCASTD X1, Y1        // 2·delta
+	NEGL         AX
+	VMOVD        AX, X2
+	VPBROADCASTD X2, Y2        // −delta
+	VMOVD        BX, X3
+	VPBROADCASTD X3, Y3        // zlo
+	XORL         $0x80000000, R8
+	VMOVD        R8, X4
+	VPBROADCASTD X4, Y4        // zw with its sign bit flipped
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X5
+	VPBROADCASTD X5, Y5        // the sign bit
+	VMOVDQU      laneBits<>(SB), Y6
+
+word8:
+	TESTQ CX, CX
+	JZ    done8
+	MOVQ  (SI), R10
+	XORQ  (DX), R10
+	NOTQ  R10
+	XORQ  R12, R12
+	ADDCHUNK8(0, 0)
+	ADDCHUNK8(32, 8)
+	ADDCHUNK8(64, 16)
+	ADDCHUNK8(96, 24)
+	ADDCHUNK8(128, 32)
+	ADDCHUNK8(160, 40)
+	ADDCHUNK8(192, 48)
+	ADDCHUNK8(224, 56)
+	MOVQ  R12, (R9)
+	ADDQ  $256, DI
+	ADDQ  $8, SI
+	ADDQ  $8, DX
+	ADDQ  $8, R9
+	DECQ  CX
+	JMP   word8
+
+done8:
+	VZEROUPPER
 	RET

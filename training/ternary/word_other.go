@@ -9,10 +9,6 @@ const (
 	usePopcnt512 = false
 )
 
-func addWord64AVX2(mm *[64]int32, c uint64, tab *[256][8]int32, zlo int32, zw uint32) uint64 {
-	panic("ternary: addWord64AVX2 without AVX2")
-}
-
 func deepAgreeAVX2(deep, col, y *uint64, n int) int {
 	panic("ternary: deepAgreeAVX2 without AVX2")
 }
@@ -23,4 +19,8 @@ func addColumn512(m *int32, col, y *uint64, words int, delta, zlo int32, zw uint
 
 func deepAgree512(deep, col, y *uint64, n int) int {
 	panic("ternary: deepAgree512 without AVX-512")
+}
+
+func addColumnAVX2(m *int32, col, y *uint64, words int, delta, zlo int32, zw uint32, hits *uint64) {
+	panic("ternary: addColumnAVX2 without AVX2")
 }

@@ -8,44 +8,6 @@ import (
 	"testing"
 )
 
-// addWord64AVX2 gives addWord's margins and mask on every word, zone
-// bounds at the edges of int32 included.
-func TestAddWordAVX2(t *testing.T) {
-	if !useAVX2 {
-		t.Skip("no AVX2 on this CPU: addWord's Go loop is the only one")
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	s := &solver{}
-	for trial := range 20000 {
-		delta := int32(r.IntN(9) - 4)
-		if trial%7 == 0 {
-			delta = int32(r.Uint32())
-		}
-		tab := s.incTable(delta)
-		var want, got [64]int32
-		for i := range want {
-			want[i] = int32(r.Uint32() >> r.IntN(32))
-			if r.IntN(2) == 0 {
-				want[i] = -want[i]
-			}
-		}
-		got = want
-		zlo, zw := int32(r.IntN(200)-100), uint32(r.IntN(300))
-		switch trial % 5 {
-		case 1:
-			zlo, zw = math.MinInt32, math.MaxUint32
-		case 2:
-			zlo, zw = int32(r.Uint32()), r.Uint32()
-		}
-		c := r.Uint64()
-		wm := addWord(want[:], c, tab, zlo, zw)
-		gm := addWord64AVX2(&got, c, tab, zlo, zw)
-		if wm != gm || want != got {
-			t.Fatalf("trial %d (delta %d, zone %d+%d): AVX2 mask %064b margins %v, Go %064b %v", trial, delta, zlo, zw, gm, got, wm, want)
-		}
-	}
-}
-
 // deepAgreeAVX2 counts what lowerTrial's Go loop counts, for every length
 // (the four-word loop and the words left over).
 func TestDeepAgreeAVX2(t *testing.T) {
@@ -78,6 +40,19 @@ func TestAddColumn512(t *testing.T) {
 	if !useAVX512 {
 		t.Skip("no AVX-512 on this CPU: addColumn takes the AVX2 or Go loop")
 	}
+	checkAddColumn(t, addColumn512)
+}
+
+// addColumnAVX2 gives addWord's margins and masks as addColumn512 does.
+func TestAddColumnAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU: addColumn takes the Go loop")
+	}
+	checkAddColumn(t, addColumnAVX2)
+}
+
+func checkAddColumn(t *testing.T, kernel func(m *int32, col, y *uint64, words int, delta, zlo int32, zw uint32, hits *uint64)) {
+	t.Helper()
 	r := rand.New(rand.NewPCG(5, 6))
 	s := &solver{}
 	for trial := range 5000 {
@@ -109,15 +84,15 @@ func TestAddColumn512(t *testing.T) {
 			zlo, zw = 0, 0
 		}
 		hits := make([]uint64, words)
-		addColumn512(&got[0], &col[0], &y[0], words, delta, zlo, zw, &hits[0])
+		kernel(&got[0], &col[0], &y[0], words, delta, zlo, zw, &hits[0])
 		for w := range words {
 			wm := addWord(want[64*w:64*w+64], ^(col[w] ^ y[w]), tab, zlo, zw)
 			if wm != hits[w] {
-				t.Fatalf("trial %d word %d (delta %d, zone %d+%d): AVX-512 mask %064b, Go %064b", trial, w, delta, zlo, zw, hits[w], wm)
+				t.Fatalf("trial %d word %d (delta %d, zone %d+%d): mask %064b, Go %064b", trial, w, delta, zlo, zw, hits[w], wm)
 			}
 		}
 		if !slices.Equal(want, got) {
-			t.Fatalf("trial %d (delta %d): AVX-512 margins %v, Go %v", trial, delta, got, want)
+			t.Fatalf("trial %d (delta %d): margins %v, Go %v", trial, delta, got, want)
 		}
 	}
 }
