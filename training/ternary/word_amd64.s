@@ -61,7 +61,7 @@ total:
 	VPADDQ       X1, X0, X0
 	VPSHUFD      $0x4e, X0, X1
 	VPADDQ       X1, X0, X0
-	MOVQ         X0, BX
+	VMOVQ        X0, BX
 	ADDQ         BX, AX
 	VZEROUPPER
 	MOVQ         AX, ret+32(FP)
@@ -179,7 +179,7 @@ sum:
 	VPADDQ        X1, X0, X0
 	VPSHUFD       $0x4e, X0, X1
 	VPADDQ        X1, X0, X0
-	MOVQ          X0, BX
+	VMOVQ         X0, BX
 	ADDQ          BX, AX
 	VZEROUPPER
 	MOVQ          AX, ret+32(FP)
