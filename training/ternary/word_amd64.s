@@ -7,6 +7,32 @@ DATA nibbleCount<>+16(SB)/8, $0x0302020102010100
 DATA nibbleCount<>+24(SB)/8, $0x0403030203020201
 GLOBL nibbleCount<>(SB), RODATA|NOPTR, $32
 
+// deepAgree's pieces shared by its AVX2 and AVX-512 forms. DEEPWORD
+// counts one leftover word (deep at SI, col at DI, y at DX) into AX;
+// DEEPTOTAL adds Y0's four counts to AX and returns it.
+#define DEEPWORD \
+	MOVQ    (DI), BX; \
+	XORQ    (DX), BX; \
+	NOTQ    BX; \
+	ANDQ    (SI), BX; \
+	POPCNTQ BX, BX; \
+	ADDQ    BX, AX; \
+	ADDQ    $8, SI; \
+	ADDQ    $8, DI; \
+	ADDQ    $8, DX; \
+	DECQ    CX
+
+#define DEEPTOTAL \
+	VEXTRACTI128 $1, Y0, X1; \
+	VPADDQ       X1, X0, X0; \
+	VPSHUFD      $0x4e, X0, X1; \
+	VPADDQ       X1, X0, X0; \
+	VMOVQ        X0, BX; \
+	ADDQ         BX, AX; \
+	VZEROUPPER; \
+	MOVQ         AX, ret+32(FP); \
+	RET
+
 // func deepAgreeAVX2(deep, col, y *uint64, n int) int
 TEXT ·deepAgreeAVX2(SB), NOSPLIT, $0-40
 	MOVQ         deep+0(FP), SI
@@ -44,28 +70,11 @@ four:
 left:
 	TESTQ   CX, CX
 	JZ      total
-	MOVQ    (DI), BX
-	XORQ    (DX), BX
-	NOTQ    BX
-	ANDQ    (SI), BX
-	POPCNTQ BX, BX
-	ADDQ    BX, AX
-	ADDQ    $8, SI
-	ADDQ    $8, DI
-	ADDQ    $8, DX
-	DECQ    CX
+	DEEPWORD
 	JMP     left
 
 total:
-	VEXTRACTI128 $1, Y0, X1
-	VPADDQ       X1, X0, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDQ       X1, X0, X0
-	VMOVQ        X0, BX
-	ADDQ         BX, AX
-	VZEROUPPER
-	MOVQ         AX, ret+32(FP)
-	RET
+	DEEPTOTAL
 
 // One 16-margin chunk of addColumn512: the margins at off(DI), the sign
 // bits in R10's low 16 (shifted out after), the zone mask ORed into R12
@@ -160,30 +169,13 @@ eight:
 rest:
 	TESTQ   CX, CX
 	JZ      sum
-	MOVQ    (DI), BX
-	XORQ    (DX), BX
-	NOTQ    BX
-	ANDQ    (SI), BX
-	POPCNTQ BX, BX
-	ADDQ    BX, AX
-	ADDQ    $8, SI
-	ADDQ    $8, DI
-	ADDQ    $8, DX
-	DECQ    CX
+	DEEPWORD
 	JMP     rest
 
 sum:
 	VEXTRACTI64X4 $1, Z0, Y1
 	VPADDQ        Y1, Y0, Y0
-	VEXTRACTI128  $1, Y0, X1
-	VPADDQ        X1, X0, X0
-	VPSHUFD       $0x4e, X0, X1
-	VPADDQ        X1, X0, X0
-	VMOVQ         X0, BX
-	ADDQ          BX, AX
-	VZEROUPPER
-	MOVQ          AX, ret+32(FP)
-	RET
+	DEEPTOTAL
 
 DATA laneBits<>+0(SB)/4, $1
 DATA laneBits<>+4(SB)/4, $2
