@@ -179,7 +179,7 @@ type solver struct {
 	bandPairs []bandPairs
 
 	inc  []incTable // addColumn's increment tables, by delta
-	hits []uint64   // addColumn512's zone masks, a word each
+	hits []uint64   // addColumnBatched's zone masks, a word each
 }
 
 // bandPairs are the band samples' loss table entries for a move of size
@@ -385,11 +385,10 @@ func (s *solver) addColumn(j int, delta int32) {
 // addColumnBatched is addColumn's loops with addColumn512 (AVX-512) or
 // addColumnAVX2 for the full words: first every word's change to sumDeep,
 // then the margins and zone masks of all full words in one call, then the
-// last word's in Go,
-// then the zone's samples word by word, in the order addColumn's loop
-// takes them. A word's deep bits change only when its own zone samples
-// cross, so counting them first sees what the loop saw; sumDeep is an
-// integer sum. The same margins, sets and sums (TestSolveMatchesReference
+// last word's in Go, then the zone's samples word by word, in the order
+// addColumn's loop takes them. A word's deep bits change only when its
+// own zone samples cross, so counting them first sees what the loop saw;
+// sumDeep is an integer sum. The same margins, sets and sums (TestSolveMatchesReference
 // runs whichever path the CPU takes; TestAddColumn512 and
 // TestAddColumnAVX2 compare each kernel with addWord).
 func (s *solver) addColumnBatched(col, y []uint64, delta int32) {
