@@ -8,8 +8,9 @@ import "golang.org/x/sys/cpu"
 var useAVX2 = cpu.X86.HasAVX2
 
 // useAVX512 selects addColumn512 instead, and usePopcnt512 deepAgree512,
-// once at start (nothing assigns them). x/sys/cpu reports AVX-512 only
-// where the operating system saves its registers.
+// once at start (nothing but TestSolveMatchesReferenceAVX2 assigns them).
+// x/sys/cpu reports AVX-512 only where the operating system saves its
+// registers.
 var (
 	useAVX512    = cpu.X86.HasAVX512F
 	usePopcnt512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VPOPCNTDQ
