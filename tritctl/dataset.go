@@ -69,13 +69,28 @@ func (f *dataFlags) add(cmd *cobra.Command) {
 func defaultDataDir() string { return data.DefaultDir() }
 
 // given reports whether any flag that says how to read a file was given.
-func (f *dataFlags) given() bool {
+func (f *dataFlags) given() bool { return len(f.givenNames()) > 0 }
+
+// givenNames returns the flags that say how to read a file that were
+// given, as --name.
+func (f *dataFlags) givenNames() []string {
+	var names []string
 	for _, name := range dataReadFlags {
 		if f.cmd != nil && f.cmd.Flags().Changed(name) {
-			return true
+			names = append(names, "--"+name)
 		}
 	}
-	return false
+	return names
+}
+
+// standardOnly refuses the flags that say how to read a file beside
+// --standard: a standard dataset is read as docs/DATA.md defines it, and
+// a flag that would change that must not be taken silently.
+func (f *dataFlags) standardOnly() error {
+	if names := f.givenNames(); f.standard != "" && len(names) > 0 {
+		return usagef("--standard reads its dataset as docs/DATA.md defines it: give no data flags with it (given: %s); to read it another way, give its file instead", strings.Join(names, ", "))
+	}
+	return nil
 }
 
 // options converts the flags to data.Options; a bad value is a usage error.

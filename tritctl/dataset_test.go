@@ -117,6 +117,21 @@ func TestTrainSyntheticErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr)
 		}
 	}
+	// A flag that says how to read a file is refused beside data that is
+	// not read from one, naming the flag: it would have no effect.
+	for _, args := range [][]string{
+		{"train", "--synthetic", "machine", "--ignore-column", "rms", "-o", out},
+		{"train", "--standard", "electricity", "--ignore-column", "vicprice", "-o", out},
+		{"train", "--standard", "occupancy", "--time-ordered", "--label-column", "Room_Occupancy_Count", "-o", out},
+	} {
+		_, stderr, code := runCtl(t, args...)
+		if code != 2 || !strings.Contains(stderr, "(given: --") || !strings.Contains(stderr, args[3]) {
+			t.Errorf("%v: exit %d, want 2 naming %s (%s)", args, code, args[3], stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s written by a refused command", out)
+	}
 
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)

@@ -85,8 +85,8 @@ reliability per confidence value, accuracy at coverages from 100% down to
 				return usagef("give BUNDLE and DATA_FILE, or BUNDLE and --standard NAME (got %d arguments)", len(args))
 			case df.standard != "" && len(args) != 1:
 				return usagef("with --standard give only BUNDLE: the data is the standard dataset's test split")
-			case df.standard != "" && df.given():
-				return usagef("--standard reads its dataset as docs/DATA.md defines it: give no data flags with it")
+			case df.standardOnly() != nil:
+				return df.standardOnly()
 			case split != "test" && split != "train":
 				return usagef("--split %q: want test or train", split)
 			case split == "train" && df.standard == "":

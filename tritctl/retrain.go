@@ -106,6 +106,9 @@ it before promoting it (tritctl rollout create --shadow).`,
 			if (df.standard == "") == (dataPath(&df) == "") {
 				return usagef("give the original training data: --standard NAME or --data FILE")
 			}
+			if err := df.standardOnly(); err != nil {
+				return err
+			}
 			raw, err := readFileCapped(activePath, "bundle file", maxFileSize)
 			if err != nil {
 				return err

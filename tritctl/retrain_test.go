@@ -135,6 +135,11 @@ func TestRetrainOnFleet(t *testing.T) {
 	if _, stderr, code := runCtl(t, "retrain", "m", "--on-fleet", "x", "--data", orig, "-o", out2); code != 2 {
 		t.Fatalf("--on-fleet with --data: %d %q", code, stderr)
 	}
+	// --standard reads the original data as docs/DATA.md defines it: a
+	// flag that says otherwise is refused, not ignored.
+	if _, stderr, code := runCtl(t, "retrain", "m", "--active", filepath.Join(dir, "none.trit"), "--standard", "occupancy", "--ignore-column", "S1_Temp", "-o", out2); code != 2 || !strings.Contains(stderr, "--ignore-column") {
+		t.Fatalf("--standard with --ignore-column: %d %q", code, stderr)
+	}
 }
 
 // TestRetrainStatus: per model, the labelled windows by day with the

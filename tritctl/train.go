@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -226,6 +227,9 @@ func train(e *env, f *trainFlags, args []string) error {
 	}
 	var train, test *data.Dataset
 	if f.synth.name != "" {
+		if names := f.data.givenNames(); len(names) > 0 {
+			return usagef("--synthetic simulates its data: give no flags that say how to read a file with it (given: %s)", strings.Join(names, ", "))
+		}
 		if f.test != "" {
 			return usagef("--test cannot be combined with --synthetic (a held-out part, --hold-out, is the test set)")
 		}
@@ -233,6 +237,9 @@ func train(e *env, f *trainFlags, args []string) error {
 			return err
 		}
 	} else if f.data.standard != "" {
+		if err := f.data.standardOnly(); err != nil {
+			return err
+		}
 		if train, test, err = f.data.standardSets(); err != nil {
 			return err
 		}
