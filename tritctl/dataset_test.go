@@ -129,6 +129,18 @@ func TestTrainSyntheticErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 naming %s (%s)", args, code, args[3], stderr)
 		}
 	}
+	// Size and structure flags that would be ignored beside one another.
+	for _, args := range [][]string{
+		{"train", data, "--p", "64", "--budget", "2000", "-o", out},
+		{"train", data, "--p", "64", "--embedding", "trees", "-o", out},
+		{"train", data, "--thresholds", "4", "--embedding", "kernel", "-o", out},
+		{"retrain", "m", "--active", data, "--data", data, "--p", "64", "--budget", "2000", "-o", out},
+	} {
+		_, stderr, code := runCtl(t, args...)
+		if code != 2 || !strings.Contains(stderr, "cannot be combined with") {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr)
+		}
+	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("%s written by a refused command", out)
 	}

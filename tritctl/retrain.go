@@ -92,6 +92,9 @@ it before promoting it (tritctl rollout create --shadow).`,
 			if _, err := os.Lstat(out); err == nil && !force {
 				return fmt.Errorf("%s: %w (use --force to replace it)", out, errExists)
 			}
+			if err := structureFlags(df.cmd, p, 0, 0); err != nil {
+				return err
+			}
 			activePath, _ := cmdFlag(&df, "active")
 			if onFleet != "" {
 				if activePath != "" || df.standard != "" || dataPath(&df) != "" {

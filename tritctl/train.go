@@ -164,6 +164,22 @@ bundle predicts what was evaluated here.`,
 	return cmd
 }
 
+// structureFlags refuses the size and structure flags that would be
+// ignored beside one another: --p fixes the random features instead of
+// filling --budget, and --embedding limits the budgeted search, which
+// --p, --thresholds and --projection replace by a structure of their own
+// (training.Config).
+func structureFlags(cmd *cobra.Command, p, thresholds, projection int) error {
+	changed := func(name string) bool { return cmd != nil && cmd.Flags().Lookup(name) != nil && cmd.Flags().Changed(name) }
+	if p > 0 && changed("budget") {
+		return usagef("--budget cannot be combined with --p: --p fixes the number of random features instead of filling a budget")
+	}
+	if changed("embedding") && (p > 0 || thresholds > 0 || projection > 0) {
+		return usagef("--embedding chooses what the budgeted search considers: it cannot be combined with --p, --thresholds or --projection, which fix the structure")
+	}
+	return nil
+}
+
 // minAgentHelp is the help of --min-agent, whose default depends on the
 // model (bundle.MinAgentVersionFor): a lower version is raised to it.
 const minAgentHelp = "oldest agent version (major.minor.patch) that may run the bundle (default, and at least: the first agent that reads the model's bundle format — 0.5.0 for a calibrated model, the default; 0.2.0 for an uncalibrated one without trees)"
@@ -208,6 +224,9 @@ func train(e *env, f *trainFlags, args []string) error {
 	}
 	if f.release == 0 {
 		return usagef("--release must be at least 1")
+	}
+	if err := structureFlags(f.data.cmd, f.p, f.thresholds, f.projection); err != nil {
+		return err
 	}
 	loss, err := ternary.ParseLoss(f.loss)
 	if err != nil {
