@@ -170,7 +170,9 @@ bundle predicts what was evaluated here.`,
 // --p, --thresholds and --projection replace by a structure of their own
 // (training.Config).
 func structureFlags(cmd *cobra.Command, p, thresholds, projection int) error {
-	changed := func(name string) bool { return cmd != nil && cmd.Flags().Lookup(name) != nil && cmd.Flags().Changed(name) }
+	changed := func(name string) bool {
+		return cmd != nil && cmd.Flags().Lookup(name) != nil && cmd.Flags().Changed(name)
+	}
 	if p > 0 && changed("budget") {
 		return usagef("--budget cannot be combined with --p: --p fixes the number of random features instead of filling a budget")
 	}
