@@ -126,6 +126,27 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestEvalThresholdsNeedCalibration: an uncalibrated bundle calls nothing
+// unknown, so a threshold that would make something unknown is refused,
+// not ignored; 0 ("never") asks for nothing it lacks.
+func TestEvalThresholdsNeedCalibration(t *testing.T) {
+	dir := t.TempDir()
+	data, model := filepath.Join(dir, "d.csv"), filepath.Join(dir, "m.trit")
+	writeCSV(t, data, 200, 1)
+	if _, stderr, code := runCtl(t, "train", data, "-o", model, "--p", "64", "--sigma", "1", "--c", "1", "--unknown-target", "-1"); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, args := range [][]string{{"--min-confidence", "0.9"}, {"--max-novelty", "3"}} {
+		_, stderr, code := runCtl(t, append([]string{"eval", model, data}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "has no calibration") {
+			t.Errorf("%v: exit %d (%s), want 2 saying the bundle has no calibration", args, code, stderr)
+		}
+	}
+	if _, stderr, code := runCtl(t, "eval", model, data, "--min-confidence", "0", "--max-novelty", "0"); code != 0 {
+		t.Errorf("thresholds 0: exit %d (%s)", code, stderr)
+	}
+}
+
 func TestBadFilesFailClearly(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.csv")

@@ -133,6 +133,11 @@ reliability per confidence value, accuracy at coverages from 100% down to
 			s := evalSummary{Model: args[0], Dataset: ds.Name, Read: ds.Spec.String(), Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass, Rows: ev.N, Correct: ev.Correct,
 				P: spec.Transform.P, Classes: ev.Classes, NonZero: nz, ModelBytes: len(raw), Confusion: ev.Confusion,
 				ModelID: br.ModelID, Release: br.Release, Signed: br.Signed}
+			if !m.Calibrated() && (minConf > 0 || maxNovelty > 0) {
+				// Without a calibration nothing is unknown: a threshold
+				// given would change nothing, and must not look as if it did.
+				return usagef("--min-confidence and --max-novelty set the unknown thresholds of a calibrated bundle (format 5): %s has no calibration", args[0])
+			}
 			th := m.Thresholds()
 			if minConf >= 0 {
 				th.MinConfidence = uint8(math.Round(255 * minConf))
