@@ -71,6 +71,9 @@ func TestTelemetryReportsUnknown(t *testing.T) {
 		{"bundle thresholds", cal, false, true, true},
 		{"overridden", cal, true, true, false},
 		{"uncalibrated", nil, false, false, false},
+		// The overrides do not apply to an uncalibrated model, and the
+		// log says so (warnUncalibrated).
+		{"uncalibrated, overridden", nil, true, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			k := newKeys(t)
@@ -80,7 +83,8 @@ func TestTelemetryReportsUnknown(t *testing.T) {
 				zero, never := 0.0, int64(0)
 				cfg.Models.MinConfidence, cfg.Models.MaxNovelty = &zero, &never
 			}
-			startAgent(t, cfg, &Options{Dialer: b})
+			var rec logRecorder
+			startAgent(t, cfg, &Options{Dialer: b, Logger: rec.logger()})
 			tp, _ := wire.NewTopics(testFleet)
 			data := makeBundle(t, bundleOpts{release: 3, signer: k.release, cal: c.cal})
 			if c.cal != nil && data[len(bundle.Magic)] != 5 {
@@ -114,6 +118,14 @@ func TestTelemetryReportsUnknown(t *testing.T) {
 			}
 			if got == nil {
 				t.Fatal("no telemetry with predictions of release 3")
+			}
+			const unapplied = "models.min_confidence and models.max_novelty do not apply to this model: its bundle has no calibration, so it reports no confidence and nothing unknown (train it with a calibration, the default, for unknown windows)"
+			want := 0
+			if c.cal == nil && c.override {
+				want = 1
+			}
+			if n := len(rec.records(unapplied)); n != want {
+				t.Errorf("%d warnings that the thresholds do not apply, want %d", n, want)
 			}
 			if !c.wantReport {
 				if got.Confidence != nil || got.Last.Unknown || got.Last.Confidence != 0 {

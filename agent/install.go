@@ -516,7 +516,22 @@ func (a *Agent) run(b *bundle.Bundle, bind *binding, s *store.Slot) (*running, s
 	r := &running{model: m, bind: bind, names: b.Compat.Features, d: b.Spec.NumFeatures(), ref: refOf(s), expires: b.Header.ExpiresAt,
 		sc: newScoring(m, a.cfg.Models.DriftWindows), th: thresholdsFor(m, a.cfg.Models), calibrated: m.Calibrated()}
 	a.warnExpired(r)
+	a.warnUncalibrated(r)
 	return r, "", nil
+}
+
+// warnUncalibrated logs, once per loaded model, that the configuration's
+// unknown thresholds do not apply to it: a model without a calibration
+// reports no confidence and nothing unknown (thresholdsFor), so an
+// operator who set models.min_confidence or models.max_novelty would
+// otherwise see no unknown windows and not know why.
+func (a *Agent) warnUncalibrated(r *running) {
+	mc := a.cfg.Models
+	if r.calibrated || (mc.MinConfidence == nil && mc.MaxNovelty == nil) {
+		return
+	}
+	a.log.Warn("models.min_confidence and models.max_novelty do not apply to this model: its bundle has no calibration, so it reports no confidence and nothing unknown (train it with a calibration, the default, for unknown windows)",
+		"model", r.ref.ID, "release", r.ref.Release)
 }
 
 // warnExpired logs, once per loaded model, that its bundle has expired.
