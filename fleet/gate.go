@@ -21,6 +21,10 @@ import (
 // none.
 func (s *Service) setGate(r *rollout.Rollout, req *api.RolloutRequest, calibrated bool) error {
 	switch {
+	case req.NoGate && req.Gate != nil:
+		// A gate asked for and turned off at once: neither can be honoured
+		// without ignoring the other.
+		return fmt.Errorf("%w: gate and no_gate: give one", rollout.ErrInvalid)
 	case req.NoGate:
 		r.GateNote = "turned off (no_gate)"
 		return nil

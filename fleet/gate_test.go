@@ -1,12 +1,14 @@
 package fleet
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/fleet/fleettest"
+	"github.com/trit-iot/trit/fleet/rollout"
 	"github.com/trit-iot/trit/store"
 	"github.com/trit-iot/trit/wire"
 )
@@ -148,6 +150,10 @@ func TestConfidenceGateWhenNot(t *testing.T) {
 	}
 	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "bad-gate", Bundle: cal, Devices: []string{"gw-1"}, Gate: &api.ConfidenceGate{MaxUnknownIncrease: 2}}); err == nil {
 		t.Fatal("a gate of 200% is accepted")
+	}
+	// A gate given and turned off at once is refused, not half-honoured.
+	if _, err := f.svc.CreateRollout(api.RolloutRequest{ID: "both", Bundle: cal, Devices: []string{"gw-1"}, NoGate: true, Gate: &api.ConfidenceGate{MaxConfidenceDrop: 0.05}}); !errors.Is(err, rollout.ErrInvalid) || !strings.Contains(err.Error(), "no_gate") {
+		t.Fatalf("gate and no_gate: %v, want ErrInvalid naming both", err)
 	}
 }
 

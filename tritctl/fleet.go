@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/inference/bundle"
@@ -356,6 +357,9 @@ func newRolloutCmd(e *env) *cobra.Command {
 				body.Abort = api.AbortPolicy{On: req.abortOn, ThresholdPercent: req.threshold, MinExecuted: req.minExec}
 			}
 			body.Timeout = req.timeout
+			if err := rolloutFlagsApply(cmd.Flags(), req.shadow, req.abortOn != "", req.noGate); err != nil {
+				return err
+			}
 			if req.shadow {
 				body.Shadow = &api.ShadowPolicy{Phases: req.shadowPhases, MinWindows: req.minWindows, MinAgreement: req.minAgree,
 					MaxDivergence: req.maxDiv, MaxLowMargin: req.maxLow, MaxTrainDivergence: req.maxTrain}
@@ -364,7 +368,7 @@ func newRolloutCmd(e *env) *cobra.Command {
 				}
 			}
 			body.NoGate = req.noGate
-			if fl := cmd.Flags(); fl.Changed("max-unknown-increase") || fl.Changed("max-confidence-drop") || fl.Changed("gate-windows") {
+			if fl := cmd.Flags(); !req.noGate && (fl.Changed("max-unknown-increase") || fl.Changed("max-confidence-drop") || fl.Changed("gate-windows")) {
 				body.Gate = &api.ConfidenceGate{MaxUnknownIncrease: req.maxUnknown, MaxConfidenceDrop: req.maxConfDrop, MinWindows: req.gateWindows}
 			}
 			if body.Retries, err = api.ParseRetries(req.retries); err != nil {
@@ -1197,4 +1201,37 @@ func seen(t time.Time) string {
 		return "never"
 	}
 	return t.Local().Format(time.DateTime)
+}
+
+// rolloutFlagsApply refuses the flags of rollout create that the rollout
+// asked for would not use: a gate given but not applied is a rollout
+// trusted for a check it never had.
+func rolloutFlagsApply(fl *pflag.FlagSet, shadow, abort, noGate bool) error {
+	if !shadow {
+		for _, name := range []string{"shadow-phases", "min-windows", "min-agreement", "max-divergence", "max-low-margin", "max-train-divergence"} {
+			if fl.Changed(name) {
+				return usagef("--%s applies to a shadow rollout: give --shadow with it", name)
+			}
+		}
+	}
+	if !abort {
+		for _, name := range []string{"abort-threshold", "abort-min"} {
+			if fl.Changed(name) {
+				return usagef("--%s needs --abort-on, the failure kind that counts toward aborting", name)
+			}
+		}
+	}
+	if noGate {
+		gate := []string{"max-confidence-drop", "gate-windows"}
+		if !shadow {
+			// With --shadow it is also the shadow's gate, which stays.
+			gate = append(gate, "max-unknown-increase")
+		}
+		for _, name := range gate {
+			if fl.Changed(name) {
+				return usagef("--%s sets the confidence gate, which --no-gate turns off", name)
+			}
+		}
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trit-iot/trit/api"
 	"github.com/trit-iot/trit/internal/capped/cappedtest"
 )
 
@@ -118,6 +119,44 @@ func TestRolloutCreateUsageErrors(t *testing.T) {
 		if _, stderr, code := runCtl(t, args...); code != 2 {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)
 		}
+	}
+	// A flag the rollout would not use is refused, naming it: a gate
+	// given but not applied is a check the rollout never had.
+	base := []string{"rollout", "create", "--id", "r", "--bundle", "ab12", "--device", "a"}
+	for _, c := range []struct{ args []string }{
+		{[]string{"--max-divergence", "0.1"}}, // shadow gates without --shadow
+		{[]string{"--min-agreement", "0.9"}},
+		{[]string{"--max-low-margin", "0.2"}},
+		{[]string{"--max-train-divergence", "0.2"}},
+		{[]string{"--min-windows", "50"}},
+		{[]string{"--shadow-phases", "2"}},
+		{[]string{"--abort-threshold", "10"}}, // without --abort-on
+		{[]string{"--abort-min", "3"}},
+		{[]string{"--no-gate", "--max-confidence-drop", "0.1"}},
+		{[]string{"--no-gate", "--gate-windows", "50"}},
+		{[]string{"--no-gate", "--max-unknown-increase", "0.1"}},
+	} {
+		_, stderr, code := runCtl(t, append(base, c.args...)...)
+		if flag := c.args[len(c.args)-2]; code != 2 || !strings.Contains(stderr, flag) {
+			t.Errorf("%v: exit %d (%s), want 2 naming %s", c.args, code, stderr, flag)
+		}
+	}
+}
+
+// TestRolloutCreateNoGateShadow: with --shadow, --max-unknown-increase is
+// the shadow's gate too, so --no-gate leaves it there and sends no
+// confidence gate beside no_gate.
+func TestRolloutCreateNoGateShadow(t *testing.T) {
+	f, _ := newFakeFleet(t, map[string]string{"POST /v1/rollouts": `{"id":"r1","model_id":"vib","release":2,"order":["a"]}`})
+	if _, stderr, code := runCtl(t, "rollout", "create", "--id", "r1", "--bundle", "ab12", "--device", "a", "--shadow", "--no-gate", "--max-unknown-increase", "0.05"); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	var sent api.RolloutRequest
+	if err := json.Unmarshal([]byte(f.bodies["POST /v1/rollouts"]), &sent); err != nil {
+		t.Fatal(err)
+	}
+	if !sent.NoGate || sent.Gate != nil || sent.Shadow == nil || sent.Shadow.MaxUnknownIncrease != 0.05 {
+		t.Fatalf("sent %s", f.bodies["POST /v1/rollouts"])
 	}
 }
 
