@@ -85,7 +85,7 @@ reliability per confidence value, accuracy at coverages from 100% down to
 				return usagef("give BUNDLE and DATA_FILE, or BUNDLE and --standard NAME (got %d arguments)", len(args))
 			case df.standard != "" && len(args) != 1:
 				return usagef("with --standard give only BUNDLE: the data is the standard dataset's test split")
-			case df.standardOnly() != nil:
+			case df.standard != "" && df.given():
 				return df.standardOnly()
 			case split != "test" && split != "train":
 				return usagef("--split %q: want test or train", split)
@@ -106,6 +106,11 @@ reliability per confidence value, accuracy at coverages from 100% down to
 			m, br, err := decodeModel(args[0], raw)
 			if err != nil {
 				return err
+			}
+			if !m.Calibrated() && (minConf > 0 || maxNovelty > 0) {
+				// Without a calibration nothing is unknown: a threshold
+				// given would change nothing, and must not look as if it did.
+				return usagef("--min-confidence and --max-novelty set the unknown thresholds of a calibrated bundle (format 5): %s has no calibration", args[0])
 			}
 			var ds *data.Dataset
 			if df.standard != "" {
@@ -133,11 +138,6 @@ reliability per confidence value, accuracy at coverages from 100% down to
 			s := evalSummary{Model: args[0], Dataset: ds.Name, Read: ds.Spec.String(), Accuracy: ev.Accuracy, Balanced: ev.Balanced, PerClass: ev.PerClass, Rows: ev.N, Correct: ev.Correct,
 				P: spec.Transform.P, Classes: ev.Classes, NonZero: nz, ModelBytes: len(raw), Confusion: ev.Confusion,
 				ModelID: br.ModelID, Release: br.Release, Signed: br.Signed}
-			if !m.Calibrated() && (minConf > 0 || maxNovelty > 0) {
-				// Without a calibration nothing is unknown: a threshold
-				// given would change nothing, and must not look as if it did.
-				return usagef("--min-confidence and --max-novelty set the unknown thresholds of a calibrated bundle (format 5): %s has no calibration", args[0])
-			}
 			th := m.Thresholds()
 			if minConf >= 0 {
 				th.MinConfidence = uint8(math.Round(255 * minConf))
