@@ -84,11 +84,20 @@ func (f *dataFlags) givenNames() []string {
 }
 
 // standardOnly refuses the flags that say how to read a file beside
-// --standard: a standard dataset is read as docs/DATA.md defines it, and
-// a flag that would change that must not be taken silently.
+// --standard: a standard dataset is read as docs/DATA.md defines it.
 func (f *dataFlags) standardOnly() error {
-	if names := f.givenNames(); f.standard != "" && len(names) > 0 {
-		return usagef("--standard reads its dataset as docs/DATA.md defines it: give no data flags with it (given: %s); to read it another way, give its file instead", strings.Join(names, ", "))
+	if f.standard == "" {
+		return nil
+	}
+	return f.noReadFlags("--standard reads its dataset as docs/DATA.md defines it: give no data flags with it, or give its file to read it another way")
+}
+
+// noReadFlags refuses, saying why and naming them, the flags that say how
+// to read a file, for data that is not read from one: a flag that would
+// change nothing must not be taken silently.
+func (f *dataFlags) noReadFlags(why string) error {
+	if names := f.givenNames(); len(names) > 0 {
+		return usagef("%s (given: %s)", why, strings.Join(names, ", "))
 	}
 	return nil
 }

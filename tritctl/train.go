@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -170,9 +169,7 @@ bundle predicts what was evaluated here.`,
 // --p, --thresholds and --projection replace by a structure of their own
 // (training.Config).
 func structureFlags(cmd *cobra.Command, p, thresholds, projection int) error {
-	changed := func(name string) bool {
-		return cmd != nil && cmd.Flags().Lookup(name) != nil && cmd.Flags().Changed(name)
-	}
+	changed := func(name string) bool { return cmd != nil && cmd.Flags().Changed(name) } // false for a flag cmd lacks
 	if p > 0 && changed("budget") {
 		return usagef("--budget cannot be combined with --p: --p fixes the number of random features instead of filling a budget")
 	}
@@ -248,8 +245,8 @@ func train(e *env, f *trainFlags, args []string) error {
 	}
 	var train, test *data.Dataset
 	if f.synth.name != "" {
-		if names := f.data.givenNames(); len(names) > 0 {
-			return usagef("--synthetic simulates its data: give no flags that say how to read a file with it (given: %s)", strings.Join(names, ", "))
+		if err := f.data.noReadFlags("--synthetic simulates its data: give no flags that say how to read a file with it"); err != nil {
+			return err
 		}
 		if f.test != "" {
 			return usagef("--test cannot be combined with --synthetic (a held-out part, --hold-out, is the test set)")
