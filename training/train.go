@@ -285,6 +285,9 @@ func TrainContext(ctx context.Context, ds *data.Dataset, cfg *Config) (*Result, 
 	if ds.Unlabelled > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d rows without a label were left out", ds.Unlabelled))
 	}
+	if c.validatedForward(ds) {
+		res.Warnings = append(res.Warnings, stuckWarnings(ds)...)
+	}
 	// The scaler is snapped to the bundle's compact (float16) form before
 	// anything is fitted, so the model a bundle ships is exactly the model
 	// trained and evaluated here.

@@ -100,6 +100,18 @@ func (c *Config) recorded(ds *data.Dataset) (bool, string) {
 	return o.Recorded, o.String()
 }
 
+// validatedForward says whether ds's rows are a recording validated in time
+// order: recorded, and not grouped (groups are left out whole instead).
+func (c *Config) validatedForward(ds *data.Dataset) bool {
+	for _, g := range ds.Groups {
+		if g != ds.Groups[0] {
+			return false // at least two groups
+		}
+	}
+	recorded, _ := c.recorded(ds)
+	return recorded
+}
+
 // plan is how a dataset is validated: its folds as row indices, how they
 // were chosen, notes for the user, and whether the folds measure a shift
 // (later periods of a recording, or groups not trained on) rather than a

@@ -3,7 +3,10 @@ package training
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+
+	"github.com/trit-iot/trit/training/data"
 )
 
 // Warnings say when a validation score cannot be trusted as a forecast of
@@ -100,4 +103,61 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// stuckWarnings warns of a recording's columns that hold one value over a
+// long stretch at its start or end (data.StuckRuns): one warning per
+// stretch that columns share (the same end, length and kind of value).
+// Whether a stretch was a gap is for the user to tell; the warning says
+// what was seen and how to check it. The fix is the user's too: a search
+// that dropped such columns itself would trust validation periods in
+// which they vary, and on electricity those preferred keeping them while
+// the later rows did not (docs/TRAINING.md "When validation cannot be
+// trusted").
+func stuckWarnings(ds *data.Dataset) []string {
+	type stretch struct {
+		latest  bool
+		rows    int
+		missing bool
+	}
+	var keys []stretch
+	cols := map[stretch][]string{}
+	for _, r := range data.StuckRuns(ds) {
+		k := stretch{r.Latest, r.Rows, r.Value != r.Value}
+		if cols[k] == nil {
+			keys = append(keys, k)
+		}
+		name := fmt.Sprintf("feature %d", r.Feature+1)
+		if r.Feature < len(ds.Features) && ds.Features[r.Feature] != "" {
+			name = ds.Features[r.Feature]
+		}
+		cols[k] = append(cols[k], name)
+	}
+	var out []string
+	for _, k := range keys {
+		names := cols[k]
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = strconv.Quote(n)
+		}
+		list := strings.Join(quoted, ", ")
+		if len(quoted) > 1 {
+			list = strings.Join(quoted[:len(quoted)-1], ", ") + " and " + quoted[len(quoted)-1]
+		}
+		what := plural(len(names), "holds one value inside its range", "each hold one value inside their range")
+		if k.missing {
+			what = plural(len(names), "is missing", "are missing")
+		}
+		share := 100 * float64(k.rows) / float64(ds.N)
+		subject := plural(len(names), "column ", "columns ") + list
+		ignore := "--ignore-column " + strings.Join(names, ",")
+		if k.latest {
+			out = append(out, fmt.Sprintf("%s %s over the latest %d of the %d rows (%.1f%%), after varying before them: a sensor that stopped, or a gap filled in, looks like this, and the latest validation folds score the model on those rows; if the readings were not real, train without %s (%s) or on the rows before",
+				subject, what, k.rows, ds.N, share, plural(len(names), "it", "them"), ignore))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s over the earliest %d of the %d rows (%.1f%%) and %s after them: a gap filled in (readings that began late) looks like this, and the model learns %s from the later rows alone; if the readings were not real, also train without %s (%s) and compare the two models on later rows (--test)",
+			subject, what, k.rows, ds.N, share, plural(len(names), "varies", "vary"), plural(len(names), "it", "them"), plural(len(names), "it", "them"), ignore))
+	}
+	return out
 }

@@ -1,8 +1,11 @@
 package training
 
 import (
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/trit-iot/trit/training/data"
 )
 
 // TestValidationWarnings: a class recalled near zero on validation and
@@ -56,6 +59,63 @@ func TestTestWarningsAdvice(t *testing.T) {
 		w := (&Result{Selected: sel, heldKind: c.kind}).TestWarnings(ev)
 		if len(w) != 1 || !strings.Contains(w[0], c.want) || c.never != "" && strings.Contains(w[0], c.never) {
 			t.Errorf("folds of kind %d: %q; want %q and no %q", c.kind, w, c.want, c.never)
+		}
+	}
+}
+
+// TestTrainWarnsOfStuckColumns: training on a recording says which columns
+// hold one value inside their range over its earliest stretch (a gap
+// filled in), with the flag that leaves them out; shuffled or grouped rows
+// have no earliest stretch, and say nothing of it.
+func TestTrainWarnsOfStuckColumns(t *testing.T) {
+	recording := func() *data.Dataset {
+		const n, d = 400, 3
+		ds := &data.Dataset{N: n, D: d, X: make([]float32, n*d), Y: make([]int32, n), Classes: []string{"off", "on"},
+			Features: []string{"vicprice", "load", "hour"}, Ordered: true}
+		for i := range n {
+			x := float32(math.Sin(float64(i) / 5))
+			ds.X[i*d], ds.X[i*d+1], ds.X[i*d+2] = x/2, x, float32(i%24)
+			if i < 200 {
+				ds.X[i*d] = 0.1 // filled in
+			}
+			if x > 0 {
+				ds.Y[i] = 1
+			}
+		}
+		return ds
+	}
+	cfg := &Config{P: 128, Sigma: 1, C: 1, Seed: 1}
+	res, err := Train(recording(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "vicprice") {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], `column "vicprice" holds one value inside its range over the earliest 200 of the 400 rows (50.0%)`) || !strings.Contains(got[0], "--ignore-column vicprice") {
+		t.Fatalf("warnings %q, want one on vicprice's earliest 200 rows", res.Warnings)
+	}
+
+	shuffled := recording()
+	shuffled.Ordered, shuffled.Shuffled = false, true
+	grouped := recording()
+	grouped.Groups = make([]int32, grouped.N)
+	for i := range grouped.Groups {
+		grouped.Groups[i] = int32(i % 4)
+	}
+	grouped.GroupNames = []string{"a", "b", "c", "d"}
+	for name, ds := range map[string]*data.Dataset{"shuffled": shuffled, "grouped": grouped} {
+		res, err := Train(ds, cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, w := range res.Warnings {
+			if strings.Contains(w, "vicprice") {
+				t.Errorf("%s rows: %q", name, w)
+			}
 		}
 	}
 }
