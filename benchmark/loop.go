@@ -85,7 +85,9 @@ type loopFlags struct {
 	seed     uint64
 	workers  int
 	tuneRows int
-	ties     bool
+	// rc holds the retraining's settings the flags change (MaxCopies,
+	// Newest, AcceptTies); its Train is set per recording.
+	rc retrain.Config
 }
 
 func newLoopCmd(e *env) *cobra.Command {
@@ -125,7 +127,9 @@ weights. Reports accuracy per block and over the test period.`,
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of trit, the random labels and the peers")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines for trit, threads for XGBoost (0: all cores)")
 	fl.IntVar(&f.tuneRows, "tune-rows", 20000, "peers tune on at most this many rows of each fold's training part")
-	fl.BoolVar(&f.ties, "accept-ties", false, "trit's loop also takes a challenger that ties with the model in service on the newest windows (not the product's rule: to measure what it costs)")
+	fl.BoolVar(&f.rc.AcceptTies, "accept-ties", false, "trit's loop also takes a challenger that ties with the model in service on the newest windows (not the product's rule: to measure what it costs)")
+	fl.IntVar(&f.rc.MaxCopies, "max-copies", retrain.DefaultMaxCopies, "a labelled window weighs at most this many original rows, in trit's retraining and the peers' refits (to judge the default)")
+	fl.Float64Var(&f.rc.Newest, "newest", retrain.DefaultNewest, "share of the labelled windows trit's retraining holds out as the newest to judge its challenger on (to judge the default)")
 	return cmd
 }
 
@@ -157,6 +161,12 @@ func runLoop(e *env, f *loopFlags, command string) error {
 	}
 	if f.minNew < 1 {
 		return usagef("--min-new %d: want at least 1", f.minNew)
+	}
+	if f.rc.MaxCopies < 1 {
+		return usagef("--max-copies %d: want at least 1", f.rc.MaxCopies)
+	}
+	if !(f.rc.Newest > 0 && f.rc.Newest < 1) {
+		return usagef("--newest %g: want a share in (0, 1)", f.rc.Newest)
 	}
 	fracs, err := f.fractions()
 	if err != nil {
@@ -227,7 +237,7 @@ func (f *loopFlags) one(e *env, name string, train, test *data.Dataset, fracs []
 	fmt.Fprintf(e.stderr, "loop: %s static: %.2f%% (validation %.2f%% balanced), %.0f s\n", name, st.Accuracy, r.Validation, st.Seconds)
 	var plans []loopPlan
 	for _, frac := range fracs {
-		lc := loopConfig{blocks: f.blocks, frac: frac, minNew: f.minNew, seed: f.seed, train: cfg, log: e.stderr, name: name, ties: f.ties}
+		lc := loopConfig{blocks: f.blocks, frac: frac, minNew: f.minNew, seed: f.seed, train: cfg, log: e.stderr, name: name, rc: f.rc}
 		run, plan, err := replayTrit(context.Background(), static.Model, train, test, lc)
 		if err != nil {
 			return nil, err
@@ -327,7 +337,9 @@ type loopConfig struct {
 	train  *training.Config
 	log    io.Writer // progress lines; nil: none
 	name   string
-	ties   bool // retrain.Config.AcceptTies
+	// rc is the retraining's settings but Train (zero fields: the
+	// defaults); its MaxCopies weighs the peers' labelled windows too.
+	rc retrain.Config
 }
 
 // loopStep is a retraining moment: after block After, the labelled test
@@ -385,7 +397,9 @@ func replayTrit(ctx context.Context, static *inference.Model, train, test *data.
 		for i, row := range labelled {
 			ws[i] = retrain.Window{Time: int64(row), X: test.Row(row), Label: test.Classes[test.Y[row]]}
 		}
-		out, err := retrain.Run(ctx, cur, train, ws, &retrain.Config{Train: lc.train, AcceptTies: lc.ties})
+		rc := lc.rc
+		rc.Train = lc.train
+		out, err := retrain.Run(ctx, cur, train, ws, &rc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("retraining after block %d: %w", b+1, err)
 		}
@@ -399,7 +413,7 @@ func replayTrit(ctx context.Context, static *inference.Model, train, test *data.
 		if lc.log != nil {
 			fmt.Fprintf(lc.log, "loop: %s %g%%: %s (%.0f s)\n", lc.name, lc.frac, note, out.Seconds)
 		}
-		copies, _ := retrain.Copies(train.N, len(labelled), retrain.DefaultMaxCopies)
+		copies, _ := retrain.Copies(train.N, len(labelled), cmp.Or(lc.rc.MaxCopies, retrain.DefaultMaxCopies))
 		plan.Steps = append(plan.Steps, loopStep{After: b, Rows: slices.Clone(labelled), Copies: copies})
 	}
 	run.Labelled = len(labelled)

@@ -75,6 +75,48 @@ func TestLoopBeatsStaticOnDrift(t *testing.T) {
 	}
 }
 
+// TestLoopRetrainSettings: --newest and --max-copies reach trit's
+// retraining (the newest windows it judges on) and the peers' weights (the
+// plan's copies), so a default of the retraining can be judged on the
+// replay without a build of one's own.
+func TestLoopRetrainSettings(t *testing.T) {
+	stream := retrain.RotatingStream(6000, math.Pi/2, 4)
+	train, test, err := data.SplitLatestCount(stream, 4500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &training.Config{P: 128, Sigma: 1, C: 1, Seed: 1, Workers: 2}
+	static, err := training.Train(train, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1,500 training rows; two test blocks of 2,250: 450 labels after the
+	// first, one retraining.
+	run, plan, err := replayTrit(context.Background(), static.Model, train, test,
+		loopConfig{blocks: 2, frac: 20, minNew: 10, seed: 1, train: cfg, name: "rotating", rc: retrain.Config{Newest: 0.5, MaxCopies: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Retrains != 1 || len(run.Notes) != 1 || len(plan.Steps) != 1 {
+		t.Fatalf("%d retrains, notes %q, %d steps", run.Retrains, run.Notes, len(plan.Steps))
+	}
+	if !strings.Contains(run.Notes[0], " 225 newest labelled windows") {
+		t.Errorf("note %q: want half of the 450 labels held out as the newest (--newest 0.5)", run.Notes[0])
+	}
+	// 2·1,500 original rows / 450 windows ≈ 7 copies, capped at 3: the
+	// newest window 3, the oldest about 3/4 (at least 1).
+	if c := plan.Steps[0].Copies; slices.Max(c) != 3 || c[len(c)-1] != 3 || c[0] != 1 {
+		t.Errorf("copies %v: want the newest window at the cap of 3 and the oldest at 1", c)
+	}
+
+	for _, bad := range [][]string{{"--max-copies", "0"}, {"--newest", "1"}, {"--newest", "0"}} {
+		_, stderr, code := runBench(t, append([]string{"loop", "--standard", "occupancy", "--methods", ""}, bad...)...)
+		if code != 2 || !strings.Contains(stderr, bad[0]) {
+			t.Errorf("loop %v: exit %d, stderr %q: want a usage error naming %s", bad, code, stderr, bad[0])
+		}
+	}
+}
+
 func TestChooseLabels(t *testing.T) {
 	stream := retrain.RotatingStream(1000, 0, 5)
 	res, err := training.Train(stream, &training.Config{P: 128, Sigma: 1, C: 1, Seed: 1, Workers: 2})
