@@ -32,16 +32,7 @@ func TestBlockRows(t *testing.T) {
 // over the test period; its labels are the planned ones, its blocks the
 // test period's.
 func TestLoopBeatsStaticOnDrift(t *testing.T) {
-	stream := retrain.RotatingStream(6000, math.Pi/2, 4)
-	train, test, err := data.SplitLatestCount(stream, 4500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &training.Config{P: 256, Sigma: 1, C: 1, Seed: 1, Workers: 2}
-	static, err := training.Train(train, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	train, test, cfg, static := rotatingStatic(t, 256)
 	st, err := staticRun(static.Model, test, 6, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -75,21 +66,29 @@ func TestLoopBeatsStaticOnDrift(t *testing.T) {
 	}
 }
 
+// rotatingStatic is the loop tests' recording: a stream of 6,000 rows
+// whose class boundary turns by 90°, its earliest 1,500 rows to train on
+// and its latest 4,500 to replay, and the static model of p random
+// features trained on the first part.
+func rotatingStatic(t *testing.T, p int) (train, test *data.Dataset, cfg *training.Config, static *training.Result) {
+	t.Helper()
+	train, test, err := data.SplitLatestCount(retrain.RotatingStream(6000, math.Pi/2, 4), 4500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = &training.Config{P: p, Sigma: 1, C: 1, Seed: 1, Workers: 2}
+	if static, err = training.Train(train, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return train, test, cfg, static
+}
+
 // TestLoopRetrainSettings: --newest and --max-copies reach trit's
 // retraining (the newest windows it judges on) and the peers' weights (the
 // plan's copies), so a default of the retraining can be judged on the
 // replay without a build of one's own.
 func TestLoopRetrainSettings(t *testing.T) {
-	stream := retrain.RotatingStream(6000, math.Pi/2, 4)
-	train, test, err := data.SplitLatestCount(stream, 4500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &training.Config{P: 128, Sigma: 1, C: 1, Seed: 1, Workers: 2}
-	static, err := training.Train(train, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	train, test, cfg, static := rotatingStatic(t, 128)
 	// 1,500 training rows; two test blocks of 2,250: 450 labels after the
 	// first, one retraining.
 	run, plan, err := replayTrit(context.Background(), static.Model, train, test,
